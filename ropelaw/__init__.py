@@ -1,0 +1,41 @@
+"""ropelaw: scaling laws, precision audits and config linting for RoPE settings.
+
+The analytic core (``spec``, ``theory``, ``schemes``, ``basebound``, ``decay``,
+``formats``) is pure Python; torch (``methods``, ``audit.runtime``) and matplotlib
+(``plot``) are imported only when those parts are used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+from .spec import RopeSpec  # noqa: E402  (light: stdlib only)
+
+# public name -> module that defines it; resolved on first access (PEP 562)
+_LAZY: dict[str, str] = {
+    "apply_scheme": "ropelaw.schemes",
+    "SCHEMES": "ropelaw.schemes",
+    "Finding": "ropelaw.findings",
+}
+
+_SUBMODULES = {"spec", "theory", "schemes", "basebound", "decay", "formats", "findings", "report",
+               "audit", "lint", "methods", "plot", "results"}
+
+__all__ = ["RopeSpec", "__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"ropelaw.{name}")
+    raise AttributeError(f"module 'ropelaw' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)

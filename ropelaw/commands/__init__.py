@@ -1,0 +1,1 @@
+"""One module per ``ropelaw`` subcommand; see :mod:`ropelaw.cli`."""

@@ -1,0 +1,111 @@
+"""Argument helpers shared by the subcommands (light: no numpy, no torch)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from ..spec import RopeSpec
+
+
+def number(text: str) -> float:
+    """argparse type: a finite real number; accepts ``1e6`` and ``1_000_000``."""
+    try:
+        x = float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"must be finite: {text!r}")
+    return x
+
+
+def length(text: str) -> int:
+    """argparse type: a whole number of tokens >= 1 (``4096``, ``4e3``, ``128k``, ``1M``)."""
+    t = text.strip().replace("_", "")
+    mult = 1
+    if t[-1:].lower() in ("k", "m"):
+        mult = 1024 if t[-1].lower() == "k" else 1024 * 1024
+        t = t[:-1]
+    x = number(t) * mult
+    if x != int(x) or x < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1: {text!r}")
+    return int(x)
+
+
+def param(text: str) -> tuple[str, Any]:
+    """argparse type: ``KEY=VALUE``; VALUE parsed as JSON when it can be (numbers, lists)."""
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    key, _, raw = text.partition("=")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    if isinstance(value, float) and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be finite: {text!r}")
+    return key.strip(), value
+
+
+def add_format(parser: argparse.ArgumentParser, choices=("text", "json")) -> None:
+    parser.add_argument("--format", choices=choices, default="text", help="output format (default: text)")
+
+
+def add_spec_arguments(parser: argparse.ArgumentParser, *, base_required: bool = True) -> None:
+    """The flags that build a :class:`RopeSpec` (``bound``, ``dims`` and friends)."""
+    g = parser.add_argument_group("RoPE setup")
+    g.add_argument("--d", required=True, type=number, metavar="D",
+                   help="rotary dimension: rotated dims per head (even)")
+    g.add_argument("--train", required=True, type=length, metavar="T",
+                   help="pre-training context length T_train")
+    g.add_argument("--base", required=base_required, type=number, metavar="BETA",
+                   help="base used at tuning / inference (beta)")
+    g.add_argument("--pretrain-base", type=number, default=10000.0, metavar="B",
+                   help="base of pre-training (default 10000, as in Liu et al.)")
+    g.add_argument("--tune", type=length, default=None, metavar="T",
+                   help="tuning length T_tune (default: the training length)")
+    s = parser.add_argument_group("scaling scheme")
+    s.add_argument("--scheme", default="default", metavar="NAME",
+                   help="scaling scheme (see `ropelaw schemes`); default: plain RoPE")
+    s.add_argument("--factor", type=number, default=None, metavar="S", help="scaling factor s")
+    s.add_argument("--param", type=param, action="append", default=[], metavar="KEY=VALUE",
+                   help="other scheme parameter (repeatable), e.g. --param beta_fast=32")
+
+
+def spec_from_args(args: argparse.Namespace) -> RopeSpec:
+    """Build the one RopeSpec from the shared flags (raises ValueError on bad input)."""
+    params = dict(args.param or [])
+    if getattr(args, "factor", None) is not None:
+        params["factor"] = args.factor
+    base = args.base if args.base is not None else args.pretrain_base
+    return RopeSpec(d=args.d, train_len=args.train, base=base, pretrain_base=args.pretrain_base,
+                    tune_len=args.tune, scheme=args.scheme, params=params)
+
+
+def emit_json(obj: Any) -> None:
+    json.dump(obj, sys.stdout, indent=2, allow_nan=False)
+    sys.stdout.write("\n")
+
+
+def fmt_int(n: float) -> str:
+    """``129027`` -> ``129,027``; non-integers keep one decimal."""
+    if n is None:
+        return "-"
+    if math.isinf(n):
+        return "unbounded"
+    if abs(n - round(n)) < 1e-9:
+        return f"{int(round(n)):,}"
+    return f"{n:,.1f}"
+
+
+def fmt_num(x: float) -> str:
+    """Compact: ``1e6`` for round powers, ``71,738`` for mid-size, ``5.1e8`` for large."""
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    if x != 0 and (abs(x) >= 1e7 or abs(x) < 1e-3):
+        return f"{x:.3g}".replace("e+0", "e").replace("e+", "e")
+    return fmt_int(x)

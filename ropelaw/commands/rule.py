@@ -1,0 +1,38 @@
+"""``ropelaw rule CODE``: a rule's documentation; ``ropelaw rule --all`` lists them."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "explain a rule (what it does, why it matters, example, fix)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("code", nargs="?", help="rule code (e.g. RP101) or kebab-case name")
+    parser.add_argument("--all", action="store_true", help="list every rule")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..findings import all_rules, get_rule
+    from ._common import emit_json
+
+    if args.all or not args.code:
+        rules = all_rules()
+        if args.format == "json":
+            emit_json([{"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary} for r in rules])
+        else:
+            for r in rules:
+                print(f"{r.code}  {r.name:<34} {r.severity:<8} {r.summary}")
+        return 0
+    try:
+        rule = get_rule(args.code)
+    except KeyError:
+        raise ValueError(f"unknown rule {args.code!r} (see `ropelaw rule --all`)") from None
+    if args.format == "json":
+        emit_json({"code": rule.code, "name": rule.name, "severity": rule.severity, "summary": rule.summary,
+                   "what": rule.what, "why": rule.why, "example": rule.example, "fix": rule.fix,
+                   "references": list(rule.references)})
+    else:
+        print(rule.doc(), end="")
+    return 0

@@ -1,0 +1,162 @@
+"""Findings and the rule table shared by the auditor and the linter.
+
+Checks only produce :class:`Finding` objects; :mod:`ropelaw.report` only formats them.
+A rule is declared once, in its family's module under ``ropelaw/audit/rules/`` or
+``ropelaw/lint/rules/``, with :func:`define_rule`; codes are stable (family prefix +
+number) and each has a kebab-case name and documentation in ruff's shape
+(what it does / why it matters / example / fix / references).
+
+Code families
+- ``RV`` invalid or inconsistent config values (lint)
+- ``RL`` context length against the scaling-law and Men et al. bounds (lint)
+- ``RS`` scheme-specific checks (lint)
+- ``RP1xx`` precision in model code (static audit)
+- ``RP2xx`` precision implied by a config's dtype (lint)
+- ``RP3xx`` precision measured by running modules or reading checkpoints (runtime audit)
+- ``RE`` files that could not be read or parsed
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Rule", "Finding", "define_rule", "get_rule", "all_rules", "select_findings", "SEVERITIES"]
+
+SEVERITIES = ("error", "warning", "info")
+_CODE = re.compile(r"^R[A-Z]\d{3}$")
+_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str  # stable: family prefix + 3 digits, e.g. RP101
+    name: str  # kebab-case, e.g. positions-in-buffer-dtype
+    severity: str  # error | warning | info
+    summary: str  # one line
+    what: str  # what it does
+    why: str  # why it matters
+    example: str  # a snippet that triggers it
+    fix: str  # what to do instead
+    references: tuple[str, ...] = ()
+
+    def doc(self) -> str:
+        """The rule's documentation as shown by ``ropelaw rule CODE``."""
+        refs = "\n".join(f"- {r}" for r in self.references) or "-"
+        return (
+            f"{self.code} {self.name} ({self.severity})\n\n{self.summary}\n\n"
+            f"## What it does\n{self.what.strip()}\n\n"
+            f"## Why it matters\n{self.why.strip()}\n\n"
+            f"## Example\n{self.example.strip()}\n\n"
+            f"## Fix\n{self.fix.strip()}\n\n"
+            f"## References\n{refs}\n"
+        )
+
+
+_RULES: dict[str, Rule] = {}
+_LOADED = False
+
+
+def define_rule(code: str, name: str, severity: str, summary: str, *, what: str, why: str,
+                example: str, fix: str, references: tuple[str, ...] = ()) -> Rule:
+    """Declare a rule once; a second definition of the same code is a programming error."""
+    if not _CODE.match(code):
+        raise RuntimeError(f"rule code {code!r} is not of the form R<family><3 digits>")
+    if not _NAME.match(name):
+        raise RuntimeError(f"rule name {name!r} is not kebab-case")
+    if severity not in SEVERITIES:
+        raise RuntimeError(f"rule {code}: severity {severity!r} not in {SEVERITIES}")
+    if code in _RULES:
+        raise RuntimeError(f"rule {code} defined twice")
+    if any(r.name == name for r in _RULES.values()):
+        raise RuntimeError(f"rule name {name} used twice")
+    rule = Rule(code, name, severity, summary, what, why, example, fix, tuple(references))
+    _RULES[code] = rule
+    return rule
+
+
+def _load_all() -> None:
+    """Import every rule module under ropelaw.audit.rules and ropelaw.lint.rules."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    for pkg_name in ("ropelaw.audit.rules", "ropelaw.lint.rules", "ropelaw.audit.runtime_rules"):
+        try:
+            pkg = importlib.import_module(pkg_name)
+        except ModuleNotFoundError:
+            continue
+        for info in pkgutil.iter_modules(getattr(pkg, "__path__", [])):
+            importlib.import_module(f"{pkg_name}.{info.name}")
+
+
+def get_rule(code: str) -> Rule:
+    """The rule with ``code`` (case-insensitive) or its kebab-case name; ``KeyError`` if none."""
+    _load_all()
+    key = code.strip()
+    if key.upper() in _RULES:
+        return _RULES[key.upper()]
+    for rule in _RULES.values():
+        if rule.name == key.lower():
+            return rule
+    raise KeyError(key)
+
+
+def all_rules() -> list[Rule]:
+    _load_all()
+    return sorted(_RULES.values(), key=lambda r: r.code)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found at one place."""
+
+    code: str
+    name: str
+    severity: str
+    message: str  # carries the numbers
+    path: str = "-"  # file, or "-" for a finding with no file
+    line: int = 1  # 1-based
+    column: int = 1  # 1-based
+    fix: str = ""  # in words, specific to this occurrence where possible
+    data: dict[str, Any] = field(default_factory=dict, compare=False)  # numbers for json
+
+    @classmethod
+    def of(cls, rule: Rule, message: str, *, path: str = "-", line: int = 1, column: int = 1,
+           fix: str | None = None, **data: Any) -> "Finding":
+        """A finding of ``rule``; ``fix`` defaults to the rule's documented fix."""
+        return cls(rule.code, rule.name, rule.severity, message, path, line, column,
+                   rule.fix.strip().splitlines()[0] if fix is None else fix, data)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "fix": self.fix,
+        }
+        if self.data:
+            out["data"] = self.data
+        return out
+
+
+def select_findings(findings: list[Finding], select: list[str] | None = None,
+                    ignore: list[str] | None = None) -> list[Finding]:
+    """ruff-style filtering: a code matches a selector that is a prefix of it (``RP``, ``RP1``)."""
+
+    def matches(code: str, sels: list[str]) -> bool:
+        return any(code.startswith(s.strip().upper()) for s in sels if s.strip())
+
+    out = findings
+    if select:
+        out = [f for f in out if matches(f.code, select) or "ALL" in {s.upper() for s in select}]
+    if ignore:
+        out = [f for f in out if not matches(f.code, ignore)]
+    return out

@@ -1,0 +1,130 @@
+"""Reporters: text, json, sarif 2.1.0 and GitHub annotations. They only format.
+
+Shared by ``ropelaw audit`` and ``ropelaw lint``; checks never print.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from .findings import Finding, all_rules
+
+__all__ = ["FORMATS", "render", "summary_line", "exit_code"]
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def _sort(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (f.path, f.line, f.column, f.code))
+
+
+def summary_line(findings: list[Finding], checked: int, noun: str = "file") -> str:
+    """``Found 2 findings (1 error, 1 warning) in 3 files.`` or ``All checks passed ...``."""
+    plural = lambda n, w: f"{n:,} {w}{'' if n == 1 else 's'}"  # noqa: E731
+    where = plural(checked, noun)
+    if not findings:
+        return f"All checks passed: no findings in {where}."
+    counts = [plural(sum(f.severity == s for f in findings), s)
+              for s in ("error", "warning", "info") if any(f.severity == s for f in findings)]
+    return f"Found {plural(len(findings), 'finding')} ({', '.join(counts)}) in {where}."
+
+
+def render_text(findings: list[Finding], checked: int, noun: str = "file",
+                show_fix: bool = True, extra_lines: Iterable[str] = ()) -> str:
+    lines = []
+    for f in _sort(findings):
+        lines.append(f"{f.path}:{f.line}:{f.column}: {f.code} {f.name} {f.message}")
+        if show_fix and f.fix:
+            lines.append(f"  fix: {f.fix}")
+    lines.extend(extra_lines)
+    lines.append(summary_line(findings, checked, noun))
+    return "\n".join(lines)
+
+
+def render_json(findings: list[Finding], extra: dict[str, Any] | None = None) -> str:
+    """A JSON list of findings, or, with ``extra``, an object with ``findings`` and those keys."""
+    items = [f.to_dict() for f in _sort(findings)]
+    if extra is None:
+        return json.dumps(items, indent=2)
+    return json.dumps({**extra, "findings": items}, indent=2)
+
+
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def render_sarif(findings: list[Finding], tool_version: str) -> str:
+    """SARIF 2.1.0: one run, the rules used, one result per finding."""
+    used = {f.code for f in findings}
+    rules = [r for r in all_rules() if r.code in used]
+    index = {r.code: i for i, r in enumerate(rules)}
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "ropelaw",
+                "version": tool_version,
+                "informationUri": "https://pypi.org/project/ropelaw/",
+                "rules": [{
+                    "id": r.code,
+                    "name": r.name,
+                    "shortDescription": {"text": r.summary},
+                    "fullDescription": {"text": r.what.strip()},
+                    "help": {"text": r.doc()},
+                    "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
+                } for r in rules],
+            }},
+            "results": [{
+                "ruleId": f.code,
+                **({"ruleIndex": index[f.code]} if f.code in index else {}),
+                "level": _SARIF_LEVEL.get(f.severity, "warning"),
+                "message": {"text": f"{f.name}: {f.message}" + (f" Fix: {f.fix}" if f.fix else "")},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": f.path},
+                    "region": {"startLine": max(f.line, 1), "startColumn": max(f.column, 1)},
+                }}],
+            } for f in _sort(findings)],
+        }],
+    }
+    return json.dumps(doc, indent=2)
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def render_github(findings: list[Finding]) -> str:
+    """GitHub Actions workflow commands: ``::error file=...,line=...,col=...,title=...::msg``."""
+    level = {"error": "error", "warning": "warning", "info": "notice"}
+    out = []
+    for f in _sort(findings):
+        title = _gh_escape(f"{f.code} {f.name}", prop=True)
+        msg = _gh_escape(f.message + (f" (fix: {f.fix})" if f.fix else ""))
+        out.append(f"::{level.get(f.severity, 'warning')} file={_gh_escape(f.path, True)},"
+                   f"line={f.line},col={f.column},title={title}::{msg}")
+    return "\n".join(out)
+
+
+def render(findings: list[Finding], fmt: str, *, checked: int = 1, noun: str = "file",
+           extra: dict[str, Any] | None = None, extra_lines: Iterable[str] = ()) -> str:
+    """Format findings as ``fmt`` (one of :data:`FORMATS`)."""
+    from . import __version__
+
+    if fmt == "text":
+        return render_text(findings, checked, noun, extra_lines=extra_lines)
+    if fmt == "json":
+        return render_json(findings, extra)
+    if fmt == "sarif":
+        return render_sarif(findings, __version__)
+    if fmt == "github":
+        return render_github(findings)
+    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def exit_code(findings: list[Finding]) -> int:
+    """ruff's convention: 1 when there are findings, 0 when clean (2 is for bad input)."""
+    return 1 if findings else 0

@@ -1,0 +1,54 @@
+"""Result objects: ``to_dict()`` for JSON and tables in Jupyter.
+
+A result dataclass inherits :class:`Result`; Jupyter shows ``_repr_html_`` as a two-column
+table of its ``to_dict()`` (lists of rows render as a table of their own).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        if math.isinf(v) or math.isnan(v):
+            return str(v)
+        return f"{v:,.6g}" if abs(v) < 1e7 else f"{v:.4g}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return html.escape(str(v))
+
+
+def table_html(rows: list[dict[str, Any]], limit: int = 200) -> str:
+    """An HTML table of dict rows (the first ``limit``)."""
+    if not rows:
+        return "<p><em>(empty)</em></p>"
+    cols = list(rows[0])
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(r.get(c))}</td>" for c in cols) + "</tr>" for r in rows[:limit])
+    more = f"<p><em>{len(rows) - limit} more rows</em></p>" if len(rows) > limit else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+
+
+class Result:
+    """Mixin for result dataclasses."""
+
+    def to_dict(self) -> dict[str, Any]:
+        if not is_dataclass(self):  # pragma: no cover
+            raise TypeError("Result.to_dict needs a dataclass or an override")
+        return asdict(self)
+
+    def _repr_html_(self) -> str:
+        data = self.to_dict()
+        title = html.escape(type(self).__name__)
+        scalars = {k: v for k, v in data.items() if not isinstance(v, (list, dict))}
+        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{_cell(v)}</td></tr>"
+                       for k, v in scalars.items())
+        out = f"<strong>{title}</strong><table>{rows}</table>"
+        for k, v in data.items():
+            if isinstance(v, list) and v and isinstance(v[0], dict):
+                out += f"<p><strong>{html.escape(k)}</strong></p>" + table_html(v)
+        return out
