@@ -84,7 +84,7 @@ def _load_all() -> None:
     if _LOADED:
         return
     _LOADED = True
-    for pkg_name in ("ropelaw.audit.rules", "ropelaw.lint.rules", "ropelaw.audit.runtime_rules"):
+    for pkg_name in ("ropelaw.audit.rules", "ropelaw.lint.rules"):
         try:
             pkg = importlib.import_module(pkg_name)
         except ModuleNotFoundError:

@@ -1,0 +1,1 @@
+"""Numerics auditor: static scan of model code, runtime audit of modules, checkpoint audit."""

@@ -1,0 +1,1 @@
+"""Config linter: loader (config files -> RopeSpec with key locations) and rules."""

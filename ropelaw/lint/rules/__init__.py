@@ -1,0 +1,1 @@
+"""Lint rules: one file per family (RV values, RL lengths, RS schemes, RP2xx dtype)."""
