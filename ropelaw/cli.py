@@ -83,13 +83,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2 if args.command is None and argv else 0
     try:
         return int(args._run(args) or 0)
+    except BrokenPipeError:  # `ropelaw ... | head`: the reader left, not an error
+        return 0
     except (UsageError, ValueError, OSError) as exc:  # bad input: one line, exit 2
         print(f"ropelaw: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
