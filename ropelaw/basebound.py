@@ -1,0 +1,285 @@
+"""Base of RoPE bounds context length (Men et al. 2024, arXiv 2405.14591).
+
+Men et al. show that a query attends more to a similar key than to a random one at
+relative distance ``m`` in proportion to (their Theorem 1, "long-term decay" of the ability
+to attend to similar tokens)
+
+    B_{m,theta} = sum_{i=0}^{d/2-1} cos(m * theta_i)
+
+and require ``B_{m,theta} >= 0`` for every distance within the context. This module gives,
+for ANY frequency set (not only ``base^(-2i/d)``):
+
+- :func:`b_m_theta` -- the sum itself;
+- :func:`supported_length` -- the largest ``L`` with ``B_{m,theta} >= 0`` for every integer
+  ``m`` in ``[0, L]`` (searched up to a limit);
+- :func:`violations` -- how many ``m`` in ``[0, L]`` have ``B_{m,theta} < 0``;
+- :func:`base_lower_bound` -- the smallest base ``b`` whose frequencies
+  ``b^(-2i/d)`` support a given length (convention in its docstring).
+
+Numerics. The sums are evaluated in float64 over all m at once, in blocks of ``_BLOCK``
+distances: with ``m = m0 + j``, ``cos((m0+j)theta) = cos(m0 theta)cos(j theta) - sin(m0
+theta)sin(j theta)``, so a block of sums is one product ``(blocks, 2n) x (2n, _BLOCK)`` (single-threaded
+einsum; 1M distances x 64 pairs in about 0.1 s). The float error is about
+``n * eps * (1 + m*theta_max)`` (the phase ``m*theta`` of a float theta is computed to half
+an ulp); every value whose magnitude is within 16 times that bound of zero has its sign
+recomputed with mpmath at 40 digits using the exact float frequencies, so signs are exact
+for the given float64 frequency set.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+
+__all__ = [
+    "b_m_theta",
+    "supported_length",
+    "violations",
+    "base_lower_bound",
+    "default_frequencies",
+    "PUBLISHED_LOWER_BOUNDS",
+]
+
+_BLOCK = 256  # distances per row of the block product
+_SLAB = 1024  # rows per matrix product (256K distances), the early-exit granularity
+_WINDOW = 8192  # half-width of the window checked around a previous violation
+_EPS = np.finfo(np.float64).eps
+
+# Men et al. 2024, arXiv 2405.14591, Table 1: lower bound of the base for d = 128.
+# keys: context length in "k" units (1k .. 1024k = 1M); values as printed (2 significant figures).
+PUBLISHED_LOWER_BOUNDS: dict[int, float] = {
+    1: 4.3e3, 2: 1.6e4, 4: 2.7e4, 8: 8.4e4, 16: 3.1e5, 32: 6.4e5,
+    64: 2.1e6, 128: 7.8e6, 256: 3.6e7, 512: 6.4e7, 1024: 5.1e8,
+}
+
+
+def default_frequencies(d: int, base: float) -> np.ndarray:
+    """theta_i = base^(-2i/d), i = 0 .. d/2-1 (RoFormer eq. 15), float64, shape (d/2,).
+
+    Computed as Python ``base ** (-2.0*i/d)`` per element, the same floats as
+    ``ropelaw.schemes.default_inv_freq``.
+    """
+    if d < 2 or d % 2:
+        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
+    if not base > 1 or not math.isfinite(base):
+        raise ValueError(f"base must be a finite number > 1, got {base!r}")
+    return np.array([base ** (-2.0 * i / d) for i in range(d // 2)], dtype=np.float64)  # (d/2,) f64
+
+
+def _freqs(inv_freq: Any) -> np.ndarray:
+    theta = np.asarray(inv_freq, dtype=np.float64).reshape(-1)  # (n,) f64
+    if theta.size == 0:
+        raise ValueError("frequency set is empty")
+    if not np.all(np.isfinite(theta)):
+        raise ValueError("frequencies must be finite")
+    return theta
+
+
+def _exact_sums(ms: Iterable[int], theta: np.ndarray) -> list[float]:
+    """B_{m,theta} at 40 digits for each m (theta taken as the exact float64 values)."""
+    import mpmath  # lazy: only for borderline values
+
+    out = []
+    with mpmath.workdps(40):
+        th = [mpmath.mpf(float(t)) for t in theta]
+        for m in ms:
+            mm = mpmath.mpf(int(m))
+            out.append(float(mpmath.fsum(mpmath.cos(mm * t) for t in th)))
+    return out
+
+
+class _Sums:
+    """B_{m,theta} over ranges of m for one frequency set (block tables built once)."""
+
+    def __init__(self, theta: np.ndarray) -> None:
+        self.theta = theta  # (n,) f64
+        jt = np.multiply.outer(np.arange(_BLOCK, dtype=np.float64), theta)  # (J, n) f64, j < 256
+        self.table = np.ascontiguousarray(np.concatenate([np.cos(jt), np.sin(jt)], axis=1).T)  # (2n, J) f64
+        self.theta_max = float(np.max(np.abs(theta)))
+
+    def __call__(self, start: int, stop: int) -> np.ndarray:
+        """B for m = start .. stop-1 (float64), borderline signs recomputed with mpmath."""
+        theta, n = self.theta, self.theta.size
+        count = stop - start
+        rows = -(-count // _BLOCK)
+        m0 = start + _BLOCK * np.arange(rows, dtype=np.float64)  # (rows,) f64, integers < 2^53
+        ph = np.multiply.outer(m0, theta)  # (rows, n) f64
+        rot = np.concatenate([np.cos(ph), -np.sin(ph)], axis=1)  # (rows, 2n) f64
+        # einsum, not matmul: single-threaded, so a loaded machine does not stall BLAS threads
+        vals = np.einsum("rk,kj->rj", rot, self.table).reshape(-1)[:count]  # (count,) f64
+        tol = 16.0 * n * _EPS * (4.0 + float(stop - 1) * self.theta_max)
+        border = np.flatnonzero(np.abs(vals) <= tol)
+        if border.size:
+            vals[border] = _exact_sums((start + int(k) for k in border), theta)
+        return vals
+
+
+def _sums(theta: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """B_{m,theta} for m = start .. stop-1, float64, with borderline signs made exact."""
+    return _Sums(theta)(start, stop)
+
+
+def b_m_theta(m: Any, inv_freq: Any) -> Any:
+    """B_{m,theta} = sum_i cos(m*theta_i) (Men et al. 2024, arXiv 2405.14591, Theorem 1).
+
+    ``m``: an integer distance or an array of them; returns a float or a float64 array.
+    Any frequency set ``inv_freq`` (rad/token). Borderline values are exact in sign
+    (module docstring).
+    """
+    theta = _freqs(inv_freq)
+    arr = np.asarray(m)
+    if arr.ndim == 0:
+        return float(_sums(theta, int(arr), int(arr) + 1)[0]) if float(arr) == int(arr) else float(
+            np.cos(float(arr) * theta).sum())
+    flat = arr.reshape(-1).astype(np.float64)
+    out = np.cos(np.multiply.outer(flat, theta)).sum(-1)  # (len(m),) f64
+    tol = 16.0 * theta.size * _EPS * (4.0 + float(np.max(np.abs(flat))) * float(np.max(np.abs(theta))))
+    border = np.nonzero(np.abs(out) <= tol)[0]
+    if border.size and np.all(flat == np.round(flat)):
+        out[border] = _exact_sums((int(flat[k]) for k in border), theta)
+    return out.reshape(arr.shape)
+
+
+def _first_negative(theta: "np.ndarray | _Sums", limit: int) -> int | None:
+    """Smallest integer m in [0, limit] with B_{m,theta} < 0, or None."""
+    sums = theta if isinstance(theta, _Sums) else _Sums(theta)
+    start = 0
+    step = _BLOCK * _SLAB
+    # the first slab is small: unsupported sets usually fail early
+    size = _BLOCK * 4
+    while start <= limit:
+        stop = min(limit + 1, start + size)
+        vals = sums(start, stop)
+        neg = np.flatnonzero(vals < 0)
+        if neg.size:
+            return start + int(neg[0])
+        start = stop
+        size = step
+    return None
+
+
+def supported_length(inv_freq: Any, limit: int) -> int:
+    """Largest L <= ``limit`` with B_{m,theta} >= 0 for every integer m in [0, L] (Men et al.).
+
+    Returns ``limit`` when no m up to ``limit`` violates the bound (the true supported
+    length may be longer: search further with a larger limit). B_{0,theta} = n > 0, so the
+    result is >= 0. Cost: O(limit * len(inv_freq)) at most, stopping at the first violation.
+    """
+    limit = int(limit)
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    first = _first_negative(_freqs(inv_freq), limit)
+    return limit if first is None else first - 1
+
+
+def violations(inv_freq: Any, length: int) -> int:
+    """Number of integers m in [0, ``length``] with B_{m,theta} < 0 (Men et al. 2024)."""
+    length = int(length)
+    if length < 0:
+        raise ValueError(f"length must be >= 0, got {length}")
+    sums = _Sums(_freqs(inv_freq))
+    total = 0
+    step = _BLOCK * _SLAB
+    for start in range(0, length + 1, step):
+        total += int(np.count_nonzero(sums(start, min(length + 1, start + step)) < 0))
+    return total
+
+
+def _supports(d: int, base: float, length: int, hints: list[int] | None = None) -> bool:
+    """Whether base^(-2i/d) keeps B >= 0 for every m <= length.
+
+    ``hints``: distances where nearby bases failed. B varies smoothly with the base, so
+    windows of 2*_WINDOW distances around earlier violations are checked first; a negative value
+    there is a genuine violation (fail fast). Then every m <= length, from the top down.
+    New violations are appended to ``hints``.
+    """
+    sums = _Sums(default_frequencies(d, base))
+    if hints:
+        for h in reversed(hints):  # the latest first
+            lo, hi = max(0, h - _WINDOW), min(length + 1, h + _WINDOW)
+            if lo < hi and np.any(sums(lo, hi) < 0):
+                return False
+    # any violation rejects the base: scan from the top, where bases just below the answer fail
+    step = _BLOCK * 256
+    for stop in range(length + 1, 0, -step):
+        start = max(0, stop - step)
+        neg = np.flatnonzero(sums(start, stop) < 0)
+        if neg.size:
+            found = start + int(neg[-1])
+            if hints is not None and all(abs(found - h) > _WINDOW // 2 for h in hints):
+                hints.append(found)
+            return False
+    return True
+
+
+def _grid(digits: int, start: float, stop: float):
+    """Ascending bases with ``digits`` significant figures, q * 10^e, from ``start`` to ``stop``."""
+    e = math.floor(math.log10(start))
+    lo_q, hi_q = 10 ** (digits - 1), 10 ** digits
+    while True:
+        for q in range(lo_q, hi_q):
+            b = float(f"{q}e{e - digits + 1}")
+            if b < start:
+                continue
+            if b > stop:
+                return
+            yield b
+        e += 1
+
+
+def base_lower_bound(d: int, length: int, *, convention: str = "grid", digits: int = 2,
+                     hi: float = 1e15) -> float:
+    """Smallest base b whose frequencies b^(-2i/d) keep B_{m,theta} >= 0 for every integer
+    m in [0, ``length``] (Men et al. 2024, arXiv 2405.14591, the base lower bound).
+
+    The supported length is NOT monotone in the base (B_{m,theta} dips below zero near its
+    first zero for some bases and not for slightly smaller ones), so "smallest" needs a
+    search convention:
+
+    - ``convention="grid"`` (default): the smallest base on the grid of numbers with
+      ``digits`` significant figures (``digits=2``: 1.0e3, 1.1e3, ..., 9.9e3, 1.0e4, ...),
+      scanned upwards from 2 until one passes. Every integer m <= ``length`` is checked.
+      This is the grid the paper printed its table on.
+    - ``convention="bisection"``: bisection on ``log(b)`` between 1 (fails: every theta ~ 1)
+      and ``hi`` to a relative width of 1e-6, returning the passing end. The result is the
+      edge of the region of large bases that pass; isolated smaller bases may pass too, so
+      it is >= the grid answer up to the grid step.
+
+    Reproducing the published table (Men et al. Table, d = 128; "k" = 1000 tokens, which is
+    what makes 4k -> 2.7e4 come out: at 4096 tokens 2.7e4 fails at m = 4,079), the grid
+    convention gives 4.3e3, 1.6e4, 2.7e4, 8.4e4, 3.2e5, 6.3e5, 2.1e6, 7.8e6, 3.3e7, 6.5e7,
+    3.5e8: equal to the paper for 1k, 2k, 4k, 8k, 64k and 128k. It differs at 16k (the
+    printed 3.1e5 has B < 0 first at m = 12,223), 32k (6.3e5 already passes), 256k (3.3e7
+    passes), 512k (the printed 6.4e7 fails at m = 511,210) and 1M (3.5e8 passes; the
+    printed 5.1e8 fails at m = 874,868). These are exact float64 sums with mpmath-checked
+    signs; float32 sums give the same first violations, so precision does not explain the
+    gaps: the published entries at those lengths follow another (unstated) procedure.
+    """
+    if d < 2 or d % 2:
+        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
+    length = int(length)
+    if length < 1:
+        raise ValueError(f"length must be >= 1, got {length}")
+    if not _supports(d, hi, length):
+        raise ValueError(f"no base up to {hi:g} supports length {length} at d={d}")
+    if convention == "grid":
+        if digits < 1:
+            raise ValueError(f"digits must be >= 1, got {digits}")
+        hints: list[int] = []
+        for base in _grid(digits, 2.0, hi):
+            if _supports(d, base, length, hints):
+                return base
+        return hi  # pragma: no cover  (hi passes, checked above)
+    if convention != "bisection":
+        raise ValueError(f"unknown convention {convention!r}: grid or bisection")
+    lo_log, hi_log = math.log(1.0 + 1e-9), math.log(hi)
+    hints = []
+    while hi_log - lo_log > 1e-6:
+        mid = 0.5 * (lo_log + hi_log)
+        if _supports(d, math.exp(mid), length, hints):
+            hi_log = mid
+        else:
+            lo_log = mid
+    return math.exp(hi_log)

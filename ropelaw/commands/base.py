@@ -1,0 +1,70 @@
+"""``ropelaw base``: the base a target context needs (Liu et al. 2023; Men et al. 2024)."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "the base a target context needs: scaling law (Liu et al.) and lower bound (Men et al.)"
+DESCRIPTION = """\
+Two answers for a target context length L:
+  scaling_law_base  smallest beta with 2*pi*beta^(d_extra/d) >= L, tuned at the training
+                    length (Liu et al. 2023, arXiv 2310.05209, Theorem 3 inverted)
+  men_lower_bound   smallest base on the 2-significant-figure grid whose frequencies keep
+                    B_{m,theta} = sum_i cos(m*theta_i) >= 0 for every m <= L
+                    (Men et al. 2024, arXiv 2405.14591)
+
+example:
+  ropelaw base --d 128 --train 4096 --target 128k
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ._common import add_format, length, number
+
+    parser.add_argument("--d", required=True, type=number, metavar="D", help="rotary dimension (even)")
+    parser.add_argument("--train", required=True, type=length, metavar="T", help="pre-training length T_train")
+    parser.add_argument("--target", required=True, type=length, metavar="L",
+                        help="target context length (4096, 128k, 1M; k = 1024)")
+    parser.add_argument("--pretrain-base", type=number, default=10000.0, metavar="B",
+                        help="base of pre-training (default 10000, as in Liu et al.)")
+    add_format(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..spec import RopeSpec
+    from ..theory import _liu_bound, base_for_context, critical_dimension
+    from .bound import jsonable
+    from ._common import emit_json, fmt_int, fmt_num
+
+    # validate every input the same way as everywhere else (one-line ValueError -> exit 2)
+    spec = RopeSpec(d=args.d, train_len=args.train, base=args.pretrain_base, pretrain_base=args.pretrain_base)
+    d, t, b, target = spec.d, spec.train_len, spec.pretrain_base, args.target
+    d_extra = critical_dimension(d, t, b)
+    scaling = base_for_context(d, t, target, b)
+    reached = _liu_bound(d, t, b, scaling, d_extra)
+    from ..basebound import base_lower_bound  # numpy: only here, not in `ropelaw bound`
+
+    men = base_lower_bound(d, target)
+    out = {
+        "d": d, "train_len": t, "pretrain_base": b, "target": target,
+        "critical_dimension": d_extra, "scaling_law_base": scaling, "scaling_law_bound": reached,
+        "within_training_length": target <= t,
+        "men_lower_bound": men,
+        "men_convention": "smallest base on the 2-significant-figure grid with B_{m,theta} >= 0 for every integer m <= target",
+    }
+    if args.format == "json":
+        emit_json(jsonable(out))
+        return 0
+    print(f"Base for a target context (d={d}, training length {fmt_int(t)}, pretraining base {fmt_num(b)})")
+    print()
+    print(f"  {'target context':<24}{fmt_int(target)} tokens")
+    print(f"  {'critical dimension':<24}{d_extra} of {d}   (Liu et al. Lemma 1, at the pretraining base)")
+    if target <= t:
+        print(f"  {'scaling-law base':<24}{fmt_num(scaling):<14}already within the training length: no change needed")
+    else:
+        print(f"  {'scaling-law base':<24}{fmt_num(scaling):<14}smallest beta with 2*pi*beta^({d_extra}/{d}) >= "
+              f"{fmt_int(target)}; tuned at {fmt_int(t)} it reaches {fmt_int(round(reached))}")
+    men_text = f"{men:.1e}".replace("e+0", "e").replace("e+", "e")  # the grid has 2 significant figures
+    print(f"  {'Men et al. lower bound':<24}{men_text:<14}smallest 2-significant-figure base with "
+          f"sum_i cos(m*theta_i) >= 0 for all m <= {fmt_int(target)}")
+    return 0

@@ -1,0 +1,120 @@
+"""``ropelaw bound``: the extrapolation bound of a RoPE setup (Liu et al. 2023).
+
+Light on purpose: stdlib only (no numpy), so the command starts in tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+HELP = "extrapolation bound, critical dimension and critical base (Liu et al. 2023)"
+DESCRIPTION = """\
+Scaling laws of RoPE-based extrapolation (Liu et al. 2023, arXiv 2310.05209):
+critical dimension d_extra = 2*ceil((d/2)*log_b(T_train/2pi)), critical base
+beta_0 = b^(log_{T_train/2pi}(T_tune/2pi)), and the bound 2*pi*beta^(d_extra/d) above it
+(T_tune at or below it). With --scheme the bound goes through the scheme registry.
+
+example:
+  ropelaw bound --d 128 --train 4096 --base 1e6
+  ropelaw bound --d 128 --train 4096 --base 1e4 --scheme yarn --factor 8 --format json
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ._common import add_format, add_spec_arguments
+
+    add_spec_arguments(parser)
+    add_format(parser)
+
+
+def jsonable(value: Any) -> Any:
+    """inf/nan -> None (JSON has no infinity), recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def compact(x: float) -> str:
+    """``1e6`` -> ``1e6``, ``500000`` -> ``500000``, ``1.5e5`` stays short (for formulas)."""
+    return f"{x:g}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+
+
+def _row(label: str, value: str, note: str = "") -> str:
+    line = f"  {label:<22}{value:<16}{note}" if note else f"  {label:<22}{value}"
+    return line.rstrip()
+
+
+def render_text(r: Any, spec: Any) -> str:
+    from ._common import fmt_int, fmt_num
+
+    tuned = spec.tune_len is not None and spec.tune_len != spec.train_len
+    lines = ["RoPE extrapolation bound (scaling laws of RoPE-based extrapolation, Liu et al. 2023)", ""]
+    lines.append(_row("rotary dims d", str(r.d)))
+    lines.append(_row("training length", fmt_int(r.train_len)))
+    lines.append(_row("tuning length", fmt_int(r.tune_len),
+                      "" if tuned else "same as training (--tune to change)"))
+    lines.append(_row("pretraining base", fmt_num(r.pretrain_base),
+                      "assumed, as in the paper (--pretrain-base to change)" if r.pretrain_base == 10000.0
+                      else "(--pretrain-base)"))
+    lines.append(_row("base", fmt_num(r.base), "at tuning and inference (--base)"))
+    if r.scheme != "default":
+        params = ", ".join(f"{k}={v}" for k, v in r.params.items())
+        lines.append(_row("scheme", r.scheme, f"({params})" if params else ""))
+    lines.append("")
+    d, k = r.d, r.critical_pair
+    if k is None:
+        pairs = f"all {d // 2} pairs saw a full period in training"
+    else:
+        pairs = f"pairs 0-{k - 1} saw a full period in training, {k}-{d // 2 - 1} did not"
+    lines.append(_row("critical dimension", f"{r.critical_dimension} of {d}", pairs))
+    if r.scheme == "default":
+        if r.regime == "above_critical_base":
+            words = "your base is above it: the bound follows from the critical dimension"
+        else:
+            words = "your base is at or below it: the bound is the tuning length"
+    else:
+        words = ("the first untrained pair sets the bound under this scheme"
+                 if r.regime == "above_critical_base" else "under this scheme the tuning length is the bound")
+    lines.append(_row("critical base", fmt_num(r.critical_base), words))
+    if r.updated_critical_dimension is not None:
+        lines.append(_row("updated crit. dim.", f"{r.updated_critical_dimension} of {d}",
+                          "= 2*ceil((d/2)*log_beta(T_tune/2pi))" + (", capped at d" if r.capped else "")))
+    if r.unbounded:
+        head, formula = "unbounded", r.formula
+    else:
+        head = f"{fmt_int(round(r.extrapolation_bound))} tokens"
+        formula = f"= {r.formula}"
+    lines.append(_row("extrapolation bound", head, formula))
+    if r.scheme != "default":
+        if r.critical_pair_period is not None:
+            lines.append(_row(f"pair {k} period", f"{fmt_int(round(r.critical_pair_period))} tokens",
+                              "at inference, through the scheme"))
+        lines.append(_row("plain-RoPE bound", f"{fmt_int(round(r.liu_bound))} tokens",
+                          f"Liu et al. at base {compact(r.base)} without the scheme"))
+    thresholds = f"beta_1 {r.beta_1:,.1f}  beta_2 {r.beta_2:,.1f}  beta_3 {r.beta_3:,.1f}"
+    if r.below_thresholds:
+        tail = (f"(your base is below {', '.join(r.below_thresholds)}: it degrades slowly past the "
+                "tuning length, no sharp upper bound)")
+    else:
+        tail = "(smaller bases degrade slowly past the tuning length)"
+    lines.append(_row("below-bound bases", thresholds + "  " + tail))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..theory import extrapolation_bound
+    from ._common import emit_json, spec_from_args
+
+    spec = spec_from_args(args)
+    result = extrapolation_bound(spec)
+    if args.format == "json":
+        emit_json(jsonable(result.to_dict()))
+    else:
+        print(render_text(result, spec))
+    return 0

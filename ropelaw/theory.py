@@ -1,0 +1,518 @@
+"""Scaling laws of RoPE-based extrapolation (Liu et al. 2023, arXiv 2310.05209; seed 001).
+
+Notation (the paper's): ``d`` rotary dims (``d/2`` pairs), pair ``n`` turns at
+``theta_n = b^(-2n/d)`` rad/token (RoFormer, arXiv 2104.09864, eq. 15), so its period is
+``T_n = 2*pi*b^(2n/d)`` tokens. ``b`` is the pretraining base (10000 in the paper; general
+here), ``T_train`` the pretraining length, ``beta`` the base used when tuning and at
+inference, ``T_tune >= T_train`` the tuning length.
+
+- Lemma 1 (critical dimension): ``d_extra = 2*ceil((d/2)*log_b(T_train/(2*pi)))``.
+- Theorem 3 (extended scaling law): critical base
+  ``beta_0 = b^(log_{T_train/2pi}(T_tune/2pi))``; if ``beta > beta_0`` the bound is
+  ``T_extra = 2*pi*beta^(d_extra/d)``; if ``beta <= beta_0`` it is ``T_tune`` and the
+  critical dimension becomes ``d'_extra = 2*ceil((d/2)*log_beta(T_tune/2pi)) >= d_extra``;
+  bases below ``beta_1 = 2T_tune/pi``, ``beta_2 = T_tune/pi``, ``beta_3 = T_tune/(2pi)``
+  extrapolate markedly better (no sharp upper bound).
+
+Exactness. Every ceiling and every ``beta`` vs ``beta_0`` comparison is decided in float
+first; when the float lands within ~1e-9 of the boundary it is re-decided with mpmath at
+60, then 120, then 240 significant digits (imported lazily, only then). For float bases and
+integer lengths the ceiling arguments are never integers (``T/2pi`` is transcendental while
+``b^(p/q)`` is algebraic), so a high-precision evaluation always separates them.
+
+Lengths and distances are identified as in the paper and in seed 000 (a context of ``T``
+tokens is treated as covering relative distances up to ``T``; the off-by-one is ignored).
+
+This module is pure Python (``math``); the scheme registry is imported only for a spec whose
+scheme is not ``"default"``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .results import Result
+from .spec import RopeSpec, check_real
+
+__all__ = [
+    "critical_dimension",
+    "critical_base",
+    "extrapolation_bound",
+    "base_for_context",
+    "pair_table",
+    "threshold_bases",
+    "BoundResult",
+    "PairRow",
+    "ABOVE",
+    "AT_OR_BELOW",
+]
+
+ABOVE = "above_critical_base"
+AT_OR_BELOW = "at_or_below_critical_base"
+
+_TWO_PI = 2.0 * math.pi
+_NEAR = 1e-9  # relative distance to a boundary below which floats are not trusted
+_DIGITS = (60, 120, 240)  # mpmath precisions tried in turn
+
+
+# -- exact decisions ----------------------------------------------------------------------
+def _exact_ceil(approx: float, exact: Callable[[Any], Any]) -> int:
+    """ceil(x) for a real x whose float value is ``approx``.
+
+    ``exact(mp)`` recomputes x with the mpmath context ``mp`` (working precision already
+    set). Used only when ``approx`` is within ``_NEAR`` (relative) of an integer.
+    """
+    n = round(approx)
+    if abs(approx - n) > _NEAR * max(1.0, abs(approx)):
+        return math.ceil(approx)
+    import mpmath  # lazy: only at an integer boundary
+
+    for digits in _DIGITS:
+        with mpmath.workdps(digits):
+            x = exact(mpmath.mp)
+            gap = x - n
+            if abs(gap) > mpmath.mpf(10) ** (10 - digits):
+                return n + 1 if gap > 0 else n
+    return n  # indistinguishable from the integer n at 240 digits: ceil(n) = n
+
+
+def _exact_sign(approx: float, scale: float, exact: Callable[[Any], Any]) -> int:
+    """Sign (-1, 0, 1) of a real whose float value is ``approx`` (magnitude ~``scale``)."""
+    if abs(approx) > _NEAR * max(1.0, abs(scale)):
+        return 1 if approx > 0 else -1
+    import mpmath  # lazy
+
+    for digits in _DIGITS:
+        with mpmath.workdps(digits):
+            x = exact(mpmath.mp)
+            if abs(x) > mpmath.mpf(10) ** (10 - digits) * max(1, abs(scale)):
+                return 1 if x > 0 else -1
+    return 0
+
+
+def _positive_finite(name: str, value: Any) -> float:
+    x = check_real(name, value)
+    if x <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return x
+
+
+def _check_d(d: Any) -> int:
+    if isinstance(d, bool):
+        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
+    x = check_real("rotary dimension d", d)
+    if x != int(x) or int(x) < 2 or int(x) % 2:
+        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
+    return int(x)
+
+
+def _check_base(name: str, b: Any) -> float:
+    x = check_real(name, b)
+    if x <= 1:
+        raise ValueError(f"{name} must be > 1, got {b!r}")
+    return x
+
+
+def _check_length(name: str, t: Any) -> float:
+    x = _positive_finite(name, t)
+    if x <= _TWO_PI:
+        raise ValueError(f"{name} must exceed 2*pi (no pair completes a period otherwise), got {t!r}")
+    return x
+
+
+def _ceil_half_d_log(d: int, length: float, base: float) -> int:
+    """ceil((d/2) * log_base(length/(2*pi))), decided exactly (see module docstring)."""
+    approx = (d / 2) * math.log(length / _TWO_PI) / math.log(base)
+    return _exact_ceil(
+        approx, lambda mp: mp.mpf(d) / 2 * mp.log(mp.mpf(length) / (2 * mp.pi)) / mp.log(mp.mpf(base))
+    )
+
+
+# -- Lemma 1, Theorem 3 -------------------------------------------------------------------
+def critical_dimension(d: int, train_len: float, base: float = 10000.0) -> int:
+    """Critical dimension for RoPE extrapolation (Liu et al. 2023, arXiv 2310.05209, Lemma 1).
+
+    ``d_extra = 2*ceil((d/2) * log_base(T_train/(2*pi)))``, clamped to ``[0, d]``.
+
+    The number of rotary dims whose pair completes a full period within the training
+    length: pair ``n`` has period ``2*pi*base^(2n/d)`` and counts iff that is ``<= T_train``,
+    so ``d_extra/2`` is the index of the first pair that did *not* see a full period.
+
+    Domain: ``d`` even >= 2, ``base > 1``, ``T_train > 2*pi`` (``ValueError`` otherwise).
+    Edge cases: when ``T_train/(2*pi) > base^((d-2)/d)`` every pair completed a period and
+    the formula would exceed ``d``: the result is clamped to ``d``. The ceiling is decided
+    exactly (mpmath when the float argument is within 1e-9 of an integer).
+    LLaMA 2 (d=128, T_train=4096, base 1e4): 92 (seed 001).
+    """
+    d = _check_d(d)
+    t = _check_length("training length", train_len)
+    b = _check_base("base", base)
+    return max(0, min(d, 2 * _ceil_half_d_log(d, t, b)))
+
+
+def critical_base(train_len: float, tune_len: float, pretrain_base: float = 10000.0) -> float:
+    """Critical base (Liu et al. 2023, arXiv 2310.05209, Theorem 3).
+
+    ``beta_0 = b^(log_{T_train/2pi}(T_tune/2pi))`` with ``b`` the pretraining base.
+
+    Tuning with a base above ``beta_0`` leaves the critical dimension as pre-trained, and the
+    bound is ``2*pi*beta^(d_extra/d)``; at or below it, the bound is ``T_tune``.
+    Domain: ``2*pi < T_train <= T_tune``, ``b > 1``. ``T_tune == T_train`` gives ``b``
+    exactly (the exponent is 1). Beyond float range (T_train just above 2*pi): ``inf``
+    (every base is below it). LLaMA 2 tuned 4K -> 16K: ~71738 (seed 001).
+    """
+    t = _check_length("training length", train_len)
+    u = _check_length("tuning length", tune_len)
+    b = _check_base("pretraining base", pretrain_base)
+    if u < t:
+        raise ValueError(f"tuning length must be >= training length {t:g}, got {u:g}")
+    if u == t:
+        return b
+    try:
+        return b ** (math.log(u / _TWO_PI) / math.log(t / _TWO_PI))
+    except OverflowError:  # e.g. T_train just above 2*pi: the exponent explodes
+        return math.inf
+
+
+def _above_critical_base(beta: float, b: float, t: float, u: float) -> bool:
+    """``beta > beta_0``, decided exactly.
+
+    Equivalent (all logs positive) to ``ln(beta)*ln(T_train/2pi) > ln(b)*ln(T_tune/2pi)``;
+    with ``T_tune == T_train`` it is the exact float comparison ``beta > b``.
+    """
+    if u == t:
+        return beta > b
+    lt, lu = math.log(t / _TWO_PI), math.log(u / _TWO_PI)
+    approx = math.log(beta) * lt - math.log(b) * lu
+    scale = abs(math.log(beta) * lt)
+
+    def exact(mp: Any) -> Any:
+        two_pi = 2 * mp.pi
+        return mp.log(mp.mpf(beta)) * mp.log(mp.mpf(t) / two_pi) - mp.log(mp.mpf(b)) * mp.log(mp.mpf(u) / two_pi)
+
+    return _exact_sign(approx, scale, exact) > 0
+
+
+def threshold_bases(tune_len: float) -> tuple[float, float, float]:
+    """``(beta_1, beta_2, beta_3) = (2T/pi, T/pi, T/(2pi))`` for ``T = T_tune`` (Theorem 3).
+
+    Below ``beta_1`` the longest period ``2*pi*beta`` is under ``4*T_tune``: every pair
+    sees at least a quarter period in tuning; below ``beta_2`` half a period; below
+    ``beta_3`` a full period. The paper (seed 001) reports that bases shrinking through
+    2608 .. 652 (at T_tune = 4096) improve extrapolation fastest; such bases have no sharp
+    upper bound, perplexity rises slowly past the tuning length, and base 500 (log-scaled)
+    beats dynamic NTK at long lengths.
+    """
+    u = _positive_finite("tuning length", tune_len)
+    return 2 * u / math.pi, u / math.pi, u / _TWO_PI
+
+
+# -- results ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BoundResult(Result):
+    """Outcome of :func:`extrapolation_bound` (plain Python numbers; ``inf`` = unbounded)."""
+
+    d: int
+    train_len: int
+    base: float
+    pretrain_base: float
+    tune_len: int
+    scheme: str
+    critical_dimension: int  # d_extra of pretraining (Lemma 1)
+    critical_base: float  # beta_0 (Theorem 3)
+    regime: str  # ABOVE or AT_OR_BELOW
+    extrapolation_bound: float  # tokens; math.inf when no pair limits it
+    updated_critical_dimension: int | None  # d'_extra in the at-or-below regime, else None
+    capped: bool  # d'_extra's formula exceeded d and was capped at d
+    beta_1: float
+    beta_2: float
+    beta_3: float
+    below_thresholds: list  # names of beta_1..3 that the base is below
+    critical_pair: int | None  # first pair that did not see a full period (None: all did)
+    critical_pair_period: float | None  # its period at inference (tokens)
+    liu_bound: float  # Liu's bound for plain RoPE at this base (== bound for "default")
+    trained_range_length: float  # longest distance whose encoded position stays <= T_tune
+    unbounded: bool
+    formula: str
+    note: str
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PairRow(Result):
+    """One rotation pair in :func:`pair_table`."""
+
+    pair: int  # i = 0 .. d/2-1 (dims 2i, 2i+1)
+    frequency: float  # theta_i of pretraining, rad/token
+    period: float  # 2*pi/theta_i, tokens
+    periods_seen: float  # T_train / period
+    full_period_in_training: bool  # period <= T_train (decided exactly)
+    inside_critical_dimension: bool  # same thing: 2i < d_extra
+    inference_frequency: float  # theta_i after the scheme (registry)
+    inference_period: float  # 2*pi/theta_i after the scheme (inf if theta_i == 0)
+
+
+# -- Liu's bound, and the bound through the registry --------------------------------------
+def _liu(spec: RopeSpec) -> dict[str, Any]:
+    d, t, u, b, beta = spec.d, spec.train_len, spec.tuning_length, spec.pretrain_base, spec.base
+    d_extra = critical_dimension(d, t, b)
+    beta_0 = critical_base(t, u, b)
+    if _above_critical_base(beta, b, t, u):
+        # d_extra < d: 2*pi*beta^(d_extra/d) > T_tune automatically; d_extra = d (clamped) can
+        # fall below it, and Theorem 3 says tuning never lowers the bound: floor at T_tune
+        return dict(d_extra=d_extra, beta_0=beta_0, regime=ABOVE, bound=max(_TWO_PI * beta ** (d_extra / d), float(u)),
+                    updated=None, capped=False)
+    raw = 2 * _ceil_half_d_log(d, u, beta)
+    return dict(d_extra=d_extra, beta_0=beta_0, regime=AT_OR_BELOW, bound=float(u),
+                updated=max(0, min(d, raw)), capped=raw > d)
+
+
+def _inverse_position(res: Any, position: float) -> float:
+    """Largest distance whose encoded relative position is <= ``position`` (seed 000).
+
+    Identity map: ``position``. ReRoPE (window w, positions clipped to w): the position
+    itself when it is below w, otherwise every distance (``inf``). Leaky ReRoPE (slope 1/k
+    beyond w): solve ``w + (delta - w)/k = position``, i.e. ``delta = w + k*(position - w)``.
+    """
+    w = getattr(res, "window", None)
+    if w is None or position < w:
+        return float(position)
+    k = getattr(res, "leaky_k", None)
+    if k is None:
+        return math.inf
+    return w + k * (position - w)
+
+
+def _inference(spec: RopeSpec, seq_len: int | None = None) -> Any:
+    from .schemes import apply_scheme  # lazy: the registry is needed only for a scheme
+
+    return apply_scheme(spec, seq_len)
+
+
+def _is_static(spec: RopeSpec) -> bool:
+    """Whether the scheme's frequencies ignore the sequence length (dynamic NTK, LongRoPE do not)."""
+    a = _inference(spec, spec.train_len)
+    z = _inference(spec, spec.train_len * 4096)
+    return tuple(a.inv_freq) == tuple(z.inv_freq) and a.window == z.window and a.leaky_k == z.leaky_k
+
+
+def _period(theta: float) -> float:
+    return math.inf if theta <= 0 else _TWO_PI / theta
+
+
+def _scheme_pair_bound(spec: RopeSpec, k: int) -> tuple[float, float]:
+    """(bound, period at inference) of pair ``k`` for a non-default scheme.
+
+    Static scheme: the largest distance whose encoded position stays within one period of
+    pair ``k`` (:func:`_inverse_position`). Length-dependent scheme (dynamic NTK, LongRoPE):
+    the largest integer distance D with ``relative_position(D) <= period_k(seq_len=D+1)``,
+    by doubling then bisection; this assumes the excess changes sign once (dynamic NTK: the
+    period grows like L^(2k/(d-2)), sub-linearly; LongRoPE: piecewise constant). No crossing
+    below 2^62 tokens: ``inf``.
+    """
+    if _is_static(spec):
+        res = _inference(spec, spec.tuning_length)
+        p = _period(res.inv_freq[k])
+        return (_inverse_position(res, p) if math.isfinite(p) else math.inf), p
+
+    def fits(dist: int) -> tuple[bool, float]:
+        res = _inference(spec, dist + 1)
+        p = _period(res.inv_freq[k])
+        return res.relative_position(dist) <= p, p
+
+    lo = 1
+    ok, p_lo = fits(lo)
+    if not ok:
+        return 0.0, p_lo
+    hi = 2
+    while True:
+        ok, p = fits(hi)
+        if not ok:
+            break
+        lo, p_lo = hi, p
+        if hi >= 2**62:
+            return math.inf, p
+        hi *= 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        ok, p = fits(mid)
+        if ok:
+            lo, p_lo = mid, p
+        else:
+            hi = mid
+    return float(lo), p_lo
+
+
+def _compact(x: float) -> str:
+    return f"{x:g}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+
+
+def _scheme_formula(spec: RopeSpec, res: Any, k: int | None, period: float | None) -> str:
+    """The headline formula of a scheme bound, in words and symbols."""
+    if k is None:
+        return "every pair saw a full period: no pair limits it"
+    if not _is_static(spec):
+        return f"largest distance D with position(D) <= 2*pi/theta_{k}(seq_len=D+1) ({spec.scheme})"
+    if period is None or not math.isfinite(period):
+        return f"theta_{k} = 0 under {spec.scheme}: pair {k} never turns"
+    w, kk = getattr(res, "window", None), getattr(res, "leaky_k", None)
+    if w is None or period < w:
+        return f"2*pi/theta_{k} = {period:,.1f} ({spec.scheme})"
+    if kk is None:
+        return f"window w = {_compact(w)} <= 2*pi/theta_{k} = {period:,.1f}: positions never leave one period"
+    return f"w + k*(2*pi/theta_{k} - w) = {_compact(w)} + {_compact(kk)}*({period:,.1f} - {_compact(w)})"
+
+
+def extrapolation_bound(spec: RopeSpec) -> BoundResult:
+    """Extrapolation bound of a RoPE setup (Liu et al. 2023, arXiv 2310.05209, Theorem 3).
+
+    Scheme ``"default"`` (plain RoPE at the inference base beta), the paper exactly:
+    ``beta > beta_0``: ``T_extra = 2*pi*beta^(d_extra/d)`` (regime ``above_critical_base``);
+    ``beta <= beta_0``: bound ``T_tune``, ``d'_extra = 2*ceil((d/2)*log_beta(T_tune/2pi))``
+    capped at ``d`` (``capped`` says when the formula exceeded ``d``), regime
+    ``at_or_below_critical_base``. ``beta > beta_0`` is decided exactly (``beta = b`` with
+    ``T_tune = T_train`` gives ``beta_0 = b``: at or below, bound ``T_train``). When every
+    pair completed a period in training (``d_extra`` clamped to ``d``) the formula
+    ``2*pi*beta`` can fall below ``T_tune``; the bound is then floored at ``T_tune``
+    (Theorem 3: tuning never lowers extrapolation). For ``d_extra < d`` the floor never
+    binds: ``beta > beta_0`` implies ``2*pi*beta^(d_extra/d) > T_tune``.
+    ``beta_1..3`` are :func:`threshold_bases` of ``T_tune``; ``below_thresholds`` lists the
+    ones the base is under.
+
+    Any other scheme goes through the registry (``ropelaw.schemes.apply_scheme``), which is
+    Liu's argument with the scheme's frequencies and relative-position map: pairs
+    ``0 .. d_extra/2-1`` saw a full period in pre-training (period ``2*pi*b^(2i/d) <=
+    T_train``); the first one that did not, ``k = d_extra/2``, limits extrapolation at the
+    distance where its inference period ``2*pi/theta_k`` (from the scheme) is reached by the
+    encoded relative position: ``2*pi/theta_k`` for the identity map, ``inf`` for ReRoPE
+    with window ``w <= 2*pi/theta_k``, ``w + k_leaky*(2*pi/theta_k - w)`` for Leaky ReRoPE.
+    If that distance exceeds ``T_tune`` the regime is ``above_critical_base``; otherwise the
+    tuning length is the bound (Theorem 3: tuning never lowers it) and the regime
+    ``at_or_below_critical_base``. When every pair saw a full period (``d_extra = d``) no
+    pair limits a scheme: ``inf``. For ``"default"`` the same pair argument gives Liu's
+    ``2*pi*beta^(d_extra/d)`` in the above regime (tests check this).
+    ``liu_bound`` always holds the paper's bound for plain RoPE at ``spec.base``;
+    ``trained_range_length`` the longest distance whose encoded position stays within
+    ``T_tune`` (for Leaky ReRoPE ``w + k*(T_train - w)``, seed 000).
+    """
+    liu = _liu(spec)
+    d, u = spec.d, spec.tuning_length
+    d_extra = liu["d_extra"]
+    k = d_extra // 2 if d_extra < d else None
+    b1, b2, b3 = threshold_bases(u)
+    below = [name for name, value in (("beta_1", b1), ("beta_2", b2), ("beta_3", b3)) if spec.base < value]
+    pairs_note = (f"pairs 0-{k - 1} saw a full period in training, {k}-{d // 2 - 1} did not"
+                  if k is not None else "every pair saw a full period in training")
+    if spec.scheme == "default":
+        regime, bound, updated, capped = liu["regime"], liu["bound"], liu["updated"], liu["capped"]
+        period = _TWO_PI * spec.base ** (2 * k / d) if k is not None else None
+        trained = float(u)
+        if regime == ABOVE and bound == u and d_extra == d:
+            formula = f"T_tune (floor: 2*pi * {_compact(spec.base)}^({d}/{d}) is below it)"
+            note = f"{pairs_note}; the paper's formula falls below the tuning length, which is the bound"
+        elif regime == ABOVE:
+            formula = f"2*pi * {_compact(spec.base)}^({d_extra}/{d})"
+            note = f"{pairs_note}; the base is above the critical base, so the bound follows from the critical dimension"
+        else:
+            formula = "T_tune"
+            note = (f"{pairs_note}; the base is at or below the critical base: the bound is the tuning length "
+                    f"and the critical dimension becomes {updated}" + (" (capped at d)" if capped else ""))
+            if below:
+                note += ("; below " + "/".join(below) + " extrapolation improves markedly past the tuning "
+                         "length, degrading slowly with no sharp upper bound (Liu et al., seed 001)")
+    else:
+        if k is None:
+            bound, period = math.inf, None
+            res = _inference(spec, u)
+        else:
+            bound, period = _scheme_pair_bound(spec, k)
+            res = _inference(spec, u)
+        trained = _inverse_position(res, float(u))
+        updated, capped = None, False
+        if bound > u:
+            regime = ABOVE
+            formula = _scheme_formula(spec, res, k, period)
+            note = f"{pairs_note}; the first untrained pair sets the bound under scheme {spec.scheme!r}"
+        else:
+            regime, bound, formula = AT_OR_BELOW, float(u), "T_tune"
+            note = f"{pairs_note}; under scheme {spec.scheme!r} the tuning length is the bound"
+    return BoundResult(
+        d=d, train_len=spec.train_len, base=spec.base, pretrain_base=spec.pretrain_base, tune_len=u,
+        scheme=spec.scheme, critical_dimension=d_extra, critical_base=liu["beta_0"], regime=regime,
+        extrapolation_bound=float(bound), updated_critical_dimension=updated, capped=capped,
+        beta_1=b1, beta_2=b2, beta_3=b3, below_thresholds=below, critical_pair=k,
+        critical_pair_period=period, liu_bound=float(liu["bound"]), trained_range_length=float(trained),
+        unbounded=math.isinf(bound), formula=formula, note=note, params=spec.param_dict(),
+    )
+
+
+# -- the inverse --------------------------------------------------------------------------
+def _liu_bound(d: int, t: float, b: float, beta: float, d_extra: int) -> float:
+    """Liu's bound with T_tune = T_train (the setting of :func:`base_for_context`)."""
+    return _TWO_PI * beta ** (d_extra / d) if beta > b else float(t)
+
+
+def base_for_context(d: int, train_len: float, target: float, pretrain_base: float = 10000.0) -> float:
+    """Smallest base whose extrapolation bound reaches ``target`` (Liu et al. 2023, Theorem 3, inverted).
+
+    Tuning at the training length (``T_tune = T_train``, so ``beta_0 = b``): for
+    ``beta > b`` the bound ``2*pi*beta^(d_extra/d)`` grows with beta, and solving it for
+    ``target`` gives ``beta = lambda*b`` with ``lambda = b^-1 * (T_target/2pi)^(d/d_extra)``.
+
+    Conventions at the edges:
+    - ``target <= T_train``: the pretraining base already reaches it; returns ``b``.
+    - ``T_train < target <= 2*pi*b^(d_extra/d)``: the bound jumps from ``T_train`` at
+      ``beta = b`` to ``2*pi*b^(d_extra/d)`` just above it, so the infimum ``b`` is not
+      attained; returns the smallest float above ``b``.
+    - otherwise the formula, then adjusted by float ulps so that the returned base reaches
+      ``target`` (as computed by the same formula) and the next smaller float does not.
+    """
+    d = _check_d(d)
+    t = _check_length("training length", train_len)
+    target = _positive_finite("target length", target)
+    b = _check_base("pretraining base", pretrain_base)
+    if target <= t:
+        return b
+    d_extra = critical_dimension(d, t, b)
+    beta = max((target / _TWO_PI) ** (d / d_extra), math.nextafter(b, math.inf))
+    if not math.isfinite(beta):
+        raise ValueError(f"target length {target:g} needs a base beyond float range")
+    while _liu_bound(d, t, b, beta, d_extra) < target:
+        beta = math.nextafter(beta, math.inf)
+    while True:
+        lower = math.nextafter(beta, 0.0)
+        if _liu_bound(d, t, b, lower, d_extra) >= target:
+            beta = lower
+        else:
+            return beta
+
+
+# -- per-pair table -----------------------------------------------------------------------
+def pair_table(spec: RopeSpec, seq_len: int | None = None) -> list[PairRow]:
+    """Per pair: pretraining frequency and period, periods seen in training, the side of the
+    critical dimension, and the inference frequency through the registry.
+
+    ``frequency = b^(-2i/d)`` (RoFormer eq. 15, pretraining base b), ``period =
+    2*pi/frequency``, ``periods_seen = T_train/period``; ``full_period_in_training`` is
+    ``2i < d_extra`` (Liu et al. Lemma 1, decided exactly, so a pair whose period equals
+    T_train up to float noise is classified correctly). ``inference_frequency`` comes from
+    ``apply_scheme(spec, seq_len)`` (plain ``beta^(-2i/d)`` for ``"default"``).
+    """
+    d, t, b = spec.d, spec.train_len, spec.pretrain_base
+    d_extra = critical_dimension(d, t, b)
+    if spec.scheme == "default":
+        inference = tuple(spec.base ** (-2.0 * i / d) for i in range(d // 2))
+    else:
+        inference = tuple(_inference(spec, seq_len).inv_freq)
+    rows = []
+    for i in range(d // 2):
+        theta = b ** (-2.0 * i / d)
+        period = _TWO_PI / theta
+        rows.append(PairRow(
+            pair=i, frequency=theta, period=period, periods_seen=t / period,
+            full_period_in_training=2 * i < d_extra, inside_critical_dimension=2 * i < d_extra,
+            inference_frequency=float(inference[i]), inference_period=_period(float(inference[i])),
+        ))
+    return rows

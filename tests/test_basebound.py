@@ -1,0 +1,161 @@
+"""Men et al. 2024 (arXiv 2405.14591): B_{m,theta}, supported length, base lower bound.
+
+Independent references: per-m sums with mpmath at 40 digits and with a plain
+``math.cos`` loop; direct (non-blocked) numpy sums; the paper's printed table (Table of
+lower bounds for d = 128), compared within the stated grid convention.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ropelaw.basebound import (
+    PUBLISHED_LOWER_BOUNDS,
+    _grid,
+    b_m_theta,
+    base_lower_bound,
+    default_frequencies,
+    supported_length,
+    violations,
+)
+
+
+def b_exact(m: int, theta) -> mpmath.mpf:
+    with mpmath.workdps(40):
+        return mpmath.fsum(mpmath.cos(mpmath.mpf(m) * mpmath.mpf(float(t))) for t in theta)
+
+
+def supported_brute(theta, limit: int) -> int:
+    """First m with sum(cos(m*theta)) < 0, minus one, by a plain loop (math.fsum)."""
+    for m in range(limit + 1):
+        if math.fsum(math.cos(m * t) for t in theta) < 0:
+            return m - 1
+    return limit
+
+
+def first_negative_direct(theta, limit: int):
+    """Direct numpy sums (no block product) over m = 0..limit."""
+    m = np.arange(limit + 1, dtype=np.float64)
+    vals = np.cos(np.multiply.outer(m, np.asarray(theta))).sum(-1)
+    neg = np.flatnonzero(vals < 0)
+    return None if neg.size == 0 else int(neg[0])
+
+
+def test_sums_match_mpmath_up_to_a_million():
+    theta = default_frequencies(128, 5e5)
+    rng = np.random.default_rng(0)
+    ms = sorted(set(rng.integers(0, 1_100_000, size=40).tolist()) | {0, 1, 1_048_576})
+    got = b_m_theta(np.array(ms), theta)
+    for m, g in zip(ms, got):
+        assert abs(g - float(b_exact(m, theta))) < 1e-8, m
+    # the blocked evaluator (used by supported_length) agrees with direct sums as well
+    from ropelaw.basebound import _sums
+
+    block = _sums(theta, 1_000_000, 1_000_000 + 3000)
+    direct = np.cos(np.multiply.outer(np.arange(1_000_000, 1_003_000, dtype=np.float64), theta)).sum(-1)
+    assert np.max(np.abs(block - direct)) < 1e-8
+    assert b_m_theta(0, theta) == 64.0
+
+
+def test_signs_are_exact_where_the_sum_is_within_rounding_of_zero():
+    # theta = fl(pi/2): cos(m*theta) is ~1e-16-ish at odd m; its sign follows from the exact float
+    theta = [math.pi / 2]
+    for m in range(1, 400, 2):
+        exact = b_exact(m, theta)
+        assert (b_m_theta(m, theta) < 0) == (exact < 0), m
+    # two pairs cancelling to ~0: theta and pi - theta (cos(m(pi-t)) = (-1)^m cos(mt))
+    theta = [0.3, math.pi - 0.3]
+    vals = b_m_theta(np.arange(1, 200), theta)
+    for m, v in zip(range(1, 200), vals):
+        assert (v < 0) == (b_exact(m, theta) < 0), m
+
+
+@pytest.mark.parametrize("d,base,limit", [(8, 100.0, 3000), (16, 1e4, 3000), (32, 500.0, 2000), (64, 1e4, 1500)])
+def test_supported_length_matches_a_plain_loop(d, base, limit):
+    theta = default_frequencies(d, base)
+    assert supported_length(theta, limit) == supported_brute(theta, limit)
+
+
+@settings(max_examples=25, deadline=None)
+@given(theta=st.lists(st.floats(min_value=1e-4, max_value=3.0), min_size=1, max_size=12),
+       limit=st.integers(0, 1500))
+def test_any_frequency_set(theta, limit):
+    assert supported_length(theta, limit) == supported_brute(theta, limit)
+    m = np.arange(limit + 1, dtype=np.float64)
+    direct = np.cos(np.multiply.outer(m, np.asarray(theta))).sum(-1)
+    # no value of the random set sits within 1e-9 of zero (or the direct count is unreliable)
+    if np.all(np.abs(direct) > 1e-9):
+        assert violations(theta, limit) == int(np.count_nonzero(direct < 0))
+
+
+def test_violations_llama_base_at_32k():
+    theta = default_frequencies(128, 1e4)
+    m = np.arange(32769, dtype=np.float64)
+    direct = np.cos(np.multiply.outer(m, theta)).sum(-1)
+    assert np.min(np.abs(direct)) > 1e-9
+    assert violations(theta, 32768) == int(np.count_nonzero(direct < 0)) > 0
+
+
+def test_grid_is_two_significant_figures():
+    g = list(_grid(2, 2.0, 120.0))
+    assert g[:3] == [2.0, 2.1, 2.2] and 9.9 in g and 10.0 in g and 11.0 in g and g[-1] == 120.0
+    assert all(float(f"{x:.2g}") == x for x in g)
+
+
+# Men et al. 2024, Table (d = 128). With "k" = 1000 tokens and the smallest base on the
+# 2-significant-figure grid, 1k, 2k, 4k, 8k, 64k and 128k are reproduced exactly.
+@pytest.mark.parametrize("k", [1, 2, 4, 8, 64, 128])
+def test_published_lower_bounds_reproduced_on_the_grid(k):
+    length = 1000 * k
+    got = base_lower_bound(128, length)
+    assert got == PUBLISHED_LOWER_BOUNDS[k]
+    # independently: the result passes and the grid point below it fails (direct numpy sums)
+    assert first_negative_direct(default_frequencies(128, got), length) is None
+    below = float(f"{got:.2g}") - 10 ** (math.floor(math.log10(got)) - 1)
+    assert first_negative_direct(default_frequencies(128, below), length) is not None
+
+
+@pytest.mark.parametrize("k,first_violation", [(16, 12_223), (512, 511_210), (1024, 874_868)])
+def test_published_entries_that_fail_their_own_length(k, first_violation):
+    """The printed 3.1e5 (16k), 6.4e7 (512k), 5.1e8 (1M) have B < 0 before 1000k tokens.
+
+    Checked with mpmath at the violation and direct sums below it (documented mismatch).
+    """
+    theta = default_frequencies(128, PUBLISHED_LOWER_BOUNDS[k])
+    assert b_exact(first_violation, theta) < 0
+    lo = max(0, first_violation - 20_000)
+    m = np.arange(lo, first_violation, dtype=np.float64)
+    assert np.all(np.cos(np.multiply.outer(m, theta)).sum(-1) >= 0)
+    assert supported_length(theta, 1000 * k) == first_violation - 1
+
+
+def test_four_k_means_4000_tokens_in_the_table():
+    # 2.7e4 supports 4,000 tokens but fails at m = 4,079 < 4,096
+    theta = default_frequencies(128, 2.7e4)
+    assert supported_length(theta, 4096) == 4078
+    assert b_exact(4079, theta) < 0
+
+
+def test_bisection_convention_passes_and_is_not_below_the_grid_answer():
+    b = base_lower_bound(128, 4000, convention="bisection")
+    assert first_negative_direct(default_frequencies(128, b), 4000) is None
+    assert b >= 2.7e4
+
+
+def test_bad_input():
+    with pytest.raises(ValueError):
+        base_lower_bound(127, 1000)
+    with pytest.raises(ValueError):
+        base_lower_bound(128, 0)
+    with pytest.raises(ValueError):
+        base_lower_bound(128, 1000, convention="nope")
+    with pytest.raises(ValueError):
+        supported_length([], 10)
+    with pytest.raises(ValueError):
+        supported_length([float("nan")], 10)

@@ -1,0 +1,142 @@
+"""`ropelaw bound`, `ropelaw base`, `ropelaw dims`: output and exit codes.
+
+Numbers are checked against closed forms evaluated here (mpmath) and the seed's values;
+every bad input must give exit 2 with exactly one line on stderr and no traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import mpmath
+import pytest
+
+from ropelaw.cli import main
+
+REQUIRED_BOUND_KEYS = {"d", "train_len", "base", "pretrain_base", "tune_len", "critical_dimension", "critical_base",
+                       "regime", "extrapolation_bound", "updated_critical_dimension", "beta_1", "beta_2", "beta_3"}
+
+
+def run(capsys, *argv):
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_bound_text_states_assumptions_regime_and_formula(capsys):
+    code, out, err = run(capsys, "bound", "--d", "128", "--train", "4096", "--base", "1e6")
+    assert code == 0 and err == ""
+    assert "92 of 128" in out and "pairs 0-45 saw a full period in training, 46-63 did not" in out
+    assert "129,027 tokens" in out and "2*pi * 1e6^(92/128)" in out  # UX.md sketch
+    assert "assumed, as in the paper (--pretrain-base to change)" in out
+    assert "same as training (--tune to change)" in out
+    assert "your base is above it" in out
+    assert "beta_1 2,607.6  beta_2 1,303.8  beta_3 651.9" in out  # seed 001
+
+
+def test_bound_json_keys_and_values(capsys):
+    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--base", "1e6", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and REQUIRED_BOUND_KEYS <= set(data)
+    with mpmath.workdps(40):
+        expected = float(2 * mpmath.pi * mpmath.mpf(10) ** (mpmath.mpf(6 * 92) / 128))
+    assert data["extrapolation_bound"] == pytest.approx(expected, rel=1e-13)
+    assert (data["regime"], data["critical_dimension"], data["updated_critical_dimension"]) == (
+        "above_critical_base", 92, None)
+    assert data["tune_len"] == 4096 and data["pretrain_base"] == 10000.0
+
+
+def test_bound_json_tuned_below_critical_base(capsys):
+    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--tune", "16k", "--base", "500",
+                       "--format", "json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["regime"] == "at_or_below_critical_base" and data["extrapolation_bound"] == 16384
+    assert round(data["critical_base"]) == 71738  # seed 001
+    # d'_extra = 2*ceil(64*log_500(16384/2pi)) = 2*ceil(80.8) > 128: capped
+    assert data["updated_critical_dimension"] == 128 and data["capped"] is True
+
+
+def test_bound_unbounded_scheme_is_null_in_json(capsys):
+    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--base", "1e4", "--scheme", "rerope",
+                       "--param", "window=512", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["extrapolation_bound"] is None and data["unbounded"] is True
+    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--base", "1e4", "--scheme", "rerope",
+                       "--param", "window=512")
+    assert code == 0 and "unbounded" in out
+
+
+def test_bound_with_scheme_text(capsys):
+    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--base", "1e4", "--scheme", "linear",
+                       "--factor", "4")
+    assert code == 0
+    assert f"{round(4 * 2 * math.pi * 1e4 ** (92 / 128)):,} tokens" in out
+    assert "scheme" in out and "plain-RoPE bound" in out
+
+
+def test_base_json(capsys):
+    code, out, _ = run(capsys, "base", "--d", "128", "--train", "4096", "--target", "8000", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and {"scaling_law_base", "men_lower_bound"} <= set(data)
+    with mpmath.workdps(40):
+        formula = float((mpmath.mpf(8000) / (2 * mpmath.pi)) ** (mpmath.mpf(128) / 92))
+    assert data["scaling_law_base"] == pytest.approx(formula, rel=1e-12)
+    assert data["men_lower_bound"] == 8.4e4  # Men et al. Table, 8k (= 8,000 tokens), d = 128
+
+
+def test_base_text(capsys):
+    code, out, _ = run(capsys, "base", "--d", "128", "--train", "4096", "--target", "2000")
+    assert code == 0 and "already within the training length" in out and "1.6e4" in out
+
+
+def test_dims_text_and_json(capsys):
+    code, out, _ = run(capsys, "dims", "--d", "128", "--train", "4096")
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert len(lines) == 2 + 64
+    assert sum(" inside " in line for line in lines[2:]) == 46
+    code, out, _ = run(capsys, "dims", "--d", "8", "--train", "4096", "--base", "1e6", "--format", "json")
+    rows = json.loads(out)
+    assert [r["pair"] for r in rows] == [0, 1, 2, 3]
+    assert rows[2]["inference_period"] == pytest.approx(2 * math.pi * 1e6 ** 0.5)
+
+
+BAD = [
+    ["bound", "--d", "127", "--train", "4096", "--base", "1e6"],  # odd d
+    ["bound", "--d", "abc", "--train", "4096", "--base", "1e6"],  # non-numeric d
+    ["bound", "--d", "128.5", "--train", "4096", "--base", "1e6"],
+    ["bound", "--d", "128", "--train", "4096", "--base", "1"],  # base <= 1
+    ["bound", "--d", "128", "--train", "4096", "--base", "0.5"],
+    ["bound", "--d", "128", "--train", "4096", "--base", "1e6", "--pretrain-base", "1"],
+    ["bound", "--d", "128", "--train", "0", "--base", "1e6"],  # length < 1
+    ["bound", "--d", "128", "--train", "6", "--base", "1e6"],  # T_train < 2*pi
+    ["bound", "--d", "128", "--train", "4096", "--tune", "2048", "--base", "1e6"],  # tune < train
+    ["bound", "--d", "128", "--train", "4096", "--base", "nan"],
+    ["bound", "--d", "128", "--train", "4096", "--base", "inf"],
+    ["bound", "--d", "nan", "--train", "4096", "--base", "1e6"],
+    ["bound", "--d", "128", "--train", "4096", "--base", "1e6", "--scheme", "nope"],  # unknown scheme
+    ["bound", "--d", "128", "--train", "4096", "--base", "1e6", "--scheme", "yarn"],  # missing factor
+    ["bound", "--d", "128", "--train", "4096", "--base", "1e6", "--scheme", "leaky_rerope",
+     "--param", "window=256"],  # missing k
+    ["bound", "--d", "128", "--train", "4096"],  # missing --base
+    ["base", "--d", "127", "--train", "4096", "--target", "8k"],
+    ["base", "--d", "128", "--train", "4096", "--target", "0"],
+    ["base", "--d", "128", "--train", "5", "--target", "8k"],
+    ["base", "--d", "128", "--train", "4096", "--target", "8k", "--pretrain-base", "0.9"],
+    ["dims", "--d", "3", "--train", "4096"],
+    ["dims", "--d", "128", "--train", "4096", "--scheme", "nope"],
+]
+
+
+@pytest.mark.parametrize("argv", BAD, ids=[" ".join(a[1:]) for a in BAD])
+def test_bad_input_exits_2_with_one_line(capsys, argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 2, (argv, out, err)
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("ropelaw")

@@ -1,0 +1,46 @@
+"""`ropelaw bound` stays light: no torch, matplotlib, scipy, sympy -- and no numpy -- imported.
+
+Checked in a fresh interpreter (a subprocess), so modules other tests imported do not count.
+The timing goal (cold start <= 4x `python -c pass`) lives in benchmarks/bench_startup.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = {"torch", "matplotlib", "scipy", "sympy", "numpy"}
+
+SCRIPT = (
+    "import json, sys, ropelaw.cli\n"
+    "code = ropelaw.cli.main({argv!r})\n"
+    "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r})\n"
+    "sys.stderr.write(json.dumps({{'code': code, 'heavy': heavy, 'mpmath': 'mpmath' in sys.modules}}) + '\\n')\n"
+)
+
+
+def imported_by(argv):
+    proc = subprocess.run([sys.executable, "-c", SCRIPT.format(argv=argv, heavy=HEAVY)],
+                          capture_output=True, text=True, timeout=120)
+    return json.loads(proc.stderr.strip().splitlines()[-1]), proc.stdout
+
+
+def test_bound_imports_nothing_heavy():
+    info, out = imported_by(["bound", "--d", "128", "--train", "4096", "--base", "1e6"])
+    assert info["code"] == 0 and "129,027" in out
+    assert info["heavy"] == []
+    assert info["mpmath"] is False  # no integer boundary was near: mpmath stays unloaded
+
+
+def test_bound_json_and_tuned_import_nothing_heavy():
+    info, _ = imported_by(["bound", "--d", "128", "--train", "4096", "--tune", "16384", "--base", "500",
+                           "--format", "json"])
+    assert info["code"] == 0 and info["heavy"] == []
+
+
+def test_bound_with_a_scheme_imports_nothing_heavy():
+    info, _ = imported_by(["bound", "--d", "128", "--train", "4096", "--base", "1e4", "--scheme", "yarn",
+                           "--factor", "8"])
+    assert info["code"] == 0
+    assert not set(info["heavy"]) & {"torch", "matplotlib", "scipy", "sympy"}
