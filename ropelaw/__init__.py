@@ -16,8 +16,22 @@ from .spec import RopeSpec  # noqa: E402  (light: stdlib only)
 
 # public name -> module that defines it; resolved on first access (PEP 562)
 _LAZY: dict[str, str] = {
+    "critical_dimension": "ropelaw.theory",
+    "critical_base": "ropelaw.theory",
+    "extrapolation_bound": "ropelaw.theory",
+    "base_for_context": "ropelaw.theory",
+    "pair_table": "ropelaw.theory",
+    "threshold_bases": "ropelaw.theory",
     "apply_scheme": "ropelaw.schemes",
+    "scheme_names": "ropelaw.schemes",
+    "relative_position_matrix": "ropelaw.schemes",
+    "leaky_rerope_safe_length": "ropelaw.schemes",
     "SCHEMES": "ropelaw.schemes",
+    "b_m_theta": "ropelaw.basebound",
+    "supported_length": "ropelaw.basebound",
+    "base_lower_bound": "ropelaw.basebound",
+    "violations": "ropelaw.basebound",
+    "decay_curve": "ropelaw.decay",
     "Finding": "ropelaw.findings",
 }
 

@@ -46,8 +46,8 @@ def render_json(findings: list[Finding], extra: dict[str, Any] | None = None) ->
     """A JSON list of findings, or, with ``extra``, an object with ``findings`` and those keys."""
     items = [f.to_dict() for f in _sort(findings)]
     if extra is None:
-        return json.dumps(items, indent=2)
-    return json.dumps({**extra, "findings": items}, indent=2)
+        return json.dumps(items, indent=2, allow_nan=False)
+    return json.dumps({**extra, "findings": items}, indent=2, allow_nan=False)
 
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}

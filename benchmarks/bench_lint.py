@@ -1,0 +1,78 @@
+"""Benchmark: `ropelaw lint DIR` on 1000 generated configs.
+
+Generates 1000 config.json files into a temp dir: the 20 JSON configs of tests/configs with
+max_position_embeddings and the base varied (so the Men et al. sums and the bisection of
+the base lower bound are not all cache hits: 50 variants each), then times
+1. the in-process linter (load + rules + json render), and
+2. the CLI end to end (`ropelaw lint DIR --format json` in a subprocess).
+Prints the machine, the seconds and configs/second. Run by hand:
+
+    python benchmarks/bench_lint.py [N]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "configs"
+
+
+def generate(target: pathlib.Path, n: int) -> int:
+    seeds = [json.loads(p.read_text()) for p in sorted(CORPUS.glob("*.json"))]
+    lengths = [2048, 4096, 8192, 16384, 32768]
+    bases = [1e4, 5e4, 5e5, 1e6, 5e6, 1e7, 2.5e5, 1e5, 2e6, 3e4]
+    for i in range(n):
+        cfg = json.loads(json.dumps(seeds[i % len(seeds)]))
+        v = i // len(seeds)
+        sec = cfg.get("text_config", cfg)
+        if "max_position_embeddings" in sec and not sec.get("rope_scaling"):
+            sec["max_position_embeddings"] = lengths[v % len(lengths)]
+        if "rope_theta" in sec:
+            sec["rope_theta"] = bases[(v // len(lengths)) % len(bases)]
+        d = target / f"m{i:04d}"
+        d.mkdir()
+        (d / "config.json").write_text(json.dumps(cfg, indent=2))
+    return n
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    print(f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} cpus, "
+          f"Python {platform.python_version()}, {platform.system()} {platform.release()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(tmp)
+        generate(root, n)
+        sys.path.insert(0, str(ROOT))
+        from ropelaw.commands.lint import lint_paths
+        from ropelaw.report import render
+
+        t0 = time.perf_counter()
+        results, bad, skipped = lint_paths([str(root)])
+        findings = [f for r in results for f in r.findings]
+        render(findings, "json", extra={"configs": [r.setup() for r in results]})
+        t1 = time.perf_counter()
+        print(f"in-process: {len(results)} configs, {len(findings)} findings, {len(bad)} bad, "
+              f"{len(skipped)} skipped in {t1 - t0:.2f} s ({len(results) / (t1 - t0):.0f} configs/s)")
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "ropelaw", "lint", str(root), "--format", "json"],
+                              capture_output=True, text=True)
+        t1 = time.perf_counter()
+        doc = json.loads(proc.stdout)
+        print(f"cli (cold process, --format json): exit {proc.returncode}, {doc['summary']['configs']} configs in "
+              f"{t1 - t0:.2f} s ({doc['summary']['configs'] / (t1 - t0):.0f} configs/s)")
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "ropelaw", "lint", str(CORPUS)], capture_output=True, text=True)
+        t1 = time.perf_counter()
+        print(f"cli on the 22-file corpus: exit {proc.returncode} in {t1 - t0:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Run the lint rules over one loaded config: ``lint_config(cfg) -> LintResult``.
+
+Order: the value checks (RV) first, on the values as found; then, for every layer group whose
+values make a valid :class:`~ropelaw.spec.RopeSpec`, the scheme is run through the registry
+(``schemes.apply_scheme``) and the bound through ``theory.extrapolation_bound``, and the
+length (RL), scheme (RS) and dtype (RP2xx) checks read those. A layer group whose spec
+cannot be built gets no RL/RS findings (its RV findings say why) and ``"spec": null`` in json.
+
+Model assumptions (said in every finding that uses them):
+- trained from scratch with the config's base: ``pretrain_base = base = rope_theta``;
+- no tuning run at a longer length unless ``--tune`` is given;
+- the layer group's longest relative distance is ``min(target, sliding window)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..findings import Finding
+from ..results import Result
+from ..spec import RopeSpec
+from .loader import LoadedConfig, fmt_count
+
+__all__ = ["LayerAnalysis", "LintResult", "lint_config", "MAX_D"]
+
+MAX_D = 1 << 16  # rotary dims beyond this are a typo, not a model: no frequencies are built
+
+
+@dataclass
+class LayerAnalysis:
+    """One layer group: its spec, the length it must reach, the registry's output and the bound."""
+
+    label: str
+    spec: RopeSpec | None
+    error: str | None  # why no spec / scheme / bound could be computed
+    length: int  # longest relative distance at the target (min(target, window))
+    length_note: str  # "the target context 32,768 (max_position_embeddings)" or "its sliding window ..."
+    window: int | None
+    scheme_result: Any = None  # schemes.SchemeResult at seq_len = length
+    bound: Any = None  # theory.BoundResult
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"layers": self.label, "window": self.window, "length": self.length,
+                               "length_from": self.length_note}
+        out["spec"] = self.spec.to_dict() if self.spec is not None else None
+        out["bound"] = _clean(self.bound.to_dict()) if self.bound is not None else None
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+def _clean(x: Any) -> Any:
+    """JSON-safe: inf -> None is wrong (it means unbounded), so inf -> "inf"; tuples -> lists."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "inf" if x > 0 else ("-inf" if x < 0 else "nan")
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x
+
+
+@dataclass
+class LintResult(Result):
+    """Findings and derived setup of one config file."""
+
+    path: str
+    config: LoadedConfig
+    layers: list = field(default_factory=list)  # list[LayerAnalysis]
+    findings: list = field(default_factory=list)  # list[Finding]
+
+    def setup(self) -> dict[str, Any]:
+        """The derived setup with its provenance and the bound of the main layer group.
+
+        Top-level keys of ``bound`` are exactly those of ``ropelaw bound --format json``
+        (``theory.BoundResult.to_dict()``: critical_dimension, extrapolation_bound, ...).
+        """
+        cfg = self.config
+        main = self.layers[0] if self.layers else None
+        g = cfg.layers[0]
+
+        def val(v):
+            if v is None:
+                return None
+            return {"value": _clean(v.raw), "from": v.where, "line": v.line if v.key else None,
+                    "column": v.column if v.key else None}
+
+        return {
+            "path": self.path,
+            "architecture": cfg.arch or None,
+            "kind": cfg.kind,
+            "derived": {
+                "d": val(g.d), "head_dim": val(cfg.head_dim), "base": val(g.base),
+                "scheme": val(g.scheme), "params": {k: val(v) for k, v in g.params.items()},
+                "max_position_embeddings": val(cfg.max_pos), "original_max_position_embeddings": val(cfg.original_max),
+                "train_len": val(cfg.train_len), "target": val(cfg.target), "tune_len": val(cfg.tune_len),
+                "dtype": val(cfg.dtype),
+            },
+            "assumptions": list(cfg.notes) + [
+                "pretrain_base = base: trained from scratch with the config's base",
+                "tune_len = train_len unless --tune" if cfg.tune_len is None else f"tune_len {cfg.tune_len.raw} (--tune)",
+            ],
+            "bound": (_clean(main.bound.to_dict()) if main is not None and main.bound is not None else None),
+            "layers": [a.to_dict() for a in self.layers],
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.setup()
+
+    def ok_line(self) -> str:
+        """``path: ok (d=128, base 1e6, trained 32,768, target 32,768, bound 129,027)``."""
+        from .rules.lengths import _g as fmt_num
+
+        parts = []
+        for a in self.layers:
+            if a.spec is None:
+                continue
+            s = a.spec
+            bits = [f"d={s.d}", f"base {fmt_num(s.base)}"]
+            if s.scheme != "default":
+                bits.append(f"{s.scheme}")
+            if a is self.layers[0]:
+                bits.append(f"trained {fmt_count(s.train_len)}")
+            bits.append(f"{'window' if a.window and a.length == a.window else 'target'} {fmt_count(a.length)}")
+            if a.bound is not None:
+                b = a.bound.extrapolation_bound
+                bits.append(f"bound {'unbounded' if math.isinf(b) else fmt_count(round(b))}")
+            prefix = "" if a.label == "all layers" else f"{a.label}: "
+            parts.append(prefix + ", ".join(bits))
+        return f"{self.path}: ok ({'; '.join(parts)})"
+
+
+def _analyse(cfg: LoadedConfig, i: int) -> LayerAnalysis:
+    from ..schemes import apply_scheme
+    from ..theory import extrapolation_bound
+
+    g = cfg.layers[i]
+    w = g.window.number() if g.window is not None else None
+    window = int(w) if w is not None and w == int(w) and w >= 1 else None
+    try:
+        length, note = cfg.target_for(i)
+    except (ValueError, OverflowError):
+        length, note = 0, "no usable target"
+    try:
+        spec = cfg.spec(i)
+    except (ValueError, OverflowError) as exc:
+        return LayerAnalysis(g.label, None, str(exc), length, note, window)
+    if spec.d > MAX_D:
+        return LayerAnalysis(g.label, None, f"rotary dimension {spec.d:,} is beyond any real model "
+                                           f"(> {MAX_D:,}): not analysed", length, note, window)
+    a = LayerAnalysis(g.label, spec, None, length, note, window)
+    try:
+        a.scheme_result = apply_scheme(spec, seq_len=max(length, 1))
+        a.bound = extrapolation_bound(spec)
+    except (ValueError, OverflowError, ZeroDivisionError) as exc:
+        a.error = str(exc)
+    return a
+
+
+def lint_config(cfg: LoadedConfig) -> LintResult:
+    """All findings for ``cfg`` (unfiltered; ``findings.select_findings`` filters)."""
+    from .rules import dtype, lengths, schemes, values
+
+    findings: list[Finding] = list(values.check(cfg))
+    layers = [_analyse(cfg, i) for i in range(len(cfg.layers))]
+    has_value_error = any(f.severity == "error" for f in findings)
+    for g, a in zip(cfg.layers, layers):
+        if a.error and not has_value_error:
+            findings.append(values.scheme_error(cfg, g, a.error))
+            has_value_error = True
+    for i, a in enumerate(layers):
+        if a.spec is None or a.bound is None or a.length < 1:
+            continue
+        findings.extend(lengths.check(cfg, i, a))
+        findings.extend(schemes.check(cfg, i, a))
+    findings.extend(dtype.check(cfg))
+    return LintResult(cfg.path, cfg, layers, findings)

@@ -1,0 +1,39 @@
+"""RE1xx: config files a directory scan could not use (``ropelaw lint DIR``).
+
+A file named on the command line that cannot be read or parsed is bad input: one line on
+stderr, exit 2. A file found while scanning a directory is reported as one of these findings
+instead, so one broken file does not hide the findings of the others (exit 1).
+Files that parse but hold no RoPE settings (a CI workflow, a tokenizer config) are skipped
+and counted in the summary.
+"""
+
+from __future__ import annotations
+
+from ...findings import Finding, define_rule
+
+UNREADABLE = define_rule(
+    "RE101", "unreadable-config", "error",
+    "a config file could not be read as text",
+    what="Reports a *.json / *.yaml / *.yml / *.toml file found in a directory scan that cannot be read: "
+         "an I/O error, a binary file, text that is not UTF-8, or a file over 16 MiB.",
+    why="A config the linter cannot read is a config nobody checked.",
+    example="configs/model.json containing safetensors bytes",
+    fix="Fix or remove the file, or keep binary files out of the linted directory.",
+)
+MALFORMED = define_rule(
+    "RE102", "malformed-config", "error",
+    "a config file is not valid JSON, YAML or TOML, or its top level is not a mapping",
+    what="Reports a file found in a directory scan whose parser fails (truncated JSON, a YAML syntax error, "
+         "invalid TOML) or whose top level is a list or scalar.",
+    why="transformers and training launchers fail on the same file at start-up, or read only part of it.",
+    example='{"hidden_size": 4096, "rope_theta": ',
+    fix="Fix the syntax at the position in the message.",
+)
+
+
+def finding_for(path: str, message: str) -> Finding:
+    """RE101 or RE102 for a UsageError message from the loader."""
+    low = message.lower()
+    rule = MALFORMED if ("malformed" in low or "top level" in low) else UNREADABLE
+    text = message[len(path) + 2:] if message.startswith(path + ": ") else message
+    return Finding.of(rule, text, path=path, line=1, column=1)

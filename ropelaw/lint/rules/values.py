@@ -1,0 +1,396 @@
+"""RV0xx: invalid or inconsistent values in a config (``ropelaw lint``).
+
+Each check reads the values the loader found (with their keys and positions) and reports at
+the key. These run first; a config with an RV error may not yield a :class:`RopeSpec`, and
+then the bound, dtype and scheme checks are skipped for that layer group (said in the
+output).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Iterator
+
+from ...findings import Finding, define_rule
+from ..loader import LoadedConfig, Value, canonical_scheme, fmt_count
+
+HF_ROPE = "transformers: src/transformers/modeling_rope_utils.py (ROPE_INIT_FUNCTIONS, rope_config_validation)"
+
+INVALID_TYPE = define_rule(
+    "RV001", "invalid-value-type", "error",
+    "a RoPE setting holds a value of the wrong type",
+    what="Checks that every RoPE-related setting the loader reads (rotary dims, heads, base, lengths, "
+         "scheme parameters, factor lists) has the type the model code needs: a number, a whole number, "
+         "a list of numbers, a string.",
+    why="transformers does arithmetic on these values when it builds the rotary frequencies; a string "
+        "`\"10000\"` or `true` either crashes at model load or, worse, silently becomes 1.",
+    example='{"rope_theta": "1e6"}',
+    fix="Write the value as a JSON number (`1000000.0`), a whole number for dims and lengths, a list for "
+        "LongRoPE factors.",
+    references=(HF_ROPE,),
+)
+NON_FINITE = define_rule(
+    "RV002", "non-finite-value", "error",
+    "a RoPE setting is NaN, infinite or too large for a float",
+    what="Flags NaN, Infinity and numbers beyond float64 range (e.g. `1e400`, which JSON parsers turn into inf).",
+    why="A non-finite base or factor makes every rotary frequency NaN or 0: attention loses all position "
+        "information without an error.",
+    example='{"rope_theta": NaN}',
+    fix="Write the intended finite value.",
+    references=("IEEE 754-2019, sec. 6 (infinity and NaN)",),
+)
+ODD_DIM = define_rule(
+    "RV003", "odd-rotary-dimension", "error",
+    "the rotary dimension is odd or below 2",
+    what="Checks that the number of rotated dims per head (head_dim x partial_rotary_factor, rotary_dim, "
+         "qk_rope_head_dim, ...) is an even whole number >= 2.",
+    why="RoPE rotates pairs of dims (RoFormer eq. 14-15); an odd count leaves one dim unrotated or breaks "
+        "the cos/sin concatenation at load time.",
+    example='{"hidden_size": 4096, "num_attention_heads": 32, "rotary_dim": 63}',
+    fix="Choose a partial factor or rotary_dim giving an even number of dims.",
+    references=("Su et al. 2021, RoFormer, arXiv 2104.09864, eq. 14-15",),
+)
+NOT_INTEGER = define_rule(
+    "RV004", "rotary-dimension-not-integer", "warning",
+    "head_dim or the rotary dims are not a whole number and get truncated",
+    what="Flags hidden_size not divisible by num_attention_heads, and head_dim x partial_rotary_factor "
+         "(or rotary_pct) that is not a whole number.",
+    why="transformers truncates (`int(head_dim * partial_rotary_factor)`), so the model rotates fewer dims "
+        "than the config suggests, and a reimplementation that rounds will disagree with the checkpoint.",
+    example='{"hidden_size": 4096, "num_attention_heads": 48}',
+    fix="Set head_dim explicitly, or pick a factor that gives a whole number of dims.",
+    references=(HF_ROPE,),
+)
+BASE_LE_ONE = define_rule(
+    "RV005", "base-not-above-one", "error",
+    "the RoPE base is <= 1",
+    what="Checks rope_theta (and its aliases, and per-layer bases) is > 1.",
+    why="theta_i = base^(-2i/d): base 1 makes every pair rotate at 1 rad/token (no long-range signal), "
+        "a base below 1 makes later pairs rotate faster than earlier ones, and <= 0 is undefined.",
+    example='{"rope_theta": 1.0}',
+    fix="Use a base > 1: 10000 (RoFormer), 5e5 (Llama 3), 1e6 (Qwen2).",
+    references=("Su et al. 2021, RoFormer, arXiv 2104.09864, eq. 15",),
+)
+FACTOR_LT_ONE = define_rule(
+    "RV006", "factor-below-one", "error",
+    "a scaling factor is below 1",
+    what="Checks the `factor` of linear, dynamic, NTK, YaRN, Llama 3 and LongRoPE scaling is >= 1.",
+    why="These schemes extend the context by the factor; below 1 they compress it (and transformers rejects "
+        "factor < 1 for most of them).",
+    example='{"rope_scaling": {"rope_type": "linear", "factor": 0.5}}',
+    fix="Use factor = target context / trained context (>= 1), or drop rope_scaling.",
+    references=(HF_ROPE, "Chen et al. 2023, arXiv 2306.15595 (Position Interpolation)"),
+)
+MISSING_PARAM = define_rule(
+    "RV007", "missing-scheme-parameter", "error",
+    "the scaling scheme lacks a parameter it needs",
+    what="Checks that rope_scaling / rope_parameters holds every parameter the named scheme requires "
+         "(e.g. `factor` for yarn, `short_factor` and `long_factor` for longrope).",
+    why="transformers fails at model load or falls back to a default that is not what the config's author meant.",
+    example='{"rope_scaling": {"rope_type": "yarn"}}',
+    fix="Add the parameter; `ropelaw schemes` lists what each scheme takes.",
+    references=(HF_ROPE,),
+)
+UNKNOWN_SCHEME = define_rule(
+    "RV008", "unknown-scheme", "error",
+    "rope_type names no known scaling scheme",
+    what="Checks that `rope_type` (or the older `type`) is a scheme ropelaw knows: default, linear, dynamic, "
+         "ntk, yarn, llama3, longrope (su), rerope, leaky_rerope.",
+    why="An unknown name either fails at load or is silently ignored, leaving plain RoPE past the trained length.",
+    example='{"rope_scaling": {"type": "yarn2", "factor": 4}}',
+    fix="Use one of the names listed by `ropelaw schemes`.",
+    references=(HF_ROPE,),
+)
+UNKNOWN_PARAM = define_rule(
+    "RV009", "unknown-scheme-parameter", "warning",
+    "rope_scaling holds a parameter its scheme does not take",
+    what="Flags keys in rope_scaling / rope_parameters that the named scheme ignores.",
+    why="Usually a typo (`orignal_max_position_embeddings`) or a parameter of another scheme: the value the "
+        "author tuned is not used.",
+    example='{"rope_scaling": {"rope_type": "linear", "factor": 4, "beta_fast": 32}}',
+    fix="Remove the key or fix its spelling.",
+    references=(HF_ROPE,),
+)
+YARN_FACTOR = define_rule(
+    "RV010", "yarn-factor-inconsistent", "warning",
+    "YaRN factor differs from max_position_embeddings / original_max_position_embeddings",
+    what="For rope_type yarn, compares `factor` with max_position_embeddings / original_max_position_embeddings.",
+    why="YaRN's factor s is the ratio of the extended to the original context (Peng et al. sec. 3); when they "
+        "disagree, either the advertised context or the interpolation is wrong (transformers warns about the "
+        "same mismatch).",
+    example='{"max_position_embeddings": 32768, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, '
+            '"original_max_position_embeddings": 32768}}',
+    fix="Set max_position_embeddings = factor x original_max_position_embeddings (or fix the factor).",
+    references=("Peng et al. 2023, YaRN, arXiv 2309.00071, sec. 3", HF_ROPE),
+)
+BAND_ORDER = define_rule(
+    "RV011", "llama3-band-order", "error",
+    "Llama 3 scaling: low_freq_factor is not below high_freq_factor",
+    what="Checks 0 < low_freq_factor < high_freq_factor for rope_type llama3.",
+    why="The bands are wavelengths above original/low (divided by the factor) and below original/high (kept); "
+        "low >= high makes the smoothing band empty or inverted (division by zero at equality).",
+    example='{"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 4, "high_freq_factor": 1}}',
+    fix="Llama 3.1 uses low_freq_factor 1, high_freq_factor 4.",
+    references=("Meta, The Llama 3 Herd of Models, arXiv 2407.21783", HF_ROPE),
+)
+LONGROPE_LEN = define_rule(
+    "RV012", "longrope-factor-length", "error",
+    "LongRoPE factor list has the wrong length or a non-positive entry",
+    what="Checks short_factor and long_factor each have d/2 entries (one per rotation pair), all > 0.",
+    why="Each entry divides one pair's frequency; a list of another length belongs to another head size, "
+        "and transformers fails at load.",
+    example='{"head_dim": 96, "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.0], ...}}',
+    fix="Give d/2 factors (48 for Phi-3-mini's head_dim 96).",
+    references=("Ding et al. 2024, LongRoPE, arXiv 2402.13753", HF_ROPE),
+)
+BAD_LENGTH = define_rule(
+    "RV013", "invalid-length", "error",
+    "a context length is not a whole number above 2*pi",
+    what="Checks max_position_embeddings, original_max_position_embeddings, seq_length and sliding windows "
+         "are whole numbers (> 2*pi for the lengths a bound is computed from).",
+    why="A fractional or tiny length cannot be a context; the scaling law needs T_train > 2*pi (no pair can "
+        "complete a period otherwise).",
+    example='{"max_position_embeddings": 4096.5}',
+    fix="Write the length in tokens as a whole number.",
+    references=("Liu et al. 2023, arXiv 2310.05209, Lemma 1",),
+)
+ORIG_GT_MAX = define_rule(
+    "RV014", "original-exceeds-max", "warning",
+    "original_max_position_embeddings exceeds max_position_embeddings",
+    what="Flags a scaling scheme whose original (trained) context is longer than the advertised context.",
+    why="The scheme then shrinks rather than extends the context; usually the two keys are swapped.",
+    example='{"max_position_embeddings": 4096, "rope_scaling": {"original_max_position_embeddings": 131072, ...}}',
+    fix="Set original_max_position_embeddings to the pre-training length and max_position_embeddings to "
+        "the extended context.",
+    references=(HF_ROPE,),
+)
+YARN_BETAS = define_rule(
+    "RV015", "yarn-beta-order", "error",
+    "YaRN beta_fast is not above beta_slow",
+    what="Checks beta_fast > beta_slow > 0 for rope_type yarn.",
+    why="The NTK-by-parts ramp runs from beta_slow to beta_fast rotations (Peng et al. sec. 3.2); inverted, "
+        "the ramp is empty and pairs are interpolated or kept the wrong way round.",
+    example='{"rope_scaling": {"rope_type": "yarn", "factor": 4, "beta_fast": 1, "beta_slow": 32}}',
+    fix="The paper's values for LLaMA: beta_fast 32, beta_slow 1.",
+    references=("Peng et al. 2023, YaRN, arXiv 2309.00071, sec. 3.2",),
+)
+BAD_SCHEME = define_rule(
+    "RV016", "invalid-scheme-setup", "error",
+    "the scaling scheme rejects its parameters",
+    what="Runs the scheme from the scheme registry with the config's parameters and reports any other "
+         "error it raises (a value out of its domain that the specific RV rules do not name).",
+    why="A scheme that cannot compute its frequencies fails at model load, or leaves plain RoPE in place.",
+    example='{"rope_scaling": {"rope_type": "leaky_rerope", "window": 512, "k": 0.5}}',
+    fix="Follow the message: it names the parameter and its domain.",
+    references=(HF_ROPE,),
+)
+
+
+def _at(cfg: LoadedConfig, rule, v: Value, message: str, fix: str | None = None, **data: Any) -> Finding:
+    return Finding.of(rule, message, path=cfg.path, line=v.line, column=v.column, fix=fix, **data)
+
+
+def _type_name(x: Any) -> str:
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "boolean"
+    if isinstance(x, str):
+        return "string"
+    if isinstance(x, (list, tuple)):
+        return "list"
+    if isinstance(x, dict):
+        return "mapping"
+    return type(x).__name__
+
+
+def _check_value(cfg: LoadedConfig, v: Value) -> Iterator[Finding]:
+    """RV001/RV002 for one value read from the file."""
+    x = v.raw
+    if v.expect in ("number", "int"):
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be a number, got {_type_name(x)} {x!r:.40}")
+            return
+        try:
+            f = float(x)
+        except OverflowError:
+            yield _at(cfg, NON_FINITE, v, f"{v.key} = {str(x)[:30]}... is beyond float range")
+            return
+        if not math.isfinite(f):
+            yield _at(cfg, NON_FINITE, v, f"{v.key} is {f!r} (not a finite number)")
+            return
+        if v.expect == "int" and f != int(f):
+            yield _at(cfg, BAD_LENGTH if "position" in (v.key or "") or "length" in (v.key or "")
+                      or "window" in (v.key or "") else INVALID_TYPE,
+                      v, f"{v.key} must be a whole number, got {x!r}")
+    elif v.expect == "list":
+        if not isinstance(x, (list, tuple)):
+            yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be a list of numbers, got {_type_name(x)}")
+            return
+        for i, e in enumerate(x):
+            if isinstance(e, bool) or not isinstance(e, (int, float)):
+                yield _at(cfg, INVALID_TYPE, v, f"{v.key}[{i}] must be a number, got {_type_name(e)} {e!r:.40}")
+                return
+            try:
+                ok = math.isfinite(float(e))
+            except OverflowError:
+                ok = False
+            if not ok:
+                yield _at(cfg, NON_FINITE, v, f"{v.key}[{i}] is {e!r:.30} (not a finite number)")
+                return
+    elif v.expect == "str":
+        if not isinstance(x, str):
+            yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be a string, got {_type_name(x)} {x!r:.40}")
+    elif v.expect == "bool":
+        if not isinstance(x, bool) and not (isinstance(x, str) and x.lower() in ("true", "false")):
+            yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be true or false, got {_type_name(x)} {x!r:.40}")
+    elif v.expect == "mapping":
+        if not isinstance(x, dict):
+            yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be a mapping, got {_type_name(x)}")
+
+
+def check(cfg: LoadedConfig) -> list[Finding]:
+    """Every RV finding of ``cfg``, each at the key it concerns."""
+    out: list[Finding] = []
+    seen: set[tuple] = set()
+    # 1. types and finiteness of every value read from the file
+    for v in cfg.inputs:
+        if v.key is None or (v.key, v.line, v.column) in seen:
+            continue
+        seen.add((v.key, v.line, v.column))
+        out.extend(_check_value(cfg, v))
+    bad_keys = {f.data.get("key") for f in out} | {(f.line, f.column) for f in out}
+    # 2. problems the loader noticed while deriving (truncated dims, bad rope_scaling type)
+    for name, v, message in cfg.problems:
+        if v is None:
+            continue
+        rule = NOT_INTEGER if name == "rotary-dimension-not-integer" else INVALID_TYPE
+        if rule is INVALID_TYPE and (v.line, v.column) in bad_keys:
+            continue
+        out.append(_at(cfg, rule, v, message))
+    # 3. per layer group: dims, base, scheme (a value shared by two groups is reported once)
+    shared: set[int] = set()
+    for g in cfg.layers:
+        label = "" if g.label == "all layers" else f" ({g.label})"
+        d = g.d.number()
+        if id(g.d) in shared:
+            d = None
+        shared.update((id(g.d),))
+        if d is not None and (d != int(d) or int(d) < 2 or int(d) % 2):
+            out.append(_at(cfg, ODD_DIM, g.d, f"rotary dimension {fmt_count(d)} from {g.d.where}{label} is "
+                                              f"{'below 2' if d < 2 else 'odd'}: RoPE rotates pairs of dims"))
+        b = g.base.number() if id(g.base) not in shared else None
+        shared.add(id(g.base))
+        if b is not None and b <= 1:
+            out.append(_at(cfg, BASE_LE_ONE, g.base, f"base {b:g} from {g.base.where}{label} must be > 1"))
+        out.extend(_scheme_values(cfg, g, label))
+    # 4. lengths
+    for v in (cfg.max_pos, cfg.original_max, cfg.train_len, cfg.target):
+        if v is None or v.key is None:
+            continue
+        n = v.number()
+        if n is not None and n == int(n) and n <= 2 * math.pi:
+            out.append(_at(cfg, BAD_LENGTH, v, f"{v.key} = {fmt_count(n)} is not a context length "
+                                               f"(must exceed 2*pi)"))
+    mx, og = cfg.max_pos, cfg.original_max
+    if mx is not None and og is not None and mx.number() and og.number() and og.number() > mx.number() \
+            and cfg.layers[0].scheme.raw not in (None, "default"):
+        out.append(_at(cfg, ORIG_GT_MAX, og, f"{og.key} {fmt_count(og.number())} exceeds {mx.where} "
+                                             f"{fmt_count(mx.number())}: the scheme shrinks the context"))
+    return _dedupe(out)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen, out = set(), []
+    for f in findings:
+        k = (f.code, f.line, f.column, f.message)
+        if k not in seen:
+            seen.add(k)
+            out.append(f)
+    return out
+
+
+def _scheme_values(cfg: LoadedConfig, g, label: str) -> Iterator[Finding]:
+    from ...schemes import SCHEMES
+
+    sv = g.scheme
+    if not isinstance(sv.raw, str):
+        return  # RV001 reported it
+    name = canonical_scheme(sv.raw)
+    info = SCHEMES.get(name)
+    if info is None:
+        yield _at(cfg, UNKNOWN_SCHEME, sv, f"{sv.key or 'rope_type'} {sv.raw!r}{label} is not a known scheme "
+                                           f"(known: {', '.join(sorted({i.name for i in SCHEMES.values()}))})")
+        return
+    given = set(g.params)
+    # loader-provided context parameters are not the user's typo
+    allowed = set(info.required) | set(info.optional) | {"max_position_embeddings"}
+    anchor = g.block or sv
+    for p in info.required:
+        if p not in given:
+            yield _at(cfg, MISSING_PARAM, anchor, f"scheme {info.name!r}{label} needs {p!r} in {anchor.key or 'rope_scaling'}")
+    for p in sorted(given - allowed):
+        v = g.params[p]
+        yield _at(cfg, UNKNOWN_PARAM, v, f"{v.key} is not a parameter of scheme {info.name!r} (takes: "
+                                         f"{', '.join(info.required + info.optional)})")
+    f = g.params.get("factor")
+    if f is not None and f.number() is not None and f.number() < 1:
+        yield _at(cfg, FACTOR_LT_ONE, f, f"{f.key} = {f.number():g}{label} is below 1: scheme {info.name!r} "
+                                         f"would shrink the context")
+    if info.name == "yarn":
+        yield from _yarn_values(cfg, g, f)
+    if info.name == "llama3":
+        lo, hi = g.params.get("low_freq_factor"), g.params.get("high_freq_factor")
+        lo_n = lo.number() if lo else 1.0
+        hi_n = hi.number() if hi else 4.0
+        if lo_n is not None and hi_n is not None and not (0 < lo_n < hi_n):
+            v = lo or hi
+            yield _at(cfg, BAND_ORDER, v, f"low_freq_factor {lo_n:g} must be > 0 and below high_freq_factor "
+                                          f"{hi_n:g} (wavelength bands original/low > original/high)")
+    if info.name == "longrope":
+        d = g.d.number()
+        pairs = int(d) // 2 if d is not None and d == int(d) else None
+        for p in ("short_factor", "long_factor"):
+            v = g.params.get(p)
+            if v is None or not isinstance(v.raw, list) or pairs is None:
+                continue
+            if len(v.raw) != pairs:
+                yield _at(cfg, LONGROPE_LEN, v, f"{v.key} has {len(v.raw)} entries; rotary dims {fmt_count(d)} "
+                                                f"({g.d.where}) need d/2 = {pairs}")
+                continue
+            for i, e in enumerate(v.raw):
+                if isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(float(e)) and e <= 0:
+                    yield _at(cfg, LONGROPE_LEN, v, f"{v.key}[{i}] = {e!r} must be > 0 (it divides pair {i}'s frequency)")
+                    break
+
+
+def _yarn_values(cfg: LoadedConfig, g, f: Value | None) -> Iterator[Finding]:
+    bf, bs = g.params.get("beta_fast"), g.params.get("beta_slow")
+    bf_n = bf.number() if bf else 32.0
+    bs_n = bs.number() if bs else 1.0
+    if bf_n is not None and bs_n is not None and not (bf_n > bs_n > 0):
+        v = bf or bs
+        yield _at(cfg, YARN_BETAS, v, f"beta_fast {bf_n:g} must exceed beta_slow {bs_n:g} > 0")
+    orig = g.params.get("original_max_position_embeddings")
+    mx = cfg.max_pos
+    if f is None or orig is None or mx is None:
+        return
+    fn, on, mn = f.number(), orig.number(), mx.number()
+    if None in (fn, on, mn) or on <= 0 or fn < 1:
+        return
+    ratio = Fraction(mn) / Fraction(on)
+    if Fraction(fn) != ratio:
+        implied = fn * on
+        yield _at(cfg, YARN_FACTOR, f,
+                  f"YaRN factor {fn:g} but {mx.where} / {orig.key} = {fmt_count(mn)} / {fmt_count(on)} = "
+                  f"{float(ratio):g}: the factor implies a context of {fmt_count(implied)}",
+                  fix=f"set max_position_embeddings to {fmt_count(implied)} if that is the context you serve, "
+                      f"or factor to {float(ratio):g}",
+                  factor=fn, implied_context=implied, max_position_embeddings=mn)
+
+
+def scheme_error(cfg: LoadedConfig, g, message: str) -> Finding:
+    """RV016 for an error the registry raised that no specific RV rule covers."""
+    v = g.block or g.scheme
+    return _at(cfg, BAD_SCHEME, v, message)

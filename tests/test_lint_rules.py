@@ -1,0 +1,277 @@
+"""Every lint rule's failing path: a fixture, the exact finding (code, key), the numbers.
+
+Numbers are re-derived here from the papers' formulas, not from the code under test:
+Liu et al. 2023 (arXiv 2310.05209) Lemma 1 / Theorem 3; seed 000 (Leaky ReRoPE safe length);
+HF dynamic NTK base; brute-force casts for float formats; numpy sums for Men et al.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+
+import mpmath
+import numpy as np
+import pytest
+
+from ropelaw.findings import all_rules, get_rule
+from ropelaw.lint.check import lint_config
+from ropelaw.lint.loader import load_mapping, parse_text
+
+BASE = {"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 5e5, "max_position_embeddings": 8192}
+
+
+def lint(data, text=None, **kw):
+    if text is not None:
+        data, pos = parse_text(text, "json")
+    else:
+        text = json.dumps(data, indent=1)
+        data, pos = parse_text(text, "json")
+    return lint_config(load_mapping(data, pos, path="c.json", **kw)).findings
+
+
+def codes(findings):
+    return sorted(f.code for f in findings)
+
+
+def only(findings, code):
+    found = [f for f in findings if f.code == code]
+    assert len(found) == 1, (code, [(f.code, f.message) for f in findings])
+    return found[0]
+
+
+def line_of(text, key):
+    return next(i for i, line in enumerate(text.splitlines(), 1) if f'"{key}"' in line)
+
+
+def d_extra(d, t, b):
+    with mpmath.workdps(50):
+        return 2 * sum(1 for i in range(d // 2) if 2 * mpmath.pi * mpmath.mpf(b) ** (mpmath.mpf(2 * i) / d) <= t)
+
+
+def test_clean_fixture_is_clean():
+    assert lint(BASE) == []
+
+
+# -- RV ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("patch,code,key", [
+    ({"rope_theta": "1e6"}, "RV001", "rope_theta"),
+    ({"num_attention_heads": True}, "RV001", "num_attention_heads"),
+    ({"rope_scaling": {"type": "longrope", "short_factor": "x", "long_factor": [1.0] * 64,
+                       "original_max_position_embeddings": 4096}}, "RV001", "short_factor"),
+    ({"rope_scaling": 3}, "RV001", "rope_scaling"),
+    ({"rotary_dim": 63}, "RV003", "rotary_dim"),
+    ({"num_attention_heads": 48}, "RV004", "hidden_size"),
+    ({"partial_rotary_factor": 0.3}, "RV004", "partial_rotary_factor"),
+    ({"rope_theta": 1.0}, "RV005", "rope_theta"),
+    ({"rope_theta": -5}, "RV005", "rope_theta"),
+    ({"rope_scaling": {"rope_type": "linear", "factor": 0.5}}, "RV006", "factor"),
+    ({"rope_scaling": {"rope_type": "yarn"}}, "RV007", "rope_scaling"),
+    ({"rope_scaling": {"type": "yarn2", "factor": 4}}, "RV008", "type"),
+    ({"rope_scaling": {"rope_type": "linear", "factor": 2, "beta_fast": 32}}, "RV009", "beta_fast"),
+    ({"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 4, "high_freq_factor": 1,
+                       "original_max_position_embeddings": 8192}}, "RV011", "low_freq_factor"),
+    ({"rope_scaling": {"type": "longrope", "short_factor": [1.0] * 48, "long_factor": [1.0] * 64,
+                       "original_max_position_embeddings": 4096}}, "RV012", "short_factor"),
+    ({"rope_scaling": {"type": "longrope", "short_factor": [1.0] * 63 + [0.0], "long_factor": [1.0] * 64,
+                       "original_max_position_embeddings": 4096}}, "RV012", "short_factor"),
+    ({"max_position_embeddings": 4096.5}, "RV013", "max_position_embeddings"),
+    ({"max_position_embeddings": 4}, "RV013", "max_position_embeddings"),
+    ({"max_position_embeddings": 4096, "rope_scaling": {"rope_type": "yarn", "factor": 4,
+                                                        "original_max_position_embeddings": 131072}},
+     "RV014", "original_max_position_embeddings"),
+    ({"rope_scaling": {"rope_type": "yarn", "factor": 1, "beta_fast": 1, "beta_slow": 32,
+                       "original_max_position_embeddings": 8192}}, "RV015", "beta_fast"),
+    ({"rope_scaling": {"rope_type": "leaky_rerope", "window": 512, "k": 0.5}}, "RV016", "rope_scaling"),
+])
+def test_value_rules(patch, code, key):
+    data = {**BASE, **patch}
+    text = json.dumps(data, indent=1)
+    f = only(lint(None, text=text), code)
+    assert f.line == line_of(text, key), (f.line, f.message)
+    assert f.severity == get_rule(code).severity
+
+
+def test_non_finite_values_point_at_their_keys():
+    text = ('{"hidden_size": 4096, "num_attention_heads": 32,\n "rope_theta": NaN,\n'
+            ' "max_position_embeddings": 1e400}')
+    found = lint(None, text=text)
+    assert [(f.code, f.line) for f in found] == [("RV002", 2), ("RV002", 3)]
+    assert "nan" in found[0].message and "inf" in found[1].message
+
+
+def test_yarn_factor_inconsistent_numbers():
+    data = {**BASE, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192}}
+    f = only(lint(data), "RV010")
+    assert "8,192 / 8,192 = 1" in f.message and "32,768" in f.message  # 4 x 8192
+    data["max_position_embeddings"] = 32768
+    assert "RV010" not in codes(lint(data))  # consistent: factor = 32768 / 8192
+
+
+# -- RL ------------------------------------------------------------------------------------
+def test_rl101_target_beyond_bound_numbers():
+    f = only(lint(BASE, target=32768), "RL101")
+    # Liu Lemma 1: d_extra(128, 8192, 5e5) = 70; from scratch the bound is T_train = 8192
+    assert d_extra(128, 8192, 5e5) == 70 and f.data["critical_dimension"] == 70
+    assert f.data["extrapolation_bound"] == 8192
+    # Theorem 3 inverted: beta = (T/2pi)^(d/d_extra) reaches T = 32768
+    beta = (32768 / (2 * math.pi)) ** (128 / 70)
+    assert f.data["base_for_target"] == pytest.approx(beta, rel=1e-12)
+    assert 2 * math.pi * f.data["base_for_target"] ** (70 / 128) >= 32768
+    assert "target 32,768 tokens [--target] exceeds the extrapolation bound 8,192" in f.message
+
+
+def test_rl101_llama2_ux_example():
+    """UX.md: Llama 2 7B at 32K: bound 4,096, 'a base of 1.5e5 reaches it'."""
+    data = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 4096}
+    f = only(lint(data, target=32768), "RL101")
+    assert f.data["extrapolation_bound"] == 4096 and round(f.data["base_for_target"], -4) == 150000
+
+
+def test_rl102_through_scheme():
+    data = {**BASE, "max_position_embeddings": 65536, "original_max_position_embeddings": 8192,
+            "rope_scaling": {"rope_type": "linear", "factor": 2.0}}
+    f = only(lint(data), "RL102")
+    k = d_extra(128, 8192, 5e5) // 2
+    expected = 2 * float(2 * mpmath.pi * mpmath.mpf(5e5) ** (mpmath.mpf(2 * k) / 128))
+    assert f.data["extrapolation_bound"] == pytest.approx(expected, rel=1e-12)
+    assert f.data["critical_pair"] == 35 and "'linear'" in f.message
+    # tuned at the target: Theorem 3, the bound is at least T_tune
+    assert "RL102" not in codes(lint(data, tune=65536))
+
+
+def test_rl103_men_lower_bound():
+    data = {**BASE, "rope_theta": 10000.0, "max_position_embeddings": 4096}
+    f = only(lint(data), "RL103")
+    theta = 10000.0 ** (-2.0 * np.arange(64) / 128)  # (64,) float64
+    m = np.arange(4097, dtype=np.float64)[:, None]
+    first = int(np.nonzero(np.cos(m * theta).sum(axis=1) < 0)[0][0])
+    assert f.data["supported_length"] == first - 1 == 1706
+    # the suggested base keeps B >= 0 to 4096 (checked by the same brute force)
+    lb = f.data["base_lower_bound"]
+    theta_lb = lb ** (-2.0 * np.arange(64) / 128)
+    assert (np.cos(m * theta_lb).sum(axis=1) >= 0).all()
+    assert lb >= 2.7e4  # Men et al. Table 1 prints 2.7e4 for 4k at d=128; the bisection edge is above it
+
+
+# -- RS ------------------------------------------------------------------------------------
+def test_rs101_leaky_rerope_safe_length():
+    data = {**BASE, "max_position_embeddings": 65536, "rope_theta": 10000.0,
+            "rope_scaling": {"rope_type": "leaky_rerope", "window": 512, "k": 4}}
+    f = only(lint(data, train=4096), "RS101")
+    # seed 000: encoded position w + (D - w)/k <= T - 1 for D = L - 1 -> L* = w + 1 + floor(k (T - 1 - w))
+    assert f.data["safe_length"] == 512 + 1 + 4 * (4095 - 512) == 14845
+    assert f.data["k_needed"] == pytest.approx((65535 - 512) / (4095 - 512))
+    assert "RS101" not in codes(lint(data, train=4096, target=14845))
+    assert "RS101" in codes(lint(data, train=4096, target=14846))
+
+
+def test_rs102_rerope_window_beyond_training():
+    data = {**BASE, "rope_theta": 10000.0, "rope_scaling": {"rope_type": "rerope", "window": 8192}}
+    f = only(lint(data, train=4096, target=8192), "RS102")
+    assert f.data == {"window": 8192, "train_len": 4096}
+
+
+def test_rs103_dynamic_ntk_at_target():
+    data = {**BASE, "rope_theta": 10000.0, "max_position_embeddings": 4096,
+            "rope_scaling": {"type": "dynamic", "factor": 2.0}}
+    f = only(lint(data, target=262144), "RS103")
+    # HF dynamic: base * (s*L/L0 - (s-1))^(d/(d-2))
+    expected = 10000.0 * (2 * 262144 / 4096 - 1) ** (128 / 126)
+    assert f.data["base_at_target"] == pytest.approx(expected, rel=1e-12)
+    assert f.data["extrapolation_bound"] < 262144
+    assert "RL102" not in codes(lint(data, target=262144))  # dynamic is RS103's, not RL102's
+
+
+# -- RP2xx ---------------------------------------------------------------------------------
+def test_rp201_fp16_at_4096_ux_example():
+    data = {**BASE, "max_position_embeddings": 4096, "rope_theta": 1e6, "torch_dtype": "float16"}
+    f = only(lint(data), "RP201")
+    pos = np.arange(4096)
+    exact = int((pos.astype(np.float16).astype(np.int64) == pos).sum())
+    assert f.data["exact"] == exact == 3072 and "75.0%" in f.message
+
+
+def test_rp202_fp16_overflow():
+    data = {**BASE, "max_position_embeddings": 131072, "torch_dtype": "float16"}
+    f = only(lint(data), "RP202")
+    pos = np.arange(131072, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        inf = np.isinf(pos.astype(np.float16))
+    assert f.data["overflow_from"] == int(np.argmax(inf)) == 65520
+    assert f.data["overflow_count"] == int(inf.sum()) == 131072 - 65520
+    assert "RP202" not in codes(lint({**data, "torch_dtype": "bfloat16"}))
+
+
+# -- every rule has a failing test above and full documentation ----------------------------
+LINT_FAMILIES = ("RV", "RL", "RS", "RP2", "RE1")
+
+
+def test_every_lint_rule_is_documented_and_tested():
+    here = pathlib.Path(__file__).parent
+    tested = "".join((here / n).read_text() for n in ("test_lint_rules.py", "test_lint_loader.py"))
+    rules = [r for r in all_rules() if r.code.startswith(LINT_FAMILIES)]
+    assert len(rules) >= 25
+    for r in rules:
+        assert r.what and r.why and r.example and r.fix, r.code
+        assert r.code in tested or r.name in tested, f"{r.code} has no failing-path test"
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "github", "text"])
+def test_cli_formats_and_exit_codes(tmp_path, capsys, fmt):
+    from ropelaw.cli import main
+
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({**BASE, "torch_dtype": "float16"}, indent=2))
+    assert main(["lint", str(p), "--format", fmt]) == 0
+    capsys.readouterr()
+    assert main(["lint", str(p), "--format", fmt, "--target", "128k"]) == 1
+    out = capsys.readouterr().out
+    if fmt == "json":
+        doc = json.loads(out)
+        assert {f["code"] for f in doc["findings"]} == {"RL101", "RL103", "RP202"}
+        assert doc["configs"][0]["bound"]["extrapolation_bound"] == 8192
+    elif fmt == "sarif":
+        doc = json.loads(out)
+        assert doc["version"] == "2.1.0" and {r["ruleId"] for r in doc["runs"][0]["results"]} == {"RL101", "RL103", "RP202"}
+    elif fmt == "github":
+        assert "::error file=" in out and "title=RL101 target-beyond-bound" in out
+    else:
+        assert f"{p}:5:3: RL101 target-beyond-bound target 131,072 tokens [--target]" in out
+        assert out.strip().endswith("Found 3 findings (2 errors, 1 warning) in 1 config.")
+
+
+def test_cli_select_ignore_and_default_off(tmp_path, capsys):
+    from ropelaw.cli import main
+
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({**BASE, "torch_dtype": "bfloat16"}))
+    assert main(["lint", str(p)]) == 0  # RP201 is off by default
+    assert main(["lint", str(p), "--select", "RP201"]) == 1
+    assert "RP201 positions-inexact-in-dtype position ids in bf16 are exact for 10.9%" in capsys.readouterr().out
+    assert main(["lint", str(p), "--select", "ALL", "--ignore", "RP"]) == 0
+    assert main(["lint", str(p), "--target", "32768", "--ignore", "RL101,RL103"]) == 0
+
+
+def test_rule_command_shows_docs(capsys):
+    from ropelaw.cli import main
+
+    for r in all_rules():
+        if r.code.startswith(LINT_FAMILIES):
+            assert main(["rule", r.code]) == 0
+            out = capsys.readouterr().out
+            assert out.startswith(f"{r.code} {r.name} ({r.severity})") and "## Why it matters" in out
+
+
+def test_pre_commit_hook_file():
+    import yaml
+
+    hooks = yaml.safe_load((pathlib.Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
+    hook = next(h for h in hooks if h["id"] == "ropelaw-lint")
+    assert hook["entry"] == "ropelaw lint"
+    import re
+
+    rx = re.compile(hook["files"])
+    assert rx.search("models/llama/config.json") and rx.search("train/llama.yaml")
+    assert not rx.search("src/model.py")
