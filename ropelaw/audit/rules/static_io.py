@@ -1,0 +1,38 @@
+"""Static-scan input rules (RE001-RE003): files that could not be read or parsed.
+
+Raised by :mod:`ropelaw.audit.static`; such a file is reported and skipped, never a crash.
+"""
+
+from __future__ import annotations
+
+from ...findings import define_rule
+
+SYNTAX_ERROR = define_rule(
+    "RE001", "syntax-error", "error",
+    "the file is not valid Python for this interpreter and was skipped",
+    what="Reports a file that `ast.parse` rejects (the message carries the parser's own words and position).",
+    why="A file that cannot be parsed cannot be checked: a rotary bug in it would go unseen.",
+    example="def forward(self, x:\n    return x",
+    fix="Fix the syntax error, or exclude the file from the scan (pass only the files you mean).",
+    references=("Python language reference: https://docs.python.org/3/reference/grammar.html",),
+)
+
+UNDECODABLE_FILE = define_rule(
+    "RE002", "undecodable-file", "error",
+    "the file's bytes are not text in its declared encoding (UTF-8 by default) and it was skipped",
+    what="Reports a .py file whose bytes cannot be decoded (PEP 263 coding cookie, else UTF-8).",
+    why="Undecodable source cannot be parsed, so it cannot be checked.",
+    example="a .py file saved as Latin-1 with no `# -*- coding: latin-1 -*-` line",
+    fix="Save the file as UTF-8, or declare its encoding on the first or second line (PEP 263).",
+    references=("PEP 263, Defining Python Source Code Encodings",),
+)
+
+UNREADABLE_FILE = define_rule(
+    "RE003", "unreadable-file", "error",
+    "the file could not be read (permissions, a broken link, an I/O error) and was skipped",
+    what="Reports a file found while scanning a directory that the operating system refused to read.",
+    why="A file that cannot be read cannot be checked.",
+    example="src/model/rotary.py with mode 000, or a dangling symbolic link",
+    fix="Make the file readable (chmod u+r), or remove the broken link.",
+    references=(),
+)

@@ -1,0 +1,861 @@
+"""Static scan of model code: an AST checker for rotary / ALiBi precision bugs (RP1xx, RE0xx).
+
+pyflakes' split: :class:`Checker` walks one module's AST and only appends
+:class:`~ropelaw.findings.Finding` objects; the rules (codes, names, documentation, message
+helpers) live in ``ropelaw/audit/rules/static_*.py``; :mod:`ropelaw.report` formats.
+
+A little dataflow, within one function, in statement order: each local name carries the
+*kinds* of value it holds (``pos`` integer positions, ``freq`` rotary frequencies / ALiBi
+slopes, ``angle`` their product) and, once a low-precision dtype reached it, the *source* of
+that dtype (``buffer`` a module attribute's dtype, ``input`` an argument tensor's dtype,
+``caller`` a ``dtype`` parameter, ``default`` ``torch.get_default_dtype()``, ``low`` an
+explicit float16/bfloat16/fp8). Positions come from ``arange`` (without a step: a step marks
+the frequency exponents ``arange(0, dim, 2)``), ``position_ids``, ``cache_position`` and
+similar names, ``cumsum`` in ALiBi code, and names assigned from them; frequencies from
+``inv_freq``-like names (``slopes`` in ALiBi code).
+
+Where a position cast is reported: at once in rotary / ALiBi code (the function or class name
+mentions rotary, rope, rotate or alibi, the class registers a frequency buffer, or the
+function mentions ``inv_freq``); elsewhere only once the cast positions meet frequencies in
+a product or reach ``sin``/``cos``/``exp`` (an ``arange`` in the input dtype that builds a
+mask is not an encoding). An ``arange`` over a feature dimension (its stop mentions dim,
+head, feat, hidden, embed, channel or ``d``) holds exponents, not positions; the dtype of a
+tensor named like an integer (lengths, ids, mask, ...) is taken to be an integer dtype.
+``self.X.dtype`` follows a model cast unless ``X`` is a plain attribute of the class that is
+never registered as a buffer or parameter.
+
+Numbers in messages come from :func:`ropelaw.formats.exact_positions` at ``length``
+(default 8,192, the seed's context).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import sys
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..errors import UsageError
+from ..findings import Finding, Rule, select_findings
+from .rules import static_alibi as A
+from .rules import static_buffers as B
+from .rules import static_io as IO
+from .rules import static_positions as P
+from .rules import static_products as X
+
+__all__ = ["Checker", "scan_source", "scan_file", "scan_paths", "python_files", "ScanResult", "DEFAULT_LENGTH"]
+
+DEFAULT_LENGTH = 8192  # the seed's context: bf16 keeps 896 of 8,192 positions
+
+# names that hold integer positions
+_POS_NAME = re.compile(r"^(position_ids?|pos_ids?|positions?|pos|cache_positions?|seq_idx|seq_ids|"
+                       r"position_ids_expanded|position_ids_expanded_float|positions_ids|token_positions?|"
+                       r"context_position|memory_position|relative_position|distances?)$")
+# names that hold rotary frequencies (inv_freq, theta) -- not "freqs", which HF uses for angles
+_FREQ_NAME = re.compile(r"(inv_freq|^theta$|^freq$|^frequencies$|^inv_freqs$|_inv_freq)")
+_SLOPES_NAME = re.compile(r"slopes?$")
+_CACHE_METHOD = re.compile(r"cache", re.I)
+_ROTARY_NAME = re.compile(r"rotary|rope|alibi|rotate|rotemb", re.I)
+# an arange over a feature dimension holds frequency exponents, not positions
+_DIM_WORDS = re.compile(r"dim|feat|head|d_model|hidden|channel|embed|^d$", re.I)
+# tensors whose dtype is an integer dtype: arange(..., dtype=lengths.dtype) stays exact
+_INT_TENSOR = re.compile(r"(^|_)(len|lens|length|lengths|ind|inds|idx|index|indices|ids|id|mask|count|counts|duration)s?$")
+_LOW_DTYPES = {"float16", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+               "float8_e5m2fnuz"}
+_CLEAN_DTYPES = {"float32", "float", "float64", "double", "int64", "long", "int32", "int", "int16",
+                 "int8", "uint8", "complex64", "complex128", "cfloat", "cdouble", "bool"}
+_PRESERVING = {"expand", "expand_as", "reshape", "view", "unsqueeze", "squeeze", "transpose", "permute",
+               "repeat", "contiguous", "clone", "detach", "flatten", "to_dense", "requires_grad_",
+               "cuda", "cpu", "narrow", "roll", "flip", "repeat_interleave", "masked_fill", "clamp",
+               "clamp_min", "clamp_max", "abs", "neg", "t", "mT"}
+_TRIG = {"cos", "sin", "exp", "polar", "cos_", "sin_", "tan", "sigmoid", "softmax"}
+_MATMUL_FUNCS = {"matmul", "mm", "bmm"}
+_ELEMENTWISE_PRODUCTS = {"outer", "ger", "mul", "multiply"}
+# a file or function with none of these words cannot hold a finding: skip its walk (speed)
+_TRIGGERS = ("arange", "position", "freq", "autocast", "alibi", "register_buffer", "cumsum", "theta")
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
+
+_SOURCE_RULE = {"buffer": P.POSITIONS_IN_BUFFER_DTYPE, "input": P.POSITIONS_IN_INPUT_DTYPE,
+                "caller": P.POSITIONS_IN_INPUT_DTYPE, "default": P.POSITIONS_IN_DEFAULT_DTYPE,
+                "low": P.POSITIONS_IN_LOW_PRECISION}
+
+
+@dataclass(frozen=True)
+class Val:
+    """What an expression holds: kinds (``pos``/``freq``/``angle``) and a low-precision source."""
+
+    kinds: frozenset = frozenset()
+    source: str | None = None  # buffer | input | caller | default | low
+    what: str = ""  # the dtype's origin, for messages: "`self.inv_freq`", "`x`", "bfloat16"
+    reported: bool = False  # a finding already covers this value (do not report it again downstream)
+    # findings held back outside rotary code until the value meets frequencies or cos/sin
+    pending: tuple = field(default=(), compare=False)
+
+
+_NONE = Val()
+
+
+@dataclass
+class _Dtype:
+    source: str | None  # None: clean or not a dtype we know
+    what: str = ""
+    known: bool = False  # True when we recognised the expression as a dtype (clean or not)
+
+
+@dataclass
+class _Scope:
+    names: dict[str, Val] = field(default_factory=dict)
+    dtypes: dict[str, _Dtype] = field(default_factory=dict)  # local aliases of dtypes: dtype = x.dtype
+    params: set[str] = field(default_factory=set)
+    self_aliases: dict[str, str] = field(default_factory=dict)  # inv_freq = self.inv_freq
+    alibi: bool = False
+    rotary: bool = False  # rotary / ALiBi code: report position casts at once, not only when they reach an angle
+    freq_buffers: frozenset = frozenset()  # buffers of the enclosing class holding frequencies
+
+
+def _dotted(node: ast.AST) -> str:
+    """``torch.nn.functional`` for an Attribute chain of Names; "" otherwise."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _const_false(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def _kw(call: ast.Call, name: str) -> ast.AST | None:
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    return None
+
+
+def _einsum_contracts(call: ast.Call) -> bool:
+    """True when an ``einsum`` equation sums an index (evaluated with bmm, autocast-eligible)."""
+    if not call.args or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
+        return True  # unknown equation: assume a contraction
+    eq = call.args[0].value.replace(" ", "")
+    if "->" not in eq:
+        ins = [c for c in eq if c.isalpha()]
+        return any(ins.count(c) > 1 for c in set(ins))
+    lhs, rhs = eq.split("->", 1)
+    return any(c.isalpha() and c not in rhs for c in lhs)
+
+
+def _format_of(source: str | None, what: str) -> str:
+    """The format a low-precision source stands for in messages (bf16 unless named)."""
+    if source == "low":
+        return {"float16": "fp16", "half": "fp16", "float8_e4m3fn": "fp8_e4m3", "float8_e5m2": "fp8_e5m2"}.get(what, "bf16")
+    return "bf16"
+
+
+def _phrase(source: str | None, what: str) -> str:
+    return f"in {what}" if source == "low" else f"in the dtype of {what}"
+
+
+class Checker:
+    """Walks one module and appends findings to :attr:`findings` (pyflakes' role split)."""
+
+    def __init__(self, tree: ast.Module, path: str = "-", source: str = "", *, length: int = DEFAULT_LENGTH):
+        self.path = path
+        self.length = length
+        self.source = source
+        self.lines = source.splitlines()
+        self.findings: list[Finding] = []
+        self._seen: set[tuple[str, int, int]] = set()
+        self._autocast: list[str] = []  # stack of "on" / "off" / "unknown"
+        self._class: ast.ClassDef | None = None
+        self._class_buffers: frozenset = frozenset()
+        self._plain_attrs: frozenset = frozenset()  # self.X assigned a plain tensor and never registered
+        self._notes: dict[str, str] = {}
+        try:
+            self._module(tree)
+        except RecursionError:
+            pass  # an absurdly deep expression (e.g. a 10,000-term sum): keep what was found so far
+
+    # ------------------------------------------------------------------ reporting
+    def _note(self, dtype: str) -> str:
+        if dtype not in self._notes:
+            self._notes[dtype] = P.collision_note(dtype, self.length)
+        return self._notes[dtype]
+
+    def report(self, rule: Rule, node: ast.AST, message: str, fix: str | None = None, **data) -> None:
+        line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1
+        key = (rule.code, line, col)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.findings.append(Finding.of(rule, message, path=self.path, line=line, column=col, fix=fix, **data))
+
+    def _relevant(self, node: ast.AST) -> bool:
+        """Cheap text test: does the node's source mention any trigger word?"""
+        start, end = getattr(node, "lineno", 1), getattr(node, "end_lineno", None) or len(self.lines)
+        text = "\n".join(self.lines[start - 1:end])
+        return any(w in text for w in _TRIGGERS)
+
+    # ------------------------------------------------------------------ structure
+    def _module(self, tree: ast.Module) -> None:
+        scope = _Scope()
+        self._block(tree.body, scope)
+
+    def _class_def(self, node: ast.ClassDef) -> None:
+        if not self._relevant(node):
+            return
+        outer, outer_buffers = self._class, self._class_buffers
+        self._class = node
+        self._class_buffers = self._buffers_of(node)
+        outer_plain = self._plain_attrs
+        self._plain_attrs = self._plain_attrs_of(node)
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._function(stmt, _Scope())
+            elif isinstance(stmt, ast.ClassDef):
+                self._class_def(stmt)
+        self._class, self._class_buffers = outer, outer_buffers
+        self._plain_attrs = outer_plain
+
+    def _plain_attrs_of(self, cls: ast.ClassDef) -> frozenset:
+        """Attributes ``self.X = ...`` of the class that are neither buffers nor parameters.
+
+        ``Module.to(dtype)`` leaves them alone, so their dtype does not follow a cast.
+        """
+        assigned, registered = set(), set()
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign):
+                value = node.value
+                is_param = isinstance(value, ast.Call) and _dotted(value.func).split(".")[-1] in ("Parameter", "Linear", "Embedding")
+                for t in node.targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        (registered if is_param else assigned).add(t.attr)
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in ("register_buffer", "register_parameter") and node.args
+                  and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                registered.add(node.args[0].value)
+        return frozenset(assigned - registered)
+
+    def _self_dtype(self, dotted: str) -> _Dtype:
+        """dtype of ``self.X...``: follows a model cast unless X is a plain (unregistered) attribute."""
+        parts = dotted.split(".")
+        if len(parts) == 2 and parts[1] in self._plain_attrs:
+            return _Dtype(None, f"`{dotted}`", True)  # plain attribute: Module.to does not cast it
+        return _Dtype("buffer", f"`{dotted}`", True)
+
+    def _buffers_of(self, cls: ast.ClassDef) -> frozenset:
+        """Names of frequency buffers the class registers (RP121 is reported here)."""
+        found = set()
+        if "register_buffer" not in "\n".join(self.lines[cls.lineno - 1:cls.end_lineno]):
+            return frozenset()
+        for node in ast.walk(cls):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "register_buffer" and node.args):
+                continue
+            name_node = node.args[0]
+            if not (isinstance(name_node, ast.Constant) and isinstance(name_node.value, str)):
+                continue
+            name = name_node.value
+            value = node.args[1] if len(node.args) > 1 else _kw(node, "tensor")
+            if "cis" in name or not _FREQ_NAME.search(name):
+                continue
+            if value is not None and any(isinstance(n, ast.Call) and _dotted(n.func).endswith("polar")
+                                         for n in ast.walk(value)):
+                continue  # complex tensors are not cast by Module.to(float dtype)
+            found.add(name)
+            self.report(B.INV_FREQ_FLOAT_BUFFER, node,
+                        f"`{name}` is a float buffer: `model.to(torch.bfloat16)` rounds every frequency by up to "
+                        f"2^-8 relative (0.39%); a frequency in [0.5, 1) moves by up to 2^-9, "
+                        f"{(self.length - 1) / 512:.0f} rad of phase at position {self.length - 1:,}, even if the "
+                        f"product runs in float32",
+                        buffer=name)
+        return frozenset(found)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope) -> None:
+        # a method of a class with a frequency buffer may rebuild a cache (RP122) without a trigger word
+        if not self._class_buffers and not self._relevant(node):
+            return
+        inner = _Scope()
+        args = node.args
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if a is not None:
+                inner.params.add(a.arg)
+                if a.arg == "dtype" or a.arg.endswith("_dtype"):
+                    inner.dtypes[a.arg] = _Dtype("caller", f"the `{a.arg}` argument", True)
+                elif _POS_NAME.match(a.arg):
+                    inner.names[a.arg] = Val(frozenset({"pos"}))
+                elif _FREQ_NAME.search(a.arg):
+                    inner.names[a.arg] = Val(frozenset({"freq"}))
+        cls_name = self._class.name if self._class is not None else ""
+        inner.alibi = scope.alibi or "alibi" in node.name.lower() or "alibi" in cls_name.lower()
+        inner.rotary = (scope.rotary or inner.alibi or bool(self._class_buffers)
+                        or bool(_ROTARY_NAME.search(node.name) or _ROTARY_NAME.search(cls_name))
+                        or "inv_freq" in "\n".join(self.lines[node.lineno - 1:node.end_lineno]))
+        inner.freq_buffers = self._class_buffers
+        saved = self._autocast
+        self._autocast = []  # a function body is not lexically inside the caller's `with`
+        self._block(node.body, inner)
+        self._autocast = saved
+
+    def _block(self, body: Sequence[ast.stmt], scope: _Scope) -> None:
+        for stmt in body:
+            self._stmt(stmt, scope)
+
+    def _stmt(self, stmt: ast.stmt, scope: _Scope) -> None:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in stmt.decorator_list:
+                self._expr(d, scope)
+            self._function(stmt, scope)
+        elif isinstance(stmt, ast.ClassDef):
+            self._class_def(stmt)
+        elif isinstance(stmt, ast.Assign):
+            val = self._expr(stmt.value, scope)
+            for t in stmt.targets:
+                self._bind(t, val, stmt.value, scope)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self._bind(stmt.target, self._expr(stmt.value, scope), stmt.value, scope)
+        elif isinstance(stmt, ast.AugAssign):
+            val = self._expr(stmt.value, scope)
+            if isinstance(stmt.target, ast.Name):
+                old = scope.names.get(stmt.target.id, _NONE)
+                scope.names[stmt.target.id] = self._combine(old, val, stmt, scope, op=stmt.op)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            pushed = 0
+            for item in stmt.items:
+                state = self._autocast_state(item.context_expr)
+                if state is None:
+                    self._expr(item.context_expr, scope)
+                else:
+                    self._autocast.append(state)
+                    pushed += 1
+            self._block(stmt.body, scope)
+            for _ in range(pushed):
+                self._autocast.pop()
+        elif isinstance(stmt, (ast.If, ast.While)):
+            self._expr(stmt.test, scope)
+            self._block(stmt.body, scope)
+            self._block(stmt.orelse, scope)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self._expr(stmt.iter, scope)
+            self._block(stmt.body, scope)
+            self._block(stmt.orelse, scope)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            self._block(stmt.body, scope)
+            for h in stmt.handlers:
+                self._block(h.body, scope)
+            self._block(stmt.orelse, scope)
+            self._block(stmt.finalbody, scope)
+        elif isinstance(stmt, (ast.Return, ast.Expr)):
+            if stmt.value is not None:
+                self._expr(stmt.value, scope)
+        elif hasattr(ast, "Match") and isinstance(stmt, ast.Match):
+            self._expr(stmt.subject, scope)
+            for case in stmt.cases:
+                self._block(case.body, scope)
+
+    def _bind(self, target: ast.AST, val: Val, value: ast.AST, scope: _Scope) -> None:
+        if isinstance(target, ast.Name):
+            name = target.id
+            dt = self._dtype(value, scope)
+            if dt.known and isinstance(value, (ast.Attribute, ast.Call, ast.Name)):
+                scope.dtypes[name] = dt
+            if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+                scope.self_aliases[name] = value.attr
+            kinds = set(val.kinds)
+            if "angle" not in kinds:
+                if _FREQ_NAME.search(name) or (scope.alibi and _SLOPES_NAME.search(name)):
+                    kinds.discard("pos")
+                    kinds.add("freq")
+                elif _POS_NAME.match(name):
+                    kinds.add("pos")
+            scope.names[name] = Val(frozenset(kinds), val.source, val.what, val.reported, val.pending)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                if isinstance(elt, ast.Name):
+                    scope.names.pop(elt.id, None)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            pass  # self.inv_freq = ...: a plain attribute, not cast by Module.to
+
+    # ------------------------------------------------------------------ dtypes
+    def _dtype(self, node: ast.AST | None, scope: _Scope) -> _Dtype:
+        """Where a dtype expression comes from (``source`` None when clean or unknown)."""
+        if node is None:
+            return _Dtype(None)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            t = node.value.replace("torch.", "")
+            if t in _LOW_DTYPES:
+                return _Dtype("low", t, True)
+            return _Dtype(None, t, t in _CLEAN_DTYPES)
+        if isinstance(node, ast.Attribute):
+            if node.attr == "dtype":
+                base = node.value
+                while isinstance(base, ast.Subscript):
+                    base = base.value
+                dotted = _dotted(base)
+                if dotted.startswith("self."):
+                    return self._self_dtype(dotted)
+                if isinstance(base, ast.Name):
+                    if base.id in scope.self_aliases:
+                        return self._self_dtype(f"self.{scope.self_aliases[base.id]}")
+                    held = scope.names.get(base.id)
+                    if held is not None and held.kinds & {"pos", "angle"}:
+                        return _Dtype(held.source, held.what, True)  # positions' own dtype: as they are
+                    if held is not None and "freq" in held.kinds and held.source is None:
+                        return _Dtype(None, f"`{base.id}`", True)
+                    if _INT_TENSOR.search(base.id) or _POS_NAME.match(base.id):
+                        return _Dtype(None, f"`{base.id}`", True)  # an integer tensor's dtype
+                    return _Dtype("input", f"`{base.id}`", True)
+                if dotted:
+                    return _Dtype("input", f"`{dotted}`", True)
+                return _Dtype(None)
+            dotted = _dotted(node)
+            if dotted.startswith(("torch.", "np.", "numpy.", "jnp.")) or dotted in _LOW_DTYPES:
+                leaf = node.attr
+                if leaf in _LOW_DTYPES:
+                    return _Dtype("low", leaf, True)
+                if leaf in _CLEAN_DTYPES:
+                    return _Dtype(None, leaf, True)
+            return _Dtype(None)
+        if isinstance(node, ast.Call):
+            if _dotted(node.func).endswith("get_default_dtype"):
+                return _Dtype("default", "`torch.get_default_dtype()`", True)
+            return _Dtype(None)
+        if isinstance(node, ast.Name):
+            if node.id in scope.dtypes:
+                return scope.dtypes[node.id]
+            if node.id in _LOW_DTYPES:
+                return _Dtype("low", node.id, True)
+            return _Dtype(None)
+        return _Dtype(None)
+
+    def _tensor_dtype(self, node: ast.AST, scope: _Scope) -> _Dtype:
+        """dtype of a tensor used as a template (``type_as(T)``, ``to(T)``)."""
+        dotted = _dotted(node)
+        if dotted.startswith("self."):
+            return self._self_dtype(dotted)
+        if isinstance(node, ast.Name):
+            if node.id in scope.self_aliases:
+                return self._self_dtype(f"self.{scope.self_aliases[node.id]}")
+            held = scope.names.get(node.id)
+            if held is not None and (held.kinds & {"pos", "angle"} or "freq" in held.kinds):
+                return _Dtype(held.source, held.what, True)
+            if "device" in node.id:
+                return _Dtype(None)
+            return _Dtype("input", f"`{node.id}`", True)
+        return _Dtype(None)
+
+    def _cast_dtype(self, call: ast.Call, method: str, scope: _Scope) -> _Dtype | None:
+        """The dtype a ``.to/.type/.type_as/.half/...`` call converts to; None if not a cast."""
+        if method in ("half",):
+            return _Dtype("low", "float16", True)
+        if method in ("bfloat16",):
+            return _Dtype("low", "bfloat16", True)
+        if method in ("float", "double", "long", "int"):
+            return _Dtype(None, method, True)
+        if method == "type_as" and call.args:
+            return self._tensor_dtype(call.args[0], scope)
+        if method in ("to", "type"):
+            kw = _kw(call, "dtype")
+            if kw is not None:
+                return self._dtype(kw, scope)
+            for arg in call.args:
+                d = self._dtype(arg, scope)
+                if d.known:
+                    return d
+            if method == "to" and call.args and isinstance(call.args[0], ast.Name) and call.args[0].id not in scope.dtypes:
+                # .to(other_tensor): dtype and device of that tensor; .to(device): neither known
+                name = call.args[0].id
+                if "device" not in name and name not in ("dev", "device_type"):
+                    return self._tensor_dtype(call.args[0], scope)
+            return None
+        return None
+
+    # ------------------------------------------------------------------ expressions
+    def _expr(self, node: ast.AST | None, scope: _Scope) -> Val:
+        if node is None:
+            return _NONE
+        if isinstance(node, ast.Name):
+            held = scope.names.get(node.id)
+            if held is not None:
+                return held
+            if _POS_NAME.match(node.id):
+                return Val(frozenset({"pos"}))
+            if _FREQ_NAME.search(node.id) or (scope.alibi and _SLOPES_NAME.search(node.id)):
+                return Val(frozenset({"freq"}))
+            return _NONE
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                if _FREQ_NAME.search(node.attr) or (scope.alibi and _SLOPES_NAME.search(node.attr)):
+                    return Val(frozenset({"freq"}))
+                return _NONE
+            inner = self._expr(node.value, scope)
+            if node.attr in ("shape", "dtype", "device", "ndim", "size"):
+                return _NONE
+            return inner if node.attr in ("T", "mT", "real") else _NONE
+        if isinstance(node, ast.Subscript):
+            self._expr(node.slice, scope)
+            return self._expr(node.value, scope)
+        if isinstance(node, ast.Call):
+            return self._call(node, scope)
+        if isinstance(node, ast.BinOp):
+            left = self._expr(node.left, scope)
+            right = self._expr(node.right, scope)
+            if isinstance(node.op, ast.Pow):
+                return _NONE  # base ** (arange(0, d, 2) / d): frequency construction
+            return self._combine(left, right, node, scope, op=node.op)
+        if isinstance(node, ast.UnaryOp):
+            return self._expr(node.operand, scope)
+        if isinstance(node, ast.IfExp):
+            self._expr(node.test, scope)
+            a, b = self._expr(node.body, scope), self._expr(node.orelse, scope)
+            return a if a.kinds else b
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return self._union([self._expr(e, scope) for e in node.elts])
+        if isinstance(node, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+            return _NONE
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self._expr(child, scope)
+        return _NONE
+
+    def _combine(self, a: Val, b: Val, node: ast.AST, scope: _Scope, *, op: ast.AST | None = None,
+                 matmul: bool = False, einsum_contracts: bool = False) -> Val:
+        """Result of a binary operation; an angle when positions meet frequencies."""
+        product = isinstance(op, (ast.Mult, ast.MatMult)) or op is None
+        if product and (("pos" in a.kinds and "freq" in b.kinds) or ("freq" in a.kinds and "pos" in b.kinds)):
+            pos, freq = (a, b) if "pos" in a.kinds else (b, a)
+            is_matmul = matmul or isinstance(op, ast.MatMult)
+            return self._angle(node, pos, freq, scope, is_matmul)
+        if isinstance(op, (ast.Mult, ast.Div, ast.FloorDiv, ast.Add, ast.Sub, ast.Mod, ast.MatMult)) or op is None:
+            kinds = a.kinds | b.kinds
+            if "angle" in kinds:
+                kinds = frozenset({"angle"})
+            src = a if a.source else b
+            return Val(kinds, src.source, src.what, src.reported or a.reported or b.reported, a.pending + b.pending)
+        return _NONE
+
+    def _angle(self, node: ast.AST, pos: Val, freq: Val, scope: _Scope, matmul: bool) -> Val:
+        """An angle product: check its precision (RP111/RP131) and autocast (RP112/RP113)."""
+        self._flush(pos, freq)
+        reported = pos.reported
+        source, what = None, ""
+        if freq.source and not freq.reported:
+            source, what = freq.source, freq.what
+            fmt = _format_of(freq.source, what)
+            if scope.alibi:
+                self.report(A.ALIBI_DISTANCES_IN_MODEL_DTYPE, node,
+                            f"ALiBi slopes * positions is computed with slopes {_phrase(source, what)}, so the "
+                            f"integer positions are rounded to {fmt} too: {self._note(fmt)}",
+                            fix="keep the slopes float32 (slopes.float()) and cast only the finished bias")
+            else:
+                self.report(X.ANGLES_IN_LOW_PRECISION, node,
+                            f"the angle position * inv_freq is computed with frequencies {_phrase(source, what)}: "
+                            f"in {fmt} the angle at position {self.length - 1:,} is off by up to "
+                            f"{self._half_spacing(self.length - 1, fmt):g} rad for a frequency near 1",
+                            fix="compute the product in float32 (positions.float() * inv_freq.float()); "
+                                "cast only cos/sin to x.dtype")
+            reported = True
+        elif pos.source:
+            source, what = pos.source, pos.what
+        if matmul and not scope.alibi:
+            state = self._autocast[-1] if self._autocast else None
+            if state == "on":
+                self.report(X.ANGLE_PRODUCT_IN_AUTOCAST, node,
+                            f"the angle product is a matrix product inside an enabled `torch.autocast` region: it "
+                            f"runs in bf16/fp16, off by up to {self._half_spacing(self.length - 1):g} rad at "
+                            f"position {self.length - 1:,} in bf16")
+            elif state is None:
+                self.report(X.ANGLE_PRODUCT_AUTOCAST_ELIGIBLE, node,
+                            f"the angle product is a matrix product outside `torch.autocast(..., enabled=False)`: "
+                            f"under a caller's bf16 autocast it runs in bf16, off by up to "
+                            f"{self._half_spacing(self.length - 1):g} rad at position {self.length - 1:,}",
+                            fix="wrap it: with torch.autocast(device_type=x.device.type, enabled=False): ...")
+        return Val(frozenset({"angle"}), source, what, reported or bool(source))
+
+    def _half_spacing(self, p: int, fmt: str = "bf16") -> float:
+        """Largest rounding error of a value near ``p`` in ``fmt``: half the spacing there."""
+        from ..formats import exact_positions
+
+        s = exact_positions(fmt, p + 1).spacing_at_end
+        return (s or 0.0) / 2
+
+    def _call(self, call: ast.Call, scope: _Scope) -> Val:
+        func = call.func
+        dotted = _dotted(func)
+        leaf = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")
+        # method call on a tensor expression: receiver.method(...)
+        receiver = None
+        if isinstance(func, ast.Attribute) and not dotted.startswith(("torch.", "np.", "numpy.", "F.", "math.")):
+            receiver = func.value
+        args = [self._expr(a, scope) for a in call.args]
+        for k in call.keywords:
+            if k.arg != "dtype":
+                self._expr(k.value, scope)
+
+        if leaf == "arange" and (receiver is None or dotted.endswith(".arange")):
+            has_step = len(call.args) >= 3 or _kw(call, "step") is not None
+            if has_step and not (len(call.args) >= 3 and isinstance(call.args[2], ast.Constant) and call.args[2].value == 1):
+                return _NONE  # arange(0, dim, 2): frequency exponents, not positions
+            stop = call.args[1] if len(call.args) >= 2 else (call.args[0] if call.args else _kw(call, "end"))
+            if stop is not None and any(_DIM_WORDS.search(n.id if isinstance(n, ast.Name) else n.attr)
+                                        for n in ast.walk(stop) if isinstance(n, (ast.Name, ast.Attribute))):
+                return _NONE  # arange(head_dim // 2): over a feature dimension, not positions
+            val = Val(frozenset({"pos"}))
+            dt = self._dtype(_kw(call, "dtype"), scope)
+            if dt.source:
+                return self._positions_cast(call, val, dt, scope, created=True)
+            return val
+        if receiver is None and leaf in ("einsum",):
+            ops = args[1:]
+            pos = next((v for v in ops if "pos" in v.kinds), None)
+            freq = next((v for v in ops if "freq" in v.kinds), None)
+            if pos is not None and freq is not None:
+                return self._angle(call, pos, freq, scope, matmul=_einsum_contracts(call))
+            return self._union(ops)
+        if receiver is None and (leaf in _MATMUL_FUNCS or leaf in _ELEMENTWISE_PRODUCTS) and len(args) >= 2:
+            return self._combine(args[0], args[1], call, scope, op=None, matmul=leaf in _MATMUL_FUNCS)
+        if receiver is None and leaf in ("cat", "stack", "concat", "concatenate", "broadcast_to", "where"):
+            return self._union(args)
+        if receiver is None and leaf in _TRIG:
+            self._flush(*args)
+            return _NONE
+        if receiver is None and leaf in ("get_default_dtype",):
+            return _NONE
+
+        if receiver is not None:
+            base = self._expr(receiver, scope)
+            method = func.attr
+            if method in _TRIG:
+                self._flush(base)
+                return _NONE
+            if method == "cumsum" and scope.alibi:
+                return Val(frozenset({"pos"}), base.source, base.what, base.reported)
+            if method in ("matmul", "mm", "bmm", "mul", "outer", "ger") and args:
+                return self._combine(base, args[0], call, scope, op=None, matmul=method in _MATMUL_FUNCS)
+            if method in ("to", "type", "type_as", "half", "bfloat16", "float", "double", "long", "int"):
+                dt = self._cast_dtype(call, method, scope)
+                if dt is None:
+                    return base  # .to(device)
+                if not dt.known:
+                    return base
+                if dt.source is None:
+                    # converted to a clean dtype: no new rounding from here on (an earlier one stays)
+                    return Val(base.kinds, None, "", base.reported, base.pending)
+                if "pos" in base.kinds and "angle" not in base.kinds:
+                    return self._positions_cast(call, base, dt, scope, created=False)
+                if "angle" in base.kinds:
+                    return self._angles_cast(call, base, dt, scope)
+                if "freq" in base.kinds:
+                    return Val(base.kinds, dt.source, dt.what, False)
+                return _NONE
+            if method in _PRESERVING or method in ("__getitem__",):
+                return base
+            if method == "register_buffer":
+                return _NONE
+            if self._is_cache_rebuild(call, method, receiver, scope):
+                self.report(B.CACHE_REBUILT_AFTER_CAST, call,
+                            f"`self.{method}(...)` rebuilds the cos/sin cache with the input's dtype from the float "
+                            f"buffer `{sorted(scope.freq_buffers)[0]}`, after `model.to(bfloat16)` has rounded it")
+            return _NONE
+        return _NONE
+
+    def _union(self, vals: Iterable[Val]) -> Val:
+        vals = list(vals)
+        kinds = frozenset().union(*[v.kinds for v in vals]) if vals else frozenset()
+        src = next((v for v in vals if v.source), None)
+        pending = tuple(p for v in vals for p in v.pending)
+        return Val(kinds, src.source if src else None, src.what if src else "", bool(src and src.reported), pending)
+
+    def _flush(self, *vals: Val) -> None:
+        """Report the findings a value held back: it has reached an angle or cos/sin."""
+        for v in vals:
+            for rule, node, msg, fix, data in v.pending:
+                self.report(rule, node, msg, fix, **data)
+
+    def _is_cache_rebuild(self, call: ast.Call, method: str, receiver: ast.AST, scope: _Scope) -> bool:
+        if not (isinstance(receiver, ast.Name) and receiver.id == "self" and _CACHE_METHOD.search(method)):
+            return False
+        if not scope.freq_buffers:
+            return False
+        cands = [k.value for k in call.keywords if k.arg == "dtype"] + list(call.args)
+        return any(self._dtype(c, scope).source in ("input", "caller") for c in cands)
+
+    def _positions_cast(self, call: ast.Call, val: Val, dt: _Dtype, scope: _Scope, created: bool) -> Val:
+        if val.reported and val.source:
+            return Val(val.kinds, dt.source, dt.what, True)
+        verb = "are created with" if created else "are converted to"
+        if scope.alibi:
+            rule = A.ALIBI_DISTANCES_IN_MODEL_DTYPE
+            fmt = _format_of(dt.source, dt.what)
+            self.report(rule, call, f"ALiBi positions {verb} {'' if dt.source == 'low' else 'the dtype of '}"
+                        f"{dt.what}: in {fmt} {self._note(fmt)}",
+                        dtype_source=dt.source)
+            return Val(val.kinds, dt.source, dt.what, True)
+        rule = _SOURCE_RULE[dt.source]
+        if dt.source == "buffer":
+            msg = (f"positions take the dtype of {dt.what}, which `model.to(bfloat16)` turns into bf16: "
+                   f"{self._note('bf16')}")
+        elif dt.source == "input":
+            msg = (f"positions {verb} the dtype of the input {dt.what}, bf16 in a bf16 model: {self._note('bf16')} "
+                   f"(fp16: {self._note('fp16')})")
+        elif dt.source == "caller":
+            msg = (f"positions {verb} {dt.what}, which the caller fills with the input's dtype: in bf16 "
+                   f"{self._note('bf16')}")
+        elif dt.source == "default":
+            msg = (f"positions {verb} `torch.get_default_dtype()`, bf16 under `torch.set_default_dtype(torch.bfloat16)`: "
+                   f"{self._note('bf16')}")
+        else:
+            fmt = _format_of(dt.source, dt.what)
+            msg = f"positions {verb} {dt.what}: {self._note(fmt)}"
+        data = {"dtype_source": dt.source, "length": self.length}
+        if scope.rotary:
+            self.report(rule, call, msg, fix=P.FIX_POSITIONS, **data)
+            return Val(val.kinds, dt.source, dt.what, True)
+        # outside rotary code an arange may be anything: report only if it reaches an angle or cos/sin
+        return Val(val.kinds, dt.source, dt.what, True, val.pending + ((rule, call, msg, P.FIX_POSITIONS, data),))
+
+    def _angles_cast(self, call: ast.Call, val: Val, dt: _Dtype, scope: _Scope) -> Val:
+        if val.reported:
+            return Val(val.kinds, dt.source, dt.what, True)
+        if scope.alibi:
+            self.report(A.ALIBI_BIAS_IN_MODEL_DTYPE, call,
+                        f"the ALiBi bias slopes * positions is converted to the dtype of {dt.what}: in bf16 the bias "
+                        f"at key position {self.length - 1:,} has a spacing of {self._half_spacing(self.length - 1) * 2:g} "
+                        f"x slope, so neighbouring keys there share one bias")
+        else:
+            fmt = _format_of(dt.source, dt.what)
+            self.report(X.ANGLES_IN_LOW_PRECISION, call,
+                        f"angles (position * inv_freq) are converted {_phrase(dt.source, dt.what).replace('in ', 'to ', 1)} "
+                        f"before cos/sin: in {fmt} the angle at position {self.length - 1:,} is off by up to "
+                        f"{self._half_spacing(self.length - 1, fmt):g} rad for a frequency near 1",
+                        fix="take cos/sin in float32 and cast those: emb.cos().to(x.dtype)")
+        return Val(val.kinds, dt.source, dt.what, True)
+
+    # ------------------------------------------------------------------ autocast
+    def _autocast_state(self, expr: ast.AST) -> str | None:
+        """"on" / "off" / "unknown" for an autocast context manager, None for anything else."""
+        if not isinstance(expr, ast.Call):
+            return None
+        dotted = _dotted(expr.func)
+        if not (dotted.endswith("autocast") or dotted.split(".")[-1] == "autocast"):
+            return None
+        enabled = _kw(expr, "enabled")
+        if enabled is None:
+            return "on"
+        if _const_false(enabled):
+            return "off"
+        if isinstance(enabled, ast.Constant) and enabled.value is True:
+            return "on"
+        return "unknown"
+
+
+# ---------------------------------------------------------------------- files
+
+@dataclass
+class ScanResult:
+    findings: list[Finding]
+    files: int  # files checked (including those reported as unreadable)
+
+
+def _noqa_filter(findings: list[Finding], lines: list[str]) -> list[Finding]:
+    out = []
+    for f in findings:
+        text = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+        m = _NOQA.search(text) if "#" in text else None
+        if m is None:
+            out.append(f)
+            continue
+        codes = m.group("codes")
+        if codes is None:
+            continue  # bare noqa: everything on the line
+        if f.code.upper() not in {c.strip().upper() for c in codes.split(",")}:
+            out.append(f)
+    return out
+
+
+def scan_source(source: "str | bytes", path: str = "-", *, length: int = DEFAULT_LENGTH) -> list[Finding]:
+    """Findings for one module's source (bytes are decoded per PEP 263). Never raises on bad code."""
+    if isinstance(source, bytes):
+        try:
+            enc, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+            text = source.decode(enc)
+        except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+            return [Finding.of(IO.UNDECODABLE_FILE, f"cannot decode the file: {exc}", path=path)]
+        if text.startswith("\ufeff"):
+            text = text[1:]
+    else:
+        text = source
+    try:  # always parse: a syntax error is reported even in a file with nothing else to find
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        col = exc.offset or 1
+        return [Finding.of(IO.SYNTAX_ERROR, f"cannot parse: {exc.msg}", path=path, line=line, column=max(col, 1))]
+    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
+        return [Finding.of(IO.SYNTAX_ERROR, f"cannot parse: {exc}", path=path)]
+    if not any(w in text for w in _TRIGGERS):
+        return []  # no trigger word: nothing can match, skip the walk
+    checker = Checker(tree, path, text, length=length)
+    return _noqa_filter(checker.findings, checker.lines)
+
+
+def scan_file(path: "str | os.PathLike", *, length: int = DEFAULT_LENGTH, display: str | None = None) -> list[Finding]:
+    """Findings for one file; unreadable files give RE003 (never an exception)."""
+    shown = display if display is not None else str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return [Finding.of(IO.UNREADABLE_FILE, f"cannot read the file: {exc.strerror or exc}", path=shown)]
+    return scan_source(data, shown, length=length)
+
+
+def python_files(paths: Sequence["str | os.PathLike"]) -> list[Path]:
+    """The .py files named or found (recursively, sorted) under ``paths``.
+
+    ``UsageError`` for a missing path and for a file given explicitly that is not ``.py``.
+    Hidden directories, ``__pycache__`` and virtual environments' ``site-packages`` below a
+    given directory are entered like any other (the user chose the directory), except
+    ``__pycache__`` and ``.git``.
+    """
+    out: list[Path] = []
+    if not paths:
+        raise UsageError("no paths given")
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists() and not p.is_symlink():
+            raise UsageError(f"no such file or directory: {raw}")
+        if p.is_dir():
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", ".git"))
+                out.extend(Path(root) / f for f in sorted(files) if f.endswith(".py"))
+        elif p.suffix == ".py":
+            out.append(p)
+        else:
+            raise UsageError(f"not a Python file: {raw} (audit code reads .py files; for a checkpoint "
+                             f"use `ropelaw audit checkpoint`)")
+    return out
+
+
+def scan_paths(paths: Sequence["str | os.PathLike"], *, length: int = DEFAULT_LENGTH,
+               select: list[str] | None = None, ignore: list[str] | None = None,
+               progress: bool = False) -> ScanResult:
+    """Scan files and directories (see :func:`python_files`) and filter the findings."""
+    files = python_files(paths)
+    iterator: Iterable[Path] = files
+    if progress and len(files) > 1:
+        from tqdm import tqdm
+
+        iterator = tqdm(files, desc="scanning", unit="file", file=sys.stderr, leave=False)
+    findings: list[Finding] = []
+    for f in iterator:
+        findings.extend(scan_file(f, length=length))
+    return ScanResult(select_findings(findings, select, ignore), len(files))

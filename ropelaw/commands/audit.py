@@ -1,0 +1,95 @@
+"""``ropelaw audit code|module|hf|checkpoint``: the numerics auditor.
+
+``code`` (static AST scan) lives here; ``module``, ``hf`` and ``checkpoint`` are delegated to
+:mod:`ropelaw.commands.audit_runtime` (imported lazily: torch only when those run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "audit rotary/ALiBi precision: model code (static), modules, HF architectures, checkpoints"
+DESCRIPTION = """\
+Find positions, angles and frequencies that pass through bf16/fp16 (seed 004: bf16 keeps
+896 of 8,192 positions exact).
+
+  ropelaw audit code src/                      static scan of .py files (no code is run)
+  ropelaw audit module pkg.rotary:make ...     run a rotary module in bf16/fp16 scenarios
+  ropelaw audit hf llama                       the same for an installed transformers architecture
+  ropelaw audit checkpoint model.safetensors   inspect stored inv_freq / cos-sin caches
+"""
+
+
+def _add_code_arguments(p: argparse.ArgumentParser) -> None:
+    from ..report import FORMATS
+    from ._common import length
+
+    p.add_argument("paths", nargs="+", metavar="PATH", help=".py files or directories (searched recursively for *.py)")
+    p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    p.add_argument("--select", action="append", default=[], metavar="CODES",
+                   help="only these codes or prefixes, comma-separated (RP1, RP101); repeatable")
+    p.add_argument("--ignore", action="append", default=[], metavar="CODES",
+                   help="drop these codes or prefixes, comma-separated; repeatable")
+    p.add_argument("--length", type=length, default=8192, metavar="L",
+                   help="context length used for the numbers in messages (default 8192)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
+    p.add_argument("--no-fix", action="store_true", help="text output: omit the `fix:` lines")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..cli import _Parser
+
+    sub = parser.add_subparsers(dest="audit_command", metavar="WHAT", parser_class=_Parser)
+    code = sub.add_parser("code", help="static scan of model code (AST; nothing is executed)",
+                          description="Static scan of Python model code for rotary/ALiBi precision bugs "
+                                      "(rules: `ropelaw rule --all`, RP1xx and RE0xx).")
+    _add_code_arguments(code)
+    code.set_defaults(_audit_run=run_code)
+    try:
+        from . import audit_runtime as rt
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.audit_runtime":
+            raise
+        return  # runtime audits not built yet: `audit code` still works
+    for name, adder, runner, help_ in (
+        ("module", "add_module_arguments", "run_module", "run a rotary module in bf16/fp16 scenarios and measure it"),
+        ("hf", "add_hf_arguments", "run_hf", "audit the rotary embedding of an installed transformers architecture"),
+        ("checkpoint", "add_checkpoint_arguments", "run_checkpoint", "inspect rotary tensors stored in a checkpoint"),
+    ):
+        if not hasattr(rt, adder) or not hasattr(rt, runner):
+            continue
+        p = sub.add_parser(name, help=help_, description=getattr(rt, f"{name.upper()}_DESCRIPTION", help_),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        getattr(rt, adder)(p)
+        p.set_defaults(_audit_run=getattr(rt, runner))
+
+
+def run(args: argparse.Namespace) -> int:
+    runner = getattr(args, "_audit_run", None)
+    if runner is None:
+        raise ValueError("say what to audit: `ropelaw audit code PATH...` (or module, hf, checkpoint); "
+                         "see `ropelaw audit --help`")
+    return int(runner(args) or 0)
+
+
+def _codes(values: list[str]) -> list[str]:
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+def run_code(args: argparse.Namespace) -> int:
+    from ..audit.static import scan_paths
+    from ..report import exit_code, render
+
+    progress = (not args.no_progress) and args.format not in ("json", "sarif") and sys.stderr.isatty()
+    result = scan_paths(args.paths, length=args.length, select=_codes(args.select) or None,
+                        ignore=_codes(args.ignore) or None, progress=progress)
+    if args.format == "text" and args.no_fix:
+        from ..report import render_text
+
+        out = render_text(result.findings, result.files, show_fix=False)
+    else:
+        out = render(result.findings, args.format, checked=result.files)
+    if out:
+        print(out)
+    return exit_code(result.findings)

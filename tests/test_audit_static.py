@@ -1,0 +1,187 @@
+"""Static scan: each fixture and the exact findings (code, line, column) it must give.
+
+The fixtures under tests/fixtures/static/ mark every expected finding with a `# RPxxx`
+comment on its line; the tables below are the specification, checked in both directions.
+Numbers in messages are checked against brute-force casts (ml_dtypes), not against the code.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ropelaw.audit.static import python_files, scan_file, scan_paths, scan_source
+from ropelaw.errors import UsageError
+from ropelaw.findings import get_rule
+
+FIX = Path(__file__).parent / "fixtures" / "static"
+
+EXPECTED: dict[str, list[tuple[str, int, int]]] = {
+    "seed004_llama_original.py": [("RP121", 12, 9), ("RP101", 20, 13), ("RP122", 30, 13)],
+    "seed004_llama_fixed.py": [],
+    "rp101_positions_in_buffer_dtype.py": [("RP121", 8, 9), ("RP101", 11, 13), ("RP101", 15, 13),
+                                           ("RP101", 20, 15), ("RP101", 24, 16)],
+    "rp102_positions_in_input_dtype.py": [("RP102", 6, 15), ("RP102", 10, 13), ("RP102", 14, 13),
+                                          ("RP102", 18, 13), ("RP102", 23, 16), ("RP102", 28, 11)],
+    "rp103_positions_in_default_dtype.py": [("RP103", 5, 9), ("RP103", 10, 11)],
+    "rp104_positions_in_low_precision.py": [("RP104", 5, 9), ("RP104", 10, 12), ("RP104", 14, 12),
+                                            ("RP104", 18, 11), ("RP104", 23, 12)],
+    "rp111_angles_in_low_precision.py": [("RP111", 7, 16), ("RP111", 12, 15), ("RP111", 17, 16)],
+    "rp112_angle_product_in_autocast.py": [("RP112", 9, 22), ("RP112", 14, 21)],
+    "rp113_angle_product_autocast_eligible.py": [("RP113", 9, 18), ("RP113", 14, 16)],
+    "rp121_inv_freq_float_buffer.py": [("RP121", 8, 9)],
+    "rp122_cache_rebuilt_after_cast.py": [("RP121", 8, 9), ("RP122", 19, 13)],
+    "rp131_alibi_distances_in_model_dtype.py": [("RP131", 11, 21), ("RP131", 17, 13)],
+    "rp132_alibi_bias_in_model_dtype.py": [("RP132", 8, 12)],
+    "noqa.py": [("RP102", 7, 9)],
+    "clean_idioms.py": [],
+    "re001_syntax_error.py": [("RE001", 1, 12)],
+}
+
+
+def _got(name: str, **kw) -> list[tuple[str, int, int]]:
+    return sorted((f.code, f.line, f.column) for f in scan_file(FIX / name, **kw))
+
+
+def test_every_fixture_has_an_expectation():
+    assert sorted(p.name for p in FIX.glob("*.py")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fixture_findings(name):
+    want = sorted(EXPECTED[name])
+    got = _got(name)
+    assert got == want, f"{name}\n  expected {want}\n  actual   {got}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.startswith("rp")))
+def test_marker_comments_agree_with_table(name):
+    # every line carrying a `# RPxxx` marker comment is expected, and nothing else is
+    lines = (FIX / name).read_text().splitlines()
+    marked = sorted((tok.strip("#():, "), i) for i, line in enumerate(lines, 1) if "# RP" in line
+                    for tok in line.split("# ", 1)[1].split()[:1])
+    assert marked == sorted((c, ln) for c, ln, _ in EXPECTED[name])
+
+
+def test_every_static_rule_has_a_fixture_and_documentation():
+    codes = {c for v in EXPECTED.values() for c, _, _ in v}
+    for code in ("RP101", "RP102", "RP103", "RP104", "RP111", "RP112", "RP113", "RP121", "RP122",
+                 "RP131", "RP132", "RE001"):
+        assert code in codes
+    for code in codes | {"RE002", "RE003"}:
+        rule = get_rule(code)
+        for part in (rule.what, rule.why, rule.example, rule.fix):
+            assert part.strip(), code
+        assert rule.references or code.startswith("RE003"), code
+
+
+def _bf16_exact(L: int) -> int:
+    p = np.arange(L, dtype=np.float64)
+    return int(np.sum(p.astype(ml_dtypes.bfloat16).astype(np.float64) == p))
+
+
+def test_seed_message_carries_the_seed_figure():
+    (rp101,) = [f for f in scan_file(FIX / "seed004_llama_original.py") if f.code == "RP101"]
+    assert _bf16_exact(8192) == 896  # seed 004: about 10% of 8,192
+    assert rp101.message == ("positions take the dtype of `self.inv_freq`, which `model.to(bfloat16)` "
+                             "turns into bf16: 896 of 8,192 positions stay exact")
+    assert rp101.fix.startswith("build positions as int64")
+
+
+def test_length_changes_the_numbers():
+    (f,) = [f for f in scan_file(FIX / "seed004_llama_original.py", length=32768) if f.code == "RP101"]
+    assert f"{_bf16_exact(32768):,} of 32,768 positions stay exact" in f.message
+
+
+def test_fp16_message_reports_overflow():
+    src = "import torch\ndef rope_positions(n):\n    return torch.arange(n, dtype=torch.float16)\n"
+    (f,) = scan_source(src, "m.py", length=70000)
+    p = np.arange(70000, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        c = p.astype(np.float16).astype(np.float64)
+    exact, nonfinite = int(np.sum(c == p)), int(np.sum(~np.isfinite(c)))
+    assert f.code == "RP104"
+    assert f"{exact:,} of 70,000 positions stay exact and {nonfinite:,} from 65,520 on become non-finite" in f.message
+
+
+def test_angle_error_numbers():
+    # bf16 spacing at 8,191 is 32 (np.spacing of bf16 8000): an angle there is off by up to 16 rad
+    assert float(np.spacing(np.array([8000.0], dtype=ml_dtypes.bfloat16))[0]) == 32
+    f = [f for f in scan_file(FIX / "rp111_angles_in_low_precision.py") if f.line == 7][0]
+    assert "off by up to 16 rad" in f.message
+    g = [f for f in scan_file(FIX / "rp111_angles_in_low_precision.py") if f.line == 17][0]
+    assert "in fp16" in g.message and "off by up to 2 rad" in g.message  # fp16 spacing at 8,191 is 4
+
+
+def test_findings_carry_location_and_rule_fields():
+    f = scan_file(FIX / "rp103_positions_in_default_dtype.py")[0]
+    d = f.to_dict()
+    assert {"code", "name", "severity", "message", "path", "line", "column", "fix"} <= set(d)
+    assert (d["name"], d["severity"]) == ("positions-in-default-dtype", "warning")
+
+
+# ------------------------------------------------------------------ unreadable input
+
+def test_undecodable_file_is_reported(tmp_path):
+    p = tmp_path / "latin.py"
+    p.write_bytes(b"x = '\xe9t\xe9'\n")
+    (f,) = scan_file(p)
+    assert (f.code, f.line) == ("RE002", 1)
+
+
+def test_declared_encoding_is_honoured(tmp_path):
+    p = tmp_path / "latin.py"
+    p.write_bytes(b"# -*- coding: latin-1 -*-\nimport torch\ndef rotary(n, x):\n    return torch.arange(n, dtype=x.dtype)  # \xe9\n")
+    assert [(f.code, f.line) for f in scan_file(p)] == [("RP102", 4)]
+
+
+def test_null_bytes_and_dangling_links_are_reported(tmp_path):
+    (tmp_path / "nul.py").write_bytes(b"x = 1\x00\n")
+    os.symlink(tmp_path / "missing.py", tmp_path / "dangling.py")
+    result = scan_paths([tmp_path])
+    assert sorted((Path(f.path).name, f.code) for f in result.findings) == [("dangling.py", "RE003"), ("nul.py", "RE001")]
+    assert result.files == 2
+
+
+def test_missing_path_and_non_python_file_are_usage_errors(tmp_path):
+    with pytest.raises(UsageError, match="no such file"):
+        python_files([tmp_path / "nope.py"])
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(UsageError, match="not a Python file"):
+        python_files([tmp_path / "config.json"])
+
+
+def test_directories_recurse_into_py_files_only(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "m.py").write_text("import torch\ndef rotary(n, x):\n    return torch.arange(n, dtype=x.dtype)\n")
+    (tmp_path / "a" / "notes.txt").write_text("torch.arange(n, dtype=x.dtype)")
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "m.py").write_text("syntax error (")
+    result = scan_paths([tmp_path])
+    assert result.files == 1 and [f.code for f in result.findings] == ["RP102"]
+
+
+def test_select_and_ignore():
+    r = scan_paths([FIX / "rp122_cache_rebuilt_after_cast.py"], select=["RP12"], ignore=["RP121"])
+    assert [f.code for f in r.findings] == ["RP122"]
+
+
+def test_scan_never_raises_on_odd_code():
+    odd = [
+        "",
+        "x = (",
+        "async def f():\n    async with torch.autocast('cuda'):\n        return a @ b\n",
+        "def f(*a, **k):\n    position_ids = position_ids.to(*a)\n",
+        "lambda: torch.arange(1, dtype=x.dtype)\n",
+        "class A:\n    def f(self):\n        self.register_buffer(name, t)\n",
+        "match x:\n    case 1:\n        position_ids.to(q.dtype)\n",
+        "def f(position_ids):\n    position_ids += 1\n    return position_ids.to(x.dtype)\n",
+        "def f():\n" + "    " + "(" * 50 + "position_ids" + ")" * 50 + "\n",
+        "def rotary(position_ids):\n    return " + " + ".join(["position_ids"] * 20000) + "\n",
+    ]
+    for src in odd:
+        scan_source(src, "odd.py")  # must not raise
