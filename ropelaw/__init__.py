@@ -32,6 +32,11 @@ _LAZY: dict[str, str] = {
     "base_lower_bound": "ropelaw.basebound",
     "violations": "ropelaw.basebound",
     "decay_curve": "ropelaw.decay",
+    "get_format": "ropelaw.formats",
+    "exact_positions": "ropelaw.formats",
+    "audit_module": "ropelaw.audit.runtime",
+    "audit_hf": "ropelaw.audit.runtime",
+    "audit_checkpoint": "ropelaw.audit.checkpoint",
     "Finding": "ropelaw.findings",
 }
 

@@ -1,0 +1,1049 @@
+"""Runtime audit of rotary modules: run the real code, recover its encoding, measure it.
+
+The ground truth for the seed 004 bug (Baichuan: positions or angles pass through bf16/fp16):
+the module is built and called the way a training stack holds it, and the cos/sin it
+produces are compared with the ideal encoding.
+
+Conventions recognised (:class:`Probe`)
+- Hugging Face legacy: ``forward(x, seq_len=L) -> (cos, sin)`` (transformers <= 4.37 and kin);
+- Hugging Face current: ``forward(x, position_ids) -> (cos, sin)`` (transformers >= 4.38);
+- a callable rotating a query ``(batch, heads, seq, dim)`` (or ``(batch, seq, dim)``) and
+  returning it rotated (optionally taking a key too and returning ``(q, k)``): probed with
+  unit basis vectors, the pair layout (rotate-half or interleaved) and rotary dim detected.
+
+Precision scenarios (how the bug is triggered in practice)
+- ``cast``: built in float32, then ``.to(dtype)`` (``model.bfloat16()``, DeepSpeed);
+- ``default``: built and run under ``torch.set_default_dtype(dtype)`` (restored in a finally);
+- ``autocast``: built in float32, called inside ``torch.autocast("cpu", dtype)``.
+In every scenario the input ``x`` has the scenario dtype (activations are low precision).
+
+Measurement (per position p in [0, L), rotary pairs i = 0 .. d/2-1)
+- produced angle phi_i(p) = atan2(sin_i(p), cos_i(p)) in (-pi, pi];
+- effective frequency omega_i: recovered from phi at p = 1, 2, 4, ..., 2^k < L by successive
+  unwrapping (omega_i = phi_i(1); then omega_i <- [p omega_i + wrap(phi_i(p) - p omega_i)] / p).
+  Multiplying by a power of two is exact in binary floating point, so neither a rounded
+  position nor a rounded product p * theta can show at these positions: omega is exactly the
+  (possibly rounded) inv_freq the module multiplies by;
+- error e(p) = wrap(phi(p) - p omega) (wrap into (-pi, pi]), spacing s = ||wrap(omega)||_2 (the
+  distance between the ideal angle vectors of p and p + 1, the same for every p);
+- p is *exact* iff ||e(p)||_2 < s / 2: the produced encoding is closer to the ideal encoding of
+  p than half the distance to the ideal encoding of its neighbour;
+- p is *explained by rounded positions* iff ||wrap(phi(p) - r(p) omega)||_2 < s / 2 for r(p) one of
+  the two values of the scenario's dtype next to p (:func:`neighbours_in_format`; any rounding
+  mode: ``.to(bf16)`` rounds to nearest even, ``torch.arange(n, dtype=torch.bfloat16)`` does not
+  always, e.g. 4113 -> 4096). When only
+  positions are rounded, phi(p) = r(p) omega (+ float32 noise) and since r(p) - p is a nonzero
+  integer k for every inexact p, ||wrap(k omega)|| > s / 2 for RoPE frequency sets, so the exact
+  fraction equals the format's exact-position fraction (896 / 8,192 in bf16 at 8,192:
+  seed 004, checked in tests/test_audit_runtime.py);
+- frequency drift = max_i |omega_i / theta_i - 1| against the nominal theta_i = base^(-2i/d)
+  (RoFormer, arXiv 2104.09864, eq. 34), base given or fitted to a float32 build;
+- max phase error = max |p (omega_i - theta_i) + e_i(p)| in radians: the frequency part
+  accumulated (unwrapped), the per-position part wrapped.
+Evidence path: "product rounded" when inexact positions are not all explained by rounded
+positions; "positions rounded" when they are; otherwise "frequencies rounded" when the drift
+exceeds :data:`DRIFT_TOLERANCE`; otherwise "clean".
+
+torch is imported inside the functions only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import inspect
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from ..findings import Finding
+from ..results import Result
+from .rules.runtime import (RUNTIME_FREQUENCIES_ROUNDED, RUNTIME_NONFINITE, RUNTIME_POSITIONS_ROUNDED,
+                            RUNTIME_PRODUCT_ROUNDED)
+
+__all__ = ["SCENARIOS", "DRIFT_TOLERANCE", "ModuleAudit", "ScenarioResult", "EncodingStats", "Probe",
+           "audit_module", "audit_hf", "load_factory", "hf_rotary_factory", "effective_frequencies",
+           "fit_base", "canonical_dtype", "neighbours_in_format", "frequency_uncertainty", "resolve_frequencies",
+           "runtime_findings"]
+
+SCENARIOS = ("cast", "default", "autocast")
+TWO_PI = 2.0 * math.pi
+# Frequencies computed in float32 deviate from base^(-2i/d) by a few float32 ulps (2^-24 ~ 6e-8
+# each, pow and reciprocal); fp16 rounding moves them by up to 2^-11 ~ 4.9e-4, bf16 by 2^-9.
+# 1e-5 separates the two by more than an order of magnitude either way.
+DRIFT_TOLERANCE = 1e-5
+DEFAULT_CHUNK = 32768  # rows per measurement chunk: (chunk, d/2) float64 arrays of ~16 MB at d=128
+
+_DTYPES = {
+    "bf16": "bfloat16", "bfloat16": "bfloat16", "torch.bfloat16": "bfloat16",
+    "fp16": "float16", "float16": "float16", "half": "float16", "torch.float16": "float16", "torch.half": "float16",
+    "fp32": "float32", "float32": "float32", "float": "float32", "torch.float32": "float32", "torch.float": "float32",
+}
+_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+
+
+def canonical_dtype(name: str) -> str:
+    """``bf16`` / ``fp16`` / ``fp32`` for any accepted alias; ValueError otherwise."""
+    key = str(name).strip().lower()
+    if key not in _DTYPES:
+        raise ValueError(f"runtime audit supports bf16, fp16 and fp32, not {name!r} "
+                         "(torch cannot run a module in fp8 or tf32 as a default dtype)")
+    return _SHORT[_DTYPES[key]]
+
+
+def _torch_dtype(name: str):
+    import torch
+
+    return getattr(torch, _DTYPES[canonical_dtype(name)])
+
+
+def _wrap(x: np.ndarray) -> np.ndarray:
+    """Wrap angles into [-pi, pi] (x - 2 pi round(x / 2 pi)), in place."""
+    x -= TWO_PI * np.round(x * (1.0 / TWO_PI))
+    return x
+
+
+# --------------------------------------------------------------------------- frequencies, base
+
+
+def effective_frequencies(positions: Sequence[int], cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """Per-pair frequencies recovered from the encodings at positions 1, 2, 4, ... (ascending).
+
+    ``cos``, ``sin``: ``(len(positions), d/2)``. omega_i = phi_i(1), then for each next power of
+    two p: omega_i <- [p omega_i + wrap(phi_i(p) - p omega_i)] / p (successive unwrapping; the
+    prediction error stays at twice the angle-measurement error, far below pi). Pairs whose
+    encoding is not finite at some p keep their previous estimate. Returns float64 ``(d/2,)``.
+    Domain: positions[0] must be 1 and omega_i in (-pi, pi] (every RoPE variant in use).
+    """
+    if not positions or positions[0] != 1:
+        raise ValueError("effective_frequencies needs the encoding at position 1 first")
+    phi = np.arctan2(np.asarray(sin, np.float64), np.asarray(cos, np.float64))  # (k, d/2)
+    omega = phi[0].copy()
+    for row, p in zip(phi[1:], positions[1:]):
+        ok = np.isfinite(row) & np.isfinite(omega)
+        pred = p * omega
+        new = (pred + _wrap(row - pred)) / p
+        omega = np.where(ok, new, omega)
+    return omega
+
+
+_ROUNDOFF = {"bfloat16": 2.0**-8, "float16": 2.0**-11, "float32": 2.0**-24, "float64": 2.0**-53}
+
+
+def frequency_uncertainty(omega: np.ndarray, p_max: int, output_dtype: str) -> np.ndarray:
+    """Bound on the error of :func:`effective_frequencies` per pair (radians per position).
+
+    The angle at p_max is measured to within 2u (cos and sin each rounded to the output dtype,
+    unit roundoff u = 2^-P; atan2 turns an error u in both into at most ~1.4u in angle) plus the
+    module's float32 evaluation (p_max |omega| 2^-23 for the angle, 2^-22 for cos/sin); the
+    unwrapped estimate divides by p_max.
+    """
+    u = _ROUNDOFF.get(output_dtype.replace("torch.", ""), 2.0**-8)
+    return (2 * u + p_max * np.abs(omega) * 2.0**-23 + 2.0**-22) / p_max
+
+
+def resolve_frequencies(measured: np.ndarray, uncertainty: np.ndarray,
+                        candidates: Sequence[tuple[str, np.ndarray | None]]) -> tuple[np.ndarray, str]:
+    """The candidate frequency vector the measurement is consistent with, else the measurement.
+
+    A candidate c (e.g. the module's own inv_freq, the float32 build's frequencies, those rounded
+    to the scenario dtype) is accepted when |measured_i - c_i| <= uncertainty_i for every pair;
+    among accepted ones the closest (in max |measured - c| / uncertainty) wins. Exact candidate
+    values make the ideal encoding, the drift and the phase error exact rather than estimated.
+    """
+    best, best_name, best_score = measured, "measured", math.inf
+    for name, cand in candidates:
+        if cand is None or cand.shape != measured.shape or not np.all(np.isfinite(cand)):
+            continue
+        score = float(np.max(np.abs(measured - cand) / uncertainty))
+        if score <= 1.0 and score < best_score:
+            best, best_name, best_score = np.asarray(cand, np.float64), name, score
+    return best, best_name
+
+
+def fit_base(omega: np.ndarray) -> tuple[float | None, float]:
+    """Fit theta_i = base^(-2i/d), d = 2 len(omega), to frequencies; returns (base, residual).
+
+    Least squares of ln omega_i = -(2i/d) ln base through the origin (theta_0 = 1 in RoFormer,
+    arXiv 2104.09864 eq. 34): ln base = -sum x_i y_i / sum x_i^2 with x_i = 2i/d, y_i = ln omega_i.
+    A base within 1e-6 (relative) of an integer is snapped to it (float32 frequencies carry
+    ~1e-7 noise). ``residual`` = max_i |omega_i / base^(-x_i) - 1|. Returns (None, inf) when the
+    frequencies are not positive or there is a single pair.
+    """
+    omega = np.asarray(omega, np.float64)
+    n = omega.size
+    if n < 2 or not np.all(np.isfinite(omega)) or np.any(omega <= 0):
+        return None, math.inf
+    x = 2.0 * np.arange(n) / (2 * n)
+    y = np.log(omega)
+    ln_b = -float(np.dot(x, y) / np.dot(x, x))
+    base = math.exp(ln_b)
+    if base > 1 and abs(base - round(base)) <= 1e-6 * base:
+        base = float(round(base))
+    residual = float(np.max(np.abs(omega / base ** (-x) - 1.0)))
+    return base, residual
+
+
+# --------------------------------------------------------------------------- measurement core
+
+
+def neighbours_in_format(pos: np.ndarray, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """The representable neighbours of non-negative integers ``pos`` in ``dtype``: (down, up).
+
+    For p >= 1 with p = f 2^e (frexp, f in [0.5, 1)), the spacing of the format's binade holding p
+    is 2^(e - P) with P the precision (significant bits); down = floor(p / s) s, up = ceil(p / s) s,
+    both exact in float64 (power-of-two scaling). Values above the format's largest finite value
+    become inf. Positions below 2^P are their own neighbours.
+    """
+    from ..formats import get_format
+
+    fmt = get_format(dtype)
+    p = np.asarray(pos, np.float64)
+    _, e = np.frexp(np.maximum(p, 1.0))
+    step = np.ldexp(1.0, np.maximum(e - fmt.precision, 0))  # (m,) spacing, >= 1 for integers
+    down = np.floor(p / step) * step
+    up = np.ceil(p / step) * step
+    down[down > fmt.max_finite] = np.inf
+    up[up > fmt.max_finite] = np.inf
+    return down, up
+
+
+class EncodingStats:
+    """Streaming measurement of produced encodings against the ideal ones (see module docstring).
+
+    Feed chunks with :meth:`update` (positions ascending, any chunk size); read the totals with
+    :meth:`summary`. Memory: a 64-bit hash per row for the distinct count, the rest per chunk.
+    """
+
+    def __init__(self, omega: np.ndarray, nominal: np.ndarray, dtype: str | None, length: int):
+        self.omega = np.asarray(omega, np.float64)  # (d/2,) effective frequencies
+        self.nominal = np.asarray(nominal, np.float64)  # (d/2,) nominal frequencies
+        self.dtype = dtype  # format positions are rounded to for the "positions rounded" test
+        self.length = length
+        spacing = float(np.linalg.norm(_wrap(self.omega.copy())))
+        self.spacing = spacing
+        self.tau2 = (spacing / 2.0) ** 2
+        self.count = 0
+        self.exact = 0
+        self.nonfinite = 0
+        self.unexplained = 0  # inexact, finite, not explained by rounded positions
+        self.first_inexact: int | None = None
+        self.max_phase_error = 0.0
+        self.max_phase_error_at: int | None = None
+        self.max_distance = 0.0
+        self._hashes: list[np.ndarray] = []
+        rng = np.random.default_rng(0x5EED004)
+        self._w = rng.integers(1, 2**63, size=2 * self.omega.size, dtype=np.uint64) | np.uint64(1)  # odd
+
+    def update(self, positions: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> None:
+        """positions ``(n,)`` int; cos, sin ``(n, d/2)`` float32 (bf16/fp16/fp32 outputs convert exactly).
+
+        Angles come from a float32 atan2 (error below 4e-7 rad, three orders of magnitude under
+        the bf16 output rounding the module itself applies); everything that involves p is float64.
+        """
+        cos = np.asarray(cos, np.float32)  # (n, d/2) float32
+        sin = np.asarray(sin, np.float32)  # (n, d/2) float32
+        pos = np.asarray(positions, np.float64)  # (n,) float64, exact below 2^53
+        n = pos.size
+        self.count += n
+        bits = np.concatenate([cos, sin], axis=1).view(np.uint32)  # (n, d) uint32: a 64-bit hash per row
+        self._hashes.append((bits * self._w).sum(axis=1, dtype=np.uint64))
+        finite = np.isfinite(cos).all(axis=1) & np.isfinite(sin).all(axis=1)  # (n,) bool
+        self.nonfinite += int(n - finite.sum())
+        phi = np.arctan2(sin, cos).astype(np.float64)  # (n, d/2) float64 from float32 atan2
+        err = phi - pos[:, None] * self.omega  # (n, d/2) float64
+        _wrap(err)
+        dist2 = np.einsum("ij,ij->i", err, err)  # (n,)
+        exact = finite & (dist2 < self.tau2)
+        self.exact += int(exact.sum())
+        inexact = ~exact
+        if inexact.any():
+            if self.first_inexact is None:
+                self.first_inexact = int(pos[np.argmax(inexact)])
+            sel = inexact & finite
+            if sel.any():
+                self.unexplained += self._unexplained(pos[sel], phi[sel])
+        if finite.any():
+            self.max_distance = max(self.max_distance, float(np.sqrt(dist2[finite].max())))
+            err += pos[:, None] * (self.omega - self.nominal)  # phase error against nominal
+            np.abs(err, out=err)
+            row_max = np.where(finite, err.max(axis=1), -1.0)
+            k = int(np.argmax(row_max))
+            if row_max[k] > self.max_phase_error:
+                self.max_phase_error = float(row_max[k])
+                self.max_phase_error_at = int(pos[k])
+
+    def _unexplained(self, pos: np.ndarray, phi: np.ndarray) -> int:
+        """How many of these inexact rows are NOT the ideal encoding of a rounded position.
+
+        A rounded position is either neighbour of p in the format (the largest representable
+        value <= p or the smallest >= p), so any rounding mode counts: round-to-nearest-even
+        (``.to(bf16)``) and the truncation ``torch.arange(n, dtype=torch.bfloat16)`` performs
+        (4113 -> 4096 in bf16, where round-to-nearest gives 4128).
+        """
+        if self.dtype is None:
+            return int(pos.size)
+        down, up = neighbours_in_format(pos, self.dtype)  # (m,) float64 each, inf on overflow
+        explained = np.zeros(pos.size, dtype=bool)
+        for q in (down, up):
+            ok = np.isfinite(q)
+            err = phi - np.where(ok, q, 0.0)[:, None] * self.omega
+            _wrap(err)
+            explained |= ok & (np.einsum("ij,ij->i", err, err) < self.tau2)
+        return int((~explained).sum())
+
+    def distinct(self) -> int:
+        """Number of distinct produced encodings (rows compared through a 64-bit hash)."""
+        if not self._hashes:
+            return 0
+        h = np.concatenate(self._hashes)  # (count,) uint64
+        h.sort()
+        return int(1 + np.count_nonzero(h[1:] != h[:-1]))
+
+    def path(self, drift: float) -> str:
+        """Which dtype path the evidence points to (see module docstring)."""
+        inexact_finite = self.count - self.exact - self.nonfinite
+        if inexact_finite > 0 or self.nonfinite > 0:
+            return "product rounded" if self.unexplained > 0 else "positions rounded"
+        if drift > DRIFT_TOLERANCE:
+            return "frequencies rounded"
+        return "clean"
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class ScenarioResult(Result):
+    """One precision scenario's measurements (see the module docstring for definitions)."""
+
+    scenario: str  # cast | default | autocast
+    dtype: str  # bf16 | fp16 | fp32
+    length: int  # positions 0 .. length-1
+    exact: int  # positions whose encoding is exact
+    exact_fraction: float
+    distinct: int  # distinct encodings produced
+    distinct_fraction: float
+    nonfinite: int  # positions with inf / NaN in cos or sin
+    first_inexact: int | None  # smallest inexact position (None if all exact)
+    frequency_drift: float  # max_i |omega_i / theta_i - 1|
+    max_phase_error: float  # radians, against the nominal encoding
+    max_phase_error_at: int | None  # position where it occurs
+    path: str  # product rounded | positions rounded | frequencies rounded | clean
+    output_dtype: str  # dtype of the cos/sin the module returned
+    frequency_source: str  # which exact frequency vector the measurement matched, or "measured"
+    effective_frequencies: list[float] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d.pop("effective_frequencies")
+        # JSON has no inf/NaN: a measurement that could not be made is null
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+
+
+@dataclass
+class ModuleAudit(Result):
+    """The runtime audit of one rotary module: per-scenario results and findings."""
+
+    target: str
+    convention: str  # hf-legacy | hf-current | rotate-callable
+    layout: str  # rotate-half | interleaved
+    rotary_dim: int
+    head_dim: int | None
+    base: float | None  # nominal base (None: nominal frequencies are the float32 build's own)
+    base_source: str  # given | inferred | float32 build
+    base_fit_residual: float
+    dtype: str
+    length: int
+    scenarios: list[ScenarioResult]
+    findings: list[Finding] = field(default_factory=list)
+    path: str = "-"  # file of the factory / class, for findings
+    line: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target, "convention": self.convention, "layout": self.layout,
+            "rotary_dim": self.rotary_dim, "head_dim": self.head_dim, "base": self.base,
+            "base_source": self.base_source,
+            "base_fit_residual": self.base_fit_residual if math.isfinite(self.base_fit_residual) else None,
+            "dtype": self.dtype, "length": self.length,
+            "scenarios": [s.to_dict() for s in self.scenarios],
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+    def scenario(self, name: str) -> ScenarioResult:
+        for s in self.scenarios:
+            if s.scenario == name:
+                return s
+        raise KeyError(name)
+
+
+# --------------------------------------------------------------------------- loading the target
+
+
+def load_factory(target: str) -> tuple[Callable[[], Any], str, int]:
+    """``path/to/file.py:NAME`` or ``package.module:NAME`` -> (factory, source path, line).
+
+    Runs the named file or imports the named module (the user asked for it), nothing else.
+    Raises UsageError (one line) for a missing file, a non-Python file, a missing name.
+    """
+    from ..errors import UsageError
+
+    if ":" not in target:
+        raise UsageError(f"{target}: expected path/to/file.py:NAME or package.module:NAME")
+    where, _, name = target.rpartition(":")
+    if not name.isidentifier():
+        raise UsageError(f"{target}: {name!r} is not a Python name")
+    if where.endswith(".py") or os.sep in where or "/" in where:
+        if not os.path.isfile(where):
+            raise UsageError(f"{where}: no such file")
+        if not where.endswith(".py"):
+            raise UsageError(f"{where}: not a Python file (expected a .py file)")
+        mod_name = "_ropelaw_target_" + "".join(c if c.isalnum() else "_" for c in os.path.abspath(where))
+        spec = importlib.util.spec_from_file_location(mod_name, where)
+        if spec is None or spec.loader is None:
+            raise UsageError(f"{where}: cannot be loaded as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except SyntaxError as exc:
+            raise UsageError(f"{where}:{exc.lineno}: syntax error: {exc.msg}") from None
+        except Exception as exc:  # the user's file raised while loading
+            raise UsageError(f"{where}: raised {type(exc).__name__} while loading: {exc}") from None
+    else:
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())  # like `python -m`: modules of the working directory
+        try:
+            module = importlib.import_module(where)
+        except ImportError as exc:
+            raise UsageError(f"{where}: cannot import module: {exc}") from None
+        except Exception as exc:
+            raise UsageError(f"{where}: raised {type(exc).__name__} while importing: {exc}") from None
+    if not hasattr(module, name):
+        raise UsageError(f"{target}: module has no attribute {name!r}")
+    factory = getattr(module, name)
+    if not callable(factory):
+        raise UsageError(f"{target}: {name!r} is not callable (expected a zero-argument factory)")
+    path, line = _source_of(factory)
+    return factory, path or where, line
+
+
+def _source_of(obj: Any) -> tuple[str | None, int]:
+    try:
+        path = inspect.getsourcefile(obj)
+        line = inspect.getsourcelines(obj)[1]
+        return (os.path.relpath(path) if path else None), max(int(line), 1)
+    except (TypeError, OSError):
+        return None, 1
+
+
+# --------------------------------------------------------------------------- probing conventions
+
+
+def _params(fn: Callable) -> list[inspect.Parameter]:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return []
+    return [p for p in sig.parameters.values() if p.name != "self"]
+
+
+def _head_dim_of(obj: Any) -> int | None:
+    for attr in ("head_dim", "dim", "rotary_dim", "rotary_ndims", "dims", "d"):
+        for holder in (obj, getattr(obj, "__self__", None)):
+            v = getattr(holder, attr, None) if holder is not None else None
+            if isinstance(v, int) and not isinstance(v, bool) and 2 <= v <= 4096:
+                return v
+    inv = _inv_freq_of(obj)
+    if inv is not None:
+        return 2 * int(inv.numel())
+    return None
+
+
+def _inv_freq_of(obj: Any):
+    for holder in (obj, getattr(obj, "__self__", None)):
+        v = getattr(holder, "inv_freq", None) if holder is not None else None
+        if v is not None and hasattr(v, "numel"):
+            return v
+    return None
+
+
+def _inv_freq_array(obj: Any) -> np.ndarray | None:
+    inv = _inv_freq_of(obj)
+    if inv is None:
+        return None
+    try:
+        return inv.detach().double().cpu().numpy().reshape(-1)
+    except Exception:
+        return None
+
+
+def _first_tensor(out: Any):
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out
+    if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
+        return out[0]
+    return None
+
+
+class Probe:
+    """Calls a rotary module or callable and returns its per-pair cos/sin at given positions.
+
+    Build with :meth:`detect` (float32, or under the caller's scenario): it recognises the
+    convention, the pair layout and the rotary dim. :meth:`rows` returns float64
+    ``(cos, sin)`` of shape ``(n, d/2)`` for positions ``[start, stop)``; :meth:`at` for a list.
+    """
+
+    def __init__(self, obj: Any, convention: str, layout: str, rotary_dim: int, head_dim: int | None,
+                 x_dtype, length: int):
+        self.obj = obj
+        self.convention = convention
+        self.layout = layout
+        self.rotary_dim = rotary_dim
+        self.head_dim = head_dim
+        self.x_dtype = x_dtype
+        self.length = length
+        self._full = None  # cached full (cos, sin) torch tensors for whole-sequence conventions
+        self.output_dtype = "?"
+
+    # -- detection ---------------------------------------------------------
+
+    @classmethod
+    def detect(cls, obj: Any, x_dtype, length: int, head_dim: int | None = None) -> "Probe":
+        import torch
+
+        fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
+        if not callable(fn):
+            raise ValueError(f"the factory returned {type(obj).__name__}, which is not callable")
+        names = [p.name for p in _params(fn)]
+        hd = head_dim or _head_dim_of(obj)
+        if "position_ids" in names[1:3] or (len(names) >= 2 and names[1] in ("positions", "pos_ids")):
+            conv = "hf-current"
+        elif "seq_len" in names:
+            conv = "hf-legacy"
+        else:
+            conv = "rotate-callable"
+        probe = cls(obj, conv, "rotate-half", 0, hd, x_dtype, length)
+        with torch.no_grad():
+            if conv == "rotate-callable":
+                probe._detect_rotation(hd)
+            else:
+                probe._detect_cos_sin(hd)
+        return probe
+
+    def _x(self, n: int = 1):
+        import torch
+
+        return torch.zeros(1, 1, n, self.head_dim or 2, dtype=self.x_dtype)  # (1, 1, n, head_dim) dtype
+
+    def _call_cos_sin(self, positions=None, seq_len: int | None = None):
+        import torch
+
+        obj = self.obj
+        fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
+        caller = obj if callable(obj) else fn
+        if self.convention == "hf-current":
+            pos = torch.as_tensor(positions, dtype=torch.int64)[None, :]  # (1, n) int64
+            out = caller(self._x(), pos)
+        else:
+            out = caller(self._x(), seq_len=seq_len)
+        if not (isinstance(out, (tuple, list)) and len(out) >= 2 and all(hasattr(t, "shape") for t in out[:2])):
+            raise ValueError(f"{self.convention} forward returned {type(out).__name__}, expected (cos, sin)")
+        cos, sin = out[0], out[1]
+        self.output_dtype = str(cos.dtype).replace("torch.", "")
+        n = int(seq_len if seq_len is not None else len(positions))
+        cos = cos.reshape(-1, cos.shape[-1])[-n:] if cos.dim() >= 2 else cos
+        sin = sin.reshape(-1, sin.shape[-1])[-n:] if sin.dim() >= 2 else sin
+        if cos.shape[0] != n:
+            raise ValueError(f"forward returned cos of shape {tuple(out[0].shape)}, expected {n} positions")
+        return cos, sin  # (n, width) module dtype
+
+    def _detect_cos_sin(self, hd: int | None) -> None:
+        import torch
+
+        n = 4
+        if self.convention == "hf-current":
+            cos, sin = self._call_cos_sin(positions=list(range(n)))
+        else:
+            cos, sin = self._call_cos_sin(seq_len=n)
+        width = int(cos.shape[-1])
+        c = cos.float()
+        half = width // 2
+        if width % 2 == 0 and torch.equal(c[:, :half], c[:, half:]):
+            self.layout, self.rotary_dim = "rotate-half", width
+        elif width % 2 == 0 and torch.equal(c[:, 0::2], c[:, 1::2]):
+            self.layout, self.rotary_dim = "interleaved", width
+        else:  # one value per pair
+            self.layout, self.rotary_dim = "per-pair", 2 * width
+        if self.head_dim is None:
+            self.head_dim = self.rotary_dim
+
+    def _call_rotate(self, q):
+        try:
+            t = _first_tensor(self.obj(q))
+        except TypeError:  # (q, k) -> (q_rot, k_rot) conventions (e.g. old Falcon)
+            t = None
+        if t is None:
+            t = _first_tensor(self.obj(q, q))
+        if t is None or tuple(t.shape) != tuple(q.shape):
+            raise ValueError("callable did not return a tensor of the query's shape")
+        return t
+
+    def _detect_rotation(self, hd: int | None) -> None:
+        import torch
+
+        candidates = [hd] if hd else [128, 64, 256, 96, 80, 32, 16, 8]
+        last: Exception | None = None
+        for dim in candidates:
+            for ndim in (4, 3):
+                try:
+                    shape = (1, 1, 4, dim) if ndim == 4 else (1, 4, dim)
+                    q = torch.zeros(shape, dtype=self.x_dtype)
+                    q[..., 0] = 1
+                    out = self._call_rotate(q).float().reshape(4, dim)  # (4, dim)
+                except Exception as exc:  # try the next shape
+                    last = exc
+                    continue
+                self.head_dim, self._ndim = dim, ndim
+                moved = torch.nonzero(out[1, 1:].abs() > 0).flatten()
+                if moved.numel() == 0:
+                    raise ValueError("callable did not rotate the first dimension: unknown convention")
+                partner = int(moved[0]) + 1
+                if partner == 1:
+                    self.layout = "interleaved"
+                    qq = torch.zeros(shape, dtype=self.x_dtype)
+                    qq[..., 0::2] = 1
+                    o = self._call_rotate(qq).float().reshape(4, dim)
+                    rot = (o[1, 1::2] != 0)
+                    npairs = int(rot.int().cumprod(0).sum())
+                    self.rotary_dim = 2 * max(npairs, 1)
+                else:
+                    self.layout, self.rotary_dim = "rotate-half", 2 * partner
+                return
+        raise ValueError(f"callable is not a recognised rotary convention ({type(last).__name__}: {last})")
+
+    # -- evaluation --------------------------------------------------------
+
+    def _split(self, cos, sin=None):
+        """Module output rows -> per-pair float64 (cos, sin) of shape (n, d/2)."""
+        k = self.rotary_dim // 2
+        if self.convention == "rotate-callable":
+            out = cos  # (n, head_dim) rotated basis vectors
+            if self.layout == "rotate-half":
+                c, s = out[:, :k], out[:, k:2 * k]
+            else:
+                c, s = out[:, 0:2 * k:2], out[:, 1:2 * k:2]
+        elif self.layout == "rotate-half":
+            c, s = cos[:, :k], sin[:, :k]
+        elif self.layout == "interleaved":
+            c, s = cos[:, 0::2], sin[:, 0::2]
+        else:
+            c, s = cos, sin
+        return c.float().numpy(), s.float().numpy()  # exact for bf16 / fp16 / fp32 outputs
+
+    def _rotate_full(self, n: int):
+        import torch
+
+        dim = self.head_dim
+        shape = (1, 1, n, dim) if getattr(self, "_ndim", 4) == 4 else (1, n, dim)
+        q = torch.zeros(shape, dtype=self.x_dtype)  # (1, 1, n, head_dim) dtype
+        k = self.rotary_dim // 2
+        if self.layout == "rotate-half":
+            q[..., :k] = 1
+        else:
+            q[..., 0:2 * k:2] = 1
+        out = self._call_rotate(q)
+        self.output_dtype = str(out.dtype).replace("torch.", "")
+        return out.reshape(n, dim)
+
+    def prepare(self) -> None:
+        """Evaluate whole-sequence conventions once at the full length."""
+        import torch
+
+        with torch.no_grad():
+            if self.convention == "hf-legacy":
+                self._full = self._call_cos_sin(seq_len=self.length)
+            elif self.convention == "rotate-callable":
+                self._full = (self._rotate_full(self.length), None)
+
+    def rows(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        import torch
+
+        if self._full is not None:
+            cos, sin = self._full
+            return self._split(cos[start:stop], None if sin is None else sin[start:stop])
+        with torch.no_grad():
+            cos, sin = self._call_cos_sin(positions=np.arange(start, stop))
+        return self._split(cos, sin)
+
+    def at(self, positions: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        import torch
+
+        if self._full is not None:
+            idx = torch.as_tensor(list(positions), dtype=torch.int64)
+            cos, sin = self._full
+            return self._split(cos[idx], None if sin is None else sin[idx])
+        with torch.no_grad():
+            cos, sin = self._call_cos_sin(positions=list(positions))
+        return self._split(cos, sin)
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+@contextlib.contextmanager
+def _scenario(name: str, dtype):
+    """Context in which the factory is built and the module called."""
+    import torch
+
+    if name == "default":
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(dtype)
+        try:
+            yield
+        finally:
+            torch.set_default_dtype(old)
+    elif name == "autocast":
+        with torch.autocast("cpu", dtype=dtype):
+            yield
+    elif name in ("cast", "reference"):
+        yield
+    else:
+        raise ValueError(f"unknown scenario {name!r}; choose one of {', '.join(SCENARIOS)} or all")
+
+
+_CONVENTIONS = ("expected forward(x, seq_len=...) -> (cos, sin), forward(x, position_ids) -> (cos, sin), "
+                "or a callable rotating q of shape (batch, heads, seq, dim)")
+
+
+@contextlib.contextmanager
+def _user_errors(prefix: str):
+    """Errors raised while calling the user's module become one-line ValueErrors."""
+    try:
+        yield
+    except ValueError as exc:
+        raise ValueError(f"{prefix}unknown rotary convention: {exc}; {_CONVENTIONS}") from None
+    except Exception as exc:
+        raise ValueError(f"{prefix}the module raised {type(exc).__name__}: "
+                         f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''} "
+                         f"(unknown rotary convention? {_CONVENTIONS})") from None
+
+
+def _build(factory: Callable[[], Any], scenario: str, dtype):
+    """Call the factory; in the ``cast`` scenario cast the result (or its owner) to dtype."""
+    try:
+        obj = factory()
+    except Exception as exc:
+        raise ValueError(f"the factory raised {type(exc).__name__}: {exc}") from None
+    if obj is None:
+        raise ValueError("the factory returned None; it must return the rotary module or callable")
+    if scenario == "cast":
+        owner = obj if hasattr(obj, "to") else getattr(obj, "__self__", None)
+        if owner is not None and hasattr(owner, "to"):
+            res = owner.to(dtype)
+            if owner is obj and res is not None:
+                obj = res
+    return obj
+
+
+def _pow2_positions(length: int, limit: int | None = None) -> list[int]:
+    top = length - 1 if limit is None else min(length - 1, limit)
+    out, p = [], 1
+    while p <= top:
+        out.append(p)
+        p *= 2
+    return out
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="pos", unit_scale=True, leave=False, file=sys.stderr)
+
+
+def _measure_scenario(factory, scenario: str, dtype_name: str, length: int, nominal: np.ndarray,
+                      reference: np.ndarray, head_dim: int | None, chunk: int, progress: bool) -> ScenarioResult:
+    import torch
+
+    dtype = _torch_dtype(dtype_name)
+    with torch.no_grad(), _scenario(scenario, dtype):
+        obj = _build(factory, scenario, dtype)
+        with _user_errors(f"scenario {scenario}: "):
+            probe = Probe.detect(obj, dtype, length, head_dim)
+            probe.prepare()
+        p2 = _pow2_positions(length)
+        if p2:
+            with _user_errors(f"scenario {scenario}: "):
+                c, s = probe.at(p2)
+            measured = effective_frequencies(p2, c, s)
+        else:
+            measured = reference.copy()
+        if measured.size != nominal.size:
+            raise ValueError(f"scenario {scenario}: {2 * measured.size} rotary dims, float32 build had "
+                             f"{2 * nominal.size}")
+        from ..formats import round_to_format
+
+        unc = frequency_uncertainty(measured, p2[-1] if p2 else 1, probe.output_dtype)
+        omega, freq_source = resolve_frequencies(measured, unc, [
+            ("inv_freq attribute", _inv_freq_array(obj)),
+            ("float32 build", reference),
+            (f"float32 build rounded to {dtype_name}", np.asarray(round_to_format(reference, dtype_name), np.float64)),
+        ])
+        stats = EncodingStats(omega, nominal, dtype_name, length)
+        bar = _progress(length, scenario, progress)
+        try:
+            for start in range(0, length, chunk):
+                stop = min(start + chunk, length)
+                with _user_errors(f"scenario {scenario}: "):
+                    c, s = probe.rows(start, stop)
+                stats.update(np.arange(start, stop), c, s)
+                if bar is not None:
+                    bar.update(stop - start)
+        finally:
+            if bar is not None:
+                bar.close()
+        out_dtype = probe.output_dtype
+    rel = np.abs(omega / nominal - 1.0)  # (d/2,)
+    if freq_source == "measured":  # only pairs whose frequency the measurement resolves
+        rel = rel[unc / np.abs(nominal) <= DRIFT_TOLERANCE / 2]
+    drift = float(rel.max()) if rel.size else 0.0
+    distinct = stats.distinct()
+    return ScenarioResult(
+        scenario=scenario, dtype=dtype_name, length=length, exact=stats.exact,
+        exact_fraction=stats.exact / length, distinct=distinct, distinct_fraction=distinct / length,
+        nonfinite=stats.nonfinite, first_inexact=stats.first_inexact, frequency_drift=drift,
+        max_phase_error=stats.max_phase_error, max_phase_error_at=stats.max_phase_error_at,
+        path=stats.path(drift), output_dtype=out_dtype, frequency_source=freq_source,
+        effective_frequencies=omega.tolist())
+
+
+def _reference(factory, length: int, head_dim: int | None) -> tuple[Probe, np.ndarray]:
+    """A float32 build: convention, layout, rotary dim and the float32 frequencies."""
+    import torch
+
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float32)
+    try:
+        with torch.no_grad():
+            obj = _build(factory, "reference", torch.float32)
+            ref_len = min(length, 2**12 + 1)  # frequencies from p <= 4096: float32-exact enough
+            with _user_errors(""):
+                probe = Probe.detect(obj, torch.float32, ref_len, head_dim)
+                probe.prepare()
+                p2 = _pow2_positions(ref_len)
+                if not p2:
+                    p2 = [1]
+                    probe.length = 2
+                    probe.prepare()
+                c, s = probe.at(p2)
+            measured = effective_frequencies(p2, c, s)
+            attr = _inv_freq_array(obj)
+            unc = frequency_uncertainty(measured, p2[-1], probe.output_dtype)
+            omega, source = resolve_frequencies(measured, unc, [("inv_freq attribute", attr)])
+    finally:
+        torch.set_default_dtype(old)
+    return probe, omega
+
+
+def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: int = 8192,
+                 scenarios: Iterable[str] = SCENARIOS, base: float | None = None,
+                 head_dim: int | None = None, chunk: int = DEFAULT_CHUNK, progress: bool = False,
+                 name: str | None = None) -> ModuleAudit:
+    """Run a rotary module in each precision scenario and measure its encoding.
+
+    ``target``: ``path/file.py:NAME``, ``package.module:NAME`` or a zero-argument factory.
+    ``dtype``: bf16 | fp16 | fp32 (aliases accepted). ``length``: positions 0 .. length-1.
+    ``base``: nominal base; inferred from a float32 build when None. Raises ValueError /
+    UsageError (one line) for bad input. Definitions: see the module docstring.
+    """
+    require_torch()
+    dtype_name = canonical_dtype(dtype)
+    if not isinstance(length, int) or length < 2:
+        raise ValueError(f"length must be an integer >= 2, got {length!r}")
+    if base is not None and not (base > 1 and math.isfinite(base)):
+        raise ValueError(f"base must be a finite number > 1, got {base!r}")
+    scen = list(scenarios)
+    for s in scen:
+        if s not in SCENARIOS:
+            raise ValueError(f"unknown scenario {s!r}; choose one of {', '.join(SCENARIOS)} or all")
+    if isinstance(target, str):
+        factory, path, line = load_factory(target)
+        label = target
+    else:
+        factory = target
+        path, line = _source_of(factory)
+        path = path or "-"
+        label = name or getattr(factory, "__qualname__", repr(factory))
+    ref, omega_ref = _reference(factory, length, head_dim)
+    npairs = omega_ref.size
+    d = 2 * npairs
+    if base is not None:
+        nominal = base ** (-2.0 * np.arange(npairs) / d)
+        base_source, residual, base_val = "given", float(np.max(np.abs(omega_ref / nominal - 1))), float(base)
+    else:
+        fitted, residual = fit_base(omega_ref)
+        if fitted is not None and residual <= DRIFT_TOLERANCE:
+            base_val, base_source = fitted, "inferred"
+            nominal = fitted ** (-2.0 * np.arange(npairs) / d)
+        else:  # not geometric (scaled or custom frequencies): the float32 build is the nominal
+            base_val, base_source, nominal = None, "float32 build", omega_ref
+    results = [_measure_scenario(factory, s, dtype_name, length, nominal, omega_ref, ref.head_dim, chunk, progress)
+               for s in scen]
+    audit = ModuleAudit(target=label, convention=ref.convention, layout=ref.layout, rotary_dim=ref.rotary_dim,
+                        head_dim=ref.head_dim, base=base_val, base_source=base_source, base_fit_residual=residual,
+                        dtype=dtype_name, length=length, scenarios=results, path=path, line=line)
+    audit.findings = runtime_findings(audit)
+    return audit
+
+
+def require_torch():
+    from ..errors import require
+
+    return require("torch", "torch", "the runtime audit")
+
+
+# --------------------------------------------------------------------------- findings
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+def runtime_findings(audit: ModuleAudit) -> list[Finding]:
+    """RP3xx findings from the measurements (one per scenario and cause)."""
+    out: list[Finding] = []
+    loc = dict(path=audit.path, line=audit.line, column=1)
+    for s in audit.scenarios:
+        tag = f"[{s.scenario}, {s.dtype}]"
+        common = dict(scenario=s.scenario, dtype=s.dtype, length=s.length, exact=s.exact,
+                      exact_fraction=s.exact_fraction, distinct=s.distinct)
+        if s.path == "product rounded":
+            out.append(Finding.of(
+                RUNTIME_PRODUCT_ROUNDED,
+                f"{tag} the angle position * inv_freq is rounded: {s.exact:,} of {s.length:,} positions "
+                f"({_pct(s.exact_fraction)}) keep their encoding, {s.distinct:,} distinct, max phase error "
+                f"{s.max_phase_error:.3g} rad at position {s.max_phase_error_at}",
+                fix="compute positions (int64 -> float32) and the product in float32 with autocast disabled; "
+                    "cast only cos/sin to the model dtype", **loc, **common))
+        elif s.path == "positions rounded":
+            out.append(Finding.of(
+                RUNTIME_POSITIONS_ROUNDED,
+                f"{tag} positions pass through {s.dtype}: {s.exact:,} of {s.length:,} positions "
+                f"({_pct(s.exact_fraction)}) keep their own encoding, {s.distinct:,} distinct; "
+                f"first collision at {s.first_inexact}",
+                fix="build positions as int64 and convert to float32: torch.arange(n, dtype=torch.int64).float()",
+                **loc, **common))
+        if s.frequency_drift > DRIFT_TOLERANCE:
+            out.append(Finding.of(
+                RUNTIME_FREQUENCIES_ROUNDED,
+                f"{tag} effective rotary frequencies drift up to {s.frequency_drift:.2e} (relative) from "
+                f"{'base^(-2i/d)' if audit.base else 'the float32 build'}; max phase error "
+                f"{s.max_phase_error:.3g} rad at position {s.max_phase_error_at}",
+                fix="keep inv_freq in float32 outside the cast (recompute it in forward or restore it after .to())",
+                **loc, frequency_drift=s.frequency_drift, scenario=s.scenario, dtype=s.dtype))
+        if s.nonfinite:
+            out.append(Finding.of(
+                RUNTIME_NONFINITE,
+                f"{tag} {s.nonfinite:,} of {s.length:,} positions give inf/NaN encodings",
+                fix="keep positions and angles in int64/float32; fp16 overflows at 65,520",
+                **loc, nonfinite=s.nonfinite, scenario=s.scenario, dtype=s.dtype))
+    return out
+
+
+# --------------------------------------------------------------------------- Hugging Face
+
+
+_HF_PREFERRED = {"gpt_neox": "GPTNeoX", "gptj": "GPTJ", "qwen2": "Qwen2", "phi3": "Phi3"}
+
+
+def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None
+                      ) -> tuple[Callable[[], Any], dict[str, Any]]:
+    """A zero-argument factory building ``model_type``'s rotary embedding from a small config.
+
+    Uses the installed transformers: ``AutoConfig.for_model(model_type, **overrides)`` (no
+    weights), then the architecture's ``*RotaryEmbedding`` class with whichever constructor the
+    version has: ``(config=..., device=None)`` (>= 4.4x) or ``(dim, max_position_embeddings,
+    base)`` (<= 4.37 and kin). Returns (factory, info) with info keys transformers_version,
+    model_type, class, module_file, constructor, head_dim, rotary_dim, base.
+    """
+    from ..errors import require
+
+    transformers = require("transformers", "hf", "`audit hf`")
+    try:
+        config = transformers.AutoConfig.for_model(model_type, **(overrides or {}))
+    except KeyError:
+        raise ValueError(f"transformers {transformers.__version__} has no model type {model_type!r}") from None
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        if "Unrecognized model" in first or "does not recognize" in first:
+            raise ValueError(f"transformers {transformers.__version__} has no model type {model_type!r}") from None
+        raise ValueError(f"cannot build a {model_type!r} config with transformers {transformers.__version__}: "
+                         f"{type(exc).__name__}: {first}") from None
+    mod_name = f"transformers.models.{model_type}.modeling_{model_type}"
+    try:
+        module = importlib.import_module(mod_name)
+    except Exception as exc:
+        raise ValueError(f"cannot import {mod_name}: {type(exc).__name__}: {exc}") from None
+    classes = [(n, c) for n, c in vars(module).items()
+               if inspect.isclass(c) and n.endswith("RotaryEmbedding") and c.__module__ == module.__name__]
+    if not classes:
+        raise ValueError(f"{model_type}: transformers {transformers.__version__} defines no *RotaryEmbedding class "
+                         "(this architecture may not use RoPE in this version)")
+    prefix = _HF_PREFERRED.get(model_type, "")
+    plain = [c for n, c in classes if n.lower() == f"{model_type.replace('_', '')}rotaryembedding"
+             or (prefix and n == f"{prefix}RotaryEmbedding")]
+    cls = plain[0] if plain else min(classes, key=lambda nc: len(nc[0]))[1]
+    heads = getattr(config, "num_attention_heads", None) or getattr(config, "n_head", None)
+    hidden = getattr(config, "hidden_size", None) or getattr(config, "n_embd", None)
+    head_dim = getattr(config, "head_dim", None) or (hidden // heads if hidden and heads else None)
+    frac = (getattr(config, "partial_rotary_factor", None) or getattr(config, "rotary_pct", None) or 1.0)
+    rotary_dim = getattr(config, "rotary_dim", None) or (int(head_dim * frac) if head_dim else None)
+    base = (getattr(config, "rope_theta", None) or getattr(config, "rotary_emb_base", None)
+            or (getattr(config, "rope_parameters", None) or {}).get("rope_theta") or 10000.0)
+    max_pos = getattr(config, "max_position_embeddings", 2048) or 2048
+    params = [p.name for p in _params(cls.__init__)]
+    if "config" in params:
+        ctor = "config"
+
+        def factory():
+            return cls(config=config)
+    else:
+        ctor = "dim, max_position_embeddings, base"
+        kwargs: dict[str, Any] = {}
+        if "max_position_embeddings" in params:
+            kwargs["max_position_embeddings"] = max_pos
+        if "base" in params:
+            kwargs["base"] = base
+
+        def factory():
+            return cls(rotary_dim, **kwargs)
+    path, line = _source_of(cls)
+    info = {"transformers_version": transformers.__version__, "model_type": model_type,
+            "class": cls.__name__, "module_file": path, "line": line, "constructor": ctor,
+            "head_dim": head_dim, "rotary_dim": rotary_dim, "base": float(base),
+            "max_position_embeddings": max_pos}
+    factory.__qualname__ = f"{cls.__name__}"
+    return factory, info
+
+
+def audit_hf(model_type: str, dtype: str = "bf16", length: int = 8192, scenarios: Iterable[str] = SCENARIOS,
+             base: float | None = None, overrides: dict[str, Any] | None = None, chunk: int = DEFAULT_CHUNK,
+             progress: bool = False) -> ModuleAudit:
+    """:func:`audit_module` on the rotary embedding of a transformers architecture (no weights)."""
+    require_torch()
+    factory, info = hf_rotary_factory(model_type, overrides)
+    audit = audit_module(factory, dtype, length, scenarios, base=base, head_dim=info["head_dim"], chunk=chunk,
+                         progress=progress, name=f"transformers {info['transformers_version']} {info['class']}")
+    audit.path, audit.line = info["module_file"] or "-", info["line"]
+    audit.findings = runtime_findings(audit)
+    return audit

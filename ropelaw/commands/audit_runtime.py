@@ -1,0 +1,154 @@
+"""``ropelaw audit module|hf|checkpoint``: arguments and runners (called by ``commands/audit.py``).
+
+Light at import: torch, numpy and transformers are imported inside the runners.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._common import emit_json, length, number, param
+
+_FORMATS = ("text", "json", "sarif", "github")
+_SCENARIO_CHOICES = ("cast", "default", "autocast", "all")
+
+
+def _add_runtime_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dtype", default="bf16", metavar="DTYPE",
+                   help="low-precision dtype of the scenarios: bf16 (default), fp16, fp32")
+    p.add_argument("--length", type=length, default=8192, metavar="L",
+                   help="positions 0 .. L-1 to measure (default 8192; accepts 32k, 1M)")
+    p.add_argument("--scenario", choices=_SCENARIO_CHOICES, default="all",
+                   help="cast: built in float32 then .to(dtype); default: torch.set_default_dtype(dtype); "
+                        "autocast: called inside torch.autocast('cpu', dtype); all (default)")
+    p.add_argument("--base", type=number, default=None, metavar="B",
+                   help="nominal RoPE base (default: fitted to a float32 build of the module)")
+    p.add_argument("--format", choices=_FORMATS, default="text", help="output format (default: text)")
+
+
+def add_module_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="TARGET",
+                   help="path/to/file.py:NAME or package.module:NAME, NAME a zero-argument factory "
+                        "returning the rotary module or callable")
+    _add_runtime_common(p)
+    p.add_argument("--head-dim", type=int, default=None, metavar="N",
+                   help="head dimension of a rotating callable (default: its attributes, else probed)")
+
+
+def add_hf_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model_type", metavar="MODEL_TYPE", help="transformers model type: llama, mistral, gpt_neox, ...")
+    _add_runtime_common(p)
+    p.add_argument("--config", type=param, action="append", default=[], metavar="KEY=VALUE",
+                   help="config override (repeatable), e.g. --config rope_theta=1e6")
+    p.add_argument("--version-check", action="store_true",
+                   help="only build the rotary embedding: print the transformers version, class, "
+                        "constructor and calling convention, and exit")
+
+
+def add_checkpoint_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE", help="a .safetensors file or a torch file (loaded weights_only)")
+    p.add_argument("--format", choices=_FORMATS, default="text", help="output format (default: text)")
+
+
+def _scenarios(choice: str) -> list[str]:
+    from ..audit.runtime import SCENARIOS
+
+    return list(SCENARIOS) if choice == "all" else [choice]
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    return args.format == "text" and sys.stderr.isatty()
+
+
+def _fmt_pct(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+def _fmt_base(audit) -> str:
+    if audit.base is None:
+        return "frequencies not geometric: nominal = the float32 build's own"
+    b = audit.base
+    shown = f"{b:,.0f}" if b == int(b) and b < 1e7 else f"{b:.6g}"
+    return f"base {shown} ({audit.base_source})"
+
+
+def module_table(audit) -> list[str]:
+    """The per-scenario table shown by ``audit module`` / ``audit hf``."""
+    head = f"{'scenario':<10} {'exact':>8} {'distinct':>9} {'nonfinite':>9} {'drift':>9} {'max phase err':>15}  path"
+    lines = [head]
+    for s in audit.scenarios:
+        lines.append(f"{s.scenario:<10} {_fmt_pct(s.exact_fraction):>8} {_fmt_pct(s.distinct_fraction):>9} "
+                     f"{s.nonfinite:>9,} {s.frequency_drift:>9.1e} {s.max_phase_error:>11.3g} rad  {s.path}")
+    return lines
+
+
+def _emit(audit, fmt: str, header: list[str], noun: str) -> int:
+    from ..report import exit_code, render
+
+    if fmt == "json":
+        emit_json(audit.to_dict())
+    elif fmt == "text":
+        print("\n".join(header))
+        print()
+        print(render(audit.findings, "text", checked=1, noun=noun))
+    else:
+        print(render(audit.findings, fmt))
+    return exit_code(audit.findings)
+
+
+def run_module(args: argparse.Namespace) -> int:
+    from ..audit.runtime import audit_module
+
+    if args.head_dim is not None and args.head_dim < 2:
+        raise ValueError(f"--head-dim must be >= 2, got {args.head_dim}")
+    audit = audit_module(args.target, args.dtype, args.length, _scenarios(args.scenario), base=args.base,
+                         head_dim=args.head_dim, progress=_progress(args))
+    header = [f"Runtime audit of {audit.target}",
+              f"  convention {audit.convention}, {audit.layout}, rotary dims {audit.rotary_dim}, {_fmt_base(audit)}",
+              f"  dtype {audit.dtype}, positions 0..{audit.length - 1:,}", "", *module_table(audit)]
+    return _emit(audit, args.format, header, "module")
+
+
+def run_hf(args: argparse.Namespace) -> int:
+    from ..audit.runtime import Probe, audit_hf, hf_rotary_factory
+
+    overrides = dict(args.config or [])
+    if args.version_check:
+        import torch
+
+        factory, info = hf_rotary_factory(args.model_type, overrides)
+        try:
+            obj = factory()
+        except Exception as exc:
+            raise ValueError(f"{info['class']}({info['constructor']}) raised {type(exc).__name__}: {exc}") from None
+        probe = Probe.detect(obj, torch.float32, 4, info["head_dim"])
+        info.update(convention=probe.convention, layout=probe.layout, probed_rotary_dim=probe.rotary_dim)
+        if args.format == "json":
+            emit_json(info)
+        else:
+            print(f"transformers {info['transformers_version']}: {args.model_type} -> {info['class']}"
+                  f"({info['constructor']}) in {info['module_file']}:{info['line']}")
+            print(f"  convention {probe.convention}, {probe.layout}, rotary dims {probe.rotary_dim} "
+                  f"(config: head_dim {info['head_dim']}, base {info['base']:g}, "
+                  f"max_position_embeddings {info['max_position_embeddings']:,})")
+        return 0
+    audit = audit_hf(args.model_type, args.dtype, args.length, _scenarios(args.scenario), base=args.base,
+                     overrides=overrides, progress=_progress(args))
+    header = [f"Runtime audit of {audit.target} (model type {args.model_type}, no weights)",
+              f"  convention {audit.convention}, {audit.layout}, rotary dims {audit.rotary_dim}, {_fmt_base(audit)}",
+              f"  dtype {audit.dtype}, positions 0..{audit.length - 1:,}", "", *module_table(audit)]
+    return _emit(audit, args.format, header, "module")
+
+
+def run_checkpoint(args: argparse.Namespace) -> int:
+    from ..audit.checkpoint import audit_checkpoint
+
+    audit = audit_checkpoint(args.file)
+    header = [f"Checkpoint audit of {audit.path} ({audit.file_format}, {audit.tensor_count:,} tensors, "
+              f"{len(audit.rotary):,} rotary/ALiBi)"]
+    for t in audit.rotary:
+        header.append("  " + t.line())
+    if not audit.rotary:
+        header.append("  no rotary or ALiBi tensors found (inv_freq, cos/sin caches, freqs_cis, slopes, alibi)")
+    return _emit(audit, args.format, header, "checkpoint")

@@ -1,0 +1,347 @@
+"""Runtime audit of rotary modules: verdicts of buggy and clean fixtures, checked independently.
+
+Fixtures: tests/fixtures/runtime/rotary.py (d = 128, base 10,000). Independent derivations:
+- positions rounded: the exact fraction is the brute-force count of integers p < L with
+  bf16(p) == p (ml_dtypes cast), 896 of 8,192 in bf16 (seed 004's figure), and equals
+  ropelaw.formats.exact_positions; distinct encodings = distinct rounded positions;
+- product rounded: a numpy + ml_dtypes emulation of bf16 arithmetic (position and inv_freq
+  rounded to bf16, their product rounded to bf16, cos/sin evaluated in float32 and rounded
+  to bf16) classified with the exactness criterion written out here;
+- frequencies rounded: the drift equals max_i |bf16(theta_i) / theta_i - 1| over the
+  float32 frequencies, computed with ml_dtypes;
+- clean modules: 100% exact, no findings.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from ropelaw.audit.runtime import (audit_module, effective_frequencies, fit_base,  # noqa: E402
+                                   neighbours_in_format)
+from ropelaw.cli import main  # noqa: E402
+from ropelaw.formats import exact_positions  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+FIX = os.path.join(os.path.dirname(__file__), "fixtures", "runtime", "rotary.py")
+L = 8192
+D = 128
+
+
+def target(name: str) -> str:
+    return f"{FIX}:{name}"
+
+
+def theta32() -> np.ndarray:
+    """float32 inv_freq as the fixtures build it (RoFormer eq. 34), as float64."""
+    return (1.0 / (10000.0 ** (torch.arange(0, D, 2, dtype=torch.int64).float() / D))).double().numpy()
+
+
+def bf16(x) -> np.ndarray:
+    return np.asarray(x, np.float64).astype(ml_dtypes.bfloat16).astype(np.float64)
+
+
+def brute_exact_bf16(length: int) -> tuple[int, int]:
+    """(exact, distinct) positions in bf16 by casting every position (seed 004's experiment)."""
+    p = np.arange(length, dtype=np.float64)
+    r = bf16(p)
+    return int((r == p).sum()), int(np.unique(r).size)
+
+
+@pytest.fixture(scope="module")
+def positions_audit():
+    return audit_module(target("current_positions_buggy"), "bf16", L)
+
+
+def test_positions_rounded_matches_brute_force_and_formats(positions_audit):
+    exact, distinct = brute_exact_bf16(L)
+    assert exact == 896  # seed 004: 896 of 8,192 positions exact in bf16
+    counts = exact_positions("bf16", L)
+    for s in positions_audit.scenarios:
+        assert (s.exact, s.distinct) == (exact, distinct), s
+        assert s.exact_fraction == counts.exact_fraction == 896 / 8192
+        assert s.first_inexact == 257
+        assert s.path == "positions rounded"
+        assert s.nonfinite == 0
+    assert [(f.code, f.data["scenario"]) for f in positions_audit.findings] == [
+        ("RP301", "cast"), ("RP301", "default"), ("RP301", "autocast")]
+
+
+def test_recovers_convention_layout_dim_and_base(positions_audit):
+    a = positions_audit
+    assert (a.convention, a.layout, a.rotary_dim, a.base, a.base_source) == (
+        "hf-current", "rotate-half", 128, 10000.0, "inferred")
+
+
+def test_callable_rotate_half_positions_rounded():
+    """A callable rotating q; positions from torch.arange(n, dtype=bf16): 896 exact as well."""
+    a = audit_module(target("rotate_half_buggy"), "bf16", L, ["cast"])
+    s = a.scenarios[0]
+    assert (a.convention, a.layout, a.rotary_dim) == ("rotate-callable", "rotate-half", 128)
+    assert s.exact == brute_exact_bf16(L)[0]
+    assert s.path == "positions rounded"
+
+
+def emulate_product_rounded(length: int) -> tuple[int, int]:
+    """Bit-exact numpy emulation of CurrentProductBuggy in bf16, classified independently.
+
+    angle = bf16(bf16(p) * bf16(theta_i)); cos/sin = bf16(float32 cos/sin(angle)); produced
+    angle phi = atan2(sin, cos); ideal = p * bf16(theta_i) (the frequencies the module uses);
+    p exact iff ||wrap(phi - ideal)||_2 < ||wrap(bf16(theta))||_2 / 2.
+    """
+    p = np.arange(length, dtype=np.float64)
+    w = bf16(theta32())  # (64,) frequencies the module multiplies by
+    ang = bf16(bf16(p)[:, None] * w[None, :])  # (L, 64) the rounded product
+    a32 = ang.astype(np.float32)
+    c = np.cos(a32).astype(ml_dtypes.bfloat16).astype(np.float64)
+    s = np.sin(a32).astype(ml_dtypes.bfloat16).astype(np.float64)
+    e = np.arctan2(s, c) - p[:, None] * w[None, :]
+    e = np.angle(np.exp(1j * e))  # wrapped into (-pi, pi]
+    half = np.linalg.norm(np.angle(np.exp(1j * w))) / 2
+    exact = np.linalg.norm(e, axis=1) < half
+    rows = np.concatenate([c, s], axis=1)
+    return int(exact.sum()), int(np.unique(rows, axis=0).shape[0])
+
+
+def test_product_rounded_matches_numpy_emulation():
+    a = audit_module(target("current_product_buggy"), "bf16", L, ["cast", "default"])
+    exact, distinct = emulate_product_rounded(L)
+    assert exact < 0.05 * L  # collapses towards zero (seed 004)
+    for s in a.scenarios:
+        assert (s.exact, s.distinct) == (exact, distinct)
+        assert s.path == "product rounded"
+    assert {f.code for f in a.findings} == {"RP302", "RP303"}
+
+
+def test_seed_llama_legacy_cast_is_product_rounded_default_and_autocast_clean():
+    """Seed 004's LlamaRotaryEmbedding: bf16 only bites when the module itself is cast."""
+    a = audit_module(target("legacy_buggy"), "bf16", L)
+    verdict = {s.scenario: s.path for s in a.scenarios}
+    assert verdict == {"cast": "product rounded", "default": "clean", "autocast": "clean"}
+    assert a.convention == "hf-legacy"
+    cast = a.scenario("cast")
+    assert cast.exact < exact_positions("bf16", L).exact  # worse than positions alone
+    assert [(f.code, f.data["scenario"]) for f in a.findings] == [("RP302", "cast"), ("RP303", "cast")]
+
+
+def test_frequencies_rounded_drift_equals_bf16_rounding_of_theta():
+    a = audit_module(target("current_frequencies_buggy"), "bf16", L)
+    t = theta32()
+    nominal = 10000.0 ** (-2.0 * np.arange(D // 2) / D)
+    expected = float(np.max(np.abs(bf16(t) / nominal - 1)))
+    cast = a.scenario("cast")
+    assert cast.path == "frequencies rounded"
+    assert cast.exact == L
+    assert cast.frequency_drift == pytest.approx(expected, rel=1e-12)
+    # phase error: the drift accumulates over positions, up to (L-1) * max |bf16(theta) - theta|
+    assert cast.max_phase_error <= (L - 1) * np.max(np.abs(bf16(t) - nominal)) + 0.01
+    assert [f.code for f in a.findings] == ["RP303"]
+    assert a.scenario("default").path == a.scenario("autocast").path == "clean"
+
+
+@pytest.mark.parametrize("name,convention,layout", [
+    ("legacy_clean", "hf-legacy", "rotate-half"),
+    ("current_clean", "hf-current", "rotate-half"),
+    ("rotate_half_clean", "rotate-callable", "rotate-half"),
+    ("interleaved_clean", "rotate-callable", "interleaved"),
+])
+def test_clean_modules_are_exact_everywhere(name, convention, layout):
+    a = audit_module(target(name), "bf16", L)
+    assert (a.convention, a.layout, a.rotary_dim) == (convention, layout, 128)
+    for s in a.scenarios:
+        assert (s.exact, s.distinct, s.nonfinite, s.path) == (L, L, 0, "clean")
+        # float32 theta vs base^(-2i/d): a few float32 ulps
+        assert s.frequency_drift < 4 * 2.0**-24
+        # bf16 cos/sin outputs: angle error below ~2 bf16 roundoffs plus float32 product error
+        assert s.max_phase_error < 2 * 2.0**-8 + L * 2.0**-24
+    assert a.findings == []
+
+
+def test_interleaved_product_rounded_detects_layout():
+    a = audit_module(target("interleaved_buggy"), "bf16", L, ["autocast"])
+    assert a.layout == "interleaved"
+    assert a.scenarios[0].path == "product rounded"
+
+
+def test_fp16_overflow_counts_match_brute_force():
+    """fp16: exact up to 2048, inf from 65,520 on (numpy float16 is IEEE binary16, RNE)."""
+    n = 70000
+    a = audit_module(target("current_positions_buggy"), "fp16", n, ["cast"])
+    s = a.scenarios[0]
+    p = np.arange(n, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        r = p.astype(np.float16).astype(np.float64)
+    assert s.nonfinite == int(np.isinf(r).sum()) == 4480
+    assert s.exact == int((r == p).sum())
+    assert s.first_inexact == 2049
+    assert {f.code for f in a.findings} == {"RP301", "RP304"}
+
+
+def test_chunking_does_not_change_results():
+    a = audit_module(target("current_positions_buggy"), "bf16", 20000, ["cast"], chunk=20000)
+    b = audit_module(target("current_positions_buggy"), "bf16", 20000, ["cast"], chunk=777)
+    assert a.scenarios[0].to_dict() == b.scenarios[0].to_dict()
+
+
+def test_factory_callable_and_given_base():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_fx_rotary", FIX)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    a = audit_module(mod.current_clean, "bf16", 4096, ["cast"], base=10000.0)
+    assert (a.base, a.base_source) == (10000.0, "given")
+    assert a.scenarios[0].path == "clean"
+    wrong = audit_module(mod.current_clean, "bf16", 4096, ["cast"], base=20000.0)
+    assert wrong.scenarios[0].frequency_drift > 0.1  # theta_63 = 1e4^(-63/64) vs 2e4^(-63/64)
+
+
+def test_default_dtype_restored_even_when_factory_raises():
+    assert torch.get_default_dtype() == torch.float32
+    with pytest.raises(ValueError, match="factory raised RuntimeError"):
+        audit_module(target("raises"), "bf16", 1024, ["default"])
+    assert torch.get_default_dtype() == torch.float32
+
+
+def test_effective_frequencies_and_fit_base_exact_cases():
+    w = 500000.0 ** (-2.0 * np.arange(48) / 96)  # float64 geometric, base 5e5, d = 96
+    pos = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    ang = np.outer(pos, w)
+    got = effective_frequencies(pos, np.cos(ang), np.sin(ang))
+    assert np.max(np.abs(got / w - 1)) < 1e-12
+    base, resid = fit_base(w)
+    assert base == 500000.0 and resid < 1e-12
+
+
+def test_neighbours_in_format_match_enumeration():
+    """Down/up neighbours against an enumeration of every bf16 value in [0, 2^15]."""
+    with np.errstate(invalid="ignore"):  # NaN bit patterns
+        allv = np.arange(2**16, dtype=np.uint16).view(ml_dtypes.bfloat16).astype(np.float64)
+    allv = np.unique(allv[np.isfinite(allv) & (allv >= 0) & (allv <= 2**15)])
+    p = np.arange(0, 2**15, dtype=np.float64)
+    down, up = neighbours_in_format(p, "bf16")
+    idx = np.searchsorted(allv, p, side="right") - 1
+    assert np.array_equal(down, allv[idx])
+    idx_up = np.searchsorted(allv, p, side="left")
+    assert np.array_equal(up, allv[idx_up])
+
+
+# ---------------------------------------------------------------- command line
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_text_and_exit_codes(capsys):
+    code, out, err = run_cli(capsys, "audit", "module", target("legacy_buggy"), "--length", "8192")
+    assert code == 1
+    assert "cast" in out and "product rounded" in out and "RP302" in out
+    code, out, _ = run_cli(capsys, "audit", "module", target("current_clean"), "--scenario", "cast",
+                           "--length", "4096")
+    assert code == 0 and "All checks passed" in out
+
+
+def test_cli_json(capsys):
+    import json
+
+    code, out, _ = run_cli(capsys, "audit", "module", target("current_positions_buggy"), "--scenario", "cast",
+                           "--format", "json")
+    doc = json.loads(out)
+    assert code == 1
+    s = doc["scenarios"][0]
+    assert s["exact_fraction"] == 896 / 8192 and s["path"] == "positions rounded"
+    for key in ("exact_fraction", "distinct_fraction", "nonfinite", "frequency_drift", "max_phase_error", "path"):
+        assert key in s
+    assert doc["rotary_dim"] == 128 and doc["layout"] == "rotate-half"
+    assert [f["code"] for f in doc["findings"]] == ["RP301"]
+
+
+@pytest.mark.parametrize("tgt,message", [
+    ("/nonexistent/rotary.py:make", "no such file"),
+    (os.path.join(os.path.dirname(__file__), "fixtures", "runtime", "README.txt") + ":make", "not a Python file"),
+    (None, "factory raised RuntimeError"),
+    ("unknown", "unknown rotary convention"),
+    ("NOT_CALLABLE", "not callable"),
+    ("missing_name", "no attribute"),
+    ("no_colon", "expected path/to/file.py:NAME"),
+    ("no_such_package_xyz.rotary:make", "cannot import module"),
+])
+def test_cli_bad_input_one_line_exit_2(capsys, tgt, message):
+    if tgt is None:
+        tgt = target("raises")
+    elif tgt in ("unknown", "NOT_CALLABLE", "missing_name"):
+        tgt = target(tgt)
+    code, out, err = run_cli(capsys, "audit", "module", tgt, "--length", "1024")
+    assert code == 2, (out, err)
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_cli_bad_dtype(capsys):
+    code, _, err = run_cli(capsys, "audit", "module", target("current_clean"), "--dtype", "fp8_e4m3")
+    assert code == 2 and "bf16, fp16 and fp32" in err
+
+
+# ---------------------------------------------------------------- transformers
+
+
+@pytest.mark.hf
+def test_hf_llama_cast_rounds_inv_freq_buffer():
+    pytest.importorskip("transformers")
+    from ropelaw.audit.runtime import audit_hf
+
+    a = audit_hf("llama", "bf16", 4096, ["cast", "autocast"])
+    assert (a.convention, a.rotary_dim, a.base) == ("hf-current", 128, 10000.0)
+    cast = a.scenario("cast")
+    # transformers registers inv_freq as a float buffer: .to(bf16) rounds it (and only it)
+    t = theta32()
+    nominal = 10000.0 ** (-2.0 * np.arange(D // 2) / D)
+    assert cast.path == "frequencies rounded" and cast.exact == 4096
+    assert cast.frequency_drift == pytest.approx(float(np.max(np.abs(bf16(t) / nominal - 1))), rel=1e-12)
+    assert a.scenario("autocast").path == "clean"
+
+
+@pytest.mark.hf
+@pytest.mark.parametrize("model_type", ["gpt_neox", "falcon"])
+def test_hf_version_check(capsys, model_type):
+    import json
+
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.AutoConfig.for_model(model_type)
+    head_dim = cfg.hidden_size // cfg.num_attention_heads
+    frac = getattr(cfg, "partial_rotary_factor", None) or getattr(cfg, "rotary_pct", None) or 1.0
+    code, out, _ = run_cli(capsys, "audit", "hf", model_type, "--version-check", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    assert doc["transformers_version"] == transformers.__version__
+    assert doc["probed_rotary_dim"] == int(head_dim * frac)
+    assert doc["convention"] == "hf-current"
+
+
+@pytest.mark.hf
+def test_hf_unknown_model_type(capsys):
+    pytest.importorskip("transformers")
+    code, _, err = run_cli(capsys, "audit", "hf", "no_such_model_type")
+    assert code == 2 and "no_such_model_type" in err
+
+
+def test_package_module_target_from_working_directory(monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the loader may add the working directory
+    monkeypatch.chdir(os.path.dirname(FIX))
+    code, out, _ = run_cli(capsys, "audit", "module", "rotary:current_positions_buggy", "--scenario", "cast",
+                           "--length", "1024", "--format", "json")
+    import json
+
+    assert code == 1 and json.loads(out)["scenarios"][0]["exact"] == brute_exact_bf16(1024)[0]
