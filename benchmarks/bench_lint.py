@@ -1,7 +1,7 @@
 """Benchmark: `ropelaw lint DIR` on 1000 generated configs.
 
 Generates 1000 config.json files into a temp dir: the 20 JSON configs of tests/configs with
-max_position_embeddings and the base varied (so the Men et al. sums and the bisection of
+max_position_embeddings and the base varied (so the Men et al. sums and the grid scan of
 the base lower bound are not all cache hits: 50 variants each), then times
 1. the in-process linter (load + rules + json render), and
 2. the CLI end to end (`ropelaw lint DIR --format json` in a subprocess).

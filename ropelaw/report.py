@@ -25,7 +25,8 @@ def summary_line(findings: list[Finding], checked: int, noun: str = "file") -> s
     where = plural(checked, noun)
     if not findings:
         return f"All checks passed: no findings in {where}."
-    counts = [plural(sum(f.severity == s for f in findings), s)
+    counts = [f"{sum(f.severity == s for f in findings):,} info" if s == "info"
+              else plural(sum(f.severity == s for f in findings), s)
               for s in ("error", "warning", "info") if any(f.severity == s for f in findings)]
     return f"Found {plural(len(findings), 'finding')} ({', '.join(counts)}) in {where}."
 

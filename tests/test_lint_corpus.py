@@ -9,13 +9,16 @@ Every number is re-derived here without ropelaw.theory / basebound / formats / s
 - the bound through a scheme: the scaled period of the first untrained pair, with the scheme's
   rule for that pair written out from its paper (linear: x s; YaRN: r = L/lambda < beta_slow
   -> x s; Llama 3.1: lambda > L_orig/low -> x s; LongRoPE: x long_factor[k]);
-- Men et al.'s first violation: numpy sum of cos(m*theta_i) over every m;
+- Men et al.'s condition: numpy sums of cos(m*theta_i) over every m (first violation, count),
+  and the base lower bound by brute force over the 2-significant-figure base grid of Men et
+  al.'s Table 1 (the smallest grid base whose sums stay >= 0 for every m <= the context);
 - exact positions: a brute-force cast with ml_dtypes.
 Finding locations are checked against a text search for the key in the file.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import pathlib
@@ -55,13 +58,48 @@ def period(d: int, b: float, i: int) -> float:
 
 def first_negative_b(inv_freq: np.ndarray, length: int) -> int | None:
     """Smallest m in [0, length] with sum_i cos(m theta_i) < 0 (Men et al. 2024, B_{m,theta})."""
-    for start in range(0, length + 1, 16384):
-        m = np.arange(start, min(start + 16384, length + 1), dtype=np.float64)[:, None]  # (M, 1) float64
+    start, size = 0, 1024
+    while start <= length:
+        stop = min(start + size, length + 1)
+        m = np.arange(start, stop, dtype=np.float64)[:, None]  # (M, 1) float64
         s = np.cos(m * inv_freq[None, :]).sum(axis=1)  # (M,) float64
         neg = np.nonzero(s < 0)[0]
         if neg.size:
             return start + int(neg[0])
+        start, size = stop, 8192
     return None
+
+
+def grid_bases():
+    """2, 2.1, ..., 9.9, 10, 11, ..., 99, 100, 110, ...: two significant figures, ascending."""
+    for e in range(-1, 16):
+        for q in range(10, 100):
+            b = float(f"{q}e{e}")
+            if b >= 2.0:
+                yield b
+
+
+@functools.lru_cache(maxsize=None)
+def brute_lower_bound(d: int, length: int) -> float:
+    """Smallest grid base b with sum_i cos(m b^(-2i/d)) >= 0 for every m in [0, length].
+
+    Every grid base is tried in ascending order; a base is rejected by a negative sum either at
+    distances near where the last smaller bases failed (a shortcut that only ever rejects with
+    a genuine negative value) or by the full scan of first_negative_b.
+    """
+    i = np.arange(d // 2)
+    recent: list[np.ndarray] = []
+    for b in grid_bases():
+        theta = b ** (-2.0 * i / d)  # (d/2,) float64
+        if recent:
+            m = np.concatenate(recent)[:, None]  # (M, 1) float64
+            if (np.cos(m * theta[None, :]).sum(axis=1) < 0).any():
+                continue
+        first = first_negative_b(theta, length)
+        if first is None:
+            return b
+        recent = (recent + [np.arange(max(0, first - 256), min(length, first + 256) + 1, dtype=np.float64)])[-4:]
+    raise AssertionError("no grid base passes")
 
 
 def count_negative_b(inv_freq: np.ndarray, length: int) -> int:
@@ -87,27 +125,25 @@ EXPECTED = {
     "llama-2-7b.json": (128, 1e4, 4096, 4096, "default", [("RL103", "model_type"), ("RP201", "torch_dtype")], "fp16"),
     "llama-3-8b.json": (128, 5e5, 8192, 8192, "default", [("RP201", "torch_dtype")], "bf16"),
     "llama-3.1-8b.json": (128, 5e5, 8192, 131072, "llama3",
-                          [("RL102", "max_position_embeddings"), ("RL103", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
-    "llama-3.2-1b.json": (64, 5e5, 8192, 131072, "llama3", [("RL103", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
+                          [("RL102", "max_position_embeddings"), ("RL104", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
+    "llama-3.2-1b.json": (64, 5e5, 8192, 131072, "llama3", [("RL104", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
     "mistral-7b-v0.1.json": (128, 1e4, 32768, 4096, "default", [("RL103", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
-    "mistral-7b-instruct-v0.2.json": (128, 1e6, 32768, 32768, "default",
-                                      [("RL103", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
-    "mixtral-8x7b-v0.1.json": (128, 1e6, 32768, 32768, "default", [("RL103", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
-    "qwen2-7b-instruct.json": (128, 1e6, 32768, 32768, "default", [("RL103", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
+    "mistral-7b-instruct-v0.2.json": (128, 1e6, 32768, 32768, "default", [("RP201", "torch_dtype")], "bf16"),
+    "mixtral-8x7b-v0.1.json": (128, 1e6, 32768, 32768, "default", [("RP201", "torch_dtype")], "bf16"),
+    "qwen2-7b-instruct.json": (128, 1e6, 32768, 32768, "default", [("RP201", "torch_dtype")], "bf16"),
     "qwen2.5-7b-instruct-yarn.json": (128, 1e6, 32768, 32768, "yarn", [("RV010", "factor"), ("RP201", "torch_dtype")], "bf16"),
     "qwen3-8b.json": (128, 1e6, 40960, 40960, "default", [("RL103", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
     "gemma-2-9b.json": (256, 1e4, 8192, 8192, "default", [("RL103", "rope_theta"), ("RL103", "rope_theta")], None),
     "gemma-3-4b-it.json": (256, 1e6, 16384, 131072, "linear", [("RP201", "torch_dtype")], "bf16"),
     "phi-3-mini-128k-instruct.json": (96, 1e4, 4096, 131072, "longrope",
-                                      [("RL103", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
+                                      [("RL104", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
     "phi-4.json": (128, 2.5e5, 16384, 16384, "default", [("RL103", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
-    "deepseek-v3.json": (64, 1e4, 4096, 163840, "yarn", [("RL103", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
+    "deepseek-v3.json": (64, 1e4, 4096, 163840, "yarn", [("RL104", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
     "pythia-6.9b.json": (32, 1e4, 2048, 2048, "default", [("RL103", "rotary_emb_base")], "fp16"),
     "falcon-7b.json": (64, 1e4, 2048, 2048, "default", [("RL103", "model_type"), ("RP201", "torch_dtype")], "bf16"),
     "chatglm2-6b.json": (64, 1e4, 32768, 32768, "default", [("RL103", "seq_length"), ("RP201", "torch_dtype")], "fp16"),
     "glm-4-9b-chat.json": (64, 5e6, 131072, 131072, "default", [("RL103", "rope_ratio"), ("RP201", "torch_dtype")], "bf16"),
-    "internlm2_5-7b-chat.json": (128, 1e6, 32768, 32768, "dynamic",
-                                 [("RL103", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
+    "internlm2_5-7b-chat.json": (128, 1e6, 32768, 32768, "dynamic", [("RP201", "torch_dtype")], "bf16"),
     "gpt-neox-20b.yml": (24, 1e4, 2048, 2048, "default", [("RL103", '"max-position-embeddings"')], "fp16"),
     "megatron-llama2-7b.yaml": (128, 1e4, 4096, 4096, "default", [("RL103", "rotary_base"), ("RP201", "precision")], "bf16"),
 }
@@ -213,7 +249,7 @@ def test_llama31_named_numbers(results):
 def test_yarn_designed_for_target_is_not_beyond_bound():
     """Qwen2.5 with yarn factor 4 over 32K served at 128K: bound through YaRN 141,332 >= 131,072."""
     r = lint_config(load_config(str(CORPUS / "qwen2.5-7b-instruct-yarn.json"), target=131072))
-    assert not [f for f in r.findings if f.code.startswith("RL10") and f.code != "RL103"]
+    assert not [f for f in r.findings if f.code in ("RL101", "RL102")]  # RL103/RL104 are Men et al.'s, not the bound
     assert r.layers[0].bound.extrapolation_bound == pytest.approx(4 * period(128, 1e6, 40), rel=1e-12)
     # the same context with plain RoPE is beyond the bound (trained at 32,768)
     import copy
@@ -227,21 +263,76 @@ def test_yarn_designed_for_target_is_not_beyond_bound():
     assert [f.code for f in r2.findings if f.code.startswith("RL10")][0] == "RL101"
 
 
-@pytest.mark.parametrize("name", [n for n, e in EXPECTED.items() if any(c == "RL103" for c, _ in e[5])])
-def test_men_first_violation(name, results):
+def single_base_frequencies(name: str, a) -> tuple[float, np.ndarray] | None:
+    """(b, b^(-2i/d)) when the layer's inference frequencies come from one base, written out per
+    scheme: plain RoPE the config's base; dynamic NTK (HF) b*(s*L/L0 - (s-1))^(d/(d-2)) past
+    L0, else b. Other schemes (linear, YaRN, Llama 3, LongRoPE) change pairs differently: None."""
+    d, b = a.spec.d, a.spec.base
+    if a.spec.scheme == "dynamic":
+        cfg = json.loads((CORPUS / name).read_text())
+        s, l0 = cfg["rope_scaling"]["factor"], cfg["max_position_embeddings"]
+        if a.length > l0:
+            b = b * (s * a.length / l0 - (s - 1)) ** (d / (d - 2))
+    elif a.spec.scheme != "default":
+        return None
+    return b, b ** (-2.0 * np.arange(d // 2) / d)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_men_rules_match_brute_force(name, results):
+    """RL103 iff a single base b fails B >= 0 up to the context AND b < the brute-force grid lower
+    bound; RL104 iff a scheme's frequencies (no single base) fail B >= 0 up to the context."""
     r = results[name]
-    for a, f in zip(r.layers, [f for f in r.findings if f.code == "RL103"]):
-        inv = np.array([float(t) for t in a.scheme_result.inv_freq])
-        m = first_negative_b(inv, a.length)
-        assert m is not None and f.data["supported_length"] == m - 1, (name, m, f.data)
-        assert f.data["violations"] == count_negative_b(inv, a.length), name
+    expected = []
+    for a in r.layers:
+        assert a.scheme_result.window is None  # no ReRoPE in the corpus: the context is a.length
+        single = single_base_frequencies(name, a)
+        inv = single[1] if single else np.array([float(t) for t in a.scheme_result.inv_freq])
+        first = first_negative_b(inv, a.length)
+        if first is None:
+            continue  # the frequencies support the context: nothing to say
+        data = {"length": a.length, "supported_length": first - 1, "violations": count_negative_b(inv, a.length)}
+        if single is None:
+            expected.append(("RL104", data))
+            continue
+        lb = brute_lower_bound(a.spec.d, a.length)
+        if single[0] < lb:
+            expected.append(("RL103", {**data, "base": single[0], "base_lower_bound": lb}))
+    got = [(f.code, {k: f.data[k] for k in e[1]}) for f, e in
+           zip([f for f in r.findings if f.code in ("RL103", "RL104")], expected)]
+    assert [f.code for f in r.findings if f.code in ("RL103", "RL104")] == [c for c, _ in expected], name
+    assert got == expected, name
 
 
-def test_men_clean_configs_really_clean(results):
-    for name in ("llama-3-8b.json", "gemma-3-4b-it.json", "qwen2.5-7b-instruct-yarn.json"):
-        a = results[name].layers[0]
-        inv = np.array([float(t) for t in a.scheme_result.inv_freq])
-        assert first_negative_b(inv, a.length) is None, name
+def test_qwen2_at_32k_is_above_the_lower_bound(results):
+    """Qwen2 / Mistral v0.2 / Mixtral: base 1e6 at 32,768 tokens, d=128. Men et al. Table 1 prints
+    6.4e5 for 32K; brute force over the grid gives 6.3e5 for 32,768 (every smaller grid base fails). The base
+    itself has B < 0 at 4 isolated distances (first 27,115), but it is not BELOW the bound: no
+    RL103 (the rule's meaning), and no other Men finding."""
+    theta = 1e6 ** (-2.0 * np.arange(64) / 128)  # (64,) float64
+    assert first_negative_b(theta, 32768) == 27115 and count_negative_b(theta, 32768) == 4
+    lb = brute_lower_bound(128, 32768)
+    assert lb == 6.3e5 and lb <= 6.4e5 <= 1e6
+    # not monotone in the base: the printed 6.4e5 itself dips below zero at 27,685 < 32,768
+    assert first_negative_b(6.4e5 ** (-2.0 * np.arange(64) / 128), 32768) == 27685
+    for name in ("qwen2-7b-instruct.json", "mistral-7b-instruct-v0.2.json", "mixtral-8x7b-v0.1.json",
+                 "internlm2_5-7b-chat.json"):
+        assert not [f for f in results[name].findings if f.code in ("RL103", "RL104")], name
+
+
+def test_llama2_at_32k_is_below_the_lower_bound():
+    """Llama 2 7B served at 32K (--target 32k): base 1e4 < 6.3e5 (brute-force grid bound for
+    32,768 tokens at d=128; Men et al. print 6.4e5 for 32K): RL103 with the numbers."""
+    r = lint_config(load_config(str(CORPUS / "llama-2-7b.json"), target=32768))
+    f = next(f for f in r.findings if f.code == "RL103")
+    theta = 1e4 ** (-2.0 * np.arange(64) / 128)  # (64,) float64
+    assert f.data["base"] == 1e4 and f.data["base_lower_bound"] == brute_lower_bound(128, 32768)
+    assert f.data["supported_length"] + 1 == first_negative_b(theta, 32768) == 1707
+    assert f.data["violations"] == count_negative_b(theta, 32768)
+    assert "base 10,000 [rope_theta absent: LlamaConfig default] is below Men et al.'s lower bound 6.3e5 " \
+           "for the target 32,768 tokens [--target] at d=128" in f.message
+    assert f"B_(m,theta) < 0 at {count_negative_b(theta, 32768):,} of 32,768 distances, first at 1,707" in f.message
+    assert (f.line, f.column) == loc(CORPUS / "llama-2-7b.json", "model_type")
 
 
 def test_derived_aliases(results):

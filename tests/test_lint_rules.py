@@ -141,18 +141,98 @@ def test_rl102_through_scheme():
     assert "RL102" not in codes(lint(data, tune=65536))
 
 
-def test_rl103_men_lower_bound():
+def men_first_negative(theta: np.ndarray, length: int) -> int | None:
+    """Smallest m in [0, length] with sum_i cos(m theta_i) < 0 (Men et al. 2024, B_{m,theta}), numpy."""
+    m = np.arange(length + 1, dtype=np.float64)[:, None]  # (L+1, 1) float64
+    neg = np.nonzero(np.cos(m * theta[None, :]).sum(axis=1) < 0)[0]  # (L+1,) -> indices
+    return int(neg[0]) if neg.size else None
+
+
+def men_count_negative(theta: np.ndarray, length: int) -> int:
+    m = np.arange(length + 1, dtype=np.float64)[:, None]  # (L+1, 1) float64
+    return int((np.cos(m * theta[None, :]).sum(axis=1) < 0).sum())
+
+
+def men_grid_lower_bound(d: int, length: int) -> float:
+    """Brute force: the smallest base with 2 significant figures (2, 2.1, ..., 99, 100, 110, ...) whose
+    frequencies b^(-2i/d) keep sum_i cos(m theta_i) >= 0 for every m in [0, length]."""
+    for e in range(-1, 16):
+        for q in range(10, 100):
+            b = float(f"{q}e{e}")
+            if b >= 2.0 and men_first_negative(b ** (-2.0 * np.arange(d // 2) / d), length) is None:
+                return b
+    raise AssertionError("no grid base passes")
+
+
+def plain(d: int, b: float) -> np.ndarray:
+    return b ** (-2.0 * np.arange(d // 2) / d)  # (d/2,) float64, RoFormer eq. 15
+
+
+def test_rl103_base_below_lower_bound():
     data = {**BASE, "rope_theta": 10000.0, "max_position_embeddings": 4096}
     f = only(lint(data), "RL103")
-    theta = 10000.0 ** (-2.0 * np.arange(64) / 128)  # (64,) float64
-    m = np.arange(4097, dtype=np.float64)[:, None]
-    first = int(np.nonzero(np.cos(m * theta).sum(axis=1) < 0)[0][0])
+    assert f.severity == "warning" and f.line == line_of(json.dumps(data, indent=1), "rope_theta")
+    # Men et al.: the smallest 2-significant-figure base supporting 4,096 tokens at d=128 (brute force);
+    # their Table 1 prints 2.7e4 for "4k" = 4,000 tokens
+    lb = men_grid_lower_bound(128, 4096)
+    assert lb == 2.9e4 and f.data["base_lower_bound"] == lb and f.data["base"] == 1e4
+    first = men_first_negative(plain(128, 1e4), 4096)
     assert f.data["supported_length"] == first - 1 == 1706
-    # the suggested base keeps B >= 0 to 4096 (checked by the same brute force)
-    lb = f.data["base_lower_bound"]
-    theta_lb = lb ** (-2.0 * np.arange(64) / 128)
-    assert (np.cos(m * theta_lb).sum(axis=1) >= 0).all()
-    assert lb >= 2.7e4  # Men et al. Table 1 prints 2.7e4 for 4k at d=128; the bisection edge is above it
+    assert f.data["violations"] == men_count_negative(plain(128, 1e4), 4096) == 420
+    assert ("base 10,000 [rope_theta] is below Men et al.'s lower bound 29,000 for the target 4,096 tokens "
+            "[max_position_embeddings] at d=128") in f.message
+    assert "B_(m,theta) < 0 at 420 of 4,096 distances, first at 1,707" in f.message
+    assert "raise the base to >= 29,000" in f.fix
+
+
+def test_rl103_not_below_the_bound_is_clean():
+    """Bases at or above the bound, or bases that support the context themselves, are not flagged."""
+    # 6.4e5 >= the bound 6.3e5 for 32,768 tokens, although it dips below zero at 27,685 (not monotone)
+    assert men_first_negative(plain(128, 6.4e5), 32768) == 27685
+    assert "RL103" not in codes(lint({**BASE, "rope_theta": 6.4e5, "max_position_embeddings": 32768}))
+    # 26,970 is below the grid bound 2.9e4 for 4,096 tokens but keeps B >= 0 itself: it supports 4,096
+    assert men_first_negative(plain(128, 26970.0), 4096) is None
+    assert "RL103" not in codes(lint({**BASE, "rope_theta": 26970.0, "max_position_embeddings": 4096}))
+    # 2.8e4, the grid base below the bound, fails: flagged
+    assert men_first_negative(plain(128, 2.8e4), 4096) is not None
+    assert only(lint({**BASE, "rope_theta": 2.8e4, "max_position_embeddings": 4096}), "RL103").data["base"] == 2.8e4
+
+
+def test_rl103_through_dynamic_ntk_scaled_base():
+    """Dynamic NTK at the target uses the single base b' = b (s L/L0 - (s-1))^(d/(d-2)) (HF): RL103 on b'."""
+    data = {**BASE, "rope_theta": 10000.0, "max_position_embeddings": 4096,
+            "rope_scaling": {"type": "dynamic", "factor": 2.0}}
+    f = only(lint(data, target=8192), "RL103")
+    scaled = 10000.0 * (2 * 8192 / 4096 - 1) ** (128 / 126)
+    assert f.data["base"] == pytest.approx(scaled, rel=1e-12)
+    assert f.data["base_lower_bound"] == men_grid_lower_bound(128, 8192) == 8.4e4
+    assert f.data["supported_length"] + 1 == men_first_negative(plain(128, scaled), 8192)
+    assert "scheme 'dynamic' scaled base" in f.message and "RL104" not in codes(lint(data, target=8192))
+
+
+def test_rl103_rerope_window_limits_the_distances():
+    """ReRoPE encodes distances up to its window w only: Men et al.'s condition is checked to w."""
+    rerope = {**BASE, "rope_theta": 10000.0, "max_position_embeddings": 65536,
+              "rope_scaling": {"rope_type": "rerope", "window": 1024}}
+    assert men_first_negative(plain(128, 1e4), 1024) is None  # B >= 0 up to 1,024
+    assert not {"RL103", "RL104"} & set(codes(lint(rerope, train=4096)))
+    rerope["rope_scaling"]["window"] = 2048  # first negative at 1,707 < 2,048
+    f = only(lint(rerope, train=4096), "RL103")
+    assert f.data["length"] == 2048 and f.data["base_lower_bound"] == men_grid_lower_bound(128, 2048)
+
+
+def test_rl104_scheme_frequencies_below_lower_bound():
+    """Linear scaling (Chen et al. 2023): theta_i / s, not of the form b^(-2i/d): RL104 (info), not RL103."""
+    data = {**BASE, "rope_theta": 10000.0, "max_position_embeddings": 16384,
+            "original_max_position_embeddings": 4096, "rope_scaling": {"rope_type": "linear", "factor": 4.0}}
+    f = only(lint(data), "RL104")
+    theta = plain(128, 1e4) / 4  # (64,) float64
+    assert f.severity == "info" and "RL103" not in codes(lint(data))
+    assert f.data["supported_length"] + 1 == men_first_negative(theta, 16384)
+    assert f.data["violations"] == men_count_negative(theta, 16384)
+    assert "scheme 'linear' frequencies" in f.message and "not of the form b^(-2i/d)" in f.message
+    # the same scheme served at 4,096 tokens: theta/4 keeps B >= 0 for every m <= 4,096: no RL104
+    assert men_first_negative(theta, 4096) is None and "RL104" not in codes(lint(data, target=4096))
 
 
 # -- RS ------------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ def _validate_codes(codes: list[str] | None, flag: str) -> None:
 
 
 def default_select() -> list[str]:
-    """Every lint rule except the ones off by default (RP201)."""
+    """Every lint rule except the ones off by default (RP201, RL104)."""
     from ..findings import all_rules
     from ..lint.rules.dtype import DEFAULT_OFF
 

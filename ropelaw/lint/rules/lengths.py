@@ -4,9 +4,12 @@
   with the base that would reach it (theory.base_for_context).
 - RL102: a static scaling scheme (linear, ntk, yarn, llama3, longrope, rerope, ...): the same
   bound computed THROUGH the scheme's frequencies (the registry), not as plain RoPE.
-- RL103: Men et al.'s condition B_{m,theta} >= 0 fails before the length the layers must
-  reach (basebound.supported_length on the layer's inference frequencies), with the base lower
-  bound for that length (basebound.base_lower_bound).
+- RL103: a single base b (frequencies b^(-2i/d): plain RoPE, NTK-aware / dynamic NTK at their
+  scaled base, ReRoPE) below Men et al.'s base lower bound for the context: the smallest
+  2-significant-figure base that keeps B_{m,theta} >= 0 up to it (basebound.base_lower_bound,
+  convention "grid"), and b itself failing the condition (basebound.supported_length).
+- RL104 (info): a scheme whose frequencies are not b^(-2i/d) (linear, YaRN, Llama 3, LongRoPE)
+  fails B_{m,theta} >= 0 before the context; there is no base to compare.
 
 The length each finding assumes is named in its message: the target context (``--target``,
 else max_position_embeddings) or, for sliding-window layers, the window.
@@ -55,39 +58,73 @@ BEYOND_SCHEME_BOUND = define_rule(
 )
 BELOW_LOWER_BOUND = define_rule(
     "RL103", "base-below-lower-bound", "warning",
-    "Men et al.'s condition B_{m,theta} >= 0 fails before the length the layers must reach",
-    what="Computes B_{m,theta} = sum_i cos(m*theta_i) for every distance m up to the target context (or the "
-         "sliding window) with the layer group's inference frequencies (plain RoPE or through the scheme), "
-         "reports the first m where it is negative and, for plain RoPE, the base above which it stays >= 0 "
-         "(bisection edge of basebound.base_lower_bound, rounded up to 2 significant figures). Contexts "
-         "beyond 4,194,304 tokens are not checked (the sum costs length x d/2).",
-    why="Men et al. show that below this base the model cannot tell similar tokens at distance m from random "
-        "ones (the long-term decay of attention to similar tokens breaks), so retrieval degrades within the "
-        "context even when perplexity looks fine. The condition is not monotone in the base and the message "
-        "counts the negative distances: a few shallow dips (base 1e6 at 32,768 tokens, d=128: 4 distances, "
-        "B >= -0.78 of 64) weigh less than hundreds (base 1e4 at 4,096: 420 distances, down to -8.4).",
-    example='{"max_position_embeddings": 32768, "rope_theta": 10000}',
-    fix="Use a base at or above the lower bound named in the message for this context (Men et al., Table 1).",
+    "the base is below Men et al.'s lower bound for the context the layers must reach",
+    what="For a layer group whose inference frequencies are theta_i = b^(-2i/d) (plain RoPE; also NTK-aware and "
+         "dynamic NTK, with b their scaled base, and ReRoPE / Leaky ReRoPE, which keep the base), compares b with "
+         "Men et al.'s base lower bound L_b for the longest distance the layers must encode (the target context, "
+         "the sliding window, or a ReRoPE window's encoded range) at rotary dims d. L_b is the smallest base that "
+         "supports that context: the smallest base on the 2-significant-figure grid (1.0e4, 1.1e4, ..., the grid "
+         "of Men et al.'s Table 1) whose frequencies keep B_(m,theta) = sum_i cos(m*theta_i) >= 0 for every "
+         "integer m <= the context (basebound.base_lower_bound, convention \"grid\"; every smaller grid base "
+         "fails). Fires when b < L_b and b itself fails the condition; the message gives b, L_b, the context "
+         "and where it comes from, and, as evidence, the first distance with B < 0 at b and how many distances "
+         "up to the context have B < 0. Contexts beyond 4,194,304 tokens are not checked (cost ~ length x d/2).",
+    why="Men et al. show that the ability to attend more to a similar token than to a random one at distance m "
+        "is proportional to B_(m,theta); where it is negative, retrieval within the context degrades even when "
+        "perplexity looks fine, and a base below the bound cannot deliver the context however long it is "
+        "trained. The condition is not monotone in the base: some bases above L_b have a few shallow negative "
+        "distances (base 1e6 at 32,768 tokens, d=128: 4 distances from 27,115, B >= -0.78 of 64) while "
+        "L_b = 6.3e5 passes. Such bases are not below the bound and are not flagged, as in Men et al.'s table "
+        "(32K: 6.4e5 printed). The bisection edge of the region of large passing bases (1.6e6 at 32,768) is not "
+        "the lower bound and is not used.",
+    example='{"max_position_embeddings": 4096, "rope_theta": 10000}  # d=128: L_b = 2.9e4 for 4,096 tokens',
+    fix="Raise rope_theta to at least the lower bound in the message and train (or continue training) at that "
+        "base, or lower the context you advertise. Men et al. 2024, Table 1, lists bounds for d = 128.",
     references=(MEN,),
+)
+SCHEME_BELOW_LOWER_BOUND = define_rule(
+    "RL104", "scheme-frequencies-below-lower-bound", "info",
+    "the scaling scheme's frequencies fail Men et al.'s condition B_(m,theta) >= 0 before the target",
+    what="For a layer group whose scaling scheme gives frequencies NOT of the form b^(-2i/d) (linear, YaRN, "
+         "Llama 3, LongRoPE), there is no base to compare with a lower bound. Computes B_(m,theta) = "
+         "sum_i cos(m*theta_i) with the scheme's inference frequencies for every integer distance m up to the "
+         "target (or the sliding window) and reports when it is negative somewhere: the supported length "
+         "(the largest L with B >= 0 for all m <= L; basebound.supported_length), the first negative "
+         "distance and the number of negative distances. Contexts beyond 4,194,304 tokens are not checked.",
+    why="Men et al.'s condition applies to any frequency set: where B_(m,theta) < 0 the model cannot favour a "
+        "similar token over a random one at that distance. For a scheme it is information, not a defect of the "
+        "base: schemes trade some distances for others (YaRN leaves the fast pairs alone and interpolates the "
+        "slow ones), the tuning run may compensate, and a handful of shallow negative distances (Llama 3.1 at "
+        "131,072: 9 distances from 85,133) matter less than thousands.",
+    example='{"max_position_embeddings": 163840, "rope_scaling": {"type": "yarn", "factor": 40, '
+            '"original_max_position_embeddings": 4096}}  # d=64, base 1e4: B < 0 first at 4,119',
+    fix="Test retrieval (needle / passkey) at the distances named; if it fails there, raise the original base or "
+        "the scheme's factor, or advertise the supported length.",
+    references=(MEN, "Peng et al. 2023, YaRN, arXiv 2309.00071"),
 )
 
 
-MEN_MAX_LENGTH = 1 << 22  # 4,194,304 tokens: beyond it RL103 is not computed (cost grows with length)
+MEN_MAX_LENGTH = 1 << 22  # 4,194,304 tokens: beyond it RL103/RL104 are not computed (cost grows with length)
+LOWER_BOUND_CONVENTION = "grid"  # the smallest 2-significant-figure base that supports the context (docstring)
 
 
 @lru_cache(maxsize=256)
 def lower_bound(d: int, length: int) -> float | None:
-    """Men et al.'s base lower bound for ``length`` tokens at ``d`` dims, cached.
+    """Men et al.'s base lower bound for ``length`` tokens at ``d`` dims, cached per (d, length).
 
-    ``basebound.base_lower_bound(d, length, convention="bisection")``: the edge above which
-    bases keep B_{m,theta} >= 0 up to ``length`` (to 1e-6 in log base). The paper's
-    2-significant-figure grid scan (``convention="grid"``) can name a smaller isolated base
-    but costs seconds to tens of seconds per call, too slow for a linter.
+    ``basebound.base_lower_bound(d, length, convention="grid")``: the smallest base with 2
+    significant figures (1.0e4, 1.1e4, ...; Men et al.'s Table 1 grid) whose frequencies keep
+    B_{m,theta} >= 0 for every integer m <= ``length``; every smaller grid base fails. That is
+    "the smallest base that supports the context". The ``"bisection"`` convention is NOT used:
+    it returns an edge of the region of large passing bases (1.63e6 for 32,768 tokens at d=128,
+    where the grid bound is 6.3e5 and the paper prints 6.4e5 for 32K). Cost: 0.1-2 s per call
+    (measured at d=24..256, lengths 2K..1M), paid only when a config's base fails the condition.
+    None when no base up to 1e15 supports ``length`` (e.g. d = 2: B = cos(m) < 0 at m = 2).
     """
     from ...basebound import base_lower_bound
 
     try:
-        return base_lower_bound(d, length, convention="bisection")
+        return base_lower_bound(d, length, convention=LOWER_BOUND_CONVENTION)
     except ValueError:
         return None
 
@@ -104,6 +141,34 @@ def _violations(inv_freq: tuple, length: int) -> int:
     from ...basebound import violations
 
     return violations(list(inv_freq), length)
+
+
+def single_base(spec, scheme_result) -> float | None:
+    """The base b with ``inv_freq == (b^(-2i/d) for i < d/2)`` exactly, or None.
+
+    Candidates: the scheme's ``scaled_base`` (NTK-aware, dynamic NTK) else the config's base
+    (plain RoPE, ReRoPE, Leaky ReRoPE); the frequencies are compared float for float with
+    ``schemes.default_inv_freq``, so a scheme that changes the frequencies in any other way
+    (linear, YaRN, Llama 3, LongRoPE) has no single base.
+    """
+    from ...schemes import default_inv_freq
+
+    b = scheme_result.detail("scaled_base", spec.base)
+    try:
+        return float(b) if tuple(scheme_result.inv_freq) == default_inv_freq(spec.d, float(b)) else None
+    except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+        return None
+
+
+def men_reach(a) -> int:
+    """Largest distance the layers encode: ``a.length``, or for a ReRoPE / Leaky ReRoPE window the
+    ceiling of the encoded position of distance ``a.length`` (ReRoPE: the window w; Leaky:
+    w + (length - w)/k). Men et al.'s sums are then taken at the integer distances up to it; Leaky
+    ReRoPE's fractional encoded positions between them are not evaluated separately."""
+    sr = a.scheme_result
+    if sr is None or sr.window is None:
+        return int(a.length)
+    return min(int(a.length), math.ceil(sr.relative_position(a.length)))
 
 
 def _loc(cfg: LoadedConfig, i: int, a) -> tuple[int, int]:
@@ -168,29 +233,68 @@ def check(cfg: LoadedConfig, i: int, a) -> list[Finding]:
             path=cfg.path, line=line, column=col,
             length=length, extrapolation_bound=b, scheme=spec.scheme, critical_pair=k,
         ))
-    # Men et al.: the layer's inference frequencies, distances 0 .. length (cost ~ length * d/2)
-    if a.scheme_result is not None and 1 <= length <= MEN_MAX_LENGTH:
-        inv = tuple(float(t) for t in a.scheme_result.inv_freq)
-        sup = _supported(inv, int(length))
-        if sup < length:
-            bad = _violations(inv, int(length))
-            lb = lower_bound(spec.d, int(length)) if spec.scheme == "default" else None
-            lb = _up2(lb) if lb is not None else None
-            lb_txt = (f"; bases above {_g(lb)} keep it >= 0 to {fmt_count(length)} tokens at d={spec.d} "
-                      f"(Men et al.'s lower bound, bisection edge)" if lb is not None else
-                      "; the scheme's frequencies, not the base alone, decide this" if spec.scheme != "default" else "")
-            freqs = ("base " + _g(spec.base)) if spec.scheme == "default" else f"scheme {spec.scheme!r} frequencies"
-            out.append(Finding.of(
-                BELOW_LOWER_BOUND,
-                f"{_who(cfg, i)}B_(m,theta) < 0 at {fmt_count(bad)} of {fmt_count(length)} distances, first at "
-                f"{fmt_count(sup + 1)}, with {freqs} (d={spec.d}): "
-                f"supports {fmt_count(sup)} of the {what}'s {fmt_count(length)} tokens [{a.length_note}]" + lb_txt,
-                path=cfg.path, line=g.base.line if g.base.line > 1 else line, column=g.base.column if g.base.line > 1 else col,
-                fix=(f"use a base >= {_g(lb)} for {fmt_count(length)} tokens" if lb is not None else
-                     f"raise the base or the scheme's factor, or expect weaker retrieval beyond {fmt_count(sup)} tokens"),
-                length=length, supported_length=sup, violations=bad, base_lower_bound=lb,
-            ))
+    out.extend(_men(cfg, i, a, what, line, col))
     return out
+
+
+def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int) -> list[Finding]:
+    """RL103 (a single base: compare it with the lower bound) or RL104 (a scheme's frequencies)."""
+    spec, length, g = a.spec, a.length, cfg.layers[i]
+    reach = men_reach(a)
+    if a.scheme_result is None or not 1 <= reach <= MEN_MAX_LENGTH:
+        return []
+    inv = tuple(float(t) for t in a.scheme_result.inv_freq)
+    sup = _supported(inv, reach)
+    if sup >= reach:
+        return []  # B >= 0 at every distance up to the reach: the frequencies support it
+    bad = _violations(inv, reach)
+    at = (f"the {what} {fmt_count(reach)} tokens [{a.length_note}]" if reach == length else
+          f"distance {fmt_count(reach)}, the largest the window encodes in the {what} {fmt_count(length)} "
+          f"tokens [{a.length_note}]")
+    evidence = f"B_(m,theta) < 0 at {fmt_count(bad)} of {fmt_count(reach)} distances, first at {fmt_count(sup + 1)}"
+    if g.base.line > 1:
+        line, col = g.base.line, g.base.column
+    base = single_base(spec, a.scheme_result)
+    if base is None:
+        params = ", ".join(f"{k} {fmt_count(v) if isinstance(v, int) else _g(v)}"
+                           for k, v in spec.param_dict().items() if isinstance(v, (int, float)))
+        return [Finding.of(
+            SCHEME_BELOW_LOWER_BOUND,
+            f"{_who(cfg, i)}scheme {spec.scheme!r} frequencies ({params}; d={spec.d}, base {_g(spec.base)}) keep "
+            f"Men et al.'s B_(m,theta) >= 0 only to {fmt_count(sup)} of {at}: {evidence}; they are not of the "
+            f"form b^(-2i/d), so no base lower bound applies",
+            path=cfg.path, line=line, column=col,
+            fix=f"check retrieval beyond {fmt_count(sup)} tokens; if it fails, raise the original base or the factor",
+            length=reach, supported_length=sup, violations=bad, scheme=spec.scheme,
+        )]
+    lb = lower_bound(spec.d, reach)
+    if lb is not None and base >= lb:
+        return []  # at or above the smallest base that supports the context: not below the bound
+    lb_up = lb  # a grid value: already 2 significant figures, and it passes (no rounding needed)
+    if spec.scheme == "default" or base == spec.base:
+        who_base = f"base {_g(base)} [{g.base.where}]"
+        need = f"the base to >= {_g(lb_up)}"
+    else:
+        who_base = (f"scheme {spec.scheme!r} scaled base {_g(base)} (rope_theta {_g(spec.base)} "
+                    f"[{g.base.where}])")
+        need = (f"the base to >= {_g(_up2(lb_up * spec.base / base))} (scaled base >= {_g(lb_up)})"
+                if lb_up is not None else "")
+    if lb_up is not None:
+        head = (f"{who_base} is below Men et al.'s lower bound {_g(lb_up)} for {at} at d={spec.d} "
+                f"(the smallest 2-significant-figure base keeping B_(m,theta) >= 0 for every m <= {fmt_count(reach)})")
+        fix = (f"raise {need} and train at that base for {fmt_count(reach)} tokens, or " +
+               (f"advertise at most {fmt_count(sup)} tokens" if reach == length else
+                f"keep the largest encoded distance at most {fmt_count(sup)}"))
+    else:
+        head = (f"{who_base}: no base up to 1e15 keeps B_(m,theta) >= 0 for every m <= {fmt_count(reach)} at "
+                f"d={spec.d} ({at})")
+        fix = f"use more rotary dims, or advertise at most {fmt_count(sup)} tokens"
+    return [Finding.of(
+        BELOW_LOWER_BOUND,
+        f"{_who(cfg, i)}{head}; at base {_g(base)}, {evidence}",
+        path=cfg.path, line=line, column=col, fix=fix,
+        length=reach, base=base, base_lower_bound=lb_up, supported_length=sup, violations=bad,
+    )]
 
 
 def _up2(x: float) -> float:
