@@ -256,6 +256,18 @@ def base_lower_bound(d: int, length: int, *, convention: str = "grid", digits: i
     printed 5.1e8 fails at m = 874,868). These are exact float64 sums with mpmath-checked
     signs; float32 sums give the same first violations, so precision does not explain the
     gaps: the published entries at those lengths follow another (unstated) procedure.
+
+    Five printed entries fail their own length at "k" = 1000: 16k (3.1e5, first B < 0 at
+    m = 12,223), 32k (6.4e5, at 27,685), 256k (3.6e7, at 207,455), 512k (6.4e7, at 511,210)
+    and 1M (5.1e8, at 874,868); at "k" = 1024 two more do (4k: 2.7e4 at 4,079; 128k: 7.8e6
+    at 128,915). Yet the paper's Figure 1 fit y = 0.0424 x^1.628 is what a least-squares fit
+    of the table gives with x = 1024*k, so the authors likely used k = 1024 with a check more
+    lenient than every-integer-m (each printed base fails only in dips 1-3 integers wide).
+    The authors' search, as reported by Su (kexue.fm/archives/10122, 2024-05-29), enumerates
+    bases, computes each one's supported length, and takes for each context the smallest
+    enumerated base that reaches it; no enumeration we tried (strides in m, finer or coarser
+    base grids, float32/bf16/fp16 arithmetic, other index ranges) reproduces more than 6 of
+    the 11 entries.
     """
     if d < 2 or d % 2:
         raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
