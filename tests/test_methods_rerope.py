@@ -1,0 +1,251 @@
+"""ReRoPE / Leaky ReRoPE against the seed's two-matrix definition (seed 000, kexue.fm/archives/9708).
+
+The reference below is written from the seed's equations alone: a1_ij = (R^i q_i)^T (R^j k_j),
+a2_ij = (R^w q_i)^T k_j (ReRoPE) or (R^((i-w)/k+w) q_i)^T (R^(j/k) k_j) (Leaky), a_ij = a1
+where i - j < w else a2, causal mask, softmax, times v. Its rotation is complex
+multiplication with float64 angles, independent of ropelaw.methods.rope.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+
+from ropelaw.methods import _merged, apply_rope, rerope_attention, rerope_decode  # noqa: E402
+from ropelaw.methods.rerope import rerope_relative_position  # noqa: E402
+from ropelaw.schemes import SchemeResult  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+
+def rot(x: torch.Tensor, pos: torch.Tensor, base: float = 10000.0, rd: int | None = None) -> torch.Tensor:
+    """Rotate-half RoPE of the first rd channels as complex multiplication; pos (S,) float64."""
+    d = x.shape[-1] if rd is None else rd
+    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    e = torch.polar(torch.ones(1, dtype=torch.float64), pos.to(torch.float64)[:, None] * theta)  # (S, d/2)
+    z = torch.complex(x[..., : d // 2].to(torch.float64), x[..., d // 2: d].to(torch.float64)) * e
+    return torch.cat((z.real.to(x.dtype), z.imag.to(x.dtype), x[..., d:]), dim=-1)
+
+
+def reference(q, k, v, w, leaky_k=None, logn_train_len=None, rd=None):
+    """Seed 000's two full matrices; q, k, v (B, H, L, d), same L."""
+    L, d = q.shape[2], q.shape[3]
+    pos = torch.arange(L, dtype=torch.float64)
+    if logn_train_len is not None:
+        q = q * torch.clamp(torch.log(pos + 1) / math.log(logn_train_len), min=1.0)[:, None].to(q.dtype)
+    a1 = rot(q, pos, rd=rd) @ rot(k, pos, rd=rd).transpose(-1, -2)
+    if leaky_k is None:
+        a2 = rot(q, torch.full((L,), float(w), dtype=torch.float64), rd=rd) @ k.transpose(-1, -2)
+    else:
+        a2 = rot(q, (pos - w) / leaky_k + w, rd=rd) @ rot(k, pos / leaky_k, rd=rd).transpose(-1, -2)
+    i, j = torch.arange(L)[:, None], torch.arange(L)[None, :]
+    a = torch.where(i - j < w, a1, a2) / math.sqrt(d)
+    a = a.masked_fill(j > i, -math.inf)
+    return torch.softmax(a, dim=-1) @ v
+
+
+def qkv(B, H, L, d, dtype, seed=0, Hk=None):
+    g = torch.Generator().manual_seed(seed)
+    Hk = H if Hk is None else Hk
+    q = torch.randn(B, H, L, d, dtype=dtype, generator=g, requires_grad=True)
+    k = torch.randn(B, Hk, L, d, dtype=dtype, generator=g, requires_grad=True)
+    v = torch.randn(B, Hk, L, d, dtype=dtype, generator=g, requires_grad=True)
+    return q, k, v
+
+
+TOL = {torch.float64: 1e-12, torch.float32: 2e-5}
+
+CASES = [  # (L, window, leaky_k, block)
+    (37, 5, None, 8),
+    (37, 5, 4.0, 8),
+    (50, 13, None, 16),
+    (50, 13, 16.0, 7),
+    (33, 1, None, 4),
+    (33, 1, 3.0, 64),
+    (40, 39, None, 8),
+    (64, 20, 2.5, 32),
+    (20, 19, 2.0, 8),  # a partial last block whose window starts before key 0
+    (30, 5.5, 3.0, 8),  # a real window: near iff i - j < 5.5, far positions 5.5 + (i - j - 5.5)/k
+]
+
+
+@pytest.fixture(params=[False, True], ids=["fused", "matmul"])
+def path(request, monkeypatch):
+    monkeypatch.setattr(_merged, "FORCE_MATMUL", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("L,w,kk,block", CASES)
+def test_prefill_forward_and_backward_equal_reference(path, dtype, L, w, kk, block):
+    q, k, v = qkv(2, 3, L, 8, dtype)
+    out = rerope_attention(q, k, v, w, kk, block_size=block)
+    ref = reference(q, k, v, w, kk)
+    torch.testing.assert_close(out, ref, rtol=0, atol=TOL[dtype])
+    g = torch.randn_like(out)
+    got = torch.autograd.grad(out, (q, k, v), g)
+    want = torch.autograd.grad(ref, (q, k, v), g)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=0, atol=4 * TOL[dtype])
+
+
+@pytest.mark.parametrize("kk", [None, 8.0])
+def test_gradcheck_float64(path, kk):
+    q, k, v = qkv(1, 2, 11, 4, torch.float64, seed=3)
+    # the fused kernel costs ~40 ms per tiny call: random-projection gradcheck there
+    assert torch.autograd.gradcheck(lambda a, b, c: rerope_attention(a, b, c, 3, kk, block_size=4), (q, k, v),
+                                    fast_mode=not path)
+
+
+def test_gradcheck_decode():
+    q, k, v = qkv(1, 2, 9, 4, torch.float64, seed=4)
+    q1 = q[:, :, -1:].detach().requires_grad_()
+    for kk in (None, 2.0):
+        assert torch.autograd.gradcheck(lambda a, b, c: rerope_decode(a, b, c, 8, 3, kk), (q1, k, v), fast_mode=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("w", [48, 49, 1000])
+def test_window_covering_input_is_plain_rope(dtype, w):
+    # w >= L: every i - j < w, a_ij = a1_ij: exactly causal attention on rotated q, k
+    q, k, v = qkv(1, 4, 48, 16, dtype)
+    pos = torch.arange(48)
+    plain = F.scaled_dot_product_attention(apply_rope(q, pos), apply_rope(k, pos), v, is_causal=True)
+    assert torch.equal(rerope_attention(q, k, v, w), plain)
+
+
+def test_leaky_with_k_one_is_plain_rope():
+    # k = 1: w + (i - j - w)/1 = i - j, the plain RoPE matrix (seed 000, eq. rope)
+    q, k, v = qkv(1, 2, 40, 8, torch.float64)
+    pos = torch.arange(40)
+    plain = F.scaled_dot_product_attention(apply_rope(q, pos), apply_rope(k, pos), v, is_causal=True)
+    torch.testing.assert_close(rerope_attention(q, k, v, 6, 1.0), plain, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("kk", [1e12, math.inf])
+def test_leaky_with_huge_k_is_rerope(kk):
+    # k -> infinity: w + (i - j - w)/k -> w (seed 000, eq. rerope)
+    q, k, v = qkv(1, 2, 40, 8, torch.float32)
+    torch.testing.assert_close(rerope_attention(q, k, v, 6, kk), rerope_attention(q, k, v, 6), rtol=0, atol=1e-6)
+    d = rerope_decode(q[:, :, -1:], k, v, 39, 6, kk)
+    torch.testing.assert_close(d, rerope_decode(q[:, :, -1:], k, v, 39, 6), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("w,kk", [(5, None), (5, 3.0), (1, None), (30, 2.0), (200, None), (5.5, 3.0)])
+def test_decode_equals_prefill_rows(dtype, w, kk):
+    q, k, v = qkv(2, 4, 30, 8, dtype, Hk=2)
+    full = rerope_attention(q, k, v, w, kk)
+    for i in (0, 1, 4, 5, 6, 17, 29):
+        step = rerope_decode(q[:, :, i: i + 1], k[:, :, : i + 1], v[:, :, : i + 1], i, w, kk)
+        torch.testing.assert_close(step, full[:, :, i: i + 1], rtol=0, atol=TOL[dtype])
+
+
+@pytest.mark.parametrize("T", [2, 9, 25, 38])
+@pytest.mark.parametrize("kk", [None, 4.0])
+def test_queries_continuing_a_cache_equal_prefill_rows(path, T, kk):
+    q, k, v = qkv(1, 2, 40, 8, torch.float64)
+    full = reference(q, k, v, 7, kk)
+    part = rerope_attention(q[:, :, -T:], k, v, 7, kk, block_size=4)
+    torch.testing.assert_close(part, full[:, :, -T:], rtol=0, atol=1e-12)
+
+
+def test_bfloat16_inputs_follow_float32_result():
+    # bf16 q, k, v: angles and the merge stay in float32; only the inputs/outputs are rounded
+    q, k, v = qkv(1, 2, 64, 16, torch.float32)
+    lo = rerope_attention(q.bfloat16(), k.bfloat16(), v.bfloat16(), 8, 4.0)
+    hi = rerope_attention(q.bfloat16().float(), k.bfloat16().float(), v.bfloat16().float(), 8, 4.0)
+    assert lo.dtype == torch.bfloat16
+    torch.testing.assert_close(lo.float(), hi, rtol=0, atol=3e-2)
+
+
+def test_grouped_query_attention_equals_repeated_heads():
+    q, k, v = qkv(1, 4, 30, 8, torch.float64, Hk=2)
+    rep = [x.repeat_interleave(2, dim=1) for x in (k, v)]
+    torch.testing.assert_close(rerope_attention(q, k, v, 6, 2.0), reference(q, *rep, 6, 2.0), rtol=0, atol=1e-12)
+
+
+def test_logn_scaling_equals_scaled_reference():
+    q, k, v = qkv(1, 2, 40, 8, torch.float64)
+    torch.testing.assert_close(rerope_attention(q, k, v, 6, logn_train_len=8),
+                               reference(q, k, v, 6, logn_train_len=8), rtol=0, atol=1e-12)
+    # within the training length the factor is 1
+    torch.testing.assert_close(rerope_attention(q, k, v, 6, logn_train_len=40), rerope_attention(q, k, v, 6),
+                               rtol=0, atol=0)
+
+
+def test_scores_follow_the_seed_position_matrix(path):
+    """Read the encoded relative position off the scores (seed 000, eq. leaky-rerope).
+
+    d = 2 is one pair with theta = 1, q = k = (1, 0), so the score of (i, j) is cos(r(i-j))/sqrt(2);
+    v = identity turns the output into the attention probabilities, whose log-ratios are
+    score differences.
+    """
+    L, w, kk = 24, 5, 4.0
+    q = torch.zeros(1, 1, L, 2, dtype=torch.float64)
+    q[..., 0] = 1.0
+    v = torch.eye(L, dtype=torch.float64)[None, None]  # value head size L != 2: matmul path
+    for leaky in (None, kk):
+        p = rerope_attention(q, q.clone(), v, w, leaky)[0, 0]  # (L, L) probabilities
+        for i in range(L):
+            for j in range(i + 1):
+                r_ij = rerope_relative_position(i - j, w, leaky)
+                r_i0 = rerope_relative_position(i, w, leaky)
+                want = (math.cos(r_ij) - math.cos(r_i0)) / math.sqrt(2)
+                assert abs(math.log(p[i, j]) - math.log(p[i, 0]) - want) < 1e-12
+            assert float(p[i, i + 1:].abs().sum()) == 0.0  # causal
+
+
+@pytest.mark.parametrize("delta", [0, 3, 4, 5, 6, 100])
+@pytest.mark.parametrize("kk", [None, 16.0])
+def test_relative_position_agrees_with_scheme_result(delta, kk):
+    assert rerope_relative_position(delta, 5, kk) == SchemeResult((), window=5, leaky_k=kk).relative_position(delta)
+
+
+def test_interleaved_layout_and_partial_rotary_dim():
+    # interleaved layout = rotate-half layout after permuting channels (2i, 2i+1) -> (i, i + d/2)
+    q, k, v = qkv(1, 2, 30, 8, torch.float64)
+    perm = torch.tensor([0, 2, 4, 6, 1, 3, 5, 7])
+    a = rerope_attention(q, k, v, 4, 3.0, layout="interleaved")
+    b = rerope_attention(q[..., perm], k[..., perm], v, 4, 3.0)
+    torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
+    # rotary_dim 4 of 8: the last 4 channels are position-free (GPT-NeoX partial rotary)
+    for kk in (None, 3.0):
+        torch.testing.assert_close(rerope_attention(q, k, v, 4, kk, rotary_dim=4), reference(q, k, v, 4, kk, rd=4),
+                                   rtol=0, atol=1e-12)
+
+
+def test_bad_arguments():
+    q, k, v = qkv(1, 2, 10, 8, torch.float32)
+    for bad in (0, -1, math.nan, math.inf):
+        with pytest.raises(ValueError, match="window"):
+            rerope_attention(q, k, v, bad)
+    with pytest.raises(ValueError, match="k must be"):
+        rerope_attention(q, k, v, 3, 0.0)
+    with pytest.raises(ValueError, match="last positions"):
+        rerope_attention(q, k[:, :, :5], v[:, :, :5], 3)
+    with pytest.raises(ValueError, match="position"):
+        rerope_decode(q[:, :, :1], k, v, 5, 3)
+    with pytest.raises(ValueError, match="one query"):
+        rerope_decode(q[:, :, :2], k, v, 9, 3)
+
+
+@pytest.mark.parametrize("kk", [None, 3.0])
+def test_decode_query_ahead_of_cache(kk):
+    # position p > N - 1: keys 0..N-1, scores from the seed's piecewise definition at distance p - j
+    q, k, v = qkv(1, 2, 12, 8, torch.float64)
+    p, w = 15, 5
+    qi = q[:, :, -1:]
+    pos = torch.arange(12, dtype=torch.float64)
+    a1 = rot(qi, torch.tensor([float(p)], dtype=torch.float64)) @ rot(k, pos).transpose(-1, -2)
+    if kk is None:
+        a2 = rot(qi, torch.tensor([float(w)], dtype=torch.float64)) @ k.transpose(-1, -2)
+    else:
+        a2 = rot(qi, torch.tensor([(p - w) / kk + w], dtype=torch.float64)) @ rot(k, pos / kk).transpose(-1, -2)
+    a = torch.where(p - pos < w, a1, a2) / math.sqrt(8)
+    want = torch.softmax(a, dim=-1) @ v
+    torch.testing.assert_close(rerope_decode(qi, k, v, p, w, kk), want, rtol=0, atol=1e-12)
