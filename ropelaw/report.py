@@ -45,7 +45,10 @@ def render_text(findings: list[Finding], checked: int, noun: str = "file",
 
 def render_json(findings: list[Finding], extra: dict[str, Any] | None = None) -> str:
     """A JSON list of findings, or, with ``extra``, an object with ``findings`` and those keys."""
-    items = [f.to_dict() for f in _sort(findings)]
+    from .commands._common import json_safe  # a finding's data may hold inf (an unbounded length)
+
+    items = json_safe([f.to_dict() for f in _sort(findings)])
+    extra = json_safe(extra) if extra is not None else None
     if extra is None:
         return json.dumps(items, indent=2, allow_nan=False)
     return json.dumps({**extra, "findings": items}, indent=2, allow_nan=False)

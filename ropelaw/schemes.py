@@ -331,7 +331,13 @@ def ntk_scaled_base(base: float, factor: float, d: int) -> float:
     """
     if d < 4:
         raise ValueError(f"NTK-aware scaling needs d >= 4 (the base cannot move the single pair of d = 2), got d = {d}")
-    return base * factor ** (d / (d - 2))
+    try:
+        scaled = base * factor ** (d / (d - 2))
+    except OverflowError:
+        scaled = math.inf
+    if not math.isfinite(scaled):  # an inf base would zero frequencies that are not negligible
+        raise ValueError(f"the NTK-scaled base {base:.8g} * {factor:.8g}^({d}/{d - 2}) is beyond float range")
+    return scaled
 
 
 def dynamic_ntk_base(base: float, factor: float, d: int, seq_len: int, original: int) -> float:

@@ -125,6 +125,10 @@ def _check_length(name: str, t: Any) -> float:
 def _ceil_half_d_log(d: int, length: float, base: float) -> int:
     """ceil((d/2) * log_base(length/(2*pi))), decided exactly (see module docstring)."""
     approx = (d / 2) * math.log(length / _TWO_PI) / math.log(base)
+    if not math.isfinite(approx) or approx > d:
+        # callers clamp to [0, d] (d_extra) or only ask whether it exceeds d (capped): past d
+        # the exact ceiling does not matter, and huge d (1e308) would overflow round()
+        return d + 1
     return _exact_ceil(
         approx, lambda mp: mp.mpf(d) / 2 * mp.log(mp.mpf(length) / (2 * mp.pi)) / mp.log(mp.mpf(base))
     )
@@ -476,7 +480,10 @@ def base_for_context(d: int, train_len: float, target: float, pretrain_base: flo
     if target <= t:
         return b
     d_extra = critical_dimension(d, t, b)
-    beta = max((target / _TWO_PI) ** (d / d_extra), math.nextafter(b, math.inf))
+    try:
+        beta = max((target / _TWO_PI) ** (d / d_extra), math.nextafter(b, math.inf))
+    except OverflowError:  # e.g. target 1e308 at d_extra < d: beyond float range
+        beta = math.inf
     if not math.isfinite(beta):
         raise ValueError(f"target length {target:g} needs a base beyond float range")
     while _liu_bound(d, t, b, beta, d_extra) < target:

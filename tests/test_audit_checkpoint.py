@@ -199,3 +199,22 @@ def test_cli_json_and_text(tmp_path, capsys):
     code = main(["audit", "checkpoint", f])
     out = capsys.readouterr().out
     assert code == 1 and "inv_freq bfloat16 [64]: rotary dims 128, base 10,000" in out
+
+
+@pytest.mark.parametrize("values,invalid", [
+    ([np.nan, 1.0, 0.1, 0.01], 1),  # an uninitialised / corrupted entry
+    ([1.0, 0.0, 0.0, 0.0], 3),  # fp16 underflow: base**(2i/d) overflowed, 1/inf = 0
+    ([1.0, -0.1, np.inf, 0.001], 2),
+])
+def test_inv_freq_with_nonfinite_or_nonpositive_values_is_an_error(tmp_path, values, invalid):
+    """theta_i = base^(-2i/d) is finite and > 0 (RoFormer eq. 15): anything else is RP355.
+    Found by the QA sweep: such files used to pass with "All checks passed" and exit 0."""
+    path = write_safetensors(tmp_path / "bad.safetensors",
+                             {"model.rotary_emb.inv_freq": np.asarray(values, np.float32)})
+    a = audit_checkpoint(path)
+    assert [(f.code, f.data["invalid"]) for f in a.findings] == [("RP355", invalid)]
+
+
+def test_valid_float32_inv_freq_is_not_rp355(tmp_path):
+    path = write_safetensors(tmp_path / "ok.safetensors", {"model.rotary_emb.inv_freq": theta()})
+    assert audit_checkpoint(path).findings == []

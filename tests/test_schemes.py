@@ -569,6 +569,9 @@ def test_bad_parameters(scheme, params, d, message):
     (lambda: leaky_rerope_safe_length(16, 2, 0), r"training length must be >= 1"),
     (lambda: yarn_correction_range(128, 1e4, 4096, 1, 32), r"beta_fast > beta_slow > 0"),
     (lambda: ntk_scaled_base(1e4, 2, 2), r"needs d >= 4"),
+    # b * s^(d/(d-2)) = 1e4 * (1e308)^(128/126) ~ 1e317 > float max: was an OverflowError (QA sweep)
+    (lambda: ntk_scaled_base(1e4, 1e308, 128), r"beyond float range"),
+    (lambda: ntk_scaled_base(1e300, 1e10, 128), r"beyond float range"),  # the product overflows to inf
 ])
 def test_bad_arguments_to_module_functions(call, message):
     with pytest.raises(ValueError, match=message):

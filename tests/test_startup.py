@@ -44,3 +44,23 @@ def test_bound_with_a_scheme_imports_nothing_heavy():
                            "--factor", "8"])
     assert info["code"] == 0
     assert not set(info["heavy"]) & {"torch", "matplotlib", "scipy", "sympy"}
+
+
+def test_package_import_is_light():
+    """`import ropelaw` loads none of numpy, torch, matplotlib, scipy, sympy, mpmath (all lazy)."""
+    script = ("import sys, json, ropelaw\n"
+              "names = {'numpy', 'torch', 'matplotlib', 'scipy', 'sympy', 'mpmath', 'transformers'}\n"
+              "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in names)))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
+
+
+def test_public_names_resolve_lazily_without_torch():
+    """Touching a light public name (theory) still keeps torch and matplotlib out."""
+    script = ("import sys, json, ropelaw\n"
+              "ropelaw.critical_dimension(128, 4096)\n"
+              "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {'torch', 'matplotlib'})))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []

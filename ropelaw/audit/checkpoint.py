@@ -37,7 +37,7 @@ from ..errors import UsageError
 from ..findings import Finding
 from ..results import Result
 from .rules.checkpoint import (CHECKPOINT_ALIBI_LOW_PRECISION, CHECKPOINT_CACHE_INEXACT, CHECKPOINT_CACHE_NONFINITE,
-                               CHECKPOINT_INV_FREQ_LOW_PRECISION)
+                               CHECKPOINT_INV_FREQ_INVALID, CHECKPOINT_INV_FREQ_LOW_PRECISION)
 
 __all__ = ["CheckpointAudit", "RotaryTensor", "audit_checkpoint", "read_checkpoint", "alibi_slopes"]
 
@@ -359,6 +359,15 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
             inv_freqs[name] = v
             det = _inv_freq_details(v, dtype)
             found.append(RotaryTensor(name, "inv_freq", dtype, list(shape), det))
+            bad = int(np.count_nonzero(~(np.isfinite(v) & (v > 0))))
+            if bad:
+                findings.append(Finding.of(
+                    CHECKPOINT_INV_FREQ_INVALID,
+                    f"{name} ({dtype}): {bad:,} of {v.size:,} frequencies are inf, NaN, zero or negative "
+                    f"(inf: {int(np.count_nonzero(np.isinf(v)))}, NaN: {int(np.count_nonzero(np.isnan(v)))}, "
+                    f"<= 0: {int(np.count_nonzero(v <= 0))})",
+                    path=path, name_in_file=name, invalid=bad, size=int(v.size)))
+                continue  # no base fits such values: the precision finding would only repeat it
             if dtype in _LOW:
                 findings.append(Finding.of(
                     CHECKPOINT_INV_FREQ_LOW_PRECISION,

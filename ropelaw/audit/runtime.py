@@ -77,6 +77,7 @@ TWO_PI = 2.0 * math.pi
 # each, pow and reciprocal); fp16 rounding moves them by up to 2^-11 ~ 4.9e-4, bf16 by 2^-9.
 # 1e-5 separates the two by more than an order of magnitude either way.
 DRIFT_TOLERANCE = 1e-5
+MAX_RUNTIME_LENGTH = 1 << 23  # 8,388,608 positions: a (L, 128) float32 cache is 4 GiB; 1M takes ~10 s per scenario
 DEFAULT_CHUNK = 32768  # rows per measurement chunk: (chunk, d/2) float64 arrays of ~16 MB at d=128
 
 _DTYPES = {
@@ -870,6 +871,9 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
     dtype_name = canonical_dtype(dtype)
     if not isinstance(length, int) or length < 2:
         raise ValueError(f"length must be an integer >= 2, got {length!r}")
+    if length > MAX_RUNTIME_LENGTH:
+        raise ValueError(f"length {length:,} is beyond {MAX_RUNTIME_LENGTH:,} (2^23) positions: the module's own "
+                         "(L, d) tensors would not fit in memory; `ropelaw exact` counts exact positions in closed form")
     if base is not None and not (base > 1 and math.isfinite(base)):
         raise ValueError(f"base must be a finite number > 1, got {base!r}")
     scen = list(scenarios)
@@ -1030,10 +1034,19 @@ def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None
     path, line = _source_of(cls)
     info = {"transformers_version": transformers.__version__, "model_type": model_type,
             "class": cls.__name__, "module_file": path, "line": line, "constructor": ctor,
-            "head_dim": head_dim, "rotary_dim": rotary_dim, "base": float(base),
+            "head_dim": head_dim, "rotary_dim": rotary_dim, "base": _config_base(model_type, base),
             "max_position_embeddings": max_pos}
     factory.__qualname__ = f"{cls.__name__}"
     return factory, info
+
+
+def _config_base(model_type: str, base: Any) -> float:
+    """The config's RoPE base as a float, or a one-line error naming the key to fix."""
+    try:
+        return float(base)
+    except (TypeError, ValueError):
+        raise ValueError(f"{model_type}: the config's rope_theta is {base!r}, not a number "
+                         "(--config rope_theta=10000)") from None
 
 
 def audit_hf(model_type: str, dtype: str = "bf16", length: int = 8192, scenarios: Iterable[str] = SCENARIOS,

@@ -830,6 +830,8 @@ def python_files(paths: Sequence["str | os.PathLike"]) -> list[Path]:
     if not paths:
         raise UsageError("no paths given")
     for raw in paths:
+        if not str(raw).strip():  # Path("") is ".": an empty argument (unset variable) would scan the cwd
+            raise UsageError("empty path given (say `.` to scan the current directory)")
         p = Path(raw)
         if not p.exists() and not p.is_symlink():
             raise UsageError(f"no such file or directory: {raw}")

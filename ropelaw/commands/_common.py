@@ -22,17 +22,32 @@ def number(text: str) -> float:
     return x
 
 
+MAX_LENGTH = 2 ** 53  # beyond it token positions stop being integers in float64: no real context is longer
+MAX_D = 1 << 16  # rotary dims beyond this are a typo, not a model (the linter's limit too: lint.check.MAX_D)
+
+
 def length(text: str) -> int:
-    """argparse type: a whole number of tokens >= 1 (``4096``, ``4e3``, ``128k``, ``1M``)."""
+    """argparse type: a whole number of tokens, 1 .. 2**53 (``4096``, ``4e3``, ``128k``, ``1M``).
+
+    Digit strings are read exactly (``9007199254740993`` is not rounded to a float first).
+    """
     t = text.strip().replace("_", "")
     mult = 1
     if t[-1:].lower() in ("k", "m"):
         mult = 1024 if t[-1].lower() == "k" else 1024 * 1024
         t = t[:-1]
-    x = number(t) * mult
-    if x != int(x) or x < 1:
+    if t.isdigit():  # exact: no float rounding of long integer strings
+        n = int(t) * mult
+    else:
+        x = number(t) * mult
+        if x != int(x) or x < 1:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= 1: {text!r}")
+        n = int(x)
+    if n < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1: {text!r}")
-    return int(x)
+    if n > MAX_LENGTH:
+        raise argparse.ArgumentTypeError(f"must be at most 2**53 = {MAX_LENGTH:,} tokens: {text!r}")
+    return n
 
 
 def param(text: str) -> tuple[str, Any]:
@@ -40,6 +55,8 @@ def param(text: str) -> tuple[str, Any]:
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     key, _, raw = text.partition("=")
+    if not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE with a non-empty KEY, got {text!r}")
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:
@@ -76,16 +93,46 @@ def add_spec_arguments(parser: argparse.ArgumentParser, *, base_required: bool =
 
 def spec_from_args(args: argparse.Namespace) -> RopeSpec:
     """Build the one RopeSpec from the shared flags (raises ValueError on bad input)."""
-    params = dict(args.param or [])
+    pairs = list(args.param or [])
+    keys = [k for k, _ in pairs]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise ValueError(f"--param {twice[0]} given twice")
+    params = dict(pairs)
     if getattr(args, "factor", None) is not None:
+        if "factor" in params:
+            raise ValueError("factor given twice: use --factor or --param factor=..., not both")
         params["factor"] = args.factor
+    if args.scheme == "default" and params:
+        flags = ", ".join("--factor" if k == "factor" else f"--param {k}" for k in sorted(params))
+        raise ValueError(f"plain RoPE (scheme 'default') takes no parameters, got {flags}; "
+                         "pick a scaling scheme with --scheme (see `ropelaw schemes`)")
+    check_d_limit(args.d)
     base = args.base if args.base is not None else args.pretrain_base
     return RopeSpec(d=args.d, train_len=args.train, base=base, pretrain_base=args.pretrain_base,
                     tune_len=args.tune, scheme=args.scheme, params=params)
 
 
+def check_d_limit(d: float) -> None:
+    """Refuse absurd rotary dimensions up front (the per-pair work is O(d)); RopeSpec checks the rest."""
+    if d is not None and d > MAX_D:
+        raise ValueError(f"rotary dimension d={fmt_num(d)} is beyond any real model (at most {MAX_D:,})")
+
+
+def json_safe(value: Any) -> Any:
+    """inf/nan -> None, recursively (JSON has neither; ``json.dump`` would write ``Infinity``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def emit_json(obj: Any) -> None:
-    json.dump(obj, sys.stdout, indent=2, allow_nan=False)
+    """Standard JSON on stdout: non-finite floats become null (never NaN/Infinity tokens)."""
+    json.dump(json_safe(obj), sys.stdout, indent=2, allow_nan=False)
     sys.stdout.write("\n")
 
 
@@ -95,9 +142,14 @@ def fmt_int(n: float) -> str:
         return "-"
     if math.isinf(n):
         return "unbounded"
+    if n != n:
+        return "nan"
     if abs(n - round(n)) < 1e-9:
         return f"{int(round(n)):,}"
-    return f"{n:,.1f}"
+    text = f"{n:,.1f}"
+    if float(text.replace(",", "")) == round(n):  # 1.0000001 would read "1.0": show the digits that differ
+        return f"{n:.8g}"
+    return text
 
 
 def fmt_num(x: float) -> str:

@@ -50,6 +50,13 @@ def _row(label: str, value: str, note: str = "") -> str:
     return line.rstrip()
 
 
+def _tokens(x: float) -> str:
+    """``129,027`` for a token count; ``infinite`` when a frequency underflowed to 0 (period inf)."""
+    from ._common import fmt_int
+
+    return fmt_int(round(x)) if math.isfinite(x) else "infinite"
+
+
 def render_text(r: Any, spec: Any) -> str:
     from ._common import fmt_int, fmt_num
 
@@ -88,14 +95,14 @@ def render_text(r: Any, spec: Any) -> str:
     if r.unbounded:
         head, formula = "unbounded", r.formula
     else:
-        head = f"{fmt_int(round(r.extrapolation_bound))} tokens"
+        head = f"{_tokens(r.extrapolation_bound)} tokens"
         formula = f"= {r.formula}"
     lines.append(_row("extrapolation bound", head, formula))
     if r.scheme != "default":
         if r.critical_pair_period is not None:
-            lines.append(_row(f"pair {k} period", f"{fmt_int(round(r.critical_pair_period))} tokens",
+            lines.append(_row(f"pair {k} period", f"{_tokens(r.critical_pair_period)} tokens",
                               "at inference, through the scheme"))
-        lines.append(_row("plain-RoPE bound", f"{fmt_int(round(r.liu_bound))} tokens",
+        lines.append(_row("plain-RoPE bound", f"{_tokens(r.liu_bound)} tokens",
                           f"Liu et al. at base {compact(r.base)} without the scheme"))
     thresholds = f"beta_1 {r.beta_1:,.1f}  beta_2 {r.beta_2:,.1f}  beta_3 {r.beta_3:,.1f}"
     if r.below_thresholds:

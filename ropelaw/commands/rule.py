@@ -17,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
     from ..findings import all_rules, get_rule
     from ._common import emit_json
 
-    if args.all or not args.code:
+    if args.all or args.code is None:
         rules = all_rules()
         if args.format == "json":
             emit_json([{"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary} for r in rules])

@@ -87,8 +87,10 @@ def _show(args: argparse.Namespace, info) -> int:
     scalars = {k: v for k, v in result.details if k not in per_pair}
     rows = []
     for i, (t, t0) in enumerate(zip(result.inv_freq, plain)):
-        row: dict[str, Any] = {"pair": i, "inv_freq": t, "default_inv_freq": t0, "ratio": t / t0,
-                               "period": 2 * math.pi / t}
+        # a frequency can underflow to 0 (huge factor or base): its period is infinite (null in JSON)
+        row: dict[str, Any] = {"pair": i, "inv_freq": t, "default_inv_freq": t0,
+                               "ratio": t / t0 if t0 > 0 else math.nan,
+                               "period": 2 * math.pi / t if t > 0 else math.inf}
         for k, v in per_pair.items():
             row[k] = v[i]
         rows.append(row)

@@ -91,3 +91,25 @@ Store slopes in float32 and build the bias from int64 distances in float32 (cast
 """,
     references=(_SEED, _ALIBI),
 )
+
+CHECKPOINT_INV_FREQ_INVALID = define_rule(
+    "RP355", "checkpoint-inv-freq-invalid", "error",
+    "a stored inv_freq holds inf, NaN, zero or negative frequencies",
+    what="""
+Checks every value of a stored `inv_freq` tensor: a rotary frequency theta_i = base^(-2i/d)
+is finite and > 0 (RoFormer, arXiv 2104.09864, eq. 15), so any inf, NaN, zero or negative
+entry cannot come from the formula.
+""",
+    why="""
+A model that loads such an inv_freq rotates its pairs by NaN or not at all (theta = 0): attention
+outputs NaN or the affected pairs lose all position information. Typical causes: a frequency
+computed in fp16 that underflowed to 0, an uninitialised buffer saved by mistake, a bad conversion.
+""",
+    example="""
+inv_freq = 1.0 / (base ** (torch.arange(0, d, 2).half() / d))   # fp16: base**(...) overflows -> 0
+""",
+    fix="""
+Recompute inv_freq = 1 / base^(2i/d) in float32 from the config's base and drop the stored tensor (persistent=False).
+""",
+    references=("Su et al. 2021, RoFormer, arXiv 2104.09864, eq. 15",),
+)
