@@ -345,3 +345,19 @@ def test_package_module_target_from_working_directory(monkeypatch, capsys):
     import json
 
     assert code == 1 and json.loads(out)["scenarios"][0]["exact"] == brute_exact_bf16(1024)[0]
+
+
+def test_length_beyond_the_runtime_limit_is_refused_up_front():
+    """QA sweep: --length 1e8 ran 40 s and died in the allocator; now one line before any work."""
+    from ropelaw.audit.runtime import MAX_RUNTIME_LENGTH
+
+    with pytest.raises(ValueError, match=r"beyond 8,388,608 \(2\^23\) positions"):
+        audit_module(target("legacy_buggy"), "bf16", MAX_RUNTIME_LENGTH + 1)
+
+
+def test_hf_config_base_that_is_not_a_number_names_the_key():
+    pytest.importorskip("transformers")
+    from ropelaw.audit.runtime import hf_rotary_factory
+
+    with pytest.raises(ValueError, match=r"llama: the config's rope_theta is 'abc', not a number"):
+        hf_rotary_factory("llama", {"rope_theta": "abc"})
