@@ -162,9 +162,10 @@ def _cases() -> list[tuple[list[str], int]]:
         bad(["audit", "checkpoint", p])
 
     # --- lint and rule (front-door contract only)
-    for p in ("/nonexistent.json", "{tmp}/empty.json", "{tmp}/nonutf8.json", "{tmp}/bin.json", "{tmp}/empty.py"):
+    for p in ("/nonexistent.json", "{tmp}/empty.json", "{tmp}/nonutf8.json", "{tmp}/bin.json", "{tmp}/empty.py",
+              "{tmp}/dir"):  # a directory without config files: exit 2, like a missing path
         bad(["lint", p])
-    for v in ("abc", "0", "nan", "1e400"):
+    for v in ("abc", "0", "nan", "1e400", str(2**31)):  # 2^31: past lint's length limit (RV013)
         bad(["lint", CONFIG, "--target", v])
     bad(["lint", CONFIG, "--format", "xml"])
     bad(["rule", "nope"])

@@ -1,9 +1,13 @@
 """``ropelaw lint PATH...``: lint model and training configs for their RoPE settings.
 
-Exit codes (ruff's): 0 clean, 1 findings, 2 bad input. A file named on the command line that
-cannot be read or parsed is bad input (one line on stderr, exit 2); inside a directory scan
-the same problem is an RE101/RE102 finding and the scan goes on. Files without RoPE settings
-are skipped in a directory scan (counted in the summary) and are bad input when named.
+Exit codes (ruff's): 0 clean, 1 findings, 2 bad input. A directory argument with no config
+file in it (``*.json``, ``*.yaml``, ``*.yml``, ``*.toml``) is bad input too: ruff only warns when
+there is nothing to check, but for a CI gate an empty target is almost always a wrong path.
+A file named on the command line that cannot be read or parsed is bad input (one line on
+stderr, exit 2); inside a directory scan the same problem is an RE101/RE102 finding and the
+scan goes on. Files without RoPE settings are skipped in a directory scan (counted in the
+summary) and are bad input when named. --train / --target / --tune above 2^31 - 1 tokens
+(RV013's limit) are bad input.
 """
 
 from __future__ import annotations
@@ -75,7 +79,10 @@ def collect(paths: list[str]) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     for p in paths:
         if os.path.isdir(p):
-            out.extend((f, False) for f in config_files(p))
+            found = config_files(p)
+            if not found:
+                raise UsageError(f"no config files found in {p}")
+            out.extend((f, False) for f in found)
         elif os.path.exists(p):
             out.append((p, True))
         else:
@@ -123,6 +130,13 @@ def run(args: argparse.Namespace) -> int:
     select, ignore = _codes(args.select), _codes(args.ignore)
     _validate_codes(select, "--select")
     _validate_codes(ignore, "--ignore")
+    from ..lint.loader import fmt_count
+    from ..lint.rules.values import MAX_LENGTH
+
+    for flag, n in (("--train", args.train), ("--target", args.target), ("--tune", args.tune)):
+        if n is not None and n > MAX_LENGTH:
+            raise ValueError(f"{flag} {fmt_count(n)} is beyond the longest context lint accepts "
+                             f"(2^31 - 1 = {MAX_LENGTH:,} tokens, see `ropelaw rule RV013`)")
     if args.tune is not None and args.train is not None and args.tune < args.train:
         raise ValueError(f"--tune {args.tune} must be >= --train {args.train}")
     progress = (not args.no_progress and args.format == "text" and sys.stderr.isatty())

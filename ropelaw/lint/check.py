@@ -6,6 +6,12 @@ values make a valid :class:`~ropelaw.spec.RopeSpec`, the scheme is run through t
 length (RL), scheme (RS) and dtype (RP2xx) checks read those. A layer group whose spec
 cannot be built gets no RL/RS findings (its RV findings say why) and ``"spec": null`` in json.
 
+Nonsense is not analysed: a layer group gets no spec (and so no RL/RS/RP2xx findings) when a
+length it depends on is not a whole number in (2*pi, 2^31 - 1] (RV013), its rotary dims exceed
+2^16 or its scaling factor is out of range (RV017), its head_dim is not a whole number (RV001),
+or the scheme's frequencies come out non-finite, zero, subnormal or above pi rad/token (RV016);
+the limits and their reasons are in ``rules/values.py`` and :func:`_frequency_problem`.
+
 Model assumptions (said in every finding that uses them):
 - trained from scratch with the config's base: ``pretrain_base = base = rope_theta``;
 - no tuning run at a longer length unless ``--tune`` is given;
@@ -15,6 +21,7 @@ Model assumptions (said in every finding that uses them):
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,10 +29,15 @@ from ..findings import Finding
 from ..results import Result
 from ..spec import RopeSpec
 from .loader import LoadedConfig, fmt_count
+from .rules.values import MAX_D, MAX_LENGTH, factor_problem, length_problem
 
-__all__ = ["LayerAnalysis", "LintResult", "lint_config", "MAX_D"]
+__all__ = ["LayerAnalysis", "LintResult", "lint_config", "MAX_D", "MAX_LENGTH", "length_problems"]
 
-MAX_D = 1 << 16  # rotary dims beyond this are a typo, not a model: no frequencies are built
+SMALLEST_NORMAL = sys.float_info.min  # 2.2250738585072014e-308: below it a frequency has lost precision
+# Fastest meaningful rotation: pi rad/token. A pair turning theta > pi per token is indistinguishable from
+# one turning 2*pi - theta the other way (aliasing, Nyquist); RoPE's fastest pair turns 1 rad/token and
+# every scaling scheme slows pairs down. Only a LongRoPE factor below 1/pi gets here.
+FASTEST = math.pi
 
 
 @dataclass
@@ -100,7 +112,8 @@ class LintResult(Result):
             },
             "assumptions": list(cfg.notes) + [
                 "pretrain_base = base: trained from scratch with the config's base",
-                "tune_len = train_len unless --tune" if cfg.tune_len is None else f"tune_len {cfg.tune_len.raw} (--tune)",
+                "tune_len = train_len unless --tune" if cfg.tune_len is None
+                else f"tune_len {fmt_count(cfg.tune_len.raw)} (--tune)",
             ],
             "bound": (_clean(main.bound.to_dict()) if main is not None and main.bound is not None else None),
             "layers": [a.to_dict() for a in self.layers],
@@ -133,27 +146,77 @@ class LintResult(Result):
         return f"{self.path}: ok ({'; '.join(parts)})"
 
 
-def _analyse(cfg: LoadedConfig, i: int) -> LayerAnalysis:
+def length_problems(cfg: LoadedConfig) -> list[str]:
+    """Why the config's lengths (advertised, original, training, target, tuning, windows) are not
+    usable context lengths (``values.length_problem``); empty when they all are."""
+    out = []
+    for v in (cfg.max_pos, cfg.original_max, cfg.train_len, cfg.target, cfg.tune_len):
+        why = length_problem(v)
+        if why is not None:
+            out.append(why)
+    for g in cfg.layers:
+        why = length_problem(g.window, minimum=False)
+        if why is not None:
+            out.append(why)
+    return out
+
+
+def _frequency_problem(inv_freq) -> str | None:
+    """inv_freq must lie in [smallest normal float64, pi]: a zero or subnormal frequency means a
+    parameter pushed it out of float range (the pair stops rotating); one above pi rad/token is
+    aliased (:data:`FASTEST`) and makes ``m * theta`` lose all precision in float64."""
+    for j, t in enumerate(inv_freq):
+        t = float(t)
+        if not math.isfinite(t) or t < SMALLEST_NORMAL:
+            return (f"inverse frequency of pair {j} is {t:.3g}: not a finite number >= {SMALLEST_NORMAL:.3g} "
+                    f"(the smallest normal float64): the base or a scaling parameter is out of range")
+        if t > FASTEST:
+            return (f"inverse frequency of pair {j} is {t:.3g} rad/token, above pi (aliased: RoPE's fastest "
+                    f"pair turns 1 rad/token): a scaling parameter is out of range")
+    return None
+
+
+def _whole(v) -> bool:
+    """``v`` holds a whole number (or nothing usable: other rules say so)."""
+    x = v.raw if v is not None else None
+    return not isinstance(x, float) or not math.isfinite(x) or x.is_integer()
+
+
+def _analyse(cfg: LoadedConfig, i: int, bad_lengths: list[str]) -> LayerAnalysis:
     from ..schemes import apply_scheme
     from ..theory import extrapolation_bound
 
     g = cfg.layers[i]
     w = g.window.number() if g.window is not None else None
-    window = int(w) if w is not None and w == int(w) and w >= 1 else None
+    window = int(w) if w is not None and w == int(w) and 1 <= w <= MAX_LENGTH else None
+    if bad_lengths:
+        return LayerAnalysis(g.label, None, f"{bad_lengths[0]}: not analysed", 0, "no usable target", window)
     try:
         length, note = cfg.target_for(i)
     except (ValueError, OverflowError):
         length, note = 0, "no usable target"
+    for v in (cfg.head_dim, g.d):
+        if not _whole(v):
+            return LayerAnalysis(g.label, None, f"{v.where} {v.raw!r} is not a whole number: not analysed",
+                                 length, note, window)
+    d = g.d.number()
+    if d is not None and d > MAX_D:
+        return LayerAnalysis(g.label, None, f"rotary dimension {fmt_count(d)} is beyond any real model "
+                                           f"(> {MAX_D:,}): not analysed", length, note, window)
+    bad_factor = factor_problem(cfg, g)
+    if bad_factor is not None:
+        return LayerAnalysis(g.label, None, f"{bad_factor[1]}: not analysed", length, note, window)
     try:
         spec = cfg.spec(i)
     except (ValueError, OverflowError) as exc:
         return LayerAnalysis(g.label, None, str(exc), length, note, window)
-    if spec.d > MAX_D:
-        return LayerAnalysis(g.label, None, f"rotary dimension {spec.d:,} is beyond any real model "
-                                           f"(> {MAX_D:,}): not analysed", length, note, window)
     a = LayerAnalysis(g.label, spec, None, length, note, window)
     try:
         a.scheme_result = apply_scheme(spec, seq_len=max(length, 1))
+        why = _frequency_problem(a.scheme_result.inv_freq)
+        if why is not None:
+            a.spec, a.scheme_result, a.error = None, None, f"scheme {spec.scheme!r}: {why}"
+            return a
         a.bound = extrapolation_bound(spec)
     except (ValueError, OverflowError, ZeroDivisionError) as exc:
         a.error = str(exc)
@@ -165,7 +228,8 @@ def lint_config(cfg: LoadedConfig) -> LintResult:
     from .rules import dtype, lengths, schemes, values
 
     findings: list[Finding] = list(values.check(cfg))
-    layers = [_analyse(cfg, i) for i in range(len(cfg.layers))]
+    bad_lengths = length_problems(cfg)
+    layers = [_analyse(cfg, i, bad_lengths) for i in range(len(cfg.layers))]
     has_value_error = any(f.severity == "error" for f in findings)
     for g, a in zip(cfg.layers, layers):
         if a.error and not has_value_error:
@@ -176,5 +240,6 @@ def lint_config(cfg: LoadedConfig) -> LintResult:
             continue
         findings.extend(lengths.check(cfg, i, a))
         findings.extend(schemes.check(cfg, i, a))
-    findings.extend(dtype.check(cfg))
+    if not bad_lengths:
+        findings.extend(dtype.check(cfg))
     return LintResult(cfg.path, cfg, layers, findings)

@@ -480,8 +480,42 @@ class LoadedConfig:
         return t, self.target.where
 
 
+COMPACT_FROM = 10**12  # no real context, dimension or count reaches this: larger numbers print as 1e30
+
+
 def fmt_count(n: float) -> str:
-    return f"{int(n):,}" if float(n).is_integer() else f"{n:,.1f}"
+    """A count for a message: ``32768`` -> ``32,768``, ``4096.5`` -> ``4,096.5``.
+
+    From :data:`COMPACT_FROM` (1e12) on, compact with up to 6 significant digits (``1e30``,
+    ``9.0072e15``, ``1e308``), so a nonsense value in a config never prints hundreds of digits;
+    integers beyond float range too (``10**400`` -> ``1e400``). inf / nan print as such.
+    """
+    if isinstance(n, int) and not isinstance(n, bool):
+        if abs(n) < COMPACT_FROM:
+            return f"{n:,}"
+        try:
+            n = float(n)
+        except OverflowError:  # beyond float range: round the exact integer to 6 digits
+            import decimal
+
+            mant, exp = f"{decimal.Context(prec=6).create_decimal(n):e}".split("e")
+            mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
+            return f"{mant}e{int(exp)}"
+    x = float(n)
+    if not math.isfinite(x):
+        return "nan" if x != x else ("inf" if x > 0 else "-inf")
+    if abs(x) >= COMPACT_FROM:
+        return f"{x:.6g}".replace("e+", "e")
+    return f"{int(x):,}" if x.is_integer() else f"{x:,.1f}"
+
+
+def show_value(x: Any) -> str:
+    """A value as written, for a message: numbers compact (:func:`fmt_count` from 1e12 on), other
+    values' repr cut at 40 characters."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool) and (isinstance(x, int) or math.isfinite(x)) \
+            and abs(x) >= COMPACT_FROM:
+        return fmt_count(x)
+    return f"{x!r:.40}"
 
 
 def _plain(x: Any) -> Any:
@@ -696,7 +730,8 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
             megatron_llama3 = v
         else:
             problems.append(("invalid-value-type", s.get("rope_scaling", expect="mapping"),
-                             f"rope_scaling must be a mapping or null, got {type(rs_raw).__name__} {rs_raw!r}"))
+                             f"rope_scaling must be a mapping or null, got {type(rs_raw).__name__} "
+                             f"{show_value(rs_raw)}"))
             megatron_llama3 = None
     else:
         megatron_llama3 = None
@@ -721,7 +756,8 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
             if q.denominator != 1:
                 problems.append(("rotary-dimension-not-integer", hidden_v,
                                  f"hidden_size {fmt_count(h)} is not divisible by num_attention_heads "
-                                 f"{fmt_count(n)}: head_dim {float(q):g} (transformers truncates to {int(q)})"))
+                                 f"{fmt_count(n)}: head_dim {float(q):g} "
+                                 f"(transformers truncates to {fmt_count(int(q))})"))
             head_v = Value(int(q), None, key.line, key.column, note, "int")
         else:
             head_v = Value(None, None, key.line if key else 1, key.column if key else 1,
@@ -752,7 +788,7 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
             if prod.denominator != 1:
                 problems.append(("rotary-dimension-not-integer", frac_v or head_v,
                                  f"rotary dims {' x '.join(parts)} = {float(prod):g} is not a whole number "
-                                 f"(transformers truncates to {int(prod)})"))
+                                 f"(transformers truncates to {fmt_count(int(prod))})"))
             anchor = frac_v if (frac_v is not None and frac_v.key) else head_v
             note = " x ".join(parts) if (frac_v is not None or is_chatglm) else ""
             if not note:

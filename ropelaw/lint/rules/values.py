@@ -13,7 +13,26 @@ from fractions import Fraction
 from typing import Any, Iterator
 
 from ...findings import Finding, define_rule
-from ..loader import LoadedConfig, Value, canonical_scheme, fmt_count
+from ..loader import LoadedConfig, Value, show_value, canonical_scheme, fmt_count
+
+# -- plausibility limits (values of the right type that no real model has) --------------------
+# Lengths: 2**31 - 1 tokens. Sequence offsets are int32 in the attention kernels long-context
+# training relies on (FlashAttention's varlen ``cu_seqlens`` must be torch.int32), so a longer
+# sequence cannot be indexed there; it is ~200x the longest context a public RoPE config
+# advertises (Llama 4 Scout, max_position_embeddings 10,485,760). Anything above is a typo
+# (1e30 is transformers' VERY_LARGE_INTEGER sentinel, found in tokenizer configs).
+MAX_LENGTH = 2**31 - 1
+# Scaling factors: 2**20. A factor s is designed for s x the original context; with 2,048, the
+# shortest pre-training context in the corpus (tests/configs: GPT-NeoX-20B, Pythia, Falcon),
+# s = 2**20 designs 2**31 tokens, beyond MAX_LENGTH. Public configs use 2 .. 40 (Qwen2.5 YaRN 4,
+# Llama 3.1 8, DeepSeek-V3 40; Phi-3-128k's LongRoPE ratio is 32). Independently, a factor
+# with s x original > MAX_LENGTH is flagged for the config's own original length. (Far beyond
+# the limit the scaled frequencies underflow: base 1e4, d 128, s 1e308 gives
+# 1e4^(-126/128) / 1e308 = 1.2e-312, a subnormal float64.)
+MAX_FACTOR = 2**20
+MAX_D = 1 << 16  # rotary dims beyond this are a typo, not a model: no frequencies are built
+_LENGTH_LIMIT = f"2^31 - 1 = {MAX_LENGTH:,} tokens, the int32 limit of sequence offsets"
+_FACTOR_LIMIT = f"2^20 = {MAX_FACTOR:,}"
 
 HF_ROPE = "transformers: src/transformers/modeling_rope_utils.py (ROPE_INIT_FUNCTIONS, rope_config_validation)"
 
@@ -146,14 +165,19 @@ LONGROPE_LEN = define_rule(
 )
 BAD_LENGTH = define_rule(
     "RV013", "invalid-length", "error",
-    "a context length is not a whole number above 2*pi",
+    "a context length is not a whole number in the range 2*pi .. 2^31 - 1",
     what="Checks max_position_embeddings, original_max_position_embeddings, seq_length and sliding windows "
-         "are whole numbers (> 2*pi for the lengths a bound is computed from).",
+         "are whole numbers, at most 2^31 - 1 = 2,147,483,647 tokens, and (for the lengths a bound is "
+         "computed from) above 2*pi. A config with an invalid length gets no bound, scheme or dtype checks: "
+         "they would be computed on a typo.",
     why="A fractional or tiny length cannot be a context; the scaling law needs T_train > 2*pi (no pair can "
-        "complete a period otherwise).",
-    example='{"max_position_embeddings": 4096.5}',
-    fix="Write the length in tokens as a whole number.",
-    references=("Liu et al. 2023, arXiv 2310.05209, Lemma 1",),
+        "complete a period otherwise). A length beyond 2^31 - 1 cannot be indexed by the int32 sequence "
+        "offsets of attention kernels (FlashAttention's cu_seqlens) and is ~200x the longest context any "
+        "public RoPE model advertises (10,485,760, Llama 4 Scout): it is a typo such as 1e30.",
+    example='{"max_position_embeddings": 4096.5}  # or 1e30',
+    fix="Write the length in tokens as a whole number within range (131072, not 131072.5 or 1e30).",
+    references=("Liu et al. 2023, arXiv 2310.05209, Lemma 1",
+                "FlashAttention: flash_attn_varlen_func takes cu_seqlens as torch.int32"),
 )
 ORIG_GT_MAX = define_rule(
     "RV014", "original-exceeds-max", "warning",
@@ -186,6 +210,66 @@ BAD_SCHEME = define_rule(
     references=(HF_ROPE,),
 )
 
+OUT_OF_RANGE = define_rule(
+    "RV017", "value-out-of-range", "error",
+    "a scaling factor or the rotary dimension is far beyond any real model",
+    what="Flags a scheme's `factor` above 2^20 = 1,048,576, or whose designed context factor x original "
+         "context exceeds 2^31 - 1 tokens (the length limit of RV013), and rotary dims above 2^16 = 65,536. "
+         "A config with such a value gets no bound, scheme or dtype checks.",
+    why="A factor s stretches the slow pairs' periods by s for a context of s x the original one. Public configs "
+        "use 2 to 40 (Qwen2.5 YaRN: 4, Llama 3.1: 8, DeepSeek-V3: 40); 2^20 on a 2,048-token pre-training "
+        "context (GPT-NeoX-20B, Pythia, Falcon) already designs for 2^31 tokens. Far beyond that the scaled "
+        "frequencies underflow to 0 (theta/1e308 is subnormal) and every slow pair stops rotating: the bound "
+        "then reads 'unbounded' for a config that is a typo. Rotary dims: public models rotate 16 to 256 "
+        "dims per head; 2^16 per head is a typo, and the per-pair checks would cost minutes.",
+    example='{"rope_scaling": {"rope_type": "yarn", "factor": 1e308}}',
+    fix="Set factor = target context / original context (e.g. 131072 / 8192 = 16); check head_dim.",
+    references=("Peng et al. 2023, YaRN, arXiv 2309.00071, sec. 3 (s = L'/L)", HF_ROPE),
+)
+
+
+def length_problem(v: Value | None, *, minimum: bool = True) -> str | None:
+    """Why ``v`` is not a usable context length, or None (also None when it is not a finite
+    number at all: RV001/RV002 report that). A length is a whole number <= MAX_LENGTH and,
+    with ``minimum``, > 2*pi (Liu et al. Lemma 1 needs T > 2*pi). Integers are compared exactly."""
+    if v is None:
+        return None
+    x = v.raw
+    n = v.number()
+    if n is None:
+        return None
+    name = v.key or v.where
+    whole = x.is_integer() if isinstance(x, float) else isinstance(x, int)
+    if not whole:
+        return f"{name} must be a whole number, got {show_value(x)}"
+    if (x if isinstance(x, int) else n) > MAX_LENGTH:
+        return f"{name} = {fmt_count(x)} is beyond any real context (> {_LENGTH_LIMIT})"
+    if minimum and n <= 2 * math.pi:
+        return f"{name} = {fmt_count(n)} is not a context length (must exceed 2*pi)"
+    return None
+
+
+def factor_problem(cfg: LoadedConfig, g) -> tuple[Value, str] | None:
+    """``(factor value, message)`` when layer group ``g``'s scaling factor is out of range:
+    above MAX_FACTOR, or factor x original context > MAX_LENGTH (exact: Fraction). The
+    original context is the scheme's original_max_position_embeddings, else the training length."""
+    f = g.params.get("factor")
+    if f is None or f.number() is None:
+        return None
+    s = f.number()
+    if s > MAX_FACTOR:
+        return f, (f"{f.key or 'factor'} = {fmt_count(s)} is beyond any real scaling factor (> {_FACTOR_LIMIT}; "
+                   f"public configs use 2 .. 40)")
+    orig = g.params.get("original_max_position_embeddings") or cfg.train_len
+    on = orig.number() if orig is not None else None
+    if on is None or length_problem(orig) is not None or on < 1:
+        return None
+    designed = Fraction(s) * Fraction(on)
+    if designed > MAX_LENGTH:
+        return f, (f"{f.key or 'factor'} {fmt_count(s)} x original context {fmt_count(on)} [{orig.where}] = "
+                   f"{fmt_count(float(designed))} tokens is beyond any real context (> {_LENGTH_LIMIT})")
+    return None
+
 
 def _at(cfg: LoadedConfig, rule, v: Value, message: str, fix: str | None = None, **data: Any) -> Finding:
     return Finding.of(rule, message, path=cfg.path, line=v.line, column=v.column, fix=fix, **data)
@@ -210,12 +294,12 @@ def _check_value(cfg: LoadedConfig, v: Value) -> Iterator[Finding]:
     x = v.raw
     if v.expect in ("number", "int"):
         if isinstance(x, bool) or not isinstance(x, (int, float)):
-            yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be a number, got {_type_name(x)} {x!r:.40}")
+            yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be a number, got {_type_name(x)} {show_value(x)}")
             return
         try:
             f = float(x)
         except OverflowError:
-            yield _at(cfg, NON_FINITE, v, f"{v.key} = {str(x)[:30]}... is beyond float range")
+            yield _at(cfg, NON_FINITE, v, f"{v.key} = {fmt_count(x)} is beyond float range")
             return
         if not math.isfinite(f):
             yield _at(cfg, NON_FINITE, v, f"{v.key} is {f!r} (not a finite number)")
@@ -223,28 +307,28 @@ def _check_value(cfg: LoadedConfig, v: Value) -> Iterator[Finding]:
         if v.expect == "int" and f != int(f):
             yield _at(cfg, BAD_LENGTH if "position" in (v.key or "") or "length" in (v.key or "")
                       or "window" in (v.key or "") else INVALID_TYPE,
-                      v, f"{v.key} must be a whole number, got {x!r}")
+                      v, f"{v.key} must be a whole number, got {show_value(x)}")
     elif v.expect == "list":
         if not isinstance(x, (list, tuple)):
             yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be a list of numbers, got {_type_name(x)}")
             return
         for i, e in enumerate(x):
             if isinstance(e, bool) or not isinstance(e, (int, float)):
-                yield _at(cfg, INVALID_TYPE, v, f"{v.key}[{i}] must be a number, got {_type_name(e)} {e!r:.40}")
+                yield _at(cfg, INVALID_TYPE, v, f"{v.key}[{i}] must be a number, got {_type_name(e)} {show_value(e)}")
                 return
             try:
                 ok = math.isfinite(float(e))
             except OverflowError:
                 ok = False
             if not ok:
-                yield _at(cfg, NON_FINITE, v, f"{v.key}[{i}] is {e!r:.30} (not a finite number)")
+                yield _at(cfg, NON_FINITE, v, f"{v.key}[{i}] is {show_value(e)} (not a finite number)")
                 return
     elif v.expect == "str":
         if not isinstance(x, str):
-            yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be a string, got {_type_name(x)} {x!r:.40}")
+            yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be a string, got {_type_name(x)} {show_value(x)}")
     elif v.expect == "bool":
         if not isinstance(x, bool) and not (isinstance(x, str) and x.lower() in ("true", "false")):
-            yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be true or false, got {_type_name(x)} {x!r:.40}")
+            yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be true or false, got {_type_name(x)} {show_value(x)}")
     elif v.expect == "mapping":
         if not isinstance(x, dict):
             yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be a mapping, got {_type_name(x)}")
@@ -277,7 +361,12 @@ def check(cfg: LoadedConfig) -> list[Finding]:
         if id(g.d) in shared:
             d = None
         shared.update((id(g.d),))
-        if d is not None and (d != int(d) or int(d) < 2 or int(d) % 2):
+        if d is not None and d > MAX_D:
+            out.append(_at(cfg, OUT_OF_RANGE, g.d, f"rotary dimension {fmt_count(g.d.raw)} from {g.d.where}{label} "
+                                                   f"is beyond any real model (> 2^16 = {MAX_D:,}): not analysed",
+                           fix="check head_dim / rotary_dim / partial_rotary_factor: public models rotate 16 to "
+                               "256 dims per head"))
+        elif d is not None and (d != int(d) or int(d) < 2 or int(d) % 2):
             out.append(_at(cfg, ODD_DIM, g.d, f"rotary dimension {fmt_count(d)} from {g.d.where}{label} is "
                                               f"{'below 2' if d < 2 else 'odd'}: RoPE rotates pairs of dims"))
         b = g.base.number() if id(g.base) not in shared else None
@@ -286,13 +375,15 @@ def check(cfg: LoadedConfig) -> list[Finding]:
             out.append(_at(cfg, BASE_LE_ONE, g.base, f"base {b:g} from {g.base.where}{label} must be > 1"))
         out.extend(_scheme_values(cfg, g, label))
     # 4. lengths
-    for v in (cfg.max_pos, cfg.original_max, cfg.train_len, cfg.target):
+    # (fractional ones were reported by _check_value at their key; here: too small, too large)
+    windows = [g.window for g in cfg.layers if g.window is not None]
+    for v in (cfg.max_pos, cfg.original_max, cfg.train_len, cfg.target, *windows):
         if v is None or v.key is None:
             continue
-        n = v.number()
-        if n is not None and n == int(n) and n <= 2 * math.pi:
-            out.append(_at(cfg, BAD_LENGTH, v, f"{v.key} = {fmt_count(n)} is not a context length "
-                                               f"(must exceed 2*pi)"))
+        why = length_problem(v, minimum=not any(v is w for w in windows))
+        if why is not None and "whole number" not in why:
+            out.append(_at(cfg, BAD_LENGTH, v, why, length=v.raw if isinstance(v.raw, int) else v.number(),
+                           max_length=MAX_LENGTH))
     mx, og = cfg.max_pos, cfg.original_max
     if mx is not None and og is not None and mx.number() and og.number() and og.number() > mx.number() \
             and cfg.layers[0].scheme.raw not in (None, "default"):
@@ -335,11 +426,15 @@ def _scheme_values(cfg: LoadedConfig, g, label: str) -> Iterator[Finding]:
         yield _at(cfg, UNKNOWN_PARAM, v, f"{v.key} is not a parameter of scheme {info.name!r} (takes: "
                                          f"{', '.join(info.required + info.optional)})")
     f = g.params.get("factor")
+    bad_factor = factor_problem(cfg, g)
+    if bad_factor is not None:
+        yield _at(cfg, OUT_OF_RANGE, bad_factor[0], bad_factor[1] + label,
+                  factor=bad_factor[0].number(), max_factor=MAX_FACTOR)
     if f is not None and f.number() is not None and f.number() < 1:
         yield _at(cfg, FACTOR_LT_ONE, f, f"{f.key} = {f.number():g}{label} is below 1: scheme {info.name!r} "
                                          f"would shrink the context")
     if info.name == "yarn":
-        yield from _yarn_values(cfg, g, f)
+        yield from _yarn_values(cfg, g, f if bad_factor is None else None)
     if info.name == "llama3":
         lo, hi = g.params.get("low_freq_factor"), g.params.get("high_freq_factor")
         lo_n = lo.number() if lo else 1.0
@@ -350,7 +445,7 @@ def _scheme_values(cfg: LoadedConfig, g, label: str) -> Iterator[Finding]:
                                           f"{hi_n:g} (wavelength bands original/low > original/high)")
     if info.name == "longrope":
         d = g.d.number()
-        pairs = int(d) // 2 if d is not None and d == int(d) else None
+        pairs = int(d) // 2 if d is not None and d == int(d) and 2 <= d <= MAX_D else None  # else RV003/RV017
         for p in ("short_factor", "long_factor"):
             v = g.params.get(p)
             if v is None or not isinstance(v.raw, list) or pairs is None:
@@ -360,8 +455,10 @@ def _scheme_values(cfg: LoadedConfig, g, label: str) -> Iterator[Finding]:
                                                 f"({g.d.where}) need d/2 = {pairs}")
                 continue
             for i, e in enumerate(v.raw):
-                if isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(float(e)) and e <= 0:
-                    yield _at(cfg, LONGROPE_LEN, v, f"{v.key}[{i}] = {e!r} must be > 0 (it divides pair {i}'s frequency)")
+                if isinstance(e, (int, float)) and not isinstance(e, bool) and e <= 0 and \
+                        (isinstance(e, int) or math.isfinite(e)):
+                    yield _at(cfg, LONGROPE_LEN, v, f"{v.key}[{i}] = {show_value(e)} must be > 0 "
+                                                    f"(it divides pair {i}'s frequency)")
                     break
 
 
@@ -392,5 +489,5 @@ def _yarn_values(cfg: LoadedConfig, g, f: Value | None) -> Iterator[Finding]:
 
 def scheme_error(cfg: LoadedConfig, g, message: str) -> Finding:
     """RV016 for an error the registry raised that no specific RV rule covers."""
-    v = g.block or g.scheme
+    v = g.block or (g.scheme if g.scheme.key else g.base)  # plain RoPE: the base is what is left to blame
     return _at(cfg, BAD_SCHEME, v, message)
