@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Rule", "Finding", "define_rule", "get_rule", "all_rules", "select_findings", "SEVERITIES"]
+__all__ = ["Rule", "Finding", "define_rule", "get_rule", "all_rules", "select_findings", "parse_selectors", "SEVERITIES"]
 
 SEVERITIES = ("error", "warning", "info")
 _CODE = re.compile(r"^R[A-Z]\d{3}$")
@@ -145,6 +145,25 @@ class Finding:
         if self.data:
             out["data"] = self.data
         return out
+
+
+def parse_selectors(values: "str | list[str] | None", flag: str) -> list[str] | None:
+    """``--select``/``--ignore`` values (comma-separated, repeatable) -> codes or prefixes.
+
+    Each selector must be ``ALL`` or a prefix of a known rule code: a typo would otherwise
+    silently select nothing. ``None`` (flag not given) stays ``None``.
+    """
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = [values]
+    codes = [c.strip() for v in values for c in v.split(",") if c.strip()]
+    known = [r.code for r in all_rules()]
+    for c in codes:
+        if c.upper() != "ALL" and not any(k.startswith(c.upper()) for k in known):
+            raise ValueError(f"{flag}: {c!r} is not a rule code or prefix (e.g. RP101, RL, ALL; "
+                             "see `ropelaw rule --all`)")
+    return codes
 
 
 def select_findings(findings: list[Finding], select: list[str] | None = None,

@@ -73,32 +73,17 @@ def run(args: argparse.Namespace) -> int:
     return int(runner(args) or 0)
 
 
-def _codes(values: list[str]) -> list[str]:
-    return [c.strip() for v in values for c in v.split(",") if c.strip()]
-
-
-def _check_codes(codes: list[str], flag: str) -> list[str]:
-    """Each selector is ALL or a prefix of a known rule code (a typo would silently select nothing)."""
-    from ..findings import all_rules
-
-    known = [r.code for r in all_rules()]
-    for c in codes:
-        if c.upper() != "ALL" and not any(k.startswith(c.upper()) for k in known):
-            raise ValueError(f"{flag}: {c!r} is not a rule code or prefix (e.g. RP101, RP1, ALL; "
-                             "see `ropelaw rule --all`)")
-    return codes
-
-
 def run_code(args: argparse.Namespace) -> int:
     from ..audit.static import scan_paths
+    from ..findings import parse_selectors
     from ..report import exit_code, render
 
-    _check_codes(_codes(args.select), "--select")
-    _check_codes(_codes(args.ignore), "--ignore")
+    select = parse_selectors(args.select, "--select")
+    ignore = parse_selectors(args.ignore, "--ignore")
 
     progress = (not args.no_progress) and args.format not in ("json", "sarif") and sys.stderr.isatty()
-    result = scan_paths(args.paths, length=args.length, select=_codes(args.select) or None,
-                        ignore=_codes(args.ignore) or None, progress=progress)
+    result = scan_paths(args.paths, length=args.length, select=select or None,
+                        ignore=ignore or None, progress=progress)
     if args.format == "text" and args.no_fix:
         from ..report import render_text
 

@@ -47,7 +47,6 @@ def _men_too_costly(d: int, target: int) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from ..spec import RopeSpec
     from ..theory import _liu_bound, base_for_context, critical_dimension
-    from .bound import jsonable
     from ._common import check_d_limit, emit_json, fmt_int, fmt_num
 
     check_d_limit(args.d)
@@ -76,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         "men_convention": "smallest base on the 2-significant-figure grid with B_{m,theta} >= 0 for every integer m <= target",
     }
     if args.format == "json":
-        emit_json(jsonable(out))
+        emit_json(out)
         return 0
     print(f"Base for a target context (d={d}, training length {fmt_int(t)}, pretraining base {fmt_num(b)})")
     print()

@@ -29,17 +29,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_format(parser)
 
 
-def jsonable(value: Any) -> Any:
-    """inf/nan -> None (JSON has no infinity), recursively."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    return value
-
-
 def compact(x: float) -> str:
     """``1e6`` -> ``1e6``, ``500000`` -> ``500000``, ``1.5e5`` stays short (for formulas)."""
     return f"{x:g}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
@@ -121,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
     result = extrapolation_bound(spec)
     if args.format == "json":
-        emit_json(jsonable(result.to_dict()))
+        emit_json(result.to_dict())
     else:
         print(render_text(result, spec))
     return 0

@@ -36,13 +36,13 @@ def _num(x: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..theory import critical_dimension, pair_table
-    from .bound import compact, jsonable
+    from .bound import compact
     from ._common import emit_json, spec_from_args
 
     spec = spec_from_args(args)
     rows = pair_table(spec, args.seq_len)
     if args.format == "json":
-        emit_json(jsonable([r.to_dict() for r in rows]))
+        emit_json([r.to_dict() for r in rows])
         return 0
     d_extra = critical_dimension(spec.d, spec.train_len, spec.pretrain_base)
     print(f"Pairs of d={spec.d} (pretraining base {compact(spec.pretrain_base)}, training length {spec.train_len:,}; "

@@ -48,21 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
 
-def _codes(text: str | None) -> list[str] | None:
-    if text is None:
-        return None
-    out = [c.strip() for c in text.split(",") if c.strip()]
-    return out
-
-
-def _validate_codes(codes: list[str] | None, flag: str) -> None:
-    import re
-
-    for c in codes or []:
-        if c.upper() != "ALL" and not re.fullmatch(r"R[A-Z]?\d{0,3}", c.upper()):
-            raise ValueError(f"{flag}: {c!r} is not a rule code or prefix (e.g. RL101, RV, ALL)")
-
-
 def default_select() -> list[str]:
     """Every lint rule except the ones off by default (RP201, RL104)."""
     from ..findings import all_rules
@@ -124,12 +109,11 @@ def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..findings import select_findings
+    from ..findings import parse_selectors, select_findings
     from ..report import exit_code, render
 
-    select, ignore = _codes(args.select), _codes(args.ignore)
-    _validate_codes(select, "--select")
-    _validate_codes(ignore, "--ignore")
+    select = parse_selectors(args.select, "--select")
+    ignore = parse_selectors(args.ignore, "--ignore")
     from ..lint.loader import fmt_count
     from ..lint.rules.values import MAX_LENGTH
 
