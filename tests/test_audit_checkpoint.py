@@ -218,3 +218,49 @@ def test_inv_freq_with_nonfinite_or_nonpositive_values_is_an_error(tmp_path, val
 def test_valid_float32_inv_freq_is_not_rp355(tmp_path):
     path = write_safetensors(tmp_path / "ok.safetensors", {"model.rotary_emb.inv_freq": theta()})
     assert audit_checkpoint(path).findings == []
+
+
+def test_rotary_embedding_torch_freqs_parameter_recognised(tmp_path):
+    """rotary-embedding-torch stores its frequencies as the parameter `freqs` = 1/theta^(arange(0, d, 2)/d)
+    (bf16 after model.bfloat16()): audits found "no rotary or ALiBi tensors". 1-D geometric `freqs`, `bands`,
+    `theta` are now frequencies; non-geometric ones (the 'pixel' linspace * pi, a 2-element theta) are not."""
+    d = 64
+    freqs = bf16(theta(10000.0, d))  # (32,) bf16, as in the real checkpoint
+    bands = theta(500000.0, 96)  # (48,) float32
+    pixel = (np.linspace(1.0, 5.0, 32) * np.pi).astype(np.float32)  # rotary-embedding-torch 'pixel' freqs
+    f = write_safetensors(tmp_path / "m.safetensors", {
+        "freqs": freqs, "enc.rotary.bands": bands, "vis.rotary.freqs": pixel,
+        "blocks.0.theta": np.asarray([1.0, 0.5], np.float32), "x.cached_freqs": np.zeros((4, 64), np.float32)})
+    a = audit_checkpoint(f)
+    got = {t.name: t for t in a.rotary}
+    assert sorted(got) == ["enc.rotary.bands", "freqs"]
+    t = got["freqs"]
+    nominal = 10000.0 ** (-2.0 * np.arange(d // 2) / d)
+    assert (t.kind, t.dtype, t.details["rotary_dim"], t.details["base"]) == ("inv_freq", "bfloat16", 64, 10000.0)
+    assert t.details["max_rel_deviation"] == pytest.approx(
+        float(np.max(np.abs(freqs.astype(np.float64) / nominal - 1))), rel=1e-12)
+    b = got["enc.rotary.bands"]
+    assert (b.details["rotary_dim"], b.details["base"], b.details["formula_exact"]) == (96, 500000.0, True)
+    assert [(x.code, x.data["name_in_file"]) for x in a.findings] == [("RP351", "freqs")]
+
+
+def test_geometric_frequencies_exact_test():
+    from ropelaw.audit.checkpoint import geometric_frequencies
+
+    for base, d in ((10000.0, 128), (500000.0, 128), (10000.0, 16), (1e6, 64)):
+        t = theta(base, d)
+        assert geometric_frequencies(t, "float32")
+        assert geometric_frequencies(bf16(t).astype(np.float64), "bfloat16")
+        assert geometric_frequencies(t.astype(np.float16).astype(np.float64), "float16")
+    t = theta().astype(np.float64)
+    assert not geometric_frequencies(bf16(t).astype(np.float64), "float32")  # bf16 noise is not float32
+    assert not geometric_frequencies(t * 0.5, "float32")  # theta_0 != 1
+    assert not geometric_frequencies(np.linspace(1.0, 0.01, 64), "float32")  # linear, not geometric
+    assert not geometric_frequencies(np.ones(8), "float32")  # ratio 1: no base > 1
+    assert not geometric_frequencies(t[:2], "float32")  # two values are always geometric
+
+
+def test_rp351_text_gives_the_2_pow_minus_p_bound():
+    from ropelaw.audit.rules.checkpoint import CHECKPOINT_INV_FREQ_LOW_PRECISION as rule
+
+    assert "2^-8" in rule.why and "2^-9" not in rule.why and "2^-p" in rule.why

@@ -361,3 +361,170 @@ def test_hf_config_base_that_is_not_a_number_names_the_key():
 
     with pytest.raises(ValueError, match=r"llama: the config's rope_theta is 'abc', not a number"):
         hf_rotary_factory("llama", {"rope_theta": "abc"})
+
+
+# ---------------------------------------------------------------- (q, k) callables (Falcon <= 4.34)
+
+
+def test_qk_callable_3d_with_required_offset_and_position_ids():
+    """forward(query, key, past_key_values_length, position_ids) on (batch*heads, seq, dim), returning
+    (q, k): the convention of Falcon in transformers 4.34 (audits: `audit hf falcon` exited 2).
+    Cast: positions and product in bf16, the same arithmetic as the numpy emulation; default: clean."""
+    a = audit_module(target("qk_rotary_buggy"), "bf16", L, ["cast", "default"])
+    assert (a.convention, a.layout, a.rotary_dim) == ("rotate-callable", "rotate-half", 128)
+    assert "past_key_values_length=0" in a.call and "(batch*heads, seq, dim)" in a.call
+    exact, distinct = emulate_product_rounded(L)
+    cast = a.scenario("cast")
+    assert (cast.exact, cast.distinct, cast.path) == (exact, distinct, "product rounded")
+    assert (a.scenario("default").exact, a.scenario("default").path) == (L, "clean")
+    assert [(f.code, f.data["scenario"]) for f in a.findings] == [("RP302", "cast"), ("RP303", "cast")]
+
+
+def test_qk_callable_with_defaults_is_called_as_q_k():
+    n = 2048
+    a = audit_module(target("qk_rotary_defaults_buggy"), "bf16", n, ["cast"])
+    assert a.call.startswith("f(q, k) -> (q, k)")
+    assert a.scenarios[0].exact == emulate_product_rounded(n)[0]
+
+
+def test_qk_callable_4d_positions_rounded_matches_brute_force():
+    n = 2048
+    a = audit_module(target("qk_rotate_4d_buggy"), "bf16", n, ["cast"])
+    assert a.call == "f(q, k) -> (q, k) on q (batch, heads, seq, dim)"
+    s = a.scenarios[0]
+    assert (s.exact, s.distinct, s.path) == (*brute_exact_bf16(n), "positions rounded")
+
+
+def test_qk_callable_clean_positions_only_frequencies_rounded_by_the_cast():
+    """float32 positions and product, but inv_freq is a buffer: the cast rounds only the frequencies."""
+    a = audit_module(target("qk_rotary_clean"), "bf16", 4096, ["cast"])
+    s = a.scenarios[0]
+    nominal = 10000.0 ** (-2.0 * np.arange(D // 2) / D)
+    assert (s.exact, s.path) == (4096, "frequencies rounded")
+    assert s.frequency_drift == pytest.approx(float(np.max(np.abs(bf16(theta32()) / nominal - 1))), rel=1e-12)
+
+
+# ---------------------------------------------------------------- legacy init cache vs. rebuild
+
+
+def test_legacy_init_cache_covering_the_length_hides_the_rebuild_and_says_so():
+    """Init cache (float32, clean) for 16,384 positions, audited at 8,192: the buggy rebuild never
+    runs, so the verdict is clean, and a note says the rebuild path was not exercised."""
+    a = audit_module(target("legacy_rebuild_buggy_long_cache"), "bf16", L, ["cast"])
+    assert a.init_cache_length == 16384
+    assert (a.scenarios[0].exact, a.scenarios[0].path) == (L, "clean") and a.findings == []
+    assert len(a.notes) == 1 and "cache-rebuild path not exercised" in a.notes[0] and "16,384" in a.notes[0]
+
+
+def test_legacy_short_init_cache_runs_the_buggy_rebuild():
+    a = audit_module(target("legacy_rebuild_buggy_short_cache"), "bf16", L, ["cast"])
+    assert a.init_cache_length == 2048 and a.notes == []
+    exact, distinct = emulate_product_rounded(L)
+    assert (a.scenarios[0].exact, a.scenarios[0].distinct, a.scenarios[0].path) == (exact, distinct,
+                                                                                    "product rounded")
+
+
+def test_cli_prints_the_rebuild_note(capsys):
+    code, out, _ = run_cli(capsys, "audit", "module", target("legacy_rebuild_buggy_long_cache"),
+                           "--scenario", "cast", "--length", "4096")
+    assert code == 0 and "note: cache-rebuild path not exercised" in out
+
+
+def test_rebuild_max_positions():
+    from ropelaw.audit.runtime import rebuild_max_positions
+
+    assert rebuild_max_positions(8192, 131072) == 2048  # below the audited length: forward rebuilds
+    assert rebuild_max_positions(8192, 1024) == 1024  # never above the config's value
+    assert all(rebuild_max_positions(n, 10**9) < n for n in range(2, 100))
+
+
+@pytest.fixture
+def legacy_model_type(monkeypatch):
+    """A transformers model type whose rotary class is LegacyRebuildBuggy, default max_position_embeddings
+    131,072 (Mistral's in transformers 4.34): registered with AutoConfig, its modeling module in sys.modules."""
+    import importlib.util
+    import sys
+    import types
+
+    transformers = pytest.importorskip("transformers")
+    spec = importlib.util.spec_from_file_location("_fx_rotary_hf", FIX)
+    fx = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fx)
+    mt = "ropelawlegacy"
+
+    class RopelawlegacyConfig(transformers.PretrainedConfig):
+        model_type = mt
+
+        def __init__(self, hidden_size=256, num_attention_heads=2, max_position_embeddings=131072,
+                     rope_theta=10000.0, **kwargs):
+            self.hidden_size, self.num_attention_heads = hidden_size, num_attention_heads
+            self.max_position_embeddings, self.rope_theta = max_position_embeddings, rope_theta
+            super().__init__(**kwargs)
+
+    try:
+        transformers.AutoConfig.register(mt, RopelawlegacyConfig)
+    except ValueError:  # registered by an earlier test in this process
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+        CONFIG_MAPPING._extra_content[mt] = RopelawlegacyConfig
+    name = f"transformers.models.{mt}.modeling_{mt}"
+    mod = types.ModuleType(name)
+    cls = type("RopelawlegacyRotaryEmbedding", (fx.LegacyRebuildBuggy,), {"__module__": name})
+    mod.RopelawlegacyRotaryEmbedding = cls
+    monkeypatch.setitem(sys.modules, name, mod)
+    yield mt
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    getattr(CONFIG_MAPPING, "_extra_content", {}).pop(mt, None)
+
+
+@pytest.mark.hf
+def test_hf_legacy_default_config_is_audited_with_a_cache_rebuild(legacy_model_type, capsys):
+    """Regression (audits, Mistral 4.34): max_position_embeddings 131,072 covered every audited length and
+    `audit hf` said clean. Now the class is built with length // 4 = 2,048 and the rebuild path is measured."""
+    from ropelaw.audit.runtime import audit_hf
+
+    a = audit_hf(legacy_model_type, "bf16", L, ["cast"])
+    assert a.max_position_embeddings == 2048 and a.init_cache_length == 2048
+    assert "instead of the config's 131,072" in a.notes[0]
+    exact, distinct = emulate_product_rounded(L)
+    assert (a.scenarios[0].exact, a.scenarios[0].distinct) == (exact, distinct)
+    assert [f.code for f in a.findings] == ["RP302", "RP303"]
+    # an explicit value is respected: the init cache is audited, and the note says what was not
+    b = audit_hf(legacy_model_type, "bf16", L, ["cast"], overrides={"max_position_embeddings": 16384})
+    assert b.max_position_embeddings == 16384 and b.scenarios[0].path == "clean"
+    assert len(b.notes) == 1 and "cache-rebuild path not exercised" in b.notes[0]
+    code, out, _ = run_cli(capsys, "audit", "hf", legacy_model_type, "--scenario", "cast", "--length", "4096")
+    assert code == 1 and "max_position_embeddings 1,024" in out and "note: max_position_embeddings 1,024" in out
+
+
+# ---------------------------------------------------------------- rounding bound in the rule text
+
+
+def test_bf16_cast_relative_change_is_bounded_by_2_pow_minus_8_not_9():
+    """Round to nearest with p = 8 significant bits moves x by at most half an ulp: 2^-8 relative.
+    Brute force over every float32 in [1, 2) with a 2^-13 step (the bound is scale-free), and the
+    frequencies of base 10,000, d = 128: 3.65e-3 measured, above 2^-9 and below 2^-8."""
+    from ropelaw.audit.rules.runtime import RUNTIME_FREQUENCIES_ROUNDED
+
+    x = 1.0 + np.arange(2**13) * 2.0**-13  # (8192,) float64, exact in float32
+    rel = np.abs(bf16(x) / x - 1)
+    assert rel.max() <= 2.0**-8 and rel.max() > 2.0**-8 * 0.99
+    nominal = 10000.0 ** (-2.0 * np.arange(64) / 128)
+    drift = float(np.max(np.abs(bf16(theta32()) / nominal - 1)))
+    assert 2.0**-9 < drift <= 2.0**-8 and round(drift, 5) == 0.00365
+    assert "2^-8" in RUNTIME_FREQUENCIES_ROUNDED.why and "2^-9" not in RUNTIME_FREQUENCIES_ROUNDED.why
+
+
+def test_unit_roundoff_from_format_precision():
+    from ropelaw.audit.runtime import unit_roundoff
+
+    # RNE's relative error, brute force over a grid of [1, 2) holding every tie: its maximum is
+    # u / (1 + u) (the tie 1 + u rounds to even, 1), below the bound u = 2^-p
+    for dt, np_dt in (("bf16", ml_dtypes.bfloat16), ("fp16", np.float16)):
+        x = 1.0 + np.arange(2**15) * 2.0**-15
+        rel = float(np.max(np.abs(x.astype(np_dt).astype(np.float64) / x - 1)))
+        u = unit_roundoff(dt)
+        assert rel <= u and rel == pytest.approx(u / (1 + u), rel=1e-12)
+    assert unit_roundoff("bf16") == 2.0**-8 and unit_roundoff("fp16") == 2.0**-11
+    assert unit_roundoff("float32") == 2.0**-24

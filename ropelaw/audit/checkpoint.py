@@ -7,7 +7,10 @@ weights-only loading (a custom class, an ``os.system`` reduce) is refused with o
 its payload never runs.
 
 What is measured
-- ``inv_freq`` (1-D): dtype, rotary dim d = 2 len, base fitted to ln inv_freq_i = -(2i/d) ln base
+- ``inv_freq`` (1-D), and 1-D ``freqs`` / ``bands`` / ``theta`` (name after the last '.' ending so;
+  rotary-embedding-torch stores ``freqs = 1 / theta^(arange(0, d, 2) / d)`` as a parameter) whose
+  values are a geometric sequence starting at 1 (:func:`geometric_frequencies`): dtype, rotary
+  dim d = 2 len, base fitted to ln inv_freq_i = -(2i/d) ln base
   (:func:`ropelaw.audit.runtime.fit_base`; RoFormer, arXiv 2104.09864, eq. 34), and the largest
   relative deviation of the stored values from base^(-2i/d); a stored value within one unit of
   the stored dtype's roundoff (plus float32 evaluation error, 2^-24 (3 + ln base)) of the formula
@@ -39,11 +42,34 @@ from ..results import Result
 from .rules.checkpoint import (CHECKPOINT_ALIBI_LOW_PRECISION, CHECKPOINT_CACHE_INEXACT, CHECKPOINT_CACHE_NONFINITE,
                                CHECKPOINT_INV_FREQ_INVALID, CHECKPOINT_INV_FREQ_LOW_PRECISION)
 
-__all__ = ["CheckpointAudit", "RotaryTensor", "audit_checkpoint", "read_checkpoint", "alibi_slopes"]
+__all__ = ["CheckpointAudit", "RotaryTensor", "audit_checkpoint", "read_checkpoint", "alibi_slopes",
+           "geometric_frequencies"]
 
 _LOW = {"bfloat16", "float16", "float8_e4m3fn", "float8_e5m2"}
+# unit roundoff 2^-p (p significant bits, formats.get_format(...).precision): the largest relative
+# change of a round-to-nearest cast (half an ulp): bf16 2^-8, fp16 2^-11, e4m3 2^-4, e5m2 2^-3
 _ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "bfloat16": 2.0**-8, "float16": 2.0**-11,
              "float8_e4m3fn": 2.0**-4, "float8_e5m2": 2.0**-3}
+# half the subnormal spacing, 2^(emin - p) with emin = 1 - bias: the largest ABSOLUTE change of a
+# round-to-nearest cast below the smallest normal (fp16: 2^-25, under 2^-14 ~ 6.1e-5, where
+# 10000^(-2i/128) lands for i >= 61), where the relative bound 2^-p no longer holds
+_SUBNORMAL_HALF = {"float64": 2.0**-1075, "float32": 2.0**-150, "bfloat16": 2.0**-134, "float16": 2.0**-25,
+                   "float8_e4m3fn": 2.0**-10, "float8_e5m2": 2.0**-17}
+
+
+def _stored_tolerance(v: np.ndarray, dtype: str, ln_base: np.ndarray | float) -> np.ndarray:
+    """Relative tolerance per stored value: dtype rounding (2^-p, or 2^(emin-p) / v when subnormal)
+    plus float32 evaluation of base^(-2i/d), 2^-24 (3 + ln base) (exponent rounded: 2^-24 ln base;
+    pow and reciprocal: an ulp each)."""
+    v = np.abs(np.asarray(v, np.float64))
+    with np.errstate(divide="ignore"):
+        sub = _SUBNORMAL_HALF.get(dtype, 0.0) / v
+    return _ROUNDOFF.get(dtype, 2.0**-24) + sub + 2.0**-24 * (3.0 + np.asarray(ln_base, np.float64))
+
+
+# leaf names (after the last '.') of 1-D tensors that may hold rotary frequencies; all but
+# inv_freq must also pass the geometric test (a `theta` or `freqs` may be something else)
+_FREQ_SUFFIXES = ("inv_freq", "freqs", "bands", "theta")
 
 
 # --------------------------------------------------------------------------- reading
@@ -280,19 +306,50 @@ def _inv_freq_details(values: np.ndarray, dtype: str) -> dict[str, Any]:
                 "formula_exact": False}
     # stored rounding + float32 evaluation: the exponent 2i/d rounded to float32 (relative 2^-24)
     # moves base^(-2i/d) by up to 2^-24 ln(base) relative; pow and reciprocal add an ulp each
-    tol = _ROUNDOFF.get(dtype, 2.0**-24) + 2.0**-24 * (3 + math.log(base))
+    tol = _stored_tolerance(v, dtype, math.log(base))  # (d/2,)
     # a rounded inv_freq pulls the fit off a round base: prefer the simplest base (fewest
     # significant digits) whose formula the stored values match within the stored rounding
     for digits in (1, 2, 3, 4, 5, 6):
         simple = float(f"{base:.{digits}g}")
-        if simple > 1 and np.max(np.abs(v / simple ** (-2.0 * np.arange(n) / d) - 1.0)) <= tol:
+        if simple > 1 and np.all(np.abs(v / simple ** (-2.0 * np.arange(n) / d) - 1.0) <= tol):
             base = simple
             break
-    tol = _ROUNDOFF.get(dtype, 2.0**-24) + 2.0**-24 * (3 + math.log(base))
+    tol = _stored_tolerance(v, dtype, math.log(base))
     formula = base ** (-2.0 * np.arange(n) / d)  # (d/2,) float64
-    dev = float(np.max(np.abs(v / formula - 1.0)))
+    rel = np.abs(v / formula - 1.0)  # (d/2,)
+    dev = float(np.max(rel))
     return {"rotary_dim": d, "base": base, "fit_residual": residual, "max_rel_deviation": dev,
-            "formula_exact": dev <= tol}
+            "formula_exact": bool(np.all(rel <= tol))}
+
+
+def geometric_frequencies(values: np.ndarray, dtype: str) -> bool:
+    """True when ``values`` are rotary frequencies theta_i = r^i, i = 0 .. n-1, r in (0, 1), as stored.
+
+    RoPE frequencies (RoFormer, arXiv 2104.09864, eq. 34) are theta_i = base^(-2i/d): a geometric
+    sequence through theta_0 = 1 with ratio r = base^(-2/d). Stored in ``dtype`` (unit roundoff u,
+    2^-p; below the smallest normal an absolute 2^(emin - p)) after a float32 evaluation, each
+    value is within tol_i = u + 2^-24 (3 + |ln theta_i|) (relative) of r^i (pow's exponent rounded
+    in float32 moves the result by 2^-24 |ln theta_i|, pow and reciprocal an ulp each). The test
+    is exact, not a fit: theta_0 must be 1 within tol_0, and the intervals for ln r allowed by each i >= 1, [(ln v_i - e_i) / i, (ln v_i + e_i) / i]
+    with e_i = -ln(1 - tol_i), must intersect, entirely below 0 (r < 1 for every fit, so base > 1).
+    Needs n >= 3 (two positive values are always "geometric"); non-finite or non-positive values
+    are not frequencies.
+    """
+    v = np.asarray(values, np.float64).reshape(-1)
+    n = v.size
+    if n < 3 or not np.all(np.isfinite(v)) or np.any(v <= 0):
+        return False
+    lv = np.log(v)  # (n,)
+    tol = _stored_tolerance(v, dtype, np.abs(lv))  # (n,) relative tolerance per value
+    if np.any(tol >= 0.5):
+        return False  # values so deep in the subnormals that any sequence would pass
+    if abs(v[0] - 1.0) > tol[0]:
+        return False
+    e = -np.log1p(-tol)  # (n,) log-space half-widths, >= tol
+    i = np.arange(1, n, dtype=np.float64)
+    lo = float(np.max((lv[1:] - e[1:]) / i))
+    hi = float(np.min((lv[1:] + e[1:]) / i))
+    return lo <= hi and hi < 0.0  # a ratio < 1 for every fit: base > 1
 
 
 def _cache_details(cos: np.ndarray, sin: np.ndarray, layout: str, inv_freq: np.ndarray | None,
@@ -354,10 +411,14 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
         leaf = _leaf(name)
         if load is None:
             continue
-        if leaf.endswith("inv_freq") and len([s for s in shape if s != 1]) == 1:
+        if leaf.endswith(_FREQ_SUFFIXES) and len([s for s in shape if s != 1]) == 1:
             v = np.asarray(load(), np.float64).reshape(-1)
+            if not leaf.endswith("inv_freq"):
+                if not geometric_frequencies(v, dtype):
+                    continue  # a `freqs` / `theta` that is not base^(-2i/d): not claimed
             inv_freqs[name] = v
             det = _inv_freq_details(v, dtype)
+            det["recognised_by"] = "name" if leaf.endswith("inv_freq") else "name and geometric values"
             found.append(RotaryTensor(name, "inv_freq", dtype, list(shape), det))
             bad = int(np.count_nonzero(~(np.isfinite(v) & (v > 0))))
             if bad:
@@ -369,10 +430,12 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
                     path=path, name_in_file=name, invalid=bad, size=int(v.size)))
                 continue  # no base fits such values: the precision finding would only repeat it
             if dtype in _LOW:
+                u = _ROUNDOFF[dtype]
                 findings.append(Finding.of(
                     CHECKPOINT_INV_FREQ_LOW_PRECISION,
                     f"{name} is stored in {dtype}: its {det['rotary_dim'] // 2} frequencies deviate up to "
-                    f"{det['max_rel_deviation']:.2e} (relative) from base^(-2i/d), base {det['base']:.6g}",
+                    f"{det['max_rel_deviation']:.2e} (relative) from base^(-2i/d), base {det['base']:.6g} "
+                    f"(a round-to-nearest {dtype} cast moves each by up to 2^-{round(-math.log2(u))} = {u:.2e})",
                     path=path, name_in_file=name, dtype=dtype, max_rel_deviation=det["max_rel_deviation"]))
     for name, (dtype, shape, load) in tensors.items():
         leaf = _leaf(name)

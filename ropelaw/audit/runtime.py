@@ -8,8 +8,17 @@ Conventions recognised (:class:`Probe`)
 - Hugging Face legacy: ``forward(x, seq_len=L) -> (cos, sin)`` (transformers <= 4.37 and kin);
 - Hugging Face current: ``forward(x, position_ids) -> (cos, sin)`` (transformers >= 4.38);
 - a callable rotating a query ``(batch, heads, seq, dim)`` (or ``(batch, seq, dim)``) and
-  returning it rotated (optionally taking a key too and returning ``(q, k)``): probed with
-  unit basis vectors, the pair layout (rotate-half or interleaved) and rotary dim detected.
+  returning it rotated (optionally taking a key too and returning ``(q, k)``, with
+  ``past_key_values_length`` / ``position_ids`` when its signature names them, as Falcon's
+  ``forward(query, key, past_key_values_length, position_ids)`` on ``(batch*heads, seq, dim)``
+  in transformers <= 4.34): probed with unit basis vectors, the pair layout (rotate-half or
+  interleaved) and rotary dim detected.
+
+Legacy classes build a cos/sin cache at init (``max_position_embeddings`` rows, float32) and
+rebuild it in forward beyond that length, often in a cast ``inv_freq``'s dtype: the audit
+reports the init cache's rows and notes when it covers the audited length (the rebuild path
+was not run); ``audit_hf`` builds such classes with ``length // 4`` positions instead
+(:func:`rebuild_max_positions`) unless max_position_embeddings is given.
 
 Precision scenarios (how the bug is triggered in practice)
 - ``cast``: built in float32, then ``.to(dtype)`` (``model.bfloat16()``, DeepSpeed);
@@ -69,13 +78,16 @@ from .rules.runtime import (RUNTIME_FREQUENCIES_ROUNDED, RUNTIME_NONFINITE, RUNT
 __all__ = ["SCENARIOS", "DRIFT_TOLERANCE", "ModuleAudit", "ScenarioResult", "EncodingStats", "Probe",
            "audit_module", "audit_hf", "load_factory", "hf_rotary_factory", "effective_frequencies",
            "fit_base", "canonical_dtype", "neighbours_in_format", "frequency_uncertainty", "resolve_frequencies",
-           "runtime_findings"]
+           "runtime_findings", "init_cache_length", "convention_of", "rebuild_max_positions", "unit_roundoff"]
 
 SCENARIOS = ("cast", "default", "autocast")
 TWO_PI = 2.0 * math.pi
 # Frequencies computed in float32 deviate from base^(-2i/d) by a few float32 ulps (2^-24 ~ 6e-8
-# each, pow and reciprocal); fp16 rounding moves them by up to 2^-11 ~ 4.9e-4, bf16 by 2^-9.
-# 1e-5 separates the two by more than an order of magnitude either way.
+# each, pow and reciprocal). A round-to-nearest cast to a format with p significant bits moves a
+# value x by at most half an ulp, 2^(e-p) for x in [2^e, 2^(e+1)): at most 2^-p relative
+# (:func:`unit_roundoff`; Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., thm 2.2):
+# fp16 (p = 11) 2^-11 ~ 4.9e-4, bf16 (p = 8) 2^-8 ~ 3.9e-3 (3.65e-3 measured for base 10,000,
+# d = 128, above 2^-9). 1e-5 separates float32 noise from either by more than an order of magnitude.
 DRIFT_TOLERANCE = 1e-5
 MAX_RUNTIME_LENGTH = 1 << 23  # 8,388,608 positions: a (L, 128) float32 cache is 4 GiB; 1M takes ~10 s per scenario
 DEFAULT_CHUNK = 32768  # rows per measurement chunk: (chunk, d/2) float64 arrays of ~16 MB at d=128
@@ -133,7 +145,22 @@ def effective_frequencies(positions: Sequence[int], cos: np.ndarray, sin: np.nda
     return omega
 
 
-_ROUNDOFF = {"bfloat16": 2.0**-8, "float16": 2.0**-11, "float32": 2.0**-24, "float64": 2.0**-53}
+def unit_roundoff(dtype: str) -> float:
+    """u = 2^-p, p the format's significant bits (``formats.get_format(dtype).precision``).
+
+    The largest relative change a round-to-nearest cast makes to a finite, normal value (half an
+    ulp; Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., thm 2.2): bf16 2^-8,
+    fp16 2^-11, fp32 2^-24, fp8 e4m3 2^-4, e5m2 2^-3; float64 2^-53.
+    """
+    from ..formats import get_format
+
+    name = str(dtype).replace("torch.", "").lower()
+    if name in ("float64", "double", "fp64"):
+        return 2.0**-53
+    return 2.0 ** -get_format({"float8_e4m3fn": "fp8_e4m3", "float8_e5m2": "fp8_e5m2"}.get(name, name)).precision
+
+
+_ROUNDOFF = {name: unit_roundoff(name) for name in ("bfloat16", "float16", "float32", "float64")}
 
 
 def frequency_uncertainty(omega: np.ndarray, p_max: int, output_dtype: str) -> np.ndarray:
@@ -365,6 +392,10 @@ class ModuleAudit(Result):
     findings: list[Finding] = field(default_factory=list)
     path: str = "-"  # file of the factory / class, for findings
     line: int = 1
+    call: str = ""  # how the module was called (Probe.call_form)
+    init_cache_length: int | None = None  # rows of a cos/sin cache built at init (None: none)
+    max_position_embeddings: int | None = None  # audit hf: the value the module was built with
+    notes: list[str] = field(default_factory=list)  # what the audit did not exercise, and why
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -372,7 +403,9 @@ class ModuleAudit(Result):
             "rotary_dim": self.rotary_dim, "head_dim": self.head_dim, "base": self.base,
             "base_source": self.base_source,
             "base_fit_residual": self.base_fit_residual if math.isfinite(self.base_fit_residual) else None,
-            "dtype": self.dtype, "length": self.length,
+            "dtype": self.dtype, "length": self.length, "call": self.call,
+            "init_cache_length": self.init_cache_length, "max_position_embeddings": self.max_position_embeddings,
+            "notes": list(self.notes),
             "scenarios": [s.to_dict() for s in self.scenarios],
             "findings": [f.to_dict() for f in self.findings],
         }
@@ -495,6 +528,27 @@ def _first_tensor(out: Any):
     return None
 
 
+_POSITION_NAMES = ("position_ids", "positions", "pos_ids")
+_OFFSET_NAMES = ("past_key_values_length", "offset", "seqlen_offset", "start_pos")
+
+
+def convention_of(fn: Callable) -> str:
+    """hf-legacy | hf-current | rotate-callable, from the names of ``fn``'s parameters.
+
+    ``(q, key, ...)``: rotate-callable (Falcon in transformers <= 4.34); ``position_ids`` second
+    or third (or ``positions`` second): hf-current; ``seq_len`` anywhere: hf-legacy; otherwise a
+    rotating callable (confirmed by probing).
+    """
+    names = [p.name for p in _params(fn)]
+    if len(names) >= 2 and names[1] in ("key", "k", "keys"):
+        return "rotate-callable"
+    if "position_ids" in names[1:3] or (len(names) >= 2 and names[1] in ("positions", "pos_ids")):
+        return "hf-current"
+    if "seq_len" in names:
+        return "hf-legacy"
+    return "rotate-callable"
+
+
 class Probe:
     """Calls a rotary module or callable and returns its per-pair cos/sin at given positions.
 
@@ -524,14 +578,8 @@ class Probe:
         fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
         if not callable(fn):
             raise ValueError(f"the factory returned {type(obj).__name__}, which is not callable")
-        names = [p.name for p in _params(fn)]
         hd = head_dim or _head_dim_of(obj)
-        if "position_ids" in names[1:3] or (len(names) >= 2 and names[1] in ("positions", "pos_ids")):
-            conv = "hf-current"
-        elif "seq_len" in names:
-            conv = "hf-legacy"
-        else:
-            conv = "rotate-callable"
+        conv = convention_of(fn)
         probe = cls(obj, conv, "rotate-half", 0, hd, x_dtype, length)
         with torch.no_grad():
             if conv == "rotate-callable":
@@ -587,16 +635,77 @@ class Probe:
         if self.head_dim is None:
             self.head_dim = self.rotary_dim
 
+    def _call_forms(self) -> list[tuple[str, Callable[[Any], Any]]]:
+        """The ways a rotating callable may be called, most common first.
+
+        ``f(q)``; ``f(q, k) -> (q, k)``; and, when the signature names them,
+        ``f(q, k, past_key_values_length=0, position_ids=arange(n)[None])`` (transformers <= 4.34
+        Falcon: ``forward(query, key, past_key_values_length, position_ids)`` on
+        ``(batch * heads, seq, dim)`` tensors) and ``f(q, position_ids=...)``. Offsets are 0 and
+        position ids the int64 positions 0 .. n-1 of shape (1, n), so row p is position p.
+        """
+        import torch
+
+        obj = self.obj
+        fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
+        params = [p for p in _params(fn) if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+        def named(q, skip: int) -> dict[str, Any] | None:
+            out: dict[str, Any] = {}
+            for prm in params[skip:]:
+                if prm.name in _POSITION_NAMES:
+                    n = q.shape[-2]
+                    out[prm.name] = torch.arange(n, dtype=torch.int64)[None, :]  # (1, n) int64
+                elif prm.name in _OFFSET_NAMES:
+                    out[prm.name] = 0
+                elif prm.default is inspect.Parameter.empty:
+                    return None  # a required argument this probe cannot supply
+            return out
+
+        forms: list[tuple[str, Callable[[Any], Any]]] = [
+            ("f(q)", lambda q: obj(q)),
+            ("f(q, k) -> (q, k)", lambda q: obj(q, q.clone())),
+        ]
+        extra2 = [p.name for p in params[2:] if p.name in _POSITION_NAMES + _OFFSET_NAMES]
+        if extra2:
+            desc = ", ".join(f"{n}=0" if n in _OFFSET_NAMES else f"{n}=arange(n)" for n in extra2)
+            forms.append((f"f(q, k, {desc}) -> (q, k)", lambda q: obj(q, q.clone(), **(named(q, 2) or {}))))
+        extra1 = [p.name for p in params[1:] if p.name in _POSITION_NAMES]
+        if extra1:
+            forms.append((f"f(q, {extra1[0]}=arange(n))", lambda q: obj(q, **(named(q, 1) or {}))))
+        return forms
+
     def _call_rotate(self, q):
-        try:
-            t = _first_tensor(self.obj(q))
-        except TypeError:  # (q, k) -> (q_rot, k_rot) conventions (e.g. old Falcon)
-            t = None
-        if t is None:
-            t = _first_tensor(self.obj(q, q))
+        form = getattr(self, "_form", None)
+        if form is not None:
+            t = _first_tensor(form[1](q))
+        else:
+            t, last = None, None
+            for desc, call in self._call_forms():
+                try:
+                    t = _first_tensor(call(q))
+                except TypeError as exc:  # wrong arity for this form: try the next one
+                    last = exc
+                    continue
+                if t is not None:
+                    self._form = (desc, call)
+                    break
+            if t is None and last is not None:
+                raise last
         if t is None or tuple(t.shape) != tuple(q.shape):
             raise ValueError("callable did not return a tensor of the query's shape")
         return t
+
+    @property
+    def call_form(self) -> str:
+        """How the module is called, e.g. ``forward(x, seq_len=L) -> (cos, sin)``."""
+        if self.convention == "hf-legacy":
+            return "forward(x, seq_len=L) -> (cos, sin)"
+        if self.convention == "hf-current":
+            return "forward(x, position_ids) -> (cos, sin)"
+        form = getattr(self, "_form", None)
+        shape = "(batch*heads, seq, dim)" if getattr(self, "_ndim", 4) == 3 else "(batch, heads, seq, dim)"
+        return f"{form[0] if form else 'f(q)'} on q {shape}"
 
     def _detect_rotation(self, hd: int | None) -> None:
         import torch
@@ -605,6 +714,7 @@ class Probe:
         last: Exception | None = None
         for dim in candidates:
             for ndim in (4, 3):
+                self._form = None  # the calling form is found anew for each shape
                 try:
                     shape = (1, 1, 4, dim) if ndim == 4 else (1, 4, dim)
                     q = torch.zeros(shape, dtype=self.x_dtype)
@@ -828,8 +938,33 @@ def _measure_scenario(factory, scenario: str, dtype_name: str, length: int, nomi
         effective_frequencies=omega.tolist())
 
 
-def _reference(factory, length: int, head_dim: int | None) -> tuple[Probe, np.ndarray]:
-    """A float32 build: convention, layout, rotary dim and the float32 frequencies."""
+def init_cache_length(obj: Any) -> int | None:
+    """Rows of the cos/sin cache a freshly built module holds before any call, else None.
+
+    The Hugging Face legacy classes (transformers <= 4.37: ``_set_cos_sin_cache`` in
+    ``__init__``, seed 004) build ``cos_cached`` for ``max_position_embeddings`` positions at
+    init and rebuild it in ``forward`` only for a longer ``seq_len``: the two paths may differ in
+    precision (the init cache from float32 ``inv_freq``, the rebuild from a cast one). Read from a
+    tensor attribute or buffer named ``*cos*`` with at least 2 dims (its second-to-last size);
+    an integer like ``max_seq_len_cached`` alone is not a cache (current classes set it without
+    building one). Call only on a module that has not been called yet.
+    """
+    import torch
+
+    for holder in (obj, getattr(obj, "__self__", None)):
+        if holder is None:
+            continue
+        items = dict(vars(holder)) if hasattr(holder, "__dict__") else {}
+        if isinstance(holder, torch.nn.Module):
+            items.update(dict(holder.named_buffers(recurse=False)))
+        for name, v in items.items():
+            if "cos" in name.lower() and isinstance(v, torch.Tensor) and v.dim() >= 2:
+                return int(v.shape[-2])
+    return None
+
+
+def _reference(factory, length: int, head_dim: int | None) -> tuple[Probe, np.ndarray, int | None]:
+    """A float32 build: convention, layout, rotary dim, the float32 frequencies, the init cache rows."""
     import torch
 
     old = torch.get_default_dtype()
@@ -837,6 +972,7 @@ def _reference(factory, length: int, head_dim: int | None) -> tuple[Probe, np.nd
     try:
         with torch.no_grad():
             obj = _build(factory, "reference", torch.float32)
+            cached = init_cache_length(obj)
             ref_len = min(length, 2**12 + 1)  # frequencies from p <= 4096: float32-exact enough
             with _user_errors(""):
                 probe = Probe.detect(obj, torch.float32, ref_len, head_dim)
@@ -853,7 +989,7 @@ def _reference(factory, length: int, head_dim: int | None) -> tuple[Probe, np.nd
             omega, source = resolve_frequencies(measured, unc, [("inv_freq attribute", attr)])
     finally:
         torch.set_default_dtype(old)
-    return probe, omega
+    return probe, omega, cached
 
 
 def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: int = 8192,
@@ -888,7 +1024,7 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
         path, line = _source_of(factory)
         path = path or "-"
         label = name or getattr(factory, "__qualname__", repr(factory))
-    ref, omega_ref = _reference(factory, length, head_dim)
+    ref, omega_ref, cached = _reference(factory, length, head_dim)
     npairs = omega_ref.size
     d = 2 * npairs
     if base is not None:
@@ -905,7 +1041,14 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
                for s in scen]
     audit = ModuleAudit(target=label, convention=ref.convention, layout=ref.layout, rotary_dim=ref.rotary_dim,
                         head_dim=ref.head_dim, base=base_val, base_source=base_source, base_fit_residual=residual,
-                        dtype=dtype_name, length=length, scenarios=results, path=path, line=line)
+                        dtype=dtype_name, length=length, scenarios=results, path=path, line=line,
+                        call=ref.call_form, init_cache_length=cached)
+    if ref.convention == "hf-legacy" and cached is not None and cached >= length:
+        audit.notes.append(
+            f"cache-rebuild path not exercised: the module builds a cos/sin cache for {cached:,} positions "
+            f"at init, which covers the audited {length:,}; forward rebuilds it only beyond {cached:,} "
+            f"(where legacy classes round positions in a cast inv_freq's dtype): audit with --length above "
+            f"{cached:,} or build the module with a smaller max_position_embeddings")
     audit.findings = runtime_findings(audit)
     return audit
 
@@ -970,7 +1113,7 @@ def runtime_findings(audit: ModuleAudit) -> list[Finding]:
 _HF_PREFERRED = {"gpt_neox": "GPTNeoX", "gptj": "GPTJ", "qwen2": "Qwen2", "phi3": "Phi3"}
 
 
-def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None
+def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None, length: int | None = None
                       ) -> tuple[Callable[[], Any], dict[str, Any]]:
     """A zero-argument factory building ``model_type``'s rotary embedding from a small config.
 
@@ -978,7 +1121,15 @@ def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None
     weights), then the architecture's ``*RotaryEmbedding`` class with whichever constructor the
     version has: ``(config=..., device=None)`` (>= 4.4x) or ``(dim, max_position_embeddings,
     base)`` (<= 4.37 and kin). Returns (factory, info) with info keys transformers_version,
-    model_type, class, module_file, constructor, head_dim, rotary_dim, base.
+    model_type, class, module_file, constructor, head_dim, rotary_dim, base,
+    max_position_embeddings (the value the module is built with), max_position_embeddings_config,
+    max_position_embeddings_note.
+
+    Legacy classes build a cos/sin cache for max_position_embeddings positions at init and
+    rebuild it in forward only beyond (:func:`init_cache_length`). When ``length`` is given, the
+    config's max_position_embeddings covers it, the user did not set it (``overrides``) and a
+    float32 build holds such a cache, the module is built with :func:`rebuild_max_positions`
+    (``length // 4``) instead, so that the audit runs the rebuild path; the note says so.
     """
     from ..errors import require
 
@@ -1016,28 +1167,65 @@ def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None
             or (getattr(config, "rope_parameters", None) or {}).get("rope_theta") or 10000.0)
     max_pos = getattr(config, "max_position_embeddings", 2048) or 2048
     params = [p.name for p in _params(cls.__init__)]
-    if "config" in params:
-        ctor = "config"
 
-        def factory():
-            return cls(config=config)
-    else:
-        ctor = "dim, max_position_embeddings, base"
+    def make(mpe: int) -> tuple[Callable[[], Any], str]:
+        if "config" in params:
+            cfg = config
+            if mpe != max_pos:
+                import copy
+
+                cfg = copy.deepcopy(config)
+                cfg.max_position_embeddings = mpe
+            return (lambda: cls(config=cfg)), "config"
         kwargs: dict[str, Any] = {}
         if "max_position_embeddings" in params:
-            kwargs["max_position_embeddings"] = max_pos
+            kwargs["max_position_embeddings"] = mpe
         if "base" in params:
             kwargs["base"] = base
+        return (lambda: cls(rotary_dim, **kwargs)), "dim, max_position_embeddings, base"
 
-        def factory():
-            return cls(rotary_dim, **kwargs)
+    factory, ctor = make(max_pos)
+    used, note = max_pos, None
+    if (length is not None and "max_position_embeddings" not in (overrides or {}) and max_pos >= length
+            and ("config" in params or "max_position_embeddings" in params)
+            and convention_of(cls.forward) == "hf-legacy"):
+        import torch
+
+        # a cheap test build with 16 positions (the config's value may be millions of rows): a class
+        # whose init cache has exactly max_position_embeddings rows would cover the audited length
+        small = min(16, max_pos)
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float32)
+        try:
+            cached = init_cache_length(make(small)[0]())
+        except Exception:  # the audit itself reports a factory that raises
+            cached = None
+        finally:
+            torch.set_default_dtype(old)
+        if cached == small:
+            used = rebuild_max_positions(length, max_pos)
+            factory, ctor = make(used)
+            note = (f"max_position_embeddings {used:,} instead of the config's {max_pos:,}: {cls.__name__} builds "
+                    f"its cos/sin cache at init for max_position_embeddings positions and rebuilds it in forward "
+                    f"only beyond; {max_pos:,} would cover the audited {length:,} and hide the rebuild path "
+                    f"(--config max_position_embeddings={max_pos} audits the init cache)")
     path, line = _source_of(cls)
     info = {"transformers_version": transformers.__version__, "model_type": model_type,
             "class": cls.__name__, "module_file": path, "line": line, "constructor": ctor,
             "head_dim": head_dim, "rotary_dim": rotary_dim, "base": _config_base(model_type, base),
-            "max_position_embeddings": max_pos}
-    factory.__qualname__ = f"{cls.__name__}"
+            "max_position_embeddings": used, "max_position_embeddings_config": max_pos,
+            "max_position_embeddings_note": note}
     return factory, info
+
+
+def rebuild_max_positions(length: int, config_value: int) -> int:
+    """max_position_embeddings that makes a legacy class rebuild its cache for ``length`` positions.
+
+    min(config_value, max(1, length // 4)): strictly below ``length`` for length >= 2, so
+    ``forward(x, seq_len=length)`` takes the rebuild branch (``seq_len > max_seq_len_cached``)
+    and every audited position comes from the rebuilt cache; 2,048 at the default 8,192.
+    """
+    return max(1, min(int(config_value), length // 4))
 
 
 def _config_base(model_type: str, base: Any) -> float:
@@ -1054,9 +1242,12 @@ def audit_hf(model_type: str, dtype: str = "bf16", length: int = 8192, scenarios
              progress: bool = False) -> ModuleAudit:
     """:func:`audit_module` on the rotary embedding of a transformers architecture (no weights)."""
     require_torch()
-    factory, info = hf_rotary_factory(model_type, overrides)
+    factory, info = hf_rotary_factory(model_type, overrides, length=length)
     audit = audit_module(factory, dtype, length, scenarios, base=base, head_dim=info["head_dim"], chunk=chunk,
                          progress=progress, name=f"transformers {info['transformers_version']} {info['class']}")
     audit.path, audit.line = info["module_file"] or "-", info["line"]
+    audit.max_position_embeddings = info["max_position_embeddings"]
+    if info["max_position_embeddings_note"]:
+        audit.notes.insert(0, info["max_position_embeddings_note"])
     audit.findings = runtime_findings(audit)
     return audit

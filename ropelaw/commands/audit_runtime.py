@@ -106,8 +106,13 @@ def run_module(args: argparse.Namespace) -> int:
                          head_dim=args.head_dim, progress=_progress(args))
     header = [f"Runtime audit of {audit.target}",
               f"  convention {audit.convention}, {audit.layout}, rotary dims {audit.rotary_dim}, {_fmt_base(audit)}",
-              f"  dtype {audit.dtype}, positions 0..{audit.length - 1:,}", "", *module_table(audit)]
+              f"  called as {audit.call}",
+              f"  dtype {audit.dtype}, positions 0..{audit.length - 1:,}", *_notes(audit), "", *module_table(audit)]
     return _emit(audit, args.format, header, "module")
+
+
+def _notes(audit) -> list[str]:
+    return [f"  note: {n}" for n in audit.notes]
 
 
 def run_hf(args: argparse.Namespace) -> int:
@@ -123,21 +128,27 @@ def run_hf(args: argparse.Namespace) -> int:
         except Exception as exc:
             raise ValueError(f"{info['class']}({info['constructor']}) raised {type(exc).__name__}: {exc}") from None
         probe = Probe.detect(obj, torch.float32, 4, info["head_dim"])
-        info.update(convention=probe.convention, layout=probe.layout, probed_rotary_dim=probe.rotary_dim)
+        info.update(convention=probe.convention, layout=probe.layout, probed_rotary_dim=probe.rotary_dim,
+                    call=probe.call_form)
         if args.format == "json":
             emit_json(info)
         else:
             print(f"transformers {info['transformers_version']}: {args.model_type} -> {info['class']}"
                   f"({info['constructor']}) in {info['module_file']}:{info['line']}")
-            print(f"  convention {probe.convention}, {probe.layout}, rotary dims {probe.rotary_dim} "
+            print(f"  convention {probe.convention}, {probe.layout}, rotary dims {probe.rotary_dim}, "
+                  f"called as {probe.call_form} "
                   f"(config: head_dim {info['head_dim']}, base {info['base']:g}, "
                   f"max_position_embeddings {info['max_position_embeddings']:,})")
         return 0
     audit = audit_hf(args.model_type, args.dtype, args.length, _scenarios(args.scenario), base=args.base,
                      overrides=overrides, progress=_progress(args))
+    mpe = audit.max_position_embeddings
+    mpe = "" if mpe is None else f", max_position_embeddings {mpe:,}"
     header = [f"Runtime audit of {audit.target} (model type {args.model_type}, no weights)",
               f"  convention {audit.convention}, {audit.layout}, rotary dims {audit.rotary_dim}, {_fmt_base(audit)}",
-              f"  dtype {audit.dtype}, positions 0..{audit.length - 1:,}", "", *module_table(audit)]
+              f"  called as {audit.call}",
+              f"  dtype {audit.dtype}, positions 0..{audit.length - 1:,}{mpe}", *_notes(audit), "",
+              *module_table(audit)]
     return _emit(audit, args.format, header, "module")
 
 
@@ -150,5 +161,6 @@ def run_checkpoint(args: argparse.Namespace) -> int:
     for t in audit.rotary:
         header.append("  " + t.line())
     if not audit.rotary:
-        header.append("  no rotary or ALiBi tensors found (inv_freq, cos/sin caches, freqs_cis, slopes, alibi)")
+        header.append(("  no rotary or ALiBi tensors found (inv_freq, geometric freqs/bands/theta, cos/sin caches, "
+                      "freqs_cis, slopes, alibi)"))
     return _emit(audit, args.format, header, "checkpoint")
