@@ -40,6 +40,23 @@ EXPECTED: dict[str, list[tuple[str, int, int]]] = {
     "noqa.py": [("RP102", 7, 9)],
     "clean_idioms.py": [],
     "re001_syntax_error.py": [("RE001", 1, 12)],
+    # `t.type_as(self.inv_freq)` on an argument of unknown kind that meets the frequencies (x-transformers)
+    "rp101_type_as_argument.py": [("RP121", 8, 9), ("RP101", 12, 50), ("RP101", 16, 16)],
+    # int64 positions * a float buffer: type promotion takes the buffer's dtype
+    "rp101_promotion.py": [("RP121", 7, 9), ("RP101", 11, 18), ("RP101", 15, 16), ("RP101", 18, 16)],
+    # `self.X = nn.Buffer(...)` (PyTorch >= 2.5, transformers 5.x); `register_buffer("inv_freq", None)` is clean
+    "rp121_nn_buffer.py": [("RP121", 9, 9), ("RP121", 15, 9)],
+    # frequency buffers recognised by name (bands, omega) and by construction; look-alikes that are not
+    "rp121_frequency_buffers_by_construction.py": [("RP121", 13, 9), ("RP121", 14, 9), ("RP121", 21, 9),
+                                                   ("RP121", 22, 9), ("RP121", 23, 9), ("RP121", 24, 9)],
+    # buffers restored after every cast by an `_apply` / `to` override (timm 1.0.31's pattern)
+    "clean_apply_repair.py": [],
+    # construction-only code reads a buffer no cast can have reached; code that runs later does not
+    "rp101_construction_time.py": [("RP121", 8, 9), ("RP101", 23, 13), ("RP101", 28, 13),
+                                   ("RP121", 41, 9), ("RP101", 42, 13)],
+    # dynamic scaling: re-registering in float32 at forward time is a repair, not a rounding
+    # (a re-registration converted to the input's dtype rounds on purpose: reported)
+    "rp101_dynamic_rescaling.py": [("RP121", 9, 9), ("RP101", 15, 13), ("RP121", 40, 9), ("RP121", 64, 9)],
 }
 
 
@@ -90,6 +107,55 @@ def test_seed_message_carries_the_seed_figure():
     assert rp101.message == ("positions take the dtype of `self.inv_freq`, which `model.to(bfloat16)` "
                              "turns into bf16: 896 of 8,192 positions stay exact")
     assert rp101.fix.startswith("build positions as int64")
+
+
+def test_promotion_message_matches_torch_type_promotion():
+    torch = pytest.importorskip("torch")
+    # int64 positions meet a bf16 / fp16 buffer (after model.to): the product takes the buffer's dtype
+    pos = torch.arange(8192)
+    for low in (torch.bfloat16, torch.float16):
+        freq = torch.ones(4, dtype=low)
+        assert torch.einsum("i, j -> i j", pos, freq).dtype == low
+        assert (pos[:, None] * freq).dtype == low and torch.outer(pos, freq).dtype == low
+    # ... and float32 positions or a float32 buffer keep the product float32 (the clean idioms)
+    assert torch.outer(pos, torch.ones(4)).dtype == torch.float32
+    assert (pos.float()[:, None] * torch.ones(4, dtype=torch.bfloat16)).dtype == torch.float32
+    # the promoted positions are bf16 positions: the seed's 896 of 8,192 stay exact
+    assert int((pos.to(torch.bfloat16).double() == pos.double()).sum()) == _bf16_exact(8192) == 896
+    (f,) = [f for f in scan_file(FIX / "rp101_promotion.py") if f.line == 11]
+    assert "type promotion" in f.message and "896 of 8,192 positions stay exact" in f.message
+
+
+def test_rp121_message_numbers():
+    # bf16 keeps 8 significant bits: rounding moves a value by at most 2^-8 relative, a value in
+    # [0.5, 1) by at most 2^-9 absolute, so at position 8,191 a phase by up to 8191 * 2^-9 = 16 rad
+    # every value of [1, 2) on a 2^-16 grid (the bf16 grid is 2^-7 there; ties included)
+    f = 1.0 + np.arange(2 ** 16, dtype=np.float64) * 2.0 ** -16
+    r = f.astype(ml_dtypes.bfloat16).astype(np.float64)
+    rel = np.max(np.abs(r - f) / f)
+    assert rel <= 2.0 ** -8 and rel == 2.0 ** -8 / (1 + 2.0 ** -8)  # at 1 + 2^-8, a tie rounded to 1
+    g = f / 2  # [0.5, 1): the same values halved, the spacing halves too
+    err = np.max(np.abs(g.astype(ml_dtypes.bfloat16).astype(np.float64) - g))
+    assert err == 2.0 ** -9
+    (msg,) = [x.message for x in scan_file(FIX / "rp121_inv_freq_float_buffer.py")]
+    assert "up to 2^-8 relative (0.39%)" in msg and f"{2.0 ** -8:.2%}" == "0.39%"
+    assert f"moves by up to 2^-9, {round(8191 * 2.0 ** -9)} rad of phase at position 8,191" in msg
+
+
+def test_low_precision_re_registration_says_so():
+    (f,) = [f for f in scan_file(FIX / "rp101_dynamic_rescaling.py") if f.line == 64]
+    assert f.message.startswith("`inv_freq` is registered with a value converted to a low-precision dtype")
+
+
+def test_bad_code_near_the_new_patterns_never_raises():
+    odd = [
+        "class A(A):\n    def _apply(self, fn):\n        self.register_buffer('inv_freq', None)\n",
+        "class A:\n    def __init__(self):\n        self.inv_freq = nn.Buffer()\n        self.x = torch.nn.Buffer(data=t)\n",
+        "class B(C):\n    pass\nclass C(B):\n    def __init__(self):\n        self.register_buffer('bands', 2 ** x)\n",
+        "class A:\n    def f(self, t):\n        return einsum('i,j->ij', t.type_as(self.inv_freq))\n",
+    ]
+    for src in odd:
+        scan_source(src, "odd.py")  # must not raise
 
 
 def test_length_changes_the_numbers():

@@ -24,6 +24,36 @@ tensor named like an integer (lengths, ids, mask, ...) is taken to be an integer
 ``self.X.dtype`` follows a model cast unless ``X`` is a plain attribute of the class that is
 never registered as a buffer or parameter.
 
+Frequency buffers (RP121) are buffers registered with ``register_buffer`` or ``self.X =
+nn.Buffer(...)`` that hold frequencies: named so (``inv_freq``, ``freq(s)``, ``theta``, ``omega``,
+``bands``, ``periods``) or built so (:func:`_frequency_expression`: ``base ** (arange/dim)``,
+``1 / base ** ...``, ``exp(-log(base) * arange/dim)``, ``logspace``, ``2 ** linspace``, ``linspace *
+pi``, also through a function of the same file). When the dtype of ``self.X`` is bf16 depends on
+*when* the code runs:
+
+- *construction-only* code (``__init__``, and private methods that only ``__init__`` calls, by name
+  over the file, :meth:`Checker._call_graph`) runs before any ``model.to(dtype)`` can: a buffer
+  registered there with an explicit float32 value (``.float()``, ``torch.float32``) is float32,
+  so ``arange(n, dtype=self.inv_freq.dtype)`` there is exact (transformers 4.28 Llama's
+  ``__init__``). The same line in a method that ``forward`` also calls is the seed 004 bug. A
+  public method called from ``__init__`` counts as later code (a user may call it after a cast);
+- a ``register_buffer("X", <explicit float32>)`` earlier in the same function (even under an
+  ``if``: dynamic NTK re-registers exactly on the long-sequence path that rebuilds the cache)
+  makes ``self.X`` float32 below it;
+- a class (or an in-file base) whose ``_apply`` / ``to`` override re-registers or reassigns
+  ``X`` (timm 1.0's pattern) restores it after every cast: ``X`` is never reported and its dtype
+  is float32.
+
+RP121 is reported at registrations that run at construction (``__init__`` or what it calls); a
+registration that runs only later, or again after ``__init__`` created the buffer, replaces
+whatever a cast left with a freshly computed tensor: a repair, not reported unless its value is
+visibly low precision. ``register_buffer("X", None)`` has nothing to round.
+
+Type promotion: integer positions (``arange`` without a dtype, ``position_ids``) multiplied with
+a castable frequency buffer take the buffer's dtype (``int64 * bf16 -> bf16``), so a cast rounds
+the positions too (RP101 at the product). A tensor of unknown kind converted to a risky dtype
+(``t.type_as(self.inv_freq)``) is positions once it meets frequencies in a product.
+
 Numbers in messages come from :func:`ropelaw.formats.exact_positions` at ``length``
 (default 8,192, the seed's context).
 """
@@ -36,7 +66,7 @@ import os
 import re
 import sys
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -77,7 +107,20 @@ _TRIG = {"cos", "sin", "exp", "polar", "cos_", "sin_", "tan", "sigmoid", "softma
 _MATMUL_FUNCS = {"matmul", "mm", "bmm"}
 _ELEMENTWISE_PRODUCTS = {"outer", "ger", "mul", "multiply"}
 # a file or function with none of these words cannot hold a finding: skip its walk (speed)
-_TRIGGERS = ("arange", "position", "freq", "autocast", "alibi", "register_buffer", "cumsum", "theta")
+_TRIGGERS = ("arange", "position", "freq", "autocast", "alibi", "register_buffer", "Buffer(", "cumsum", "theta")
+# buffers named like frequencies (RP121): inv_freq, freq(s), theta, omega, bands, periods ...
+_FREQ_BUFFER_NAME = re.compile(r"(inv_freq|^(freqs?|frequencies|thetas?|omegas?|periods|inv_freqs)$|bands$)")
+_NOT_FREQ_BUFFER = re.compile(r"cis|cos|sin|cache|emb|pos", re.I)
+# functions whose name says they return frequencies: pixel_freq_bands, _compute_inv_freq, ...
+_FREQ_FUNC_NAME = re.compile(r"freq|band|theta|omega", re.I)
+# calls that turn frequencies into something else (angles, tables): a buffer built with them is not frequencies
+_NOT_FREQ_CALLS = {"sin", "cos", "polar", "outer", "einsum", "matmul", "mm", "bmm", "ger", "sin_", "cos_"}
+# overrides that run after every cast of the module: buffers they re-register are repaired
+_REPAIR_METHODS = {"_apply", "to", "half", "bfloat16", "float", "type"}
+# a stop mentioning these is a position count even if it also says "embed" (max_position_embeddings)
+_INT_DTYPES = {"int64", "long", "int32", "int", "int16", "int8", "uint8"}
+_INT_POS_ARG = re.compile(r"^(position_ids|pos_ids?|cache_position)$")
+_POSITION_WORDS = re.compile(r"position|seq|len|ctx|context|token", re.I)
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 
 _SOURCE_RULE = {"buffer": P.POSITIONS_IN_BUFFER_DTYPE, "input": P.POSITIONS_IN_INPUT_DTYPE,
@@ -95,6 +138,10 @@ class Val:
     reported: bool = False  # a finding already covers this value (do not report it again downstream)
     # findings held back outside rotary code until the value meets frequencies or cos/sin
     pending: tuple = field(default=(), compare=False)
+    integer: bool = False  # positions still in an integer dtype (arange without dtype, position_ids)
+    buffer: str = ""  # frequencies still in the dtype of this castable buffer of the class (self.<buffer>)
+    # an unknown tensor converted to a risky dtype: positions if it meets frequencies in a product
+    maybe: tuple = field(default=(), compare=False)
 
 
 _NONE = Val()
@@ -116,6 +163,8 @@ class _Scope:
     alibi: bool = False
     rotary: bool = False  # rotary / ALiBi code: report position casts at once, not only when they reach an angle
     freq_buffers: frozenset = frozenset()  # buffers of the enclosing class holding frequencies
+    construction: bool = False  # code that runs only while the module is built (no cast can precede it)
+    repaired: set = field(default_factory=set)  # buffers re-registered in float32 earlier in this function
 
 
 def _dotted(node: ast.AST) -> str:
@@ -153,6 +202,130 @@ def _einsum_contracts(call: ast.Call) -> bool:
     return any(c.isalpha() and c not in rhs for c in lhs)
 
 
+_SELF_CALL = re.compile(r"\bself\.([A-Za-z_]\w*)\s*\(")
+
+
+def _self_method_calls(fn: ast.AST, lines: Sequence[str]) -> set[str]:
+    """Names ``M`` of the calls ``self.M(...)`` in a function body (read from its source text:
+    much faster than walking the tree; a mention in a comment or string only adds an edge)."""
+    return set(_SELF_CALL.findall("\n".join(lines[fn.lineno - 1:fn.end_lineno])))
+
+
+def _last_assignment(name: str, fn: ast.AST | None, before: int) -> ast.AST | None:
+    """The value last assigned to the local ``name`` in ``fn`` before line ``before`` (None if none)."""
+    if fn is None:
+        return None
+    best = None
+    for n in ast.walk(fn):
+        if (isinstance(n, ast.Assign) and n.lineno < before and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name):
+            if best is None or n.lineno > best.lineno:
+                best = n
+    return best.value if best is not None else None
+
+
+def _resolved(value: ast.AST | None, fn: ast.AST | None) -> ast.AST | None:
+    """A registered value, with a local name replaced by its last assignment (one level)."""
+    if isinstance(value, ast.Name):
+        return _last_assignment(value.id, fn, getattr(value, "lineno", 1 << 30)) or value
+    return value
+
+
+def _visibly_low(value: ast.AST | None) -> bool:
+    """True when an expression converts to a dtype that is not float32/float64 (or an unknown one).
+
+    ``.half()``, ``.bfloat16()``, ``.type_as(t)``, ``.to(x.dtype)``, ``dtype=torch.bfloat16``: the
+    value may be bf16/fp16. Device moves (``.to(device)``) and float32 conversions are not.
+    """
+    if value is None:
+        return False
+    for n in ast.walk(value):
+        if not isinstance(n, ast.Call):
+            continue
+        leaf = n.func.attr if isinstance(n.func, ast.Attribute) else ""
+        if leaf in ("half", "bfloat16", "type_as"):
+            return True
+        dts = [k.value for k in n.keywords if k.arg == "dtype"]
+        if leaf in ("to", "type"):
+            dts += [a for a in n.args if isinstance(a, ast.Attribute)
+                    and (a.attr == "dtype" or _dotted(a).startswith("torch."))]
+        for d in dts:
+            if isinstance(d, ast.Attribute):  # x.dtype (another tensor's: bf16 in a bf16 model), torch.X
+                if d.attr == "dtype" or d.attr not in _CLEAN_DTYPES:
+                    return True
+            elif isinstance(d, ast.Constant) and isinstance(d.value, str):
+                if d.value.replace("torch.", "") not in _CLEAN_DTYPES:
+                    return True
+            elif isinstance(d, ast.Name) and d.id in _LOW_DTYPES:
+                return True  # a `dtype` variable or call: unknown, not visibly low
+    return False
+
+
+def _explicit_float32(value: ast.AST | None, fn: ast.AST | None) -> bool:
+    """True when a registered value is visibly float32: it passes through ``.float()``,
+    ``torch.float32`` / ``torch.float`` or ``dtype="float32"`` and through no low-precision cast
+    (a local name is followed to its last assignment in the same function)."""
+    value = _resolved(value, fn)
+    if value is None or _visibly_low(value):
+        return False
+    for n in ast.walk(value):
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "float"
+                and not n.args):
+            return True
+        if isinstance(n, ast.Attribute) and _dotted(n) in ("torch.float32", "torch.float"):
+            return True
+        if isinstance(n, ast.Constant) and n.value == "float32":
+            return True
+    return False
+
+
+def _frequency_exponent(node: ast.AST, fn: ast.AST | None) -> bool:
+    """An exponent ``arange(...) / dim``, ``-(...)`` or ``linspace(...)`` (a local name is followed
+    one level): fractional or negative powers; ``2 ** arange(bits)`` (integer powers) is not one."""
+    node = _resolved(node, fn) if isinstance(node, ast.Name) else node
+    if node is None:
+        return False
+    leaves = {(c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", ""))
+              for c in ast.walk(node) if isinstance(c, ast.Call)}
+    if "linspace" in leaves:
+        return True
+    return "arange" in leaves and any(isinstance(n, (ast.BinOp, ast.UnaryOp)) and isinstance(n.op, (ast.Div, ast.USub))
+                                      for n in ast.walk(node))
+
+
+def _frequency_expression(node: ast.AST, fn: ast.AST | None = None) -> bool:
+    """True when an expression builds rotary / sinusoidal frequencies (not angles or tables).
+
+    Recognised constructions (RoFormer, arXiv 2104.09864, eq. 15: theta_i = base^(-2(i-1)/d);
+    Vaswani et al. 2017, arXiv 1706.03762, section 3.5):
+    ``base ** (arange(...) / dim)``, ``base ** -(...)`` and ``1.0 / (base ** ...)`` (a power whose
+    exponent is a fractional or negative ``arange``, see :func:`_frequency_exponent`, or a
+    ``linspace``: ``2 ** linspace(...)``), ``exp(arange(...) * -log(base) / dim)``,
+    ``logspace(...)``, ``linspace(...) * pi``. An expression that also takes sin/cos, an outer
+    product or an einsum holds angles or a table, not frequencies.
+    """
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+    leaves = {(c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", "")) for c in calls}
+    if leaves & _NOT_FREQ_CALLS:
+        return False
+    if "logspace" in leaves:
+        return True
+    for n in ast.walk(node):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow):
+            if _frequency_exponent(n.right, fn) or (_frequency_exponent(n.left, fn) and "linspace" in leaves):
+                return True
+        if isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", "")) == "exp":
+            inner = {(c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", ""))
+                     for c in ast.walk(n) if isinstance(c, ast.Call)}
+            if "arange" in inner and "log" in inner:
+                return True
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and "linspace" in leaves:
+            if any(isinstance(x, ast.Attribute) and x.attr == "pi" or isinstance(x, ast.Name) and x.id == "pi"
+                   for x in (n.left, n.right)):
+                return True
+    return False
+
+
 def _format_of(source: str | None, what: str) -> str:
     """The format a low-precision source stands for in messages (bf16 unless named)."""
     if source == "low":
@@ -177,7 +350,14 @@ class Checker:
         self._autocast: list[str] = []  # stack of "on" / "off" / "unknown"
         self._class: ast.ClassDef | None = None
         self._class_buffers: frozenset = frozenset()
-        self._plain_attrs: frozenset = frozenset()  # self.X assigned a plain tensor and never registered
+        # self.X assigned a plain tensor and never registered (computed on first use: None until then)
+        self._plain_attrs: frozenset | None = frozenset()
+        self._repaired: frozenset = frozenset()  # buffers an _apply/to override restores after every cast
+        self._float32_at_init: frozenset = frozenset()  # buffers registered in explicit float32 at construction
+        self._classes: dict[str, ast.ClassDef] = {}
+        self._module_funcs: dict[str, ast.AST] = {}
+        self._graph: tuple[frozenset, frozenset] | None = None
+        self._fn: ast.AST | None = None  # the function being walked (to follow local names)
         self._notes: dict[str, str] = {}
         try:
             self._module(tree)
@@ -206,24 +386,89 @@ class Checker:
 
     # ------------------------------------------------------------------ structure
     def _module(self, tree: ast.Module) -> None:
+        self._classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        self._module_funcs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self._graph: tuple[frozenset, frozenset] | None = None
         scope = _Scope()
         self._block(tree.body, scope)
+
+    # ------------------------------------------------------------------ construction time
+    def _call_graph(self) -> tuple[frozenset, frozenset]:
+        """(methods that run at construction, methods that run only at construction), by name.
+
+        Construction: ``__init__`` and the methods it calls as ``self.m(...)``, transitively (by
+        name, over every class in the file, so a subclass's override counts). Later: every other
+        method (``forward``, ``_apply``, ...), every public method (a user may call it after a
+        cast) and what they call. Construction-only = construction - later. No cast can have
+        happened while construction-only code runs: ``model.to(dtype)`` needs a built module.
+        """
+        if self._graph is None:
+            calls: dict[str, set[str]] = {}
+            for cls in self._classes.values():
+                for m in cls.body:
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        calls.setdefault(m.name, set()).update(_self_method_calls(m, self.lines))
+
+            def closure(start: Iterable[str]) -> set[str]:
+                seen, todo = set(), list(start)
+                while todo:
+                    m = todo.pop()
+                    if m not in seen:
+                        seen.add(m)
+                        todo.extend(calls.get(m, ()))
+                return seen
+
+            construction = closure(["__init__"])
+            entries = [m for m in calls if m != "__init__" and (m not in construction or not m.startswith("_"))]
+            later = closure(entries)
+            self._graph = (frozenset(construction), frozenset(construction - later))
+        return self._graph
+
+    def _class_chain(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        """The class and its base classes defined in the same file (nearest first)."""
+        out, todo = [], [cls]
+        while todo:
+            c = todo.pop(0)
+            if c in out or len(out) > 20:
+                continue
+            out.append(c)
+            todo.extend(self._classes[b.id] for b in c.bases if isinstance(b, ast.Name) and b.id in self._classes)
+        return out
+
+    def _registrations(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
+        """(buffer name, registering node, value, method) for each buffer the class's methods register:
+        ``self.register_buffer("X", value)`` and ``self.X = nn.Buffer(value)`` (PyTorch >= 2.5)."""
+        out = []
+        for meth in cls.body:
+            if not isinstance(meth, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(meth):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == "register_buffer" and node.args
+                        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                    value = node.args[1] if len(node.args) > 1 else _kw(node, "tensor")
+                    out.append((node.args[0].value, node, value, meth))
+                elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                      and _dotted(node.value.func).split(".")[-1] == "Buffer"):
+                    value = node.value.args[0] if node.value.args else _kw(node.value, "data")
+                    for t in node.targets:
+                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                            out.append((t.attr, node, value, meth))
+        return out
 
     def _class_def(self, node: ast.ClassDef) -> None:
         if not self._relevant(node):
             return
-        outer, outer_buffers = self._class, self._class_buffers
+        saved = (self._class, self._class_buffers, self._plain_attrs, self._repaired, self._float32_at_init)
         self._class = node
+        self._plain_attrs = None  # computed by _self_dtype when first needed (speed)
         self._class_buffers = self._buffers_of(node)
-        outer_plain = self._plain_attrs
-        self._plain_attrs = self._plain_attrs_of(node)
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._function(stmt, _Scope())
+                self._function(stmt, _Scope(), method=True)
             elif isinstance(stmt, ast.ClassDef):
                 self._class_def(stmt)
-        self._class, self._class_buffers = outer, outer_buffers
-        self._plain_attrs = outer_plain
+        (self._class, self._class_buffers, self._plain_attrs, self._repaired, self._float32_at_init) = saved
 
     def _plain_attrs_of(self, cls: ast.ClassDef) -> frozenset:
         """Attributes ``self.X = ...`` of the class that are neither buffers nor parameters.
@@ -234,7 +479,8 @@ class Checker:
         for node in ast.walk(cls):
             if isinstance(node, ast.Assign):
                 value = node.value
-                is_param = isinstance(value, ast.Call) and _dotted(value.func).split(".")[-1] in ("Parameter", "Linear", "Embedding")
+                is_param = isinstance(value, ast.Call) and _dotted(value.func).split(".")[-1] in (
+                    "Parameter", "Linear", "Embedding", "Buffer")
                 for t in node.targets:
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                         (registered if is_param else assigned).add(t.attr)
@@ -244,42 +490,118 @@ class Checker:
                 registered.add(node.args[0].value)
         return frozenset(assigned - registered)
 
-    def _self_dtype(self, dotted: str) -> _Dtype:
-        """dtype of ``self.X...``: follows a model cast unless X is a plain (unregistered) attribute."""
+    def _self_dtype(self, dotted: str, scope: _Scope | None = None) -> _Dtype:
+        """dtype of ``self.X...``: follows a model cast unless X is a plain (unregistered) attribute,
+        a buffer the class restores after every cast (``_apply``/``to`` override), a buffer this
+        function re-registered in float32 above, or a float32 buffer read at construction time."""
         parts = dotted.split(".")
-        if len(parts) == 2 and parts[1] in self._plain_attrs:
-            return _Dtype(None, f"`{dotted}`", True)  # plain attribute: Module.to does not cast it
+        if len(parts) == 2:
+            x = parts[1]
+            if self._plain_attrs is None:
+                self._plain_attrs = self._plain_attrs_of(self._class) if self._class is not None else frozenset()
+            if (x in self._plain_attrs or x in self._repaired
+                    or (scope is not None and (x in scope.repaired
+                                               or (scope.construction and x in self._float32_at_init)))):
+                return _Dtype(None, f"`{dotted}`", True)  # Module.to does not cast it (or nothing cast it yet)
         return _Dtype("buffer", f"`{dotted}`", True)
 
+    def _is_frequency_buffer(self, name: str, value: ast.AST | None, meth: ast.AST) -> bool:
+        """A buffer holds frequencies when named so (inv_freq, freqs, theta, omega, bands, periods;
+        not cis/cos/sin/cache/emb/pos) or when its value (a local name followed to its assignment,
+        a call followed into a function of the same file) builds them (:func:`_frequency_expression`)."""
+        if "cis" in name or _NOT_FREQ_BUFFER.search(name) and "freq" not in name:
+            return False
+        if _FREQ_BUFFER_NAME.search(name):
+            return True
+        value = _resolved(value, meth)
+        if value is None:
+            return False
+        if isinstance(value, ast.Call):
+            fname = _dotted(value.func).split(".")[-1]
+            if _FREQ_FUNC_NAME.search(fname) and not _NOT_FREQ_BUFFER.search(fname):
+                return True
+            target = self._module_funcs.get(fname)
+            if target is not None:
+                return any(_frequency_expression(n.value, target) for n in ast.walk(target)
+                           if isinstance(n, (ast.Return, ast.Assign)) and n.value is not None)
+        return _frequency_expression(value, meth)
+
     def _buffers_of(self, cls: ast.ClassDef) -> frozenset:
-        """Names of frequency buffers the class registers (RP121 is reported here)."""
-        found = set()
-        if "register_buffer" not in "\n".join(self.lines[cls.lineno - 1:cls.end_lineno]):
+        """Names of frequency buffers the class registers; reports RP121 where a cast can round them.
+
+        Reported: a registration in code that runs at construction (``__init__`` and what it calls,
+        see :meth:`_call_graph`), since ``model.to(bfloat16)`` comes later and rounds it. Not
+        reported: ``register_buffer("X", None)`` (nothing to round yet); a registration in code
+        that runs later (``forward`` helpers, dynamic-scaling updates) whose value is not visibly
+        low precision: it replaces whatever a cast left with a freshly computed tensor, a repair;
+        and every buffer the class (or an in-file base) re-registers in an ``_apply`` / ``to``
+        override, which runs after every cast (timm's pattern): such a class is clean.
+        """
+        self._repaired, self._float32_at_init = frozenset(), frozenset()
+        text = "\n".join(self.lines[cls.lineno - 1:cls.end_lineno])
+        if "register_buffer" not in text and "Buffer(" not in text:
             return frozenset()
-        for node in ast.walk(cls):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "register_buffer" and node.args):
-                continue
-            name_node = node.args[0]
-            if not (isinstance(name_node, ast.Constant) and isinstance(name_node.value, str)):
-                continue
-            name = name_node.value
-            value = node.args[1] if len(node.args) > 1 else _kw(node, "tensor")
-            if "cis" in name or not _FREQ_NAME.search(name):
-                continue
+        construction, _ = self._call_graph()
+        chain = self._class_chain(cls)
+        has_init = any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == "__init__"
+                       for c in chain for m in c.body)
+        regs = [(c, *r) for c in chain for r in self._registrations(c)]
+        # buffers restored by an override that runs after every cast
+        repair_entry = {m.name for c in chain for m in c.body
+                        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _REPAIR_METHODS}
+        repaired = set()
+        if repair_entry:
+            methods = {m.name: m for c in reversed(chain) for m in c.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            reach, todo = set(), list(repair_entry)
+            while todo:
+                m = todo.pop()
+                if m in reach or m not in methods:
+                    continue
+                reach.add(m)
+                todo.extend(_self_method_calls(methods[m], self.lines))
+            repaired = {name for _, name, _, value, meth in regs if meth.name in reach and not _visibly_low(value)}
+            # self.X = <tensor> on a registered buffer replaces the buffer too (Module.__setattr__)
+            repaired |= {t.attr for m in reach for n in ast.walk(methods[m]) if isinstance(n, ast.Assign)
+                         and not _visibly_low(n.value) for t in n.targets
+                         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+        self._repaired = frozenset(repaired)
+        found = set()
+        at_init: dict[str, bool] = {}
+        created_in_init = {name for _, name, _, value, meth in regs if meth.name == "__init__"
+                           and not (isinstance(value, ast.Constant) and value.value is None)}
+        for owner, name, node, value, meth in regs:
+            if isinstance(value, ast.Constant) and value.value is None:
+                continue  # register_buffer("inv_freq", None): filled lazily, nothing to round here
             if value is not None and any(isinstance(n, ast.Call) and _dotted(n.func).endswith("polar")
                                          for n in ast.walk(value)):
                 continue  # complex tensors are not cast by Module.to(float dtype)
+            if not self._is_frequency_buffer(name, value, meth):
+                continue
             found.add(name)
+            runs_at_construction = (meth.name in construction or not has_init) and meth.name not in _REPAIR_METHODS
+            if runs_at_construction:
+                at_init[name] = at_init.get(name, True) and _explicit_float32(value, meth)
+            if name in repaired or owner is not cls:
+                continue  # repaired after every cast; or registered by an in-file base (reported there)
+            low = _visibly_low(value)
+            if low:
+                self.report(B.INV_FREQ_FLOAT_BUFFER, node,
+                            f"`{name}` is registered with a value converted to a low-precision dtype: every "
+                            f"frequency is rounded (bf16: by up to 2^-8 relative), even if the product runs in float32",
+                            buffer=name)
+                continue
+            if not runs_at_construction or (meth.name != "__init__" and name in created_in_init):
+                continue  # re-registered later (or again, after __init__ created it) in float32: a repair
             self.report(B.INV_FREQ_FLOAT_BUFFER, node,
                         f"`{name}` is a float buffer: `model.to(torch.bfloat16)` rounds every frequency by up to "
                         f"2^-8 relative (0.39%); a frequency in [0.5, 1) moves by up to 2^-9, "
                         f"{(self.length - 1) / 512:.0f} rad of phase at position {self.length - 1:,}, even if the "
                         f"product runs in float32",
                         buffer=name)
+        self._float32_at_init = frozenset(n for n, ok in at_init.items() if ok)
         return frozenset(found)
 
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope) -> None:
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope, method: bool = False) -> None:
         # a method of a class with a frequency buffer may rebuild a cache (RP122) without a trigger word
         if not self._class_buffers and not self._relevant(node):
             return
@@ -291,7 +613,8 @@ class Checker:
                 if a.arg == "dtype" or a.arg.endswith("_dtype"):
                     inner.dtypes[a.arg] = _Dtype("caller", f"the `{a.arg}` argument", True)
                 elif _POS_NAME.match(a.arg):
-                    inner.names[a.arg] = Val(frozenset({"pos"}))
+                    # position_ids / cache_position arguments are integer tensors by convention (LongTensor)
+                    inner.names[a.arg] = Val(frozenset({"pos"}), integer=bool(_INT_POS_ARG.match(a.arg)))
                 elif _FREQ_NAME.search(a.arg):
                     inner.names[a.arg] = Val(frozenset({"freq"}))
         cls_name = self._class.name if self._class is not None else ""
@@ -300,10 +623,12 @@ class Checker:
                         or bool(_ROTARY_NAME.search(node.name) or _ROTARY_NAME.search(cls_name))
                         or "inv_freq" in "\n".join(self.lines[node.lineno - 1:node.end_lineno]))
         inner.freq_buffers = self._class_buffers
-        saved = self._autocast
+        inner.construction = method and node.name in self._call_graph()[1] if self._class_buffers else False
+        saved, saved_fn = self._autocast, self._fn
         self._autocast = []  # a function body is not lexically inside the caller's `with`
+        self._fn = node
         self._block(node.body, inner)
-        self._autocast = saved
+        self._autocast, self._fn = saved, saved_fn
 
     def _block(self, body: Sequence[ast.stmt], scope: _Scope) -> None:
         for stmt in body:
@@ -377,13 +702,16 @@ class Checker:
                     kinds.add("freq")
                 elif _POS_NAME.match(name):
                     kinds.add("pos")
-            scope.names[name] = Val(frozenset(kinds), val.source, val.what, val.reported, val.pending)
+            scope.names[name] = replace(val, kinds=frozenset(kinds))
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 if isinstance(elt, ast.Name):
                     scope.names.pop(elt.id, None)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-            pass  # self.inv_freq = ...: a plain attribute, not cast by Module.to
+            # self.inv_freq = ...: a plain attribute, not cast by Module.to; on a registered buffer (or
+            # nn.Buffer(...)) it replaces the buffer: float32 from here on when the value is float32
+            if target.attr in scope.freq_buffers and _explicit_float32(value, self._fn):
+                scope.repaired.add(target.attr)
 
     # ------------------------------------------------------------------ dtypes
     def _dtype(self, node: ast.AST | None, scope: _Scope) -> _Dtype:
@@ -402,10 +730,10 @@ class Checker:
                     base = base.value
                 dotted = _dotted(base)
                 if dotted.startswith("self."):
-                    return self._self_dtype(dotted)
+                    return self._self_dtype(dotted, scope)
                 if isinstance(base, ast.Name):
                     if base.id in scope.self_aliases:
-                        return self._self_dtype(f"self.{scope.self_aliases[base.id]}")
+                        return self._self_dtype(f"self.{scope.self_aliases[base.id]}", scope)
                     held = scope.names.get(base.id)
                     if held is not None and held.kinds & {"pos", "angle"}:
                         return _Dtype(held.source, held.what, True)  # positions' own dtype: as they are
@@ -441,10 +769,10 @@ class Checker:
         """dtype of a tensor used as a template (``type_as(T)``, ``to(T)``)."""
         dotted = _dotted(node)
         if dotted.startswith("self."):
-            return self._self_dtype(dotted)
+            return self._self_dtype(dotted, scope)
         if isinstance(node, ast.Name):
             if node.id in scope.self_aliases:
-                return self._self_dtype(f"self.{scope.self_aliases[node.id]}")
+                return self._self_dtype(f"self.{scope.self_aliases[node.id]}", scope)
             held = scope.names.get(node.id)
             if held is not None and (held.kinds & {"pos", "angle"} or "freq" in held.kinds):
                 return _Dtype(held.source, held.what, True)
@@ -494,6 +822,10 @@ class Checker:
             return _NONE
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id == "self":
+                if node.attr in scope.freq_buffers:
+                    # still in the buffer's dtype: bf16 after a cast, unless restored / not yet cast
+                    castable = self._self_dtype(f"self.{node.attr}", scope).source == "buffer"
+                    return Val(frozenset({"freq"}), buffer=node.attr if castable else "")
                 if _FREQ_NAME.search(node.attr) or (scope.alibi and _SLOPES_NAME.search(node.attr)):
                     return Val(frozenset({"freq"}))
                 return _NONE
@@ -531,6 +863,10 @@ class Checker:
                  matmul: bool = False, einsum_contracts: bool = False) -> Val:
         """Result of a binary operation; an angle when positions meet frequencies."""
         product = isinstance(op, (ast.Mult, ast.MatMult)) or op is None
+        if product and "freq" in a.kinds and "castpos" in b.kinds and "pos" not in b.kinds:
+            b = self._as_positions(b)
+        elif product and "freq" in b.kinds and "castpos" in a.kinds and "pos" not in a.kinds:
+            a = self._as_positions(a)
         if product and (("pos" in a.kinds and "freq" in b.kinds) or ("freq" in a.kinds and "pos" in b.kinds)):
             pos, freq = (a, b) if "pos" in a.kinds else (b, a)
             is_matmul = matmul or isinstance(op, ast.MatMult)
@@ -540,14 +876,31 @@ class Checker:
             if "angle" in kinds:
                 kinds = frozenset({"angle"})
             src = a if a.source else b
-            return Val(kinds, src.source, src.what, src.reported or a.reported or b.reported, a.pending + b.pending)
+            # int64 stays int64 under + - * // % with integers; true division gives a float
+            integer = (a.integer or b.integer) and not isinstance(op, ast.Div) and "angle" not in kinds
+            return Val(kinds, src.source, src.what, src.reported or a.reported or b.reported, a.pending + b.pending,
+                       integer=integer, buffer=a.buffer or b.buffer, maybe=a.maybe + b.maybe)
         return _NONE
+
+    def _as_positions(self, v: Val) -> Val:
+        """An unknown tensor cast to a risky dtype that meets frequencies in a product: positions."""
+        for rule, node, msg, fix, data in v.maybe:
+            self.report(rule, node, msg, fix, **data)
+        return Val((v.kinds - {"castpos"}) | {"pos"}, v.source, v.what, True, v.pending)
 
     def _angle(self, node: ast.AST, pos: Val, freq: Val, scope: _Scope, matmul: bool) -> Val:
         """An angle product: check its precision (RP111/RP131) and autocast (RP112/RP113)."""
         self._flush(pos, freq)
         reported = pos.reported
         source, what = None, ""
+        if pos.integer and not pos.source and freq.buffer and not freq.source and not scope.alibi:
+            # int64 positions * a float buffer: type promotion takes the buffer's dtype (bf16 after a cast)
+            self.report(P.POSITIONS_IN_BUFFER_DTYPE, node,
+                        f"integer positions are multiplied with the float buffer `self.{freq.buffer}`: type promotion "
+                        f"gives the product the buffer's dtype, which `model.to(bfloat16)` turns into bf16, so the "
+                        f"positions are rounded to bf16: {self._note('bf16')}",
+                        fix=P.FIX_POSITIONS, dtype_source="buffer", length=self.length)
+            return Val(frozenset({"angle"}), "buffer", f"`self.{freq.buffer}`", True)
         if freq.source and not freq.reported:
             source, what = freq.source, freq.what
             fmt = _format_of(freq.source, what)
@@ -606,18 +959,24 @@ class Checker:
             if has_step and not (len(call.args) >= 3 and isinstance(call.args[2], ast.Constant) and call.args[2].value == 1):
                 return _NONE  # arange(0, dim, 2): frequency exponents, not positions
             stop = call.args[1] if len(call.args) >= 2 else (call.args[0] if call.args else _kw(call, "end"))
-            if stop is not None and any(_DIM_WORDS.search(n.id if isinstance(n, ast.Name) else n.attr)
-                                        for n in ast.walk(stop) if isinstance(n, (ast.Name, ast.Attribute))):
+            words = [n.id if isinstance(n, ast.Name) else n.attr
+                     for n in ast.walk(stop) if isinstance(n, (ast.Name, ast.Attribute))] if stop is not None else []
+            if any(_DIM_WORDS.search(w) and not _POSITION_WORDS.search(w) for w in words):
                 return _NONE  # arange(head_dim // 2): over a feature dimension, not positions
-            val = Val(frozenset({"pos"}))
-            dt = self._dtype(_kw(call, "dtype"), scope)
+            dtype_node = _kw(call, "dtype")
+            dt = self._dtype(dtype_node, scope)
             if dt.source:
-                return self._positions_cast(call, val, dt, scope, created=True)
-            return val
+                return self._positions_cast(call, Val(frozenset({"pos"})), dt, scope, created=True)
+            # int64 unless a dtype is given or an argument is a float literal (then the default dtype)
+            integer = (dt.what in _INT_DTYPES if dtype_node is not None else
+                       not any(isinstance(a, ast.Constant) and isinstance(a.value, float) for a in call.args))
+            return Val(frozenset({"pos"}), integer=integer)
         if receiver is None and leaf in ("einsum",):
             ops = args[1:]
-            pos = next((v for v in ops if "pos" in v.kinds), None)
             freq = next((v for v in ops if "freq" in v.kinds), None)
+            pos = next((v for v in ops if "pos" in v.kinds), None)
+            if pos is None and freq is not None:
+                pos = next((self._as_positions(v) for v in ops if "castpos" in v.kinds), None)
             if pos is not None and freq is not None:
                 return self._angle(call, pos, freq, scope, matmul=_einsum_contracts(call))
             return self._union(ops)
@@ -649,22 +1008,33 @@ class Checker:
                     return base
                 if dt.source is None:
                     # converted to a clean dtype: no new rounding from here on (an earlier one stays)
-                    return Val(base.kinds, None, "", base.reported, base.pending)
+                    return Val(base.kinds - {"castpos"}, None, "", base.reported, base.pending,
+                               integer=dt.what in _INT_DTYPES)
                 if "pos" in base.kinds and "angle" not in base.kinds:
                     return self._positions_cast(call, base, dt, scope, created=False)
                 if "angle" in base.kinds:
                     return self._angles_cast(call, base, dt, scope)
                 if "freq" in base.kinds:
                     return Val(base.kinds, dt.source, dt.what, False)
+                if not scope.alibi and not base.kinds:
+                    # t.type_as(self.inv_freq) on an argument of unknown kind: positions if it meets
+                    # frequencies in a product (x-transformers' RotaryEmbedding.forward(t))
+                    rule, msg, data = self._position_finding(dt, created=False)
+                    return Val(frozenset({"castpos"}), dt.source, dt.what, False,
+                               maybe=((rule, call, msg, P.FIX_POSITIONS, data),))
                 return _NONE
             if method in _PRESERVING or method in ("__getitem__",):
                 return base
             if method == "register_buffer":
+                # re-registered in float32 (dynamic scaling after a cast): the buffer is float32 below
+                if (len(call.args) >= 2 and isinstance(call.args[0], ast.Constant)
+                        and call.args[0].value in scope.freq_buffers and _explicit_float32(call.args[1], self._fn)):
+                    scope.repaired.add(call.args[0].value)
                 return _NONE
             if self._is_cache_rebuild(call, method, receiver, scope):
                 self.report(B.CACHE_REBUILT_AFTER_CAST, call,
                             f"`self.{method}(...)` rebuilds the cos/sin cache with the input's dtype from the float "
-                            f"buffer `{sorted(scope.freq_buffers)[0]}`, after `model.to(bfloat16)` has rounded it")
+                            f"buffer `{sorted(scope.freq_buffers - self._repaired)[0]}`, after `model.to(bfloat16)` has rounded it")
             return _NONE
         return _NONE
 
@@ -684,8 +1054,8 @@ class Checker:
     def _is_cache_rebuild(self, call: ast.Call, method: str, receiver: ast.AST, scope: _Scope) -> bool:
         if not (isinstance(receiver, ast.Name) and receiver.id == "self" and _CACHE_METHOD.search(method)):
             return False
-        if not scope.freq_buffers:
-            return False
+        if not scope.freq_buffers - self._repaired:
+            return False  # every frequency buffer is restored to float32 after a cast
         cands = [k.value for k in call.keywords if k.arg == "dtype"] + list(call.args)
         return any(self._dtype(c, scope).source in ("input", "caller") for c in cands)
 
@@ -700,6 +1070,16 @@ class Checker:
                         f"{dt.what}: in {fmt} {self._note(fmt)}",
                         dtype_source=dt.source)
             return Val(val.kinds, dt.source, dt.what, True)
+        rule, msg, data = self._position_finding(dt, created)
+        if scope.rotary:
+            self.report(rule, call, msg, fix=P.FIX_POSITIONS, **data)
+            return Val(val.kinds, dt.source, dt.what, True)
+        # outside rotary code an arange may be anything: report only if it reaches an angle or cos/sin
+        return Val(val.kinds, dt.source, dt.what, True, val.pending + ((rule, call, msg, P.FIX_POSITIONS, data),))
+
+    def _position_finding(self, dt: _Dtype, created: bool) -> tuple[Rule, str, dict]:
+        """Rule, message and data for positions created with / converted to a risky dtype."""
+        verb = "are created with" if created else "are converted to"
         rule = _SOURCE_RULE[dt.source]
         if dt.source == "buffer":
             msg = (f"positions take the dtype of {dt.what}, which `model.to(bfloat16)` turns into bf16: "
@@ -716,12 +1096,7 @@ class Checker:
         else:
             fmt = _format_of(dt.source, dt.what)
             msg = f"positions {verb} {dt.what}: {self._note(fmt)}"
-        data = {"dtype_source": dt.source, "length": self.length}
-        if scope.rotary:
-            self.report(rule, call, msg, fix=P.FIX_POSITIONS, **data)
-            return Val(val.kinds, dt.source, dt.what, True)
-        # outside rotary code an arange may be anything: report only if it reaches an angle or cos/sin
-        return Val(val.kinds, dt.source, dt.what, True, val.pending + ((rule, call, msg, P.FIX_POSITIONS, data),))
+        return rule, msg, {"dtype_source": dt.source, "length": self.length}
 
     def _angles_cast(self, call: ast.Call, val: Val, dt: _Dtype, scope: _Scope) -> Val:
         if val.reported:

@@ -16,8 +16,24 @@ INV_FREQ_FLOAT_BUFFER = define_rule(
     "RP121", "inv-freq-float-buffer", "warning",
     "the rotary frequencies are a float buffer, which model.to(bfloat16) rounds",
     what="""
-Finds `self.register_buffer("inv_freq", ...)` (any buffer named like a frequency: inv_freq,
-freq, theta; complex `freqs_cis` excluded).
+Finds frequency buffers that a cast will round: `self.register_buffer("inv_freq", ...)` or
+`self.inv_freq = nn.Buffer(...)`, reported where they are created at construction (`__init__`
+or a method it calls).
+
+A buffer holds frequencies when it is named like one (inv_freq, freq, freqs, theta, omega,
+bands, periods; not cis/cos/sin/cache/emb/pos names), or when its value is built like one
+(also through a local name or a function of the same file): `base ** (arange(0, d, 2) / d)`,
+`base ** -(...)`, `1.0 / (base ** ...)`, `exp(arange(...) * -log(base) / d)`, `logspace(...)`,
+`2 ** linspace(...)`, `linspace(...) * pi`. A value that also takes sin/cos, an outer product
+or an einsum is a table of angles, not frequencies; `2 ** arange(bits)` (integer powers) is not
+a frequency either. Heuristic: a buffer of frequencies named and built otherwise is missed.
+
+Not reported: complex tensors (`freqs_cis`, never cast by a float dtype);
+`register_buffer("inv_freq", None)` (filled later); buffers a class re-registers or reassigns
+in an `_apply` / `to` override, which runs after every cast (the class repairs them);
+re-registrations in code that runs only after construction (dynamic-scaling updates in
+forward) or again after `__init__` created the buffer, when their value is not visibly low
+precision: they replace whatever a cast left with freshly computed float32 frequencies.
 """,
     why="""
 A cast of the model rounds the buffer: in bf16 each frequency moves by up to 2^-8 = 0.39%
@@ -32,9 +48,10 @@ inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
 self.register_buffer("inv_freq", inv_freq, persistent=False)
 """,
     fix="""
-Keep the frequencies as a plain float32 attribute (self.inv_freq = inv_freq), or recompute them in float32 when the buffer is not float32.
+Keep the frequencies as a plain float32 attribute (self.inv_freq = inv_freq), or recompute them in float32 when the buffer is not float32
+(override `_apply` to re-register them after a cast).
 """,
-    references=(SEED_004, MODULE_TO),
+    references=(SEED_004, MODULE_TO, "PyTorch torch.finfo(torch.bfloat16).eps = 2^-7 (unit roundoff 2^-8)"),
 )
 
 CACHE_REBUILT_AFTER_CAST = define_rule(

@@ -36,7 +36,17 @@ POSITIONS_IN_BUFFER_DTYPE = define_rule(
     what="""
 Finds integer positions (`torch.arange(...)`, `position_ids`, `cache_position` and names
 assigned from them in the same function) created with or converted to the dtype of a module
-attribute: `dtype=self.inv_freq.dtype`, `.type_as(self.inv_freq)`, `.to(self.weight.dtype)`.
+attribute: `dtype=self.inv_freq.dtype`, `.type_as(self.inv_freq)`, `.to(self.weight.dtype)`; a
+tensor of unknown kind (`forward(self, t)`) converted so, once it meets the frequencies in a
+product (`einsum("b i, j -> b i j", t.type_as(self.inv_freq), self.inv_freq)`); and integer
+positions multiplied with a frequency buffer (`einsum("i, j -> i j", arange(n), self.inv_freq)`,
+`position_ids[..., None] * self.inv_freq`): type promotion gives `int64 * bf16` the dtype bf16.
+
+Not reported where no cast can have happened yet: in `__init__`, or a private method only
+`__init__` calls, after the buffer was registered with an explicit float32 value
+(`.float()`); and after a `register_buffer` of the same buffer in float32 earlier in the same
+function (dynamic NTK scaling), or in a class that restores the buffer in `_apply` / `to`. The
+same line in a method that `forward` also calls is the bug.
 """,
     why="""
 `model.to(torch.bfloat16)`, `model.half()`, DeepSpeed and FSDP mixed precision cast every float
