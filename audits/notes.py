@@ -22,6 +22,19 @@ def _v(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", version)[:3])
 
 
+# (package, code, buffer regex, scope regex, min version, max version, "VERDICT: why"): rules about one named
+# buffer (the finding's ``data["buffer"]``); checked before RULES.
+BUFFER_RULES: list[tuple[str, str, str, str, str, str, str]] = [
+    ("transformers", "RP121", r"^original_inv_freq$", r"RotaryEmbedding\.__init__$", "5.0.0", "",
+     "REAL (cast only): from 5.0 the copy that dynamic and long-rope scaling restore inv_freq from is a buffer "
+     "too (`self.original_inv_freq = nn.Buffer(inv_freq.clone(), persistent=False)`; up to 4.57 it was a plain "
+     "attribute holding the float32 tensor, which `.to()` does not touch), so `model.to(bf16)` rounds it as well: "
+     "`dynamic_frequency_update` re-registers inv_freq from it and `longrope_frequency_update` copies it into "
+     "inv_freq, so the float32 frequencies can no longer be restored after a cast. With the default rope type it "
+     "is never read (the rounding that matters there is inv_freq's, the finding on the line above). "
+     + "{from_pretrained}"),
+]
+
 # (package, code, scope regex, path regex, min version, max version, "VERDICT: why"); first match wins.
 RULES: list[tuple[str, str, str, str, str, str, str]] = [
     # ---------------------------------------------------------------- transformers
@@ -73,7 +86,26 @@ RULES: list[tuple[str, str, str, str, str, str, str]] = [
     ("x-transformers", "RP121", r"^RotaryEmbedding\.__init__$", "", "", "",
      "REAL (cast only): a persistent float inv_freq buffer (rounded by a cast and saved so in the state "
      "dict, see the checkpoint audit); worse, forward converts the int64 positions with "
-     "`t.type_as(self.inv_freq)`, so after a cast positions and angles are bf16 (the runtime collapse)"),
+     "`t.type_as(self.inv_freq)`, so after a cast positions and angles are bf16 (the runtime collapse; the "
+     "RP101 finding in `RotaryEmbedding.forward`)"),
+    ("x-transformers", "RP101", r"^RotaryEmbedding\.forward$", "", "", "",
+     "REAL (cast only): `torch.einsum('b i , j -> b i j', t.type_as(self.inv_freq), self.inv_freq)` converts "
+     "the int64 positions to the buffer's dtype; `@disable_autocast` keeps autocast out and inv_freq is created "
+     "with an explicit `.float()` (so `set_default_dtype` does not reach it either), but after `model.to(bf16)` "
+     "positions and angles are bf16: the cast scenario collapses to 4.36% exact at 8K, fp16 overflows from "
+     "65,520 on, while default and autocast stay exact"),
+    ("x-transformers", "RP101", r"^PolarEmbedding\.forward$", "", "", "",
+     "REAL (cast only), by reading: the same line as `RotaryEmbedding.forward` "
+     "(`einsum(..., t.type_as(self.inv_freq), self.inv_freq)` under `@disable_autocast`, inv_freq a persistent "
+     "float buffer), so after a cast the positions and angles are bf16; `apply_polar_pos_emb` upcasts only "
+     "the input (`t.float()`), not the already rounded angles. Not run at runtime (the factory builds "
+     "`RotaryEmbedding`)"),
+    ("x-transformers", "RP101", r"^ScaledSinusoidalEmbedding\.forward$", "", "", "",
+     "REAL (cast only), by reading: `einsum('i, j -> i j', pos, self.inv_freq)` with `pos = arange(seq_len)` "
+     "(int64) and inv_freq a float buffer (non-persistent, still cast by `.to()`): torch.einsum promotes the "
+     "pair to the buffer's dtype, so after `model.to(bf16)` positions are bf16 (checked with torch 2.13.0: "
+     "position 4,097 becomes 4,096); exact in a float32 model. Absolute sinusoidal embedding "
+     "(`scaled_sinu_pos_emb=True`), not rotary; not run at runtime"),
     ("x-transformers", "RP121", r"^PolarEmbedding\.__init__$", "", "", "",
      "REAL (cast only), by reading: the same pattern as RotaryEmbedding (persistent float inv_freq, "
      "positions converted with `t.type_as(self.inv_freq)` in forward); not run at runtime"),
@@ -82,6 +114,28 @@ RULES: list[tuple[str, str, str, str, str, str, str]] = [
      "forward takes `einsum('i, j -> i j', pos, self.inv_freq)` with int64 positions, which type promotion "
      "turns into bf16 once the buffer is cast (position 4,097 becomes 4,096); not run at runtime"),
     # ---------------------------------------------------------------- timm
+    ("timm", "RP121", r"^(RotaryEmbedding|RotaryEmbeddingCat)\.__init__$", "pos_embed_sincos", "", "0.99.99",
+     "REAL (cast only), by reading: when no feat_shape is given the frequency bands are kept as a float buffer "
+     "`bands` (`freq_bands` / `pixel_freq_bands`, computed in float32) and `get_embed` rebuilds the sin/cos "
+     "tables from them at every call; `model.half()` / `.to(bf16)` rounds the bands (bf16: up to 2^-8 "
+     "relative). The grid positions are built in float32 and `grid * bands` promotes to float32, so positions "
+     "do not collide; only the frequencies are off. With feat_shape given, the sin/cos tables are cached "
+     "buffers computed in float32 and cast afterwards (no rounded frequencies). EVA (`timm/models/eva.py`) "
+     "builds `RotaryEmbeddingCat` with `feat_shape=None` when `dynamic_img_size=True`, i.e. takes the bands path "
+     "then; no model in this version builds the plain `RotaryEmbedding`. Not run at runtime"),
+    ("timm", "RP121", r"^FourierEmbed\.__init__$", "pos_embed_sincos", "", "0.99.99",
+     "REAL (cast only), by reading: Fourier-feature embedding (concatenated to the input, not rotary) whose "
+     "`bands` (`pixel_freq_bands`, float32) are a non-persistent float buffer, rounded by a cast; the grid "
+     "stays float32, the product is float32 with rounded bands. Exported from timm.layers, used by no timm "
+     "model in this version. Not run at runtime"),
+    ("timm", "RP121", r"^FourierEmbed\.__init__$", "pos_embed_sincos", "1.0.0", "",
+     "REAL (cast only), by reading: the one frequency buffer 1.0.31 leaves without the `_apply` repair. "
+     "`register_buffer('bands', torch.empty(num_bands, dtype=dtype))` is filled by `copy_` from "
+     "`pixel_freq_bands` (float32) and is not created through `_freq_buffer_dtype`, and FourierEmbed does not "
+     "override `_apply`: `model.to(bf16)` rounds the bands (and building it with `dtype=torch.bfloat16` does "
+     "too; `init_non_persistent_buffers` copies back into the rounded dtype). The grid stays float32 and the "
+     "product is float32 with rounded bands, so no position collides. A Fourier-feature embedding (not "
+     "rotary), exported from timm.layers and used by no timm model in this version. Not run at runtime"),
     ("timm", "RP121", r"RotaryEmbeddingMRope\.", "", "1.0.0", "",
      "FALSE POSITIVE: the class overrides `_apply` so that after any `.to(dtype)` / `.half()` / "
      "`.bfloat16()` it re-registers inv_freq in float32 (`_freq_buffer_dtype` never returns a dtype under "
@@ -92,6 +146,14 @@ RULES: list[tuple[str, str, str, str, str, str, str]] = [
 def verdict_for(package: str, version: str, finding: dict[str, Any]) -> tuple[str, str] | None:
     scope = finding.get("scope") or ""
     path = finding.get("path") or ""
+    buffer = (finding.get("data") or {}).get("buffer") or ""
+    for pkg, code, buffer_re, scope_re, lo, hi, verdict_why in BUFFER_RULES:
+        if pkg != package or code != finding["code"] or not buffer or not re.search(buffer_re, buffer):
+            continue
+        if not re.search(scope_re, scope) or (lo and _v(version) < _v(lo)) or (hi and _v(version) > _v(hi)):
+            continue
+        verdict, _, why = verdict_why.format(from_pretrained=FROM_PRETRAINED).partition(": ")
+        return verdict, why
     for pkg, code, scope_re, path_re, lo, hi, verdict_why in RULES:
         if pkg != package or (code != "*" and code != finding["code"]):
             continue
@@ -120,29 +182,29 @@ _TRANSFORMERS = [
      "`torch.arange(seq_len, dtype=self.inv_freq.dtype)`: after `model.to(torch.bfloat16)` the positions and "
      "the angle product are bf16. This is the bug of seed 004, reachable in this version, exactly as the cast "
      "scenario measures it (`default` and `autocast` stay exact: there inv_freq is still float32). "
-     "An architecture whose default max_position_embeddings covers the audited length keeps the float32 "
-     "cache from __init__ and measures clean up to it (MistralConfig and MixtralConfig default to 131,072, "
-     "so `mistral` and `mixtral` are also audited with `--config max_position_embeddings=32768`, the value "
-     "their released checkpoints ship, which collides beyond 32,768; Qwen2's default 32,768 collides at "
-     "128K)."),
+     "{legacy_cache}{init_cache}{falcon}"),
     ("4.38.0", "4.40.99",
      "**Reading the code.** Llama, Gemma (and the classes copied from Llama in 4.38, e.g. OLMo, Cohere) were "
      "fixed in 4.38 (transformers PR 29285: positions and the product in float32 with autocast disabled, "
      "cos/sin cast last). Mistral, Mixtral, Qwen2, GPT-NeoX, Falcon, Persimmon, Phi and StableLM still carry "
      "the pre-4.38 class in this version: cache rebuilt in forward from `arange(dtype=self.inv_freq.dtype)`, "
      "so they collide under a cast once the sequence outgrows max_position_embeddings. inv_freq stays a "
-     "float buffer everywhere, which a cast rounds."),
+     "float buffer everywhere, which a cast rounds. {legacy_cache}"),
     ("4.41.0", "4.99.99",
      "**Reading the code.** Every architecture audited at runtime computes positions and the angle product "
      "in float32 with autocast disabled and casts only cos/sin: the seed 004 collision is gone, except in "
-     "Mixtral, which still has the pre-4.38 class in 4.45.2 (fixed by 4.48.3). What remains is "
+     "Mixtral, which still has the pre-4.38 class in 4.45.2 (fixed by 4.48.3; {legacy_cache_short}). What "
+     "remains is "
      "inv_freq registered as a float buffer: a cast (`model.to(bf16)`) rounds the frequencies themselves "
      "(drift 3.65e-3 in bf16, phase error growing with the position), while `from_pretrained(torch_dtype=...)` "
      "keeps them float32. Falcon's ALiBi helper still builds its bias in bf16 explicitly."),
     ("5.0.0", "5.99.99",
      "**Reading the code.** As in 4.4x-4.57: positions and products in float32, only cos/sin cast. inv_freq "
      "is now declared with `self.inv_freq = nn.Buffer(..., persistent=False)` instead of `register_buffer`, "
-     "still a float buffer that `model.to(bf16)` rounds (the runtime drift shows it). {nn_buffer}"),
+     "still a float buffer that `model.to(bf16)` rounds (the runtime drift shows it). New in 5.x: "
+     "`original_inv_freq`, the copy dynamic / long-rope scaling restore inv_freq from, is an `nn.Buffer` too "
+     "(in 4.x a plain attribute that kept the float32 tensor through a cast), so a cast rounds it as well and "
+     "the float32 frequencies cannot be restored. {nn_buffer}"),
 ]
 
 _OTHER = {
@@ -166,10 +228,27 @@ _OTHER = {
         "`model.half()` / `.to(bf16)` rounds the bands, so every frequency drifts by up to 2^-8 (bf16), the "
         "RP121 situation. Positions themselves are float32, so no collisions.",
     ("timm", "1.0.31"):
-        "**Reading the code.** Fixed deliberately: `_freq_buffer_dtype` keeps every frequency and grid buffer "
-        "at >= float32, and `_apply` re-registers the bands / inv_freq in float32 after any `.to()`/`.half()`; "
-        "angles are computed in float32 and cast once at the end.",
+        "**Reading the code.** Fixed deliberately in the rotary classes: `_freq_buffer_dtype` keeps their "
+        "frequency and grid buffers at >= float32, and `_apply` re-registers the bands / inv_freq / periods in "
+        "float32 after any `.to()`/`.half()`; angles are computed in float32 and cast once at the end.",
 }
+
+
+def _long_default_note(version: str) -> str:
+    """Which legacy classes only collide by default because the runtime audit lowers their cache length."""
+    names = [n for n, since in (("Mistral", "4.34"), ("Mixtral", "4.36"), ("Qwen2", "4.37"))
+             if _v(version) >= _v(since)]
+    if not names:
+        return "."
+    defaults = {"Mistral": "131,072", "Mixtral": "131,072", "Qwen2": "32,768"}
+    txt = (", which is why " + ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
+           + (", whose configs default to " if len(names) > 1 else ", whose config defaults to ")
+           + " / ".join(defaults[n] for n in names)
+           + (" positions, report" if len(names) > 1 else " positions, reports") + " the collision by default.")
+    extra = [n.lower() for n in names if n != "Qwen2"]
+    return txt + (" The extra " + " / ".join(f"`{n}`" for n in extra) + " runs with `--config "
+                  "max_position_embeddings=32768` (the value the released checkpoints ship) audit the cache as "
+                  "built at __init__: exact at 8K and 32K, collision at 128K.")
 
 
 def _flagged(findings: list[dict[str, Any]], codes: tuple[str, ...], scope_re: str) -> bool:
@@ -179,23 +258,66 @@ def _flagged(findings: list[dict[str, Any]], codes: tuple[str, ...], scope_re: s
 def target_notes(package: str, version: str, findings: list[dict[str, Any]]) -> str:
     """Per-version paragraphs; statements about the scanner are checked against its actual findings."""
     if package == "transformers":
-        rp121 = _flagged(findings, ("RP121",), r"RotaryEmbedding")
-        fill = {"nn_buffer": "The static scan flags it (RP121)." if rp121 else
-                "The static scan does not see it: no RP121 in this version (a false negative of the scanner: "
-                "`nn.Buffer` assigned as an attribute is not recognised as a buffer)."}
+        rp121 = [f for f in findings if f["code"] == "RP121" and re.search(r"RotaryEmbedding", f.get("scope") or "")]
+        bufs = {}
+        for f in rp121:
+            b = (f.get("data") or {}).get("buffer") or "inv_freq"
+            bufs[b] = bufs.get(b, 0) + 1
+        classes = len({f.get("scope") for f in rp121})
+        fill = {
+            "nn_buffer": (f"The static scan flags both buffers in each of the {classes} rotary classes it scans "
+                          f"(RP121 x{len(rp121)}: " + ", ".join(f"`{b}` x{n}" for b, n in sorted(bufs.items()))
+                          + "), all real under a cast (see the table below).") if rp121 else
+                         "The static scan does not see it: no RP121 in this version (a false negative of the "
+                         "scanner: `nn.Buffer` assigned as an attribute is not recognised as a buffer).",
+            "legacy_cache": (
+                "The cos/sin cache built at __init__ covers max_position_embeddings positions and is exact (the "
+                "buffer is still float32 then), so only a sequence longer than that reaches the rebuild; the "
+                "runtime audit therefore builds these legacy classes with max_position_embeddings lowered "
+                "below the audited length (2,048 at 8K, 8,192 at 32K, 32,768 at 128K; the note is in each "
+                "run's JSON)" + _long_default_note(version)),
+            "legacy_cache_short": ("its default runs lower max_position_embeddings below the audited length to "
+                                   "reach the cache rebuild; the `max_position_embeddings=32768` runs are exact "
+                                   "up to 32K and collide at 128K"),
+            "init_cache": (
+                " In 4.28 the cache line appears twice, in __init__ and in forward; the scanner flags only the "
+                "forward copy (RP101), correctly: the __init__ copy runs before any cast can happen."
+                if _v(version) < _v("4.29") else ""),
+            "falcon": (
+                " Falcon's rotary class in this version is called on the pair, `rotary_emb(q, k, ...)` returning "
+                "the rotated `(q, k)`; the runtime audit runs it through that convention (rotate-callable"
+                + (", now including the `past_key_values_length` / `position_ids` arguments 4.34 added, so "
+                   "Falcon is measured at runtime in this version" if _v(version) >= _v("4.34") else "")
+                + ") and measures the same collapse as the others under a cast (bf16 4.36% exact at 8K)."
+                if _v("4.31") <= _v(version) < _v("4.36") else ""),
+        }
         return "\n\n".join(text.format(**fill) for lo, hi, text in _TRANSFORMERS if _v(lo) <= _v(version) <= _v(hi))
     text = _OTHER.get((package, version)) or _OTHER.get((package, ""), "")
     if package == "x-transformers":
         hit = _flagged(findings, ("RP101", "RP102", "RP103", "RP104", "RP111"), r"^RotaryEmbedding\.forward$")
-        text += (" The static scan flags that conversion too." if hit else
+        text += (" The static scan flags that conversion (RP101 in `RotaryEmbedding.forward`), and the same line in "
+                 "`PolarEmbedding.forward` and the int64-by-buffer einsum of `ScaledSinusoidalEmbedding.forward` "
+                 "(not run at runtime; real by reading, see the table)." if hit else
                  " The static scan flagged only the buffer (RP121), not the `type_as` conversion that does the "
                  "damage (a false negative).")
     if package == "timm" and version == "0.9.16":
+        n = sum(f["code"] == "RP121" for f in findings)
         text += (" The static scan reports nothing: the buffer is not called `inv_freq` / `freq` (a false "
-                 "negative)." if not findings else " The static scan flags it.")
-    if package == "timm" and version == "1.0.31" and findings:
-        text += (f" The {len(findings)} RP121 finding(s) in `RotaryEmbeddingMRope` are false positives: the "
-                 "scanner does not recognise the `_apply` repair.")
+                 "negative)." if not n else
+                 f" The static scan flags the three `bands` buffers (RP121 x{n}: `RotaryEmbedding`, "
+                 "`RotaryEmbeddingCat` and the Fourier-feature `FourierEmbed`), all real under a cast.")
+    if package == "timm" and version == "1.0.31":
+        mrope = sum(re.search(r"RotaryEmbeddingMRope", f.get("scope") or "") is not None for f in findings)
+        fourier = sum(re.search(r"^FourierEmbed\.", f.get("scope") or "") is not None for f in findings)
+        if mrope:
+            text += (f" The {mrope} RP121 finding(s) in `RotaryEmbeddingMRope` are false positives: the "
+                     "scanner does not recognise the `_apply` repair.")
+        else:
+            text += (" The static scan recognises the `_apply` repair: no finding in the rotary classes.")
+        if fourier:
+            text += (" The one exception is `FourierEmbed` (a Fourier-feature embedding, not rotary, used by no "
+                     "timm model): its `bands` buffer is not created through `_freq_buffer_dtype` and the class "
+                     "has no `_apply` override, so a cast rounds it; the scanner flags it (RP121), real.")
     return text
 
 
@@ -257,8 +379,10 @@ def target_verdict(doc, rt, st_counts, verdicts, ck_counts) -> dict[str, str]:
         parts_long.append("- Checkpoints written by this version after a cast carry inv_freq in bf16/fp16 "
                           f"({', '.join(f'{c} x{n}' for c, n in sorted(ck_counts.items()))}).")
     if not rt.meta:
-        extra = {("timm", "0.9.16"): "frequency bands rounded by a cast (by reading; scanner misses it)",
-                 ("timm", "1.0.31"): "clean by reading (2 scanner false positives)"}.get(
+        n121 = st_counts.get("RP121", 0)
+        extra = {("timm", "0.9.16"): f"frequency bands rounded by a cast (real, cast only: RP121 x{n121} on `bands`)",
+                 ("timm", "1.0.31"): "rotary classes clean (their `_apply` restores float32); FourierEmbed `bands` "
+                                     f"rounded by a cast (real, cast only: RP121 x{n121})"}.get(
             (doc["package"], doc["version"]), "static scan only")
         parts_short.append(extra)
         parts_long.append(f"- Static scan only: {extra}.")
@@ -280,21 +404,32 @@ README_NOTES = """## What the table says
   131,072 (the angle product is rounded too, so it is worse than the 10.9% of rounded positions alone);
   fp16 gives non-finite encodings for every position from 65,520 on. `from_pretrained(torch_dtype=...)`
   does not trigger it (inv_freq stays float32); casting the model does (DeepSpeed, `.half()`,
-  `.bfloat16()`). Architectures whose default max_position_embeddings covers the length measure clean
-  up to it (Qwen2 up to 32K; Mistral's and Mixtral's default 131,072, hence the extra runs with the
-  32,768 their released checkpoints ship).
-- **transformers 4.38+ (Llama, Gemma) and 4.45+ (every architecture audited)**: positions and angles in
-  float32 with autocast disabled; every position exact in every scenario. inv_freq is still a float
-  buffer that a cast rounds: frequencies drift by 3.65e-3 (bf16), a phase error of 160 rad at position
-  131,071 for Llama; relative positions stay distinct, but not at the frequencies the model was trained
-  with.
+  `.bfloat16()`). The cache built at __init__ is exact, so the runtime audit builds these classes with
+  max_position_embeddings lowered below the audited length (2,048 at 8K, 8,192 at 32K, 32,768 at 128K)
+  to reach the rebuild: Mistral, Mixtral and Qwen2 (config defaults 131,072 / 131,072 / 32,768) therefore
+  report the collision by default; the extra `max_position_embeddings=32768` runs of Mistral and Mixtral
+  (the value their released checkpoints ship) are exact up to 32K and collide at 128K. Falcon 4.31-4.34
+  (called as `rotary_emb(q, k, ...)`) is measured through that convention, 4.34 included.
+- **transformers 4.38+ (Llama, Gemma), 4.45+ (every audited architecture but Mixtral) and 4.48+ (all)**:
+  positions and angles in float32 with autocast disabled; every position exact in every scenario. inv_freq
+  is still a float buffer that a cast rounds: frequencies drift by 3.65e-3 (bf16), a phase error of 160 rad
+  at position 131,071 for Llama; relative positions stay distinct, but not at the frequencies the model was
+  trained with. In 5.x `original_inv_freq` (the copy dynamic / long-rope scaling restore from) is a buffer
+  too, so a cast rounds it as well (RP121 x30: both buffers in each of the 15 scanned classes, all real).
 - **rotary-embedding-torch (0.5.3, 0.8.9, 0.9.1)**: positions are created in the query's dtype, so they
   collide in bf16/fp16 in every scenario, autocast included: exactly the seed's 896 of 8,192 (10.94%)
   under default dtype and autocast, 4.36% after a cast (which also rounds the `freqs` parameter).
 - **x-transformers 2.31.10**: exact in float32 and under autocast; after a cast, positions and angles
-  become bf16 (4.36% exact at 8K, 0.28% at 128K) and fp16 overflows from 65,520.
-- **timm**: 0.9.16 lets a cast round its frequency bands; 1.0.31 repairs its buffers after every cast.
+  become bf16 (4.36% exact at 8K, 0.28% at 128K) and fp16 overflows from 65,520. The scanner flags the
+  `t.type_as(self.inv_freq)` line (RP101) in the rotary path and in `PolarEmbedding`, and the int64-by-buffer
+  einsum of `ScaledSinusoidalEmbedding`: all real, cast only.
+- **timm** (static scan only): 0.9.16 lets a cast round its frequency bands (RP121 x3 on `bands`, real,
+  cast only; positions stay float32). 1.0.31 repairs the rotary classes' buffers after every cast (`_apply`);
+  the one remaining finding is `FourierEmbed`'s `bands` (a Fourier-feature embedding used by no timm model),
+  which has no such repair: real, cast only.
 
 Where the auditor got a finding wrong, the report says so (findings marked FALSE POSITIVE, false negatives
-named in the "Reading the code" paragraphs).
+named in the "Reading the code" paragraphs). In this run every static finding of every target was judged
+real (most of them only after a cast: "REAL (cast only)"); the former false positives (construction-time
+caches in transformers 4.28, timm 1.0.31's `_apply`-repaired buffers) are no longer reported.
 """
