@@ -87,7 +87,9 @@ def _load_all() -> None:
     for pkg_name in ("ropelaw.audit.rules", "ropelaw.lint.rules"):
         try:
             pkg = importlib.import_module(pkg_name)
-        except ModuleNotFoundError:
+        except ModuleNotFoundError as exc:
+            if exc.name != pkg_name:  # a rule module's own import failed: say so, don't hide rules
+                raise
             continue
         for info in pkgutil.iter_modules(getattr(pkg, "__path__", [])):
             importlib.import_module(f"{pkg_name}.{info.name}")

@@ -363,7 +363,11 @@ def yarn_correction_dim(num_rotations: float, d: int, base: float, original: int
     r(d) = L/lambda_d; Hugging Face ``_compute_yarn_parameters.find_correction_dim``).
     Domain: r > 0, b > 1. Smaller i = faster pair = more rotations.
     """
-    return d * math.log(original / (num_rotations * 2 * math.pi)) / (2 * math.log(base))
+    ratio = original / (num_rotations * 2 * math.pi)
+    if not (math.isfinite(ratio) and ratio > 0):
+        raise ValueError(f"YaRN correction dimension undefined for {num_rotations!r} rotations "
+                         "(beta_fast / beta_slow must be finite and > 0)")
+    return d * math.log(ratio) / (2 * math.log(base))
 
 
 def yarn_correction_range(
@@ -534,10 +538,10 @@ def leaky_rerope_safe_length(window: int, k: float | None, train_len: int) -> in
     """
     w = check_positive_int("window", window)
     t = check_positive_int("training length", train_len)
+    if k is None:  # ReRoPE: positions min(delta, w) stay trained while w <= T_train - 1
+        return math.inf if w <= t - 1 else t
     if w >= t - 1:
         return t
-    if k is None:
-        return math.inf
     kk = check_real("leaky k", k)
     if kk <= 1:
         raise ValueError(f"leaky k must be > 1, got {k!r}")

@@ -636,3 +636,20 @@ def test_longrope_matches_transformers(hf):
         result = apply_scheme(p, seq_len=seq_len)
         np.testing.assert_allclose(result.inv_freq, inv.double().numpy(), rtol=2e-6)
         assert result.attention_factor == pytest.approx(attention, rel=1e-12)
+
+
+def test_rerope_safe_length_with_window_at_the_last_trained_distance_is_unbounded():
+    """Review: w = T_train - 1 keeps every encoded position min(delta, w) <= T_train - 1, so
+    ReRoPE is safe at any length (seed 000); one more (w = T_train) is not."""
+    from ropelaw.schemes import leaky_rerope_safe_length
+
+    assert leaky_rerope_safe_length(4094, None, 4096) == math.inf
+    assert leaky_rerope_safe_length(4095, None, 4096) == math.inf
+    assert leaky_rerope_safe_length(4096, None, 4096) == 4096
+
+
+def test_yarn_correction_dim_with_absurd_beta_is_a_value_error():
+    from ropelaw.schemes import yarn_correction_dim
+
+    with pytest.raises(ValueError, match="beta_fast / beta_slow"):
+        yarn_correction_dim(1e308, 128, 10000.0, 4096)

@@ -120,7 +120,8 @@ def _rerope_forward(patch: LlamaPatch, rotary: Any):
         inv_freq = rotary.inv_freq.to(torch.float32)  # (D/2,) float32
         factor = float(rotary.attention_scaling)
         scale = self.scaling * factor * factor
-        common = dict(rotary_dim=self.head_dim, layout="rotate_half", logn_train_len=patch.train_len,
+        common = dict(rotary_dim=2 * inv_freq.numel(),  # partial rotary: only the rotated dims
+                      layout="rotate_half", logn_train_len=patch.train_len,
                       scale=scale, inv_freq=inv_freq)
         if T == 1:
             out = rerope_decode(q, k, v, N - 1, patch.window, patch.leaky_k, **common)
