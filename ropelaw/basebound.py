@@ -33,6 +33,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .schemes import default_inv_freq
+from .spec import check_positive_int
+from .theory import check_base, check_rotary_dim
+
 __all__ = [
     "b_m_theta",
     "supported_length",
@@ -58,14 +62,11 @@ PUBLISHED_LOWER_BOUNDS: dict[int, float] = {
 def default_frequencies(d: int, base: float) -> np.ndarray:
     """theta_i = base^(-2i/d), i = 0 .. d/2-1 (RoFormer eq. 15), float64, shape (d/2,).
 
-    Computed as Python ``base ** (-2.0*i/d)`` per element, the same floats as
-    ``ropelaw.schemes.default_inv_freq``.
+    :func:`ropelaw.schemes.default_inv_freq` as a numpy array (the same floats). Domain: ``d``
+    an even integer >= 2 (``128.0`` passes), ``base`` finite and > 1; ``ValueError`` otherwise.
     """
-    if d < 2 or d % 2:
-        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
-    if not base > 1 or not math.isfinite(base):
-        raise ValueError(f"base must be a finite number > 1, got {base!r}")
-    return np.array([base ** (-2.0 * i / d) for i in range(d // 2)], dtype=np.float64)  # (d/2,) f64
+    theta = default_inv_freq(check_rotary_dim(d), check_base("base", base))
+    return np.array(theta, dtype=np.float64)  # (d/2,) f64
 
 
 def _freqs(inv_freq: Any) -> np.ndarray:
@@ -167,18 +168,14 @@ def supported_length(inv_freq: Any, limit: int) -> int:
     length may be longer: search further with a larger limit). B_{0,theta} = n > 0, so the
     result is >= 0. Cost: O(limit * len(inv_freq)) at most, stopping at the first violation.
     """
-    limit = int(limit)
-    if limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
+    limit = check_positive_int("limit", limit, minimum=0)
     first = _first_negative(_freqs(inv_freq), limit)
     return limit if first is None else first - 1
 
 
 def violations(inv_freq: Any, length: int) -> int:
     """Number of integers m in [0, ``length``] with B_{m,theta} < 0 (Men et al. 2024)."""
-    length = int(length)
-    if length < 0:
-        raise ValueError(f"length must be >= 0, got {length}")
+    length = check_positive_int("length", length, minimum=0)
     sums = _Sums(_freqs(inv_freq))
     total = 0
     step = _BLOCK * _SLAB
@@ -268,12 +265,12 @@ def base_lower_bound(d: int, length: int, *, convention: str = "grid", digits: i
     enumerated base that reaches it; no enumeration we tried (strides in m, finer or coarser
     base grids, float32/bf16/fp16 arithmetic, other index ranges) reproduces more than 6 of
     the 11 entries.
+
+    Domain: ``d`` an even integer >= 2, ``length`` a whole number >= 1 (integral floats such
+    as ``128.0`` pass; ``1000.5`` is a ``ValueError``).
     """
-    if d < 2 or d % 2:
-        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
-    length = int(length)
-    if length < 1:
-        raise ValueError(f"length must be >= 1, got {length}")
+    d = check_rotary_dim(d)
+    length = check_positive_int("length", length)
     if not _supports(d, hi, length):
         raise ValueError(f"no base up to {hi:g} supports length {length} at d={d}")
     if convention == "grid":

@@ -19,15 +19,15 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from .schemes import default_inv_freq
+from .theory import check_base, check_rotary_dim
+
 __all__ = ["decay_curve", "decay_bound", "rope_score"]
 
 
-def _theta(d: int, base: float) -> list[float]:
-    if isinstance(d, bool) or int(d) != d or d < 2 or d % 2:
-        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
-    if not (isinstance(base, (int, float)) and math.isfinite(base) and base > 1):
-        raise ValueError(f"base must be a finite number > 1, got {base!r}")
-    return [base ** (-2.0 * i / d) for i in range(int(d) // 2)]
+def _theta(d: int, base: float) -> tuple[float, ...]:
+    """theta_k = base^(-2k/d) (:func:`ropelaw.schemes.default_inv_freq`) for a validated d and base."""
+    return default_inv_freq(check_rotary_dim(d), check_base("base", base))
 
 
 def decay_curve(d: int, base: float, distances: Sequence[float] | Any) -> list[float]:

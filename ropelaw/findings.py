@@ -42,12 +42,14 @@ class Rule:
     example: str  # a snippet that triggers it
     fix: str  # what to do instead
     references: tuple[str, ...] = ()
+    default_on: bool = True  # False: reported only when selected (--select CODE, a prefix of it, or ALL)
 
     def doc(self) -> str:
         """The rule's documentation as shown by ``ropelaw rule CODE``."""
         refs = "\n".join(f"- {r}" for r in self.references) or "-"
+        off = "" if self.default_on else f"Off by default: enable with --select {self.code}.\n\n"
         return (
-            f"{self.code} {self.name} ({self.severity})\n\n{self.summary}\n\n"
+            f"{self.code} {self.name} ({self.severity})\n\n{self.summary}\n\n{off}"
             f"## What it does\n{self.what.strip()}\n\n"
             f"## Why it matters\n{self.why.strip()}\n\n"
             f"## Example\n{self.example.strip()}\n\n"
@@ -61,8 +63,11 @@ _LOADED = False
 
 
 def define_rule(code: str, name: str, severity: str, summary: str, *, what: str, why: str,
-                example: str, fix: str, references: tuple[str, ...] = ()) -> Rule:
-    """Declare a rule once; a second definition of the same code is a programming error."""
+                example: str, fix: str, references: tuple[str, ...] = (), default_on: bool = True) -> Rule:
+    """Declare a rule once; a second definition of the same code is a programming error.
+
+    ``default_on=False`` marks a rule that commands report only when selected explicitly.
+    """
     if not _CODE.match(code):
         raise RuntimeError(f"rule code {code!r} is not of the form R<family><3 digits>")
     if not _NAME.match(name):
@@ -73,7 +78,7 @@ def define_rule(code: str, name: str, severity: str, summary: str, *, what: str,
         raise RuntimeError(f"rule {code} defined twice")
     if any(r.name == name for r in _RULES.values()):
         raise RuntimeError(f"rule name {name} used twice")
-    rule = Rule(code, name, severity, summary, what, why, example, fix, tuple(references))
+    rule = Rule(code, name, severity, summary, what, why, example, fix, tuple(references), bool(default_on))
     _RULES[code] = rule
     return rule
 

@@ -83,8 +83,9 @@ class SchemeResult:
 
     @property
     def periods(self) -> tuple[float, ...]:
-        """Period 2*pi/theta_i of each pair, in tokens."""
-        return tuple(2 * math.pi / t for t in self.inv_freq)
+        """Period 2*pi/theta_i of each pair, in tokens; ``math.inf`` for theta_i = 0 (a pair
+        whose frequency underflowed never turns)."""
+        return tuple(math.inf if t == 0 else 2 * math.pi / t for t in self.inv_freq)
 
     def detail(self, name: str, default: Any = None) -> Any:
         """The scheme-specific value ``name`` (see each scheme's docstring), or ``default``."""
@@ -316,7 +317,12 @@ def _ceil_exact(x: float, exact: Callable[[], Any]) -> int:
 
 
 def default_inv_freq(d: int, base: float) -> tuple[float, ...]:
-    """theta_i = base^(-2i/d), i = 0 .. d/2-1 (RoFormer, arXiv 2104.09864, eq. 15)."""
+    """theta_i = base^(-2i/d), i = 0 .. d/2-1 (RoFormer, arXiv 2104.09864, eq. 15).
+
+    The one place this formula is written: ``theory.pair_table``, ``basebound.default_frequencies``
+    and ``decay`` call it. No validation here (callers pass a validated even d >= 2 and base > 1);
+    each theta is the Python float ``base ** (-2.0*i/d)``.
+    """
     return tuple(base ** (-2.0 * i / d) for i in range(d // 2))
 
 

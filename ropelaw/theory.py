@@ -23,8 +23,13 @@ integer lengths the ceiling arguments are never integers (``T/2pi`` is transcend
 Lengths and distances are identified as in the paper and in seed 000 (a context of ``T``
 tokens is treated as covering relative distances up to ``T``; the off-by-one is ignored).
 
-This module is pure Python (``math``); the scheme registry is imported only for a spec whose
-scheme is not ``"default"``.
+Inputs are validated with :func:`ropelaw.spec.check_positive_int` / :func:`ropelaw.spec.check_real`
+(:func:`check_rotary_dim`, :func:`check_base`; ``basebound`` and ``decay`` use the same two), so
+integral floats (``4096.0``, ``1e6``) are accepted and non-integral lengths or dims are a ``ValueError``.
+
+This module is pure Python (``math``); the scheme registry (also pure Python) is imported only
+by :func:`pair_table` and for a spec whose scheme is not ``"default"``, so ``ropelaw bound``
+with the default scheme does not load it.
 """
 
 from __future__ import annotations
@@ -33,8 +38,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .numfmt import compact
 from .results import Result
-from .spec import RopeSpec, check_real
+from .spec import RopeSpec, check_positive_int, check_real
 
 __all__ = [
     "critical_dimension",
@@ -43,6 +49,8 @@ __all__ = [
     "base_for_context",
     "pair_table",
     "threshold_bases",
+    "check_rotary_dim",
+    "check_base",
     "BoundResult",
     "PairRow",
     "ABOVE",
@@ -92,34 +100,32 @@ def _exact_sign(approx: float, scale: float, exact: Callable[[Any], Any]) -> int
     return 0
 
 
-def _positive_finite(name: str, value: Any) -> float:
-    x = check_real(name, value)
-    if x <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
-    return x
-
-
-def _check_d(d: Any) -> int:
-    if isinstance(d, bool):
+# -- input checks (shared with basebound and decay) -----------------------------------------
+def check_rotary_dim(d: Any) -> int:
+    """``d`` as an even int >= 2 (integral floats such as ``128.0`` pass), else ``ValueError``."""
+    try:
+        n = check_positive_int("rotary dimension d", d, minimum=2)
+    except ValueError:
+        n = None
+    if n is None or n % 2:
         raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
-    x = check_real("rotary dimension d", d)
-    if x != int(x) or int(x) < 2 or int(x) % 2:
-        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
-    return int(x)
+    return n
 
 
-def _check_base(name: str, b: Any) -> float:
+def check_base(name: str, b: Any) -> float:
+    """``b`` as a finite float > 1 (a RoPE base), else ``ValueError`` naming ``name``."""
     x = check_real(name, b)
     if x <= 1:
         raise ValueError(f"{name} must be > 1, got {b!r}")
     return x
 
 
-def _check_length(name: str, t: Any) -> float:
-    x = _positive_finite(name, t)
-    if x <= _TWO_PI:
+def _check_length(name: str, t: Any) -> int:
+    """A context length: a whole number of tokens > 2*pi (so some pair can complete a period)."""
+    n = check_positive_int(name, t)
+    if n <= _TWO_PI:
         raise ValueError(f"{name} must exceed 2*pi (no pair completes a period otherwise), got {t!r}")
-    return x
+    return n
 
 
 def _ceil_half_d_log(d: int, length: float, base: float) -> int:
@@ -144,15 +150,16 @@ def critical_dimension(d: int, train_len: float, base: float = 10000.0) -> int:
     length: pair ``n`` has period ``2*pi*base^(2n/d)`` and counts iff that is ``<= T_train``,
     so ``d_extra/2`` is the index of the first pair that did *not* see a full period.
 
-    Domain: ``d`` even >= 2, ``base > 1``, ``T_train > 2*pi`` (``ValueError`` otherwise).
+    Domain: ``d`` even >= 2, ``base > 1``, ``T_train`` a whole number > 2*pi (``ValueError``
+    otherwise; integral floats such as ``4096.0`` pass).
     Edge cases: when ``T_train/(2*pi) > base^((d-2)/d)`` every pair completed a period and
     the formula would exceed ``d``: the result is clamped to ``d``. The ceiling is decided
     exactly (mpmath when the float argument is within 1e-9 of an integer).
     LLaMA 2 (d=128, T_train=4096, base 1e4): 92 (seed 001).
     """
-    d = _check_d(d)
+    d = check_rotary_dim(d)
     t = _check_length("training length", train_len)
-    b = _check_base("base", base)
+    b = check_base("base", base)
     return max(0, min(d, 2 * _ceil_half_d_log(d, t, b)))
 
 
@@ -163,13 +170,13 @@ def critical_base(train_len: float, tune_len: float, pretrain_base: float = 1000
 
     Tuning with a base above ``beta_0`` leaves the critical dimension as pre-trained, and the
     bound is ``2*pi*beta^(d_extra/d)``; at or below it, the bound is ``T_tune``.
-    Domain: ``2*pi < T_train <= T_tune``, ``b > 1``. ``T_tune == T_train`` gives ``b``
+    Domain: whole numbers ``2*pi < T_train <= T_tune``, ``b > 1``. ``T_tune == T_train`` gives ``b``
     exactly (the exponent is 1). Beyond float range (T_train just above 2*pi): ``inf``
     (every base is below it). LLaMA 2 tuned 4K -> 16K: ~71738 (seed 001).
     """
     t = _check_length("training length", train_len)
     u = _check_length("tuning length", tune_len)
-    b = _check_base("pretraining base", pretrain_base)
+    b = check_base("pretraining base", pretrain_base)
     if u < t:
         raise ValueError(f"tuning length must be >= training length {t:g}, got {u:g}")
     if u == t:
@@ -207,9 +214,9 @@ def threshold_bases(tune_len: float) -> tuple[float, float, float]:
     ``beta_3`` a full period. The paper (seed 001) reports that bases shrinking through
     2608 .. 652 (at T_tune = 4096) improve extrapolation fastest; such bases have no sharp
     upper bound, perplexity rises slowly past the tuning length, and base 500 (log-scaled)
-    beats dynamic NTK at long lengths.
+    beats dynamic NTK at long lengths. Domain: ``T_tune`` a whole number >= 1.
     """
-    u = _positive_finite("tuning length", tune_len)
+    u = check_positive_int("tuning length", tune_len)
     return 2 * u / math.pi, u / math.pi, u / _TWO_PI
 
 
@@ -252,10 +259,16 @@ class PairRow(Result):
     frequency: float  # theta_i of pretraining, rad/token
     period: float  # 2*pi/theta_i, tokens
     periods_seen: float  # T_train / period
-    full_period_in_training: bool  # period <= T_train (decided exactly)
-    inside_critical_dimension: bool  # same thing: 2i < d_extra
+    full_period_in_training: bool  # period <= T_train, i.e. 2i < d_extra (decided exactly)
+    # The same fact in Lemma 1's words (2i < d_extra). Both JSON keys are public (``ropelaw
+    # dims --format json`` and the notebooks read either), so both stay; this one is derived
+    # from ``full_period_in_training`` in __post_init__ and can never disagree with it.
+    inside_critical_dimension: bool = field(init=False)
     inference_frequency: float  # theta_i after the scheme (registry)
     inference_period: float  # 2*pi/theta_i after the scheme (inf if theta_i == 0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "inside_critical_dimension", self.full_period_in_training)
 
 
 # -- Liu's bound, and the bound through the registry --------------------------------------
@@ -349,10 +362,6 @@ def _scheme_pair_bound(spec: RopeSpec, k: int) -> tuple[float, float]:
     return float(lo), p_lo
 
 
-def _compact(x: float) -> str:
-    return f"{x:g}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
-
-
 def _scheme_formula(spec: RopeSpec, res: Any, k: int | None, period: float | None) -> str:
     """The headline formula of a scheme bound, in words and symbols."""
     if k is None:
@@ -365,8 +374,8 @@ def _scheme_formula(spec: RopeSpec, res: Any, k: int | None, period: float | Non
     if w is None or period < w:
         return f"2*pi/theta_{k} = {period:,.1f} ({spec.scheme})"
     if kk is None:
-        return f"window w = {_compact(w)} <= 2*pi/theta_{k} = {period:,.1f}: positions never leave one period"
-    return f"w + k*(2*pi/theta_{k} - w) = {_compact(w)} + {_compact(kk)}*({period:,.1f} - {_compact(w)})"
+        return f"window w = {compact(w)} <= 2*pi/theta_{k} = {period:,.1f}: positions never leave one period"
+    return f"w + k*(2*pi/theta_{k} - w) = {compact(w)} + {compact(kk)}*({period:,.1f} - {compact(w)})"
 
 
 def extrapolation_bound(spec: RopeSpec) -> BoundResult:
@@ -414,10 +423,10 @@ def extrapolation_bound(spec: RopeSpec) -> BoundResult:
         period = _TWO_PI * spec.base ** (2 * k / d) if k is not None else None
         trained = float(u)
         if regime == ABOVE and bound == u and d_extra == d:
-            formula = f"T_tune (floor: 2*pi * {_compact(spec.base)}^({d}/{d}) is below it)"
+            formula = f"T_tune (floor: 2*pi * {compact(spec.base)}^({d}/{d}) is below it)"
             note = f"{pairs_note}; the paper's formula falls below the tuning length, which is the bound"
         elif regime == ABOVE:
-            formula = f"2*pi * {_compact(spec.base)}^({d_extra}/{d})"
+            formula = f"2*pi * {compact(spec.base)}^({d_extra}/{d})"
             note = f"{pairs_note}; the base is above the critical base, so the bound follows from the critical dimension"
         else:
             formula = "T_tune"
@@ -472,11 +481,14 @@ def base_for_context(d: int, train_len: float, target: float, pretrain_base: flo
       attained; returns the smallest float above ``b``.
     - otherwise the formula, then adjusted by float ulps so that the returned base reaches
       ``target`` (as computed by the same formula) and the next smaller float does not.
+    Domain: ``d`` even >= 2, ``T_train`` a whole number > 2*pi, ``target`` a real > 0, ``b > 1``.
     """
-    d = _check_d(d)
+    d = check_rotary_dim(d)
     t = _check_length("training length", train_len)
-    target = _positive_finite("target length", target)
-    b = _check_base("pretraining base", pretrain_base)
+    target = check_real("target length", target)  # a real distance the bound must reach
+    if target <= 0:
+        raise ValueError(f"target length must be > 0, got {target!r}")
+    b = check_base("pretraining base", pretrain_base)
     if target <= t:
         return b
     d_extra = critical_dimension(d, t, b)
@@ -507,19 +519,20 @@ def pair_table(spec: RopeSpec, seq_len: int | None = None) -> list[PairRow]:
     T_train up to float noise is classified correctly). ``inference_frequency`` comes from
     ``apply_scheme(spec, seq_len)`` (plain ``beta^(-2i/d)`` for ``"default"``).
     """
+    from .schemes import default_inv_freq  # lazy: ``ropelaw bound`` never builds a pair table
+
     d, t, b = spec.d, spec.train_len, spec.pretrain_base
     d_extra = critical_dimension(d, t, b)
     if spec.scheme == "default":
-        inference = tuple(spec.base ** (-2.0 * i / d) for i in range(d // 2))
+        inference = default_inv_freq(d, spec.base)
     else:
         inference = tuple(_inference(spec, seq_len).inv_freq)
     rows = []
-    for i in range(d // 2):
-        theta = b ** (-2.0 * i / d)
+    for i, theta in enumerate(default_inv_freq(d, b)):
         period = _TWO_PI / theta
         rows.append(PairRow(
             pair=i, frequency=theta, period=period, periods_seen=t / period,
-            full_period_in_training=2 * i < d_extra, inside_critical_dimension=2 * i < d_extra,
+            full_period_in_training=2 * i < d_extra,  # inside_critical_dimension follows (__post_init__)
             inference_frequency=float(inference[i]), inference_period=_period(float(inference[i])),
         ))
     return rows

@@ -363,6 +363,29 @@ def test_hf_config_base_that_is_not_a_number_names_the_key():
         hf_rotary_factory("llama", {"rope_theta": "abc"})
 
 
+@pytest.mark.hf
+@pytest.mark.parametrize("model_type, overrides", [
+    ("llama", {"rope_theta": 500000.0}), ("gpt_neox", {}), ("phi3", {"partial_rotary_factor": 0.5}),
+    ("stablelm", {}), ("persimmon", {}), ("deepseek_v3", {"qk_rope_head_dim": 32}), ("glm", {}),
+])
+def test_hf_config_dims_and_base_come_from_the_loader_and_match_the_module(model_type, overrides):
+    """head_dim / rotary_dim / base of `audit hf` are read through lint.loader.load_mapping (the one
+    place that derives them from a config) and agree with the frequencies transformers' own class
+    builds: rotary_dim = 2 * len(inv_freq), inv_freq[1] = base^(-2/rotary_dim) (RoFormer eq. 15)."""
+    pytest.importorskip("transformers")
+    from ropelaw.audit.runtime import hf_rotary_factory
+    from ropelaw.lint.loader import load_mapping
+
+    factory, info = hf_rotary_factory(model_type, overrides)
+    inv_freq = factory().inv_freq.double().numpy()  # (rotary_dim / 2,) float64
+    assert info["rotary_dim"] == 2 * inv_freq.size
+    assert inv_freq[1] == pytest.approx(info["base"] ** (-2.0 / info["rotary_dim"]), rel=1e-6)
+    transformers = pytest.importorskip("transformers")
+    loaded = load_mapping(transformers.AutoConfig.for_model(model_type, **overrides).to_dict())
+    assert (info["head_dim"], info["rotary_dim"], info["base"]) == (
+        loaded.head_dim.number(), loaded.layers[0].d.number(), loaded.layers[0].base.number())
+
+
 # ---------------------------------------------------------------- (q, k) callables (Falcon <= 4.34)
 
 

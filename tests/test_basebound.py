@@ -159,3 +159,41 @@ def test_bad_input():
         supported_length([], 10)
     with pytest.raises(ValueError):
         supported_length([float("nan")], 10)
+
+
+# -- input validation: the same rules as RopeSpec (spec.check_positive_int / check_real) --------
+def test_integral_floats_are_accepted_like_ints():
+    # d = 128.0 is the even integer 128: theta_i = 1e4^(-2i/128), checked against 30-digit mpmath
+    theta = default_frequencies(128.0, 1e4)
+    assert theta.dtype == np.float64 and theta.shape == (64,)
+    with mpmath.workdps(30):
+        for i, t in enumerate(theta):
+            want = mpmath.mpf(10) ** (-mpmath.mpf(i) / 16)  # 1e4^(-2i/128) = 10^(-8i/128)
+            assert abs(t - want) <= 2 * math.ulp(float(want)), i
+    np.testing.assert_array_equal(theta, default_frequencies(128, 1e4))
+    # length 1000.0 is the length 1000; the answer is checked by direct sums on its two sides
+    b = base_lower_bound(64, 1000.0)
+    assert b == base_lower_bound(64.0, 1000)
+    assert first_negative_direct(default_frequencies(64, b), 1000) is None
+    assert 1e3 <= b < 1e4  # (7.8e3) so the grid step below it is 100
+    below = float(f"{round(b / 100) - 1}e2")  # the previous base on the 2-significant-figure grid
+    assert first_negative_direct(default_frequencies(64, below), 1000) is not None
+
+
+@pytest.mark.parametrize("call", [
+    lambda: base_lower_bound(64, 1000.5),  # used to run silently at length 1000
+    lambda: supported_length([1.0, 0.1], 10.5),
+    lambda: violations([1.0, 0.1], 2.5),
+    lambda: default_frequencies(127.0, 1e4),
+    lambda: default_frequencies(128.5, 1e4),
+    lambda: default_frequencies(True, 1e4),
+])
+def test_non_integral_lengths_and_dims_are_value_errors(call):
+    with pytest.raises(ValueError, match="whole number|even integer"):
+        call()
+
+
+def test_bad_bases_are_value_errors():
+    for base in (1.0, 0.5, float("inf"), float("nan"), "x"):
+        with pytest.raises(ValueError, match="base"):
+            default_frequencies(128, base)

@@ -140,3 +140,20 @@ def test_bad_input_exits_2_with_one_line(capsys, argv):
     assert "Traceback" not in err
     assert len(err.strip().splitlines()) == 1, err
     assert err.startswith("ropelaw")
+
+
+@pytest.mark.parametrize("x,want", [
+    (1e6, "1e6"), (500000.0, "500000"), (1.5e5, "150000"), (1e-5, "1e-5"), (2.5e-7, "2.5e-7"),
+    (1e100, "1e100"), (1e-100, "1e-100"), (10000.0, "10000"),
+])
+def test_compact_numbers_in_formulas(x, want):
+    # %g, then the exponent's sign '+' and leading zero dropped (1e+06 -> 1e6, 1e-05 -> 1e-5)
+    from ropelaw import numfmt, theory
+
+    assert numfmt.compact(x) == want
+    assert theory.compact is numfmt.compact  # one implementation for theory and the commands
+
+
+def test_bound_formula_uses_the_compact_base(capsys):
+    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--base", "1e6")
+    assert code == 0 and "2*pi * 1e6^(92/128)" in out

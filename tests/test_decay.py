@@ -53,3 +53,14 @@ def test_bad_input():
         decay_curve(8, 1.0, [1])
     with pytest.raises(ValueError):
         decay_curve(8, 1e4, [math.inf])
+
+
+def test_integral_float_d_is_accepted_and_fractional_d_is_not():
+    # m = 0: |S_j| = j, mean of 1..d/2 = (d/2 + 1)/2 (module docstring); d = 8.0 is d = 8
+    assert decay_curve(8.0, 1e4, [0]) == [2.5]
+    assert decay_curve(8.0, 1e4, [3.5]) == decay_curve(8, 1e4, [3.5])
+    assert decay_curve(8.0, 1e4, [3.5])[0] == pytest.approx(curve_mp(8, 1e4, 3.5), rel=1e-12)
+    with pytest.raises(ValueError, match="even integer"):
+        decay_curve(8.5, 1e4, [1])
+    with pytest.raises(ValueError, match="base"):
+        decay_curve(8, float("nan"), [1])

@@ -1,6 +1,6 @@
 """Nonsense values are findings, never "ok" (QA regressions of ``ropelaw lint``).
 
-The limits (``ropelaw/lint/rules/values.py``, documented in ``ropelaw rule RV013`` / ``RV017``):
+The limits (``ropelaw/limits.py``: MAX_CONTEXT, MAX_D; documented in ``ropelaw rule RV013`` / ``RV017``):
 
 - a length is a whole number in (2*pi, 2^31 - 1]; 2^31 - 1 is the largest int32, derived here as
   ``np.iinfo(np.int32).max`` (int32 sequence offsets: FlashAttention's ``cu_seqlens``);

@@ -335,6 +335,46 @@ def test_cli_select_ignore_and_default_off(tmp_path, capsys):
     assert main(["lint", str(p), "--target", "32768", "--ignore", "RL101,RL103"]) == 0
 
 
+def test_rules_off_by_default_say_so_in_their_own_definition(capsys):
+    """RP201 (most bf16 configs) and RL104 (a scheme's trade-off, information) are the only rules
+    off by default; that is the rule's own ``default_on`` flag, and `ropelaw rule` says it."""
+    from ropelaw.cli import main
+    from ropelaw.commands.lint import default_select
+
+    assert {r.code for r in all_rules() if not r.default_on} == {"RP201", "RL104"}
+    assert set(default_select()) == {r.code for r in all_rules()} - {"RP201", "RL104"}
+    assert main(["rule", "RL104"]) == 0
+    assert "\nOff by default: enable with --select RL104.\n" in capsys.readouterr().out
+    assert main(["rule", "RL103"]) == 0
+    assert "Off by default" not in capsys.readouterr().out
+
+
+def test_lint_library_does_not_import_the_cli_package():
+    """lint/ is library code: linting every corpus config loads no ropelaw.commands module, and
+    the rotary-dimension limit is one object shared with the CLI (ropelaw.limits)."""
+    import glob
+    import subprocess
+    import sys
+
+    code = ("import glob, sys\n"
+            "from ropelaw.lint.check import lint_config\n"
+            "from ropelaw.lint.loader import load_config\n"
+            "for f in sorted(glob.glob(sys.argv[1] + '/*.json')):\n"
+            "    lint_config(load_config(f))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('ropelaw.commands')))\n")
+    configs = pathlib.Path(__file__).resolve().parent / "configs"
+    assert glob.glob(str(configs / "*.json"))
+    out = subprocess.run([sys.executable, "-c", code, str(configs)], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "[]"
+    from ropelaw import limits
+    from ropelaw.commands import _common
+    from ropelaw.lint.rules import values
+
+    assert values.MAX_D is limits.MAX_D and _common.MAX_D is limits.MAX_D and limits.MAX_D == 2**16
+    assert values.MAX_CONTEXT == 2**31 - 1 and _common.MAX_LENGTH == 2**53
+
+
 def test_rule_command_shows_docs(capsys):
     from ropelaw.cli import main
 

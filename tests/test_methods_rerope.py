@@ -249,3 +249,17 @@ def test_decode_query_ahead_of_cache(kk):
     a = torch.where(p - pos < w, a1, a2) / math.sqrt(8)
     want = torch.softmax(a, dim=-1) @ v
     torch.testing.assert_close(rerope_decode(qi, k, v, p, w, kk), want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("delta,kk,want", [
+    # seed 000's matrices at w = 5: identity inside the window; ReRoPE clips to w; Leaky
+    # ReRoPE continues with slope 1/k: w + (delta - w)/k (hand-computed)
+    (0, None, 0.0), (4, None, 4.0), (5, None, 5.0), (100, None, 5.0),
+    (4, 16.0, 4.0), (5, 16.0, 5.0), (21, 16.0, 6.0), (100, 16.0, 5 + 95 / 16),
+    (100, math.inf, 5.0),  # k = inf is ReRoPE
+])
+def test_relative_position_values_from_the_seed(delta, kk, want):
+    from ropelaw.schemes import encoded_relative_position
+
+    assert rerope_relative_position(delta, 5, kk) == want
+    assert encoded_relative_position(delta, 5, kk) == want  # one map: rerope's calls the scheme's

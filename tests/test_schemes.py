@@ -653,3 +653,14 @@ def test_yarn_correction_dim_with_absurd_beta_is_a_value_error():
 
     with pytest.raises(ValueError, match="beta_fast / beta_slow"):
         yarn_correction_dim(1e308, 128, 10000.0, 4096)
+
+
+def test_periods_are_two_pi_over_theta_and_infinite_for_a_zero_frequency():
+    # a pair whose theta underflowed to 0 never turns: period inf, not ZeroDivisionError
+    res = SchemeResult((1.0, 0.5, 0.0))
+    assert res.periods[:2] == (float(2 * mpmath.pi), float(4 * mpmath.pi))
+    assert res.periods[2] == math.inf
+    # a real underflow: d = 4, base 1e300, pair 1 has theta = 1e300^(-1/2) = 1e-150; linear
+    # interpolation by s = 1e300 gives 1e-450, below the smallest float64 (~4.9e-324): 0
+    tiny = apply_scheme(spec("linear", d=4, base=1e300, factor=1e300))
+    assert tiny.inv_freq[1] == 0.0 and tiny.periods[1] == math.inf

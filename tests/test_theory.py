@@ -396,3 +396,30 @@ def test_result_objects_are_plain_and_render_in_jupyter():
     assert "BoundResult" in html and "129,027" in html
     row = pair_table(RopeSpec(d=8, train_len=100, base=1e4))[0]
     assert "PairRow" in row._repr_html_() and row.to_dict()["pair"] == 0
+
+
+# -- input validation and the pair table's twin fields ----------------------------------------
+def test_integral_floats_pass_and_fractional_lengths_fail_like_ropespec():
+    # seed 001: LLaMA 2 (d = 128, T_train = 4096, b = 1e4) has d_extra = 92, whatever the number type
+    assert critical_dimension(128.0, 4096.0, 1e4) == 92 == 2 * brute_pairs(128, 4096, 1e4)
+    assert critical_base(4096.0, 16384.0) == critical_base(4096, 16384)
+    for call in (lambda: critical_dimension(128, 4096.5), lambda: critical_base(4096, 16384.5),
+                 lambda: threshold_bases(4096.5), lambda: base_for_context(128, 4096.5, 8192)):
+        with pytest.raises(ValueError, match="whole number"):
+            call()
+    with pytest.raises(ValueError, match="even integer"):
+        critical_dimension(128.5, 4096)
+    with pytest.raises(ValueError, match="even integer"):
+        base_for_context(126.0 + 1, 4096, 8192)
+
+
+def test_pair_table_twin_fields_always_agree_with_the_brute_force_count():
+    for spec in (RopeSpec(d=128, train_len=4096), RopeSpec(d=64, train_len=2048, pretrain_base=5e5),
+                 RopeSpec(d=8, train_len=1_000_000, pretrain_base=500.0)):
+        rows = pair_table(spec)
+        inside = brute_pairs(spec.d, spec.train_len, spec.pretrain_base)  # pairs with period <= T_train
+        assert [r.full_period_in_training for r in rows] == [i < inside for i in range(spec.d // 2)]
+        assert all(r.inside_critical_dimension == r.full_period_in_training for r in rows)
+        data = rows[0].to_dict()  # both public JSON keys stay, in their order
+        keys = list(data)
+        assert keys.index("inside_critical_dimension") == keys.index("full_period_in_training") + 1

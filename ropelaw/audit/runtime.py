@@ -1158,13 +1158,7 @@ def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None, 
     plain = [c for n, c in classes if n.lower() == f"{model_type.replace('_', '')}rotaryembedding"
              or (prefix and n == f"{prefix}RotaryEmbedding")]
     cls = plain[0] if plain else min(classes, key=lambda nc: len(nc[0]))[1]
-    heads = getattr(config, "num_attention_heads", None) or getattr(config, "n_head", None)
-    hidden = getattr(config, "hidden_size", None) or getattr(config, "n_embd", None)
-    head_dim = getattr(config, "head_dim", None) or (hidden // heads if hidden and heads else None)
-    frac = (getattr(config, "partial_rotary_factor", None) or getattr(config, "rotary_pct", None) or 1.0)
-    rotary_dim = getattr(config, "rotary_dim", None) or (int(head_dim * frac) if head_dim else None)
-    base = (getattr(config, "rope_theta", None) or getattr(config, "rotary_emb_base", None)
-            or (getattr(config, "rope_parameters", None) or {}).get("rope_theta") or 10000.0)
+    head_dim, rotary_dim, base, config_notes = _rope_dims_of(model_type, config)
     max_pos = getattr(config, "max_position_embeddings", 2048) or 2048
     params = [p.name for p in _params(cls.__init__)]
 
@@ -1214,8 +1208,36 @@ def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None, 
             "class": cls.__name__, "module_file": path, "line": line, "constructor": ctor,
             "head_dim": head_dim, "rotary_dim": rotary_dim, "base": _config_base(model_type, base),
             "max_position_embeddings": used, "max_position_embeddings_config": max_pos,
-            "max_position_embeddings_note": note}
+            "max_position_embeddings_note": note, "config_notes": config_notes}
     return factory, info
+
+
+def _rope_dims_of(model_type: str, config: Any) -> tuple[int | None, int | None, Any, list[str]]:
+    """``(head_dim, rotary_dim, base, notes)`` of a transformers config, through the linter's loader.
+
+    The one place that derives head dim, rotary dims and base from a config is
+    :func:`ropelaw.lint.loader.load_mapping` (``qk_rope_head_dim``, ``kv_channels``,
+    ``partial_rotary_factor`` / ``rotary_pct``, ``rope_theta`` / ``rotary_emb_base`` /
+    ``rope_parameters``, ChatGLM's ``rope_ratio``, architecture defaults); this reads its
+    result. A dimension that cannot be derived is ``None``; a base that is not a number is
+    returned as written (:func:`_config_base` reports it); ``notes`` are the loader's
+    assumptions (e.g. a base taken from the architecture's default).
+    """
+    from ..lint.loader import load_mapping
+
+    label = f"{model_type} config"
+    try:
+        loaded = load_mapping(config.to_dict(), path=label)
+    except ValueError as exc:  # UsageError / NotARopeConfig: one line naming the config
+        raise ValueError(f"{model_type}: cannot read the RoPE settings of its config: {exc}") from None
+    main = loaded.layers[0]
+
+    def whole(v) -> int | None:
+        x = v.number() if v is not None else None
+        return int(x) if x is not None else None
+
+    base = main.base.number()
+    return whole(loaded.head_dim), whole(main.d), main.base.raw if base is None else base, list(loaded.notes)
 
 
 def rebuild_max_positions(length: int, config_value: int) -> int:

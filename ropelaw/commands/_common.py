@@ -8,6 +8,7 @@ import math
 import sys
 from typing import Any
 
+from ..limits import MAX_D, MAX_LENGTH
 from ..spec import RopeSpec
 
 
@@ -20,10 +21,6 @@ def number(text: str) -> float:
     if not math.isfinite(x):
         raise argparse.ArgumentTypeError(f"must be finite: {text!r}")
     return x
-
-
-MAX_LENGTH = 2 ** 53  # beyond it token positions stop being integers in float64: no real context is longer
-MAX_D = 1 << 16  # rotary dims beyond this are a typo, not a model (the linter's limit too: lint.check.MAX_D)
 
 
 def length(text: str) -> int:

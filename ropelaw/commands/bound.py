@@ -29,11 +29,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_format(parser)
 
 
-def compact(x: float) -> str:
-    """``1e6`` -> ``1e6``, ``500000`` -> ``500000``, ``1.5e5`` stays short (for formulas)."""
-    return f"{x:g}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
-
-
 def _row(label: str, value: str, note: str = "") -> str:
     line = f"  {label:<22}{value:<16}{note}" if note else f"  {label:<22}{value}"
     return line.rstrip()
@@ -47,6 +42,7 @@ def _tokens(x: float) -> str:
 
 
 def render_text(r: Any, spec: Any) -> str:
+    from ..numfmt import compact
     from ._common import fmt_int, fmt_num
 
     tuned = spec.tune_len is not None and spec.tune_len != spec.train_len

@@ -36,7 +36,7 @@ def _num(x: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..theory import critical_dimension, pair_table
-    from .bound import compact
+    from ..numfmt import compact
     from ._common import emit_json, spec_from_args
 
     spec = spec_from_args(args)

@@ -25,7 +25,7 @@ DESCRIPTION = (
     "Lengths: the training length is original_max_position_embeddings when a scaling scheme is set,\n"
     "max_position_embeddings / factor for linear scaling without it, a training config's seq_length,\n"
     "else max_position_embeddings; the target is max_position_embeddings. --train / --target /\n"
-    "--tune override. RP201 is off by default (--select RP201 to enable)."
+    "--tune override. RP201 and RL104 are off by default (--select RP201,RL104 to enable)."
 )
 
 
@@ -49,11 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def default_select() -> list[str]:
-    """Every lint rule except the ones off by default (RP201, RL104)."""
+    """Every rule that is on by default (``Rule.default_on``; RP201 and RL104 are not)."""
     from ..findings import all_rules
-    from ..lint.rules.dtype import DEFAULT_OFF
 
-    return [r.code for r in all_rules() if r.code not in DEFAULT_OFF]
+    return [r.code for r in all_rules() if r.default_on]
 
 
 def collect(paths: list[str]) -> list[tuple[str, bool]]:
@@ -115,12 +114,12 @@ def run(args: argparse.Namespace) -> int:
     select = parse_selectors(args.select, "--select")
     ignore = parse_selectors(args.ignore, "--ignore")
     from ..lint.loader import fmt_count
-    from ..lint.rules.values import MAX_LENGTH
+    from ..limits import MAX_CONTEXT
 
     for flag, n in (("--train", args.train), ("--target", args.target), ("--tune", args.tune)):
-        if n is not None and n > MAX_LENGTH:
+        if n is not None and n > MAX_CONTEXT:
             raise ValueError(f"{flag} {fmt_count(n)} is beyond the longest context lint accepts "
-                             f"(2^31 - 1 = {MAX_LENGTH:,} tokens, see `ropelaw rule RV013`)")
+                             f"(2^31 - 1 = {MAX_CONTEXT:,} tokens, see `ropelaw rule RV013`)")
     if args.tune is not None and args.train is not None and args.tune < args.train:
         raise ValueError(f"--tune {args.tune} must be >= --train {args.train}")
     progress = (not args.no_progress and args.format == "text" and sys.stderr.isatty())

@@ -20,7 +20,8 @@ def run(args: argparse.Namespace) -> int:
     if args.all or args.code is None:
         rules = all_rules()
         if args.format == "json":
-            emit_json([{"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary} for r in rules])
+            emit_json([{"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
+                        "default_on": r.default_on} for r in rules])
         else:
             for r in rules:
                 print(f"{r.code}  {r.name:<34} {r.severity:<8} {r.summary}")
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit_json({"code": rule.code, "name": rule.name, "severity": rule.severity, "summary": rule.summary,
                    "what": rule.what, "why": rule.why, "example": rule.example, "fix": rule.fix,
-                   "references": list(rule.references)})
+                   "references": list(rule.references), "default_on": rule.default_on})
     else:
         print(rule.doc(), end="")
     return 0

@@ -28,10 +28,11 @@ from typing import Any
 from ..findings import Finding
 from ..results import Result
 from ..spec import RopeSpec
-from .loader import LoadedConfig, fmt_count
-from .rules.values import MAX_D, MAX_LENGTH, factor_problem, length_problem
+from .loader import LoadedConfig, fmt_count, fmt_short
+from ..limits import MAX_CONTEXT, MAX_D
+from .rules.values import factor_problem, length_problem
 
-__all__ = ["LayerAnalysis", "LintResult", "lint_config", "MAX_D", "MAX_LENGTH", "length_problems"]
+__all__ = ["LayerAnalysis", "LintResult", "lint_config", "MAX_D", "MAX_CONTEXT", "length_problems"]
 
 SMALLEST_NORMAL = sys.float_info.min  # 2.2250738585072014e-308: below it a frequency has lost precision
 # Fastest meaningful rotation: pi rad/token. A pair turning theta > pi per token is indistinguishable from
@@ -125,14 +126,12 @@ class LintResult(Result):
 
     def ok_line(self) -> str:
         """``path: ok (d=128, base 1e6, trained 32,768, target 32,768, bound 129,027)``."""
-        from .rules.lengths import _g as fmt_num
-
         parts = []
         for a in self.layers:
             if a.spec is None:
                 continue
             s = a.spec
-            bits = [f"d={s.d}", f"base {fmt_num(s.base)}"]
+            bits = [f"d={s.d}", f"base {fmt_short(s.base)}"]
             if s.scheme != "default":
                 bits.append(f"{s.scheme}")
             if a is self.layers[0]:
@@ -188,7 +187,7 @@ def _analyse(cfg: LoadedConfig, i: int, bad_lengths: list[str]) -> LayerAnalysis
 
     g = cfg.layers[i]
     w = g.window.number() if g.window is not None else None
-    window = int(w) if w is not None and w == int(w) and 1 <= w <= MAX_LENGTH else None
+    window = int(w) if w is not None and w == int(w) and 1 <= w <= MAX_CONTEXT else None
     if bad_lengths:
         return LayerAnalysis(g.label, None, f"{bad_lengths[0]}: not analysed", 0, "no usable target", window)
     try:

@@ -52,7 +52,7 @@ from ..spec import RopeSpec
 
 __all__ = [
     "Value", "RopeLayer", "LoadedConfig", "NotARopeConfig", "OptionError", "ARCH_DEFAULTS", "CONFIG_SUFFIXES",
-    "read_document", "load_config", "load_mapping", "config_files",
+    "read_document", "load_config", "load_mapping", "config_files", "fmt_count", "fmt_short", "show_value",
     "json_positions", "yaml_positions", "toml_positions",
 ]
 
@@ -74,7 +74,6 @@ class OptionError(UsageError):
 Path = tuple  # tuple[str | int, ...]
 Positions = dict  # dict[Path, tuple[int, int]]
 
-__all__ = ["json_positions", "yaml_positions", "toml_positions"]
 
 _WS = " \t\r\n"
 _NUMBER = re.compile(r"-?(?:Infinity|NaN|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)")
@@ -507,6 +506,34 @@ def fmt_count(n: float) -> str:
     if abs(x) >= COMPACT_FROM:
         return f"{x:.6g}".replace("e+", "e")
     return f"{int(x):,}" if x.is_integer() else f"{x:,.1f}"
+
+
+def fmt_short(x: Any) -> str:
+    """A base, factor or other real number for a lint message.
+
+    From 1e5 on: 2 significant digits when that is exact (``500000`` -> ``5e5``), else 3
+    (``131072`` -> ``1.31e5``). Below: whole numbers with thousands separators (``71,738``),
+    others with one decimal (``0.5``), or 8 significant digits when one decimal would read as a
+    whole number (``1.0000001``); nonzero magnitudes below 1e-3 as ``%.3g`` (``1e-5``).
+    ``None`` -> ``-``, infinities -> ``inf``, NaN -> ``nan``.
+    """
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    if x != x:
+        return "nan"
+    if abs(x) >= 1e5:
+        s = f"{x:.2g}" if float(f"{x:.2g}") == x else f"{x:.3g}"
+        return s.replace("e+0", "e").replace("e+", "e")
+    if x != 0 and abs(x) < 1e-3:
+        return f"{x:.3g}".replace("e+0", "e").replace("e+", "e")
+    if abs(x - round(x)) < 1e-9:
+        return f"{int(round(x)):,}"
+    text = f"{x:,.1f}"
+    if float(text.replace(",", "")) == round(x):
+        return f"{x:.8g}"
+    return text
 
 
 def show_value(x: Any) -> str:

@@ -34,6 +34,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from ..schemes import encoded_relative_position
 from . import _merged
 from .logn import scale_queries_logn
 from .rope import LAYOUTS, angle_dtype, apply_rope, check_rotary_dim, rope_cos_sin, rope_inv_freq
@@ -46,13 +47,10 @@ DEFAULT_BLOCK = 32  # query rows per near-band block: band work is L * (block + 
 def rerope_relative_position(delta: float, window: float, leaky_k: float | None = None) -> float:
     """Relative position used for a query-key distance ``delta >= 0`` (seed 000, matrices).
 
-    delta < w: delta; else w (ReRoPE) or w + (delta - w)/k (Leaky ReRoPE).
+    delta < w: delta; else w (ReRoPE) or w + (delta - w)/k (Leaky ReRoPE). The map of
+    :func:`ropelaw.schemes.encoded_relative_position` with a window (one implementation).
     """
-    if delta < window:
-        return float(delta)
-    if leaky_k is None:
-        return float(window)
-    return window + (delta - window) / leaky_k
+    return encoded_relative_position(delta, window, leaky_k)
 
 
 def _check_window(window: float, leaky_k: float | None) -> int:

@@ -6,8 +6,8 @@ that ``model.to(dtype)`` converted (seed 004, Baichuan's bf16 position collision
 transformers' own rotary classes compute them in float32, so on those models the risk is in
 custom code. Counts come from ``formats.exact_positions`` (closed form, exact).
 
-RP201 is **off by default** (every bf16 config would carry it): enable it with
-``--select RP201`` (or ``--select RP`` / ``ALL``). RP202 is on.
+RP201 is **off by default** (``default_on=False`` in its definition; every bf16 config would
+carry it): enable it with ``--select RP201`` (or ``--select RP`` / ``ALL``). RP202 is on.
 """
 
 from __future__ import annotations
@@ -16,21 +16,19 @@ from ...findings import Finding, define_rule
 from ..loader import LoadedConfig, fmt_count
 
 SEED = "Baichuan (seed 004): bf16 position ids collide past 256, RoPE loses relative positions"
-# off unless selected: informational, and they would flag most real bf16 / scaled configs
-DEFAULT_OFF = ("RP201", "RL104")
 
 INEXACT = define_rule(
     "RP201", "positions-inexact-in-dtype", "info",
     "position ids at the target context are not all exact in the config's dtype",
     what="With the config's dtype (torch_dtype / dtype / precision), counts how many of the positions "
-         "0 .. target-1 the format represents exactly, the first inexact one and the spacing at the end. "
-         "Off by default; enable with --select RP201.",
+         "0 .. target-1 the format represents exactly, the first inexact one and the spacing at the end.",
     why="If model code computes positions or angles in bf16/fp16, neighbouring positions collapse onto one "
         "value (bf16 is exact only to 256): relative positions are lost and attention degrades with length.",
     example='{"torch_dtype": "bfloat16", "max_position_embeddings": 8192}',
     fix="Compute positions and angles in float32: torch.arange(n, dtype=torch.int64).float() and an fp32 "
         "inv_freq, then cast cos/sin to the model dtype.",
     references=(SEED, "IEEE 754-2019 binary16; bfloat16 (Google Brain float)"),
+    default_on=False,  # informational, and it would flag nearly every real bf16 config
 )
 OVERFLOW = define_rule(
     "RP202", "positions-overflow-in-dtype", "error",

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any
 
 from ...findings import Finding, define_rule
-from ..loader import LoadedConfig, fmt_count
+from ..loader import LoadedConfig, fmt_count, fmt_short
 
 LIU = "Liu et al. 2023, Scaling Laws of RoPE-based Extrapolation, arXiv 2310.05209, Lemma 1 and Theorem 3"
 MEN = "Men et al. 2024, Base of RoPE Bounds Context Length, arXiv 2405.14591, sec. 3-4 (B_{m,theta} >= 0)"
@@ -101,6 +100,7 @@ SCHEME_BELOW_LOWER_BOUND = define_rule(
     fix="Test retrieval (needle / passkey) at the distances named; if it fails there, raise the original base or "
         "the scheme's factor, or advertise the supported length.",
     references=(MEN, "Peng et al. 2023, YaRN, arXiv 2309.00071"),
+    default_on=False,  # information about a scheme's trade-off, not a defect: reported when selected
 )
 
 
@@ -201,21 +201,21 @@ def check(cfg: LoadedConfig, i: int, a) -> list[Finding]:
     if spec.scheme == "default" and length > b:
         try:
             need = base_for_context(spec.d, spec.train_len, length, pretrain_base=spec.pretrain_base)
-            need_txt = f"; a base of {_g(need)} reaches it"
+            need_txt = f"; a base of {fmt_short(need)} reaches it"
         except ValueError:
             need, need_txt = None, ""
         out.append(Finding.of(
             BEYOND_BOUND,
             f"{_who(cfg, i)}{what} {fmt_count(length)} tokens [{a.length_note}] exceeds the extrapolation bound "
-            f"{fmt_count(round(b))} of d={spec.d}, base {_g(spec.base)} [{g.base.where}], {trained}{tuned} "
+            f"{fmt_count(round(b))} of d={spec.d}, base {fmt_short(spec.base)} [{g.base.where}], {trained}{tuned} "
             f"(critical dimension {bound.critical_dimension})" + need_txt,
             path=cfg.path, line=line, column=col,
-            fix=(f"raise the base to >= {_g(need)} and continue training (Liu et al.: even at "
+            fix=(f"raise the base to >= {fmt_short(need)} and continue training (Liu et al.: even at "
                  f"{fmt_count(spec.train_len)} tokens), or use a scaling scheme for {fmt_count(length)}" if need else None),
             length=length, extrapolation_bound=b, base_for_target=need, critical_dimension=bound.critical_dimension,
         ))
     elif spec.scheme not in ("default", "dynamic") and length > b:
-        params = ", ".join(f"{k} {_g(v) if isinstance(v, (int, float)) else '[...]'}"
+        params = ", ".join(f"{k} {fmt_short(v) if isinstance(v, (int, float)) else '[...]'}"
                            for k, v in spec.param_dict().items() if k not in ("short_factor", "long_factor"))
         k = bound.critical_pair
         if k is not None and bound.critical_pair_period is not None:
@@ -229,7 +229,7 @@ def check(cfg: LoadedConfig, i: int, a) -> list[Finding]:
             BEYOND_SCHEME_BOUND,
             f"{_who(cfg, i)}{what} {fmt_count(length)} tokens [{a.length_note}] exceeds the bound "
             f"{fmt_count(round(b))} through scheme {spec.scheme!r} ({params}; d={spec.d}, {trained}{tuned}, "
-            f"base {_g(spec.base)}): {why}; assumes no tuning at the target (--tune says otherwise)",
+            f"base {fmt_short(spec.base)}): {why}; assumes no tuning at the target (--tune says otherwise)",
             path=cfg.path, line=line, column=col,
             length=length, extrapolation_bound=b, scheme=spec.scheme, critical_pair=k,
         ))
@@ -256,11 +256,12 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int) -> list[F
         line, col = g.base.line, g.base.column
     base = single_base(spec, a.scheme_result)
     if base is None:
-        params = ", ".join(f"{k} {fmt_count(v) if isinstance(v, int) else _g(v)}"
+        params = ", ".join(f"{k} {fmt_count(v) if isinstance(v, int) else fmt_short(v)}"
                            for k, v in spec.param_dict().items() if isinstance(v, (int, float)))
         return [Finding.of(
             SCHEME_BELOW_LOWER_BOUND,
-            f"{_who(cfg, i)}scheme {spec.scheme!r} frequencies ({params}; d={spec.d}, base {_g(spec.base)}) keep "
+            f"{_who(cfg, i)}scheme {spec.scheme!r} frequencies ({params}; d={spec.d}, "
+            f"base {fmt_short(spec.base)}) keep "
             f"Men et al.'s B_(m,theta) >= 0 only to {fmt_count(sup)} of {at}: {evidence}; they are not of the "
             f"form b^(-2i/d), so no base lower bound applies",
             path=cfg.path, line=line, column=col,
@@ -272,15 +273,15 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int) -> list[F
         return []  # at or above the smallest base that supports the context: not below the bound
     lb_up = lb  # a grid value: already 2 significant figures, and it passes (no rounding needed)
     if spec.scheme == "default" or base == spec.base:
-        who_base = f"base {_g(base)} [{g.base.where}]"
-        need = f"the base to >= {_g(lb_up)}"
+        who_base = f"base {fmt_short(base)} [{g.base.where}]"
+        need = f"the base to >= {fmt_short(lb_up)}"
     else:
-        who_base = (f"scheme {spec.scheme!r} scaled base {_g(base)} (rope_theta {_g(spec.base)} "
+        who_base = (f"scheme {spec.scheme!r} scaled base {fmt_short(base)} (rope_theta {fmt_short(spec.base)} "
                     f"[{g.base.where}])")
-        need = (f"the base to >= {_g(_up2(lb_up * spec.base / base))} (scaled base >= {_g(lb_up)})"
+        need = (f"the base to >= {fmt_short(_up2(lb_up * spec.base / base))} (scaled base >= {fmt_short(lb_up)})"
                 if lb_up is not None else "")
     if lb_up is not None:
-        head = (f"{who_base} is below Men et al.'s lower bound {_g(lb_up)} for {at} at d={spec.d} "
+        head = (f"{who_base} is below Men et al.'s lower bound {fmt_short(lb_up)} for {at} at d={spec.d} "
                 f"(the smallest 2-significant-figure base keeping B_(m,theta) >= 0 for every m <= {fmt_count(reach)})")
         fix = (f"raise {need} and train at that base for {fmt_count(reach)} tokens, or " +
                (f"advertise at most {fmt_count(sup)} tokens" if reach == length else
@@ -291,7 +292,7 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int) -> list[F
         fix = f"use more rotary dims, or advertise at most {fmt_count(sup)} tokens"
     return [Finding.of(
         BELOW_LOWER_BOUND,
-        f"{_who(cfg, i)}{head}; at base {_g(base)}, {evidence}",
+        f"{_who(cfg, i)}{head}; at base {fmt_short(base)}, {evidence}",
         path=cfg.path, line=line, column=col, fix=fix,
         length=reach, base=base, base_lower_bound=lb_up, supported_length=sup, violations=bad,
     )]
@@ -304,16 +305,3 @@ def _up2(x: float) -> float:
     e = math.floor(math.log10(x)) - 1
     step = 10.0 ** e
     return math.ceil(x / step - 1e-12) * step
-
-
-def _g(x: Any) -> str:
-    from ...commands._common import fmt_num
-
-    if x is None:
-        return "-"
-    if isinstance(x, float) and math.isinf(x):
-        return "inf"
-    if abs(x) >= 1e5:
-        s = f"{x:.2g}" if float(f"{x:.2g}") == x else f"{x:.3g}"
-        return s.replace("e+0", "e").replace("e+", "e")
-    return fmt_num(x)

@@ -13,25 +13,21 @@ from fractions import Fraction
 from typing import Any, Iterator
 
 from ...findings import Finding, define_rule
+from ...limits import MAX_CONTEXT, MAX_D
 from ..loader import LoadedConfig, Value, show_value, canonical_scheme, fmt_count
 
 # -- plausibility limits (values of the right type that no real model has) --------------------
-# Lengths: 2**31 - 1 tokens. Sequence offsets are int32 in the attention kernels long-context
-# training relies on (FlashAttention's varlen ``cu_seqlens`` must be torch.int32), so a longer
-# sequence cannot be indexed there; it is ~200x the longest context a public RoPE config
-# advertises (Llama 4 Scout, max_position_embeddings 10,485,760). Anything above is a typo
-# (1e30 is transformers' VERY_LARGE_INTEGER sentinel, found in tokenizer configs).
-MAX_LENGTH = 2**31 - 1
+# Lengths: MAX_CONTEXT = 2**31 - 1 tokens, the int32 limit of sequence offsets (ropelaw.limits);
+# rotary dims: MAX_D = 2**16 (ropelaw.limits, shared with the CLI).
 # Scaling factors: 2**20. A factor s is designed for s x the original context; with 2,048, the
 # shortest pre-training context in the corpus (tests/configs: GPT-NeoX-20B, Pythia, Falcon),
-# s = 2**20 designs 2**31 tokens, beyond MAX_LENGTH. Public configs use 2 .. 40 (Qwen2.5 YaRN 4,
+# s = 2**20 designs 2**31 tokens, beyond MAX_CONTEXT. Public configs use 2 .. 40 (Qwen2.5 YaRN 4,
 # Llama 3.1 8, DeepSeek-V3 40; Phi-3-128k's LongRoPE ratio is 32). Independently, a factor
-# with s x original > MAX_LENGTH is flagged for the config's own original length. (Far beyond
+# with s x original > MAX_CONTEXT is flagged for the config's own original length. (Far beyond
 # the limit the scaled frequencies underflow: base 1e4, d 128, s 1e308 gives
 # 1e4^(-126/128) / 1e308 = 1.2e-312, a subnormal float64.)
 MAX_FACTOR = 2**20
-MAX_D = 1 << 16  # rotary dims beyond this are a typo, not a model: no frequencies are built
-_LENGTH_LIMIT = f"2^31 - 1 = {MAX_LENGTH:,} tokens, the int32 limit of sequence offsets"
+_LENGTH_LIMIT = f"2^31 - 1 = {MAX_CONTEXT:,} tokens, the int32 limit of sequence offsets"
 _FACTOR_LIMIT = f"2^20 = {MAX_FACTOR:,}"
 
 HF_ROPE = "transformers: src/transformers/modeling_rope_utils.py (ROPE_INIT_FUNCTIONS, rope_config_validation)"
@@ -230,7 +226,7 @@ OUT_OF_RANGE = define_rule(
 
 def length_problem(v: Value | None, *, minimum: bool = True) -> str | None:
     """Why ``v`` is not a usable context length, or None (also None when it is not a finite
-    number at all: RV001/RV002 report that). A length is a whole number <= MAX_LENGTH and,
+    number at all: RV001/RV002 report that). A length is a whole number <= MAX_CONTEXT and,
     with ``minimum``, > 2*pi (Liu et al. Lemma 1 needs T > 2*pi). Integers are compared exactly."""
     if v is None:
         return None
@@ -242,7 +238,7 @@ def length_problem(v: Value | None, *, minimum: bool = True) -> str | None:
     whole = x.is_integer() if isinstance(x, float) else isinstance(x, int)
     if not whole:
         return f"{name} must be a whole number, got {show_value(x)}"
-    if (x if isinstance(x, int) else n) > MAX_LENGTH:
+    if (x if isinstance(x, int) else n) > MAX_CONTEXT:
         return f"{name} = {fmt_count(x)} is beyond any real context (> {_LENGTH_LIMIT})"
     if minimum and n <= 2 * math.pi:
         return f"{name} = {fmt_count(n)} is not a context length (must exceed 2*pi)"
@@ -251,7 +247,7 @@ def length_problem(v: Value | None, *, minimum: bool = True) -> str | None:
 
 def factor_problem(cfg: LoadedConfig, g) -> tuple[Value, str] | None:
     """``(factor value, message)`` when layer group ``g``'s scaling factor is out of range:
-    above MAX_FACTOR, or factor x original context > MAX_LENGTH (exact: Fraction). The
+    above MAX_FACTOR, or factor x original context > MAX_CONTEXT (exact: Fraction). The
     original context is the scheme's original_max_position_embeddings, else the training length."""
     f = g.params.get("factor")
     if f is None or f.number() is None:
@@ -265,7 +261,7 @@ def factor_problem(cfg: LoadedConfig, g) -> tuple[Value, str] | None:
     if on is None or length_problem(orig) is not None or on < 1:
         return None
     designed = Fraction(s) * Fraction(on)
-    if designed > MAX_LENGTH:
+    if designed > MAX_CONTEXT:
         return f, (f"{f.key or 'factor'} {fmt_count(s)} x original context {fmt_count(on)} [{orig.where}] = "
                    f"{fmt_count(float(designed))} tokens is beyond any real context (> {_LENGTH_LIMIT})")
     return None
@@ -383,7 +379,7 @@ def check(cfg: LoadedConfig) -> list[Finding]:
         why = length_problem(v, minimum=not any(v is w for w in windows))
         if why is not None and "whole number" not in why:
             out.append(_at(cfg, BAD_LENGTH, v, why, length=v.raw if isinstance(v.raw, int) else v.number(),
-                           max_length=MAX_LENGTH))
+                           max_length=MAX_CONTEXT))
     mx, og = cfg.max_pos, cfg.original_max
     if mx is not None and og is not None and mx.number() and og.number() and og.number() > mx.number() \
             and cfg.layers[0].scheme.raw not in (None, "default"):

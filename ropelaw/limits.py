@@ -1,0 +1,33 @@
+"""Plausibility limits on inputs, each defined once with the reason for its value (stdlib only).
+
+Two length limits with different meanings, hence different names:
+
+- :data:`MAX_LENGTH` (2**53): the longest length the CLI's formulas take (``--train``,
+  ``--target`` ... of ``bound``, ``base``, ``dims``, ``audit``): beyond it token positions are no
+  longer exact integers in float64, so no formula over positions means anything.
+- :data:`MAX_CONTEXT` (2**31 - 1): the longest context ``ropelaw lint`` accepts in a config or
+  on its command line (RV013): the int32 limit of sequence offsets in attention kernels.
+
+:data:`MAX_D` is the same limit everywhere: the CLI refuses larger ``--d`` and the linter
+reports a larger rotary dimension (RV017) without analysing it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MAX_D", "MAX_LENGTH", "MAX_CONTEXT"]
+
+# Rotary dimensions: 2**16. Real models rotate 32 .. 512 dims per head (DeepSeek MLA 64, Gemma
+# 256); beyond 65,536 the value is a typo, and the per-pair work (O(d)) would be wasted on it.
+MAX_D = 1 << 16
+
+# Lengths the CLI's formulas take: 2**53, the first integer after which float64 has gaps
+# (2**53 + 1 is not representable), so positions stop being exact integers. No real context
+# is anywhere near.
+MAX_LENGTH = 2**53
+
+# Contexts in configs (lint): 2**31 - 1 tokens. Sequence offsets are int32 in the attention
+# kernels long-context training relies on (FlashAttention's varlen ``cu_seqlens`` must be
+# torch.int32), so a longer sequence cannot be indexed there; it is ~200x the longest context a
+# public RoPE config advertises (Llama 4 Scout, max_position_embeddings 10,485,760). Anything
+# above is a typo (1e30 is transformers' VERY_LARGE_INTEGER sentinel, found in tokenizer configs).
+MAX_CONTEXT = 2**31 - 1
