@@ -34,15 +34,9 @@ THREADS = 2
 
 
 def machine() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    from bench_startup import cpu_model
+
+    cpu = cpu_model()
     import torch
 
     return {"cpu": cpu, "nproc": os.cpu_count(), "torch": torch.__version__, "threads": THREADS,

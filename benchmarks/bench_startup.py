@@ -15,17 +15,20 @@ import sys
 import time
 
 
-def machine() -> str:
-    model = "unknown CPU"
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (the other benchmarks import this)."""
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
                 if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return f"{model}, nproc {os.cpu_count()}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def machine() -> str:
+    return f"{cpu_model()}, nproc {os.cpu_count()}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
 def median_time(cmd: list[str], runs: int) -> float:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from .numfmt import plain_exponent
 from .spec import RopeSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -98,7 +99,7 @@ def _tokens(n: float) -> str:
 def _num(x: float) -> str:
     """Compact number for labels: 71,738 / 1e+06 / 2,607.6."""
     if x >= 1e7:
-        return f"{x:.2g}".replace("e+0", "e").replace("e+", "e")
+        return plain_exponent(f"{x:.2g}")
     if abs(x - round(x)) < 1e-9:
         return f"{round(x):,}"
     return f"{x:,.1f}"

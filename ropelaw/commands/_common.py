@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ..limits import MAX_D, MAX_LENGTH
+from ..numfmt import plain_exponent
 from ..spec import RopeSpec
 
 
@@ -156,5 +157,5 @@ def fmt_num(x: float) -> str:
     if math.isinf(x):
         return "inf"
     if x != 0 and (abs(x) >= 1e7 or abs(x) < 1e-3):
-        return f"{x:.3g}".replace("e+0", "e").replace("e+", "e")
+        return plain_exponent(f"{x:.3g}")
     return fmt_int(x)

@@ -47,6 +47,7 @@ def _men_too_costly(d: int, target: int) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from ..spec import RopeSpec
     from ..theory import _liu_bound, base_for_context, critical_dimension
+    from ..numfmt import plain_exponent
     from ._common import check_d_limit, emit_json, fmt_int, fmt_num
 
     check_d_limit(args.d)
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if men is None:
         print(f"  {'Men et al. lower bound':<24}{'-':<14}not computed: {men_skipped}")
         return 0
-    men_text = f"{men:.1e}".replace("e+0", "e").replace("e+", "e")  # the grid has 2 significant figures
+    men_text = plain_exponent(f"{men:.1e}")  # the grid has 2 significant figures
     print(f"  {'Men et al. lower bound':<24}{men_text:<14}smallest 2-significant-figure base with "
           f"sum_i cos(m*theta_i) >= 0 for all m <= {fmt_int(target)}")
     return 0

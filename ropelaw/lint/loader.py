@@ -48,6 +48,7 @@ from fractions import Fraction
 from typing import Any, Mapping
 
 from ..errors import UsageError
+from ..numfmt import plain_exponent
 from ..spec import RopeSpec
 
 __all__ = [
@@ -525,9 +526,9 @@ def fmt_short(x: Any) -> str:
         return "nan"
     if abs(x) >= 1e5:
         s = f"{x:.2g}" if float(f"{x:.2g}") == x else f"{x:.3g}"
-        return s.replace("e+0", "e").replace("e+", "e")
+        return plain_exponent(s)
     if x != 0 and abs(x) < 1e-3:
-        return f"{x:.3g}".replace("e+0", "e").replace("e+", "e")
+        return plain_exponent(f"{x:.3g}")
     if abs(x - round(x)) < 1e-9:
         return f"{int(round(x)):,}"
     text = f"{x:,.1f}"
