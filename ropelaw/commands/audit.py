@@ -23,10 +23,10 @@ Find positions, angles and frequencies that pass through bf16/fp16 (seed 004: bf
 
 def _add_code_arguments(p: argparse.ArgumentParser) -> None:
     from ..report import FORMATS
-    from ._common import length
+    from ._common import add_format, length
 
     p.add_argument("paths", nargs="+", metavar="PATH", help=".py files or directories (searched recursively for *.py)")
-    p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    add_format(p, FORMATS)
     p.add_argument("--select", action="append", default=[], metavar="CODES",
                    help="only these codes or prefixes, comma-separated (RP1, RP101); repeatable")
     p.add_argument("--ignore", action="append", default=[], metavar="CODES",

@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import emit_json, length, number, param
+from ..report import FORMATS
+from ._common import add_format, emit_json, length, number, param
 
-_FORMATS = ("text", "json", "sarif", "github")
 _SCENARIO_CHOICES = ("cast", "default", "autocast", "all")
 
 
@@ -24,7 +24,7 @@ def _add_runtime_common(p: argparse.ArgumentParser) -> None:
                         "autocast: called inside torch.autocast('cpu', dtype); all (default)")
     p.add_argument("--base", type=number, default=None, metavar="B",
                    help="nominal RoPE base (default: fitted to a float32 build of the module)")
-    p.add_argument("--format", choices=_FORMATS, default="text", help="output format (default: text)")
+    add_format(p, FORMATS)
 
 
 def add_module_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,7 +48,7 @@ def add_hf_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_checkpoint_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="a .safetensors file or a torch file (loaded weights_only)")
-    p.add_argument("--format", choices=_FORMATS, default="text", help="output format (default: text)")
+    add_format(p, FORMATS)
 
 
 def _scenarios(choice: str) -> list[str]:

@@ -30,7 +30,8 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ._common import length
+    from ..report import FORMATS
+    from ._common import add_format, length
 
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="config files or directories (every *.json, *.yaml, *.yml, *.toml inside)")
@@ -40,8 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="context the model must serve (default: max_position_embeddings)")
     parser.add_argument("--tune", type=length, default=None, metavar="T",
                         help="length of a tuning / context-extension run (default: none)")
-    parser.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text",
-                        help="output format (default: text)")
+    add_format(parser, FORMATS)
     parser.add_argument("--select", default=None, metavar="CODES",
                         help="comma-separated codes or prefixes to report (e.g. RL,RV001; ALL for every rule)")
     parser.add_argument("--ignore", default=None, metavar="CODES", help="comma-separated codes or prefixes to drop")
