@@ -46,7 +46,7 @@ def _men_too_costly(d: int, target: int) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from ..spec import RopeSpec
-    from ..theory import _liu_bound, base_for_context, critical_dimension
+    from ..theory import base_for_context, critical_dimension, extrapolation_bound
     from ..numfmt import plain_exponent
     from ._common import check_d_limit, emit_json, fmt_int, fmt_num
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     d, t, b, target = spec.d, spec.train_len, spec.pretrain_base, args.target
     d_extra = critical_dimension(d, t, b)
     scaling = base_for_context(d, t, target, b)
-    reached = _liu_bound(d, t, b, scaling, d_extra)
+    reached = extrapolation_bound(spec.with_(base=scaling)).extrapolation_bound  # tuned at T_train
     men_skipped = _men_too_costly(d, target)
     if men_skipped is None:
         from ..basebound import base_lower_bound  # numpy: only here, not in `ropelaw bound`
