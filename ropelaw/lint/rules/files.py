@@ -15,7 +15,8 @@ UNREADABLE = define_rule(
     "RE101", "unreadable-config", "error",
     "a config file could not be read as text",
     what="Reports a *.json / *.yaml / *.yml / *.toml file found in a directory scan that cannot be read: "
-         "an I/O error, a binary file, text that is not UTF-8, or a file over 16 MiB.",
+         "an I/O error, a binary file, text that is not UTF-8, a file over 16 MiB, or a path that is not a "
+         "regular file (a FIFO, a device such as /dev/zero, a socket: refused before reading).",
     why="A config the linter cannot read is a config nobody checked.",
     example="configs/model.json containing safetensors bytes",
     fix="Fix or remove the file, or keep binary files out of the linted directory.",

@@ -297,6 +297,9 @@ def _check_value(cfg: LoadedConfig, v: Value) -> Iterator[Finding]:
         except OverflowError:
             yield _at(cfg, NON_FINITE, v, f"{v.key} = {fmt_count(x)} is beyond float range")
             return
+        if hasattr(x, "digits"):  # parse.OverflowInt: a literal of hundreds of digits, kept as inf
+            yield _at(cfg, NON_FINITE, v, f"{v.key} is {x!r}: beyond float range")
+            return
         if not math.isfinite(f):
             yield _at(cfg, NON_FINITE, v, f"{v.key} is {f!r} (not a finite number)")
             return

@@ -1,0 +1,565 @@
+"""The parse layer of the linter: config text -> (mapping, positions), with limits by design.
+
+JSON, YAML and TOML are parsed by their standard parsers; positions (line, column of every key
+path) are found separately, so the data the rules see is the parsers' own. Hostile files are
+bounded before or while they are read (each limit below says why its value):
+
+- only regular files are opened (a FIFO or ``/dev/zero`` is refused before reading, also in a
+  directory scan: :mod:`ropelaw.safeio`), at most :data:`MAX_BYTES`;
+- positions are resolved lazily, per container on the looked-up path: memory is O(size of
+  the containers looked into), independent of nesting depth (a 2 MB JSON nested 900 deep
+  used to keep a depth-long path per element: gigabytes);
+- YAML is composed once; recursive anchors are refused and alias expansion is counted
+  before anything is constructed (a "billion laughs" document is refused in milliseconds);
+- documents nested deeper than :data:`MAX_DEPTH` are refused (no config nests that deep, and
+  the mapping layer walks documents recursively);
+- integers beyond the float range (YAML/TOML hex literals of thousands of digits) become
+  ``inf`` with their sign, which the value rules report at their key; Python cannot even
+  print an integer of more than 4,300 digits.
+
+Malformed files raise :class:`~ropelaw.errors.UsageError` (one line): exit 2 when named on
+the command line, an RE101/RE102 finding inside a directory scan.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import re
+from collections.abc import Mapping
+from typing import Any, Iterator
+
+from ..errors import UsageError
+from ..safeio import read_regular
+
+__all__ = ["CONFIG_SUFFIXES", "MAX_BYTES", "MAX_DEPTH", "MAX_ALIAS_EXPANSION", "Positions", "json_positions",
+           "yaml_positions", "toml_positions", "parse_text", "read_document", "config_files"]
+
+CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".toml")
+MAX_BYTES = 16 * 1024 * 1024  # a model config is kilobytes; refuse to parse anything huge
+# Deepest nesting accepted. Real configs nest a handful of levels (NeMo: model.optim.sched ...,
+# HF: text_config.rope_parameters.full_attention.factor); 64 leaves ample room and keeps every
+# recursive walk of the mapping layer far from Python's recursion limit.
+MAX_DEPTH = 64
+# Nodes that YAML aliases may add when expanded (each alias counts the size of what it
+# points to). Real configs reuse a few small anchors; a billion-laughs document adds 10^9.
+MAX_ALIAS_EXPANSION = 1_000_000
+
+Path = tuple  # tuple[str | int, ...]
+Positions = Mapping  # Mapping[Path, tuple[int, int]]: key path -> (line, column), 1-based
+
+_WS = " \t\r\n"
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in re.finditer("\n", text)]
+
+
+class _Locator:
+    """Offset -> (line, column), 1-based, by bisection over line starts (O(lines) memory)."""
+
+    def __init__(self, text: str):
+        self._starts = _line_starts(text)
+
+    def __call__(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self._starts, offset) - 1
+        return line + 1, offset - self._starts[line] + 1
+
+
+# ----------------------------------------------------------------------------------------- JSON
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)  # what matters when skipping a subtree
+_SCALAR_END = re.compile(r"[,\]}\s]|$")
+
+
+class JsonPositions(Mapping):
+    """Key path -> (line, column) of a JSON document, resolved on demand.
+
+    Looking up ``("rope_scaling", "factor")`` scans the root object's members once (skipping
+    nested values with a regular expression over strings and brackets), then the members of
+    ``rope_scaling``: each container on a looked-up path is indexed once and cached. Nothing is
+    stored per element of the containers not looked into, so memory does not grow with depth.
+    Object members point at their key, array elements at their value (as editors show them).
+    The text must be valid JSON (:func:`parse_text` parses it first).
+    """
+
+    def __init__(self, text: str):
+        self._text = text
+        self._at = _Locator(text)
+        self._root = self._skip_ws(0)
+        self._members: dict[int, Any] = {}  # container offset -> {key: (key_off, val_off)} | [val_off]
+
+    def _skip_ws(self, i: int) -> int:
+        t, n = self._text, len(self._text)
+        while i < n and t[i] in _WS:
+            i += 1
+        return i
+
+    def _skip_value(self, i: int) -> int:
+        """Offset just past the value starting at ``i``."""
+        t = self._text
+        c = t[i] if i < len(t) else ""
+        if c == '"':
+            m = _STRING.match(t, i)
+            return m.end() if m else len(t)
+        if c in "[{":
+            depth = 0
+            for m in _TOKEN.finditer(t, i):
+                tok = m.group(0)
+                if tok in "[{":
+                    depth += 1
+                elif tok in "]}":
+                    depth -= 1
+                    if depth == 0:
+                        return m.end()
+            return len(t)
+        return _SCALAR_END.search(t, i).start()
+
+    def _index(self, off: int):
+        if off in self._members:
+            return self._members[off]
+        t, n = self._text, len(self._text)
+        if off >= n or t[off] not in "[{":
+            self._members[off] = None
+            return None
+        is_obj = t[off] == "{"
+        members: Any = {} if is_obj else []
+        i = self._skip_ws(off + 1)
+        while i < n and t[i] not in "]}":
+            if is_obj:
+                m = _STRING.match(t, i)
+                if m is None:
+                    break
+                key = json.loads(m.group(0))
+                i = self._skip_ws(m.end())
+                if i < n and t[i] == ":":
+                    i = self._skip_ws(i + 1)
+                members[key] = (m.start(), i)  # a repeated key: the last wins, as in json.loads
+            else:
+                members.append(i)
+            i = self._skip_ws(self._skip_value(i))
+            if i < n and t[i] == ",":
+                i = self._skip_ws(i + 1)
+        self._members[off] = members
+        return members
+
+    def _resolve(self, path: Path) -> tuple[int, int] | None:
+        """(offset shown, offset of the value) for ``path``, or None."""
+        if not isinstance(path, tuple) or not path:
+            return None
+        off, shown = self._root, None
+        for part in path:
+            members = self._index(off)
+            if isinstance(members, dict) and isinstance(part, str) and part in members:
+                shown, off = members[part]
+            elif isinstance(members, list) and isinstance(part, int) and not isinstance(part, bool) \
+                    and 0 <= part < len(members):
+                shown = off = members[part]
+            else:
+                return None
+        return shown, off
+
+    def __getitem__(self, path: Path) -> tuple[int, int]:
+        hit = self._resolve(path)
+        if hit is None:
+            raise KeyError(path)
+        return self._at(hit[0])
+
+    def __contains__(self, path: object) -> bool:
+        return self._resolve(path) is not None  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[Path]:
+        todo: list[tuple[Path, int]] = [((), self._root)]
+        while todo:
+            prefix, off = todo.pop()
+            members = self._index(off)
+            if isinstance(members, dict):
+                items = [(k, v) for k, (_, v) in members.items()]
+            elif isinstance(members, list):
+                items = list(enumerate(members))
+            else:
+                continue
+            for k, v in items:
+                yield prefix + (k,)
+                todo.append((prefix + (k,), v))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def json_positions(text: str) -> JsonPositions:
+    """Line and column of every key path in a JSON document (lazy, O(1) memory in depth)."""
+    return JsonPositions(text)
+
+
+# ----------------------------------------------------------------------------------------- YAML
+class YamlPositions(Mapping):
+    """Key path -> (line, column) from a composed YAML node graph, resolved on demand.
+
+    Mapping keys are matched by their scalar text; the first of repeated keys is shown.
+    """
+
+    def __init__(self, root: Any):
+        self._root = root
+
+    def _resolve(self, path: Path):
+        import yaml
+
+        if not isinstance(path, tuple) or not path or self._root is None:
+            return None
+        node, mark = self._root, None
+        for part in path:
+            if isinstance(node, yaml.MappingNode):
+                hit = next(((k, v) for k, v in node.value
+                            if isinstance(k, yaml.ScalarNode) and k.value == part), None)
+                if hit is None:
+                    return None
+                mark, node = hit[0].start_mark, hit[1]
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+                node = node.value[part]
+                mark = node.start_mark
+            else:
+                return None
+        return mark
+
+    def __getitem__(self, path: Path) -> tuple[int, int]:
+        mark = self._resolve(path)
+        if mark is None:
+            raise KeyError(path)
+        return mark.line + 1, mark.column + 1
+
+    def __contains__(self, path: object) -> bool:
+        return self._resolve(path) is not None  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[Path]:
+        import yaml
+
+        todo: list[tuple[Path, Any]] = [((), self._root)]
+        seen: set[int] = set()
+        while todo:
+            prefix, node = todo.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, yaml.MappingNode):
+                items = [(k.value, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)]
+            elif isinstance(node, yaml.SequenceNode):
+                items = list(enumerate(node.value))
+            else:
+                continue
+            for k, v in items:
+                yield prefix + (k,)
+                todo.append((prefix + (k,), v))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _check_yaml_graph(root: Any) -> None:
+    """Refuse recursive anchors, nesting beyond MAX_DEPTH, and alias expansion beyond its limit.
+
+    Iterative post-order walk of the node graph (aliases are shared nodes): a node met again
+    while on the current path is a cycle; expanded sizes are summed bottom-up, memoised per node,
+    so the check costs O(nodes), whatever the expansion would be.
+    """
+    import yaml
+
+    size: dict[int, int] = {}
+    composed = 0
+    on_path: set[int] = set()
+    stack: list[tuple[Any, int, bool]] = [(root, 1, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        key = id(node)
+        children = node.value if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) else ()
+        if isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        if done:
+            on_path.discard(key)
+            total = 1 + sum(size[id(c)] for c in children)
+            size[key] = total
+            if total - composed > MAX_ALIAS_EXPANSION:
+                raise UsageError(f"YAML aliases expand to more than {MAX_ALIAS_EXPANSION:,} extra nodes "
+                                 "(a 'billion laughs' document?); refused")
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise UsageError("recursive YAML anchor (an alias inside the node it names); refused")
+        if depth > MAX_DEPTH:
+            raise UsageError(f"nested deeper than {MAX_DEPTH} levels; not a config")
+        composed += 1
+        on_path.add(key)
+        stack.append((node, depth, True))
+        for c in children:
+            if id(c) in on_path:
+                raise UsageError("recursive YAML anchor (an alias inside the node it names); refused")
+            if id(c) not in size:
+                stack.append((c, depth + 1, False))
+
+
+def _yaml_int(loader: Any, node: Any) -> Any:
+    """YAML ints as PyYAML reads them, except decimal literals beyond the float range (PyYAML's
+    ``int(text)`` refuses more than 4,300 digits): :class:`OverflowInt`."""
+    import yaml
+
+    digits = sum(ch.isdigit() for ch in str(node.value))
+    if digits > _FLOAT_DIGITS and not str(node.value).lstrip("+-").startswith(("0x", "0o", "0b", "0")):
+        return OverflowInt(str(node.value).startswith("-"), digits)
+    return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+
+def _loader_class():
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("tag:yaml.org,2002:int", _yaml_int)
+    return Loader
+
+
+def _YamlLoader(text: str):  # noqa: N802 (a factory standing in for a class)
+    global _LOADER
+    if _LOADER is None:
+        _LOADER = _loader_class()
+    return _LOADER(text)
+
+
+_LOADER = None
+
+
+def _yaml_load(text: str) -> tuple[Any, Any]:
+    """(data, root node): composed once, checked by :func:`_check_yaml_graph`, then constructed."""
+    import yaml
+
+    loader = _YamlLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None, None
+        _check_yaml_graph(root)
+        return loader.construct_document(root), root
+    finally:
+        loader.dispose()
+
+
+def yaml_positions(text: str) -> YamlPositions:
+    """Key paths of a YAML document from node marks (composed with the checks of :func:`parse_text`)."""
+    return YamlPositions(_yaml_load(text)[1])
+
+
+# ----------------------------------------------------------------------------------------- TOML
+_TOML_HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(?:#.*)?$")
+_TOML_KEY = re.compile(r"""^(\s*)((?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*')"""
+                       r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*'))*)\s*=""")
+_TOML_PART = re.compile(r"""[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*'""")
+
+
+def _toml_parts(dotted: str) -> tuple:
+    parts = []
+    for m in _TOML_PART.finditer(dotted):
+        tok = m.group(0)
+        if tok.startswith('"'):
+            tok = json.loads(tok)
+        elif tok.startswith("'"):
+            tok = tok[1:-1]
+        parts.append(tok)
+    return tuple(parts)
+
+
+def toml_positions(text: str) -> dict:
+    """Key paths of a TOML document by a line scan of headers and ``key =`` lines.
+
+    ``[[array]]`` tables get indices 0, 1, ... in order. Lines inside multi-line strings or
+    arrays are skipped when they open with a triple quote or an unclosed ``[``. One entry per
+    line at most, and the document's depth is bounded by :data:`MAX_DEPTH` before this runs.
+    """
+    out: dict = {}
+    table: tuple = ()
+    counts: dict[tuple, int] = {}
+    in_multiline: str | None = None
+    depth = 0
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if in_multiline:
+            if in_multiline in line:
+                in_multiline = None
+            continue
+        if depth > 0:
+            depth += line.count("[") - line.count("]")
+            continue
+        m = _TOML_HEADER.match(line)
+        if m and not _TOML_KEY.match(line):
+            parts = _toml_parts(m.group(2))
+            if m.group(1) == "[[":
+                idx = counts.get(parts, 0)
+                counts[parts] = idx + 1
+                table = parts + (idx,)
+                out.setdefault(parts, (lineno, line.index("[") + 1))
+                out.setdefault(table, (lineno, line.index("[") + 1))
+            else:
+                table = parts
+                out.setdefault(table, (lineno, line.index("[") + 1))
+            continue
+        m = _TOML_KEY.match(line)
+        if m:
+            parts = _toml_parts(m.group(2))
+            out.setdefault(table + parts, (lineno, len(m.group(1)) + 1))
+            rest = line[m.end():]
+            for q in ('"""', "'''"):
+                if rest.count(q) == 1:
+                    in_multiline = q
+            if "[" in rest and not in_multiline:
+                depth = rest.count("[") - rest.count("]")
+    return out
+
+
+# ------------------------------------------------------------------------------ reading a document
+def _fmt_of(path: str) -> str:
+    low = path.lower()
+    if low.endswith(".json"):
+        return "json"
+    if low.endswith((".yaml", ".yml")):
+        return "yaml"
+    if low.endswith(".toml"):
+        return "toml"
+    raise UsageError(f"{path}: not a config file (expected .json, .yaml, .yml or .toml)")
+
+
+def _json_constant(name: str) -> float:
+    return float(name)  # NaN, Infinity, -Infinity: kept, reported by RV002 at their key
+
+
+_FLOAT_BITS = 1024  # |x| >= 2**1024 is beyond float64: such an int is no usable setting
+_FLOAT_DIGITS = 309  # decimal digits of 2**1024
+
+
+class OverflowInt(float):
+    """An integer literal beyond the float range, kept as +-inf (RV002 reports it at its key).
+
+    Shown as what it was (``an integer of 5,000 digits``): Python cannot print an int of more
+    than 4,300 digits, and the rules need no more than its size.
+    """
+
+    digits: int
+
+    def __new__(cls, negative: bool, digits: int) -> "OverflowInt":
+        obj = super().__new__(cls, "-inf" if negative else "inf")
+        obj.digits = digits
+        return obj
+
+    def __repr__(self) -> str:
+        return f"{'-' if self < 0 else ''}an integer of {self.digits:,} digits"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (OverflowInt, (self < 0, self.digits))
+
+
+def _overflow_int(v: int) -> OverflowInt:
+    return OverflowInt(v < 0, int(v.bit_length() * 0.30102999566398120) + 1)  # log10(2): digits, +-1
+
+
+def _json_int(text: str) -> Any:
+    digits = len(text.lstrip("-"))
+    return int(text) if digits <= _FLOAT_DIGITS else OverflowInt(text.startswith("-"), digits)
+
+
+def _bound_document(data: Any) -> None:
+    """Check depth (<= MAX_DEPTH) and turn ints beyond the float range into +-inf, in place.
+
+    Iterative with a visited set (YAML aliases share containers), so neither cycles nor depth
+    reach the recursion limit here.
+    """
+    seen: set[int] = set()
+    todo: list[tuple[Any, int]] = [(data, 1)]
+    while todo:
+        obj, depth = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if depth > MAX_DEPTH:
+            raise UsageError(f"nested deeper than {MAX_DEPTH} levels; not a config")
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > _FLOAT_BITS:
+                    obj[k] = _overflow_int(v)
+                elif isinstance(v, (dict, list)):
+                    todo.append((v, depth + 1))
+        elif isinstance(obj, list):
+            for i, v in enumerate(obj):
+                if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > _FLOAT_BITS:
+                    obj[i] = _overflow_int(v)
+                elif isinstance(v, (dict, list)):
+                    todo.append((v, depth + 1))
+
+
+def parse_text(text: str, fmt: str, path: str = "-") -> tuple[dict, Positions]:
+    """Parse ``text`` as ``fmt`` ("json", "yaml", "toml"); ``UsageError`` on malformed input."""
+    try:
+        if fmt == "json":
+            data = json.loads(text, parse_constant=_json_constant, parse_int=_json_int)
+            positions: Positions = json_positions(text) if isinstance(data, dict) else {}
+        elif fmt == "yaml":
+            data, root = _yaml_load(text)
+            positions = YamlPositions(root) if isinstance(data, dict) else {}
+        elif fmt == "toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+            positions = toml_positions(text)
+        else:
+            raise UsageError(f"{path}: unknown config format {fmt!r}")
+        _bound_document(data)
+    except UsageError as exc:
+        msg = str(exc)
+        raise UsageError(msg if msg.startswith(f"{path}: ") else f"{path}: malformed {fmt.upper()}: {msg}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: malformed {fmt.upper()}: nested too deeply") from None
+    except MemoryError:
+        raise UsageError(f"{path}: malformed {fmt.upper()}: too large to parse") from None
+    except Exception as exc:  # json/yaml/toml each raise their own error types
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if fmt == "yaml":
+            msg = " ".join(str(exc).split())
+        raise UsageError(f"{path}: malformed {fmt.upper()}: {msg[:300]}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: top level must be a mapping of settings, got {type(data).__name__}")
+    return data, positions
+
+
+def read_document(path: str) -> tuple[dict, Positions, str]:
+    """Read and parse one config file: ``(data, positions, fmt)``; ``UsageError`` if unusable.
+
+    Only a regular file is opened (a FIFO, device or socket is refused before reading), and
+    at most :data:`MAX_BYTES` of it is read.
+    """
+    fmt = _fmt_of(path)
+    if os.path.isdir(path):
+        raise UsageError(f"{path}: is a directory (pass it as a directory argument to lint every config in it)")
+    raw = read_regular(path, MAX_BYTES, "model config")
+    if b"\x00" in raw[:8192]:
+        raise UsageError(f"{path}: binary file, not a {fmt.upper()} config")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); not a {fmt.upper()} config") from None
+    data, positions = parse_text(text, fmt, path)
+    return data, positions, fmt
+
+
+def config_files(root: str) -> list[str]:
+    """Every ``*.json``, ``*.yaml``, ``*.yml``, ``*.toml`` under ``root`` (sorted, hidden dirs skipped).
+
+    Non-regular files with those names (a FIFO, a link to a device) are listed too: reading
+    them is refused, which a directory scan reports as RE101.
+    """
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.lower().endswith(CONFIG_SUFFIXES):
+                out.append(os.path.join(dirpath, name))
+    return out
