@@ -1,0 +1,189 @@
+"""README's terminal examples print what README shows.
+
+The rule (stated at the top of README's examples, for everyone who adds one): inside a fenced
+block, a line starting with ``$ ropelaw `` is a command, run from the repository root; the lines
+after it, up to the next ``$ `` line or the end of the block, are exactly what it prints (stdout,
+then stderr), trailing spaces and trailing blank lines aside. A line consisting of ``...`` stands
+for any number of lines (zero or more): the only allowed elision. A ``# comment`` after the
+command is a shell comment and is not passed on. Every input a command names lives in the
+repository.
+
+The expected text is README itself (the documentation is the specification here); its numbers
+are checked against independent derivations in the other test files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+ELISION = "..."
+
+
+@dataclass(frozen=True)
+class Example:
+    line: int  # 1-based line of the `$ ropelaw` command in README.md
+    command: str
+    expected: tuple[str, ...]
+
+
+def readme_examples(text: str) -> list[Example]:
+    """Every ``$ ropelaw ...`` command inside a fenced block, with the output README shows for it."""
+    examples: list[Example] = []
+    in_block = False
+    current: tuple[int, str] | None = None
+    out: list[str] = []
+
+    def close() -> None:
+        nonlocal current, out
+        if current is not None:
+            while out and not out[-1].strip():
+                out.pop()
+            examples.append(Example(current[0], current[1], tuple(out)))
+        current, out = None, []
+
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        if line.lstrip().startswith("```"):
+            close()
+            in_block = not in_block
+            continue
+        if not in_block:
+            continue
+        if line.startswith("$ "):
+            close()
+            if line.startswith("$ ropelaw ") or line == "$ ropelaw":
+                current = (number, line[2:])
+            continue
+        if current is not None:
+            out.append(line)
+    return examples
+
+
+def output_matches(expected: list[str], actual: list[str]) -> bool:
+    """Line by line; a line ``...`` in ``expected`` matches zero or more lines of ``actual``."""
+    memo: dict[tuple[int, int], bool] = {}
+
+    def match(i: int, j: int) -> bool:
+        key = (i, j)
+        if key not in memo:
+            if i == len(expected):
+                ok = j == len(actual)
+            elif expected[i] == ELISION:
+                ok = any(match(i + 1, k) for k in range(j, len(actual) + 1))
+            else:
+                ok = j < len(actual) and expected[i] == actual[j] and match(i + 1, j + 1)
+            memo[key] = ok
+        return memo[key]
+
+    return match(0, 0)
+
+
+def run_example(command: str) -> tuple[int, list[str]]:
+    argv = shlex.split(command, comments=True)
+    assert argv[0] == "ropelaw", command
+    env = {**os.environ, "COLUMNS": "100", "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.run([sys.executable, "-m", "ropelaw", *argv[1:]], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    text = proc.stdout + proc.stderr
+    lines = [line.rstrip() for line in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return proc.returncode, lines
+
+
+EXAMPLES = readme_examples(README.read_text(encoding="utf-8"))
+
+
+def test_readme_has_examples():
+    # the README of this project shows bound, base, dims, schemes, exact, audit and lint runs
+    commands = {shlex.split(e.command)[1] for e in EXAMPLES}
+    assert {"bound", "base", "dims", "schemes", "exact", "audit", "lint"} <= commands, commands
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[f"L{e.line}:{e.command}" for e in EXAMPLES])
+def test_readme_example_prints_what_readme_shows(example: Example):
+    code, actual = run_example(example.command)
+    assert code in (0, 1, 2), f"{example.command}: exit code {code}\n" + "\n".join(actual)
+    assert not any(line.startswith("Traceback") for line in actual), "\n".join(actual)
+    expected = list(example.expected)
+    if not output_matches(expected, actual):
+        pytest.fail(
+            f"README.md line {example.line}: $ {example.command}\n"
+            f"--- expected (README; a line '...' elides)\n" + "\n".join(expected) +
+            "\n--- actual\n" + "\n".join(actual) + "\n---",
+            pytrace=False,
+        )
+
+
+# --- the matcher itself: a specification of the rule above
+
+def test_elision_matches_zero_or_more_lines():
+    assert output_matches(["a", "...", "d"], ["a", "b", "c", "d"])
+    assert output_matches(["a", "...", "b"], ["a", "b"])
+    assert output_matches(["...", "c"], ["a", "b", "c"])
+    assert output_matches(["a", "..."], ["a"])
+    assert not output_matches(["a", "...", "d"], ["a", "b", "c"])
+    assert not output_matches(["a", "c"], ["a", "b", "c"])  # no silent shortening
+    assert not output_matches(["a"], ["a", "b"])
+
+
+def test_examples_are_parsed_with_their_output_and_comments_dropped():
+    text = "\n".join([
+        "```", "$ ropelaw bound --d 8   # note", "line 1", "", "$ ropelaw exact", "x", "...", "```",
+        "$ ropelaw not-in-a-block", "```bash", "ropelaw plot  # no $: not an example", "```",
+    ])
+    got = readme_examples(text)
+    assert [(e.line, e.command, e.expected) for e in got] == [
+        (2, "ropelaw bound --d 8   # note", ("line 1",)),
+        (5, "ropelaw exact", ("x", "...")),
+    ]
+    assert shlex.split(got[0].command, comments=True) == ["ropelaw", "bound", "--d", "8"]
+    assert re.fullmatch(r"L\d+:.*", f"L{got[0].line}:{got[0].command}")
+
+
+def test_example_checkpoints_are_what_their_script_makes(tmp_path):
+    """The committed checkpoint examples come from tests/fixtures/checkpoints/make_examples.py.
+
+    The pickle and the safetensors header and inv_freq must match byte for byte; the cos/sin
+    caches within one bf16 step (2^-8), since libm's float32 cos may differ by an ulp by platform.
+    """
+    import json
+    import struct
+
+    import ml_dtypes
+    import numpy as np
+
+    folder = ROOT / "tests" / "fixtures" / "checkpoints"
+    subprocess.run([sys.executable, str(folder / "make_examples.py"), str(tmp_path)], check=True)
+    assert (tmp_path / "evil.pt").read_bytes() == (folder / "evil.pt").read_bytes()
+
+    def tensors(path: Path) -> dict[str, np.ndarray]:
+        raw = path.read_bytes()
+        (n,) = struct.unpack("<Q", raw[:8])
+        header = json.loads(raw[8:8 + n])
+        out = {}
+        for name, info in header.items():
+            lo, hi = info["data_offsets"]
+            assert info["dtype"] == "BF16"
+            a = np.frombuffer(raw[8 + n + lo:8 + n + hi], dtype=ml_dtypes.bfloat16).reshape(info["shape"])
+            out[name] = a.astype(np.float64)
+        return out
+
+    made, committed = tensors(tmp_path / "llama-bf16.safetensors"), tensors(folder / "llama-bf16.safetensors")
+    assert sorted(made) == sorted(committed)
+    for name in made:
+        if name.endswith("inv_freq"):
+            assert np.array_equal(made[name], committed[name]), name
+        else:
+            assert made[name].shape == committed[name].shape == (1, 1, 1024, 128)
+            assert np.max(np.abs(made[name] - committed[name])) <= 2.0 ** -8, name
