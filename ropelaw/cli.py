@@ -28,6 +28,8 @@ COMMANDS = {
     "lint": "ropelaw.commands.lint",
     "rule": "ropelaw.commands.rule",
     "plot": "ropelaw.commands.plot",
+    "experiment": "ropelaw.commands.experiment",
+    "eval-length": "ropelaw.commands.eval_length",
 }
 
 

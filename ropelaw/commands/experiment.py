@@ -1,0 +1,98 @@
+"""``ropelaw experiment bound|extrapolation|keynorm``: the seeds' experiments at toy scale."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "run a seed's experiment at toy scale on the CPU (bound, extrapolation, keynorm)"
+DESCRIPTION = """\
+Predict, then verify, on a tiny byte-level transformer trained on the Python standard
+library's own sources (offline, deterministic from --seed):
+
+  bound          Liu et al. 2023 (seed 001): continued training at several bases; the
+                 predicted bound of each base beside its measured break point
+  extrapolation  Su's table (seed 000): Baseline, PI, NTK, YaRN, ReRoPE, Leaky ReRoPE,
+                 +- log n, trained at T, token accuracy at 8T (repeated / non-repeated)
+  keynorm        Su's KeyNorm table (seed 003): QNA, KNA, CosA +- log n, from scratch
+
+Each prints its table beside the seed's published numbers, which orderings match, the
+machine and the time. --quick: <= 5 minutes per experiment on 2 cores; --smoke: seconds
+(CI); default: the full size (up to an hour).
+
+example:
+  ropelaw experiment bound --quick
+  ropelaw experiment extrapolation --quick --format json --out results/
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ._common import add_format
+
+    parser.add_argument("name", choices=("bound", "extrapolation", "keynorm"), metavar="EXPERIMENT",
+                        help="bound | extrapolation | keynorm")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_const", dest="size", const="quick",
+                      help="the <= 5 minute size (T=128, 700 steps)")
+    size.add_argument("--smoke", action="store_const", dest="size", const="smoke",
+                      help="seconds: checks that everything runs (CI); says nothing about the research")
+    size.add_argument("--size", choices=("smoke", "quick", "full"), dest="size", help="run size (default: full)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of initialisation and data (default 0)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (default 1: on a shared machine one thread is the fastest)")
+    parser.add_argument("--out", metavar="DIR", default=None,
+                        help="also write DIR/<experiment>-<size>.json and .png")
+    add_format(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..errors import require
+
+    require("torch", "torch", "ropelaw experiment")
+    import torch
+
+    from ..experiments import runs
+
+    if args.threads < 1:
+        raise ValueError(f"--threads must be >= 1, got {args.threads}")
+    torch.set_num_threads(args.threads)
+    size = runs.SIZES[args.size or "full"]
+    bar = None
+    if args.format == "text" and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=runs.total_steps(args.name, size), desc=f"{args.name} ({size.name})", unit="step",
+                   file=sys.stderr, leave=False)
+    try:
+        result = runs.EXPERIMENTS[args.name](size, seed=args.seed, progress=bar.update if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.out:
+        write_outputs(result, args.out)
+    if args.format == "json":
+        from ._common import emit_json
+
+        emit_json(result)
+    else:
+        print(runs.render_text(result))
+        if args.out:
+            print(f"wrote {args.out}/{args.name}-{size.name}.json and .png")
+    return 0
+
+
+def write_outputs(result: dict, out_dir: str) -> None:
+    """``<out>/<experiment>-<size>.json`` (the result) and ``.png`` (its figure)."""
+    import json
+    import os
+
+    from ..experiments.runs import plot_result
+    from ._common import json_safe
+
+    os.makedirs(out_dir, exist_ok=True)
+    stem = os.path.join(out_dir, f"{result['experiment']}-{result['size']}")
+    with open(stem + ".json", "w") as f:
+        json.dump(json_safe(result), f, indent=1, allow_nan=False)
+        f.write("\n")
+    fig = plot_result(result)
+    fig.savefig(stem + ".png", dpi=110)
