@@ -112,7 +112,7 @@ def _load_model(model_dir: Path):
         raise UsageError(f"{model_dir}: no .safetensors weights (ropelaw never loads pickled weights; convert "
                          "them to safetensors in a trusted environment)")
     model = AutoModelForCausalLM.from_pretrained(str(model_dir), local_files_only=True, use_safetensors=True,
-                                                 torch_dtype=torch.float32)
+                                                 dtype=torch.float32)  # `dtype`: 4.56+ and 5.x
     model.eval()
     return model
 
