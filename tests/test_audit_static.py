@@ -33,7 +33,7 @@ EXPECTED: dict[str, list[tuple[str, int, int]]] = {
     "rp111_angles_in_low_precision.py": [("RP111", 7, 16), ("RP111", 12, 15), ("RP111", 17, 16)],
     "rp112_angle_product_in_autocast.py": [("RP112", 9, 22), ("RP112", 14, 21)],
     "rp113_angle_product_autocast_eligible.py": [("RP113", 9, 18), ("RP113", 14, 16)],
-    "rp121_inv_freq_float_buffer.py": [("RP121", 8, 9)],
+    "rp121_inv_freq_float_buffer.py": [("RP121", 8, 9), ("RP123", 18, 9)],
     "rp122_cache_rebuilt_after_cast.py": [("RP121", 8, 9), ("RP122", 19, 13)],
     "rp131_alibi_distances_in_model_dtype.py": [("RP131", 11, 21), ("RP131", 17, 13)],
     "rp132_alibi_bias_in_model_dtype.py": [("RP132", 8, 12)],
@@ -57,6 +57,30 @@ EXPECTED: dict[str, list[tuple[str, int, int]]] = {
     # dynamic scaling: re-registering in float32 at forward time is a repair, not a rounding
     # (a re-registration converted to the input's dtype rounds on purpose: reported)
     "rp101_dynamic_rescaling.py": [("RP121", 9, 9), ("RP101", 15, 13), ("RP121", 40, 9), ("RP121", 64, 9)],
+    # complex buffers / parameters that model.to(dtype) turns real (torchtitan 0.3.0's ComplexRoPE cache)
+    "rp123_complex_buffer_cast_to_real.py": [("RP123", 12, 9), ("RP123", 58, 9), ("RP123", 65, 9),
+                                             ("RP123", 66, 9)],
+    # complex numbers built from angles converted to a low-precision dtype
+    "rp114_complex_from_low_precision_angles.py": [("RP114", 8, 48), ("RP114", 13, 27)],
+    # guarded code from real frameworks is clean; each unguarded twin is still found
+    "clean_guard_flash_attn.py": [],
+    "rp121_unguarded_flash_attn.py": [("RP121", 13, 9), ("RP122", 44, 13), ("RP122", 46, 13)],
+    "clean_guard_nanotron_lazy_init.py": [],
+    "rp101_unguarded_nanotron.py": [("RP121", 23, 9), ("RP101", 48, 17)],
+    "rp121_not_a_repair.py": [("RP121", 15, 9), ("RP121", 29, 9), ("RP121", 49, 9)],
+    "clean_numpy_int_positions_vllm.py": [],
+    "rp102_tensor_positions_twins.py": [("RP102", 11, 18), ("RP102", 17, 9), ("RP104", 19, 11), ("RP104", 24, 12)],
+    "clean_dtype_default_megatron.py": [],
+    "rp102_dtype_default_with_caller.py": [("RP102", 8, 17), ("RP102", 14, 12), ("RP102", 18, 12)],
+}
+
+# guarded real pattern -> its unguarded twin (both directions are in EXPECTED above)
+TWINS = {
+    "clean_guard_flash_attn.py": "rp121_unguarded_flash_attn.py",
+    "clean_guard_nanotron_lazy_init.py": "rp101_unguarded_nanotron.py",
+    "clean_numpy_int_positions_vllm.py": "rp102_tensor_positions_twins.py",
+    "clean_dtype_default_megatron.py": "rp102_dtype_default_with_caller.py",
+    "clean_apply_repair.py": "rp121_not_a_repair.py",
 }
 
 
@@ -86,14 +110,64 @@ def test_marker_comments_agree_with_table(name):
 
 def test_every_static_rule_has_a_fixture_and_documentation():
     codes = {c for v in EXPECTED.values() for c, _, _ in v}
-    for code in ("RP101", "RP102", "RP103", "RP104", "RP111", "RP112", "RP113", "RP121", "RP122",
-                 "RP131", "RP132", "RE001"):
+    for code in ("RP101", "RP102", "RP103", "RP104", "RP111", "RP112", "RP113", "RP114", "RP121", "RP122",
+                 "RP123", "RP131", "RP132", "RE001"):
         assert code in codes
     for code in codes | {"RE002", "RE003"}:
         rule = get_rule(code)
         for part in (rule.what, rule.why, rule.example, rule.fix):
             assert part.strip(), code
         assert rule.references or code.startswith("RE003"), code
+
+
+@pytest.mark.parametrize("guarded", sorted(TWINS))
+def test_guarded_pattern_is_clean_and_its_twin_is_found(guarded):
+    twin = TWINS[guarded]
+    assert _got(guarded) == [] and EXPECTED[guarded] == []
+    assert _got(twin) == sorted(EXPECTED[twin]) and EXPECTED[twin]
+    # the real snippets say where they come from
+    head = (FIX / guarded).read_text().splitlines()[:3]
+    assert guarded == "clean_apply_repair.py" or any("==" in line and "/" in line for line in head)
+
+
+def test_complex_buffer_cast_matches_torch():
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            angles = torch.outer(torch.arange(16).float(), torch.tensor([1.0, 0.1]))
+            self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles), persistent=False)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Casting complex values to real discards the imaginary part"
+        for dtype in (torch.bfloat16, torch.float16, torch.float64):
+            m = M()
+            ref = m.freqs_cis.clone()
+            b = m.to(dtype).freqs_cis
+            assert not b.is_complex() and b.dtype == dtype
+            assert torch.equal(b.double(), ref.real.to(dtype).double())  # only cos(m*theta) is left
+    assert M().bfloat16().freqs_cis.dtype == torch.complex64 == M().half().freqs_cis.dtype
+    (f, *_) = scan_file(FIX / "rp123_complex_buffer_cast_to_real.py")
+    assert f.code == "RP123" and "ComplexRoPE._precompute_cache" in f.message
+    assert "keeps only its real part" in f.message and "`.bfloat16()` / `.half()` leave it complex" in f.message
+
+
+def test_complex_from_fp16_angles_numbers():
+    assert float(np.spacing(np.float16(8000))) == 4.0  # fp16 spacing on [4096, 8192): angles there off by <= 2
+    fs = {f.line: f.message for f in scan_file(FIX / "rp114_complex_from_low_precision_angles.py")}
+    assert "in bf16 the angle at position 8,191 is off by up to 16 rad" in fs[8]
+    assert "in fp16 the angle at position 8,191 is off by up to 2 rad" in fs[13]
+
+
+def test_new_rules_are_shown_by_rule_command(capsys):
+    from ropelaw.cli import main
+
+    for code, name in (("RP123", "complex-buffer-cast-to-real"), ("RP114", "complex-from-low-precision-angles")):
+        assert main(["rule", code]) == 0
+        out = capsys.readouterr().out
+        assert code in out and name in out
 
 
 def _bf16_exact(L: int) -> int:
@@ -137,7 +211,7 @@ def test_rp121_message_numbers():
     g = f / 2  # [0.5, 1): the same values halved, the spacing halves too
     err = np.max(np.abs(g.astype(ml_dtypes.bfloat16).astype(np.float64) - g))
     assert err == 2.0 ** -9
-    (msg,) = [x.message for x in scan_file(FIX / "rp121_inv_freq_float_buffer.py")]
+    (msg,) = [x.message for x in scan_file(FIX / "rp121_inv_freq_float_buffer.py") if x.code == "RP121"]
     assert "up to 2^-8 relative (0.39%)" in msg and f"{2.0 ** -8:.2%}" == "0.39%"
     assert f"moves by up to 2^-9, {round(8191 * 2.0 ** -9)} rad of phase at position 8,191" in msg
 

@@ -54,6 +54,21 @@ a castable frequency buffer take the buffer's dtype (``int64 * bf16 -> bf16``), 
 the positions too (RP101 at the product). A tensor of unknown kind converted to a risky dtype
 (``t.type_as(self.inv_freq)``) is positions once it meets frequencies in a product.
 
+Repairs (no RP121/RP122, and ``self.X.dtype`` counts as float32): an ``_apply`` / ``to`` override
+that re-registers ``X`` from a fresh computation; every read of ``self.X`` after construction inside
+the float32 branch of ``if self.X.dtype != torch.float32`` (flash-attn); a method ``forward`` calls
+that reassigns ``X`` in explicit float32 at its top level (nanotron's lazy re-initialisation). See
+:meth:`Checker._repairs`.
+
+Complex (RP123, RP114): a buffer or parameter whose value builds complex numbers (``torch.polar``,
+``view_as_complex``, ``torch.complex``, a complex dtype or literal; followed through local names,
+functions of the file and ``self.m()`` implemented by any class of the file) is made real by
+``model.to(dtype)``; a cast of angles right inside a complex constructor is RP114.
+
+Dtypes known not to be low precision: numpy and integer arrays (annotated or constructed, see
+:func:`_annotation_dtype`, :meth:`Checker._constructed_dtype`), and a ``dtype`` parameter whose
+float32 default no call in the file overrides (:meth:`Checker._float32_default`).
+
 Numbers in messages come from :func:`ropelaw.formats.exact_positions` at ``length``
 (default 8,192, the seed's context).
 """
@@ -107,7 +122,8 @@ _TRIG = {"cos", "sin", "exp", "polar", "cos_", "sin_", "tan", "sigmoid", "softma
 _MATMUL_FUNCS = {"matmul", "mm", "bmm"}
 _ELEMENTWISE_PRODUCTS = {"outer", "ger", "mul", "multiply"}
 # a file or function with none of these words cannot hold a finding: skip its walk (speed)
-_TRIGGERS = ("arange", "position", "freq", "autocast", "alibi", "register_buffer", "Buffer(", "cumsum", "theta")
+_TRIGGERS = ("arange", "position", "freq", "autocast", "alibi", "register_buffer", "Buffer(", "cumsum", "theta",
+             "polar", "complex")
 # buffers named like frequencies (RP121): inv_freq, freq(s), theta, omega, bands, periods ...
 _FREQ_BUFFER_NAME = re.compile(r"(inv_freq|^(freqs?|frequencies|thetas?|omegas?|periods|inv_freqs)$|bands$)")
 _NOT_FREQ_BUFFER = re.compile(r"cis|cos|sin|cache|emb|pos", re.I)
@@ -119,6 +135,13 @@ _NOT_FREQ_CALLS = {"sin", "cos", "polar", "outer", "einsum", "matmul", "mm", "bm
 _REPAIR_METHODS = {"_apply", "to", "half", "bfloat16", "float", "type"}
 # a stop mentioning these is a position count even if it also says "embed" (max_position_embeddings)
 _INT_DTYPES = {"int64", "long", "int32", "int", "int16", "int8", "uint8"}
+# complex dtypes and the calls that build complex tensors (RP123, RP114)
+_COMPLEX_DTYPES = {"complex64", "complex128", "cfloat", "cdouble", "complex32", "chalf"}
+_COMPLEX_CALLS = {"polar", "view_as_complex"}
+# array constructors whose dtype keyword (or numpy's default) gives the dtype of what they build
+_ARRAY_CTORS = {"zeros", "empty", "full", "ones", "arange", "array", "asarray", "tensor", "zeros_like",
+                "empty_like", "full_like", "ones_like"}
+_FLOAT32_DEFAULTS = {"float32", "float", "float64", "double"}
 _INT_POS_ARG = re.compile(r"^(position_ids|pos_ids?|cache_position)$")
 _POSITION_WORDS = re.compile(r"position|seq|len|ctx|context|token", re.I)
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
@@ -165,6 +188,9 @@ class _Scope:
     freq_buffers: frozenset = frozenset()  # buffers of the enclosing class holding frequencies
     construction: bool = False  # code that runs only while the module is built (no cast can precede it)
     repaired: set = field(default_factory=set)  # buffers re-registered in float32 earlier in this function
+    # arrays / tensors whose dtype is known from an annotation or their constructor (out: np.ndarray,
+    # buf = np.zeros(n, dtype=np.int64)): ``X.dtype`` is that dtype, not an input's
+    arrays: dict[str, "_Dtype"] = field(default_factory=dict)
 
 
 def _dotted(node: ast.AST) -> str:
@@ -326,6 +352,73 @@ def _frequency_expression(node: ast.AST, fn: ast.AST | None = None) -> bool:
     return False
 
 
+def _leaf(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+
+
+def _complex_construction(node: ast.AST | None) -> str:
+    """How an expression builds complex numbers ("`torch.polar`", "`complex64`", ...), "" if it does not.
+
+    ``torch.polar``, ``torch.view_as_complex``, ``torch.complex``, a complex dtype (``complex64``,
+    ``cfloat``, ...) or a complex literal (``torch.exp(1j * angles)``). Sub-expressions that turn
+    complex numbers back into real ones (``view_as_real``, ``.real``, ``.imag``, ``.abs()``,
+    ``.angle()``) are not entered.
+    """
+    if node is None:
+        return ""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Call):
+            leaf = _leaf(n)
+            if leaf in ("view_as_real", "abs", "angle", "is_complex"):
+                continue
+            if leaf in _COMPLEX_CALLS or _dotted(n.func) == "torch.complex":
+                return f"`torch.{leaf}`"
+        elif isinstance(n, ast.Attribute):
+            if n.attr in ("real", "imag"):
+                continue
+            if n.attr in _COMPLEX_DTYPES and _dotted(n).startswith("torch."):
+                return f"`{_dotted(n)}`"
+        elif isinstance(n, ast.Constant) and isinstance(n.value, complex):
+            return "a complex literal"
+        todo.extend(ast.iter_child_nodes(n))
+    return ""
+
+
+def _annotation_dtype(ann: ast.AST | None, name: str) -> "_Dtype | None":
+    """dtype of a parameter from its annotation: numpy arrays (``np.ndarray``, ``npt.NDArray[np.int64]``)
+    and integer tensors (``torch.LongTensor``); None when the annotation says nothing about it."""
+    if ann is None:
+        return None
+    text = ast.unparse(ann) if hasattr(ast, "unparse") else ""
+    if re.search(r"float16|half|bfloat16", text):
+        return _Dtype("low", "float16" if "bfloat16" not in text else "bfloat16", True)
+    if re.search(r"\b(ndarray|NDArray)\b", text):
+        return _Dtype(None, f"`{name}` (a numpy array)", True)
+    if re.search(r"\b(LongTensor|IntTensor)\b", text) or re.search(r"\bnp\.u?int\d*\b", text):
+        return _Dtype(None, f"`{name}` (an integer tensor)", True)
+    return None
+
+
+def _float32_branch(test: ast.AST, name: str) -> str | None:
+    """For ``if self.X.dtype != torch.float32`` the branch where X is float32 ("else"); for ``==``
+    ("body"); None when the test is not such a check."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, right = test.left, test.comparators[0]
+    if _dotted(right) == f"self.{name}.dtype":
+        left, right = right, left
+    if _dotted(left) != f"self.{name}.dtype" or _dotted(right) not in ("torch.float32", "torch.float"):
+        return None
+    if isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
+        return "else"
+    if isinstance(test.ops[0], (ast.Eq, ast.Is)):
+        return "body"
+    return None
+
+
 def _format_of(source: str | None, what: str) -> str:
     """The format a low-precision source stands for in messages (bf16 unless named)."""
     if source == "low":
@@ -358,6 +451,8 @@ class Checker:
         self._module_funcs: dict[str, ast.AST] = {}
         self._graph: tuple[frozenset, frozenset] | None = None
         self._fn: ast.AST | None = None  # the function being walked (to follow local names)
+        self._complex_args: set[int] = set()  # ids of calls inside the arguments of a complex constructor
+        self._param_nodes: set = set()  # (node, value) of parameter registrations (RP123 only)
         self._notes: dict[str, str] = {}
         try:
             self._module(tree)
@@ -386,6 +481,8 @@ class Checker:
 
     # ------------------------------------------------------------------ structure
     def _module(self, tree: ast.Module) -> None:
+        self._tree = tree
+        self._calls: dict[str, list[ast.Call]] | None = None  # by callee name, built when first needed
         self._classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
         self._module_funcs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self._graph: tuple[frozenset, frozenset] | None = None
@@ -527,58 +624,52 @@ class Checker:
         return _frequency_expression(value, meth)
 
     def _buffers_of(self, cls: ast.ClassDef) -> frozenset:
-        """Names of frequency buffers the class registers; reports RP121 where a cast can round them.
+        """Names of frequency buffers the class registers; reports RP121 where a cast can round them
+        and RP123 where a cast makes a complex buffer or parameter real.
 
         Reported: a registration in code that runs at construction (``__init__`` and what it calls,
         see :meth:`_call_graph`), since ``model.to(bfloat16)`` comes later and rounds it. Not
         reported: ``register_buffer("X", None)`` (nothing to round yet); a registration in code
         that runs later (``forward`` helpers, dynamic-scaling updates) whose value is not visibly
         low precision: it replaces whatever a cast left with a freshly computed tensor, a repair;
-        and every buffer the class (or an in-file base) re-registers in an ``_apply`` / ``to``
-        override, which runs after every cast (timm's pattern): such a class is clean.
+        and every buffer the class repairs (:meth:`_repairs`): re-registered in an ``_apply`` /
+        ``to`` override (timm), read only behind a float32 dtype check (flash-attn), or lazily
+        re-initialised in float32 from ``forward`` (nanotron).
         """
         self._repaired, self._float32_at_init = frozenset(), frozenset()
         text = "\n".join(self.lines[cls.lineno - 1:cls.end_lineno])
-        if "register_buffer" not in text and "Buffer(" not in text:
+        if "register_buffer" not in text and "Buffer(" not in text and "Parameter" not in text:
             return frozenset()
         construction, _ = self._call_graph()
         chain = self._class_chain(cls)
         has_init = any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == "__init__"
                        for c in chain for m in c.body)
         regs = [(c, *r) for c in chain for r in self._registrations(c)]
-        # buffers restored by an override that runs after every cast
-        repair_entry = {m.name for c in chain for m in c.body
-                        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _REPAIR_METHODS}
-        repaired = set()
-        if repair_entry:
-            methods = {m.name: m for c in reversed(chain) for m in c.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
-            reach, todo = set(), list(repair_entry)
-            while todo:
-                m = todo.pop()
-                if m in reach or m not in methods:
-                    continue
-                reach.add(m)
-                todo.extend(_self_method_calls(methods[m], self.lines))
-            repaired = {name for _, name, _, value, meth in regs if meth.name in reach and not _visibly_low(value)}
-            # self.X = <tensor> on a registered buffer replaces the buffer too (Module.__setattr__)
-            repaired |= {t.attr for m in reach for n in ast.walk(methods[m]) if isinstance(n, ast.Assign)
-                         and not _visibly_low(n.value) for t in n.targets
-                         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+        repaired = self._repairs(cls, chain, regs, construction)
         self._repaired = frozenset(repaired)
         found = set()
         at_init: dict[str, bool] = {}
         created_in_init = {name for _, name, _, value, meth in regs if meth.name == "__init__"
                            and not (isinstance(value, ast.Constant) and value.value is None)}
-        for owner, name, node, value, meth in regs:
+        for owner, name, node, value, meth in regs + [(c, *r) for c in chain for r in self._parameters(c)]:
             if isinstance(value, ast.Constant) and value.value is None:
                 continue  # register_buffer("inv_freq", None): filled lazily, nothing to round here
-            if value is not None and any(isinstance(n, ast.Call) and _dotted(n.func).endswith("polar")
-                                         for n in ast.walk(value)):
-                continue  # complex tensors are not cast by Module.to(float dtype)
+            runs_at_construction = (meth.name in construction or not has_init) and meth.name not in _REPAIR_METHODS
+            how = self._complex_value(value, meth)
+            if how:
+                if runs_at_construction and name not in repaired and owner is cls:
+                    kind = "parameter" if isinstance(node, ast.Assign) and "Parameter" in _dotted(node.value.func) \
+                        or _leaf(node) == "register_parameter" else "buffer"
+                    self.report(B.COMPLEX_BUFFER_CAST_TO_REAL, node,
+                                f"`{name}` is a complex {kind} (built with {how}): `model.to(torch.bfloat16)` keeps only "
+                                f"its real part, cos(m*theta), and drops the sine, so the encoding no longer rotates "
+                                f"(`.bfloat16()` / `.half()` leave it complex)", buffer=name)
+                continue
+            if (node, value) in self._param_nodes:
+                continue  # parameters: only their complex case is a rule here
             if not self._is_frequency_buffer(name, value, meth):
                 continue
             found.add(name)
-            runs_at_construction = (meth.name in construction or not has_init) and meth.name not in _REPAIR_METHODS
             if runs_at_construction:
                 at_init[name] = at_init.get(name, True) and _explicit_float32(value, meth)
             if name in repaired or owner is not cls:
@@ -601,17 +692,164 @@ class Checker:
         self._float32_at_init = frozenset(n for n, ok in at_init.items() if ok)
         return frozenset(found)
 
+    def _parameters(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
+        """(name, node, value, method) for ``self.X = nn.Parameter(v)`` and ``register_parameter("X", ...)``."""
+        out = []
+        for meth in cls.body:
+            if not isinstance(meth, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(meth):
+                if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                        and _dotted(node.value.func).split(".")[-1] == "Parameter"):
+                    value = node.value.args[0] if node.value.args else _kw(node.value, "data")
+                    for t in node.targets:
+                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                            out.append((t.attr, node, value, meth))
+                elif (isinstance(node, ast.Call) and _leaf(node) == "register_parameter" and len(node.args) >= 2
+                      and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                    out.append((node.args[0].value, node, node.args[1], meth))
+        self._param_nodes.update((n, v) for _, n, v, _ in out)
+        return out
+
+    def _complex_value(self, value: ast.AST | None, fn: ast.AST | None, depth: int = 0) -> str:
+        """How a registered value builds complex numbers (see :func:`_complex_construction`), following a
+        local name to its assignment, a function of the file (``precompute_freqs_cis(...)``) or a method
+        ``self.m()`` implemented by any class of the file (a subclass's override counts: torchtitan's
+        ``RoPE.__init__`` registers ``self._precompute_cache()``, which ``ComplexRoPE`` implements with
+        ``torch.polar``) into its return values; "" when it does not."""
+        if value is None or depth > 3:
+            return ""
+        how = _complex_construction(value)
+        if how:
+            return how
+        if isinstance(value, ast.Name):
+            return self._complex_value(_last_assignment(value.id, fn, getattr(value, "lineno", 1 << 30)), fn, depth + 1)
+        if isinstance(value, ast.Call):
+            leaf = _leaf(value)
+            if leaf in ("view_as_real", "abs", "angle", "float", "to", "type"):
+                return ""
+            targets = []
+            if isinstance(value.func, ast.Name) and leaf in self._module_funcs:
+                targets.append((self._module_funcs[leaf], leaf))
+            elif isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name) \
+                    and value.func.value.id == "self":
+                targets += [(m, f"{c.name}.{leaf}") for c in self._classes.values() for m in c.body
+                            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == leaf]
+            for target, label in targets:
+                for n in ast.walk(target):
+                    if isinstance(n, ast.Return) and n.value is not None:
+                        how = self._complex_value(n.value, target, depth + 1)
+                        if how:
+                            return f"{how} in `{label}`" if " in `" not in how else how
+        return ""
+
+    def _repairs(self, cls: ast.ClassDef, chain: list[ast.ClassDef], regs: list, construction: frozenset) -> set[str]:
+        """Buffers the class restores to float32 whenever it uses them after a cast.
+
+        1. re-registered or reassigned in an ``_apply`` / ``to`` / ``half`` ... override (runs after
+           every cast; timm 1.0), with a value not taken from the cast buffer itself;
+        2. read, outside construction, only where a dtype check guarantees float32: in the ``else``
+           of ``if self.X.dtype != torch.float32:`` (whose body recomputes), or the body of ``if
+           self.X.dtype == torch.float32:`` (flash-attn 2.8.3's ``_update_cos_sin_cache``);
+        3. lazily re-initialised: a method that ``forward`` calls assigns or re-registers ``self.X``
+           in explicit float32, from a fresh computation (not from ``self.X``), unconditionally at its
+           top level (after early returns) (nanotron 0.4's ``init_rotary_embeddings``). A cast made
+           after the first forward is not seen (the re-initialisation ran before it).
+        """
+        methods = {m.name: m for c in reversed(chain) for m in c.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+        def reach(start: Iterable[str]) -> set[str]:
+            seen, todo = set(), list(start)
+            while todo:
+                m = todo.pop()
+                if m in seen or m not in methods:
+                    continue
+                seen.add(m)
+                todo.extend(_self_method_calls(methods[m], self.lines))
+            return seen
+
+        def fresh(value: ast.AST | None, name: str) -> bool:
+            """Not visibly low precision and not computed from the (cast) buffer's values (its
+            ``.device`` / ``.dtype`` may be read)."""
+            if value is None or _visibly_low(value):
+                return False
+            meta = {id(n.value) for n in ast.walk(value) if isinstance(n, ast.Attribute)
+                    and n.attr in ("device", "dtype", "shape", "ndim")}
+            return not any(isinstance(n, ast.Attribute) and _dotted(n) == f"self.{name}" and id(n) not in meta
+                           for n in ast.walk(value))
+
+        repaired: set[str] = set()
+        after_cast = reach(m for m in methods if m in _REPAIR_METHODS)
+        if after_cast:
+            repaired |= {name for _, name, _, value, meth in regs if meth.name in after_cast and fresh(value, name)}
+            # self.X = <tensor> on a registered buffer replaces the buffer too (Module.__setattr__)
+            repaired |= {t.attr for m in after_cast for n in ast.walk(methods[m]) if isinstance(n, ast.Assign)
+                         for t in n.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                         and t.value.id == "self" and fresh(n.value, t.attr)}
+        names = {name for _, name, _, _, _ in regs}
+        # 3. lazy re-initialisation from forward
+        for m in reach(["forward"]) if "forward" in methods else ():
+            if m == "__init__":
+                continue
+            for stmt in methods[m].body:
+                if isinstance(stmt, ast.Assign):
+                    for t in stmt.targets:
+                        if (isinstance(t, ast.Attribute) and _dotted(t) == f"self.{t.attr}" and t.attr in names
+                                and fresh(stmt.value, t.attr) and _explicit_float32(stmt.value, methods[m])):
+                            repaired.add(t.attr)
+                elif (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                      and _leaf(stmt.value) == "register_buffer" and len(stmt.value.args) >= 2
+                      and isinstance(stmt.value.args[0], ast.Constant) and stmt.value.args[0].value in names
+                      and fresh(stmt.value.args[1], stmt.value.args[0].value)
+                      and _explicit_float32(stmt.value.args[1], methods[m])):
+                    repaired.add(stmt.value.args[0].value)
+        # 2. reads only behind a float32 dtype check
+        later = reach(e for e in methods if e != "__init__" and (e not in construction or not e.startswith("_")))
+        for name in names - repaired:
+            guarded_reads, reads = set(), set()
+            for mname, m in methods.items():
+                if mname in construction and mname not in later:
+                    continue  # construction-only: no cast yet
+                for node in ast.walk(m):
+                    if isinstance(node, ast.If):
+                        branch = _float32_branch(node.test, name)
+                        if branch is not None:
+                            for stmt in (node.orelse if branch == "else" else node.body):
+                                guarded_reads.update(id(n) for n in ast.walk(stmt))
+                            guarded_reads.update(id(n) for n in ast.walk(node.test))
+                parents = {id(c): p for p in ast.walk(m) for c in ast.iter_child_nodes(p)}
+                for node in ast.walk(m):
+                    if isinstance(node, ast.Attribute) and node.attr == name and _dotted(node) == f"self.{name}" \
+                            and isinstance(node.ctx, ast.Load):
+                        parent = parents.get(id(node))
+                        if isinstance(parent, ast.Attribute) and parent.attr in ("dtype", "device", "shape", "ndim"):
+                            continue  # metadata, not the values
+                        reads.add(id(node))
+            if reads and reads <= guarded_reads:
+                repaired.add(name)
+        return repaired
+
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope, method: bool = False) -> None:
         # a method of a class with a frequency buffer may rebuild a cache (RP122) without a trigger word
         if not self._class_buffers and not self._relevant(node):
             return
         inner = _Scope()
         args = node.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if a is not None:
                 inner.params.add(a.arg)
+                ann = _annotation_dtype(a.annotation, a.arg)
+                if ann is not None:
+                    inner.arrays[a.arg] = ann
                 if a.arg == "dtype" or a.arg.endswith("_dtype"):
-                    inner.dtypes[a.arg] = _Dtype("caller", f"the `{a.arg}` argument", True)
+                    if self._float32_default(node, a.arg, defaults.get(a.arg)):
+                        inner.dtypes[a.arg] = _Dtype(None, f"the `{a.arg}` argument (float32 by default; no "
+                                                           f"call in this file passes another dtype)", True)
+                    else:
+                        inner.dtypes[a.arg] = _Dtype("caller", f"the `{a.arg}` argument", True)
                 elif _POS_NAME.match(a.arg):
                     # position_ids / cache_position arguments are integer tensors by convention (LongTensor)
                     inner.names[a.arg] = Val(frozenset({"pos"}), integer=bool(_INT_POS_ARG.match(a.arg)))
@@ -629,6 +867,48 @@ class Checker:
         self._fn = node
         self._block(node.body, inner)
         self._autocast, self._fn = saved, saved_fn
+
+    # ------------------------------------------------------------------ callers
+    def _calls_to(self, name: str) -> list[ast.Call]:
+        """Every call ``name(...)`` / ``obj.name(...)`` in the file (index built once)."""
+        if self._calls is None:
+            calls: dict[str, list[ast.Call]] = {}
+            for n in ast.walk(self._tree):
+                if isinstance(n, ast.Call):
+                    leaf = _leaf(n)
+                    if leaf:
+                        calls.setdefault(leaf, []).append(n)
+            self._calls = calls
+        return self._calls.get(name, [])
+
+    def _float32_default(self, fn: ast.AST, param: str, default: ast.AST | None) -> bool:
+        """A ``dtype`` parameter that defaults to float32/float64 and that no call in this file fills
+        with anything else (Megatron's ``compute_rope_params(..., dtype=torch.float32)``).
+
+        A call passes a risky dtype when its argument for ``param`` (by keyword, or by position; a
+        method called as ``obj.m(...)`` does not pass ``self``) is not visibly float32/float64, or
+        when it passes ``*args`` / ``**kwargs`` we cannot match. Callers in other files are not seen.
+        """
+        if default is None:
+            return False
+        d = self._dtype(default, _Scope())
+        if d.source is not None or not d.known or d.what not in _FLOAT32_DEFAULTS:
+            return False
+        names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+        method = bool(names) and names[0] in ("self", "cls")
+        for call in self._calls_to(fn.name):
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return False
+            arg = _kw(call, param)
+            if arg is None and param in names:
+                i = names.index(param) - (1 if method and isinstance(call.func, ast.Attribute) else 0)
+                arg = call.args[i] if 0 <= i < len(call.args) else None
+            if arg is None:
+                continue
+            d = self._dtype(arg, _Scope())
+            if d.source is not None or not d.known or d.what not in _FLOAT32_DEFAULTS:
+                return False
+        return True
 
     def _block(self, body: Sequence[ast.stmt], scope: _Scope) -> None:
         for stmt in body:
@@ -695,6 +975,11 @@ class Checker:
                 scope.dtypes[name] = dt
             if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
                 scope.self_aliases[name] = value.attr
+            arr = self._constructed_dtype(value, name, scope)
+            if arr is not None:
+                scope.arrays[name] = arr
+            else:
+                scope.arrays.pop(name, None)
             kinds = set(val.kinds)
             if "angle" not in kinds:
                 if _FREQ_NAME.search(name) or (scope.alibi and _SLOPES_NAME.search(name)):
@@ -714,6 +999,31 @@ class Checker:
                 scope.repaired.add(target.attr)
 
     # ------------------------------------------------------------------ dtypes
+    def _constructed_dtype(self, value: ast.AST, name: str, scope: _Scope) -> _Dtype | None:
+        """dtype of an array built by a constructor: ``np.zeros(n, dtype=np.int64)`` (an integer
+        array), ``np.arange(n)`` (numpy's default, int64 or float64: never bf16), ``torch.zeros(n,
+        dtype=torch.int64)``; None when unknown (a torch constructor without dtype follows the default)."""
+        if not isinstance(value, ast.Call):
+            return None
+        dotted = _dotted(value.func)
+        leaf = dotted.split(".")[-1]
+        if leaf not in _ARRAY_CTORS:
+            return None
+        numpy = dotted.startswith(("np.", "numpy."))
+        if not (numpy or dotted.startswith("torch.")):
+            return None
+        dtype_node = _kw(value, "dtype")
+        if dtype_node is None:
+            return _Dtype(None, f"`{name}` (a numpy array)", True) if numpy and not leaf.endswith("_like") else None
+        d = self._dtype(dtype_node, scope)
+        if d.source is not None:
+            return d
+        if d.known and d.what in _INT_DTYPES | {"int64", "uint32", "uint64"}:
+            return _Dtype(None, f"`{name}` (an integer array)", True)
+        if numpy and d.known:
+            return _Dtype(None, f"`{name}` (a numpy array)", True)
+        return None
+
     def _dtype(self, node: ast.AST | None, scope: _Scope) -> _Dtype:
         """Where a dtype expression comes from (``source`` None when clean or unknown)."""
         if node is None:
@@ -734,6 +1044,8 @@ class Checker:
                 if isinstance(base, ast.Name):
                     if base.id in scope.self_aliases:
                         return self._self_dtype(f"self.{scope.self_aliases[base.id]}", scope)
+                    if base.id in scope.arrays:  # annotated or constructed with a known dtype
+                        return scope.arrays[base.id]
                     held = scope.names.get(base.id)
                     if held is not None and held.kinds & {"pos", "angle"}:
                         return _Dtype(held.source, held.what, True)  # positions' own dtype: as they are
@@ -949,6 +1261,10 @@ class Checker:
         receiver = None
         if isinstance(func, ast.Attribute) and not dotted.startswith(("torch.", "np.", "numpy.", "F.", "math.")):
             receiver = func.value
+        complex_ctor = (leaf in _COMPLEX_CALLS or dotted == "torch.complex"
+                        or (leaf == "exp" and any(_complex_construction(a) == "a complex literal" for a in call.args)))
+        if complex_ctor:  # casts of angles right inside it are reported as RP114 (see _angles_cast)
+            self._complex_args.update(id(n) for a in call.args for n in ast.walk(a) if isinstance(n, ast.Call))
         args = [self._expr(a, scope) for a in call.args]
         for k in call.keywords:
             if k.arg != "dtype":
@@ -965,6 +1281,10 @@ class Checker:
                 return _NONE  # arange(head_dim // 2): over a feature dimension, not positions
             dtype_node = _kw(call, "dtype")
             dt = self._dtype(dtype_node, scope)
+            if dt.source == "input" and dotted.startswith(("np.", "numpy.")):
+                # numpy.arange accepts only numpy dtypes: X in dtype=X.dtype is a numpy array, not a
+                # model activation (numpy has no bfloat16); vLLM's np.arange(..., dtype=out.dtype)
+                dt = _Dtype(None, f"{dt.what} (a numpy array)", True)
             if dt.source:
                 return self._positions_cast(call, Val(frozenset({"pos"})), dt, scope, created=True)
             # int64 unless a dtype is given or an argument is a float literal (then the default dtype)
@@ -1106,6 +1426,14 @@ class Checker:
                         f"the ALiBi bias slopes * positions is converted to the dtype of {dt.what}: in bf16 the bias "
                         f"at key position {self.length - 1:,} has a spacing of {self._half_spacing(self.length - 1) * 2:g} "
                         f"x slope, so neighbouring keys there share one bias")
+        elif id(call) in self._complex_args:
+            fmt = _format_of(dt.source, dt.what)
+            self.report(X.COMPLEX_FROM_LOW_PRECISION_ANGLES, call,
+                        f"complex rotary numbers are built from angles converted "
+                        f"{_phrase(dt.source, dt.what).replace('in ', 'to ', 1)}: in {fmt} the angle at position "
+                        f"{self.length - 1:,} is off by up to {self._half_spacing(self.length - 1, fmt):g} rad for a "
+                        f"frequency near 1, and so is the rotation",
+                        fix="build the complex numbers from float32 angles (complex64): torch.polar(ones, freqs.float())")
         else:
             fmt = _format_of(dt.source, dt.what)
             self.report(X.ANGLES_IN_LOW_PRECISION, call,

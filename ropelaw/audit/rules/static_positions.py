@@ -72,6 +72,15 @@ POSITIONS_IN_INPUT_DTYPE = define_rule(
 Finds positions created with or converted to the dtype of a tensor argument
 (`dtype=q.dtype`, `position_ids.to(x.dtype)`, `t.type_as(x)`) or to a `dtype` parameter that
 the caller fills in (`def _set_cos_sin_cache(self, seq_len, device, dtype): torch.arange(seq_len, dtype=dtype)`).
+
+Not reported: the dtype of an array known to be an integer or numpy array, from its annotation
+(`out: np.ndarray`, `npt.NDArray[np.int64]`, `torch.LongTensor`) or its constructor
+(`buf = np.zeros(n, dtype=np.int64)`, `torch.zeros(n, dtype=torch.int64)`), and any
+`np.arange(..., dtype=a.dtype)` (numpy accepts only numpy dtypes, so `a` is a numpy array, not
+a model activation; vLLM's `np.arange(..., dtype=out.dtype)`); a `dtype` parameter that
+defaults to float32/float64 when no call in the same file passes it another dtype (a call that
+passes `x.dtype`, a name, `*args` or `**kwargs` keeps the finding; callers in other files are
+not seen).
 """,
     why="""
 The activations of a bf16/fp16 model are bf16/fp16, so the positions are too: in bf16 only

@@ -1,4 +1,4 @@
-"""Static-scan rules for the angle ``position * inv_freq`` (RP111-RP113).
+"""Static-scan rules for the angle ``position * inv_freq`` (RP111-RP114).
 
 The angle of pair i at position p is ``p * theta_i`` (RoFormer, arXiv 2104.09864, eq. 34).
 Rounded to bf16 (8 significant bits) the angle at p = 8,191 of a pair with theta near 1 is
@@ -83,4 +83,31 @@ freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1,
 Wrap the product: with torch.autocast(device_type=x.device.type, enabled=False): freqs = ...; or use an element-wise product (torch.outer, *).
 """,
     references=(AUTOCAST_DOC, HF_FIX),
+)
+
+COMPLEX_FROM_LOW_PRECISION_ANGLES = define_rule(
+    "RP114", "complex-from-low-precision-angles", "error",
+    "a complex rotary encoding is built from angles in a low-precision dtype",
+    what="""
+Finds `torch.polar(abs, angles)`, `torch.complex(re, im)`, `torch.view_as_complex(...)` and
+`torch.exp(1j * angles)` whose angle operand (position * inv_freq) is converted to bf16/fp16 or
+the input's dtype right there: `torch.polar(ones, freqs.to(x.dtype))`, `torch.exp(1j * angles.half())`.
+Angles rounded earlier in the function are reported where they are rounded (RP101-RP111).
+""",
+    why="""
+A complex encoding `e^(i m theta)` is only as good as its angle `m * theta`. In bf16 the angle at
+position 8,191 keeps 8 significant bits (spacing 32 there), so it is off by up to 16 rad and the
+rotation is noise; fp16 angles (`torch.polar` accepts Half on CUDA, giving complex32) are off by up
+to 2 rad. `torch.polar` refuses bf16 inputs, which hides the problem on CPU tests only.
+""",
+    example="""
+freqs = torch.outer(t, self.inv_freq)
+freqs_cis = torch.polar(torch.ones_like(freqs), freqs.to(x.dtype))
+""",
+    fix="""
+Build the angles and the complex numbers in float32 (complex64): torch.polar(ones, freqs.float());
+convert the rotated real result, not the angles, to x.dtype.
+""",
+    references=(SEED_004, ROFORMER, "torch.polar documentation: abs and angle of the same dtype, float or double "
+                                    "(Half on CUDA)"),
 )
