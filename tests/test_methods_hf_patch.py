@@ -1,37 +1,83 @@
-"""patch_llama on a tiny random Llama (no weights downloaded): ReRoPE / Leaky ReRoPE / log-n.
+"""patch_model on tiny random models of every supported architecture (no weights downloaded).
 
-Independent facts used: with a window covering the whole input every relative position is
-inside the window (seed 000), so the patched model computes the unpatched logits; with
-T_train >= L the log-n factor is 1 (seed 000); incremental decoding with a cache must give
-the logits of the full forward pass (causality).
+Independent facts used:
+- with a window covering the whole input every relative position is inside the window
+  (seed 000), so the patched model computes the unpatched logits, bit for bit;
+- with a shorter window, the logits of patched generation (KV cache, far-key cache) equal a
+  full forward of the same model in which the attention of every full-attention layer is
+  seed 000's two-matrix attention, written below from the seed's equations with its own
+  float64 rotation and frequencies read from the config (``seed_attention``);
+- a left-padded row must give what the same prompt gives alone (masking);
+- with T_train >= L the log-n factor is 1 (seed 000).
 """
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from ropelaw.methods import patch_llama, unpatch  # noqa: E402
+from ropelaw.methods import patch_llama, patch_model, unpatch  # noqa: E402
+from ropelaw.methods.hf_patch import ARCHITECTURES  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.hf]
 
-L = 40
+VOCAB = 97
+COMMON = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+              num_key_value_heads=2, max_position_embeddings=128, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+EXTRA = {  # the smallest config of each architecture; Gemma 2/3: layer 0 slides (window 6), layer 1 is full
+    "llama": {},
+    "mistral": {"sliding_window": None},
+    "mixtral": {"sliding_window": None, "num_local_experts": 2, "num_experts_per_tok": 1},
+    "qwen2": {},
+    "qwen3": {"head_dim": 16},
+    "qwen3_moe": {"head_dim": 16, "num_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 32},
+    "gemma": {"head_dim": 16},
+    "gemma2": {"head_dim": 16, "sliding_window": 6, "query_pre_attn_scalar": 16},  # soft-capped logits (50)
+    "gemma3_text": {"head_dim": 16, "sliding_window": 6, "query_pre_attn_scalar": 16,
+                    "layer_types": ["sliding_attention", "full_attention"]},
+    "phi3": {"sliding_window": None, "partial_rotary_factor": 0.5},  # rotary on half of each head
+    "olmo2": {},
+    "granite": {},
+    "starcoder2": {"sliding_window": None},
+}
+assert set(EXTRA) == set(ARCHITECTURES)
+
+METHODS = [("rerope", {"window": 5}), ("leaky_rerope", {"window": 5, "leaky_k": 4.0})]
+P, NEW = 12, 6  # prompt length, generated tokens
 
 
-@pytest.fixture(scope="module", params=["sdpa", "eager"])
-def model(request):
+def build(model_type: str, impl: str = "eager"):
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(vocab_size=101, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                                   attn_implementation=request.param)
-    return transformers.LlamaForCausalLM(cfg).eval()
+    cfg = transformers.AutoConfig.for_model(model_type, **COMMON, **EXTRA[model_type])
+    return transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation=impl).eval()
 
 
-@pytest.fixture(scope="module")
-def tokens():
-    return torch.randint(0, 101, (1, L), generator=torch.Generator().manual_seed(1))
+@pytest.fixture(scope="module", params=sorted(EXTRA))
+def arch(request):
+    eager = build(request.param, "eager")
+    try:
+        sdpa = build(request.param, "sdpa")
+    except ValueError:  # transformers 5.23 has no sdpa for Gemma 2 (soft-capped logits)
+        return request.param, eager, None
+    sdpa.load_state_dict(eager.state_dict())
+    return request.param, eager, sdpa
+
+
+def pick(arch, impl: str):
+    name, eager, sdpa = arch
+    if impl == "eager":
+        return eager
+    if sdpa is None:
+        pytest.skip(f"transformers {transformers.__version__} has no sdpa attention for {name}")
+    return sdpa
+
+
+def tokens(n: int, seed: int = 1, rows: int = 1):
+    return torch.randint(3, VOCAB, (rows, n), generator=torch.Generator().manual_seed(seed))
 
 
 def logits(model, x, **kw):
@@ -39,81 +85,250 @@ def logits(model, x, **kw):
         return model(x, **kw).logits
 
 
-def test_window_covering_input_gives_unpatched_logits(model, tokens):
-    plain = logits(model, tokens)
-    with patch_llama(model, "rerope", window=L):
-        torch.testing.assert_close(logits(model, tokens), plain, rtol=0, atol=1e-5)
-    with patch_llama(model, "leaky_rerope", window=L, leaky_k=8.0):
-        torch.testing.assert_close(logits(model, tokens), plain, rtol=0, atol=1e-5)
+# --- seed 000's two-matrix attention, independent of ropelaw.methods ----------------------------
 
 
-@pytest.mark.parametrize("method,kw", [("rerope", {"window": 8}), ("leaky_rerope", {"window": 8, "leaky_k": 4.0})])
-def test_short_window_changes_logits_and_unpatch_restores(model, tokens, method, kw):
-    plain = logits(model, tokens)
-    patch = patch_llama(model, method, **kw)
-    changed = logits(model, tokens)
-    # rows i < 8 see only distances i - j <= 7 < w: unchanged; rows i >= 8 reach the window
-    torch.testing.assert_close(changed[:, :8], plain[:, :8], rtol=0, atol=1e-5)
-    assert (changed[:, 8:] - plain[:, 8:]).abs().max() > 1e-4
-    patch.undo()
-    assert torch.equal(logits(model, tokens), plain)
+def rope_setup(cfg, sliding: bool) -> tuple[float, float]:
+    """(base, rotary fraction) of a layer, from the config as each transformers version stores it."""
+    rp = getattr(cfg, "rope_parameters", None)
+    if rp:  # transformers 5
+        if "full_attention" in rp:
+            rp = rp["sliding_attention" if sliding else "full_attention"]
+        return rp["rope_theta"], rp.get("partial_rotary_factor", getattr(cfg, "partial_rotary_factor", 1.0))
+    base = cfg.rope_local_base_freq if sliding and getattr(cfg, "rope_local_base_freq", None) else cfg.rope_theta
+    return base, getattr(cfg, "partial_rotary_factor", 1.0)
+
+
+def rot(x, pos, base: float, rd: int):
+    """Rotate-half RoPE of the first rd channels by complex multiplication, float64; pos (B, 1|H, S)."""
+    theta = base ** (-torch.arange(0, rd, 2, dtype=torch.float64) / rd)  # (rd/2,)
+    e = torch.polar(torch.ones((), dtype=torch.float64), pos.to(torch.float64)[..., None] * theta)
+    z = torch.complex(x[..., : rd // 2].double(), x[..., rd // 2: rd].double()) * e
+    return torch.cat((z.real, z.imag, x[..., rd:].double()), dim=-1)
+
+
+def seed_attention(window: float, leaky_k: float | None):
+    """An eager attention function for UN-rotated q, k (apply_rotary_pos_emb made the identity).
+
+    Full-attention layers: a_ij = (R^i q)(R^j k) if p_i - p_j < w, else (R^w q) k (ReRoPE) or
+    (R^((i-w)/k+w) q)(R^(j/k) k) (Leaky), seed 000; sliding layers: plain RoPE (a1 only).
+    No cache: the keys are the queries' positions.
+    """
+    def attend(module, q, k, v, attention_mask, scaling=None, dropout=0.0, softcap=None, sliding_window=None,
+               position_ids=None, **kw):
+        B, H, T, D = q.shape
+        sliding = sliding_window is not None
+        base, frac = rope_setup(module.config, sliding)
+        rd = int(D * frac)
+        p = position_ids.to(torch.float64)[:, None, :]  # (B, 1, T)
+        k, v = (x.repeat_interleave(H // x.shape[1], dim=1) for x in (k, v))
+        a = rot(q, p, base, rd) @ rot(k, p, base, rd).transpose(-1, -2)
+        if not sliding:
+            if leaky_k is None:
+                a2 = rot(q, torch.full_like(p, float(window)), base, rd) @ k.double().transpose(-1, -2)
+            else:
+                a2 = rot(q, (p - window) / leaky_k + window, base, rd) @ rot(k, p / leaky_k, base, rd).transpose(-1, -2)
+            dist = p[..., :, None] - p[..., None, :]  # (B, 1, T, T)
+            a = torch.where(dist < window, a, a2)
+        a = a * scaling
+        if softcap is not None:
+            a = torch.tanh(a / softcap) * softcap
+        m = attention_mask[:, :, :, :T]
+        a = a + (m.double() if m.dtype != torch.bool else torch.where(m, 0.0, -math.inf).double())
+        out = torch.softmax(a, dim=-1) @ v.double()
+        return out.to(q.dtype).transpose(1, 2).contiguous(), None
+
+    return attend
+
+
+def reference_logits(model, x, monkeypatch, window, leaky_k=None, **kw):
+    """Full forward (no cache) of the eager ``model`` with seed 000's attention in every layer."""
+    mod = __import__(type(model).__module__, fromlist=["_"])
+    with monkeypatch.context() as mp:
+        mp.setattr(mod, "apply_rotary_pos_emb", lambda q, k, cos, sin, *a, **k2: (q, k))
+        mp.setattr(mod, "eager_attention_forward", seed_attention(window, leaky_k))
+        return logits(model, x, use_cache=False, **kw)
+
+
+def generate(model, x, **kw):
+    with torch.no_grad():
+        out = model.generate(x, max_new_tokens=NEW, min_new_tokens=NEW, do_sample=False, output_logits=True,
+                             return_dict_in_generate=True, pad_token_id=0, **kw)
+    return out.sequences, torch.stack(out.logits, dim=1)  # (B, P + NEW), (B, NEW, V)
+
+
+# --- tests ---------------------------------------------------------------------------------------
+
+
+def test_reference_with_a_covering_window_is_the_model(arch, monkeypatch):
+    # checks the reference itself: w >= L leaves a1 everywhere, i.e. the model's own attention
+    name, eager, _ = arch
+    x = tokens(P + NEW)
+    torch.testing.assert_close(reference_logits(eager, x, monkeypatch, P + NEW), logits(eager, x), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("impl", ["eager", "sdpa"])
+def test_window_covering_input_gives_unpatched_logits_exactly(arch, impl):
+    model = pick(arch, impl)
+    x = tokens(P + NEW)
+    plain = logits(model, x)
+    for method, kw in METHODS:
+        with patch_model(model, method, **{**kw, "window": P + NEW}):
+            assert torch.equal(logits(model, x), plain)
+
+
+@pytest.mark.parametrize("method,kw", METHODS)
+def test_generation_equals_seed_two_matrix_attention(arch, method, kw, monkeypatch):
+    # decode with the KV cache + far-key cache (sdpa model) against a full two-matrix forward
+    name, eager, sdpa = arch
+    model = eager if sdpa is None else sdpa
+    with patch_model(model, method, **kw) as patch:
+        assert len(patch.modules) == (1 if name in ("gemma2", "gemma3_text") else 2)  # sliding layer kept
+        seq, step_logits = generate(model, tokens(P))
+    want = reference_logits(eager, seq, monkeypatch, kw["window"], kw.get("leaky_k"))[:, P - 1: -1]
+    torch.testing.assert_close(step_logits, want, rtol=0, atol=2e-5)
+    assert (step_logits - logits(eager, seq)[:, P - 1: -1]).abs().max() > 1e-4  # the method changed something
+
+
+def test_each_row_of_a_padded_batch_equals_its_own_run(arch):
+    # sdpa masks are boolean (or None); the eager float masks are covered on Llama below
+    _, eager, sdpa = arch
+    padded_rows_equal_own_runs(eager if sdpa is None else sdpa, *METHODS[1])
+
+
+def test_each_row_of_a_padded_batch_equals_its_own_run_eager_masks(llama_eager):
+    padded_rows_equal_own_runs(llama_eager, *METHODS[0])
+
+
+def padded_rows_equal_own_runs(model, method, kw):
+    lengths = (P, P - 4, 3)  # the short rows start with padding; the last never reaches the window in its prompt
+    x = torch.zeros(len(lengths), P, dtype=torch.long)
+    mask = torch.zeros(len(lengths), P, dtype=torch.long)
+    rows = [tokens(n, seed=10 + i) for i, n in enumerate(lengths)]
+    for i, (n, r) in enumerate(zip(lengths, rows)):
+        x[i, P - n:], mask[i, P - n:] = r[0], 1
+    with patch_model(model, method, **kw):
+        seq, lg = generate(model, x, attention_mask=mask)
+        for i, r in enumerate(rows):
+            alone_seq, alone_lg = generate(model, r)
+            assert torch.equal(seq[i, P:], alone_seq[0, r.shape[1]:])
+            torch.testing.assert_close(lg[i], alone_lg[0], rtol=0, atol=2e-5)
+
+
+# --- Llama: prefill paths, log-n, handle, errors ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return build("llama", "sdpa")
+
+
+@pytest.fixture(scope="module")
+def llama_eager():
+    return build("llama", "eager")
 
 
 @pytest.mark.parametrize("kw", [{"method": "rerope", "window": 8}, {"method": "leaky_rerope", "window": 8,
                                                                        "leaky_k": 4.0},
-                                {"method": "rerope", "window": 8, "train_len": 16}, {"method": "logn",
-                                                                                     "train_len": 16}])
-def test_incremental_decoding_equals_full_forward(model, tokens, kw):
-    with patch_llama(model, **kw):
-        full = logits(model, tokens)
+                                {"method": "rerope", "window": 8, "train_len": 16},
+                                {"method": "logn", "train_len": 16}])
+def test_incremental_decoding_equals_full_forward(llama, kw):
+    x = tokens(40)
+    with patch_model(llama, **kw):
+        full = logits(llama, x)
         with torch.no_grad():
-            out = model(tokens[:, :30], use_cache=True)
+            out = llama(x[:, :30], use_cache=True)
             cache = out.past_key_values
-            step = model(tokens[:, 30:31], past_key_values=cache, use_cache=True).logits  # decode path
-            rest = model(tokens[:, 31:], past_key_values=cache, use_cache=True).logits  # chunked prefill
+            step = llama(x[:, 30:31], past_key_values=cache, use_cache=True).logits  # decode path
+            rest = llama(x[:, 31:], past_key_values=cache, use_cache=True).logits  # chunked prefill
     torch.testing.assert_close(out.logits, full[:, :30], rtol=0, atol=1e-5)
     torch.testing.assert_close(step[:, 0], full[:, 30], rtol=0, atol=1e-5)
     torch.testing.assert_close(rest, full[:, 31:], rtol=0, atol=1e-5)
 
 
-def test_logn_is_identity_inside_training_length(model, tokens):
-    plain = logits(model, tokens)
-    with patch_llama(model, "logn", train_len=L):
-        torch.testing.assert_close(logits(model, tokens), plain, rtol=0, atol=1e-6)
-    with patch_llama(model, "logn", train_len=16):
-        scaled = logits(model, tokens)
+def test_short_window_keeps_rows_inside_it_and_unpatch_restores(llama):
+    x = tokens(40)
+    plain = logits(llama, x)
+    patch = patch_model(llama, "rerope", window=8)
+    changed = logits(llama, x)
+    # rows i < 8 see only distances i - j <= 7 < w: unchanged; rows i >= 8 reach the window
+    torch.testing.assert_close(changed[:, :8], plain[:, :8], rtol=0, atol=1e-5)
+    assert (changed[:, 8:] - plain[:, 8:]).abs().max() > 1e-4
+    patch.undo()
+    assert torch.equal(logits(llama, x), plain)
+
+
+def test_logn_is_identity_inside_training_length(llama):
+    x = tokens(40)
+    plain = logits(llama, x)
+    with patch_model(llama, "logn", train_len=40):
+        torch.testing.assert_close(logits(llama, x), plain, rtol=0, atol=1e-6)
+    with patch_model(llama, "logn", train_len=16):
+        scaled = logits(llama, x)
     torch.testing.assert_close(scaled[:, :16], plain[:, :16], rtol=0, atol=1e-6)  # factor 1 for n <= 16
     assert (scaled[:, 16:] - plain[:, 16:]).abs().max() > 1e-4
 
 
-def test_unpatch_function_and_double_patch(model, tokens):
-    plain = logits(model, tokens)
-    patch_llama(model, "rerope", window=4)
+def test_unpatch_function_double_patch_and_alias(llama):
+    x = tokens(20)
+    plain = logits(llama, x)
+    patch_llama(llama, "rerope", window=4)  # the old name is an alias
     with pytest.raises(ValueError, match="already patched"):
-        patch_llama(model, "rerope", window=4)
-    assert unpatch(model) == 2  # two layers
-    assert unpatch(model) == 0
-    assert torch.equal(logits(model, tokens), plain)
+        patch_model(llama, "rerope", window=4)
+    assert unpatch(llama) == 2  # two layers
+    assert unpatch(llama) == 0
+    assert torch.equal(logits(llama, x), plain)
 
 
-def test_bad_arguments(model):
-    with pytest.raises(ValueError, match="window"):
-        patch_llama(model, "rerope")
-    with pytest.raises(ValueError, match="leaky_k"):
-        patch_llama(model, "leaky_rerope", window=4)
-    with pytest.raises(ValueError, match="leaky_rerope"):
-        patch_llama(model, "rerope", window=4, leaky_k=2.0)
-    with pytest.raises(ValueError, match="train_len"):
-        patch_llama(model, "logn")
-    with pytest.raises(ValueError, match="unknown method"):
-        patch_llama(model, "yarn", window=4)
-    with pytest.raises(ValueError, match="LlamaAttention"):
-        patch_llama(torch.nn.Linear(2, 2), "rerope", window=4)
+def test_a_cache_filled_while_patched_stays_a_standard_cache(llama):
+    # the patch keeps rotated keys in the model's cache: unpatched decoding can continue from it
+    x = tokens(20)
+    with torch.no_grad():
+        with patch_model(llama, "rerope", window=64):  # no pair reaches w: the model's own numbers
+            cache = llama(x[:, :19], use_cache=True).past_key_values
+        step = llama(x[:, 19:], past_key_values=cache, use_cache=True).logits
+    torch.testing.assert_close(step[:, 0], logits(llama, x)[:, 19], rtol=0, atol=1e-5)
 
 
-def test_padded_batch_is_refused(model):
-    x = torch.randint(0, 101, (2, 10))
-    mask = torch.ones(2, 10, dtype=torch.long)
-    mask[1, :3] = 0
-    with patch_llama(model, "rerope", window=4), pytest.raises(ValueError, match="causal|position"):
-        logits(model, x, attention_mask=mask)
+@pytest.mark.parametrize("kw,match", [
+    ({"method": "rerope"}, "window"),
+    ({"method": "leaky_rerope", "window": 4}, "leaky_k"),
+    ({"method": "rerope", "window": 4, "leaky_k": 2.0}, "leaky_rerope"),
+    ({"method": "logn"}, "train_len"),
+    ({"method": "yarn", "window": 4}, "unknown method"),
+    ({"method": "rerope", "window": 0}, "window"),
+    ({"method": "rerope", "window": 4, "train_len": 1}, "train_len"),
+    # k = 1 is plain RoPE, k < 1 stretches far distances past the trained range (same domain as schemes)
+    ({"method": "leaky_rerope", "window": 4, "leaky_k": 1.0}, "k must be > 1"),
+    ({"method": "leaky_rerope", "window": 4, "leaky_k": 0.5}, "k must be > 1"),
+])
+def test_bad_arguments(llama, kw, match):
+    with pytest.raises(ValueError, match=match):
+        patch_model(llama, **kw)
+    assert unpatch(llama) == 0
+
+
+def test_unsupported_architecture_is_refused_in_one_line():
+    torch.manual_seed(0)
+    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=50))
+    with pytest.raises(ValueError, match=r"^patch_model does not support GPT2LMHeadModel \(model_type 'gpt2'\)") as e:
+        patch_model(gpt2, "rerope", window=4)
+    assert "\n" not in str(e.value)
+    with pytest.raises(ValueError, match="does not support Linear"):
+        patch_model(torch.nn.Linear(2, 2), "rerope", window=4)
+
+
+def test_only_sliding_layers_is_refused():
+    torch.manual_seed(0)
+    cfg = transformers.AutoConfig.for_model("mistral", **COMMON, sliding_window=8)
+    model = transformers.AutoModelForCausalLM.from_config(cfg).eval()
+    with pytest.raises(ValueError, match=r"MistralForCausalLM .*sliding window \(8\)"):
+        patch_model(model, "rerope", window=4)
+
+
+def test_right_padding_is_refused(llama):
+    x = tokens(12, rows=2)
+    mask = torch.ones(2, 12, dtype=torch.long)
+    mask[1, 9:] = 0
+    with patch_model(llama, "rerope", window=4), pytest.raises(ValueError, match="left padding"):
+        logits(llama, x, attention_mask=mask)

@@ -118,12 +118,27 @@ def test_window_covering_input_is_plain_rope(dtype, w):
     assert torch.equal(rerope_attention(q, k, v, w), plain)
 
 
-def test_leaky_with_k_one_is_plain_rope():
-    # k = 1: w + (i - j - w)/1 = i - j, the plain RoPE matrix (seed 000, eq. rope)
+def test_leaky_with_k_near_one_approaches_plain_rope():
+    # k -> 1: w + (i - j - w)/k -> i - j, the plain RoPE matrix (seed 000, eq. rope); k = 1
+    # itself is refused (use no method), as in ropelaw.schemes
     q, k, v = qkv(1, 2, 40, 8, torch.float64)
     pos = torch.arange(40)
     plain = F.scaled_dot_product_attention(apply_rope(q, pos), apply_rope(k, pos), v, is_causal=True)
-    torch.testing.assert_close(rerope_attention(q, k, v, 6, 1.0), plain, rtol=0, atol=1e-12)
+    torch.testing.assert_close(rerope_attention(q, k, v, 6, 1 + 1e-12), plain, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("kk", [1.0, 0.5, 0.0, -2.0, math.nan])
+def test_leaky_k_at_most_one_is_refused_like_schemes(kk):
+    # k = 1 is plain RoPE; k < 1 maps a far distance d to w + (d - w)/k > d, past the trained range
+    from ropelaw.schemes import relative_position_matrix
+
+    q, k, v = qkv(1, 2, 10, 8, torch.float32)
+    for call in (lambda: rerope_attention(q, k, v, 3, kk), lambda: rerope_decode(q[:, :, -1:], k, v, 9, 3, kk)):
+        with pytest.raises(ValueError, match="k must be > 1"):
+            call()
+    if not math.isnan(kk):
+        with pytest.raises(ValueError, match="k must be > 1"):
+            relative_position_matrix(10, window=3, leaky_k=kk)
 
 
 @pytest.mark.parametrize("kk", [1e12, math.inf])
@@ -263,3 +278,67 @@ def test_relative_position_values_from_the_seed(delta, kk, want):
 
     assert rerope_relative_position(delta, 5, kk) == want
     assert encoded_relative_position(delta, 5, kk) == want  # one map: rerope's calls the scheme's
+
+
+# --- from rotated inputs (the standard cache of R^j k_j plus a cache of far keys) ---------------
+
+
+def rotated_pairs(q, k, w, kk):
+    """The model's rotation (independent float64 complex rotation), then far_rotation of each."""
+    from ropelaw.methods import far_rotation, rope_inv_freq
+
+    L = q.shape[2]
+    pos = torch.arange(L)
+    qn, kn = rot(q, pos.double()), rot(k, pos.double())
+    inv = rope_inv_freq(q.shape[-1], dtype=torch.float64)
+    qf = far_rotation(qn, pos, w, kk, "query", inv_freq=inv)
+    kf = far_rotation(kn, pos, w, kk, "key", inv_freq=inv)
+    return qn, kn, qf, kf
+
+
+@pytest.mark.parametrize("w,kk", [(5, None), (5, 4.0), (13, 16.0), (1, None), (5.5, 3.0)])
+def test_rotated_prefill_and_decode_equal_reference(w, kk):
+    from ropelaw.methods import rerope_attention_rotated, rerope_decode_rotated
+
+    q, k, v = qkv(2, 4, 30, 8, torch.float64, Hk=2)
+    qn, kn, qf, kf = rotated_pairs(q, k, w, kk)
+    rep = [x.repeat_interleave(2, dim=1) for x in (k, v)]
+    want = reference(q, *rep, w, kk)
+    got = rerope_attention_rotated(qn, kn, qf, kf, v, w, scale=8 ** -0.5)
+    torch.testing.assert_close(got, want, rtol=0, atol=1e-12)
+    for i in (0, 4, 5, 6, 29):  # one row against caches holding keys 0..i
+        step = rerope_decode_rotated(qn[:, :, i: i + 1], qf[:, :, i: i + 1], kn[:, :, : i + 1], kf[:, :, : i + 1],
+                                     v[:, :, : i + 1], w, scale=8 ** -0.5)
+        torch.testing.assert_close(step, want[:, :, i: i + 1], rtol=0, atol=1e-12)
+
+
+def test_far_rotation_is_the_seed_a2_pair():
+    # a2_ij = (R^((i-w)/k+w) q_i)^T (R^(j/k) k_j): far_rotation reaches it from R^i q_i and R^j k_j
+    from ropelaw.methods import far_rotation, rope_inv_freq
+
+    q, k, _ = qkv(1, 1, 20, 8, torch.float64)
+    pos = torch.arange(20)
+    inv = rope_inv_freq(8, dtype=torch.float64)
+    w, kk = 6, 4.0
+    torch.testing.assert_close(far_rotation(rot(q, pos.double()), pos, w, kk, "query", inv_freq=inv),
+                               rot(q, (pos.double() - w) / kk + w), rtol=0, atol=1e-12)
+    torch.testing.assert_close(far_rotation(rot(k, pos.double()), pos, w, kk, "key", inv_freq=inv),
+                               rot(k, pos.double() / kk), rtol=0, atol=1e-12)
+    # ReRoPE: R^w q and the un-rotated key
+    torch.testing.assert_close(far_rotation(rot(q, pos.double()), pos, w, None, "query", inv_freq=inv),
+                               rot(q, torch.full((20,), float(w), dtype=torch.float64)), rtol=0, atol=1e-12)
+    torch.testing.assert_close(far_rotation(rot(k, pos.double()), pos, w, None, "key", inv_freq=inv), k.detach(),
+                               rtol=0, atol=1e-12)
+
+
+def test_rotated_decode_with_left_padding_equals_the_unpadded_row():
+    from ropelaw.methods import rerope_decode_rotated
+
+    q, k, v = qkv(1, 2, 20, 8, torch.float64)
+    qn, kn, qf, kf = rotated_pairs(q, k, 5, 3.0)
+    alone = rerope_decode_rotated(qn[:, :, -1:], qf[:, :, -1:], kn, kf, v, 5, scale=0.3)
+    pad = lambda x: torch.cat((torch.randn(1, 2, 4, 8, dtype=x.dtype), x), dim=2)  # noqa: E731
+    mask = torch.arange(24)[None] >= 4
+    padded = rerope_decode_rotated(qn[:, :, -1:], qf[:, :, -1:], pad(kn), pad(kf), pad(v), 5, scale=0.3,
+                                   key_mask=mask)
+    torch.testing.assert_close(padded, alone, rtol=0, atol=1e-12)

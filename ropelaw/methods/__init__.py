@@ -6,7 +6,9 @@
 - :func:`keynorm_attention` -- KNA, QNA and scaled cosine attention (Su 2023,
   kexue.fm/archives/9859; seed 003).
 - :func:`logn_scale` -- the log-n query factor max(1, log(n)/log(T_train)).
-- :func:`patch_llama` / :func:`unpatch` -- switch a Hugging Face Llama-family model's attention.
+- :func:`patch_model` / :func:`unpatch` -- switch a Hugging Face model's attention (Llama, Mistral,
+  Mixtral, Qwen2/3, Gemma 1/2/3, Phi-3, OLMo 2, Granite, StarCoder2) for generation;
+  ``patch_llama`` is its old name.
 
 Needs torch (``pip install 'ropelaw[torch]'``); the HF patch also needs transformers.
 """
@@ -17,10 +19,17 @@ from ..errors import require
 
 require("torch", "torch", "ropelaw.methods")
 
-from .hf_patch import patch_llama, unpatch  # noqa: E402
+from .hf_patch import patch_llama, patch_model, unpatch  # noqa: E402
 from .keynorm import cosa_lambda, keynorm_attention  # noqa: E402
 from .logn import logn_scale, scale_queries_logn  # noqa: E402
-from .rerope import rerope_attention, rerope_decode, rerope_relative_position  # noqa: E402
+from .rerope import (  # noqa: E402
+    far_rotation,
+    rerope_attention,
+    rerope_attention_rotated,
+    rerope_decode,
+    rerope_decode_rotated,
+    rerope_relative_position,
+)
 from .rope import LAYOUTS, apply_rope, rope_cos_sin, rope_inv_freq  # noqa: E402
 
 __all__ = [
@@ -31,10 +40,14 @@ __all__ = [
     "rerope_attention",
     "rerope_decode",
     "rerope_relative_position",
+    "rerope_attention_rotated",
+    "rerope_decode_rotated",
+    "far_rotation",
     "keynorm_attention",
     "cosa_lambda",
     "logn_scale",
     "scale_queries_logn",
+    "patch_model",
     "patch_llama",
     "unpatch",
 ]

@@ -44,10 +44,15 @@ def flash_supported(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> bool:
 
 
 def _mm_scores(q: torch.Tensor, k: torch.Tensor, mask: torch.Tensor | None, causal: bool, r0: int, r1: int,
-               scale: float) -> torch.Tensor:
-    """Scores of query rows [r0, r1) in the accumulation dtype, masked (-inf) where excluded."""
+               scale: float, softcap: float | None = None) -> torch.Tensor:
+    """Scores of query rows [r0, r1) in the accumulation dtype, masked (-inf) where excluded.
+
+    ``softcap`` c (Gemma 2's attention logit soft-capping): s -> c * tanh(s / c) before the mask.
+    """
     acc = angle_dtype(q.dtype)
     s = torch.matmul(q[..., r0:r1, :].to(acc), k.to(acc).transpose(-1, -2)) * scale  # (..., r, S) acc
+    if softcap is not None:
+        s = torch.tanh(s / softcap) * softcap
     if mask is not None:
         s = s + mask[..., r0:r1, :].to(acc)
     if causal:
@@ -58,14 +63,15 @@ def _mm_scores(q: torch.Tensor, k: torch.Tensor, mask: torch.Tensor | None, caus
 
 
 def piece_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool, mask: torch.Tensor | None,
-                  scale: float, flash: bool) -> tuple[torch.Tensor, torch.Tensor]:
+                  scale: float, flash: bool, softcap: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """softmax(scale * q k^T + mask) v and its row log-sum-exp.
 
     q (..., T, D), k (..., S, D), v (..., S, Dv); ``causal`` is top-left aligned (row t sees
     keys 0..t); ``mask`` is additive (0 / -inf), broadcastable to (..., T, S), in q's dtype.
+    ``softcap``: soft-capped scores (matmul path only; the fused kernel has no soft-capping).
     Returns out (..., T, Dv) in q's dtype and lse (..., T) in float32 (float64 for float64).
     """
-    if flash:
+    if flash and softcap is None:
         out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
             q, k, v, 0.0, causal, attn_mask=mask, scale=scale)
         return out, lse
@@ -73,7 +79,7 @@ def piece_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: 
     outs, lses = [], []
     for r0 in range(0, q.shape[-2], _ROW_CHUNK):
         r1 = min(q.shape[-2], r0 + _ROW_CHUNK)
-        s = _mm_scores(q, k, mask, causal, r0, r1, scale)  # (..., r, S) acc
+        s = _mm_scores(q, k, mask, causal, r0, r1, scale, softcap)  # (..., r, S) acc
         lse = torch.logsumexp(s, dim=-1)  # (..., r) acc
         p = torch.exp(s - lse.unsqueeze(-1))
         outs.append(torch.matmul(p, v.to(acc)).to(q.dtype))

@@ -1,209 +1,464 @@
-"""Switch the attention of a Hugging Face Llama-family model to ReRoPE / Leaky ReRoPE / log-n.
+"""Switch the attention of a Hugging Face model to ReRoPE / Leaky ReRoPE / log-n, for real generation.
 
-Written against transformers 4.57.1 (``LlamaAttention.forward(hidden_states,
-position_embeddings, attention_mask, past_key_values=None, cache_position=None, **kwargs)
--> (attn_output, attn_weights)``). Every ``LlamaAttention`` module of the model gets an
-instance-level ``forward``; :func:`unpatch` (or leaving the ``with`` block) deletes it, so
-the class method is used again.
+Works with transformers 4.57 and 5.23 on every architecture of :data:`ARCHITECTURES`: the
+models whose attention module projects q, k, v, rotates them with the model's rotary
+embedding (``apply_rotary_pos_emb(q, k, cos, sin)``, rotate-half pairs), updates the cache with
+the ROTATED keys and calls the attention interface ``fn(module, q, k, v, mask, scaling=...,
+**kwargs)``. :func:`patch_model` gives each patched attention module an attention function of
+its own (through a view of its config that names it) and leaves everything else alone: the
+projections, q/k norms, rotary embedding, cache and masks are the model's.
 
-- ``"rerope"`` / ``"leaky_rerope"`` (seed 000): q, k are projected, the cache stores
-  UN-rotated keys, and attention runs through :func:`rerope_attention` (prefill, chunked
-  prefill) or :func:`rerope_decode` (one token). The model's own frequencies
-  (``rotary_emb.inv_freq``) and attention factor (``attention_scaling``, which multiplies
-  cos and sin, hence the logits by its square) are used, so with a window covering the
-  whole input the patched model computes the unpatched logits.
-- ``"logn"`` (seed 000, "-log n"): ordinary RoPE, with query i multiplied by
-  max(1, log(i + 1) / log(T_train)); attention runs through the model's own kernel.
-  ``train_len`` given with a ReRoPE method switches on the same log-n factor.
+- ``"rerope"`` / ``"leaky_rerope"`` (seed 000, kexue.fm/archives/9708): the near pair is the
+  model's own (R^i q_i, R^j k_j), the far pair is one more rotation of each
+  (:func:`~ropelaw.methods.rerope.far_rotation`). The cache keeps the standard rotated keys,
+  plus a second cache of far keys formed once per token, so a decode step is one score row
+  with no re-rotation (O(1) extra work per step). With no pair at distance >= w the model's
+  own attention function runs, so a window covering the input gives the unpatched logits
+  bit for bit.
+- ``"logn"`` (seed 000, "-log n"): query i multiplied by max(1, log(p_i + 1) / log(T_train)),
+  then the model's own attention. ``train_len`` with a ReRoPE method adds the same factor.
 
-Limits (each raises ValueError): padded batches (an attention mask other than causal),
-custom position_ids, caches other than a growing DynamicCache. A cache filled while patched
-holds un-rotated keys: do not reuse it after unpatching.
+Layers with a sliding window (Gemma 2/3 local layers, Mistral/Phi-3 configs that set
+``sliding_window``) are left as they are: they never see a distance beyond their window, so
+they keep plain RoPE inside it. Padded batches must be padded on the left (what ``generate``
+does): each row's keys are a contiguous run ending at the newest token, and its positions
+(``position_ids``) count from its first real token. The frequencies are read from the model's
+rotary embedding and checked against the cos/sin the model passes in every call.
 """
 
 from __future__ import annotations
 
+import contextvars
+import inspect
 import math
+import sys
 import types
+import weakref
 from typing import Any
 
 import torch
 
 from ..errors import require
 from .logn import logn_scale
-from .rerope import rerope_attention, rerope_decode
+from .rerope import _check_window, far_rotation, rerope_attention_rotated, rerope_decode_rotated
 
-__all__ = ["patch_llama", "unpatch", "LlamaPatch", "METHODS"]
+__all__ = ["patch_model", "patch_llama", "unpatch", "RopePatch", "LlamaPatch", "METHODS", "ARCHITECTURES",
+           "TRANSFORMERS_VERSIONS"]
 
 METHODS = ("rerope", "leaky_rerope", "logn")
+# model_type -> what was checked (tests/test_methods_hf_patch.py builds a tiny model of each)
+ARCHITECTURES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text",
+                 "phi3", "olmo2", "granite", "starcoder2")
+TRANSFORMERS_VERSIONS = ("4.57", "5.23")  # major.minor read and tested (4.57.1, 5.23.0)
+INTERFACE = "ropelaw_rerope"  # key of the attention function in transformers' AttentionInterface
 _ATTR = "_ropelaw_patch"
+_CALL: contextvars.ContextVar = contextvars.ContextVar("ropelaw_attention_call", default=None)
 
 
-def _llama():
-    require("transformers", "hf", "patch_llama")
-    from transformers.models.llama import modeling_llama
+def _transformers():
+    require("transformers", "hf", "patch_model")
+    import transformers
 
-    return modeling_llama
+    return transformers
 
 
-class LlamaPatch:
+def _arch_name(model: Any) -> str:
+    cfg = getattr(model, "config", None)
+    return f"{type(model).__name__} (model_type {getattr(cfg, 'model_type', None)!r})"
+
+
+class _ConfigView:
+    """The module's config with ``_attn_implementation`` naming the ropelaw attention function."""
+
+    def __init__(self, config: Any):
+        object.__setattr__(self, "_ropelaw_config", config)
+
+    @property
+    def _attn_implementation(self) -> str:
+        return INTERFACE
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(object.__getattribute__(self, "_ropelaw_config"), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(object.__getattribute__(self, "_ropelaw_config"), name, value)
+
+
+class _FarKeys:
+    """Far keys of one layer of one cache: (B, Hk, capacity, d), ``n`` filled, grown by doubling."""
+
+    def __init__(self, first: torch.Tensor, offset: torch.Tensor, last_source: torch.Tensor):
+        B, Hk, n, D = first.shape
+        self.buf = first.new_empty(B, Hk, max(2 * n, 256), D)
+        self.buf[:, :, :n] = first
+        self.n = n
+        self.offset = offset  # (B,) position minus index of each row's keys
+        self.last_source = last_source  # (B, Hk, d): the rotated key the last far key was made from
+
+    def append(self, new: torch.Tensor, last_source: torch.Tensor) -> None:
+        n, t = self.n, new.shape[2]
+        if n + t > self.buf.shape[2]:
+            grown = self.buf.new_empty(*self.buf.shape[:2], 2 * (n + t), self.buf.shape[3])
+            grown[:, :, :n] = self.buf[:, :, :n]
+            self.buf = grown
+        self.buf[:, :, n: n + t] = new
+        self.n = n + t
+        self.last_source = last_source
+
+    def keys(self) -> torch.Tensor:
+        return self.buf[:, :, : self.n]
+
+
+class RopePatch:
     """Handle of an applied patch; a context manager that unpatches on exit."""
 
     def __init__(self, model: Any, method: str, window: float | None, leaky_k: float | None,
-                 train_len: float | None, modules: list):
+                 train_len: float | None, modules: list, skipped: list):
         self.model, self.method, self.window, self.leaky_k, self.train_len = model, method, window, leaky_k, train_len
-        self.modules = modules
+        self.modules = modules  # the patched attention modules
+        self.skipped = skipped  # (module, sliding window) left as they are
+        self.arch = _arch_name(model)
+        self._far: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # cache -> {layer_idx: _FarKeys}
+        self._rotary: dict = {}  # id(module) -> (rotary module, inv_freq attribute, scaling attribute)
 
     def undo(self) -> None:
         for m in self.modules:
             if getattr(m, _ATTR, None) is self:
                 del m.forward
+                m.config = object.__getattribute__(m.config, "_ropelaw_config")
                 delattr(m, _ATTR)
         self.modules = []
+        self._far = weakref.WeakKeyDictionary()
 
-    def __enter__(self) -> "LlamaPatch":
+    def __enter__(self) -> "RopePatch":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.undo()
 
     def __repr__(self) -> str:
-        return (f"LlamaPatch(method={self.method!r}, window={self.window}, leaky_k={self.leaky_k}, "
-                f"train_len={self.train_len}, modules={len(self.modules)})")
+        return (f"RopePatch({self.arch}, method={self.method!r}, window={self.window}, leaky_k={self.leaky_k}, "
+                f"train_len={self.train_len}, patched={len(self.modules)}, sliding_kept={len(self.skipped)})")
 
 
-def _rotary(model: Any, ml) -> Any:
-    found = [m for m in model.modules() if isinstance(m, ml.LlamaRotaryEmbedding)]
-    if len(found) != 1:
-        raise ValueError(f"expected one LlamaRotaryEmbedding in the model, found {len(found)}")
-    return found[0]
+LlamaPatch = RopePatch  # the name of ropelaw <= 0.1
 
 
-def _check_positions(cache_position, position_ids, T: int, N: int, device) -> None:
-    want = torch.arange(N - T, N, device=device)  # (T,) int64
-    for name, pos in (("cache_position", cache_position), ("position_ids", position_ids)):
-        if pos is not None and (pos.shape[-1] != T or bool((pos != want).any())):
-            raise ValueError(f"ReRoPE patch: {name} must be {N - T}..{N - 1} (no padding, a DynamicCache); "
-                             "padded batches and static caches are not supported")
+# ---------------------------------------------------------------------------------------------
+# finding what to patch
 
 
-def _check_causal_mask(mask, T: int, N: int) -> None:
-    if mask is None:
-        return
-    if not isinstance(mask, torch.Tensor):
-        raise ValueError("ReRoPE patch: only tensor attention masks are supported")
-    mask = mask[..., -T:, :N]
-    allowed = mask if mask.dtype == torch.bool else mask == 0
-    kpos = torch.arange(N, device=mask.device)
-    qpos = torch.arange(N - T, N, device=mask.device)
-    if mask.shape[-1] != N or bool((allowed != (kpos[None, :] <= qpos[:, None])).any()):
-        raise ValueError("ReRoPE patch: the attention mask is not plain causal (padded batch?); "
-                         "run one unpadded sequence per batch")
+def _modeling_module(m: Any):
+    return sys.modules.get(type(m).__module__)
 
 
-def _rerope_forward(patch: LlamaPatch, rotary: Any):
-    def forward(self, hidden_states, position_embeddings=None, attention_mask=None, past_key_values=None,
-                cache_position=None, **kwargs):
-        if past_key_values is None:
-            past_key_values = kwargs.pop("past_key_value", None)
-        input_shape = hidden_states.shape[:-1]
-        hidden_shape = (*input_shape, -1, self.head_dim)
-        q = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)  # (B, H, T, D) un-rotated
-        k = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)  # (B, Hkv, T, D) un-rotated
-        v = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)  # (B, Hkv, T, D)
-        T = q.shape[2]
-        if past_key_values is not None:
-            k, v = past_key_values.update(k, v, self.layer_idx, {"cache_position": cache_position})
-        N = k.shape[2]
-        _check_positions(cache_position, kwargs.get("position_ids"), T, N, q.device)
-        _check_causal_mask(attention_mask, T, N)
-        inv_freq = rotary.inv_freq.to(torch.float32)  # (D/2,) float32
-        factor = float(rotary.attention_scaling)
-        scale = self.scaling * factor * factor
-        common = dict(rotary_dim=2 * inv_freq.numel(),  # partial rotary: only the rotated dims
-                      layout="rotate_half", logn_train_len=patch.train_len,
-                      scale=scale, inv_freq=inv_freq)
-        if T == 1:
-            out = rerope_decode(q, k, v, N - 1, patch.window, patch.leaky_k, **common)
-        else:
-            out = rerope_attention(q, k, v, patch.window, patch.leaky_k, **common)
-        out = out.transpose(1, 2).reshape(*input_shape, -1).contiguous()  # (B, T, H*D)
-        return self.o_proj(out), None
-
-    return forward
+def _is_rotary_attention(m: Any) -> bool:
+    """An attention module of the standard rotary + attention-interface kind."""
+    mod = _modeling_module(m)
+    if not (type(m).__name__.endswith("Attention") and hasattr(m, "layer_idx") and mod is not None
+            and callable(getattr(mod, "apply_rotary_pos_emb", None))
+            and callable(getattr(mod, "eager_attention_forward", None))):
+        return False
+    try:
+        params = inspect.signature(type(m).forward).parameters
+    except (TypeError, ValueError):
+        return False
+    return "position_embeddings" in params
 
 
-def _logn_forward(patch: LlamaPatch, ml):
-    def forward(self, hidden_states, position_embeddings=None, attention_mask=None, past_key_values=None,
-                cache_position=None, **kwargs):
-        if past_key_values is None:
-            past_key_values = kwargs.pop("past_key_value", None)
-        input_shape = hidden_states.shape[:-1]
-        hidden_shape = (*input_shape, -1, self.head_dim)
-        q = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)  # (B, H, T, D)
-        k = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)
-        v = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
-        cos, sin = position_embeddings
-        q, k = ml.apply_rotary_pos_emb(q, k, cos, sin)
-        pos = kwargs.get("position_ids")
-        if pos is None:
-            pos = cache_position
-        if pos is None:
-            raise ValueError("log-n patch needs position_ids or cache_position")
-        factor = logn_scale(pos, patch.train_len, device=q.device)  # (B|1, T) float32
-        q = q * factor.reshape(-1, 1, q.shape[2], 1).to(q.dtype)
-        if past_key_values is not None:
-            cache_kwargs = {"sin": sin, "cos": cos, "cache_position": cache_position}
-            k, v = past_key_values.update(k, v, self.layer_idx, cache_kwargs)
-        interface = ml.eager_attention_forward
-        if self.config._attn_implementation != "eager":
-            interface = ml.ALL_ATTENTION_FUNCTIONS[self.config._attn_implementation]
-        out, weights = interface(self, q, k, v, attention_mask,
-                                 dropout=0.0 if not self.training else self.attention_dropout,
-                                 scaling=self.scaling, **kwargs)
-        out = out.reshape(*input_shape, -1).contiguous()
-        return self.o_proj(out), weights
-
-    return forward
+def _sliding_window(m: Any) -> int | None:
+    """The layer's sliding window: the module's own attribute where it has one, else its config's."""
+    if hasattr(m, "sliding_window"):
+        return m.sliding_window
+    return getattr(m.config, "sliding_window", None)
 
 
-def patch_llama(model: Any, method: str = "rerope", *, window: float | None = None, leaky_k: float | None = None,
-                train_len: float | None = None) -> LlamaPatch:
-    """Switch every LlamaAttention of ``model`` to ``method``; returns a handle (context manager).
+def _check_version(arch: str) -> None:
+    tf = _transformers()
+    mm = ".".join(tf.__version__.split(".")[:2])
+    if mm not in TRANSFORMERS_VERSIONS:
+        raise ValueError(f"patch_model supports transformers {' and '.join(TRANSFORMERS_VERSIONS)} "
+                         f"(read and tested), not {tf.__version__}; cannot patch {arch}")
 
-    method "rerope": needs ``window``; "leaky_rerope": ``window`` and ``leaky_k``;
-    "logn": ``train_len``. With a ReRoPE method, ``train_len`` adds log-n query scaling.
-    Raises ValueError on a bad combination, a model without LlamaAttention modules, or a
-    model that is already patched.
+
+def _register_interface() -> None:
+    from transformers import AttentionInterface
+
+    AttentionInterface.register(INTERFACE, _attention)
+
+
+def _original_interface(module: Any, impl: str):
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+    if impl != "eager" and impl in ALL_ATTENTION_FUNCTIONS:
+        return ALL_ATTENTION_FUNCTIONS[impl]
+    return _modeling_module(module).eager_attention_forward
+
+
+# ---------------------------------------------------------------------------------------------
+# the frequencies: the model's rotary embedding, checked against the cos/sin of every call
+
+
+def _rotary_candidates(model: Any) -> list[tuple[Any, str, str]]:
+    out = []
+    for r in model.modules():
+        if not type(r).__name__.endswith("RotaryEmbedding"):
+            continue
+        for name in list(getattr(r, "_buffers", {})):
+            if name.endswith("inv_freq") and "original" not in name:
+                scaling = name[: -len("inv_freq")] + "attention_scaling"
+                out.append((r, name, scaling))
+    return out
+
+
+def _expected_cos(cand, positions: torch.Tensor) -> torch.Tensor:
+    r, name, scaling = cand
+    inv = getattr(r, name).to(torch.float32)
+    ang = positions.to(torch.float32)[..., None] * inv.to(positions.device)  # as transformers forms it
+    return torch.cos(ang) * float(getattr(r, scaling, 1.0))
+
+
+def _frequencies(patch: RopePatch, module: Any, cos: torch.Tensor, positions: torch.Tensor):
+    """(inv_freq float32, rotary dim, attention scaling) of this layer, verified against ``cos``."""
+    half = cos.shape[-1] // 2
+    c = cos.to(torch.float32)
+    if not torch.equal(c[..., :half], c[..., half:]):
+        raise ValueError(f"{patch.arch}: the rotary cos table is not in rotate-half layout; not supported")
+    pos = positions.expand(c.shape[0], -1) if positions.shape[0] != c.shape[0] else positions
+    tol = 1e-5 if cos.dtype in (torch.float32, torch.float64) else 2e-2
+
+    def fits(cand) -> bool:
+        r, name, _ = cand
+        if getattr(r, name).numel() != half:
+            return False
+        return bool(torch.allclose(_expected_cos(cand, pos), c[..., :half], rtol=0, atol=tol))
+
+    cand = patch._rotary.get(id(module))
+    if cand is None or not fits(cand):
+        found = [x for x in _rotary_candidates(patch.model) if fits(x)]
+        if not found:
+            raise ValueError(f"{patch.arch}: cannot match the cos/sin of layer {module.layer_idx} to a rotary "
+                             "embedding of the model; not supported")
+        cand = found[0]
+        patch._rotary[id(module)] = cand
+    r, name, scaling = cand
+    return getattr(r, name).to(torch.float32), 2 * half
+
+
+# ---------------------------------------------------------------------------------------------
+# masks and positions
+
+
+def _row_starts(mask: torch.Tensor | None, B: int, T: int, N: int, arch: str) -> torch.Tensor:
+    """First key index of each row (left padding), checked: keys start..N-1 exist, causal over them.
+
+    ``mask`` is the model's 4-D mask (B|1, 1, T, N'): bool (True = attend) or additive float.
+    Query rows before a row's start (padding) are not checked: their output is never used.
     """
-    ml = _llama()
+    dev = mask.device if mask is not None else None
+    if mask is None:
+        return torch.zeros(B, dtype=torch.int64, device=dev)
+    if not isinstance(mask, torch.Tensor) or mask.dim() != 4:
+        raise ValueError(f"{arch}: ReRoPE patch needs a 4-D tensor attention mask, got {type(mask).__name__}")
+    m = mask[:, 0, -T:, :N]
+    allowed = m if m.dtype == torch.bool else m == 0  # (B|1, T, N) bool
+    allowed = allowed.expand(B, T, N)
+    last = allowed[:, -1]  # (B, N): the keys of the newest token
+    kidx = torch.arange(N, device=m.device)
+    starts = torch.where(last.any(-1), torch.argmax(last.to(torch.int8), dim=-1), torch.full_like(last[:, 0], N,
+                                                                                                 dtype=torch.int64))
+    qidx = torch.arange(N - T, N, device=m.device)  # (T,)
+    want = (kidx[None, None, :] >= starts[:, None, None]) & (kidx[None, None, :] <= qidx[None, :, None])  # (B,T,N)
+    real_rows = qidx[None, :] >= starts[:, None]  # (B, T)
+    if bool(((allowed != want) & real_rows[:, :, None]).any()):
+        raise ValueError(f"{arch}: the attention mask is not causal over one run of keys per row ending at the "
+                         "newest token; ReRoPE supports left padding only (tokenizer padding_side='left')")
+    return starts.to(torch.int64)
+
+
+def _positions(kwargs: dict, call: dict | None, B: int, T: int, N: int, device) -> torch.Tensor:
+    pos = kwargs.get("position_ids")
+    if pos is None and call is not None:
+        pos = call.get("position_ids")
+    if pos is None:
+        pos = torch.arange(N - T, N, device=device)[None]
+    return pos.to(device=device, dtype=torch.int64).expand(B, T)
+
+
+# ---------------------------------------------------------------------------------------------
+# the attention function
+
+
+def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attention_mask: Any,
+               scaling: float | None = None, dropout: float = 0.0, **kwargs: Any):
+    patch: RopePatch = getattr(module, _ATTR)
+    impl = object.__getattribute__(module.config, "_ropelaw_config")._attn_implementation
+    original = _original_interface(module, impl)
+    call = _CALL.get()
+    if module.training and dropout:
+        raise ValueError(f"{patch.arch}: the ReRoPE patch is for inference; call model.eval() (attention dropout)")
+    if kwargs.get("sliding_window") is not None:
+        raise ValueError(f"{patch.arch}: layer {module.layer_idx} has a sliding window at run time; not patched")
+    B, H, T, D = query.shape
+    N = key.shape[2]
+    pos = _positions(kwargs, call, B, T, N, query.device)  # (B, T) int64
+    if patch.train_len is not None:
+        query = query * logn_scale(pos, patch.train_len, device=query.device)[:, None, :, None].to(query.dtype)
+    if patch.method == "logn":
+        return original(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
+    scale = module.scaling if scaling is None else scaling
+    W = math.ceil(patch.window)
+    starts = _row_starts(attention_mask, B, T, N, patch.arch)  # (B,)
+    cache = call.get("cache") if call else None
+    if int((N - 1 - starts).max()) < W:  # no pair at distance >= w: the model's own attention, exactly
+        if cache is not None:
+            patch._far.get(cache, {}).pop(module.layer_idx, None)  # far keys would go stale
+        return original(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
+    cos = call["cos"] if call else None
+    if cos is None:
+        raise ValueError(f"{patch.arch}: the attention module received no position_embeddings")
+    inv_freq, rd = _frequencies(patch, module, cos, pos)
+    rot = dict(inv_freq=inv_freq, rotary_dim=rd)
+    kidx = torch.arange(N, device=query.device)
+    # positions are contiguous from each row's first key: p_j = j + offset
+    offset = pos[:, -1] - (N - 1)  # (B,)
+    if bool((pos != torch.arange(N - T, N, device=pos.device)[None] + offset[:, None])[
+            torch.arange(N - T, N, device=pos.device)[None] >= starts[:, None]].any()):
+        raise ValueError(f"{patch.arch}: position_ids are not consecutive within a row; not supported")
+    kf = _far_keys(patch, module, cache, key, T, offset, rot)
+    softcap = kwargs.get("softcap")
+    qf = far_rotation(query, pos[:, None, :], patch.window, patch.leaky_k, "query", **rot)
+    if T == 1:
+        key_mask = None if not bool(starts.any()) else kidx[None, :] >= starts[:, None]
+        out = rerope_decode_rotated(query, qf, key, kf, value, patch.window, scale=scale, key_mask=key_mask,
+                                    softcap=softcap)
+    else:
+        out = query.new_zeros(B, H, T, value.shape[-1])
+        for b in range(B):
+            s = int(starts[b])
+            q0 = max(N - T, s)  # the first real query
+            if q0 >= N:
+                continue
+            sl = slice(q0 - (N - T), T)
+            if N - 1 - s < W:  # this row has no far pair: plain causal attention on the model's rotation
+                qk = torch.nn.functional.scaled_dot_product_attention
+                kk, vv = (x[b: b + 1, :, s:].repeat_interleave(H // key.shape[1], dim=1) for x in (key, value))
+                visible = kidx[s:][None, :] <= kidx[q0:][:, None]
+                if softcap is None:
+                    out[b: b + 1, :, sl] = qk(query[b: b + 1, :, sl], kk, vv, attn_mask=visible, scale=scale)
+                    continue
+            out[b: b + 1, :, sl] = rerope_attention_rotated(
+                query[b: b + 1, :, sl], key[b: b + 1, :, s:], qf[b: b + 1, :, sl], kf[b: b + 1, :, s:],
+                value[b: b + 1, :, s:], patch.window, scale=scale, softcap=softcap)
+    return out.transpose(1, 2).contiguous(), None
+
+
+def _far_keys(patch: RopePatch, module: Any, cache: Any, key: torch.Tensor, T: int, offset: torch.Tensor,
+              rot: dict) -> torch.Tensor:
+    """Far keys of positions 0 .. N-1 of this layer: only the T new ones are rotated when cached."""
+    N = key.shape[2]
+    kpos = torch.arange(N, device=key.device)[None, :] + offset[:, None]  # (B, N)
+
+    def make(lo: int) -> torch.Tensor:
+        return far_rotation(key[:, :, lo:], kpos[:, None, lo:], patch.window, patch.leaky_k, "key", **rot)
+
+    if cache is None:
+        return make(0)
+    layers = patch._far.setdefault(cache, {})
+    far = layers.get(module.layer_idx)
+    o = N - T
+    if (far is not None and far.n == o and o > 0 and far.buf.shape[0] == key.shape[0]
+            and torch.equal(far.offset, offset) and torch.equal(far.last_source, key[:, :, o - 1])):
+        far.append(make(o), key[:, :, N - 1])
+    else:  # a new cache, or one cropped / reordered / refilled: rebuild from the rotated keys
+        far = _FarKeys(make(0), offset.clone(), key[:, :, N - 1])
+        layers[module.layer_idx] = far
+    return far.keys()
+
+
+# ---------------------------------------------------------------------------------------------
+# public API
+
+
+def _wrapped_forward(patch: RopePatch, names: list[str]):
+    def forward(self, *args: Any, **kwargs: Any):
+        bound = dict(zip(names, args))
+        bound.update(kwargs)
+        pe = bound.get("position_embeddings")
+        call = {"cache": bound.get("past_key_values", bound.get("past_key_value")),
+                "cos": pe[0] if isinstance(pe, (tuple, list)) else None,
+                "position_ids": bound.get("position_ids")}
+        token = _CALL.set(call)
+        try:
+            return type(self).forward(self, *args, **kwargs)
+        finally:
+            _CALL.reset(token)
+
+    return forward
+
+
+def _check_params(method: str, window: Any, leaky_k: Any, train_len: Any) -> None:
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
     if method in ("rerope", "leaky_rerope"):
-        if window is None or not (isinstance(window, (int, float)) and math.isfinite(window) and window > 0):
-            raise ValueError(f"{method} needs a window > 0, got {window!r}")
+        if window is None:
+            raise ValueError(f"{method} needs a window > 0")
         if method == "rerope" and leaky_k is not None:
             raise ValueError("rerope takes no leaky_k; use method='leaky_rerope'")
-        if method == "leaky_rerope" and (leaky_k is None or not leaky_k > 0):
-            raise ValueError(f"leaky_rerope needs leaky_k > 0, got {leaky_k!r}")
+        if method == "leaky_rerope" and leaky_k is None:
+            raise ValueError("leaky_rerope needs leaky_k > 1")
+        _check_window(window, leaky_k)
     else:
         if window is not None or leaky_k is not None:
             raise ValueError("logn takes no window / leaky_k")
         if train_len is None:
             raise ValueError("logn needs train_len")
-    if train_len is not None and not (isinstance(train_len, (int, float)) and train_len > 1):
-        raise ValueError(f"train_len must be > 1, got {train_len!r}")
-    modules = [m for m in model.modules() if isinstance(m, ml.LlamaAttention)]
+    if train_len is not None and (isinstance(train_len, bool) or not isinstance(train_len, (int, float))
+                                  or not train_len > 1 or not math.isfinite(train_len)):
+        raise ValueError(f"train_len must be a finite number > 1, got {train_len!r}")
+
+
+def patch_model(model: Any, method: str = "rerope", *, window: float | None = None, leaky_k: float | None = None,
+                train_len: float | None = None) -> RopePatch:
+    """Switch the full-attention layers of a Hugging Face causal LM to ``method``; returns a handle.
+
+    method "rerope" needs ``window`` w > 0; "leaky_rerope" ``window`` and ``leaky_k`` k > 1;
+    "logn" ``train_len`` (with a ReRoPE method it adds log-n query scaling, seed 000). The
+    handle is a context manager; :func:`unpatch` or ``handle.undo()`` restore the model.
+    Raises ValueError (one line, naming the architecture) for a model outside
+    :data:`ARCHITECTURES`, a transformers version outside :data:`TRANSFORMERS_VERSIONS`, a model
+    with only sliding-window layers, a model already patched, or bad parameters.
+    """
+    arch = _arch_name(model)
+    _check_params(method, window, leaky_k, train_len)
+    _check_version(arch)
+    model_type = getattr(getattr(model, "config", None), "model_type", None)
+    if model_type not in ARCHITECTURES:
+        raise ValueError(f"patch_model does not support {arch}; supported model types: {', '.join(ARCHITECTURES)}")
+    attn = [m for m in model.modules() if _is_rotary_attention(m)]
+    if not attn:
+        raise ValueError(f"{arch}: no attention module with the standard rotary interface found")
+    if any(hasattr(m, _ATTR) for m in attn):
+        raise ValueError(f"{arch} is already patched; call unpatch(model) first")
+    skipped = [(m, _sliding_window(m)) for m in attn if _sliding_window(m) is not None]
+    modules = [m for m in attn if _sliding_window(m) is None]
     if not modules:
-        raise ValueError("no LlamaAttention module in this model (Llama-family models only)")
-    if any(hasattr(m, _ATTR) for m in modules):
-        raise ValueError("model is already patched; call unpatch(model) first")
-    patch = LlamaPatch(model, method, window, leaky_k, train_len, modules)
-    fn = _logn_forward(patch, ml) if method == "logn" else _rerope_forward(patch, _rotary(model, ml))
+        raise ValueError(f"{arch}: every attention layer has a sliding window ({skipped[0][1]}) and keeps plain "
+                         "RoPE inside it; nothing to patch")
+    _register_interface()
+    patch = RopePatch(model, method, window, leaky_k, train_len, modules, skipped)
     for m in modules:
-        m.forward = types.MethodType(fn, m)
+        names = [p for p in inspect.signature(type(m).forward).parameters][1:]
+        m.forward = types.MethodType(_wrapped_forward(patch, names), m)
+        m.config = _ConfigView(m.config)
         setattr(m, _ATTR, patch)
     return patch
+
+
+def patch_llama(model: Any, method: str = "rerope", *, window: float | None = None, leaky_k: float | None = None,
+                train_len: float | None = None) -> RopePatch:
+    """Alias of :func:`patch_model` (kept from ropelaw 0.1, when only Llama was supported)."""
+    return patch_model(model, method, window=window, leaky_k=leaky_k, train_len=train_len)
 
 
 def unpatch(model: Any) -> int:
@@ -213,6 +468,7 @@ def unpatch(model: Any) -> int:
         patch = getattr(m, _ATTR, None)
         if patch is not None:
             del m.forward
+            m.config = object.__getattribute__(m.config, "_ropelaw_config")
             delattr(m, _ATTR)
             n += 1
     return n

@@ -23,8 +23,17 @@ score row, q_i^T R^(max(j-i, -w)) k_j (ReRoPE) or q_i^T R^(max(j-i, (j-i+w)/k - 
 keys are left as they are and scored against R^w q.
 
 Edge cases: w >= L (no pair reaches the window) is plain causal RoPE attention, computed by
-one fused call; k = inf is ReRoPE; k = 1 is plain RoPE. Windows are real > 0; a score is
-near when i - j < w, so a real w acts on integer distances like ceil(w).
+one fused call; k = inf is ReRoPE. k must be > 1, as in ``ropelaw.schemes``: k = 1 is plain
+RoPE (use no method) and k < 1 would stretch far distances past the trained range. Windows
+are real > 0; a score is near when i - j < w, so a real w acts on integer distances like ceil(w).
+
+From rotated inputs (``rerope_attention_rotated`` / ``rerope_decode_rotated``, used by the
+Hugging Face patch): a cache of keys rotated at their own positions, R^j k_j, is the standard
+cache, and the far pair is one more rotation of each rotated vector. With f = 1 - 1/k (f = 1
+for ReRoPE) the far query is R^(f (w - i)) (R^i q_i) = R^((i-w)/k + w) q_i and the far key is
+R^(-f j) (R^j k_j) = R^(j/k) k_j, seed 000's a2 pair exactly. A far key is formed once, when its
+token enters the cache, so a decode step costs one score row over the near keys (rotated
+cache) and the far keys (second cache): no re-rotation of the cache.
 """
 
 from __future__ import annotations
@@ -39,7 +48,8 @@ from . import _merged
 from .logn import scale_queries_logn
 from .rope import LAYOUTS, angle_dtype, apply_rope, check_rotary_dim, rope_cos_sin, rope_inv_freq
 
-__all__ = ["rerope_attention", "rerope_decode", "rerope_relative_position"]
+__all__ = ["rerope_attention", "rerope_decode", "rerope_relative_position", "rerope_attention_rotated",
+           "rerope_decode_rotated", "far_rotation"]
 
 DEFAULT_BLOCK = 32  # query rows per near-band block: band work is L * (block + w - 1)
 
@@ -57,8 +67,10 @@ def _check_window(window: float, leaky_k: float | None) -> int:
     if isinstance(window, bool) or not isinstance(window, (int, float)) or not math.isfinite(window) or window <= 0:
         raise ValueError(f"ReRoPE window must be a finite number > 0, got {window!r}")
     if leaky_k is not None and (isinstance(leaky_k, bool) or not isinstance(leaky_k, (int, float))
-                                or math.isnan(leaky_k) or leaky_k <= 0):
-        raise ValueError(f"Leaky ReRoPE k must be > 0 (inf for ReRoPE), got {leaky_k!r}")
+                                or math.isnan(leaky_k) or leaky_k <= 1):
+        # the same domain as ropelaw.schemes (k = inf is accepted here as ReRoPE)
+        raise ValueError(f"Leaky ReRoPE k must be > 1 (k = 1 is plain RoPE, k < 1 pushes positions past the "
+                         f"trained range; inf is ReRoPE), got {leaky_k!r}")
     return math.ceil(window)  # near iff i - j < w  <=>  i - j <= ceil(w) - 1 for integer i - j
 
 
@@ -185,7 +197,7 @@ def _flat(x: torch.Tensor) -> torch.Tensor:
     return x.reshape(x.shape[0] * x.shape[1], x.shape[2], x.shape[3]).contiguous()
 
 
-def _forward(qn, kn, qf, kf, v, W: int, scale: float, bq: int, flash: bool):
+def _forward(qn, kn, qf, kf, v, W: int, scale: float, bq: int, flash: bool, softcap: float | None = None):
     B, H, T, _ = qn.shape
     N = kn.shape[2]
     o = N - T
@@ -195,14 +207,14 @@ def _forward(qn, kn, qf, kf, v, W: int, scale: float, bq: int, flash: bool):
     lse = torch.empty(B * H, T, dtype=acc, device=qn.device)  # (BH, T) acc
     for g in _band_groups(T, o, W, bq, qn.device, qn.dtype):
         out_g, lse_g = _merged.piece_forward(g.rows(q1), g.windows(k1), g.windows(v1), causal=False,
-                                             mask=g.mask, scale=scale, flash=flash)
+                                             mask=g.mask, scale=scale, flash=flash, softcap=softcap)
         g.rows(out).copy_(out_g)
         g.rows(lse).copy_(lse_g)
     out, lse = out.view(B, H, T, -1), lse.view(B, H, T)
     far = []
     for rows, keys, causal in _far_pieces(T, o, W):
         out_f, lse_f = _merged.piece_forward(qf[:, :, rows], kf[:, :, keys], v[:, :, keys], causal=causal,
-                                             mask=None, scale=scale, flash=flash)
+                                             mask=None, scale=scale, flash=flash, softcap=softcap)
         far.append((rows, out_f, lse_f.to(acc)))
     if far:
         total = lse.clone()
@@ -219,16 +231,18 @@ class _ReRoPEFunction(torch.autograd.Function):
     """Near band on (qn, kn) + far triangle on (qf, kf), merged; backward by recomputation."""
 
     @staticmethod
-    def forward(ctx, qn, kn, qf, kf, v, W, scale, bq, flash):
-        out, lse = _forward(qn, kn, qf, kf, v, W, scale, bq, flash)
+    def forward(ctx, qn, kn, qf, kf, v, W, scale, bq, flash, softcap=None):
+        out, lse = _forward(qn, kn, qf, kf, v, W, scale, bq, flash, softcap)
         ctx.save_for_backward(qn, kn, qf, kf, v, out, lse)
-        ctx.cfg = (W, scale, bq, flash)
+        ctx.cfg = (W, scale, bq, flash, softcap)
         return out
 
     @staticmethod
     def backward(ctx, d_out):
         qn, kn, qf, kf, v, out, lse = ctx.saved_tensors
-        W, scale, bq, flash = ctx.cfg
+        W, scale, bq, flash, softcap = ctx.cfg
+        if softcap is not None:
+            raise NotImplementedError("ReRoPE with soft-capped logits is forward-only (generation)")
         B, H, T, D = qn.shape
         N = kn.shape[2]
         o = N - T
@@ -252,7 +266,7 @@ class _ReRoPEFunction(torch.autograd.Function):
             dqf[:, :, rows] += gq
             dkf[:, :, keys] += gk
             dv[:, :, keys] += gv
-        return dqn, dkn, dqf, dkf, dv, None, None, None, None
+        return dqn, dkn, dqf, dkf, dv, None, None, None, None, None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -412,3 +426,88 @@ def rerope_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
     p = torch.softmax(scores.to(acc), dim=-1).to(v_cache.dtype)  # (B, Hk, g, N)
     out = torch.matmul(p, v_cache)  # (B, Hk, g, d_v)
     return out.reshape(B, H, 1, v_cache.shape[-1])
+
+
+# ---------------------------------------------------------------------------------------------
+# from rotated inputs: the standard cache of rotated keys plus a cache of far keys
+
+
+def _far_factor(leaky_k: float | None) -> float:
+    """f = 1 - 1/k (f = 1 for ReRoPE, k = inf)."""
+    return 1.0 if leaky_k is None else 1.0 - 1.0 / leaky_k
+
+
+def far_rotation(x_rot: torch.Tensor, positions: torch.Tensor, window: float, leaky_k: float | None, role: str, *,
+                 inv_freq: torch.Tensor, rotary_dim: int | None = None, layout: str = "rotate_half") -> torch.Tensor:
+    """The far-region vector of seed 000's a2 from a vector already rotated at its position.
+
+    x_rot (..., S, d) = R^p x at integer ``positions`` p (int64, broadcastable to x_rot.shape[:-1]).
+    role "query": R^(f (w - p)) x_rot = R^((p - w)/k + w) x  (ReRoPE: R^w x);
+    role "key":   R^(-f p) x_rot      = R^(p/k) x             (ReRoPE: x, un-rotated);
+    f = 1 - 1/k, 1 for ReRoPE. The angle offsets are formed in float64 from the integer
+    positions and rounded once; any factor on the rotated vector (e.g. a checkpoint's
+    attention scaling on cos and sin) is carried along. Returns x_rot's dtype and shape.
+    """
+    f = _far_factor(leaky_k)
+    p = positions.to(torch.float64)
+    if role == "query":
+        shift = f * (float(window) - p)
+    elif role == "key":
+        shift = -f * p
+    else:
+        raise ValueError(f"role must be 'query' or 'key', got {role!r}")
+    return apply_rope(x_rot, shift, rotary_dim=rotary_dim, layout=layout, inv_freq=inv_freq)
+
+
+def rerope_attention_rotated(qn: torch.Tensor, kn: torch.Tensor, qf: torch.Tensor, kf: torch.Tensor,
+                             v: torch.Tensor, window: float, *, scale: float, softcap: float | None = None,
+                             block_size: int = DEFAULT_BLOCK) -> torch.Tensor:
+    """Causal (Leaky) ReRoPE attention from the near pair (qn, kn) and the far pair (qf, kf).
+
+    qn = R^i q_i, kn = R^j k_j (the model's own rotation), qf, kf from :func:`far_rotation`;
+    shapes (B, H, T, d) for queries, (B, Hk, N, d) for keys and v, N >= T, the queries being
+    positions N-T .. N-1 of the keys. Score of (i, j <= i): scale * qn_i . kn_j if i - j < w,
+    else scale * qf_i . kf_j (seed 000), soft-capped by ``softcap`` if given (forward only).
+    Returns (B, H, T, d_v) in qn's dtype; no N x N matrix is formed.
+    """
+    _check_qkv(qn, kn, v)
+    W = _check_window(window, None)
+    H = qn.shape[1]
+    kn, kf, v = (_expand_heads(x, H) for x in (kn, kf, v))
+    flash = softcap is None and _merged.flash_supported(qn, kn, v)
+    return _ReRoPEFunction.apply(qn.contiguous(), kn.contiguous(), qf.contiguous(), kf.contiguous(), v.contiguous(),
+                                 W, float(scale), min(block_size, qn.shape[2]), flash, softcap)
+
+
+def rerope_decode_rotated(qn: torch.Tensor, qf: torch.Tensor, k_near: torch.Tensor, k_far: torch.Tensor,
+                          v: torch.Tensor, window: float, *, scale: float, key_mask: torch.Tensor | None = None,
+                          softcap: float | None = None) -> torch.Tensor:
+    """One decoding step of (Leaky) ReRoPE against two caches (seed 000, decode form).
+
+    qn = R^i q_i and qf (:func:`far_rotation`, role "query") are (B, H, 1, d) for the newest
+    position i; k_near (B, Hk, N, d) holds R^j k_j (the standard cache), k_far (B, Hk, >= N - W, d)
+    holds the far keys R^(j/k) k_j (ReRoPE: k_j) of positions 0 .. (at least) N - W - 1, and
+    v (B, Hk, N, d_v); the keys are positions i - N + 1 .. i. With W = ceil(w) the last W keys
+    are near (i - j < w) and score scale * qn . k_near_j, the others far and score
+    scale * qf . k_far_j: one row, O(N d) work, nothing re-rotated. key_mask (B, N) bool marks
+    keys that exist (False: left padding). Returns (B, H, 1, d_v).
+    """
+    B, H, _, D = qn.shape
+    Hk, N = k_near.shape[1], k_near.shape[2]
+    W = _check_window(window, None)
+    g = H // Hk
+    nf = max(N - W, 0)
+    acc = angle_dtype(qn.dtype)
+    # the softmax scale is folded into the one query row
+    near = torch.matmul((qn * scale).reshape(B, Hk, g, D), k_near[:, :, nf:].transpose(-1, -2))  # (B, Hk, g, N-nf)
+    if nf:
+        far = torch.matmul((qf * scale).reshape(B, Hk, g, D), k_far[:, :, :nf].transpose(-1, -2))  # (B, Hk, g, nf)
+        scores = torch.cat((far, near), dim=-1).to(acc)  # (B, Hk, g, N) acc
+    else:
+        scores = near.to(acc)
+    if softcap is not None:
+        scores = torch.tanh(scores / softcap) * softcap
+    if key_mask is not None:
+        scores = scores.masked_fill(~key_mask[:, None, None, :], -math.inf)
+    p = torch.softmax(scores, dim=-1).to(v.dtype)  # (B, Hk, g, N)
+    return torch.matmul(p, v).reshape(B, H, 1, v.shape[-1])
