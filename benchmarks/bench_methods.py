@@ -9,12 +9,14 @@ Setting (issue 5): float32, batch 1, 8 heads, head dim 128, torch.set_num_thread
   VmHWM after creating the inputs (torch allocations are invisible to tracemalloc);
 - --long: one ReRoPE prefill at L = 65536 (the two-matrix reference would need
   2 * 8 * 65536^2 * 4 bytes = 275 GB for its two score matrices alone);
-- decode step time ratio  rerope_decode / (RoPE on the new query + SDPA against a cache
+- decode step time ratio  (Leaky) ReRoPE step / (RoPE on the new token + SDPA against a cache
   of rotated keys) at cache lengths 2048 .. 32768 (goal <= 1.5x), with 2 threads and, as
   a supplement, 1 thread (a decode step is a dozen small ops; with 2 threads on a machine
   shared with other jobs each parallel op can wait a scheduler slice for its second thread).
-Times are the minimum over repeats, with the two contenders interleaved so that load from
-other processes hits both alike. The machine is printed first.
+Times are medians over repeats, with the contenders interleaved so that load from other
+processes (the 2 cores are shared) hits them alike. The machine is printed first.
+--decode-only: just the decode steps; --generate: also per-token time of model.generate() on a
+random 2-layer Llama (8 heads x 128) patched vs unpatched.
 """
 
 from __future__ import annotations
@@ -123,21 +125,23 @@ def run_worker(name: str, L: int, w: int) -> dict:
     return json.loads(out.stdout)
 
 
-CPU_TIMES: dict = {}  # name -> minimum process CPU time of the last ``interleaved`` call
+CPU_TIMES: dict = {}  # name -> median process CPU time of the last ``interleaved`` call
 
 
 def interleaved(fns: dict, repeats: int) -> dict:
-    """Minimum wall time of each callable, run in turn ``repeats`` times after one warm-up.
+    """Median wall time of each callable, run in turn ``repeats`` times after one warm-up.
 
-    Also records the minimum process CPU time (all threads) in CPU_TIMES: on a machine shared
-    with other jobs the wall time of many short parallel ops is inflated by descheduling,
-    while CPU time is not (it does include OpenMP spin-waiting).
+    The contenders alternate, so load from other processes on the shared machine hits them
+    alike, and the median (not the minimum) is reported. Also records the median process CPU
+    time (all threads) in CPU_TIMES: wall time of many short parallel ops is inflated by
+    descheduling, CPU time is not (it does include OpenMP spin-waiting).
     """
+    import statistics
+
     import torch
 
-    best = {name: math.inf for name in fns}
-    CPU_TIMES.clear()
-    CPU_TIMES.update({name: math.inf for name in fns})
+    walls = {name: [] for name in fns}
+    cpus = {name: [] for name in fns}
     with torch.no_grad():
         for fn in fns.values():
             fn()
@@ -145,9 +149,11 @@ def interleaved(fns: dict, repeats: int) -> dict:
             for name, fn in fns.items():
                 t0, c0 = time.perf_counter(), time.process_time()
                 fn()
-                best[name] = min(best[name], time.perf_counter() - t0)
-                CPU_TIMES[name] = min(CPU_TIMES[name], time.process_time() - c0)
-    return best
+                walls[name].append(time.perf_counter() - t0)
+                cpus[name].append(time.process_time() - c0)
+    CPU_TIMES.clear()
+    CPU_TIMES.update({name: statistics.median(x) for name, x in cpus.items()})
+    return {name: statistics.median(x) for name, x in walls.items()}
 
 
 def bench_prefill(lengths, w: int, repeats: int, with_reference: int) -> list[dict]:
@@ -224,37 +230,117 @@ def bench_memory(lengths, w: int, with_reference: int) -> list[dict]:
 
 
 def bench_decode(lengths, w: int, repeats: int) -> list[dict]:
+    """One decode step at each cache length: the new token's q and k are rotated, then attention.
+
+    - rope:   the standard step, SDPA of R^i q against the cache of rotated keys;
+    - rerope / leaky: what ``patch_model`` runs, the standard rotated cache for the near keys
+      plus the cache of far keys (the new token's far key is made in the step, O(1)), one
+      score row (``rerope_decode_rotated``);
+    - rerope_unrotated: the older path, a cache of un-rotated keys with the last w keys
+      rotated back every step (``rerope_decode``; Leaky would rotate all N).
+    """
     import torch
     import torch.nn.functional as F
 
-    from ropelaw.methods import apply_rope, rerope_decode
+    from ropelaw.methods import apply_rope, far_rotation, rerope_decode, rerope_decode_rotated, rope_inv_freq
 
+    inv = rope_inv_freq(D)
     rows = []
     for N in lengths:
-        q = torch.randn(B, H, 1, D)
-        k, v = torch.randn(B, H, N, D), torch.randn(B, H, N, D)
-        k_rot = apply_rope(k, torch.arange(N))  # the standard cache holds rotated keys
+        g = torch.Generator().manual_seed(N)
+        q, k_new = torch.randn(B, H, 1, D, generator=g), torch.randn(B, H, 1, D, generator=g)
+        k, v = torch.randn(B, H, N, D, generator=g), torch.randn(B, H, N, D, generator=g)
+        pos = torch.arange(N)
+        k_rot = apply_rope(k, pos)  # the standard cache holds rotated keys
+        far = {kk: far_rotation(k_rot, pos, w, kk, "key", inv_freq=inv) for kk in (None, 16.0)}
         i = N - 1
+        here = torch.tensor([i])
 
         def standard():
-            qr = apply_rope(q, i)
+            qr, kr = apply_rope(q, i), apply_rope(k_new, i)  # noqa: F841  (kr would be appended)
             return F.scaled_dot_product_attention(qr, k_rot, v)
 
-        fns = {"rope": standard, "rerope": lambda: rerope_decode(q, k, v, i, w),
-               "leaky": lambda: rerope_decode(q, k, v, i, w, 16.0)}
+        def cached(kk):
+            def step():
+                qr, kr = apply_rope(q, i), apply_rope(k_new, i)
+                qf = far_rotation(qr, here, w, kk, "query", inv_freq=inv)
+                far_rotation(kr, here, w, kk, "key", inv_freq=inv)  # the new far key (appended in use)
+                return rerope_decode_rotated(qr, qf, k_rot, far[kk], v, w, scale=D ** -0.5)
+            return step
+
+        fns = {"rope": standard, "rerope": cached(None), "leaky": cached(16.0),
+               "rerope_unrotated": lambda: rerope_decode(q, k, v, i, w)}
         torch.set_num_threads(1)  # supplementary: no OpenMP hand-offs, the algorithmic cost alone
         t1 = interleaved(fns, repeats * 5)
         torch.set_num_threads(THREADS)
         t = interleaved(fns, repeats * 5)
-        row = {"rerope_ratio_1thread": t1["rerope"] / t1["rope"], "leaky_k16_ratio_1thread": t1["leaky"] / t1["rope"],
-               "cache": N, "window": w, "rope_step_us": 1e6 * t["rope"], "rerope_step_us": 1e6 * t["rerope"],
+        row = {"cache": N, "window": w, "rope_step_us": 1e6 * t["rope"],
                "rerope_ratio": t["rerope"] / t["rope"], "leaky_k16_ratio": t["leaky"] / t["rope"],
-               "rerope_cpu_ratio": CPU_TIMES["rerope"] / CPU_TIMES["rope"], "loadavg_1min": os.getloadavg()[0]}
+               "rerope_unrotated_ratio": t["rerope_unrotated"] / t["rope"],
+               "rerope_ratio_1thread": t1["rerope"] / t1["rope"], "leaky_k16_ratio_1thread": t1["leaky"] / t1["rope"],
+               "rerope_unrotated_ratio_1thread": t1["rerope_unrotated"] / t1["rope"],
+               "loadavg_1min": os.getloadavg()[0]}
         rows.append(row)
-        print(f"decode cache={N:6d} w={w}: rope {row['rope_step_us']:8.0f} us  rerope {row['rerope_step_us']:8.0f} us "
-              f"x{row['rerope_ratio']:.2f}  leaky(k=16) x{row['leaky_k16_ratio']:.2f}"
-              f"  | cpu-time ratio rerope x{row['rerope_cpu_ratio']:.2f}  | 1 thread: rerope "
-              f"x{row['rerope_ratio_1thread']:.2f} leaky x{row['leaky_k16_ratio_1thread']:.2f}"
+        print(f"decode cache={N:6d} w={w}: rope {row['rope_step_us']:7.0f} us  rerope x{row['rerope_ratio']:.2f}  "
+              f"leaky(k=16) x{row['leaky_k16_ratio']:.2f}  un-rotated rerope x{row['rerope_unrotated_ratio']:.2f}"
+              f"  | 1 thread: rerope x{row['rerope_ratio_1thread']:.2f} leaky x{row['leaky_k16_ratio_1thread']:.2f}"
+              f" un-rotated x{row['rerope_unrotated_ratio_1thread']:.2f}  (load {row['loadavg_1min']:.1f})", flush=True)
+    return rows
+
+
+def bench_generate(lengths, w: int, steps: int, rounds: int) -> list[dict]:
+    """Per-token decode time of a random Llama (2 layers, 8 heads x 128, sdpa) through the model.
+
+    For each prompt length: prefill once with the cache, then ``steps`` single-token steps,
+    unpatched and patched (``patch_model``) in alternation for ``rounds`` rounds; the median
+    step time of each is reported. Both start from their own prefill (the patched one also
+    fills its far-key cache).
+    """
+    import statistics
+
+    import torch
+    import transformers
+
+    from ropelaw.methods import patch_model
+
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=1024, hidden_size=1024, intermediate_size=2048, num_hidden_layers=2,
+                                   num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=2 ** 16,
+                                   attn_implementation="sdpa")
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    rows = []
+    for L in lengths:
+        prompt = torch.randint(3, 1024, (1, L), generator=torch.Generator().manual_seed(L))
+        nxt = torch.randint(3, 1024, (1, steps), generator=torch.Generator().manual_seed(L + 1))
+        times = {"rope": [], "rerope": [], "leaky": []}
+        prefill = {"rope": [], "rerope": [], "leaky": []}
+
+        def run(name):
+            with torch.no_grad():
+                t0 = time.perf_counter()
+                cache = model(prompt, use_cache=True).past_key_values
+                prefill[name].append(time.perf_counter() - t0)
+                for s in range(steps):
+                    t0 = time.perf_counter()
+                    model(nxt[:, s: s + 1], past_key_values=cache, use_cache=True)
+                    times[name].append(time.perf_counter() - t0)
+
+        for _ in range(rounds):
+            run("rope")
+            with patch_model(model, "rerope", window=w):
+                run("rerope")
+            with patch_model(model, "leaky_rerope", window=w, leaky_k=16.0):
+                run("leaky")
+        med = {n: statistics.median(t) for n, t in times.items()}
+        pre = {n: statistics.median(t) for n, t in prefill.items()}
+        row = {"prompt": L, "window": w, "rope_token_ms": 1e3 * med["rope"],
+               "rerope_token_ratio": med["rerope"] / med["rope"], "leaky_k16_token_ratio": med["leaky"] / med["rope"],
+               "rope_prefill_s": pre["rope"], "rerope_prefill_ratio": pre["rerope"] / pre["rope"],
+               "leaky_k16_prefill_ratio": pre["leaky"] / pre["rope"], "loadavg_1min": os.getloadavg()[0]}
+        rows.append(row)
+        print(f"generate prompt={L:6d} w={w}: token {row['rope_token_ms']:.1f} ms  rerope x{row['rerope_token_ratio']:.2f}"
+              f"  leaky(k=16) x{row['leaky_k16_token_ratio']:.2f}  | prefill {row['rope_prefill_s']:.2f} s  rerope "
+              f"x{row['rerope_prefill_ratio']:.2f}  leaky x{row['leaky_k16_prefill_ratio']:.2f}"
               f"  (load {row['loadavg_1min']:.1f})", flush=True)
     return rows
 
@@ -265,6 +351,8 @@ def main(argv=None) -> int:
     p.add_argument("--long", action="store_true", help="also one ReRoPE prefill at L = 65536")
     p.add_argument("--window", type=int, default=512)
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--decode-only", action="store_true", help="only the decode steps (and --generate)")
+    p.add_argument("--generate", action="store_true", help="also per-token model.generate-style decode, random Llama")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--L", type=int, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -279,9 +367,10 @@ def main(argv=None) -> int:
     lengths = [2048] if args.quick else [2048, 4096, 8192]
     repeats = 3 if args.quick else 5
     res = {"machine": info}
-    res["prefill"] = bench_prefill(lengths, args.window, repeats, with_reference=4096)
-    res["forward_backward"] = [bench_backward(2048, args.window, repeats)]
-    res["memory"] = bench_memory(lengths, args.window, with_reference=8192)
+    if not args.decode_only:
+        res["prefill"] = bench_prefill(lengths, args.window, repeats, with_reference=4096)
+        res["forward_backward"] = [bench_backward(2048, args.window, repeats)]
+        res["memory"] = bench_memory(lengths, args.window, with_reference=8192)
     if args.long:
         r = run_worker("rerope", 65536, args.window)
         res["long"] = {"L": 65536, "window": args.window, **r}
@@ -289,6 +378,8 @@ def main(argv=None) -> int:
               f"+{r.get('extra_mb', float('nan')):.0f} MB over the inputs "
               f"(reference: two 8x65536x65536 float32 score matrices = 275 GB)", flush=True)
     res["decode"] = bench_decode([2048, 8192, 32768], args.window, repeats)
+    if args.generate:
+        res["generate"] = bench_generate([2048, 8192], args.window, steps=8, rounds=3)
     res["machine"]["loadavg_1min_end"] = os.getloadavg()[0]
     if args.json:
         with open(args.json, "w") as fh:

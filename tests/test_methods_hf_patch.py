@@ -332,3 +332,17 @@ def test_right_padding_is_refused(llama):
     mask[1, 9:] = 0
     with patch_model(llama, "rerope", window=4), pytest.raises(ValueError, match="left padding"):
         logits(llama, x, attention_mask=mask)
+
+
+def test_beam_search_equals_seed_reference(llama_eager, monkeypatch):
+    # beam search reorders the cache every step: the far keys must follow (they are rebuilt)
+    x = tokens(P)
+    kw = dict(max_new_tokens=NEW, min_new_tokens=NEW, num_beams=3, do_sample=False, pad_token_id=0)
+    with patch_model(llama_eager, "leaky_rerope", window=5, leaky_k=4.0), torch.no_grad():
+        got = llama_eager.generate(x, **kw)
+    mod = __import__(type(llama_eager).__module__, fromlist=["_"])
+    with monkeypatch.context() as mp, torch.no_grad():
+        mp.setattr(mod, "apply_rotary_pos_emb", lambda q, k, cos, sin, *a, **k2: (q, k))
+        mp.setattr(mod, "eager_attention_forward", seed_attention(5, 4.0))
+        want = llama_eager.generate(x, use_cache=False, **kw)
+    assert torch.equal(got, want)

@@ -297,7 +297,7 @@ def rotated_pairs(q, k, w, kk):
 
 
 @pytest.mark.parametrize("w,kk", [(5, None), (5, 4.0), (13, 16.0), (1, None), (5.5, 3.0)])
-def test_rotated_prefill_and_decode_equal_reference(w, kk):
+def test_rotated_prefill_and_decode_equal_reference(path, w, kk):
     from ropelaw.methods import rerope_attention_rotated, rerope_decode_rotated
 
     q, k, v = qkv(2, 4, 30, 8, torch.float64, Hk=2)
@@ -331,7 +331,7 @@ def test_far_rotation_is_the_seed_a2_pair():
                                rtol=0, atol=1e-12)
 
 
-def test_rotated_decode_with_left_padding_equals_the_unpadded_row():
+def test_rotated_decode_with_left_padding_equals_the_unpadded_row(path):
     from ropelaw.methods import rerope_decode_rotated
 
     q, k, v = qkv(1, 2, 20, 8, torch.float64)

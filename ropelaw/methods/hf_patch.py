@@ -272,7 +272,8 @@ def _row_starts(mask: torch.Tensor | None, B: int, T: int, N: int, arch: str) ->
     real_rows = qidx[None, :] >= starts[:, None]  # (B, T)
     if bool(((allowed != want) & real_rows[:, :, None]).any()):
         raise ValueError(f"{arch}: the attention mask is not causal over one run of keys per row ending at the "
-                         "newest token; ReRoPE supports left padding only (tokenizer padding_side='left')")
+                         "newest token; ReRoPE supports left padding (tokenizer padding_side='left') and a "
+                         "DynamicCache only")
     return starts.to(torch.int64)
 
 
@@ -364,6 +365,8 @@ def _far_keys(patch: RopePatch, module: Any, cache: Any, key: torch.Tensor, T: i
 
     if cache is None:
         return make(0)
+    if cache not in patch._far:
+        _watch(patch, cache)
     layers = patch._far.setdefault(cache, {})
     far = layers.get(module.layer_idx)
     o = N - T
@@ -374,6 +377,31 @@ def _far_keys(patch: RopePatch, module: Any, cache: Any, key: torch.Tensor, T: i
         far = _FarKeys(make(0), offset.clone(), key[:, :, N - 1])
         layers[module.layer_idx] = far
     return far.keys()
+
+
+_CACHE_EDITS = ("reorder_cache", "crop", "batch_repeat_interleave", "batch_select_indices", "reset")
+
+
+def _watch(patch: RopePatch, cache: Any) -> None:
+    """Drop the far keys of ``cache`` whenever it is reordered, cropped or reset (beam search,
+    assisted decoding): they are rebuilt from the rotated keys at the next step."""
+    ref = weakref.ref(patch)
+    for name in _CACHE_EDITS:
+        method = getattr(cache, name, None)
+        if method is None or getattr(method, "_ropelaw", False):
+            continue
+
+        def edited(*args: Any, _method=method, **kwargs: Any):
+            p = ref()
+            if p is not None:
+                p._far.pop(cache, None)
+            return _method(*args, **kwargs)
+
+        edited._ropelaw = True
+        try:
+            setattr(cache, name, edited)
+        except AttributeError:
+            pass
 
 
 # ---------------------------------------------------------------------------------------------

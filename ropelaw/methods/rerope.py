@@ -498,6 +498,21 @@ def rerope_decode_rotated(qn: torch.Tensor, qf: torch.Tensor, k_near: torch.Tens
     g = H // Hk
     nf = max(N - W, 0)
     acc = angle_dtype(qn.dtype)
+    if (nf and softcap is None and _merged.flash_supported(qn, k_near, v)
+            and (key_mask is None or bool(key_mask[:, :nf].any(-1).all()))):
+        # two fused pieces (each query head's row: (B, Hk, g, d) against its key head) merged
+        # by log-sum-exp; every row of each piece sees a key (checked above)
+        def piece(qx, kx, vx, m):
+            mask = None if m is None else torch.zeros(m.shape, dtype=qx.dtype, device=qx.device).masked_fill(
+                ~m, -math.inf)[:, None, None, :]
+            return _merged.piece_forward(qx.reshape(B, Hk, g, D), kx, vx, causal=False, mask=mask, scale=scale,
+                                         flash=True)
+
+        out_f, lse_f = piece(qf, k_far[:, :, :nf], v[:, :, :nf], None if key_mask is None else key_mask[:, :nf])
+        out_n, lse_n = piece(qn, k_near[:, :, nf:], v[:, :, nf:], None if key_mask is None else key_mask[:, nf:])
+        lse = torch.logaddexp(lse_f, lse_n)  # (B, Hk, g)
+        out = (out_f.to(acc) * torch.exp(lse_f - lse)[..., None] + out_n.to(acc) * torch.exp(lse_n - lse)[..., None])
+        return out.to(v.dtype).reshape(B, H, 1, v.shape[-1])
     # the softmax scale is folded into the one query row
     near = torch.matmul((qn * scale).reshape(B, Hk, g, D), k_near[:, :, nf:].transpose(-1, -2))  # (B, Hk, g, N-nf)
     if nf:
