@@ -319,7 +319,9 @@ def test_hf_version_check(capsys, model_type):
     transformers = pytest.importorskip("transformers")
     cfg = transformers.AutoConfig.for_model(model_type)
     head_dim = cfg.hidden_size // cfg.num_attention_heads
-    frac = getattr(cfg, "partial_rotary_factor", None) or getattr(cfg, "rotary_pct", None) or 1.0
+    # 4.x keeps the fraction as an attribute; 5.x moves it into rope_parameters
+    frac = (getattr(cfg, "partial_rotary_factor", None) or getattr(cfg, "rotary_pct", None)
+            or (getattr(cfg, "rope_parameters", None) or {}).get("partial_rotary_factor") or 1.0)
     code, out, _ = run_cli(capsys, "audit", "hf", model_type, "--version-check", "--format", "json")
     doc = json.loads(out)
     assert code == 0

@@ -584,18 +584,16 @@ def test_to_dict_is_plain():
     assert d["correction_range"] == [20, 46] and len(d["inv_freq"]) == len(d["interpolation_weight"]) == 64
 
 
-# --- transformers 4.57.1, the published implementation ----------------------------------
+# --- transformers (4.57.1 or 5.23.0, whichever is installed), the published implementation --------
 
 
 @pytest.fixture(scope="module")
 def hf():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from transformers import PretrainedConfig
-        from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
-    return PretrainedConfig, ROPE_INIT_FUNCTIONS
+    import hf_reference
+
+    return hf_reference
 
 
 @pytest.mark.hf
@@ -612,30 +610,30 @@ def hf():
      8192, None, 5e5),
 ])
 def test_matches_transformers(hf, ours, theirs, max_pos, seq_len, base):
-    config_cls, init = hf
-    config = config_cls(hidden_size=1024, num_attention_heads=8, rope_theta=base,
-                        max_position_embeddings=max_pos, rope_scaling=theirs)
-    inv, attention = init[theirs["rope_type"]](config, "cpu", seq_len=seq_len)
+    config = hf.make_config(dict(hidden_size=1024, num_attention_heads=8, rope_theta=base,
+                                 max_position_embeddings=max_pos, rope_scaling=theirs))
+    inv, attention = hf.reference_inv_freq(config, theirs["rope_type"], seq_len)
     params = dict(ours)
     result = apply_scheme(spec(params.pop("scheme"), base=base, train=max_pos, **params), seq_len=seq_len)
-    np.testing.assert_allclose(result.inv_freq, inv.double().numpy(), rtol=2e-6)  # theirs is float32
+    np.testing.assert_allclose(result.inv_freq, inv, rtol=2e-6)  # theirs is float32
     assert result.attention_factor == pytest.approx(attention, rel=1e-12)
+    assert hf.float32_noise(result, config, theirs["rope_type"], seq_len)  # and exact against their float64 run
 
 
 @pytest.mark.hf
 def test_longrope_matches_transformers(hf):
-    config_cls, init = hf
     short = [1.0 + 0.01 * i for i in range(64)]
     long = [1.0 + 0.5 * i for i in range(64)]
-    config = config_cls(hidden_size=1024, num_attention_heads=8, rope_theta=1e4, max_position_embeddings=131072,
-                        original_max_position_embeddings=4096,
-                        rope_scaling={"rope_type": "longrope", "short_factor": short, "long_factor": long})
+    config = hf.make_config(dict(hidden_size=1024, num_attention_heads=8, rope_theta=1e4,
+                                 max_position_embeddings=131072, original_max_position_embeddings=4096,
+                                 rope_scaling={"rope_type": "longrope", "short_factor": short, "long_factor": long}))
     p = spec("longrope", short_factor=short, long_factor=long, max_position_embeddings=131072)
     for seq_len in (None, 4096, 4097):
-        inv, attention = init["longrope"](config, "cpu", seq_len=seq_len)
+        inv, attention = hf.reference_inv_freq(config, "longrope", seq_len)
         result = apply_scheme(p, seq_len=seq_len)
-        np.testing.assert_allclose(result.inv_freq, inv.double().numpy(), rtol=2e-6)
+        np.testing.assert_allclose(result.inv_freq, inv, rtol=2e-6)
         assert result.attention_factor == pytest.approx(attention, rel=1e-12)
+        assert hf.float32_noise(result, config, "longrope", seq_len)
 
 
 def test_rerope_safe_length_with_window_at_the_last_trained_distance_is_unbounded():
