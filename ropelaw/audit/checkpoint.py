@@ -38,7 +38,9 @@ import numpy as np
 
 from ..errors import UsageError
 from ..findings import Finding
+from ..limits import MAX_D
 from ..results import Result
+from ..safeio import open_regular
 from .rules.checkpoint import (CHECKPOINT_ALIBI_LOW_PRECISION, CHECKPOINT_CACHE_INEXACT, CHECKPOINT_CACHE_NONFINITE,
                                CHECKPOINT_INV_FREQ_INVALID, CHECKPOINT_INV_FREQ_LOW_PRECISION)
 
@@ -75,6 +77,27 @@ _FREQ_SUFFIXES = ("inv_freq", "freqs", "bands", "theta")
 # --------------------------------------------------------------------------- reading
 
 
+# Limits by design, each checked before the bytes it guards are read.
+# safetensors' own header limit (MAX_HEADER_SIZE in the safetensors crate): 100 MB
+MAX_HEADER = 100_000_000
+# frequencies of one rotary embedding: d/2 <= MAX_D/2 pairs (ropelaw.limits.MAX_D)
+MAX_PAIRS = MAX_D // 2
+# cache rows measured: 2^20 positions (a longer cache is measured on its first 2^20 rows, noted)
+MAX_ROWS = 1 << 20
+# elements read per measured tensor (float64: 512 MiB at most in flight would be too much; read in
+# chunks of CHUNK_ELEMENTS, at most MAX_ELEMENTS in all): 2^26 keeps a measurement to seconds
+MAX_ELEMENTS = 1 << 26
+CHUNK_ELEMENTS = 1 << 20
+# nesting of a torch file's containers searched for tensors (state dicts nest a few levels)
+MAX_NESTING = 64
+# slack for a torch zip's own records beyond its stored members
+_ZIP_SLACK = 1 << 20
+
+# bytes per element of every safetensors dtype code (safetensors' Dtype::size)
+_ITEMSIZE = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1, "I16": 2, "U16": 2, "F16": 2,
+             "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "C64": 8, "F64": 8, "I64": 8, "U64": 8}
+
+
 def _np_dtype(code: str):
     import ml_dtypes
 
@@ -90,53 +113,177 @@ def _dtype_name(dt) -> str:
     return {"complex64": "complex64", "bool": "bool"}.get(name, name)
 
 
-def _read_safetensors(path: str) -> tuple[dict[str, tuple[str, tuple, Callable[[], np.ndarray]]], int]:
-    size = os.path.getsize(path)
-    with open(path, "rb") as fh:
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+Tensors = dict  # {name: (dtype, shape, loader | None)}; a loader returns a zero-copy array view
+
+
+def _read_safetensors(path: str, notes: list[str]) -> tuple[Tensors, int]:
+    """Header checked against the file before any tensor byte is touched; tensors memory-mapped.
+
+    The checks are the safetensors library's own (``safetensors::tensor::Metadata::validate``):
+    header length within the file and <= 100 MB; each entry a dtype string, a shape of
+    non-negative ints and two ordered int offsets; entries contiguous from 0 to the end of the
+    file; shape x itemsize equal to the byte range (Python ints: no overflow).
+    """
+    def bad(why: str) -> UsageError:
+        return UsageError(f"{path}: corrupt safetensors file ({why})")
+
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
         head = fh.read(8)
         if len(head) < 8:
             raise UsageError(f"{path}: not a safetensors file (shorter than its 8-byte header length)")
         (n,) = struct.unpack("<Q", head)
-        if n < 2 or 8 + n > size:
-            raise UsageError(f"{path}: not a safetensors file (header length {n} beyond the file)")
-        try:
-            header = json.loads(fh.read(n).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise UsageError(f"{path}: not a safetensors file (header is not JSON: {exc})") from None
+        if n < 2 or n > size - 8:
+            raise UsageError(f"{path}: not a safetensors file (header length {n:,} beyond the file's {size:,} bytes)")
+        if n > MAX_HEADER:
+            raise UsageError(f"{path}: not a safetensors file (header length {n:,} beyond the format's limit "
+                             f"of {MAX_HEADER:,} bytes)")
+        raw = fh.read(n)
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise UsageError(f"{path}: not a safetensors file (header nested too deeply)") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"{path}: not a safetensors file (header is not JSON: {str(exc)[:200]})") from None
     if not isinstance(header, dict):
         raise UsageError(f"{path}: not a safetensors file (header is not a JSON object)")
-    out = {}
+    data_start, data_len = 8 + n, size - 8 - n
+    out: Tensors = {}
+    spans = []
     for name, info in header.items():
-        if name == "__metadata__" or not isinstance(info, dict):
+        if name == "__metadata__":
             continue
-        code, shape, offs = info.get("dtype"), tuple(info.get("shape", ())), info.get("data_offsets")
-        dt = _np_dtype(str(code))
-        if dt is None or not isinstance(offs, list) or len(offs) != 2:
-            out[name] = (str(code), shape, None)
+        if not isinstance(info, dict):
+            raise bad(f"entry {name!r} is not an object")
+        code, shape, offs = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+        if not isinstance(code, str):
+            raise bad(f"tensor {name!r}: dtype is not a string")
+        if not isinstance(shape, list) or not all(_is_int(x) and x >= 0 for x in shape) or len(shape) > 64:
+            raise bad(f"tensor {name!r}: shape must be a list of at most 64 non-negative integers")
+        if not (isinstance(offs, list) and len(offs) == 2 and all(_is_int(x) for x in offs)
+                and 0 <= offs[0] <= offs[1] <= data_len):
+            raise bad(f"tensor {name!r}: data_offsets must be two ordered integers within the "
+                      f"{data_len:,} data bytes")
+        count = math.prod(shape)  # Python ints: exact, never wraps
+        itemsize = _ITEMSIZE.get(code)
+        if itemsize is not None and count * itemsize != offs[1] - offs[0]:
+            raise bad(f"tensor {name!r}: shape {shape} x {itemsize} bytes does not match its "
+                      f"{offs[1] - offs[0]:,}-byte data range")
+        spans.append((offs[0], offs[1], name))
+        dt = _np_dtype(code)
+        if dt is None:
+            out[name] = (code, tuple(shape), None)
             continue
-        start, stop = 8 + n + int(offs[0]), 8 + n + int(offs[1])
-        count = int(np.prod(shape)) if shape else 1
-        if stop > size or stop - start != count * np.dtype(dt).itemsize:
-            raise UsageError(f"{path}: tensor {name!r} has inconsistent offsets (truncated file?)")
 
-        def load(start=start, count=count, dt=dt, shape=shape):
-            return np.fromfile(path, dtype=dt, count=count, offset=start).reshape(shape)
+        def load(start=data_start + offs[0], count=count, dt=dt, shape=tuple(shape)):
+            if count == 0:
+                return np.zeros(shape, dt)
+            return np.memmap(path, dtype=dt, mode="r", offset=start, shape=(count,)).reshape(shape)
 
-        out[name] = (_dtype_name(np.dtype(dt)), shape, load)
+        out[name] = (_dtype_name(np.dtype(dt)), tuple(shape), load)
+    end = 0
+    for start, stop, name in sorted(spans):
+        if start != end:
+            raise bad(f"tensor {name!r}: data_offsets overlap another tensor or leave a gap")
+        end = stop
+    if end != data_len:
+        raise bad(f"tensors end at data byte {end:,} but the file holds {data_len:,} (truncated or padded)")
     return out, len(out)
 
 
-def _flatten(obj: Any, prefix: str, out: dict) -> None:
+def _flatten(obj: Any, notes: list[str]) -> dict[str, Any]:
+    """``{dotted name: tensor}`` of a loaded torch object: iterative, each container once.
+
+    Shared containers (one list referenced 2^40 times through nesting) and cycles are walked
+    once; nesting beyond :data:`MAX_NESTING` is not searched (noted).
+    """
     import torch
 
-    if isinstance(obj, torch.Tensor):
-        out[prefix or "tensor"] = obj
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
-    elif isinstance(obj, (list, tuple)):
-        for i, v in enumerate(obj):
-            _flatten(v, f"{prefix}.{i}" if prefix else str(i), out)
+    out: dict[str, Any] = {}
+    seen: set[int] = set()
+    deep = 0
+    stack: list[tuple[str, Any, int]] = [("", obj, 0)]
+    while stack:
+        prefix, o, depth = stack.pop()
+        if isinstance(o, torch.Tensor):
+            out.setdefault(prefix or "tensor", o)
+            continue
+        if not isinstance(o, (dict, list, tuple)) or id(o) in seen:
+            continue
+        seen.add(id(o))
+        if depth >= MAX_NESTING:
+            deep += 1
+            continue
+        items = o.items() if isinstance(o, dict) else enumerate(o)
+        children = [(f"{prefix}.{k}" if prefix else str(k), v, depth + 1) for k, v in items]
+        stack.extend(reversed(children))
+    if deep:
+        notes.append(f"{deep:,} container{'s' if deep != 1 else ''} nested deeper than {MAX_NESTING} levels "
+                     "not searched for tensors")
+    return out
+
+
+def _torch_array(t: Any) -> tuple[Callable[[], np.ndarray] | None, str | None]:
+    """(zero-copy loader, None) for a dense tensor, or (None, why it is skipped)."""
+    import torch
+
+    if t.layout != torch.strided:
+        return None, f"{str(t.layout).replace('torch.', '')} layout"
+    if t.is_quantized:
+        return None, "quantized"
+    if t.device.type == "meta":
+        return None, "meta (no data)"
+    try:
+        storage = t.untyped_storage().nbytes() - t.storage_offset() * t.element_size()
+    except Exception:  # a tensor subclass without a plain storage
+        return None, "no plain storage"
+    expanded = any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
+    if t.numel() and (expanded or t.numel() * t.element_size() > storage):
+        return None, "an expanded view (stride 0: more elements than its storage holds)"
+
+    def load(t=t):
+        import ml_dtypes
+
+        x = t.detach()
+        if not x.is_contiguous():
+            x = x.contiguous()  # a strided, non-overlapping view: at most its storage's size
+        if x.dtype == torch.bfloat16:
+            return x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)  # zero-copy
+        if x.dtype == torch.float8_e4m3fn:
+            return x.view(torch.uint8).numpy().view(ml_dtypes.float8_e4m3fn)
+        if x.dtype == torch.float8_e5m2:
+            return x.view(torch.uint8).numpy().view(ml_dtypes.float8_e5m2)
+        if x.dtype == torch.complex32:
+            x = x.to(torch.complex64)
+        return x.numpy()
+
+    if t.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2, torch.complex32, torch.float16,
+                   torch.float32, torch.float64, torch.complex64, torch.complex128, torch.bool, torch.uint8,
+                   torch.int8, torch.int16, torch.int32, torch.int64):
+        return load, None
+    return None, f"dtype {_dtype_name(t.dtype)} not measured"
+
+
+def _check_torch_zip(path: str, size: int) -> None:
+    """Refuse a zip whose members would decompress beyond the file (a zip bomb) before loading.
+
+    torch.save stores members uncompressed, so their declared sizes add up to less than the
+    file; torch's reader allocates each member's declared size, so the check bounds memory.
+    """
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            total = sum(max(i.file_size, 0) for i in zf.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise UsageError(f"{path}: corrupt torch zip file ({str(exc)[:200]})") from None
+    if total > size + _ZIP_SLACK:
+        raise UsageError(f"{path}: corrupt torch zip file (members expand to {total:,} bytes from a "
+                         f"{size:,}-byte file; torch.save never compresses: a zip bomb?); refused")
 
 
 _SAFE_PREFIXES = ("torch.", "collections.OrderedDict", "builtins.", "_codecs.encode", "numpy.core.multiarray._reconstruct")
@@ -147,18 +294,20 @@ def _pickle_globals(path: str) -> list[str]:
 
     Best effort, for the refusal message: GLOBAL opcodes, and STACK_GLOBAL with the two strings
     pushed before it; names weights-only loading allows (torch.*, OrderedDict) are left out.
+    Reads at most 64 MiB of pickle (the zip member size was checked before).
     """
     import pickletools
     import zipfile
 
+    limit = 64 << 20
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as zf:
-                member = next((n for n in zf.namelist() if n.endswith("data.pkl")), None)
-                data = zf.read(member) if member else b""
+                member = next((i for i in zf.infolist() if i.filename.endswith("data.pkl")), None)
+                data = zf.read(member) if member is not None and member.file_size <= limit else b""
         else:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            with open_regular(path) as fh:
+                data = fh.read(limit)
         found, strings = [], []
         for op, arg, _ in pickletools.genops(data):
             if op.name == "GLOBAL" and isinstance(arg, str):
@@ -167,6 +316,8 @@ def _pickle_globals(path: str) -> list[str]:
                 found.append(f"{strings[-2]}.{strings[-1]}")
             if isinstance(arg, str) and ("UNICODE" in op.name or op.name.endswith("STRING")):
                 strings.append(str(arg))
+            if len(found) > 100:
+                break
     except Exception:  # a malformed pickle: no names to show
         return []
     out = []
@@ -176,7 +327,7 @@ def _pickle_globals(path: str) -> list[str]:
     return out
 
 
-def _read_torch(path: str) -> tuple[dict[str, tuple[str, tuple, Callable[[], np.ndarray]]], int]:
+def _read_torch(path: str, notes: list[str], is_zip: bool, size: int) -> tuple[Tensors, int]:
     import pickle
 
     from ..errors import require
@@ -184,46 +335,59 @@ def _read_torch(path: str) -> tuple[dict[str, tuple[str, tuple, Callable[[], np.
     torch = require("torch", "torch", "reading a torch checkpoint")
     import warnings
 
+    if is_zip:
+        _check_torch_zip(path, size)
     try:
         with warnings.catch_warnings():  # torch warns about pickle protocols; the verdict is ours
             warnings.simplefilter("ignore")
-            obj = torch.load(path, weights_only=True, map_location="cpu")
+            # mmap: storages stay on disk until an analysis touches them (zip format only)
+            obj = torch.load(path, weights_only=True, map_location="cpu", mmap=is_zip)
     except pickle.UnpicklingError:
         names = _pickle_globals(path)
         shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
         raise UsageError(f"{path}: refused: this pickle needs more than weights-only loading"
                          f"{' (it references ' + shown + ')' if names else ''}; ropelaw never runs code from a "
                          "checkpoint (convert it to safetensors in a trusted environment)") from None
+    except RecursionError:
+        raise UsageError(f"{path}: not a readable torch checkpoint (nested too deeply)") from None
+    except MemoryError:
+        raise UsageError(f"{path}: not a readable torch checkpoint (it asks for more memory than there is)") from None
     except Exception as exc:
-        raise UsageError(f"{path}: not a readable torch checkpoint ({type(exc).__name__}: "
-                         f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''})") from None
-    flat: dict[str, Any] = {}
-    _flatten(obj, "", flat)
-    out = {}
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        raise UsageError(f"{path}: not a readable torch checkpoint ({type(exc).__name__}: {first})") from None
+    flat = _flatten(obj, notes)
+    out: Tensors = {}
+    skipped: dict[str, list[str]] = {}
     for name, t in flat.items():
-        def load(t=t):
-            x = t.detach().cpu()
-            if x.dtype in (torch.bfloat16, torch.float16) or str(x.dtype).startswith("torch.float8"):
-                x = x.float()  # exact: every bf16 / fp16 / fp8 value is a float32
-            return x.numpy()
-
+        load, why = _torch_array(t)
+        if why is not None:
+            skipped.setdefault(why, []).append(name)
         out[name] = (_dtype_name(t.dtype), tuple(t.shape), load)
+    for why, names in skipped.items():
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        notes.append(f"skipped {len(names):,} tensor{'s' if len(names) != 1 else ''} ({why}): {shown}")
     return out, len(out)
 
 
-def read_checkpoint(path: str) -> tuple[str, dict[str, tuple[str, tuple, Callable[[], np.ndarray] | None]], int]:
-    """(file format, {name: (dtype, shape, loader)}, tensor count). Never executes the file."""
+def read_checkpoint(path: str, notes: list[str] | None = None) -> tuple[str, Tensors, int]:
+    """(file format, {name: (dtype, shape, loader)}, tensor count). Never executes the file.
+
+    Only a regular file is opened (a FIFO or a device is refused before reading); what could
+    not be measured is appended to ``notes``.
+    """
+    notes = [] if notes is None else notes
     if not os.path.exists(path):
         raise UsageError(f"{path}: no such file")
     if os.path.isdir(path):
         raise UsageError(f"{path}: is a directory (give one .safetensors or torch file)")
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
         magic = fh.read(16)
     if path.endswith(".safetensors") or (len(magic) >= 9 and magic[8:9] == b"{"):
-        tensors, n = _read_safetensors(path)
+        tensors, n = _read_safetensors(path, notes)
         return "safetensors", tensors, n
     if magic[:4] == b"PK\x03\x04" or magic[:1] == b"\x80":
-        tensors, n = _read_torch(path)
+        tensors, n = _read_torch(path, notes, magic[:4] == b"PK\x03\x04", size)
         return "torch", tensors, n
     raise UsageError(f"{path}: not a checkpoint (neither safetensors nor a torch zip/pickle file)")
 
@@ -244,6 +408,8 @@ class RotaryTensor(Result):
     def line(self) -> str:
         d = self.details
         shape = "x".join(map(str, self.shape))
+        if "note" in d:  # found but not measured (or no partner tensor): say why
+            return f"{self.name}  {self.kind} {self.dtype} [{shape}]: {d['note']}"
         if self.kind == "inv_freq":
             base = d.get("base")
             b = "-" if base is None else (f"{base:,.0f}" if base == int(base) and base < 1e7 else f"{base:.6g}")
@@ -260,7 +426,7 @@ class RotaryTensor(Result):
         if self.kind == "alibi_bias":
             return (f"{self.name}  ALiBi bias {self.dtype} [{shape}]: {d['exact']:,} of {d['columns']:,} distances "
                     f"exact ({100 * d['exact_fraction']:.2f}%)")
-        return f"{self.name}  {self.kind} {self.dtype} [{shape}]: {d.get('note', '')}"
+        return f"{self.name}  {self.kind} {self.dtype} [{shape}]"
 
 
 @dataclass
@@ -270,10 +436,12 @@ class CheckpointAudit(Result):
     tensor_count: int
     rotary: list[RotaryTensor]
     findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was skipped or capped, and why
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "file_format": self.file_format, "tensor_count": self.tensor_count,
-                "rotary": [t.to_dict() for t in self.rotary], "findings": [f.to_dict() for f in self.findings]}
+                "rotary": [t.to_dict() for t in self.rotary], "findings": [f.to_dict() for f in self.findings],
+                "notes": list(self.notes)}
 
 
 # --------------------------------------------------------------------------- measurements
@@ -352,12 +520,12 @@ def geometric_frequencies(values: np.ndarray, dtype: str) -> bool:
     return lo <= hi and hi < 0.0  # a ratio < 1 for every fit: base > 1
 
 
-def _cache_details(cos: np.ndarray, sin: np.ndarray, layout: str, inv_freq: np.ndarray | None,
-                   dtype: str = "bfloat16") -> dict[str, Any]:
-    """Row-by-row exactness of a cache given per-pair cos/sin ``(L, d/2)``."""
+def _cache_details(rows_of: Callable[[int, int], tuple[np.ndarray, np.ndarray]], rows: int, k: int, layout: str,
+                   inv_freq: np.ndarray | None, dtype: str = "bfloat16") -> dict[str, Any]:
+    """Row-by-row exactness of a cache whose per-pair cos/sin rows ``[a, b)`` come from
+    ``rows_of(a, b)`` as float64 ``(b - a, k)`` arrays, read in chunks (never the whole cache)."""
     from .runtime import EncodingStats, effective_frequencies, frequency_uncertainty, resolve_frequencies
 
-    rows, k = cos.shape
     p2, p = [], 1
     while p < rows:
         p2.append(p)
@@ -367,31 +535,48 @@ def _cache_details(cos: np.ndarray, sin: np.ndarray, layout: str, inv_freq: np.n
         out.update(exact=rows, exact_fraction=1.0, distinct=rows, nonfinite=0, first_inexact=None,
                    frequency_source="n/a")
         return out
-    measured = effective_frequencies(p2, cos[p2], sin[p2])
+    picked = [rows_of(q, q + 1) for q in p2]
+    measured = effective_frequencies(p2, np.concatenate([c for c, _ in picked]), np.concatenate([s for _, s in picked]))
     unc = frequency_uncertainty(measured, p2[-1], dtype if dtype in ("float32", "float64", "float16") else "bfloat16")
     omega, source = resolve_frequencies(measured, unc, [("inv_freq in file", inv_freq)])
     stats = EncodingStats(omega, omega, None, rows)
-    for start in range(0, rows, 32768):
-        stop = min(start + 32768, rows)
-        stats.update(np.arange(start, stop), cos[start:stop], sin[start:stop])
+    step = max(1, min(32768, CHUNK_ELEMENTS // max(k, 1)))
+    for start in range(0, rows, step):
+        stop = min(start + step, rows)
+        c, s = rows_of(start, stop)
+        stats.update(np.arange(start, stop), c, s)
     out.update(exact=stats.exact, exact_fraction=stats.exact / rows, distinct=stats.distinct(),
                nonfinite=stats.nonfinite, first_inexact=stats.first_inexact, frequency_source=source)
     return out
 
 
-def _pairs_of(cos: np.ndarray, sin: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
-    """(L, width) cos/sin -> per-pair (L, width/2) arrays and the layout."""
-    w = cos.shape[-1]
+_LAYOUT_SAMPLE = 4096  # rows compared to decide rotate-half / interleaved / per-pair
+
+
+def _layout(cos: np.ndarray) -> str:
+    """rotate-half, interleaved or per-pair, decided on the first rows of a (L, width) cos."""
+    c = np.asarray(cos[:_LAYOUT_SAMPLE], np.float64)
+    w = c.shape[-1]
     h = w // 2
-    if w % 2 == 0 and np.array_equal(cos[:, :h], cos[:, h:], equal_nan=True):
-        return cos[:, :h], sin[:, :h], "rotate-half"
-    if w % 2 == 0 and np.array_equal(cos[:, 0::2], cos[:, 1::2], equal_nan=True):
-        return cos[:, 0::2], sin[:, 0::2], "interleaved"
-    return cos, sin, "per-pair"
+    if w % 2 == 0 and np.array_equal(c[:, :h], c[:, h:], equal_nan=True):
+        return "rotate-half"
+    if w % 2 == 0 and np.array_equal(c[:, 0::2], c[:, 1::2], equal_nan=True):
+        return "interleaved"
+    return "per-pair"
+
+
+def _pairs(a: np.ndarray, layout: str) -> np.ndarray:
+    """(n, width) -> (n, pairs) float64 for ``layout``."""
+    a = np.asarray(a, np.float64)
+    if layout == "rotate-half":
+        return a[:, : a.shape[-1] // 2]
+    if layout == "interleaved":
+        return a[:, 0::2]
+    return a
 
 
 def _as_rows(a: np.ndarray) -> np.ndarray:
-    """Drop leading singleton axes: (1, 1, L, d) -> (L, d)."""
+    """Drop leading singleton axes: (1, 1, L, d) -> (L, d); a view for contiguous arrays."""
     while a.ndim > 2 and a.shape[0] == 1:
         a = a[0]
     return a.reshape(-1, a.shape[-1]) if a.ndim > 2 else a
@@ -401,17 +586,36 @@ def _leaf(name: str) -> str:
     return name.rsplit(".", 1)[-1].lower()
 
 
+def _numel(shape: tuple) -> int:
+    return math.prod(shape)
+
+
 def audit_checkpoint(path: str) -> CheckpointAudit:
-    """Find and measure the rotary / ALiBi tensors of a checkpoint (see the module docstring)."""
-    file_format, tensors, count = read_checkpoint(path)
+    """Find and measure the rotary / ALiBi tensors of a checkpoint (see the module docstring).
+
+    Reads only what each measurement needs: frequencies up to :data:`MAX_PAIRS` values, cache
+    rows up to :data:`MAX_ROWS` (and :data:`MAX_ELEMENTS` elements) streamed in chunks, ALiBi
+    biases up to :data:`MAX_ELEMENTS` elements. What is capped or skipped is said in ``notes``.
+    """
+    notes: list[str] = []
+    file_format, tensors, count = read_checkpoint(path, notes)
     found: list[RotaryTensor] = []
     findings: list[Finding] = []
     inv_freqs: dict[str, np.ndarray] = {}
+
+    def skip(name: str, kind: str, dtype: str, shape: tuple, why: str) -> None:
+        found.append(RotaryTensor(name, kind, dtype, list(shape), {"note": f"not measured: {why}"}))
+
     for name, (dtype, shape, load) in tensors.items():
         leaf = _leaf(name)
         if load is None:
             continue
         if leaf.endswith(_FREQ_SUFFIXES) and len([s for s in shape if s != 1]) == 1:
+            if _numel(shape) > MAX_PAIRS:
+                if leaf.endswith("inv_freq"):
+                    skip(name, "inv_freq", dtype, shape, f"{_numel(shape):,} frequencies, more than the "
+                         f"{MAX_PAIRS:,} pairs of any rotary dimension (at most {MAX_D:,})")
+                continue
             v = np.asarray(load(), np.float64).reshape(-1)
             if not leaf.endswith("inv_freq"):
                 if not geometric_frequencies(v, dtype):
@@ -455,27 +659,55 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
         if kind in ("cos_sin_cache", "freqs_cis"):
             if kind == "freqs_cis":
                 a = load()
-                if np.iscomplexobj(a):
+                if np.iscomplexobj(a) and a.ndim >= 2:
                     z = _as_rows(a)
-                    c, s, layout = np.real(z).astype(np.float64), np.imag(z).astype(np.float64), "complex"
-                elif a.shape[-1] == 2:  # view_as_real layout (..., d/2, 2)
-                    z = _as_rows(a[..., 0]), _as_rows(a[..., 1])
-                    c, s, layout = np.asarray(z[0], np.float64), np.asarray(z[1], np.float64), "complex"
+                    re_rows, im_rows, layout = z, z, "complex"
+                    part_re, part_im = np.real, np.imag
+                elif a.ndim >= 3 and a.shape[-1] == 2:  # view_as_real layout (..., d/2, 2)
+                    re_rows, im_rows, layout = _as_rows(a[..., 0]), _as_rows(a[..., 1]), "complex"
+                    part_re = part_im = None
                 else:
+                    skip(name, "freqs_cis", dtype, shape, "a freqs_cis has rows of positions: complex (L, d/2) "
+                         "or real (L, d/2, 2)")
                     continue
+                width = re_rows.shape[-1]
+
+                def rows_of(a_, b_, re_rows=re_rows, im_rows=im_rows, part_re=part_re, part_im=part_im):
+                    if part_re is None:
+                        return np.asarray(re_rows[a_:b_], np.float64), np.asarray(im_rows[a_:b_], np.float64)
+                    z_ = re_rows[a_:b_]
+                    return np.asarray(part_re(z_), np.float64), np.asarray(part_im(z_), np.float64)
+                k = width
             else:
                 sin_name = name[: len(name) - len(leaf)] + leaf.replace("cos", "sin")
                 if sin_name not in tensors or tensors[sin_name][2] is None:
                     found.append(RotaryTensor(name, "cos_cache", dtype, list(shape),
                                               {"note": f"no matching sin tensor ({sin_name}); not measured"}))
                     continue
-                cos = _as_rows(np.asarray(load(), np.float64))
-                sin = _as_rows(np.asarray(tensors[sin_name][2](), np.float64))
-                if cos.shape != sin.shape:
+                if len(shape) < 2 or tuple(tensors[sin_name][1]) != tuple(shape):
+                    skip(name, "cos_sin_cache", dtype, shape, "a cos/sin cache has one row per position "
+                         f"(at least 2-D, the same shape as {sin_name})")
                     continue
-                c, s, layout = _pairs_of(cos, sin)
-            inv = next((v for v in inv_freqs.values() if v.size == c.shape[1]), None)
-            det = _cache_details(c, s, layout, inv, "float32" if dtype == "complex64" else dtype)
+                cos, sin = _as_rows(load()), _as_rows(tensors[sin_name][2]())
+                width = cos.shape[-1]
+                if width > MAX_D or width == 0:
+                    skip(name, "cos_sin_cache", dtype, shape, f"rows of {width:,} values (rotary dims 1 .. {MAX_D:,})")
+                    continue
+                layout = _layout(cos)
+
+                def rows_of(a_, b_, cos=cos, sin=sin, layout=layout):
+                    return _pairs(cos[a_:b_], layout), _pairs(sin[a_:b_], layout)
+                k = width // 2 if layout in ("rotate-half", "interleaved") else width
+            total = int(re_rows.shape[0]) if kind == "freqs_cis" else int(cos.shape[0])
+            if width > MAX_D or width == 0:
+                skip(name, kind, dtype, shape, f"rows of {width:,} values (rotary dims 1 .. {MAX_D:,})")
+                continue
+            rows = min(total, MAX_ROWS, max(1, MAX_ELEMENTS // width))
+            inv = next((v for v in inv_freqs.values() if v.size == k), None)
+            det = _cache_details(rows_of, rows, k, layout, inv, "float32" if dtype == "complex64" else dtype)
+            if rows < total:
+                det["rows_in_tensor"] = total
+                notes.append(f"{name}: measured the first {rows:,} of its {total:,} rows")
             found.append(RotaryTensor(name, kind, dtype, list(shape), det))
             if det["exact"] + det["nonfinite"] < det["rows"]:
                 findings.append(Finding.of(
@@ -489,33 +721,53 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
                     CHECKPOINT_CACHE_NONFINITE, f"{name} ({dtype}): {det['nonfinite']:,} of {det['rows']:,} rows "
                     "hold inf/NaN", path=path, name_in_file=name, nonfinite=det["nonfinite"]))
         elif kind == "alibi_slopes":
+            if not 1 <= _numel(shape) <= MAX_D:
+                skip(name, kind, dtype, shape, f"{_numel(shape):,} slopes (one per head: 1 .. {MAX_D:,})")
+                continue
             v = np.asarray(load(), np.float64).reshape(-1)
             ref = alibi_slopes(v.size)
-            dev = float(np.max(np.abs(v / ref - 1.0)))
+            with np.errstate(all="ignore"):
+                dev = float(np.max(np.abs(v / ref - 1.0)))
             found.append(RotaryTensor(name, kind, dtype, list(shape), {"heads": int(v.size), "max_rel_deviation": dev}))
-            if dtype in _LOW and dev > 4 * 2.0**-24:
+            if dtype in _LOW and not dev <= 4 * 2.0**-24:
                 findings.append(Finding.of(
                     CHECKPOINT_ALIBI_LOW_PRECISION,
                     f"{name}: ALiBi slopes stored in {dtype}, up to {dev:.2e} (relative) from 2^(-8h/H)",
                     path=path, name_in_file=name, max_rel_deviation=dev))
         elif kind == "alibi_bias":
-            a = np.asarray(load(), np.float64)
-            b = a.reshape(-1, a.shape[-1])  # (heads, L)
-            if b.shape[1] < 2:
+            a = load()
+            if a.shape[-1] < 2 or a.size == 0:
                 continue
-            slope = b[:, 1] - b[:, 0]  # (heads,) distance 1 is exact in every format
+            b = a.reshape(-1, a.shape[-1])  # (heads, L) view
+            nrows, ncols = b.shape
+            if nrows * 2 > MAX_ELEMENTS:
+                skip(name, kind, dtype, shape, f"{nrows:,} rows of biases (at most {MAX_ELEMENTS // 2:,} measured)")
+                continue
+            cols = min(ncols, max(2, MAX_ELEMENTS // nrows))
+            first = np.asarray(b[:, :2], np.float64)  # (heads, 2)
+            slope = first[:, 1] - first[:, 0]  # (heads,) distance 1 is exact in every format
             good = slope != 0
-            dist = (b[good] - b[good, :1]) / slope[good, None]  # (heads, L)
-            j = np.arange(b.shape[1])
-            col_ok = np.all(np.abs(dist - j) < 0.5, axis=0) & np.all(np.isfinite(b), axis=0)
+            col_ok = np.ones(cols, bool)
+            step = max(1, CHUNK_ELEMENTS // nrows)
+            with np.errstate(all="ignore"):
+                for j0 in range(0, cols, step):
+                    j1 = min(j0 + step, cols)
+                    chunk = np.asarray(b[:, j0:j1], np.float64)  # (heads, j1 - j0)
+                    dist = (chunk[good] - first[good, :1]) / slope[good, None]
+                    j = np.arange(j0, j1)
+                    col_ok[j0:j1] = np.all(np.abs(dist - j) < 0.5, axis=0) & np.all(np.isfinite(chunk), axis=0)
             exact = int(col_ok.sum())
-            det = {"columns": int(b.shape[1]), "exact": exact, "exact_fraction": exact / b.shape[1],
+            det = {"columns": int(cols), "exact": exact, "exact_fraction": exact / cols,
                    "first_inexact": None if col_ok.all() else int(np.argmin(col_ok))}
+            if cols < ncols:
+                det["columns_in_tensor"] = int(ncols)
+                notes.append(f"{name}: measured the first {cols:,} of its {ncols:,} columns")
             found.append(RotaryTensor(name, kind, dtype, list(shape), det))
-            if exact < b.shape[1]:
+            if exact < cols:
                 findings.append(Finding.of(
                     CHECKPOINT_ALIBI_LOW_PRECISION,
-                    f"{name} ({dtype}): {exact:,} of {b.shape[1]:,} ALiBi distances recoverable "
-                    f"({100 * exact / b.shape[1]:.2f}%); first lost distance {det['first_inexact']}",
-                    path=path, name_in_file=name, exact=exact, columns=int(b.shape[1])))
-    return CheckpointAudit(path=path, file_format=file_format, tensor_count=count, rotary=found, findings=findings)
+                    f"{name} ({dtype}): {exact:,} of {cols:,} ALiBi distances recoverable "
+                    f"({100 * exact / cols:.2f}%); first lost distance {det['first_inexact']}",
+                    path=path, name_in_file=name, exact=exact, columns=int(cols)))
+    return CheckpointAudit(path=path, file_format=file_format, tensor_count=count, rotary=found, findings=findings,
+                           notes=notes)

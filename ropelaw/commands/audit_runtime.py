@@ -163,4 +163,5 @@ def run_checkpoint(args: argparse.Namespace) -> int:
     if not audit.rotary:
         header.append(("  no rotary or ALiBi tensors found (inv_freq, geometric freqs/bands/theta, cos/sin caches, "
                       "freqs_cis, slopes, alibi)"))
+    header.extend(f"  note: {n}" for n in audit.notes)
     return _emit(audit, args.format, header, "checkpoint")
