@@ -6,6 +6,16 @@ bf16 and fp8 through ml_dtypes; no torch needed); torch files only through
 weights-only loading (a custom class, an ``os.system`` reduce) is refused with one line and
 its payload never runs.
 
+Limits, checked before the bytes they guard are read (a hostile file is refused or capped, and
+a corrupt one exits 2, never passes as clean): only regular files are opened; a safetensors
+header is validated as the safetensors library does (length within the file and its 100 MB
+limit, int offsets ordered and contiguous within the data, shape x itemsize equal to the byte
+range in Python ints) and tensors are memory-mapped; a torch zip's member sizes are checked
+before torch decompresses them, and storages are memory-mapped; containers are walked once each
+(shared or cyclic lists) down to :data:`MAX_NESTING` levels; expanded (stride-0) views are never
+materialised; sparse, quantized and meta tensors are skipped with a note; caches are streamed in
+chunks, at most :data:`MAX_ROWS` rows.
+
 What is measured
 - ``inv_freq`` (1-D), and 1-D ``freqs`` / ``bands`` / ``theta`` (name after the last '.' ending so;
   rotary-embedding-torch stores ``freqs = 1 / theta^(arange(0, d, 2) / d)`` as a parameter) whose
