@@ -454,10 +454,11 @@ class Checker:
         self._complex_args: set[int] = set()  # ids of calls inside the arguments of a complex constructor
         self._param_nodes: set = set()  # (node, value) of parameter registrations (RP123 only)
         self._notes: dict[str, str] = {}
+        self.incomplete = False  # True when the walk stopped early: scan_source reports RE004
         try:
             self._module(tree)
         except RecursionError:
-            pass  # an absurdly deep expression (e.g. a 10,000-term sum): keep what was found so far
+            self.incomplete = True  # an absurdly deep expression: never a silent all-clear
 
     # ------------------------------------------------------------------ reporting
     def _note(self, dtype: str) -> str:
@@ -1485,8 +1486,53 @@ def _noqa_filter(findings: list[Finding], lines: list[str]) -> list[Finding]:
     return out
 
 
+MAX_FILE_BYTES = 4 * 1024 * 1024
+"""Default per-file size limit of ``audit code`` (``--max-file-size``): the AST of Python source
+takes ~150 bytes of memory per source byte, so 4 MiB stays well under 1 GB; the largest
+modeling file of transformers is ~0.3 MB. A larger file is reported as RE004, not read."""
+
+# Deep expressions (a 2,900-term sum is a 2,900-deep left-nested BinOp) are walked in a thread
+# with a large stack and a raised recursion limit; beyond it the file is reported as RE004.
+_DEEP_RECURSION = 40_000
+_DEEP_STACK = 512 * 1024 * 1024  # virtual: only the pages a deep walk touches become memory
+
+
+def _run_deep(fn):
+    """``fn()`` in a thread whose stack and recursion limit fit deeply nested ASTs."""
+    import threading
+
+    box: dict = {}
+
+    def target():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed back to the caller's thread
+            box["error"] = exc
+
+    old_limit = sys.getrecursionlimit()
+    try:
+        old_stack = threading.stack_size(_DEEP_STACK)
+    except (ValueError, RuntimeError):  # platform without adjustable stacks: run in place
+        return fn()
+    try:
+        sys.setrecursionlimit(max(old_limit, _DEEP_RECURSION))
+        t = threading.Thread(target=target, name="ropelaw-ast")
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old_stack)
+        sys.setrecursionlimit(old_limit)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def scan_source(source: "str | bytes", path: str = "-", *, length: int = DEFAULT_LENGTH) -> list[Finding]:
-    """Findings for one module's source (bytes are decoded per PEP 263). Never raises on bad code."""
+    """Findings for one module's source (bytes are decoded per PEP 263). Never raises on bad code.
+
+    A file that parses but whose walk stops early (nesting beyond even the deep-stack thread's
+    limit) gets RE004 with what was found before it: never a silent all-clear.
+    """
     if isinstance(source, bytes):
         try:
             enc, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
@@ -1498,37 +1544,74 @@ def scan_source(source: "str | bytes", path: str = "-", *, length: int = DEFAULT
     else:
         text = source
     try:  # always parse: a syntax error is reported even in a file with nothing else to find
-        tree = ast.parse(text, filename=path)
+        tree = _run_deep(lambda: ast.parse(text, filename=path))
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = exc.offset or 1
         return [Finding.of(IO.SYNTAX_ERROR, f"cannot parse: {exc.msg}", path=path, line=line, column=max(col, 1))]
-    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
+    except RecursionError:
+        return [Finding.of(IO.INCOMPLETE_ANALYSIS, "not analysed: the parser ran out of recursion depth (nesting "
+                           "deeper than any real code)", path=path)]
+    except MemoryError:
+        return [Finding.of(IO.INCOMPLETE_ANALYSIS, "not analysed: the parser gave up (MemoryError: nesting deeper "
+                           "than any real code, or too large)", path=path)]
+    except ValueError as exc:  # null bytes
         return [Finding.of(IO.SYNTAX_ERROR, f"cannot parse: {exc}", path=path)]
     if not any(w in text for w in _TRIGGERS):
         return []  # no trigger word: nothing can match, skip the walk
-    checker = Checker(tree, path, text, length=length)
-    return _noqa_filter(checker.findings, checker.lines)
+    try:
+        checker = _run_deep(lambda: Checker(tree, path, text, length=length))
+    except (RecursionError, MemoryError) as exc:
+        return [Finding.of(IO.INCOMPLETE_ANALYSIS, f"not analysed: the checker failed ({type(exc).__name__})",
+                           path=path)]
+    findings = _noqa_filter(checker.findings, checker.lines)
+    if checker.incomplete:
+        findings.append(Finding.of(
+            IO.INCOMPLETE_ANALYSIS, f"analysis stopped early: an expression nested deeper than "
+            f"{_DEEP_RECURSION:,} levels; findings after it may be missing", path=path))
+    return findings
 
 
-def scan_file(path: "str | os.PathLike", *, length: int = DEFAULT_LENGTH, display: str | None = None) -> list[Finding]:
-    """Findings for one file; unreadable files give RE003 (never an exception)."""
+def scan_file(path: "str | os.PathLike", *, length: int = DEFAULT_LENGTH, display: str | None = None,
+              max_bytes: int = MAX_FILE_BYTES) -> list[Finding]:
+    """Findings for one file; never an exception.
+
+    A path that is not a regular file (a FIFO, a device, also behind a symlink such as a ``.py``
+    linked to ``/dev/zero``) or cannot be read gives RE003 before anything is read; a file over
+    ``max_bytes`` gives RE004 and is not parsed.
+    """
+    from ..safeio import open_regular
+
     shown = display if display is not None else str(path)
     try:
-        data = Path(path).read_bytes()
+        with open_regular(str(path)) as fh:
+            data = fh.read(max_bytes + 1)
+    except UsageError as exc:
+        why = str(exc)
+        why = why[len(str(path)) + 2:] if why.startswith(f"{path}: ") else why
+        return [Finding.of(IO.UNREADABLE_FILE, f"cannot read the file: {why}", path=shown)]
     except OSError as exc:
         return [Finding.of(IO.UNREADABLE_FILE, f"cannot read the file: {exc.strerror or exc}", path=shown)]
+    if len(data) > max_bytes:
+        from ..safeio import fmt_bytes
+
+        return [Finding.of(IO.INCOMPLETE_ANALYSIS, f"not analysed: larger than the {fmt_bytes(max_bytes)} limit "
+                           "(--max-file-size to raise it)", path=shown)]
     return scan_source(data, shown, length=length)
 
 
 def python_files(paths: Sequence["str | os.PathLike"]) -> list[Path]:
     """The .py files named or found (recursively, sorted) under ``paths``.
 
-    ``UsageError`` for a missing path and for a file given explicitly that is not ``.py``.
-    Hidden directories, ``__pycache__`` and virtual environments' ``site-packages`` below a
-    given directory are entered like any other (the user chose the directory), except
-    ``__pycache__`` and ``.git``.
+    ``UsageError`` for a missing path, for a file given explicitly that is not ``.py``, and for
+    a named path that is not a regular file (a FIFO, a device; checked with ``stat`` before any
+    read). Inside directories such files are listed and reported as RE003 by :func:`scan_file`.
+    Hidden directories and virtual environments' ``site-packages`` below a given directory are
+    entered like any other (the user chose the directory), except ``__pycache__`` and ``.git``;
+    symlinked directories are not followed (no loops).
     """
+    from ..safeio import regular_file
+
     out: list[Path] = []
     if not paths:
         raise UsageError("no paths given")
@@ -1543,6 +1626,7 @@ def python_files(paths: Sequence["str | os.PathLike"]) -> list[Path]:
                 dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", ".git"))
                 out.extend(Path(root) / f for f in sorted(files) if f.endswith(".py"))
         elif p.suffix == ".py":
+            regular_file(str(p))
             out.append(p)
         else:
             raise UsageError(f"not a Python file: {raw} (audit code reads .py files; for a checkpoint "
@@ -1552,7 +1636,7 @@ def python_files(paths: Sequence["str | os.PathLike"]) -> list[Path]:
 
 def scan_paths(paths: Sequence["str | os.PathLike"], *, length: int = DEFAULT_LENGTH,
                select: list[str] | None = None, ignore: list[str] | None = None,
-               progress: bool = False) -> ScanResult:
+               progress: bool = False, max_bytes: int = MAX_FILE_BYTES) -> ScanResult:
     """Scan files and directories (see :func:`python_files`) and filter the findings."""
     files = python_files(paths)
     iterator: Iterable[Path] = files
@@ -1562,5 +1646,5 @@ def scan_paths(paths: Sequence["str | os.PathLike"], *, length: int = DEFAULT_LE
         iterator = tqdm(files, desc="scanning", unit="file", file=sys.stderr, leave=False)
     findings: list[Finding] = []
     for f in iterator:
-        findings.extend(scan_file(f, length=length))
+        findings.extend(scan_file(f, length=length, max_bytes=max_bytes))
     return ScanResult(select_findings(findings, select, ignore), len(files))

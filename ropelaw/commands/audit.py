@@ -23,7 +23,7 @@ Find positions, angles and frequencies that pass through bf16/fp16 (seed 004: bf
 
 def _add_code_arguments(p: argparse.ArgumentParser) -> None:
     from ..report import FORMATS
-    from ._common import add_format, length
+    from ._common import add_format, byte_size, length
 
     p.add_argument("paths", nargs="+", metavar="PATH", help=".py files or directories (searched recursively for *.py)")
     add_format(p, FORMATS)
@@ -35,6 +35,8 @@ def _add_code_arguments(p: argparse.ArgumentParser) -> None:
                    help="context length used for the numbers in messages (default 8192)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
     p.add_argument("--no-fix", action="store_true", help="text output: omit the `fix:` lines")
+    p.add_argument("--max-file-size", type=byte_size, default=None, metavar="SIZE",
+                   help="skip (and report as RE004) .py files larger than this (default 4M; accepts 512k, 16M)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,8 +84,11 @@ def run_code(args: argparse.Namespace) -> int:
     ignore = parse_selectors(args.ignore, "--ignore")
 
     progress = (not args.no_progress) and args.format not in ("json", "sarif") and sys.stderr.isatty()
+    from ..audit.static import MAX_FILE_BYTES
+
+    max_bytes = args.max_file_size if args.max_file_size is not None else MAX_FILE_BYTES
     result = scan_paths(args.paths, length=args.length, select=select or None,
-                        ignore=ignore or None, progress=progress)
+                        ignore=ignore or None, progress=progress, max_bytes=max_bytes)
     if args.format == "text" and args.no_fix:
         from ..report import render_text
 

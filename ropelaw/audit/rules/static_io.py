@@ -1,4 +1,4 @@
-"""Static-scan input rules (RE001-RE003): files that could not be read or parsed.
+"""Static-scan input rules (RE001-RE004): files that could not be read, parsed or fully analysed.
 
 Raised by :mod:`ropelaw.audit.static`; such a file is reported and skipped, never a crash.
 """
@@ -34,5 +34,19 @@ UNREADABLE_FILE = define_rule(
     why="A file that cannot be read cannot be checked.",
     example="src/model/rotary.py with mode 000, or a dangling symbolic link",
     fix="Make the file readable (chmod u+r), or remove the broken link.",
+    references=(),
+)
+
+INCOMPLETE_ANALYSIS = define_rule(
+    "RE004", "incomplete-analysis", "error",
+    "the file could not be fully analysed (too large, or nested too deeply) and may hide findings",
+    what="Reports a .py file the checker did not analyse to the end: larger than --max-file-size (default "
+         "4 MiB; not read), or an expression nested so deeply (a sum of thousands of terms) that even the "
+         "deep-recursion walk stopped; findings before that point are still reported.",
+    why="A partial analysis must never read as \"All checks passed\": a rotary bug after the deep expression "
+        "would go unseen.",
+    example="weights = w0 + w1 + ... + w2899  # 2,900 terms: a 2,900-deep expression tree",
+    fix="Split the expression (sum(...) over a list), raise --max-file-size for a genuinely large file, or "
+        "exclude generated files from the scan.",
     references=(),
 )
