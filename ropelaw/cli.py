@@ -5,14 +5,18 @@ Each subcommand lives in ``ropelaw/commands/<name>.py`` with ``HELP``,
 run is imported, and command modules import heavy libraries (torch, matplotlib, numpy
 where avoidable) inside ``run`` only, so ``ropelaw bound`` starts in tens of milliseconds.
 
-Exit codes (ruff's): 0 clean, 1 findings, 2 bad input with one line on stderr.
+Exit codes (ruff's): 0 clean, 1 findings, 2 bad input with one line on stderr, 3 internal error
+(a bug in ropelaw: one line, ``ropelaw: internal error: ...``; the traceback only with ``--debug``
+or ``ROPELAW_DEBUG=1``), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from typing import Sequence
 
 from .errors import UsageError
@@ -56,6 +60,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Scaling laws, precision audits and config linting for RoPE settings.",
     )
     parser.add_argument("--version", action="version", version=f"ropelaw {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an internal error (exit 3) show the traceback (also ROPELAW_DEBUG=1); "
+                             "accepted anywhere on the line")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         if only is not None and name != only:
@@ -72,8 +79,32 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_INTERNAL_ERROR = 3  # distinct from 1 (findings) and 2 (bad input): a crash never reads as findings
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command: 0 clean, 1 findings, 2 bad input, 3 internal error, 130 interrupted."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("ROPELAW_DEBUG", "") not in ("", "0")
+    argv = [a for a in argv if a != "--debug"]
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug: one line, a distinct exit code; the traceback on request
+        from .report import clean
+
+        if debug:
+            traceback.print_exc()
+        text = " ".join(str(exc).split())[:300]
+        print(f"ropelaw: internal error: {type(exc).__name__}{': ' + clean(text) if text else ''} "
+              f"(a bug in ropelaw; rerun with --debug or ROPELAW_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+
+
+def _main(argv: list[str]) -> int:
     first = next((a for a in argv if not a.startswith("-")), None)
     only = first if first in COMMANDS else None
     parser = build_parser(only)
@@ -88,7 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `ropelaw ... | head`: the reader left, not an error
         return 0
     except (UsageError, ValueError, OSError) as exc:  # bad input: one line, exit 2
-        print(f"ropelaw: error: {exc}", file=sys.stderr)
+        from .report import clean
+
+        print(f"ropelaw: error: {clean(' '.join(str(exc).splitlines()))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

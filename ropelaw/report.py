@@ -6,11 +6,32 @@ Shared by ``ropelaw audit`` and ``ropelaw lint``; checks never print.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable
 
 from .findings import Finding, all_rules
 
-__all__ = ["FORMATS", "render", "summary_line", "exit_code"]
+__all__ = ["FORMATS", "render", "summary_line", "exit_code", "clean"]
+
+# C0/C1 controls (newline, carriage return, ESC ...), DEL, Unicode line/paragraph separators and
+# bidirectional overrides: none belongs in a one-line report, and each can forge output (a
+# newline plus "::error" makes a GitHub annotation; ESC sequences drive the terminal).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_char(m: "re.Match[str]") -> str:
+    c = m.group(0)
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    if c in named:
+        return named[c]
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+
+def clean(text: str) -> str:
+    """``text`` with control characters shown as escapes (``\\n``, ``\\x1b``, ``\\u202e``): text
+    and GitHub output print names that come from files (paths, keys, tensor names) through it."""
+    text = str(text)
+    return _CONTROL.sub(_escape_char, text) if _CONTROL.search(text) else text
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -35,10 +56,10 @@ def render_text(findings: list[Finding], checked: int, noun: str = "file",
                 show_fix: bool = True, extra_lines: Iterable[str] = ()) -> str:
     lines = []
     for f in _sort(findings):
-        lines.append(f"{f.path}:{f.line}:{f.column}: {f.code} {f.name} {f.message}")
+        lines.append(f"{clean(f.path)}:{f.line}:{f.column}: {f.code} {f.name} {clean(f.message)}")
         if show_fix and f.fix:
-            lines.append(f"  fix: {f.fix}")
-    lines.extend(extra_lines)
+            lines.append(f"  fix: {clean(f.fix)}")
+    lines.extend(clean(line) for line in extra_lines)
     lines.append(summary_line(findings, checked, noun))
     return "\n".join(lines)
 
@@ -95,7 +116,7 @@ def render_sarif(findings: list[Finding], tool_version: str) -> str:
 
 
 def _gh_escape(text: str, prop: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = clean(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
     if prop:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text

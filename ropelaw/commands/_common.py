@@ -13,14 +13,20 @@ from ..numfmt import plain_exponent
 from ..spec import RopeSpec
 
 
+def _short(text: str, limit: int = 40) -> str:
+    """repr of an argument cut to ``limit`` characters (a 5,000-digit argument stays one short line)."""
+    r = repr(text)
+    return r if len(r) <= limit else r[: limit - 4] + "...'"
+
+
 def number(text: str) -> float:
     """argparse type: a finite real number; accepts ``1e6`` and ``1_000_000``."""
     try:
         x = float(text.replace("_", ""))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number: {_short(text)}") from None
     if not math.isfinite(x):
-        raise argparse.ArgumentTypeError(f"must be finite: {text!r}")
+        raise argparse.ArgumentTypeError(f"must be finite: {_short(text)}")
     return x
 
 
@@ -35,9 +41,13 @@ def length(text: str) -> int:
         mult = 1024 if t[-1].lower() == "k" else 1024 * 1024
         t = t[:-1]
     if t.isdigit():  # exact: no float rounding of long integer strings
+        if len(t.lstrip("0")) > 20:  # beyond 2**53 whatever the suffix; int() of 4,300+ digits would fail
+            raise argparse.ArgumentTypeError(f"must be at most 2**53 = {MAX_LENGTH:,} tokens: {_short(text)}")
         n = int(t) * mult
     else:
         x = number(t) * mult
+        if not math.isfinite(x):  # 1e308k: finite, then beyond float range once multiplied
+            raise argparse.ArgumentTypeError(f"must be at most 2**53 = {MAX_LENGTH:,} tokens: {_short(text)}")
         if x != int(x) or x < 1:
             raise argparse.ArgumentTypeError(f"must be a whole number >= 1: {text!r}")
         n = int(x)
@@ -45,6 +55,20 @@ def length(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1: {text!r}")
     if n > MAX_LENGTH:
         raise argparse.ArgumentTypeError(f"must be at most 2**53 = {MAX_LENGTH:,} tokens: {text!r}")
+    return n
+
+
+def byte_size(text: str) -> int:
+    """argparse type: a size in bytes, 1 .. 2**40 (``4096``, ``512k``, ``16M``, ``1G``; binary units)."""
+    t = text.strip().replace("_", "")
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(t[-1:].lower(), 1)
+    if mult != 1:
+        t = t[:-1]
+    if not t.isdigit() or len(t) > 15:
+        raise argparse.ArgumentTypeError(f"expected a size such as 4096, 512k or 16M: {text!r}")
+    n = int(t) * mult
+    if not 1 <= n <= 1 << 40:
+        raise argparse.ArgumentTypeError(f"must be between 1 byte and 1 TiB: {text!r}")
     return n
 
 
@@ -56,12 +80,39 @@ def param(text: str) -> tuple[str, Any]:
     if not key.strip():
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE with a non-empty KEY, got {text!r}")
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_int=_param_int)
     except json.JSONDecodeError:
         value = raw
-    if isinstance(value, float) and not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be finite: {text!r}")
+    except RecursionError:
+        raise argparse.ArgumentTypeError(f"value nested too deeply: {_short(text)}") from None
+    except _TooLong:
+        raise argparse.ArgumentTypeError(f"integer of more than 309 digits (beyond float range): {_short(text)}") from None
+    todo, seen = [(value, 0)], 0
+    while todo:  # scheme parameters are numbers and short lists: bound the depth, refuse non-finite
+        v, depth = todo.pop()
+        seen += 1
+        if depth > _PARAM_DEPTH:
+            raise argparse.ArgumentTypeError(f"value nested deeper than {_PARAM_DEPTH} levels: {_short(text)}")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"must be finite: {_short(text)}")
+        if isinstance(v, list):
+            todo.extend((x, depth + 1) for x in v)
+        elif isinstance(v, dict):
+            todo.extend((x, depth + 1) for x in v.values())
     return key.strip(), value
+
+
+_PARAM_DEPTH = 8  # long_factor is a list of numbers; nothing a scheme takes nests deeper
+
+
+class _TooLong(ValueError):
+    pass
+
+
+def _param_int(text: str) -> int:
+    if len(text.lstrip("-")) > 309:  # beyond float range (and near int()'s 4,300-digit limit)
+        raise _TooLong(text)
+    return int(text)
 
 
 def add_format(parser: argparse.ArgumentParser, choices=("text", "json")) -> None:

@@ -27,11 +27,28 @@ def _add_runtime_common(p: argparse.ArgumentParser) -> None:
     add_format(p, FORMATS)
 
 
+MODULE_DESCRIPTION = """\
+Run a rotary module in bf16/fp16 scenarios and measure how many positions keep their encoding.
+
+This IMPORTS AND RUNS the named code (TARGET's module, its factory and the module it returns) in
+this process, with your privileges, exactly as `python -c "import ..."` would: audit only code
+you trust. The static `ropelaw audit code` never runs anything.
+
+The run is bounded by --timeout (default 600 s); a sys.exit() or KeyboardInterrupt from the code
+is reported in one line (exit 2), its warnings and anything it prints on stdout are summed up in
+notes, never mixed into the output.
+"""
+
+
 def add_module_arguments(p: argparse.ArgumentParser) -> None:
+    from ..audit.guard import DEFAULT_TIMEOUT
+
     p.add_argument("target", metavar="TARGET",
                    help="path/to/file.py:NAME or package.module:NAME, NAME a zero-argument factory "
-                        "returning the rotary module or callable")
+                        "returning the rotary module or callable (imported and run: see above)")
     _add_runtime_common(p)
+    p.add_argument("--timeout", type=number, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help=f"stop the audited code after this many seconds (default {DEFAULT_TIMEOUT:g}; 0: no limit)")
     p.add_argument("--head-dim", type=int, default=None, metavar="N",
                    help="head dimension of a rotating callable (default: its attributes, else probed)")
 
@@ -84,12 +101,12 @@ def module_table(audit) -> list[str]:
 
 
 def _emit(audit, fmt: str, header: list[str], noun: str) -> int:
-    from ..report import exit_code, render
+    from ..report import clean, exit_code, render
 
     if fmt == "json":
         emit_json(audit.to_dict())
     elif fmt == "text":
-        print("\n".join(header))
+        print("\n".join(clean(line) for line in header))  # tensor names and notes come from files
         print()
         print(render(audit.findings, "text", checked=1, noun=noun))
     else:
@@ -102,8 +119,15 @@ def run_module(args: argparse.Namespace) -> int:
 
     if args.head_dim is not None and args.head_dim < 2:
         raise ValueError(f"--head-dim must be >= 2, got {args.head_dim}")
-    audit = audit_module(args.target, args.dtype, args.length, _scenarios(args.scenario), base=args.base,
-                         head_dim=args.head_dim, progress=_progress(args))
+    from ..audit.guard import run_guarded
+
+    if not args.timeout >= 0:
+        raise ValueError(f"--timeout must be >= 0 seconds, got {args.timeout:g}")
+    audit, guard = run_guarded(
+        lambda: audit_module(args.target, args.dtype, args.length, _scenarios(args.scenario), base=args.base,
+                             head_dim=args.head_dim, progress=_progress(args)),
+        what=args.target, timeout=args.timeout or None)
+    audit.notes.extend(guard.notes())
     header = [f"Runtime audit of {audit.target}",
               f"  convention {audit.convention}, {audit.layout}, rotary dims {audit.rotary_dim}, {_fmt_base(audit)}",
               f"  called as {audit.call}",
