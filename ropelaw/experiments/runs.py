@@ -484,5 +484,6 @@ def plot_result(r: dict[str, Any]):
         ax.set_title(f"{title}, {r['test_len']} tokens (trained at {r['train_len']})", fontsize=9)
         ax.set_xlabel("token accuracy, %")
     axes[0].set_yticks(y, [row["label"] for row in rows], fontsize=7)
-    axes[1].legend(fontsize=8, loc="lower right")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncols=2, fontsize=8)
     return fig

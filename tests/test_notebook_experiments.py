@@ -1,0 +1,60 @@
+"""notebooks/05_experiments.ipynb runs top to bottom on the committed results (and one smoke run).
+
+Helpers come from test_notebooks (same executor, same ``key = value`` convention).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+from test_notebooks import executed, has_png, tagged, values  # noqa: E402
+
+pytestmark = [pytest.mark.notebook, pytest.mark.torch]
+
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "experiments"
+NAME = "05_experiments.ipynb"
+
+
+def test_committed_results_have_the_issue_keys():
+    bound = json.loads((RESULTS / "bound-quick.json").read_text())
+    assert bound["experiment"] == "bound" and bound["rows"]
+    assert all({"base", "predicted_bound", "measured_break"} <= set(r) for r in bound["rows"])
+    for name in ("extrapolation", "keynorm"):
+        r = json.loads((RESULTS / f"{name}-quick.json").read_text())
+        assert r["experiment"] == name and r["train_len"] * 8 == r["test_len"]
+        assert all({"repeated_accuracy", "nonrepeated_accuracy", "logn"} <= set(row) for row in r["rows"])
+        assert r["machine"]["cores"] and r["seconds"] > 0
+        assert (RESULTS / f"{name}-quick.png").stat().st_size > 10_000
+    ex = json.loads((RESULTS / "extrapolation-quick.json").read_text())
+    assert all({"method", "window", "k"} <= set(row) for row in ex["rows"])
+
+
+def test_notebook_bound_section_recomputes_the_predictions():
+    nb = executed(NAME)
+    v = values(nb, "check-bound")
+    assert v["d_extra"] == "12"  # d = 32, T = 128: pairs with 2*pi*1e4^(2i/32) <= 128 are i = 0..5
+    for key, text in v.items():
+        if key.startswith("base_"):
+            parts = text.split()
+            predicted, law = float(parts[1]), float(parts[3])
+            assert predicted == pytest.approx(law, abs=0.06)  # ropelaw bound == Theorem 3 by hand
+    assert {"base_500", "base_10000", "base_100000", "base_1000000", "base_10000000"} <= set(v)
+    assert float(v["base_1000000"].split()[1]) == pytest.approx(2 * math.pi * 1e6 ** (12 / 32), abs=0.06)
+    assert has_png(tagged(nb, "figure-bound"))
+
+
+def test_notebook_tables_figures_and_smoke_run():
+    nb = executed(NAME)
+    for name in ("extrapolation", "keynorm"):
+        v = values(nb, f"check-{name}")
+        for key in ("repeated_accuracy", "nonrepeated_accuracy"):
+            matching, _, pairs = v[key].split()[:3]
+            assert 0 <= int(matching) <= int(pairs) and int(pairs) > 100
+        assert has_png(tagged(nb, f"figure-{name}"))
+    smoke = values(nb, "check-smoke")
+    assert smoke["deterministic"] == "True" and int(smoke["rows"]) == 31
