@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from .numfmt import plain_exponent
+from .numfmt import count, number, short as _num
 from .spec import RopeSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,16 +93,7 @@ def _tokens(n: float) -> str:
     if n >= 16384 and n == int(n) and int(n) % 1024 == 0:
         k = int(n) // 1024
         return f"{k // 1024}M" if k % 1024 == 0 else f"{k}K"
-    return f"{n:,.0f}" if n == int(n) else f"{n:,.1f}"
-
-
-def _num(x: float) -> str:
-    """Compact number for labels: 71,738 / 1e+06 / 2,607.6."""
-    if x >= 1e7:
-        return plain_exponent(f"{x:.2g}")
-    if abs(x - round(x)) < 1e-9:
-        return f"{round(x):,}"
-    return f"{x:,.1f}"
+    return count(n)
 
 
 def _as_spec(spec: RopeSpec | Mapping[str, Any] | None, **default: Any) -> RopeSpec:
@@ -122,11 +113,11 @@ _MAX_BASE = 1e30  # beyond this, periods overflow a log axis (real bases are <= 
 def _check_figure_setup(spec: RopeSpec) -> RopeSpec:
     """Refuse setups a figure cannot show (one-line ValueError): huge d or base."""
     if spec.d > _MAX_D:
-        shown = f"{spec.d:,}" if spec.d < 10**9 else f"{float(spec.d):.3g}"
+        shown = count(spec.d)
         raise ValueError(f"rotary dimension d must be <= {_MAX_D} for a figure, got {shown}")
     for name, value in (("base", spec.base), ("pretraining base", spec.pretrain_base)):
         if value > _MAX_BASE:
-            raise ValueError(f"{name} must be <= {_MAX_BASE:g} for a figure, got {value:g}")
+            raise ValueError(f"{name} must be <= {number(_MAX_BASE)} for a figure, got {number(value)}")
     return spec
 
 
@@ -238,7 +229,7 @@ def plot_bound_vs_base(
             lengths = sorted(ppl)
             fine = [n for n in lengths if ppl[n] < _PPL_FINE]
             bad = [n for n in lengths if ppl[n] >= _PPL_FINE]
-            tag = f"{_num(base)}" if base < 1e5 else f"{base:.0e}".replace("e+0", "e")
+            tag = _num(base)
             if base >= beta0:
                 for n in lengths:
                     ax.annotate(f"ppl {ppl[n]:,}", (base, n), xytext=(6, 0), textcoords="offset points",
@@ -324,7 +315,7 @@ def plot_pair_periods(spec: RopeSpec | Mapping[str, Any] | None = None, ax: "Axe
     if 0 <= k < spec.pairs:
         note = " (= Liu's bound when β > β₀)" if spec.scheme == "default" else ""
         ax.scatter([k], [periods[k]], color="tab:red", zorder=5, s=30, gid="critical_pair",
-                   label=f"pair {k} at inference: period {_num(periods[k])} tokens{note}")
+                   label=f"pair {k} at inference: period {number(periods[k])} tokens{note}")
     ax.set_yscale("log")
     ax.set_xlim(-0.5, spec.pairs - 0.5)
     ax.set_xlabel("rotation pair i (dims 2i, 2i+1)")

@@ -38,7 +38,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .numfmt import compact
+from .numfmt import compact, number
 from .results import Result
 from .spec import RopeSpec, check_positive_int, check_real
 
@@ -372,10 +372,10 @@ def _scheme_formula(spec: RopeSpec, res: Any, k: int | None, period: float | Non
         return f"theta_{k} = 0 under {spec.scheme}: pair {k} never turns"
     w, kk = getattr(res, "window", None), getattr(res, "leaky_k", None)
     if w is None or period < w:
-        return f"2*pi/theta_{k} = {period:,.1f} ({spec.scheme})"
+        return f"2*pi/theta_{k} = {number(period)} ({spec.scheme})"
     if kk is None:
-        return f"window w = {compact(w)} <= 2*pi/theta_{k} = {period:,.1f}: positions never leave one period"
-    return f"w + k*(2*pi/theta_{k} - w) = {compact(w)} + {compact(kk)}*({period:,.1f} - {compact(w)})"
+        return f"window w = {compact(w)} <= 2*pi/theta_{k} = {number(period)}: positions never leave one period"
+    return f"w + k*(2*pi/theta_{k} - w) = {compact(w)} + {compact(kk)}*({number(period)} - {compact(w)})"
 
 
 def extrapolation_bound(spec: RopeSpec) -> BoundResult:

@@ -382,9 +382,9 @@ def test_emit_json_turns_infinite_values_into_null(capsys):
 
 
 def test_text_numbers_never_round_to_a_misleading_value():
-    """A base of 1.0000001 was shown as "1.0" (an invalid base); one decimal stays the default."""
-    from ropelaw.commands._common import fmt_int, fmt_num
+    """A base of 1.0000001 was shown as "1.0" (an invalid base), 1.0000000000000002 as "1"."""
+    from ropelaw.numfmt import number
 
-    assert [fmt_int(x) for x in (1.0000001, 1.04, 2607.5945876, 129027.0, math.inf)] == [
-        "1.0000001", "1.04", "2,607.6", "129,027", "unbounded"]
-    assert fmt_num(1.0000001) == "1.0000001" and fmt_num(1e8) == "1e8"
+    assert [number(x) for x in (1.0000001, 1.04, 2607.5945876, 129027.0, math.inf)] == [
+        "1.0000001", "1.04", "2,607.59", "129,027", "inf"]
+    assert number(1.0000000000000002) == "1.0000000000000002" and number(1e8) == "100,000,000"

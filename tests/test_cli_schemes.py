@@ -159,4 +159,4 @@ def test_console_entry_point_runs():
     proc = subprocess.run([sys.executable, "-m", "ropelaw", "schemes", "ntk", "--d", "128", "--train", "4096",
                            "--factor", "2"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert "scaled base" in proc.stdout and "20221.3" in proc.stdout
+    assert "scaled base" in proc.stdout and "20,221.3" in proc.stdout

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from ..limits import MAX_D, MAX_LENGTH
-from ..numfmt import plain_exponent
+from .. import numfmt
 from ..spec import RopeSpec
 
 
@@ -165,7 +165,7 @@ def spec_from_args(args: argparse.Namespace) -> RopeSpec:
 def check_d_limit(d: float) -> None:
     """Refuse absurd rotary dimensions up front (the per-pair work is O(d)); RopeSpec checks the rest."""
     if d is not None and d > MAX_D:
-        raise ValueError(f"rotary dimension d={fmt_num(d)} is beyond any real model (at most {MAX_D:,})")
+        raise ValueError(f"rotary dimension d={numfmt.number(d)} is beyond any real model (at most {MAX_D:,})")
 
 
 def json_safe(value: Any) -> Any:
@@ -183,30 +183,3 @@ def emit_json(obj: Any) -> None:
     """Standard JSON on stdout: non-finite floats become null (never NaN/Infinity tokens)."""
     json.dump(json_safe(obj), sys.stdout, indent=2, allow_nan=False)
     sys.stdout.write("\n")
-
-
-def fmt_int(n: float) -> str:
-    """``129027`` -> ``129,027``; non-integers keep one decimal."""
-    if n is None:
-        return "-"
-    if math.isinf(n):
-        return "unbounded"
-    if n != n:
-        return "nan"
-    if abs(n - round(n)) < 1e-9:
-        return f"{int(round(n)):,}"
-    text = f"{n:,.1f}"
-    if float(text.replace(",", "")) == round(n):  # 1.0000001 would read "1.0": show the digits that differ
-        return f"{n:.8g}"
-    return text
-
-
-def fmt_num(x: float) -> str:
-    """Compact: ``1e6`` for round powers, ``71,738`` for mid-size, ``5.1e8`` for large."""
-    if x is None:
-        return "-"
-    if math.isinf(x):
-        return "inf"
-    if x != 0 and (abs(x) >= 1e7 or abs(x) < 1e-3):
-        return plain_exponent(f"{x:.3g}")
-    return fmt_int(x)

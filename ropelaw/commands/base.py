@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from .. import numfmt
+
 HELP = "the base a target context needs: scaling law (Liu et al.) and lower bound (Men et al.)"
 DESCRIPTION = """\
 Two answers for a target context length L:
@@ -39,7 +41,7 @@ def _men_too_costly(d: int, target: int) -> str | None:
     if d > MEN_MAX_D:
         return f"d={d:,} is above {MEN_MAX_D:,}, where the search over B_(m,theta) gets too slow"
     if d * target > MEN_MAX_TERMS:
-        return (f"d x target = {d * target:.3g} is above 2^28 terms per base tried "
+        return (f"d x target = {numfmt.number(float(d * target))} is above 2^28 terms per base tried "
                 "(every m <= target is checked)")
     return None
 
@@ -47,8 +49,8 @@ def _men_too_costly(d: int, target: int) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from ..spec import RopeSpec
     from ..theory import base_for_context, critical_dimension, extrapolation_bound
-    from ..numfmt import plain_exponent
-    from ._common import check_d_limit, emit_json, fmt_int, fmt_num
+    from ..numfmt import count, exponent, number
+    from ._common import check_d_limit, emit_json
 
     check_d_limit(args.d)
     # validate every input the same way as everywhere else (one-line ValueError -> exit 2)
@@ -78,19 +80,19 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit_json(out)
         return 0
-    print(f"Base for a target context (d={d}, training length {fmt_int(t)}, pretraining base {fmt_num(b)})")
+    print(f"Base for a target context (d={d}, training length {count(t)}, pretraining base {number(b)})")
     print()
-    print(f"  {'target context':<24}{fmt_int(target)} tokens")
+    print(f"  {'target context':<24}{count(target)} tokens")
     print(f"  {'critical dimension':<24}{d_extra} of {d}   (Liu et al. Lemma 1, at the pretraining base)")
     if target <= t:
-        print(f"  {'scaling-law base':<24}{fmt_num(scaling):<14}already within the training length: no change needed")
+        print(f"  {'scaling-law base':<24}{number(scaling):<14}already within the training length: no change needed")
     else:
-        print(f"  {'scaling-law base':<24}{fmt_num(scaling):<14}smallest beta with 2*pi*beta^({d_extra}/{d}) >= "
-              f"{fmt_int(target)}; tuned at {fmt_int(t)} it reaches {fmt_int(round(reached))}")
+        print(f"  {'scaling-law base':<24}{number(scaling):<14}smallest beta with 2*pi*beta^({d_extra}/{d}) >= "
+              f"{count(target)}; tuned at {count(t)} it reaches {count(round(reached))}")
     if men is None:
         print(f"  {'Men et al. lower bound':<24}{'-':<14}not computed: {men_skipped}")
         return 0
-    men_text = plain_exponent(f"{men:.1e}")  # the grid has 2 significant figures
+    men_text = exponent(men, 2)  # the grid has 2 significant figures
     print(f"  {'Men et al. lower bound':<24}{men_text:<14}smallest 2-significant-figure base with "
-          f"sum_i cos(m*theta_i) >= 0 for all m <= {fmt_int(target)}")
+          f"sum_i cos(m*theta_i) >= 0 for all m <= {count(target)}")
     return 0

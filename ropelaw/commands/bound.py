@@ -36,25 +36,24 @@ def _row(label: str, value: str, note: str = "") -> str:
 
 def _tokens(x: float) -> str:
     """``129,027`` for a token count; ``infinite`` when a frequency underflowed to 0 (period inf)."""
-    from ._common import fmt_int
+    from ..numfmt import count
 
-    return fmt_int(round(x)) if math.isfinite(x) else "infinite"
+    return count(round(x)) if math.isfinite(x) else "infinite"
 
 
 def render_text(r: Any, spec: Any) -> str:
-    from ..numfmt import compact
-    from ._common import fmt_int, fmt_num
+    from ..numfmt import count, number
 
     tuned = spec.tune_len is not None and spec.tune_len != spec.train_len
     lines = ["RoPE extrapolation bound (scaling laws of RoPE-based extrapolation, Liu et al. 2023)", ""]
     lines.append(_row("rotary dims d", str(r.d)))
-    lines.append(_row("training length", fmt_int(r.train_len)))
-    lines.append(_row("tuning length", fmt_int(r.tune_len),
+    lines.append(_row("training length", count(r.train_len)))
+    lines.append(_row("tuning length", count(r.tune_len),
                       "" if tuned else "same as training (--tune to change)"))
-    lines.append(_row("pretraining base", fmt_num(r.pretrain_base),
+    lines.append(_row("pretraining base", number(r.pretrain_base),
                       "assumed, as in the paper (--pretrain-base to change)" if r.pretrain_base == 10000.0
                       else "(--pretrain-base)"))
-    lines.append(_row("base", fmt_num(r.base), "at tuning and inference (--base)"))
+    lines.append(_row("base", number(r.base), "at tuning and inference (--base)"))
     if r.scheme != "default":
         params = ", ".join(f"{k}={v}" for k, v in r.params.items())
         lines.append(_row("scheme", r.scheme, f"({params})" if params else ""))
@@ -73,7 +72,7 @@ def render_text(r: Any, spec: Any) -> str:
     else:
         words = ("the first untrained pair sets the bound under this scheme"
                  if r.regime == "above_critical_base" else "under this scheme the tuning length is the bound")
-    lines.append(_row("critical base", fmt_num(r.critical_base), words))
+    lines.append(_row("critical base", number(r.critical_base), words))
     if r.updated_critical_dimension is not None:
         lines.append(_row("updated crit. dim.", f"{r.updated_critical_dimension} of {d}",
                           "= 2*ceil((d/2)*log_beta(T_tune/2pi))" + (", capped at d" if r.capped else "")))
@@ -85,11 +84,11 @@ def render_text(r: Any, spec: Any) -> str:
     lines.append(_row("extrapolation bound", head, formula))
     if r.scheme != "default":
         if r.critical_pair_period is not None:
-            lines.append(_row(f"pair {k} period", f"{_tokens(r.critical_pair_period)} tokens",
+            lines.append(_row(f"pair {k} period", f"{number(r.critical_pair_period)} tokens",
                               "at inference, through the scheme"))
         lines.append(_row("plain-RoPE bound", f"{_tokens(r.liu_bound)} tokens",
-                          f"Liu et al. at base {compact(r.base)} without the scheme"))
-    thresholds = f"beta_1 {r.beta_1:,.1f}  beta_2 {r.beta_2:,.1f}  beta_3 {r.beta_3:,.1f}"
+                          f"Liu et al. at base {number(r.base)} without the scheme"))
+    thresholds = f"beta_1 {number(r.beta_1)}  beta_2 {number(r.beta_2)}  beta_3 {number(r.beta_3)}"
     if r.below_thresholds:
         tail = (f"(your base is below {', '.join(r.below_thresholds)}: it degrades slowly past the "
                 "tuning length, no sharp upper bound)")

@@ -26,17 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_format(parser)
 
 
-def _num(x: float) -> str:
-    if x != x or x in (float("inf"), float("-inf")):
-        return "inf"
-    if x == 0 or 1e-3 <= abs(x) < 1e7:
-        return f"{x:,.4g}" if abs(x) < 1 else f"{x:,.1f}"
-    return f"{x:.3e}"
-
-
 def run(args: argparse.Namespace) -> int:
     from ..theory import critical_dimension, pair_table
-    from ..numfmt import compact
+    from ..numfmt import count, number
     from ._common import emit_json, spec_from_args
 
     spec = spec_from_args(args)
@@ -45,12 +37,12 @@ def run(args: argparse.Namespace) -> int:
         emit_json([r.to_dict() for r in rows])
         return 0
     d_extra = critical_dimension(spec.d, spec.train_len, spec.pretrain_base)
-    print(f"Pairs of d={spec.d} (pretraining base {compact(spec.pretrain_base)}, training length {spec.train_len:,}; "
-          f"critical dimension {d_extra}; inference: {spec.scheme} at base {compact(spec.base)})")
+    print(f"Pairs of d={spec.d} (pretraining base {number(spec.pretrain_base)}, training length {count(spec.train_len)}; "
+          f"critical dimension {d_extra}; inference: {spec.scheme} at base {number(spec.base)})")
     head = f"{'pair':>4}  {'dims':>7}  {'theta (train)':>13}  {'period':>13}  {'periods seen':>12}  {'side':<8}  {'period (infer.)':>15}"
     print(head)
     for r in rows:
         side = "inside" if r.inside_critical_dimension else "outside"
-        print(f"{r.pair:>4}  {f'{2 * r.pair}-{2 * r.pair + 1}':>7}  {_num(r.frequency):>13}  {_num(r.period):>13}  "
-              f"{r.periods_seen:>12,.4g}  {side:<8}  {_num(r.inference_period):>15}")
+        print(f"{r.pair:>4}  {f'{2 * r.pair}-{2 * r.pair + 1}':>7}  {number(r.frequency):>13}  {number(r.period):>13}  "
+              f"{number(r.periods_seen):>12}  {side:<8}  {number(r.inference_period):>15}")
     return 0

@@ -26,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..formats import exact_positions, get_format
-    from ._common import emit_json, fmt_int
+    from ..numfmt import count, number
+    from ._common import emit_json
 
     fmt = get_format(args.dtype)
     if args.length > 2 ** 53:
@@ -38,25 +39,25 @@ def run(args: argparse.Namespace) -> int:
     L = r.length
     last = L - 1
     lines = [
-        f"Integer positions 0 .. {fmt_int(last)} in {fmt.name} ({fmt.description}; "
+        f"Integer positions 0 .. {count(last)} in {fmt.name} ({fmt.description}; "
         f"{fmt.precision} significant bits, round-to-nearest-even)",
         "",
-        f"  exact             {fmt_int(r.exact)} of {fmt_int(L)}  ({100 * r.exact_fraction:.2f}%)",
-        f"  distinct values   {fmt_int(r.distinct)}  ({100 * r.distinct / L:.2f}%)"
+        f"  exact             {count(r.exact)} of {count(L)}  ({100 * r.exact_fraction:.2f}%)",
+        f"  distinct values   {count(r.distinct)}  ({100 * r.distinct / L:.2f}%)"
         + ("  (all non-finite results count as one value)" if r.overflow_count else ""),
-        f"  first inexact     " + (f"{fmt_int(r.first_inexact)}  (every integer up to 2^{fmt.precision} = "
-                                   f"{fmt_int(2 ** fmt.precision)} is exact)" if r.first_inexact is not None
+        f"  first inexact     " + (f"{count(r.first_inexact)}  (every integer up to 2^{fmt.precision} = "
+                                   f"{count(2 ** fmt.precision)} is exact)" if r.first_inexact is not None
                                    else "none: every position is exact"),
-        f"  spacing at {fmt_int(last):<7}" + (f"{r.spacing_at_end:g}  (neighbouring {fmt.name} values there are "
+        f"  spacing at {count(last):<7}" + (f"{number(r.spacing_at_end)}  (neighbouring {fmt.name} values there are "
                                               f"{r.spacing_at_end:g} apart)" if r.spacing_at_end is not None
                                               else "-  (beyond the largest finite value)"),
     ]
     if r.overflow_from is not None:
         what = "inf" if fmt.has_inf else "NaN (ml_dtypes; torch saturates to the max)"
-        lines.append(f"  overflow          from {fmt_int(r.overflow_from)} on every position becomes {what}: "
-                     f"{fmt_int(r.overflow_count)} positions")
+        lines.append(f"  overflow          from {count(r.overflow_from)} on every position becomes {what}: "
+                     f"{count(r.overflow_count)} positions")
     else:
-        lines.append(f"  overflow          none below {fmt_int(L)} (first at {fmt_int(fmt.overflow_threshold)})"
-                     if fmt.overflow_threshold < 2 ** 64 else f"  overflow          none below {fmt_int(L)}")
+        lines.append(f"  overflow          none below {count(L)} (first at {count(fmt.overflow_threshold)})"
+                     if fmt.overflow_threshold < 2 ** 64 else f"  overflow          none below {count(L)}")
     print("\n".join(lines))
     return 0

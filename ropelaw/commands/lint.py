@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
     select = parse_selectors(args.select, "--select")
     ignore = parse_selectors(args.ignore, "--ignore")
-    from ..lint.loader import fmt_count
+    from ..numfmt import count as fmt_count
     from ..limits import MAX_CONTEXT
 
     for flag, n in (("--train", args.train), ("--target", args.target), ("--tune", args.tune)):

@@ -122,16 +122,18 @@ def _jsonable(v: Any) -> Any:
 
 
 def _g(x: float) -> str:
-    return f"{x:.6g}"
+    from ..numfmt import number
+
+    return number(x)
 
 
 def _print_text(spec, info, result, scalars, per_pair, rows, length, mrp) -> None:
-    from ._common import fmt_int, fmt_num
+    from ..numfmt import count, number
 
     print(f"Scaling scheme {info.name}: {info.summary}")
     print(f"  source: {info.source}\n")
-    lines = [("rotary dims d", str(spec.d)), ("training length", fmt_int(spec.train_len)),
-             ("base", fmt_num(spec.base))]
+    lines = [("rotary dims d", str(spec.d)), ("training length", count(spec.train_len)),
+             ("base", number(spec.base))]
     for k, v in spec.param_dict().items():
         if k in scalars:
             continue  # shown below as the scheme read it
@@ -144,12 +146,12 @@ def _print_text(spec, info, result, scalars, per_pair, rows, length, mrp) -> Non
         elif isinstance(v, float):
             v = "unbounded" if math.isinf(v) else _g(v)
         elif isinstance(v, int) and not isinstance(v, bool):
-            v = fmt_int(v)
+            v = count(v)
         lines.append((k.replace("_", " "), str(v)))
     af = result.attention_factor
-    lines.append(("attention factor", f"{af:.6g}  multiplies cos/sin; attention logits x {af * af:.6g}"))
+    lines.append(("attention factor", f"{number(af)}  multiplies cos/sin; attention logits x {number(af * af)}"))
     if mrp is not None:
-        lines.append(("max relative position", f"{_g(mrp)} at {fmt_int(length)} tokens (--seq-len to change)"))
+        lines.append(("max relative position", f"{_g(mrp)} at {count(length)} tokens (--seq-len to change)"))
     width = max(len(k) for k, _ in lines) + 2
     for k, v in lines:
         print(f"  {k:<{width}}{v}")
@@ -160,7 +162,7 @@ def _print_text(spec, info, result, scalars, per_pair, rows, length, mrp) -> Non
     print(head)
     for r in rows:
         line = (f"  {r['pair']:>4}  {r['default_inv_freq']:>15.6e}  {r['inv_freq']:>15.6e}  {r['ratio']:>9.6f}"
-                f"  {r['period']:>12,.1f}")
+                f"  {number(r['period']):>12}")
         for k in extra:
             v = r[k]
             line += f"  {(f'{v:.4f}' if isinstance(v, float) else str(v)):>{max(len(k), 8)}}"

@@ -28,7 +28,8 @@ from typing import Any
 from ..findings import Finding
 from ..results import Result
 from ..spec import RopeSpec
-from .loader import LoadedConfig, fmt_count, fmt_short
+from ..numfmt import count as fmt_count, short as fmt_short
+from .loader import LoadedConfig
 from ..limits import MAX_CONTEXT, MAX_D
 from .rules.values import factor_problem, length_problem
 

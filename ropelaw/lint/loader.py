@@ -46,7 +46,7 @@ from fractions import Fraction
 from typing import Any, Mapping
 
 from ..errors import UsageError
-from ..numfmt import plain_exponent
+from ..numfmt import COMPACT_FROM, count as fmt_count, short as fmt_short  # noqa: F401  (re-exported)
 from ..spec import RopeSpec
 # the parse layer (files -> mapping + positions, with limits) lives in parse.py; re-exported here
 from .parse import (CONFIG_SUFFIXES, MAX_BYTES, Path, Positions, config_files, json_positions,  # noqa: F401
@@ -183,63 +183,6 @@ class LoadedConfig:
         if w is not None and w.number() is not None and 0 < w.number() < t:
             return int(w.number()), w.where
         return t, self.target.where
-
-
-COMPACT_FROM = 10**12  # no real context, dimension or count reaches this: larger numbers print as 1e30
-
-
-def fmt_count(n: float) -> str:
-    """A count for a message: ``32768`` -> ``32,768``, ``4096.5`` -> ``4,096.5``.
-
-    From :data:`COMPACT_FROM` (1e12) on, compact with up to 6 significant digits (``1e30``,
-    ``9.0072e15``, ``1e308``), so a nonsense value in a config never prints hundreds of digits;
-    integers beyond float range too (``10**400`` -> ``1e400``). inf / nan print as such.
-    """
-    if isinstance(n, int) and not isinstance(n, bool):
-        if abs(n) < COMPACT_FROM:
-            return f"{n:,}"
-        try:
-            n = float(n)
-        except OverflowError:  # beyond float range: round the exact integer to 6 digits
-            import decimal
-
-            mant, exp = f"{decimal.Context(prec=6).create_decimal(n):e}".split("e")
-            mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
-            return f"{mant}e{int(exp)}"
-    x = float(n)
-    if not math.isfinite(x):
-        return "nan" if x != x else ("inf" if x > 0 else "-inf")
-    if abs(x) >= COMPACT_FROM:
-        return f"{x:.6g}".replace("e+", "e")
-    return f"{int(x):,}" if x.is_integer() else f"{x:,.1f}"
-
-
-def fmt_short(x: Any) -> str:
-    """A base, factor or other real number for a lint message.
-
-    From 1e5 on: 2 significant digits when that is exact (``500000`` -> ``5e5``), else 3
-    (``131072`` -> ``1.31e5``). Below: whole numbers with thousands separators (``71,738``),
-    others with one decimal (``0.5``), or 8 significant digits when one decimal would read as a
-    whole number (``1.0000001``); nonzero magnitudes below 1e-3 as ``%.3g`` (``1e-5``).
-    ``None`` -> ``-``, infinities -> ``inf``, NaN -> ``nan``.
-    """
-    if x is None:
-        return "-"
-    if math.isinf(x):
-        return "inf"
-    if x != x:
-        return "nan"
-    if abs(x) >= 1e5:
-        s = f"{x:.2g}" if float(f"{x:.2g}") == x else f"{x:.3g}"
-        return plain_exponent(s)
-    if x != 0 and abs(x) < 1e-3:
-        return plain_exponent(f"{x:.3g}")
-    if abs(x - round(x)) < 1e-9:
-        return f"{int(round(x)):,}"
-    text = f"{x:,.1f}"
-    if float(text.replace(",", "")) == round(x):
-        return f"{x:.8g}"
-    return text
 
 
 def show_value(x: Any) -> str:

@@ -13,7 +13,8 @@ carry it): enable it with ``--select RP201`` (or ``--select RP`` / ``ALL``). RP2
 from __future__ import annotations
 
 from ...findings import Finding, define_rule
-from ..loader import LoadedConfig, fmt_count
+from ...numfmt import count as fmt_count
+from ..loader import LoadedConfig
 
 SEED = "Baichuan (seed 004): bf16 position ids collide past 256, RoPE loses relative positions"
 

@@ -21,7 +21,8 @@ import math
 from functools import lru_cache
 
 from ...findings import Finding, define_rule
-from ..loader import LoadedConfig, fmt_count, fmt_short
+from ...numfmt import count as fmt_count, short as fmt_short
+from ..loader import LoadedConfig
 
 LIU = "Liu et al. 2023, Scaling Laws of RoPE-based Extrapolation, arXiv 2310.05209, Lemma 1 and Theorem 3"
 MEN = "Men et al. 2024, Base of RoPE Bounds Context Length, arXiv 2405.14591, sec. 3-4 (B_{m,theta} >= 0)"

@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 from ...findings import Finding, define_rule
-from ..loader import LoadedConfig, fmt_count
+from ...numfmt import count as fmt_count
+from ..loader import LoadedConfig
 
 SEED000 = "Su 2023, ReRoPE / Leaky ReRoPE, kexue.fm/archives/9708 (seed 000)"
 

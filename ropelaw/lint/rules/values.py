@@ -14,7 +14,8 @@ from typing import Any, Iterator
 
 from ...findings import Finding, define_rule
 from ...limits import MAX_CONTEXT, MAX_D
-from ..loader import LoadedConfig, Value, show_value, canonical_scheme, fmt_count
+from ...numfmt import count as fmt_count
+from ..loader import LoadedConfig, Value, show_value, canonical_scheme
 
 # -- plausibility limits (values of the right type that no real model has) --------------------
 # Lengths: MAX_CONTEXT = 2**31 - 1 tokens, the int32 limit of sequence offsets (ropelaw.limits);
