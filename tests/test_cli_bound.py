@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import mpmath
 import pytest
@@ -158,3 +159,23 @@ def test_compact_numbers_in_formulas(x, want):
 def test_bound_formula_uses_the_compact_base(capsys):
     code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--base", "1e6")
     assert code == 0 and "2*pi * 1e6^(92/128)" in out
+
+
+def test_columns_never_run_into_each_other(capsys):
+    """--train 1M --base 1e6: d_extra = d, so the bound is 2*pi*1e6 = 6,283,185.3 tokens (14+ chars)."""
+    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "1M", "--base", "1e6")
+    assert code == 0
+    assert f"{round(2 * math.pi * 1e6):,} tokens  = 2*pi * 1e6^(128/128)" in out
+    for line in out.splitlines():
+        if line.startswith("  ") and line.strip():
+            assert re.match(r"  \S.{0,19}  +\S", line), line  # label, then at least two spaces
+
+
+def test_huge_and_barely_valid_bases_print_compactly_and_exactly(capsys):
+    # 2*pi * (1e308)^(92/128) = 2*pi * 10^221.375 (mpmath): a 222-digit count printed as 1.48998e222
+    want = mpmath.mpf(2) * mpmath.pi * mpmath.power(10, mpmath.mpf(308) * 92 / 128)
+    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--base", "1e308")
+    assert code == 0 and f"extrapolation bound   {mpmath.nstr(want, 6).replace('e+', 'e')} tokens" in out
+    assert max(len(word) for word in out.split()) < 40
+    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--base", "1.0000000000000002")
+    assert code == 0 and "base                  1.0000000000000002  at tuning" in out

@@ -85,14 +85,14 @@ def run(args: argparse.Namespace) -> int:
     print(f"  {'target context':<24}{count(target)} tokens")
     print(f"  {'critical dimension':<24}{d_extra} of {d}   (Liu et al. Lemma 1, at the pretraining base)")
     if target <= t:
-        print(f"  {'scaling-law base':<24}{number(scaling):<14}already within the training length: no change needed")
+        print(f"  {'scaling-law base':<24}{number(scaling):<12}  already within the training length: no change needed")
     else:
-        print(f"  {'scaling-law base':<24}{number(scaling):<14}smallest beta with 2*pi*beta^({d_extra}/{d}) >= "
+        print(f"  {'scaling-law base':<24}{number(scaling):<12}  smallest beta with 2*pi*beta^({d_extra}/{d}) >= "
               f"{count(target)}; tuned at {count(t)} it reaches {count(round(reached))}")
     if men is None:
-        print(f"  {'Men et al. lower bound':<24}{'-':<14}not computed: {men_skipped}")
+        print(f"  {'Men et al. lower bound':<24}{'-':<12}  not computed: {men_skipped}")
         return 0
     men_text = exponent(men, 2)  # the grid has 2 significant figures
-    print(f"  {'Men et al. lower bound':<24}{men_text:<14}smallest 2-significant-figure base with "
+    print(f"  {'Men et al. lower bound':<24}{men_text:<12}  smallest 2-significant-figure base with "
           f"sum_i cos(m*theta_i) >= 0 for all m <= {count(target)}")
     return 0

@@ -30,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _row(label: str, value: str, note: str = "") -> str:
-    line = f"  {label:<22}{value:<16}{note}" if note else f"  {label:<22}{value}"
+    """One aligned row; a value wider than its column still keeps two spaces before the note."""
+    line = f"  {label:<20}  {value:<14}  {note}" if note else f"  {label:<20}  {value}"
     return line.rstrip()
 
 
