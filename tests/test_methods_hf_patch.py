@@ -47,7 +47,7 @@ EXTRA = {  # the smallest config of each architecture; Gemma 2/3: layer 0 slides
 assert set(EXTRA) == set(ARCHITECTURES)
 
 METHODS = [("rerope", {"window": 5}), ("leaky_rerope", {"window": 5, "leaky_k": 4.0})]
-P, NEW = 12, 6  # prompt length, generated tokens
+P, NEW = 12, 4  # prompt length, generated tokens
 
 
 def build(model_type: str, impl: str = "eager"):
@@ -184,7 +184,7 @@ def test_generation_equals_seed_two_matrix_attention(arch, method, kw, monkeypat
     model = eager if sdpa is None else sdpa
     with patch_model(model, method, **kw) as patch:
         assert len(patch.modules) == (1 if name in ("gemma2", "gemma3_text") else 2)  # sliding layer kept
-        seq, step_logits = generate(model, tokens(P))
+        seq, step_logits = generate(model, tokens(P, rows=2))  # a batch without padding
     want = reference_logits(eager, seq, monkeypatch, kw["window"], kw.get("leaky_k"))[:, P - 1: -1]
     torch.testing.assert_close(step_logits, want, rtol=0, atol=2e-5)
     assert (step_logits - logits(eager, seq)[:, P - 1: -1]).abs().max() > 1e-4  # the method changed something
@@ -193,15 +193,15 @@ def test_generation_equals_seed_two_matrix_attention(arch, method, kw, monkeypat
 def test_each_row_of_a_padded_batch_equals_its_own_run(arch):
     # sdpa masks are boolean (or None); the eager float masks are covered on Llama below
     _, eager, sdpa = arch
-    padded_rows_equal_own_runs(eager if sdpa is None else sdpa, *METHODS[1])
+    padded_rows_equal_own_runs(eager if sdpa is None else sdpa, *METHODS[1], lengths=(P, P - 5))
 
 
 def test_each_row_of_a_padded_batch_equals_its_own_run_eager_masks(llama_eager):
-    padded_rows_equal_own_runs(llama_eager, *METHODS[0])
+    # the last row never reaches the window in its prompt (plain attention), only while generating
+    padded_rows_equal_own_runs(llama_eager, *METHODS[0], lengths=(P, P - 4, 3))
 
 
-def padded_rows_equal_own_runs(model, method, kw):
-    lengths = (P, P - 4, 3)  # the short rows start with padding; the last never reaches the window in its prompt
+def padded_rows_equal_own_runs(model, method, kw, lengths):
     x = torch.zeros(len(lengths), P, dtype=torch.long)
     mask = torch.zeros(len(lengths), P, dtype=torch.long)
     rows = [tokens(n, seed=10 + i) for i, n in enumerate(lengths)]
@@ -346,3 +346,21 @@ def test_beam_search_equals_seed_reference(llama_eager, monkeypatch):
         mp.setattr(mod, "eager_attention_forward", seed_attention(5, 4.0))
         want = llama_eager.generate(x, use_cache=False, **kw)
     assert torch.equal(got, want)
+
+
+def test_decode_rotates_only_the_new_key(llama, monkeypatch):
+    # O(1) extra work per step: after the prefill, each step and layer makes one far key
+    import ropelaw.methods.hf_patch as hp
+
+    made = []
+    real = hp.far_rotation
+
+    def spy(x, positions, window, leaky_k, role, **kw):
+        if role == "key":
+            made.append(x.shape[2])
+        return real(x, positions, window, leaky_k, role, **kw)
+
+    monkeypatch.setattr(hp, "far_rotation", spy)
+    with patch_model(llama, "leaky_rerope", window=5, leaky_k=4.0):
+        generate(llama, tokens(P))
+    assert made == [P, P] + [1, 1] * (NEW - 1)  # two layers: the prompt once, then one key per step

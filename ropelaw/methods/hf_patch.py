@@ -224,22 +224,23 @@ def _frequencies(patch: RopePatch, module: Any, cos: torch.Tensor, positions: to
     c = cos.to(torch.float32)
     if not torch.equal(c[..., :half], c[..., half:]):
         raise ValueError(f"{patch.arch}: the rotary cos table is not in rotate-half layout; not supported")
-    pos = positions.expand(c.shape[0], -1) if positions.shape[0] != c.shape[0] else positions
+    c = c.expand(positions.shape[0], -1, -1)  # one table for the batch when no row is padded
+    pos = positions
     tol = 1e-5 if cos.dtype in (torch.float32, torch.float64) else 2e-2
 
-    def fits(cand) -> bool:
+    def error(cand) -> float:
         r, name, _ = cand
         if getattr(r, name).numel() != half:
-            return False
-        return bool(torch.allclose(_expected_cos(cand, pos), c[..., :half], rtol=0, atol=tol))
+            return math.inf
+        return float((_expected_cos(cand, pos) - c[..., :half]).abs().max())
 
     cand = patch._rotary.get(id(module))
-    if cand is None or not fits(cand):
-        found = [x for x in _rotary_candidates(patch.model) if fits(x)]
-        if not found:
+    if cand is None or not error(cand) <= tol:
+        found = sorted((error(x), i, x) for i, x in enumerate(_rotary_candidates(patch.model)))
+        if not found or not found[0][0] <= tol:
             raise ValueError(f"{patch.arch}: cannot match the cos/sin of layer {module.layer_idx} to a rotary "
                              "embedding of the model; not supported")
-        cand = found[0]
+        cand = found[0][2]  # the closest table (Gemma 3: global vs local base)
         patch._rotary[id(module)] = cand
     r, name, scaling = cand
     return getattr(r, name).to(torch.float32), 2 * half
