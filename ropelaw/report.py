@@ -15,8 +15,9 @@ __all__ = ["FORMATS", "render", "summary_line", "exit_code", "clean"]
 
 # C0/C1 controls (newline, carriage return, ESC ...), DEL, Unicode line/paragraph separators and
 # bidirectional overrides: none belongs in a one-line report, and each can forge output (a
-# newline plus "::error" makes a GitHub annotation; ESC sequences drive the terminal).
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# newline plus "::error" makes a GitHub annotation; ESC sequences drive the terminal); and lone
+# surrogates, which is how Python spells the bytes of a file name that is not UTF-8.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape_char(m: "re.Match[str]") -> str:

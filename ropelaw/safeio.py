@@ -50,6 +50,7 @@ def open_regular(path: str):
     ``O_NONBLOCK`` makes ``open`` of a FIFO return at once (it would wait for a writer), then
     ``fstat`` of the descriptor decides. Returns a file object positioned at 0.
     """
+    regular_file(path)  # stat first: a socket cannot even be opened, a FIFO open would block
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags)

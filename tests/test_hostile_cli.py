@@ -87,6 +87,7 @@ def test_clean_escapes_controls_and_keeps_text():
     assert clean("rope.inv_freq  α ünïcode") == "rope.inv_freq  α ünïcode"
     assert clean(FORGE) == "x\\n::error file=FORGED,line=1::forged\\x1b[31m\\u202e"
     assert clean("a\rb\tc\x00d\x7fe\x9bf\u2028") == "a\\rb\\tc\\x00d\\x7fe\\x9bf\\u2028"
+    assert clean("\udcff\udcfe.json") == "\\udcff\\udcfe.json"  # a file name that is not UTF-8
 
 
 def _forged_checkpoint(tmp_path) -> str:

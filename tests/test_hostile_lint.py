@@ -48,6 +48,7 @@ def test_json_positions_index_only_the_containers_on_the_looked_up_path():
     text = '{"a": ' + wide + ',\n "b": {"c": [' + '{"d": ' * 50 + "1" + "}" * 50 + "]}}"
     data, pos = parse_text(text, "json")
     assert isinstance(pos, JsonPositions)
+    assert pos and len(pos._members) == 1  # truth (load_mapping's `positions or {}`) indexes the root only
     line2 = text.split("\n")[1]
     second_d = line2.index('"d"', line2.index('"d"') + 1) + 1  # 1-based column, found independently
     assert pos[("b", "c", 0, "d", "d")] == (2, second_d) == (2, 21)

@@ -94,9 +94,9 @@ MAX_HEADER = 100_000_000
 MAX_PAIRS = MAX_D // 2
 # cache rows measured: 2^20 positions (a longer cache is measured on its first 2^20 rows, noted)
 MAX_ROWS = 1 << 20
-# elements read per measured tensor (float64: 512 MiB at most in flight would be too much; read in
-# chunks of CHUNK_ELEMENTS, at most MAX_ELEMENTS in all): 2^26 keeps a measurement to seconds
-MAX_ELEMENTS = 1 << 26
+# elements read per measured tensor, in chunks of CHUNK_ELEMENTS: 2^24 (64 MiB of float32 per
+# tensor mapped; 131,072 rows of a d=128 cache) keeps a measurement to seconds and well under 1 GB
+MAX_ELEMENTS = 1 << 24
 CHUNK_ELEMENTS = 1 << 20
 # nesting of a torch file's containers searched for tensors (state dicts nest a few levels)
 MAX_NESTING = 64

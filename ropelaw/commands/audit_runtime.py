@@ -120,7 +120,9 @@ def run_module(args: argparse.Namespace) -> int:
     if args.head_dim is not None and args.head_dim < 2:
         raise ValueError(f"--head-dim must be >= 2, got {args.head_dim}")
     from ..audit.guard import run_guarded
+    from ..errors import require
 
+    require("torch", "torch", "audit module")  # ropelaw's own import: not counted in --timeout
     if not args.timeout >= 0:
         raise ValueError(f"--timeout must be >= 0 seconds, got {args.timeout:g}")
     audit, guard = run_guarded(

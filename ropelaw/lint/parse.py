@@ -187,6 +187,9 @@ class JsonPositions(Mapping):
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
+    def __bool__(self) -> bool:  # `positions or {}` must not enumerate every path
+        return bool(self._index(self._root))
+
 
 def json_positions(text: str) -> JsonPositions:
     """Line and column of every key path in a JSON document (lazy, O(1) memory in depth)."""
@@ -254,6 +257,9 @@ class YamlPositions(Mapping):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+    def __bool__(self) -> bool:  # `positions or {}` must not enumerate every path
+        return bool(getattr(self._root, "value", None))
 
 
 def _check_yaml_graph(root: Any) -> None:
