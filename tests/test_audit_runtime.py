@@ -396,8 +396,9 @@ def test_qk_callable_3d_with_required_offset_and_position_ids():
     (q, k): the convention of Falcon in transformers 4.34 (audits: `audit hf falcon` exited 2).
     Cast: positions and product in bf16, the same arithmetic as the numpy emulation; default: clean."""
     a = audit_module(target("qk_rotary_buggy"), "bf16", L, ["cast", "default"])
-    assert (a.convention, a.layout, a.rotary_dim) == ("rotate-callable", "rotate-half", 128)
-    assert "past_key_values_length=0" in a.call and "(batch*heads, seq, dim)" in a.call
+    assert (a.convention, a.layout, a.rotary_dim) == ("positions-rotate", "rotate-half", 128)
+    assert a.call == ("forward(query, key, past_key_values_length=0, position_ids=arange(L)) -> (q, k) "
+                      "on q (batch*heads, seq, dim)")
     exact, distinct = emulate_product_rounded(L)
     cast = a.scenario("cast")
     assert (cast.exact, cast.distinct, cast.path) == (exact, distinct, "product rounded")
@@ -405,10 +406,10 @@ def test_qk_callable_3d_with_required_offset_and_position_ids():
     assert [(f.code, f.data["scenario"]) for f in a.findings] == [("RP302", "cast"), ("RP303", "cast")]
 
 
-def test_qk_callable_with_defaults_is_called_as_q_k():
+def test_qk_callable_with_defaults_gets_positions_it_accepts():
     n = 2048
     a = audit_module(target("qk_rotary_defaults_buggy"), "bf16", n, ["cast"])
-    assert a.call.startswith("f(q, k) -> (q, k)")
+    assert a.call.startswith("forward(query, key, past_key_values_length=0, position_ids=arange(L)) -> (q, k)")
     assert a.scenarios[0].exact == emulate_product_rounded(n)[0]
 
 

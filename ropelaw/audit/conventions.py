@@ -1,14 +1,22 @@
 """Probing which calling convention a rotary module or callable has.
 
-Conventions recognised (:class:`Probe`)
-- Hugging Face legacy: ``forward(x, seq_len=L) -> (cos, sin)`` (transformers <= 4.37 and kin);
-- Hugging Face current: ``forward(x, position_ids) -> (cos, sin)`` (transformers >= 4.38);
-- a callable rotating a query ``(batch, heads, seq, dim)`` (or ``(batch, seq, dim)``) and
-  returning it rotated (optionally taking a key too and returning ``(q, k)``, with
-  ``past_key_values_length`` / ``position_ids`` when its signature names them, as Falcon's
-  ``forward(query, key, past_key_values_length, position_ids)`` on ``(batch*heads, seq, dim)``
-  in transformers <= 4.34): probed with unit basis vectors, the pair layout (rotate-half or
-  interleaved) and rotary dim detected.
+Discovery, not a fixed list (:class:`Probe`). The callable's parameters get roles by name
+(:data:`LENGTH_NAMES`, :data:`DIM_NAMES`, :data:`POSITION_NAMES`, :data:`OFFSET_NAMES`, the query
+and key names; a required parameter with another name is the query, then the key). Plans are
+tried in order, each with every query layout of :data:`LAYOUTS` and, unless known, common head
+dims:
+- inputs: a length (``f(seq_len, n_elem)``, ``forward(max_seq_len)``, ``forward(x, seq_len)``),
+  position ids (``forward(x, position_ids)``, ``forward_native(positions, query, key)``,
+  ``forward(query, key, positions)``), or only tensors (``f(q)``, ``f(q, k)``);
+- outputs: ``(cos, sin)``, angles, complex frequencies, ``cat(cos, sin)``, a rotated query or a
+  ``(q, k)`` pair.
+A plan fits when its output, at 5 positions and 2 heads, is an encoding of distinct positions
+starting from the identity, with both heads rotated alike (a layout read with seq and heads
+swapped fails this). The pair layout (rotate-half, interleaved, per-pair) and rotary dim come
+from the output; rotated tensors are read by feeding unit vectors, so a scale applied by the
+rotary (XPos) stays in the measured (cos, sin). When nothing fits, the error lists each call tried
+with its layouts, head dims and first error, in one line. :data:`CONVENTION_EXAMPLES` names one
+real framework per convention.
 
 Legacy classes build a cos/sin cache at init (``max_position_embeddings`` rows, float32) and
 rebuild it in forward beyond that length, often in a cast ``inv_freq``'s dtype: the audit
@@ -103,7 +111,7 @@ def _params(fn: Callable) -> list[inspect.Parameter]:
 
 
 def _head_dim_of(obj: Any) -> int | None:
-    for attr in ("head_dim", "dim", "rotary_dim", "rotary_ndims", "dims", "d"):
+    for attr in ("head_dim", "head_size", "dim", "rotary_dim", "rotary_ndims", "dims", "n_elem", "d"):
         for holder in (obj, getattr(obj, "__self__", None)):
             v = getattr(holder, attr, None) if holder is not None else None
             if isinstance(v, int) and not isinstance(v, bool) and 2 <= v <= 4096:
@@ -132,18 +140,44 @@ def _inv_freq_array(obj: Any) -> np.ndarray | None:
         return None
 
 
-def _first_tensor(out: Any):
-    import torch
+# Parameter names and the role the probe gives them. A name not listed is left at its default;
+# a required one is the query (first) or the key (second) when the callable rotates tensors.
+LENGTH_NAMES = ("seq_len", "max_seq_len", "seqlen", "seq_length", "end", "length", "max_len", "max_length",
+                "max_position_embeddings", "max_positions", "n_positions", "num_positions", "max_seqlen")
+DIM_NAMES = ("dim", "n_elem", "head_dim", "rotary_dim", "head_size", "rotary_ndims", "dims", "kv_channels")
+POSITION_NAMES = ("position_ids", "positions", "pos_ids", "pos", "position", "input_pos")
+OFFSET_NAMES = ("past_key_values_length", "offset", "seqlen_offset", "seqlen_offsets", "start_pos", "past_length")
+Q_NAMES = ("x", "q", "query", "xq", "qkv", "hidden_states", "input", "inputs", "tensor", "query_states")
+K_NAMES = ("k", "key", "xk", "keys", "kv", "key_states")
+_POSITION_NAMES, _OFFSET_NAMES = POSITION_NAMES, OFFSET_NAMES  # older private names
 
-    if isinstance(out, torch.Tensor):
-        return out
-    if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
-        return out[0]
-    return None
+# Tensor layouts of a query, with the shape for n positions, h heads, head dim d, and the axes
+# holding positions and heads (None: the layout has no head axis of its own).
+LAYOUTS: dict[str, tuple[Callable[[int, int, int], tuple[int, ...]], int, int | None]] = {
+    "(batch, heads, seq, dim)": (lambda n, h, d: (1, h, n, d), 2, 1),  # transformers, Llama
+    "(batch, seq, heads, dim)": (lambda n, h, d: (1, n, h, d), 1, 2),  # torchtitan, nanotron, flash-attn
+    "(seq, batch, heads, dim)": (lambda n, h, d: (n, 1, h, d), 0, 2),  # Megatron's sbhd
+    "(tokens, heads, dim)": (lambda n, h, d: (n, h, d), 0, 1),  # vLLM: flat tokens
+    "(batch*heads, seq, dim)": (lambda n, h, d: (h, n, d), 1, 0),  # Falcon in transformers <= 4.34
+}
+_SHORT_LAYOUT = {"(batch, heads, seq, dim)": "bhsd", "(batch, seq, heads, dim)": "bshd",
+                 "(seq, batch, heads, dim)": "sbhd", "(tokens, heads, dim)": "thd", "(batch*heads, seq, dim)": "(bh)sd"}
+_HEAD_DIM_CANDIDATES = (128, 64, 256, 96, 80, 32, 16, 8)
+_PROBE_N = 5  # positions in a detection call: odd, so no other axis of a probe tensor has this size
+_PROBE_HEADS = 2  # two heads: a layout read with seq and heads swapped shows as identical rows
 
-
-_POSITION_NAMES = ("position_ids", "positions", "pos_ids")
-_OFFSET_NAMES = ("past_key_values_length", "offset", "seqlen_offset", "start_pos")
+# One real framework per convention (shown by `audit module --help` and README).
+CONVENTION_EXAMPLES = (
+    ("a length -> angles", "Megatron-core 0.19.2 RotaryEmbedding.forward(max_seq_len) -> (seq, 1, 1, dim)"),
+    ("a length -> (cos, sin)", "litgpt 0.5.13 build_rope_cache(seq_len, n_elem) -> (cos, sin)"),
+    ("a length -> complex", "torchtitan precompute_freqs_cis(dim, end, theta) -> complex64 (end, dim/2)"),
+    ("x + a length -> (cos, sin)", "transformers <= 4.37 LlamaRotaryEmbedding.forward(x, seq_len)"),
+    ("x + position ids -> (cos, sin)", "transformers >= 4.38 LlamaRotaryEmbedding.forward(x, position_ids)"),
+    ("x + position ids -> rotated x", "nanotron 0.4 RotaryEmbedding.forward(x, position_ids) on (b, s, h, d)"),
+    ("positions + q + k -> (q, k)", "vLLM 0.33.0 RotaryEmbedding.forward_native(positions, query, key), flat tokens"),
+    ("q + k (+ positions) -> (q, k)", "torchtitan 0.3.0 ComplexRoPE.forward(query, key, positions) on (b, s, h, d)"),
+    ("q (+ k) -> rotated", "flash-attn 2.8.3 RotaryEmbedding (pure-torch path, XPos scale_base) on (b, s, h, d)"),
+)
 
 
 def convention_of(fn: Callable) -> str:
@@ -151,7 +185,7 @@ def convention_of(fn: Callable) -> str:
 
     ``(q, key, ...)``: rotate-callable (Falcon in transformers <= 4.34); ``position_ids`` second
     or third (or ``positions`` second): hf-current; ``seq_len`` anywhere: hf-legacy; otherwise a
-    rotating callable (confirmed by probing).
+    rotating callable (confirmed by probing). A guess from names only: :class:`Probe` decides.
     """
     names = [p.name for p in _params(fn)]
     if len(names) >= 2 and names[1] in ("key", "k", "keys"):
@@ -163,267 +197,519 @@ def convention_of(fn: Callable) -> str:
     return "rotate-callable"
 
 
+def _roles(fn: Callable) -> tuple[list[tuple[inspect.Parameter, str | None]], bool]:
+    """Each parameter with its role (q, k, length, dim, positions, offset, or None); opaque?
+
+    Opaque: the signature is unknown or only ``*args, **kwargs`` (then q, k are positional).
+    """
+    params = [p for p in _params(fn) if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    out: list[tuple[inspect.Parameter, str | None]] = []
+    unknown_required = 0
+    for p in params:
+        name = p.name.lower()
+        role = ("length" if name in LENGTH_NAMES else "dim" if name in DIM_NAMES
+                else "positions" if name in POSITION_NAMES else "offset" if name in OFFSET_NAMES
+                else "q" if name in Q_NAMES else "k" if name in K_NAMES else None)
+        if role is None and p.default is inspect.Parameter.empty:
+            role = ("q", "k")[unknown_required] if unknown_required < 2 else "unsupplied"
+            unknown_required += 1
+        out.append((p, role))
+    return out, not params
+
+
+class _Plan:
+    """One way of calling the callable: which roles are supplied, in which tensor layout."""
+
+    def __init__(self, kind: str, roles: list[tuple[inspect.Parameter, str | None]], layout: str | None,
+                 head_dim: int | None, opaque: bool = False, with_k: bool = False):
+        self.kind = kind  # length | positions | tensor
+        self.roles = roles
+        self.layout = layout
+        self.head_dim = head_dim
+        self.opaque = opaque
+        self.with_k = with_k or any(r == "k" for _, r in roles)
+        self.uses_q = opaque or any(r == "q" for _, r in roles)
+
+    def args(self, n: int, q, positions) -> tuple[list[Any], dict[str, Any]]:
+        """Arguments for n positions: q the query tensor (or None), positions int64 (or None)."""
+        if self.opaque:
+            return ([q, q.clone()] if self.with_k else [q]), {}
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for p, role in self.roles:
+            if role == "q":
+                v = q
+            elif role == "k":
+                v = q.clone()
+            elif role == "length" and (self.kind == "length" or p.default is inspect.Parameter.empty):
+                v = n
+            elif role == "dim" and (p.default is inspect.Parameter.empty or self.kind == "length"):
+                v = self.head_dim
+            elif role == "positions" and (self.kind == "positions" or p.default is inspect.Parameter.empty):
+                v = positions
+            elif role == "offset":
+                v = 0
+            else:
+                if p.default is inspect.Parameter.empty:
+                    raise TypeError(f"cannot supply the required parameter {p.name!r}")
+                continue
+            if p.kind == p.POSITIONAL_ONLY:
+                args.append(v)
+            else:
+                kwargs[p.name] = v
+        return args, kwargs
+
+    def describe(self, name: str) -> str:
+        """``forward(x, seq_len=L)``: the call with what each argument holds."""
+        if self.opaque:
+            return f"{name}(q, k)" if self.with_k else f"{name}(q)"
+        parts = []
+        for p, role in self.roles:
+            if role in ("q", "k"):
+                parts.append(p.name)
+            elif role == "length" and (self.kind == "length" or p.default is inspect.Parameter.empty):
+                parts.append(f"{p.name}=L")
+            elif role == "dim" and (p.default is inspect.Parameter.empty or self.kind == "length"):
+                parts.append(f"{p.name}={self.head_dim}")
+            elif role == "positions" and (self.kind == "positions" or p.default is inspect.Parameter.empty):
+                parts.append(f"{p.name}=arange(L)")
+            elif role == "offset":
+                parts.append(f"{p.name}=0")
+        return f"{name}({', '.join(parts)})"
+
+
+def _plans(fn: Callable, head_dims: Sequence[int]) -> list[_Plan]:
+    """Every plan worth trying for ``fn``, most specific first."""
+    roles, opaque = _roles(fn)
+    if opaque:
+        return [_Plan("tensor", [], layout, hd, opaque=True, with_k=wk)
+                for wk in (False, True) for layout in LAYOUTS for hd in head_dims]
+    have = {r for _, r in roles}
+    if "unsupplied" in have:
+        return []
+    needs_dim = any(r == "dim" for _, r in roles)
+    has_q = "q" in have
+    plans: list[_Plan] = []
+    kinds = [k for k, ok in (("length", "length" in have), ("positions", "positions" in have),
+                             ("tensor", has_q)) if ok]
+    order = list(LAYOUTS)
+    if roles and roles[0][1] == "positions":  # positions first (vLLM): flat tokens first
+        order.remove("(tokens, heads, dim)")
+        order.insert(0, "(tokens, heads, dim)")
+    for kind in kinds:
+        uses_q = has_q
+        layouts = order if uses_q else [None]
+        dims = list(head_dims) if (uses_q or needs_dim) else [None]
+        for layout in layouts:
+            for hd in dims:
+                plans.append(_Plan(kind, roles, layout, hd))
+    return plans
+
+
+def _first_line(exc: BaseException, limit: int = 90) -> str:
+    text = (str(exc).strip().splitlines() or [""])[0]
+    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _dtype_name(t) -> str:
+    return str(t.dtype).replace("torch.", "")
+
+
 class Probe:
     """Calls a rotary module or callable and returns its per-pair cos/sin at given positions.
 
-    Build with :meth:`detect` (float32, or under the caller's scenario): it recognises the
-    convention, the pair layout and the rotary dim. :meth:`rows` returns float64
+    Build with :meth:`detect` on a float32 build: it tries the plans its signature allows
+    (inputs: a length, x, position ids, positions + q + k; query layouts :data:`LAYOUTS`; head
+    dims from ``head_dim``, the object's attributes, else common sizes) and keeps the first whose
+    output is an encoding of distinct positions: ``(cos, sin)``, angles, complex frequencies,
+    ``cos|sin`` concatenated, a rotated query or a ``(q, k)`` pair. Rotated outputs are read
+    by feeding unit vectors (each pair (1, 0) -> (cos, sin), times any scale the rotary applies);
+    the pair layout (rotate-half, interleaved, per-pair) and the rotary dim come from the output.
+    :meth:`like` calls another build (a precision scenario) the same way without re-detecting,
+    so a scenario that breaks the encoding is measured, not refused. :meth:`rows` returns float32
     ``(cos, sin)`` of shape ``(n, d/2)`` for positions ``[start, stop)``; :meth:`at` for a list.
     """
 
-    def __init__(self, obj: Any, convention: str, layout: str, rotary_dim: int, head_dim: int | None,
-                 x_dtype, length: int):
+    def __init__(self, obj: Any, plan: _Plan | None, output: str, layout: str, rotary_dim: int,
+                 head_dim: int | None, x_dtype, length: int, seq_axis: int | None = None):
         self.obj = obj
-        self.convention = convention
-        self.layout = layout
+        self.plan = plan
+        self.output = output  # (cos, sin) | angles | complex | cos|sin | rotated | (q, k)
+        self.layout = layout  # pair layout: rotate-half | interleaved | per-pair
         self.rotary_dim = rotary_dim
         self.head_dim = head_dim
         self.x_dtype = x_dtype
         self.length = length
-        self._full = None  # cached full (cos, sin) torch tensors for whole-sequence conventions
+        self.seq_axis = seq_axis  # axis of positions in a (cos, sin) / angles / complex output
+        self._full = None  # cached full (cos, sin) for whole-sequence plans
         self.output_dtype = "?"
+        self.imaginary_dropped = False  # a complex output came back real
 
-    # -- detection ---------------------------------------------------------
+    # -- naming --------------------------------------------------------------
+
+    @property
+    def tensor_layout(self) -> str | None:
+        """The query's layout, for outputs read from a rotated query (else None: x gives only the dtype)."""
+        rotated = self.output in ("rotated", "(q, k)")
+        return self.plan.layout if self.plan is not None and self.plan.uses_q and rotated else None
+
+    @property
+    def inputs(self) -> str:
+        kind = self.plan.kind
+        if kind == "length":
+            return "x + a length" if self.plan.uses_q else "a length"
+        if kind == "positions":
+            return "positions + q + k" if self.plan.with_k else "x + position ids"
+        return "q + k" if self.plan.with_k else "q"
+
+    @property
+    def convention(self) -> str:
+        """hf-legacy | hf-current | rotate-callable | length | positions-rotate."""
+        kind, rotated = self.plan.kind, self.output in ("rotated", "(q, k)")
+        if kind == "length":
+            return "hf-legacy" if self.plan.uses_q else "length"
+        if kind == "positions":
+            return "positions-rotate" if rotated else "hf-current"
+        return "rotate-callable"
+
+    @property
+    def call_form(self) -> str:
+        """How the module is called, e.g. ``forward(x, seq_len=L) -> (cos, sin)``."""
+        fn = self._fn()
+        name = getattr(fn, "__name__", None) if (inspect.isfunction(fn) or inspect.ismethod(fn)) else None
+        if name in (None, "__call__", "<lambda>"):
+            name = "f"
+        out = {"rotated": "rotated q", "angles": "angles", "complex": "complex freqs",
+               "cos|sin": "cat(cos, sin)"}.get(self.output, self.output)
+        where = f" on q {self.tensor_layout}" if self.tensor_layout else ""
+        return f"{self.plan.describe(name)} -> {out}{where}"
+
+    # -- calling -------------------------------------------------------------
+
+    def _fn(self):
+        import torch
+
+        return self.obj.forward if isinstance(self.obj, torch.nn.Module) else self.obj
+
+    def _caller(self):
+        return self.obj if callable(self.obj) else self._fn()
+
+    def _query(self, n: int, heads: int, fill: str = "first"):
+        """A query in the plan's layout: pair first components 1 (``first``), or dim 0 only (``e0``)."""
+        import torch
+
+        plan = self.plan
+        shape_of = LAYOUTS[plan.layout][0]
+        d = plan.head_dim or self.head_dim or 2
+        q = torch.zeros(shape_of(n, heads, d), dtype=self.x_dtype)
+        if fill == "e0":
+            q[..., 0] = 1
+        elif fill == "even":
+            q[..., 0::2] = 1
+        else:
+            k = self.rotary_dim // 2
+            if self.layout == "interleaved":
+                q[..., 0:2 * k:2] = 1
+            else:
+                q[..., :k] = 1
+        return q
+
+    def _positions(self, pos):
+        import torch
+
+        p = torch.as_tensor(np.asarray(pos), dtype=torch.int64)
+        if self.plan.layout == "(tokens, heads, dim)":
+            return p  # (n,) int64: flat tokens
+        return p[None, :]  # (1, n) int64
+
+    def _call(self, pos: Sequence[int] | np.ndarray, heads: int = 1, fill: str = "first"):
+        """Call the plan for positions ``pos`` (consecutive from 0 unless the plan takes positions)."""
+        n = len(pos)
+        q = self._query(n, heads, fill) if self.plan.uses_q else None
+        positions = self._positions(pos) if self.plan.kind == "positions" else None
+        args, kwargs = self.plan.args(n, q, positions)
+        return self._caller()(*args, **kwargs), q
+
+    # -- output handling -----------------------------------------------------
+
+    def _classify(self, out, q) -> str:
+        import torch
+
+        if isinstance(out, (tuple, list)) and len(out) >= 2 and all(isinstance(t, torch.Tensor) for t in out[:2]):
+            if self.plan.with_k:
+                if q is not None and tuple(out[0].shape) == tuple(q.shape):
+                    return "(q, k)"
+                raise ValueError(f"returned tensors of shape {tuple(out[0].shape)}, not the query's")
+            return "(cos, sin)"
+        if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor) and q is not None:
+            out = out[0]
+        if not isinstance(out, torch.Tensor):
+            raise ValueError(f"returned {type(out).__name__}, not a tensor or a pair of tensors")
+        if q is not None and tuple(out.shape) == tuple(q.shape):
+            return "rotated"
+        if out.is_complex():
+            return "complex"
+        if q is not None and self.plan.kind == "tensor":
+            raise ValueError(f"returned a tensor of shape {tuple(out.shape)}, not the query's")
+        return "angles"  # or cos|sin, decided from position 0 (:meth:`_detect_table`)
+
+    def _rotated_rows(self, out, q):
+        """(n, head_dim) rows of head 0 of a rotated output (or the first of a (q, k) pair)."""
+        import torch
+
+        t = out[0] if isinstance(out, (tuple, list)) else out
+        if not isinstance(t, torch.Tensor) or tuple(t.shape) != tuple(q.shape):
+            raise ValueError("did not return a tensor of the query's shape")
+        self.output_dtype = _dtype_name(t)
+        _, seq_ax, head_ax = LAYOUTS[self.plan.layout]
+        t = t.movedim(seq_ax, 0)  # (n, ...) positions first
+        while t.dim() > 2:
+            t = t.select(1, 0)  # batch 0, head 0
+        return t  # (n, head_dim)
+
+    def _table_rows(self, t, n: int):
+        """(n, width) rows of a (cos, sin) / angles / complex output along its positions axis."""
+        if self.seq_axis is None or self.seq_axis >= t.dim() or t.shape[self.seq_axis] != n:
+            raise ValueError(f"returned shape {tuple(t.shape)}, expected {n} positions on axis {self.seq_axis}")
+        t = t.movedim(self.seq_axis, 0)
+        while t.dim() > 2:
+            t = t.select(1, 0)
+        if t.dim() == 1:
+            t = t[:, None]
+        return t
+
+    def _pairs(self, out, q, n: int):
+        """Per-pair (cos, sin) float32 numpy ``(n, d/2)`` from one call's output."""
+        import torch
+
+        k = self.rotary_dim // 2
+        if self.output in ("rotated", "(q, k)"):
+            r = self._rotated_rows(out, q).float()
+            if self.layout == "interleaved":
+                c, s = r[:, 0:2 * k:2], r[:, 1:2 * k:2]
+            else:
+                c, s = r[:, :k], r[:, k:2 * k]
+            return c.numpy(), s.numpy()
+        if self.output == "(cos, sin)":
+            if not (isinstance(out, (tuple, list)) and len(out) >= 2):
+                raise ValueError(f"returned {type(out).__name__}, expected (cos, sin)")
+            cos, sin = self._table_rows(out[0], n), self._table_rows(out[1], n)
+            self.output_dtype = _dtype_name(out[0])
+        else:
+            t = out[0] if isinstance(out, (tuple, list)) else out
+            if not isinstance(t, torch.Tensor):
+                raise ValueError(f"returned {type(t).__name__}, expected a tensor")
+            self.output_dtype = _dtype_name(t)
+            rows = self._table_rows(t, n)
+            if self.output == "complex":
+                if rows.is_complex():
+                    return rows.real.float().numpy(), rows.imag.float().numpy()
+                self.imaginary_dropped = True  # a cast made the complex frequencies real: the sine is gone
+                c = rows.float().numpy()
+                return c, np.zeros_like(c)
+            if self.output == "angles":
+                a = rows.double().numpy()  # (n, width) float64 from the module's angles
+                cos, sin = np.cos(a), np.sin(a)
+                return self._split_table(cos, sin, k)
+            half = rows.shape[-1] // 2  # cos|sin concatenated
+            cos, sin = rows[:, :half], rows[:, half:]
+        return self._split_table(cos.float().numpy(), sin.float().numpy(), k)
+
+    def _split_table(self, cos: np.ndarray, sin: np.ndarray, k: int):
+        if self.layout == "rotate-half":
+            c, s = cos[:, :k], sin[:, :k]
+        elif self.layout == "interleaved":
+            c, s = cos[:, 0:2 * k:2], sin[:, 0:2 * k:2]
+        else:
+            c, s = cos, sin
+        return np.asarray(c, np.float32), np.asarray(s, np.float32)
+
+    # -- detection -----------------------------------------------------------
 
     @classmethod
     def detect(cls, obj: Any, x_dtype, length: int, head_dim: int | None = None) -> "Probe":
+        """Find how to call ``obj`` (see the class docstring); ValueError listing what was tried."""
         import torch
 
         fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
         if not callable(fn):
             raise ValueError(f"the factory returned {type(obj).__name__}, which is not callable")
         hd = head_dim or _head_dim_of(obj)
-        conv = convention_of(fn)
-        probe = cls(obj, conv, "rotate-half", 0, hd, x_dtype, length)
+        plans = _plans(fn, [hd] if hd else _HEAD_DIM_CANDIDATES)
+        if not plans:
+            names = ", ".join(p.name for p, r in _roles(fn)[0] if r == "unsupplied")
+            raise ValueError(f"cannot call it: required parameters {names} are none of a length, x/q, key, "
+                             "position ids, an offset or a dim")
+        tried: dict[tuple[str, str], tuple[list[str], list[int]]] = {}  # (call, error) -> layouts, head dims
         with torch.no_grad():
-            if conv == "rotate-callable":
-                probe._detect_rotation(hd)
+            for plan in plans:
+                probe = cls(obj, plan, "?", "rotate-half", 0, plan.head_dim or hd, x_dtype, length)
+                try:
+                    probe._detect()
+                except Exception as exc:  # this plan does not fit: try the next one
+                    desc = plan.describe(getattr(fn, "__name__", None) or "f")
+                    if plan.head_dim and not hd:
+                        desc = desc.replace(f"={plan.head_dim}", "=d")
+                    layouts, dims = tried.setdefault((desc, _first_line(exc, 80)), ([], []))
+                    if plan.layout and _SHORT_LAYOUT[plan.layout] not in layouts:
+                        layouts.append(_SHORT_LAYOUT[plan.layout])
+                    if plan.head_dim and not hd and plan.head_dim not in dims:
+                        dims.append(plan.head_dim)
+                    continue
+                return probe
+        parts = []
+        for (desc, err), (layouts, dims) in list(tried.items())[:6]:
+            where = (f" on {','.join(layouts)}" if layouts else "") + (
+                f" with d={','.join(map(str, dims))}" if dims else "")
+            parts.append(f"{desc}{where} -> {err}")
+        more = f" (+{len(tried) - 6} more)" if len(tried) > 6 else ""
+        raise ValueError(f"no calling convention fits; tried {'; '.join(parts)}{more}")
+
+    def _detect(self) -> None:
+        n = _PROBE_N
+        out, q = self._call(list(range(n)), heads=_PROBE_HEADS, fill="e0")
+        self.output = self._classify(out, q)
+        if self.output in ("rotated", "(q, k)"):
+            self._detect_rotation(out, q)
+        else:
+            self._detect_table(out, n)
+        if self.head_dim is None:
+            self.head_dim = self.rotary_dim
+        c, s = self.at_fresh(list(range(n)))
+        if not (np.all(np.isfinite(c)) and np.all(np.isfinite(s))):
+            raise ValueError("non-finite encoding in float32")
+        ang = np.arctan2(s, c)
+        if np.any(np.abs(ang[0]) > 1e-3):
+            raise ValueError("position 0 is not the identity rotation")
+        if any(np.array_equal(ang[i], ang[i + 1]) for i in range(n - 1)):
+            raise ValueError("consecutive positions share one encoding: not the positions axis")
+
+    def at_fresh(self, pos):
+        out, q = self._call(pos)
+        return self._pairs(out, q, len(pos))
+
+    def _detect_table(self, out, n: int) -> None:
+        import torch
+
+        t = out[0] if isinstance(out, (tuple, list)) else out
+        axes = [i for i in range(t.dim() - 1) if t.shape[i] == n]
+        if not axes:
+            raise ValueError(f"returned shape {tuple(t.shape)}: no axis of {n} positions")
+        self.seq_axis = axes[0]
+        rows = self._table_rows(t, n)
+        if self.output == "complex":
+            self.layout, self.rotary_dim = "per-pair", 2 * int(rows.shape[-1])
+            return
+        if self.output == "angles":
+            r = rows.float()
+            width = int(r.shape[-1])
+            half = width // 2
+            if torch.all(r[0] == 0):
+                pass  # angles: zero at position 0
+            elif width % 2 == 0 and torch.all(r[0, :half] == 1) and torch.all(r[0, half:] == 0):
+                self.output = "cos|sin"
+                width, half = half, half // 2
+                r = r[:, :width]
             else:
-                probe._detect_cos_sin(hd)
-        return probe
-
-    def _x(self, n: int = 1):
-        import torch
-
-        return torch.zeros(1, 1, n, self.head_dim or 2, dtype=self.x_dtype)  # (1, 1, n, head_dim) dtype
-
-    def _call_cos_sin(self, positions=None, seq_len: int | None = None):
-        import torch
-
-        obj = self.obj
-        fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
-        caller = obj if callable(obj) else fn
-        if self.convention == "hf-current":
-            pos = torch.as_tensor(positions, dtype=torch.int64)[None, :]  # (1, n) int64
-            out = caller(self._x(), pos)
+                raise ValueError("a single real tensor that is neither angles (0 at position 0) nor cat(cos, sin)")
+            c = r
         else:
-            out = caller(self._x(), seq_len=seq_len)
-        if not (isinstance(out, (tuple, list)) and len(out) >= 2 and all(hasattr(t, "shape") for t in out[:2])):
-            raise ValueError(f"{self.convention} forward returned {type(out).__name__}, expected (cos, sin)")
-        cos, sin = out[0], out[1]
-        self.output_dtype = str(cos.dtype).replace("torch.", "")
-        n = int(seq_len if seq_len is not None else len(positions))
-        cos = cos.reshape(-1, cos.shape[-1])[-n:] if cos.dim() >= 2 else cos
-        sin = sin.reshape(-1, sin.shape[-1])[-n:] if sin.dim() >= 2 else sin
-        if cos.shape[0] != n:
-            raise ValueError(f"forward returned cos of shape {tuple(out[0].shape)}, expected {n} positions")
-        return cos, sin  # (n, width) module dtype
-
-    def _detect_cos_sin(self, hd: int | None) -> None:
-        import torch
-
-        n = 4
-        if self.convention == "hf-current":
-            cos, sin = self._call_cos_sin(positions=list(range(n)))
-        else:
-            cos, sin = self._call_cos_sin(seq_len=n)
-        width = int(cos.shape[-1])
-        c = cos.float()
-        half = width // 2
+            c = self._table_rows(out[0], n).float()
+            width, half = int(c.shape[-1]), int(c.shape[-1]) // 2
         if width % 2 == 0 and torch.equal(c[:, :half], c[:, half:]):
             self.layout, self.rotary_dim = "rotate-half", width
         elif width % 2 == 0 and torch.equal(c[:, 0::2], c[:, 1::2]):
             self.layout, self.rotary_dim = "interleaved", width
         else:  # one value per pair
             self.layout, self.rotary_dim = "per-pair", 2 * width
-        if self.head_dim is None:
-            self.head_dim = self.rotary_dim
 
-    def _call_forms(self) -> list[tuple[str, Callable[[Any], Any]]]:
-        """The ways a rotating callable may be called, most common first.
-
-        ``f(q)``; ``f(q, k) -> (q, k)``; and, when the signature names them,
-        ``f(q, k, past_key_values_length=0, position_ids=arange(n)[None])`` (transformers <= 4.34
-        Falcon: ``forward(query, key, past_key_values_length, position_ids)`` on
-        ``(batch * heads, seq, dim)`` tensors) and ``f(q, position_ids=...)``. Offsets are 0 and
-        position ids the int64 positions 0 .. n-1 of shape (1, n), so row p is position p.
-        """
-        import torch
-
-        obj = self.obj
-        fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
-        params = [p for p in _params(fn) if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-
-        def named(q, skip: int) -> dict[str, Any] | None:
-            out: dict[str, Any] = {}
-            for prm in params[skip:]:
-                if prm.name in _POSITION_NAMES:
-                    n = q.shape[-2]
-                    out[prm.name] = torch.arange(n, dtype=torch.int64)[None, :]  # (1, n) int64
-                elif prm.name in _OFFSET_NAMES:
-                    out[prm.name] = 0
-                elif prm.default is inspect.Parameter.empty:
-                    return None  # a required argument this probe cannot supply
-            return out
-
-        forms: list[tuple[str, Callable[[Any], Any]]] = [
-            ("f(q)", lambda q: obj(q)),
-            ("f(q, k) -> (q, k)", lambda q: obj(q, q.clone())),
-        ]
-        extra2 = [p.name for p in params[2:] if p.name in _POSITION_NAMES + _OFFSET_NAMES]
-        if extra2:
-            desc = ", ".join(f"{n}=0" if n in _OFFSET_NAMES else f"{n}=arange(n)" for n in extra2)
-            forms.append((f"f(q, k, {desc}) -> (q, k)", lambda q: obj(q, q.clone(), **(named(q, 2) or {}))))
-        extra1 = [p.name for p in params[1:] if p.name in _POSITION_NAMES]
-        if extra1:
-            forms.append((f"f(q, {extra1[0]}=arange(n))", lambda q: obj(q, **(named(q, 1) or {}))))
-        return forms
-
-    def _call_rotate(self, q):
-        form = getattr(self, "_form", None)
-        if form is not None:
-            t = _first_tensor(form[1](q))
+    def _detect_rotation(self, out, q) -> None:
+        rows = self._rotated_rows(out, q).float()  # (n, head_dim), input e0 at every position
+        t = out[0] if isinstance(out, (tuple, list)) else out
+        _, seq_ax, head_ax = LAYOUTS[self.plan.layout]
+        if head_ax is not None and t.shape[head_ax] > 1:
+            h0, h1 = t.select(head_ax, 0), t.select(head_ax, 1)
+            if not bool((h0 == h1).all()):
+                raise ValueError("heads rotated differently: positions read from another axis")
+        dim = int(rows.shape[-1])
+        moved = np.nonzero(rows[1, 1:].abs().numpy() > 0)[0]
+        if moved.size == 0:
+            raise ValueError("did not rotate the first dimension at position 1")
+        partner = int(moved[0]) + 1
+        if partner == 1:
+            self.layout = "interleaved"
+            out2, q2 = self._call(list(range(_PROBE_N)), heads=1, fill="even")
+            o = self._rotated_rows(out2, q2).float()
+            rot = (o[1, 1::2] != 0)
+            self.rotary_dim = 2 * max(int(rot.int().cumprod(0).sum()), 1)
         else:
-            t, last = None, None
-            for desc, call in self._call_forms():
-                try:
-                    t = _first_tensor(call(q))
-                except TypeError as exc:  # wrong arity for this form: try the next one
-                    last = exc
-                    continue
-                if t is not None:
-                    self._form = (desc, call)
-                    break
-            if t is None and last is not None:
-                raise last
-        if t is None or tuple(t.shape) != tuple(q.shape):
-            raise ValueError("callable did not return a tensor of the query's shape")
-        return t
+            self.layout, self.rotary_dim = "rotate-half", 2 * partner
+        self.head_dim = dim
+
+    # -- another build, called the same way ----------------------------------
+
+    @classmethod
+    def like(cls, ref: "Probe", obj: Any, x_dtype, length: int) -> "Probe":
+        """A probe calling ``obj`` exactly as ``ref`` calls its build (no detection)."""
+        return cls(obj, ref.plan, ref.output, ref.layout, ref.rotary_dim, ref.head_dim, x_dtype, length,
+                   ref.seq_axis)
+
+    # -- evaluation ----------------------------------------------------------
 
     @property
-    def call_form(self) -> str:
-        """How the module is called, e.g. ``forward(x, seq_len=L) -> (cos, sin)``."""
-        if self.convention == "hf-legacy":
-            return "forward(x, seq_len=L) -> (cos, sin)"
-        if self.convention == "hf-current":
-            return "forward(x, position_ids) -> (cos, sin)"
-        form = getattr(self, "_form", None)
-        shape = "(batch*heads, seq, dim)" if getattr(self, "_ndim", 4) == 3 else "(batch, heads, seq, dim)"
-        return f"{form[0] if form else 'f(q)'} on q {shape}"
-
-    def _detect_rotation(self, hd: int | None) -> None:
-        import torch
-
-        candidates = [hd] if hd else [128, 64, 256, 96, 80, 32, 16, 8]
-        last: Exception | None = None
-        for dim in candidates:
-            for ndim in (4, 3):
-                self._form = None  # the calling form is found anew for each shape
-                try:
-                    shape = (1, 1, 4, dim) if ndim == 4 else (1, 4, dim)
-                    q = torch.zeros(shape, dtype=self.x_dtype)
-                    q[..., 0] = 1
-                    out = self._call_rotate(q).float().reshape(4, dim)  # (4, dim)
-                except Exception as exc:  # try the next shape
-                    last = exc
-                    continue
-                self.head_dim, self._ndim = dim, ndim
-                moved = torch.nonzero(out[1, 1:].abs() > 0).flatten()
-                if moved.numel() == 0:
-                    raise ValueError("callable did not rotate the first dimension: unknown convention")
-                partner = int(moved[0]) + 1
-                if partner == 1:
-                    self.layout = "interleaved"
-                    qq = torch.zeros(shape, dtype=self.x_dtype)
-                    qq[..., 0::2] = 1
-                    o = self._call_rotate(qq).float().reshape(4, dim)
-                    rot = (o[1, 1::2] != 0)
-                    npairs = int(rot.int().cumprod(0).sum())
-                    self.rotary_dim = 2 * max(npairs, 1)
-                else:
-                    self.layout, self.rotary_dim = "rotate-half", 2 * partner
-                return
-        raise ValueError(f"callable is not a recognised rotary convention ({type(last).__name__}: {last})")
-
-    # -- evaluation --------------------------------------------------------
-
-    def _split(self, cos, sin=None):
-        """Module output rows -> per-pair float64 (cos, sin) of shape (n, d/2)."""
-        k = self.rotary_dim // 2
-        if self.convention == "rotate-callable":
-            out = cos  # (n, head_dim) rotated basis vectors
-            if self.layout == "rotate-half":
-                c, s = out[:, :k], out[:, k:2 * k]
-            else:
-                c, s = out[:, 0:2 * k:2], out[:, 1:2 * k:2]
-        elif self.layout == "rotate-half":
-            c, s = cos[:, :k], sin[:, :k]
-        elif self.layout == "interleaved":
-            c, s = cos[:, 0::2], sin[:, 0::2]
-        else:
-            c, s = cos, sin
-        return c.float().numpy(), s.float().numpy()  # exact for bf16 / fp16 / fp32 outputs
-
-    def _rotate_full(self, n: int):
-        import torch
-
-        dim = self.head_dim
-        shape = (1, 1, n, dim) if getattr(self, "_ndim", 4) == 4 else (1, n, dim)
-        q = torch.zeros(shape, dtype=self.x_dtype)  # (1, 1, n, head_dim) dtype
-        k = self.rotary_dim // 2
-        if self.layout == "rotate-half":
-            q[..., :k] = 1
-        else:
-            q[..., 0:2 * k:2] = 1
-        out = self._call_rotate(q)
-        self.output_dtype = str(out.dtype).replace("torch.", "")
-        return out.reshape(n, dim)
+    def chunked(self) -> bool:
+        """Positions are passed explicitly and the output is a table: any chunk of positions."""
+        return self.plan.kind == "positions" and self.output not in ("rotated", "(q, k)")
 
     def prepare(self) -> None:
-        """Evaluate whole-sequence conventions once at the full length."""
+        """Evaluate whole-sequence plans once at the full length."""
         import torch
 
-        with torch.no_grad():
-            if self.convention == "hf-legacy":
-                self._full = self._call_cos_sin(seq_len=self.length)
-            elif self.convention == "rotate-callable":
-                self._full = (self._rotate_full(self.length), None)
+        if not self.chunked:
+            with torch.no_grad():
+                self._full = self.at_fresh(list(range(self.length)))
 
     def rows(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
         import torch
 
         if self._full is not None:
-            cos, sin = self._full
-            return self._split(cos[start:stop], None if sin is None else sin[start:stop])
+            c, s = self._full
+            return c[start:stop], s[start:stop]
         with torch.no_grad():
-            cos, sin = self._call_cos_sin(positions=np.arange(start, stop))
-        return self._split(cos, sin)
+            return self.at_fresh(np.arange(start, stop))
 
     def at(self, positions: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         import torch
 
         if self._full is not None:
-            idx = torch.as_tensor(list(positions), dtype=torch.int64)
-            cos, sin = self._full
-            return self._split(cos[idx], None if sin is None else sin[idx])
+            idx = np.asarray(list(positions), dtype=np.int64)
+            c, s = self._full
+            return c[idx], s[idx]
         with torch.no_grad():
-            cos, sin = self._call_cos_sin(positions=list(positions))
-        return self._split(cos, sin)
+            return self.at_fresh(list(positions))
 
 
+def source_of_encoding(obj: Any) -> tuple[str | None, int]:
+    """File and line of the class or function that computes the encoding (through ``inspect``).
 
-_CONVENTIONS = ("expected forward(x, seq_len=...) -> (cos, sin), forward(x, position_ids) -> (cos, sin), "
-                "or a callable rotating q of shape (batch, heads, seq, dim)")
+    A module or callable instance: its class; a bound method: its owner's class; a
+    ``functools.partial``: the wrapped function; a function: itself. (None, 1) when the source
+    is not available (builtins, C extensions).
+    """
+    import functools
+
+    seen = 0
+    while isinstance(obj, functools.partial) and seen < 8:
+        obj, seen = obj.func, seen + 1
+    if inspect.ismethod(obj):
+        obj = type(obj.__self__)
+    elif not (inspect.isfunction(obj) or inspect.isclass(obj)):
+        obj = type(obj)
+    return _source_of(obj)
+
+
+_CONVENTIONS = "the conventions recognised are listed by `ropelaw audit module --help`"
 
 
 @contextlib.contextmanager

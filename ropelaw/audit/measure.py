@@ -23,9 +23,17 @@ Measurement (per position p in [0, L), rotary pairs i = 0 .. d/2-1)
   (RoFormer, arXiv 2104.09864, eq. 34), base given or fitted to a float32 build;
 - max phase error = max |p (omega_i - theta_i) + e_i(p)| in radians: the frequency part
   accumulated (unwrapped), the per-position part wrapped.
-Evidence path: "product rounded" when inexact positions are not all explained by rounded
-positions; "positions rounded" when they are; otherwise "frequencies rounded" when the drift
-exceeds :data:`DRIFT_TOLERANCE`; otherwise "clean".
+- magnitude error = max_{p,i} |r_i(p) / r_i^ref(p) - 1| with r = sqrt(cos^2 + sin^2): r^ref = 1
+  for a plain rotation, the float32 build's own magnitude for a rotary that scales its encoding
+  (XPos, Sun et al. 2022, arXiv 2212.10554 eq. 3-4: q scaled by zeta^(n/gamma); an attention factor
+  folded into cos/sin; YaRN's mscale 0.1 ln s + 1, Peng et al. 2023, arXiv 2309.00071 eq. 22);
+  above :func:`magnitude_tolerance` (twice the output rounding) it is the scale itself that was
+  computed in low precision.
+Evidence path: "sine lost" when no finite position has a nonzero sine (a cast made complex
+frequencies real: the imaginary part, the sine, is dropped); "product rounded" when inexact
+positions are not all explained by rounded positions; "positions rounded" when they are;
+otherwise "frequencies rounded" when the drift exceeds :data:`DRIFT_TOLERANCE`; otherwise "magnitude
+off" when the magnitude error exceeds :func:`magnitude_tolerance`; otherwise "clean".
 
 Pure numpy: no torch here.
 """
@@ -49,6 +57,24 @@ TWO_PI = 2.0 * math.pi
 # d = 128, above 2^-9). 1e-5 separates float32 noise from either by more than an order of magnitude.
 DRIFT_TOLERANCE = 1e-5
 DEFAULT_CHUNK = 32768  # rows per measurement chunk: (chunk, d/2) float64 arrays of ~16 MB at d=128
+# A rotary that scales its encoding (XPos, an attention factor folded into cos/sin, YaRN's mscale)
+# is one whose float32 build gives |(cos, sin)| != 1 by more than any rounding of cos/sin can
+# (bf16 2^-8 = 0.39%: vLLM keeps its cos/sin cache in the model dtype) and less than the scales in
+# use: YaRN's mscale 0.1 ln s + 1 >= 1.069 for s >= 2; XPos zeta^(p/gamma) reaches 1.4x within 512.
+SCALED_TOLERANCE = 1e-2
+
+
+def magnitude_tolerance(output_dtype: str) -> float:
+    """Largest relative magnitude error output rounding alone can cause: 2u + 2^-20.
+
+    Rounding cos and sin to a format with unit roundoff u (:func:`unit_roundoff`) changes each by
+    at most u relative, so their norm by at most u (|(c(1+e1), s(1+e2))| / |(c, s)| - 1 <= u for
+    |e1|, |e2| <= u); the float32 reference adds a few 2^-24. Twice u plus 2^-20 leaves a margin:
+    bf16 0.78%, fp16 0.098%, float32 1.1e-6. A larger error is the scale itself computed in low
+    precision (XPos after ``.to(bf16)``: 9.08%, issue 11).
+    """
+    u = _ROUNDOFF.get(output_dtype.replace("torch.", "").replace("complex64", "float32"), 2.0**-8)
+    return 2.0 * u + 2.0**-20
 
 
 def _wrap(x: np.ndarray) -> np.ndarray:
@@ -200,12 +226,19 @@ class EncodingStats:
         self.max_phase_error = 0.0
         self.max_phase_error_at: int | None = None
         self.max_distance = 0.0
+        self.max_magnitude_error = 0.0  # max |r(p) / r_ref(p) - 1| over pairs, r = |(cos, sin)|
+        self.max_magnitude_error_at: int | None = None
+        self.sine_rows = 0  # finite rows with a nonzero sine: 0 when the sine is lost
         self._hashes: list[np.ndarray] = []
         rng = np.random.default_rng(0x5EED004)
         self._w = rng.integers(1, 2**63, size=2 * self.omega.size, dtype=np.uint64) | np.uint64(1)  # odd
 
-    def update(self, positions: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> None:
+    def update(self, positions: np.ndarray, cos: np.ndarray, sin: np.ndarray,
+               reference_magnitude: np.ndarray | None = None) -> None:
         """positions ``(n,)`` int; cos, sin ``(n, d/2)`` float32 (bf16/fp16/fp32 outputs convert exactly).
+
+        ``reference_magnitude`` ``(n, d/2)``: |(cos, sin)| of the float32 build at the same
+        positions, for rotaries that scale their encoding; None: the nominal magnitude is 1.
 
         Angles come from a float32 atan2 (error below 4e-7 rad, three orders of magnitude under
         the bf16 output rounding the module itself applies); everything that involves p is float64.
@@ -233,6 +266,14 @@ class EncodingStats:
             if sel.any():
                 self.unexplained += self._unexplained(pos[sel], phi[sel])
         if finite.any():
+            self.sine_rows += int(np.count_nonzero(np.any(sin[finite] != 0, axis=1)))
+            mag = np.hypot(cos[finite].astype(np.float64), sin[finite].astype(np.float64))  # (m, d/2)
+            ref = 1.0 if reference_magnitude is None else np.asarray(reference_magnitude, np.float64)[finite]
+            rel = np.abs(mag / ref - 1.0)  # (m, d/2)
+            k = int(np.argmax(rel.max(axis=1)))
+            if rel[k].max() > self.max_magnitude_error:
+                self.max_magnitude_error = float(rel[k].max())
+                self.max_magnitude_error_at = int(pos[finite][k])
             self.max_distance = max(self.max_distance, float(np.sqrt(dist2[finite].max())))
             err += pos[:, None] * (self.omega - self.nominal)  # phase error against nominal
             np.abs(err, out=err)
@@ -271,6 +312,8 @@ class EncodingStats:
 
     def path(self, drift: float) -> str:
         """Which dtype path the evidence points to (see module docstring)."""
+        if self.count > 1 and self.sine_rows == 0 and self.count > self.nonfinite:
+            return "sine lost"
         inexact_finite = self.count - self.exact - self.nonfinite
         if inexact_finite > 0 or self.nonfinite > 0:
             return "product rounded" if self.unexplained > 0 else "positions rounded"
@@ -303,6 +346,11 @@ class ScenarioResult(Result):
     output_dtype: str  # dtype of the cos/sin the module returned
     frequency_source: str  # which exact frequency vector the measurement matched, or "measured"
     effective_frequencies: list[float] = field(default_factory=list, repr=False)
+    magnitude_error: float = 0.0  # max relative error of |(cos, sin)| against its reference
+    magnitude_error_at: int | None = None
+    magnitude_reference: str = "1"  # 1 | float32 build (a rotary that scales its encoding)
+    note: str | None = None  # what the scenario did (e.g. complex buffers a cast made real)
+    error: str | None = None  # the exception the scenario raised, in one line (path "error")
 
     def to_dict(self) -> dict[str, Any]:
         d = super().to_dict()

@@ -9,8 +9,11 @@ The audit is split by role:
 - :mod:`ropelaw.audit.scenarios`: cast / default / autocast, each measured on its own;
 - :mod:`ropelaw.audit.measure`: exactness, drift, phase error;
 - :mod:`ropelaw.audit.hf`: building real Hugging Face architectures from small configs.
-This module runs them (:func:`audit_module`), turns measurements into findings
-(:func:`runtime_findings`) and re-exports the public names.
+This module runs them (:func:`audit_module`: the float32 reference first, then each scenario
+isolated from the others), turns measurements into findings (:func:`runtime_findings`: RP301-RP304
+positions, products, frequencies, inf/NaN; RP305 sine lost; RP306 magnitude; RP307 a scenario that
+raised), located at the class or function that computes the encoding
+(:func:`~ropelaw.audit.conventions.source_of_encoding`), and re-exports the public names.
 
 torch is imported inside the functions only.
 """
@@ -25,12 +28,14 @@ import numpy as np
 
 from ..findings import Finding
 from ..results import Result
-from .conventions import Probe, _source_of, convention_of, init_cache_length, load_factory
+from .conventions import Probe, _source_of, convention_of, init_cache_length, load_factory, source_of_encoding
 from .measure import (DEFAULT_CHUNK, DRIFT_TOLERANCE, EncodingStats, ScenarioResult, effective_frequencies,
                       fit_base, frequency_uncertainty, neighbours_in_format, resolve_frequencies, unit_roundoff)
-from .rules.runtime import (RUNTIME_FREQUENCIES_ROUNDED, RUNTIME_NONFINITE, RUNTIME_POSITIONS_ROUNDED,
-                            RUNTIME_PRODUCT_ROUNDED)
-from .scenarios import SCENARIOS, _measure_scenario, _reference, canonical_dtype
+from .measure import magnitude_tolerance
+from .rules.runtime import (RUNTIME_FREQUENCIES_ROUNDED, RUNTIME_MAGNITUDE_ERROR, RUNTIME_NONFINITE,
+                            RUNTIME_POSITIONS_ROUNDED, RUNTIME_PRODUCT_ROUNDED, RUNTIME_SCENARIO_RAISED,
+                            RUNTIME_SINE_LOST)
+from .scenarios import SCENARIOS, _measure_scenario, _reference, canonical_dtype, failed_scenario
 
 __all__ = ["SCENARIOS", "DRIFT_TOLERANCE", "ModuleAudit", "ScenarioResult", "EncodingStats", "Probe",
            "audit_module", "audit_hf", "load_factory", "hf_rotary_factory", "effective_frequencies",
@@ -45,8 +50,8 @@ class ModuleAudit(Result):
     """The runtime audit of one rotary module: per-scenario results and findings."""
 
     target: str
-    convention: str  # hf-legacy | hf-current | rotate-callable
-    layout: str  # rotate-half | interleaved
+    convention: str  # hf-legacy | hf-current | rotate-callable | length | positions-rotate
+    layout: str  # pair layout: rotate-half | interleaved | per-pair
     rotary_dim: int
     head_dim: int | None
     base: float | None  # nominal base (None: nominal frequencies are the float32 build's own)
@@ -62,6 +67,10 @@ class ModuleAudit(Result):
     init_cache_length: int | None = None  # rows of a cos/sin cache built at init (None: none)
     max_position_embeddings: int | None = None  # audit hf: the value the module was built with
     notes: list[str] = field(default_factory=list)  # what the audit did not exercise, and why
+    inputs: str = ""  # a length | x + a length | x + position ids | positions + q + k | q | q + k
+    output: str = ""  # (cos, sin) | angles | complex | cos|sin | rotated | (q, k)
+    tensor_layout: str | None = None  # the query's layout, e.g. (batch, seq, heads, dim)
+    scaled: bool = False  # the float32 build's |(cos, sin)| != 1 (XPos, attention factor, mscale)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,7 +78,8 @@ class ModuleAudit(Result):
             "rotary_dim": self.rotary_dim, "head_dim": self.head_dim, "base": self.base,
             "base_source": self.base_source,
             "base_fit_residual": self.base_fit_residual if math.isfinite(self.base_fit_residual) else None,
-            "dtype": self.dtype, "length": self.length, "call": self.call,
+            "dtype": self.dtype, "length": self.length, "call": self.call, "inputs": self.inputs,
+            "output": self.output, "tensor_layout": self.tensor_layout, "scaled": self.scaled,
             "init_cache_length": self.init_cache_length, "max_position_embeddings": self.max_position_embeddings,
             "notes": list(self.notes),
             "scenarios": [s.to_dict() for s in self.scenarios],
@@ -81,7 +91,6 @@ class ModuleAudit(Result):
             if s.scenario == name:
                 return s
         raise KeyError(name)
-
 
 
 def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: int = 8192,
@@ -116,7 +125,11 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
         path, line = _source_of(factory)
         path = path or "-"
         label = name or getattr(factory, "__qualname__", repr(factory))
-    ref, omega_ref, cached = _reference(factory, length, head_dim)
+    reference = _reference(factory, length, head_dim)
+    ref, omega_ref, cached = reference.probe, reference.omega, reference.cached
+    src_path, src_line = source_of_encoding(ref.obj)  # the code that computes the encoding, not the factory
+    if src_path is not None:
+        path, line = src_path, src_line
     npairs = omega_ref.size
     d = 2 * npairs
     if base is not None:
@@ -129,12 +142,17 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
             nominal = fitted ** (-2.0 * np.arange(npairs) / d)
         else:  # not geometric (scaled or custom frequencies): the float32 build is the nominal
             base_val, base_source, nominal = None, "float32 build", omega_ref
-    results = [_measure_scenario(factory, s, dtype_name, length, nominal, omega_ref, ref.head_dim, chunk, progress)
-               for s in scen]
+    results = []
+    for s in scen:  # each scenario on its own: an exception is that scenario's result
+        try:
+            results.append(_measure_scenario(factory, s, dtype_name, length, nominal, reference, chunk, progress))
+        except Exception as exc:
+            results.append(failed_scenario(s, dtype_name, length, exc))
     audit = ModuleAudit(target=label, convention=ref.convention, layout=ref.layout, rotary_dim=ref.rotary_dim,
                         head_dim=ref.head_dim, base=base_val, base_source=base_source, base_fit_residual=residual,
                         dtype=dtype_name, length=length, scenarios=results, path=path, line=line,
-                        call=ref.call_form, init_cache_length=cached)
+                        call=ref.call_form, init_cache_length=cached, inputs=ref.inputs, output=ref.output,
+                        tensor_layout=ref.tensor_layout, scaled=reference.scaled)
     if ref.convention == "hf-legacy" and cached is not None and cached >= length:
         audit.notes.append(
             f"cache-rebuild path not exercised: the module builds a cos/sin cache for {cached:,} positions "
@@ -164,8 +182,24 @@ def runtime_findings(audit: ModuleAudit) -> list[Finding]:
     loc = dict(path=audit.path, line=audit.line, column=1)
     for s in audit.scenarios:
         tag = f"[{s.scenario}, {s.dtype}]"
+        if s.error is not None:
+            out.append(Finding.of(
+                RUNTIME_SCENARIO_RAISED, f"{tag} the module raised {s.error}; the other scenarios were measured",
+                fix="make the rotary run in this precision: compute in float32 inside and cast the result",
+                **loc, scenario=s.scenario, dtype=s.dtype, error=s.error))
+            continue
         common = dict(scenario=s.scenario, dtype=s.dtype, length=s.length, exact=s.exact,
                       exact_fraction=s.exact_fraction, distinct=s.distinct)
+        if s.path == "sine lost":
+            out.append(Finding.of(
+                RUNTIME_SINE_LOST,
+                f"{tag} the sine is lost: no position has a nonzero sine, the complex frequencies came back "
+                f"real: {s.note or 'imaginary part dropped'}; {s.exact:,} of {s.length:,} positions "
+                f"({_pct(s.exact_fraction)}) keep their encoding",
+                fix="recompute complex frequencies after .to() or keep them as float32 (cos, sin); "
+                    ".bfloat16()/.half() leave complex buffers alone, .to(dtype) does not",
+                **loc, **common))
+            continue
         if s.path == "product rounded":
             out.append(Finding.of(
                 RUNTIME_PRODUCT_ROUNDED,
@@ -190,6 +224,16 @@ def runtime_findings(audit: ModuleAudit) -> list[Finding]:
                 f"{s.max_phase_error:.3g} rad at position {s.max_phase_error_at}",
                 fix="keep inv_freq in float32 outside the cast (recompute it in forward or restore it after .to())",
                 **loc, frequency_drift=s.frequency_drift, scenario=s.scenario, dtype=s.dtype))
+        tol = magnitude_tolerance(s.output_dtype)
+        if s.magnitude_error > tol:
+            ref = "the float32 build's" if s.magnitude_reference != "1" else "1"
+            out.append(Finding.of(
+                RUNTIME_MAGNITUDE_ERROR,
+                f"{tag} the magnitude of the encoding is off by up to {100 * s.magnitude_error:.2f}% (relative, "
+                f"at position {s.magnitude_error_at}) from {ref}; output rounding alone allows {100 * tol:.2f}%",
+                fix="compute the scale (XPos power, attention factor, mscale) in float32 from int64 positions "
+                    "and cast only the scaled cos/sin",
+                **loc, magnitude_error=s.magnitude_error, scenario=s.scenario, dtype=s.dtype))
         if s.nonfinite:
             out.append(Finding.of(
                 RUNTIME_NONFINITE,

@@ -6,6 +6,10 @@ Precision scenarios (how the bug is triggered in practice)
 - ``autocast``: built in float32, called inside ``torch.autocast("cpu", dtype)``.
 In every scenario the input ``x`` has the scenario dtype (activations are low precision).
 
+Each scenario builds its own module from the factory and calls it the way the float32 build
+was found to be called (:meth:`Probe.like`): a scenario that breaks the encoding (a cast that
+makes complex frequencies real) is measured, not refused, and an exception in one scenario is
+that scenario's result (:func:`failed_scenario`); the others still run.
 
 torch is imported inside the functions only.
 """
@@ -18,9 +22,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .conventions import Probe, _inv_freq_array, _user_errors, init_cache_length
-from .measure import (DRIFT_TOLERANCE, EncodingStats, ScenarioResult, effective_frequencies,
-                      frequency_uncertainty, resolve_frequencies)
+from .conventions import Probe, _first_line, _inv_freq_array, _user_errors, init_cache_length
+from .measure import (DRIFT_TOLERANCE, SCALED_TOLERANCE, EncodingStats, ScenarioResult, effective_frequencies,
+                      frequency_uncertainty, magnitude_tolerance, resolve_frequencies, unit_roundoff)
 
 SCENARIOS = ("cast", "default", "autocast")
 _DTYPES = {
@@ -71,8 +75,44 @@ def _scenario(name: str, dtype):
         raise ValueError(f"unknown scenario {name!r}; choose one of {', '.join(SCENARIOS)} or all")
 
 
-def _build(factory: Callable[[], Any], scenario: str, dtype):
-    """Call the factory; in the ``cast`` scenario cast the result (or its owner) to dtype."""
+@contextlib.contextmanager
+def float32_context():
+    """float32 default dtype, autocast off: how the reference build is made and called."""
+    import torch
+
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float32)
+    try:
+        with torch.autocast("cpu", enabled=False):
+            yield
+    finally:
+        torch.set_default_dtype(old)
+
+
+def _complex_tensors(owner: Any) -> dict[str, Any]:
+    """Complex buffers, parameters and tensor attributes of ``owner`` (recursively for modules)."""
+    import torch
+
+    found: dict[str, Any] = {}
+    if isinstance(owner, torch.nn.Module):
+        for name, t in list(owner.named_buffers()) + list(owner.named_parameters()):
+            if t is not None and t.is_complex():
+                found[name] = t
+    for name, v in (vars(owner).items() if hasattr(owner, "__dict__") else ()):
+        if isinstance(v, torch.Tensor) and v.is_complex():
+            found.setdefault(name, v)
+    return found
+
+
+def _build(factory: Callable[[], Any], scenario: str, dtype, notes: list[str] | None = None):
+    """Call the factory; in the ``cast`` scenario cast the result (or its owner) to dtype.
+
+    ``notes`` receives what the cast did that matters: complex tensors it made real (``.to``
+    of a real dtype drops the imaginary part, with torch's UserWarning, recorded here instead
+    of raised), or that there was nothing to cast (a plain function).
+    """
+    import warnings
+
     try:
         obj = factory()
     except Exception as exc:
@@ -82,9 +122,22 @@ def _build(factory: Callable[[], Any], scenario: str, dtype):
     if scenario == "cast":
         owner = obj if hasattr(obj, "to") else getattr(obj, "__self__", None)
         if owner is not None and hasattr(owner, "to"):
-            res = owner.to(dtype)
+            before = _complex_tensors(owner)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                res = owner.to(dtype)
             if owner is obj and res is not None:
                 obj = res
+            after = _complex_tensors(res if res is not None else owner)
+            lost = [n for n in before if n not in after]
+            if notes is not None and lost:
+                said = next((str(w.message).split(" (Triggered internally")[0] for w in caught
+                             if "imaginary" in str(w.message)), None)
+                notes.append(f"complex {', '.join(lost)} made real by .to({str(dtype).replace('torch.', '')})"
+                             + (f", torch warned: {said.strip().splitlines()[0]}" if said else ""))
+        elif notes is not None:
+            notes.append(f"nothing to cast: the factory returns a {type(obj).__name__} without .to(), "
+                         "so this is the float32 build called with inputs in the dtype")
     return obj
 
 
@@ -105,42 +158,84 @@ def _progress(total: int, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, unit="pos", unit_scale=True, leave=False, file=sys.stderr)
 
 
+def failed_scenario(scenario: str, dtype_name: str, length: int, exc: BaseException) -> ScenarioResult:
+    """The result of a scenario that raised: the exception in one line, no measurements (NaN)."""
+    nan = float("nan")
+    return ScenarioResult(
+        scenario=scenario, dtype=dtype_name, length=length, exact=0, exact_fraction=nan, distinct=0,
+        distinct_fraction=nan, nonfinite=0, first_inexact=None, frequency_drift=nan, max_phase_error=nan,
+        max_phase_error_at=None, path="error", output_dtype="?", frequency_source="-",
+        magnitude_error=nan, error=_first_line(exc, 160))
+
+
+class Reference:
+    """The float32 build: how it is called, its frequencies, init cache, and magnitudes if scaled."""
+
+    def __init__(self, probe: Probe, omega: np.ndarray, cached: int | None, scaled: bool, factory, length: int):
+        self.probe = probe
+        self.omega = omega  # (d/2,) float64 effective frequencies of the float32 build
+        self.cached = cached  # rows of a cos/sin cache built at init
+        self.scaled = scaled  # |(cos, sin)| != 1: magnitudes are compared with this build's
+        self._factory = factory
+        self._length = length
+        self._full: Probe | None = None
+
+    def magnitudes(self, start: int, stop: int) -> np.ndarray | None:
+        """|(cos, sin)| ``(n, d/2)`` of the float32 build at [start, stop), or None (nominal 1)."""
+        if not self.scaled:
+            return None
+        import torch
+
+        with torch.no_grad(), float32_context():
+            if self._full is None:
+                obj = _build(self._factory, "reference", torch.float32)
+                self._full = Probe.like(self.probe, obj, torch.float32, self._length)
+                self._full.prepare()
+            c, s = self._full.rows(start, stop)
+        return np.hypot(c.astype(np.float64), s.astype(np.float64))
+
+
 def _measure_scenario(factory, scenario: str, dtype_name: str, length: int, nominal: np.ndarray,
-                      reference: np.ndarray, head_dim: int | None, chunk: int, progress: bool) -> ScenarioResult:
+                      ref: Reference, chunk: int, progress: bool) -> ScenarioResult:
+    """Build, call and measure one scenario (raises on failure: the caller isolates it)."""
     import torch
 
+    reference = ref.omega
     dtype = _torch_dtype(dtype_name)
+    notes: list[str] = []
     with torch.no_grad(), _scenario(scenario, dtype):
-        obj = _build(factory, scenario, dtype)
-        with _user_errors(f"scenario {scenario}: "):
-            probe = Probe.detect(obj, dtype, length, head_dim)
-            probe.prepare()
+        obj = _build(factory, scenario, dtype, notes)
+        probe = Probe.like(ref.probe, obj, dtype, length)
+        probe.prepare()
         p2 = _pow2_positions(length)
         if p2:
-            with _user_errors(f"scenario {scenario}: "):
-                c, s = probe.at(p2)
+            c, s = probe.at(p2)
             measured = effective_frequencies(p2, c, s)
         else:
             measured = reference.copy()
         if measured.size != nominal.size:
-            raise ValueError(f"scenario {scenario}: {2 * measured.size} rotary dims, float32 build had "
-                             f"{2 * nominal.size}")
+            raise ValueError(f"{2 * measured.size} rotary dims, float32 build had {2 * nominal.size}")
         from ..formats import round_to_format
 
         unc = frequency_uncertainty(measured, p2[-1] if p2 else 1, probe.output_dtype)
+        if probe.output == "angles":  # the angle itself is rounded to the output dtype: u |angle| at p_max
+            u = unit_roundoff(probe.output_dtype) if probe.output_dtype in ("bfloat16", "float16") else 2.0**-24
+            unc = unc + u * np.abs(measured)
+        sine_lost = bool(p2) and not np.any(s != 0)  # complex frequencies made real: no angle to measure
         omega, freq_source = resolve_frequencies(measured, unc, [
             ("inv_freq attribute", _inv_freq_array(obj)),
             ("float32 build", reference),
             (f"float32 build rounded to {dtype_name}", np.asarray(round_to_format(reference, dtype_name), np.float64)),
         ])
+        if sine_lost:  # judge the encoding against the float32 build's frequencies
+            omega, freq_source = np.asarray(reference, np.float64), "float32 build (sine lost)"
         stats = EncodingStats(omega, nominal, dtype_name, length)
         bar = _progress(length, scenario, progress)
         try:
             for start in range(0, length, chunk):
                 stop = min(start + chunk, length)
-                with _user_errors(f"scenario {scenario}: "):
-                    c, s = probe.rows(start, stop)
-                stats.update(np.arange(start, stop), c, s)
+                c, s = probe.rows(start, stop)
+                stats.update(np.arange(start, stop), c, s, ref.magnitudes(start, stop))
                 if bar is not None:
                     bar.update(stop - start)
         finally:
@@ -152,42 +247,43 @@ def _measure_scenario(factory, scenario: str, dtype_name: str, length: int, nomi
         rel = rel[unc / np.abs(nominal) <= DRIFT_TOLERANCE / 2]
     drift = float(rel.max()) if rel.size else 0.0
     distinct = stats.distinct()
+    if probe.imaginary_dropped and not any("made real" in n for n in notes):
+        notes.append("the complex frequencies came back real")
+    path = stats.path(drift)
+    if path == "clean" and stats.max_magnitude_error > magnitude_tolerance(out_dtype):
+        path = "magnitude off"  # angles exact, the scale (XPos, attention factor) computed in low precision
     return ScenarioResult(
         scenario=scenario, dtype=dtype_name, length=length, exact=stats.exact,
         exact_fraction=stats.exact / length, distinct=distinct, distinct_fraction=distinct / length,
         nonfinite=stats.nonfinite, first_inexact=stats.first_inexact, frequency_drift=drift,
         max_phase_error=stats.max_phase_error, max_phase_error_at=stats.max_phase_error_at,
-        path=stats.path(drift), output_dtype=out_dtype, frequency_source=freq_source,
-        effective_frequencies=omega.tolist())
+        path=path, output_dtype=out_dtype, frequency_source=freq_source,
+        effective_frequencies=omega.tolist(), magnitude_error=stats.max_magnitude_error,
+        magnitude_error_at=stats.max_magnitude_error_at,
+        magnitude_reference="float32 build" if ref.scaled else "1", note="; ".join(notes) or None)
 
 
-
-def _reference(factory, length: int, head_dim: int | None) -> tuple[Probe, np.ndarray, int | None]:
-    """A float32 build: convention, layout, rotary dim, the float32 frequencies, the init cache rows."""
+def _reference(factory, length: int, head_dim: int | None) -> Reference:
+    """A float32 build: how to call it, its float32 frequencies, the init cache rows, scaled or not."""
     import torch
 
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float32)
-    try:
-        with torch.no_grad():
-            obj = _build(factory, "reference", torch.float32)
-            cached = init_cache_length(obj)
-            ref_len = min(length, 2**12 + 1)  # frequencies from p <= 4096: float32-exact enough
-            with _user_errors(""):
-                probe = Probe.detect(obj, torch.float32, ref_len, head_dim)
+    with float32_context(), torch.no_grad():
+        obj = _build(factory, "reference", torch.float32)
+        cached = init_cache_length(obj)
+        ref_len = min(length, 2**12 + 1)  # frequencies from p <= 4096: float32-exact enough
+        with _user_errors(""):
+            probe = Probe.detect(obj, torch.float32, ref_len, head_dim)
+            probe.prepare()
+            p2 = _pow2_positions(ref_len)
+            if not p2:
+                p2 = [1]
+                probe.length = 2
                 probe.prepare()
-                p2 = _pow2_positions(ref_len)
-                if not p2:
-                    p2 = [1]
-                    probe.length = 2
-                    probe.prepare()
-                c, s = probe.at(p2)
-            measured = effective_frequencies(p2, c, s)
-            attr = _inv_freq_array(obj)
-            unc = frequency_uncertainty(measured, p2[-1], probe.output_dtype)
-            omega, source = resolve_frequencies(measured, unc, [("inv_freq attribute", attr)])
-    finally:
-        torch.set_default_dtype(old)
-    return probe, omega, cached
-
-
+            c, s = probe.at(p2)
+        measured = effective_frequencies(p2, c, s)
+        attr = _inv_freq_array(obj)
+        unc = frequency_uncertainty(measured, p2[-1], probe.output_dtype)
+        omega, _ = resolve_frequencies(measured, unc, [("inv_freq attribute", attr)])
+        mag = np.hypot(c.astype(np.float64), s.astype(np.float64))
+        scaled = bool(np.any(np.abs(mag - 1.0) > SCALED_TOLERANCE))
+    return Reference(probe, omega, cached, scaled, factory, length)

@@ -27,6 +27,8 @@ def _add_runtime_common(p: argparse.ArgumentParser) -> None:
     add_format(p, FORMATS)
 
 
+# One real framework per calling convention (ropelaw.audit.conventions.CONVENTION_EXAMPLES; a
+# test keeps the two in step). Kept here as text: building the parser imports no numpy or torch.
 MODULE_DESCRIPTION = """\
 Run a rotary module in bf16/fp16 scenarios and measure how many positions keep their encoding.
 
@@ -37,6 +39,26 @@ you trust. The static `ropelaw audit code` never runs anything.
 The run is bounded by --timeout (default 600 s); a sys.exit() or KeyboardInterrupt from the code
 is reported in one line (exit 2), its warnings and anything it prints on stdout are summed up in
 notes, never mixed into the output.
+
+TARGET names a zero-argument factory returning the rotary module or callable. How to call it
+is found by probing a float32 build (inputs, query layout, output), not from a fixed list:
+
+  convention                        real example
+  a length -> angles                Megatron-core 0.19.2 RotaryEmbedding.forward(max_seq_len) -> (seq, 1, 1, dim)
+  a length -> (cos, sin)            litgpt 0.5.13 build_rope_cache(seq_len, n_elem) -> (cos, sin)
+  a length -> complex               torchtitan precompute_freqs_cis(dim, end, theta) -> complex64 (end, dim/2)
+  x + a length -> (cos, sin)        transformers <= 4.37 LlamaRotaryEmbedding.forward(x, seq_len)
+  x + position ids -> (cos, sin)    transformers >= 4.38 LlamaRotaryEmbedding.forward(x, position_ids)
+  x + position ids -> rotated x     nanotron 0.4 RotaryEmbedding.forward(x, position_ids) on (b, s, h, d)
+  positions + q + k -> (q, k)       vLLM 0.33.0 RotaryEmbedding.forward_native(positions, query, key), flat tokens
+  q + k (+ positions) -> (q, k)     torchtitan 0.3.0 ComplexRoPE.forward(query, key, positions) on (b, s, h, d)
+  q (+ k) -> rotated                flash-attn 2.8.3 RotaryEmbedding (pure-torch path, XPos scale_base) on (b, s, h, d)
+
+Query layouts tried: (batch, heads, seq, dim), (batch, seq, heads, dim), (seq, batch, heads, dim),
+(tokens, heads, dim), (batch*heads, seq, dim). Outputs read: (cos, sin), angles, complex
+frequencies, cat(cos, sin), a rotated query, a (q, k) pair.
+
+  ropelaw audit module tests/fixtures/runtime/frameworks.py:torchtitan_complex_rope --length 4096
 """
 
 
@@ -91,12 +113,17 @@ def _fmt_base(audit) -> str:
 
 
 def module_table(audit) -> list[str]:
-    """The per-scenario table shown by ``audit module`` / ``audit hf``."""
-    head = f"{'scenario':<10} {'exact':>8} {'distinct':>9} {'nonfinite':>9} {'drift':>9} {'max phase err':>15}  path"
+    """The per-scenario table shown by ``audit module`` / ``audit hf`` (a scenario that raised: one line)."""
+    head = (f"{'scenario':<10} {'exact':>8} {'distinct':>9} {'nonfinite':>9} {'drift':>9} {'max phase err':>15} "
+            f"{'magnitude':>9}  path")
     lines = [head]
     for s in audit.scenarios:
+        if s.error is not None:
+            lines.append(f"{s.scenario:<10} raised {s.error}")
+            continue
         lines.append(f"{s.scenario:<10} {_fmt_pct(s.exact_fraction):>8} {_fmt_pct(s.distinct_fraction):>9} "
-                     f"{s.nonfinite:>9,} {s.frequency_drift:>9.1e} {s.max_phase_error:>11.3g} rad  {s.path}")
+                     f"{s.nonfinite:>9,} {s.frequency_drift:>9.1e} {s.max_phase_error:>11.3g} rad "
+                     f"{_fmt_pct(s.magnitude_error):>9}  {s.path}")
     return lines
 
 
@@ -132,9 +159,16 @@ def run_module(args: argparse.Namespace) -> int:
     audit.notes.extend(guard.notes())
     header = [f"Runtime audit of {audit.target}",
               f"  convention {audit.convention}, {audit.layout}, rotary dims {audit.rotary_dim}, {_fmt_base(audit)}",
-              f"  called as {audit.call}",
+              f"  called as {audit.call}", *_scaled(audit),
               f"  dtype {audit.dtype}, positions 0..{audit.length - 1:,}", *_notes(audit), "", *module_table(audit)]
     return _emit(audit, args.format, header, "module")
+
+
+def _scaled(audit) -> list[str]:
+    if not audit.scaled:
+        return []
+    return ["  scaled encoding: |(cos, sin)| != 1 in float32 (XPos, attention factor, mscale); "
+            "magnitudes compared with the float32 build's"]
 
 
 def _notes(audit) -> list[str]:
@@ -172,7 +206,7 @@ def run_hf(args: argparse.Namespace) -> int:
     mpe = "" if mpe is None else f", max_position_embeddings {mpe:,}"
     header = [f"Runtime audit of {audit.target} (model type {args.model_type}, no weights)",
               f"  convention {audit.convention}, {audit.layout}, rotary dims {audit.rotary_dim}, {_fmt_base(audit)}",
-              f"  called as {audit.call}",
+              f"  called as {audit.call}", *_scaled(audit),
               f"  dtype {audit.dtype}, positions 0..{audit.length - 1:,}{mpe}", *_notes(audit), "",
               *module_table(audit)]
     return _emit(audit, args.format, header, "module")

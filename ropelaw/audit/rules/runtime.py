@@ -1,5 +1,8 @@
 """Runtime-audit rules (RP301-RP309): precision measured by running a rotary module.
 
+RP301-RP304 angles and positions, RP305 complex frequencies made real, RP306 magnitude of a
+scaled encoding, RP307 a scenario that raised.
+
 Each rule is raised by :mod:`ropelaw.audit.runtime` from a measurement, never from a
 pattern in the source: the numbers in the message are what the module produced.
 """
@@ -101,4 +104,81 @@ t = torch.arange(seq_len, dtype=torch.float16)   # 65520 and above round to inf
 Keep positions and angles in int64/float32 (fp16 cannot hold 65,520 or more); cast only cos/sin.
 """,
     references=(_SEED,),
+)
+
+RUNTIME_SINE_LOST = define_rule(
+    "RP305", "runtime-sine-lost", "error",
+    "a cast made the complex rotary frequencies real: the imaginary part, the sine, is lost",
+    what="""
+Runs the module in the chosen precision scenario and finds that no position has a nonzero sine:
+the complex frequencies (``freqs_cis = torch.polar(1, angles)``, complex64) came back real. The
+finding names the complex buffers the cast turned real and quotes torch's warning.
+""",
+    why="""
+``module.to(torch.bfloat16)`` casts complex buffers to the real dtype and keeps only the real part,
+cos(p theta): q * freqs_cis then scales each pair by its cosine instead of rotating it, and no
+position is encoded any more (torchtitan 0.3.0 ComplexRoPE's ``cache`` after ``model.to(bf16)``;
+``.bfloat16()`` and ``.half()`` leave complex tensors alone, ``.to(dtype)`` does not).
+""",
+    example="""
+self.register_buffer("cache", torch.polar(torch.ones_like(freqs), freqs), persistent=False)  # complex64
+model.to(torch.bfloat16)   # cache is now bf16 cos(p theta): the sine is gone
+""",
+    fix="""
+Keep complex frequencies out of the cast: recompute them after .to() (torchtitan's
+_init_self_buffers), store them as a real (cos, sin) pair or view_as_real in float32 and restore
+the dtype after the cast, or cast with .bfloat16()/.half(), which skip complex tensors.
+""",
+    references=("issue 11: torchtitan 0.3.0 torchtitan/models/common/rope.py ComplexRoPE",
+                "torch.nn.Module.to: complex tensors cast to a real dtype discard the imaginary part"),
+)
+
+RUNTIME_MAGNITUDE_ERROR = define_rule(
+    "RP306", "runtime-magnitude-error", "warning",
+    "a rotary that scales its encoding computes the scale in low precision",
+    what="""
+For rotaries whose float32 build gives |(cos, sin)| != 1 (XPos, an attention factor folded into
+cos/sin, YaRN's mscale), compares the magnitude of every produced (cos, sin) pair with the float32
+build's at the same position and reports the largest relative error, when it exceeds what output
+rounding alone can cause (twice the unit roundoff: 0.78% in bf16, 0.098% in fp16). A plain
+rotation is compared with magnitude 1. Angles are judged separately (RP301-RP303).
+""",
+    why="""
+The scale multiplies the attention logits: XPos's zeta^(p/gamma) computed from bf16 positions and a
+bf16 ``scale`` buffer after ``model.to(bf16)`` is off by up to 9.08% at 8,192 positions (flash-attn
+2.8.3 RotaryEmbedding(scale_base=512)), against 0.39% from rounding cos and sin to bf16. The model
+attends with a decay it was not trained with, although every angle may still be exact.
+""",
+    example="""
+power = (torch.arange(seqlen, dtype=self.scale.dtype) - seqlen // 2) / self.scale_base   # scale is bf16 after .to()
+scale = self.scale ** power[:, None]
+""",
+    fix="""
+Compute the scale in float32 from int64 positions (torch.arange(seqlen).float()) and a float32
+copy of the scale buffer, multiply cos/sin by it in float32, and cast only the product.
+""",
+    references=("Sun et al. 2022, A Length-Extrapolatable Transformer (XPos), arXiv 2212.10554, eq. 3-4",
+                "Peng et al. 2023, YaRN, arXiv 2309.00071, eq. 22 (mscale = 0.1 ln s + 1)"),
+)
+
+RUNTIME_SCENARIO_RAISED = define_rule(
+    "RP307", "runtime-scenario-raised", "warning",
+    "the module raised an exception in one precision scenario (the others were measured)",
+    what="""
+Each scenario (cast, default, autocast) builds and calls the module on its own. When one raises,
+its result is the exception in one line and the other scenarios are still measured and reported.
+""",
+    why="""
+A rotary that works in float32 but raises once cast or under autocast (a dtype mismatch in an
+index or a matmul, a complex view of a bf16 tensor) fails in training in that precision; the
+exception says where.
+""",
+    example="""
+torch.view_as_complex(x)   # x became bf16 after model.to(bf16): view_as_complex needs float32/float64
+""",
+    fix="""
+Make the rotary run in the precision the model uses, typically by computing in float32 internally
+and casting the result (x.float() ... .type_as(x)).
+""",
+    references=("issue 11: scenario isolation",),
 )
