@@ -250,13 +250,16 @@ def _seq_len(spec: RopeSpec, seq_len: int | None) -> int:
 
 
 def _flag(spec: RopeSpec, name: str, default: bool) -> bool:
+    """A switch read the way transformers reads it: ``params.get(name, default)`` tested for
+    truth (YaRN's ``truncate`` in ``_compute_yarn_parameters``, 4.57.1 and 5.23.0). So the string
+    ``"false"`` is true (a non-empty string), and an explicit ``None`` (JSON null) counts as absent
+    here (the loader passes ``False`` for a null, which transformers reads as false); the linter
+    reports a quoted boolean (RV001). Lists and mappings are rejected."""
     value = spec.param(name)
     if value is None:
         return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
+    if isinstance(value, (bool, int, float, str)):
+        return bool(value)
     raise _fail(spec, f"{name} must be true or false, got {value!r}")
 
 
@@ -292,23 +295,6 @@ def _blend(inv_freq: tuple[float, ...], factor: float, weight: list[float]) -> t
     """theta'_i = (1 - w_i)*theta_i + w_i*theta_i/s: w = 0 keeps the pair, w = 1 interpolates it."""
     return tuple(t if w == 0 else t / factor if w == 1 else (1 - w) * t + w * t / factor
                  for t, w in zip(inv_freq, weight))
-
-
-def _floor_exact(x: float, exact: Callable[[], Any]) -> int:
-    """floor(x), re-decided with ``exact()`` (an mpmath value) when x is within 1e-9 of an integer."""
-    if abs(x - round(x)) > 1e-9 * max(1.0, abs(x)):
-        return math.floor(x)
-    import mpmath
-
-    return int(mpmath.floor(exact()))
-
-
-def _ceil_exact(x: float, exact: Callable[[], Any]) -> int:
-    if abs(x - round(x)) > 1e-9 * max(1.0, abs(x)):
-        return math.ceil(x)
-    import mpmath
-
-    return int(mpmath.ceil(exact()))
 
 
 # ---------------------------------------------------------------------------------------
@@ -385,27 +371,21 @@ def yarn_correction_range(
     ``truncate`` (the default, and the only behaviour before transformers added the
     option) low is floored and high ceiled, so both are ints. Then clamped as the
     reference code does: low to >= 0, high to <= d - 1. Note: d - 1, not the last pair
-    index d/2 - 1 (both the YaRN authors' code and transformers 4.57 clamp at dim - 1); a
+    index d/2 - 1 (both the YaRN authors' code and transformers 4.57 / 5.23 clamp at dim - 1); a
     high above d/2 - 1 leaves the slowest pairs partway up the ramp instead of fully
-    interpolated. Floors and ceilings are re-decided with mpmath when the float lands
-    within 1e-9 of an integer. Example (published): d = 128, b = 1e4, L = 4096 -> (20, 46).
-    Domain: beta_fast > beta_slow > 0.
+    interpolated. The floor and ceiling are taken in float64, as transformers does
+    (``math.floor`` / ``math.ceil`` of ``find_correction_dim``): they decide the frequencies
+    the model runs with, so they follow the runtime's float arithmetic even where the exact
+    value would round the other way (Liu et al.'s critical dimension, an analytic quantity, is
+    decided exactly in :mod:`ropelaw.theory`). Example (published): d = 128, b = 1e4,
+    L = 4096 -> (20, 46). Domain: beta_fast > beta_slow > 0.
     """
     if not beta_fast > beta_slow > 0:
         raise ValueError(f"YaRN needs beta_fast > beta_slow > 0, got beta_fast={beta_fast}, beta_slow={beta_slow}")
     low = yarn_correction_dim(beta_fast, d, base, original)
     high = yarn_correction_dim(beta_slow, d, base, original)
     if truncate:
-
-        def exact(r: float):
-            import mpmath
-
-            with mpmath.workdps(50):
-                return d * mpmath.log(mpmath.mpf(original) / (mpmath.mpf(r) * 2 * mpmath.pi)) / (
-                    2 * mpmath.log(mpmath.mpf(base)))
-
-        low = _floor_exact(low, lambda: exact(beta_fast))
-        high = _ceil_exact(high, lambda: exact(beta_slow))
+        low, high = math.floor(low), math.ceil(high)
     return max(low, 0), min(high, d - 1)
 
 
@@ -745,7 +725,8 @@ def _llama3(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     high = 4, L_orig = 8192, base 500000, d = 128: wavelength thresholds 2048 and 8192.
     Defaults: low_freq_factor 1, high_freq_factor 4 (Llama 3.1's); L_orig: param
     ``original_max_position_embeddings``, else train_len. Domain: s >= 1,
-    0 < low < high (ValueError "band factors out of order" otherwise). Attention factor 1.
+    0 < low <= high (ValueError "band factors out of order" otherwise; Llama 4 uses low = high = 1:
+    no smoothing band). Attention factor 1.
     Details: ``band`` per pair ("high": kept, "medium": smoothed, "low": divided),
     ``interpolation_weight``, ``low_freq_wavelen``, ``high_freq_wavelen``.
     """
@@ -753,8 +734,8 @@ def _llama3(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     orig = _original_length(spec)
     low = _positive(spec, "low_freq_factor", 1.0)
     high = _positive(spec, "high_freq_factor", 4.0)
-    if not low < high:
-        raise _fail(spec, f"band factors out of order: low_freq_factor ({low:g}) must be < high_freq_factor ({high:g})")
+    if not low <= high:
+        raise _fail(spec, f"band factors out of order: low_freq_factor ({low:g}) must be <= high_freq_factor ({high:g})")
     low_freq_wavelen = orig / low  # longer than this: divided by s
     high_freq_wavelen = orig / high  # shorter than this: kept
     theta = default_inv_freq(spec.d, spec.base)
@@ -767,6 +748,9 @@ def _llama3(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
         elif wavelen > low_freq_wavelen:
             bands.append("low")
             weight.append(1.0)
+        elif high == low:  # Llama 4 (low = high = 1): no smoothing band; a wavelength of exactly L_orig is kept
+            bands.append("high")
+            weight.append(0.0)
         else:
             bands.append("medium")
             weight.append(1.0 - (orig / wavelen - low) / (high - low))

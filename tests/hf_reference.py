@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import logging
 import warnings
 
@@ -43,12 +44,18 @@ def quiet():
         logger.setLevel(level)
 
 
-def make_config(cfg: dict, model_type: str = "llama"):
-    """transformers' config object for a config.json-style mapping (deep-copied: transformers mutates it)."""
-    import transformers
+@functools.lru_cache(maxsize=None)
+def config_class(model_type: str):
+    from transformers import CONFIG_MAPPING
 
+    return CONFIG_MAPPING[model_type]
+
+
+def make_config(cfg: dict, model_type: str = "llama"):
+    """transformers' config object for a config.json-style mapping (deep-copied: transformers mutates it);
+    the same class ``AutoConfig.for_model(model_type, ...)`` builds."""
     with quiet():
-        return transformers.AutoConfig.for_model(model_type, **copy.deepcopy(cfg))
+        return config_class(model_type)(**copy.deepcopy(cfg))
 
 
 class _Float64Torch:

@@ -146,6 +146,14 @@ EXPECTED = {
     "internlm2_5-7b-chat.json": (128, 1e6, 32768, 32768, "dynamic", [("RP201", "torch_dtype")], "bf16"),
     "gpt-neox-20b.yml": (24, 1e4, 2048, 2048, "default", [("RL103", '"max-position-embeddings"')], "fp16"),
     "megatron-llama2-7b.yaml": (128, 1e4, 4096, 4096, "default", [("RL103", "rotary_base"), ("RP201", "precision")], "bf16"),
+    # written here for shapes that broke the loader (issue 9): phi-2's partial factor (d = int(80 * 0.4) = 32 in
+    # float), Qwen2.5-VL's mrope (plain RoPE over sections), LLaVA's text_config, NeMo's ${.interpolation}
+    "phi-2.json": (32, 1e4, 2048, 2048, "default", [("RL103", "rope_theta")], "fp16"),
+    "qwen2.5-vl-7b-instruct.json": (128, 1e6, 128000, 128000, "default",
+                                    [("RL103", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
+    "llava-1.5-7b-hf.json": (128, 1e4, 4096, 4096, "default",
+                             [("RL103", "model_type"), ("RP201", "torch_dtype")], "fp16"),
+    "nemo-llama2-7b-interpolation.yaml": (128, 1e4, 4096, 4096, "default", [("RL103", "rotary_base")], None),
 }
 
 

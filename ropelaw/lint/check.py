@@ -105,6 +105,7 @@ class LintResult(Result):
             "path": self.path,
             "architecture": cfg.arch or None,
             "kind": cfg.kind,
+            "semantics": cfg.semantics,  # whose arithmetic the frequencies follow, e.g. "transformers 5.23.0"
             "derived": {
                 "d": val(g.d), "head_dim": val(cfg.head_dim), "base": val(g.base),
                 "scheme": val(g.scheme), "params": {k: val(v) for k, v in g.params.items()},

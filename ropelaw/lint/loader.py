@@ -1,24 +1,34 @@
 """Config files -> :class:`~ropelaw.spec.RopeSpec`, remembering where every value came from.
 
-Reads Hugging Face ``config.json`` files (``rope_scaling`` and the newer ``rope_parameters``,
-also per-layer-type dicts such as Gemma 3's ``{"full_attention": {...},
-"sliding_attention": {...}}``) and training configs in YAML or TOML (Megatron-LM / NeMo:
-``seq_length``, ``kv_channels``, ``rotary_percent``, ``rotary_base``; GPT-NeoX:
-``rotary-pct``, ``rotary-emb-base``, dashes or underscores). Every alias found in public
-configs is normalised here, once; nothing else derives the rotary dimension or the base.
+The mapping layer is a small engine (:func:`load_mapping`) driven by one declarative table per
+config family in ``ropelaw/lint/dialects/`` (how to add one: that package's docstring). The
+``hf`` dialect reads Hugging Face ``config.json`` files (``rope_scaling`` and the newer
+``rope_parameters``, flat or per layer type such as Gemma 3's ``{"full_attention": {...},
+"sliding_attention": {...}}``; multimodal ``text_config`` / ``language_config`` / ``llm_config``
+sections; ``mrope``; Llama 4; Qwen v1) and, for now, training configs in YAML or TOML with
+Megatron-LM / NeMo / GPT-NeoX key names. OmegaConf interpolations (``${.encoder_seq_length}``,
+``${model.seq_length}``) are resolved when a value is read; one that cannot be resolved is
+finding RV018 at its key. Nothing else derives the rotary dimension or the base.
+
+Semantics are the runtime's: rotary dims, the scheme's parameters, its original length and
+switch point are what transformers computes (the installed one: 4.x -> 4.57.1, 5.x -> 5.23.0;
+without one, 5.23.0), see ``dialects/hf.py:runtime_params``; ``LoadedConfig.semantics`` names
+the version and the lint JSON reports it. A key transformers ignores is finding RV019 (info).
 
 Normalisation (the key each value came from is kept, with its line and column):
 
 - rotary dims ``d``: ``qk_rope_head_dim`` (DeepSeek MLA: only that part rotates) or
   ``rotary_dim``; else ``head_dim`` (or ``kv_channels``, or ``hidden_size /
   num_attention_heads``) times ``partial_rotary_factor`` / ``rotary_pct`` /
-  ``rotary_percent``, truncated to an integer as transformers does
-  (``int(head_dim * factor)``). ChatGLM rotates half of ``kv_channels`` (its
-  ``RotaryEmbedding(rotary_dim // 2)``).
+  ``rotary_percent``, truncated as transformers does: ``int(head_dim * factor)`` in float64
+  (phi-2: 80 x 0.4 = 32; 80 x 0.6 = 48, where the exact product would give 47). ChatGLM
+  rotates half of ``kv_channels`` (its ``RotaryEmbedding(rotary_dim // 2)``).
 - base: ``rope_theta`` / ``rotary_emb_base`` / ``rotary_base`` (or inside
-  ``rope_parameters``); ChatGLM ``10000 * rope_ratio``; absent, the architecture's default
-  (:data:`ARCH_DEFAULTS`, e.g. 10000 for ``llama``), and the value says so.
-- scheme: ``rope_type`` or the older ``type`` (``su`` is LongRoPE's old name).
+  ``rope_parameters``); ChatGLM ``10000 * rope_ratio``; absent, the default of the
+  ``model_type``'s transformers config class (``dialects/hf_defaults.py``, generated from
+  transformers 4.57.1 and 5.23.0, e.g. 10000 for ``llama``), and the value says so.
+- scheme: ``rope_type`` or the older ``type`` (``su`` is LongRoPE's old name; ``mrope`` is
+  plain RoPE over sections, as transformers runs it).
 - local (sliding-window) layers: Gemma 2/3 ``sliding_window`` with ``rope_local_base_freq``
   (Gemma 3: base 10000 on local layers), ``layer_types`` lists, Mistral's all-layer window.
 - dtype: ``torch_dtype`` / ``dtype`` / ``params_dtype`` / ``precision`` / ``fp16`` / ``bf16``.
@@ -27,7 +37,7 @@ Lengths. ``max_position_embeddings`` is the *advertised* context, not always the
 model was trained at. Derived, in order (each value records which rule produced it):
 
 - ``train_len``: ``--train``; a training config's ``seq_length``; with a scaling scheme,
-  ``original_max_position_embeddings`` (scheme dict or top level, Phi-3); linear scaling
+  the original length (scheme dict or top level, Phi-3: whichever the runtime reads); linear scaling
   without it: ``max_position_embeddings / factor`` (position interpolation maps the
   advertised context onto the trained one); otherwise ``max_position_embeddings``.
 - ``target``: ``--target``, else ``max_position_embeddings``, else ``train_len``.
@@ -53,7 +63,7 @@ from .parse import (CONFIG_SUFFIXES, MAX_BYTES, Path, Positions, config_files, j
                     parse_text, read_document, toml_positions, yaml_positions)
 
 __all__ = [
-    "Value", "RopeLayer", "LoadedConfig", "NotARopeConfig", "OptionError", "ARCH_DEFAULTS", "CONFIG_SUFFIXES",
+    "Value", "RopeLayer", "LoadedConfig", "NotARopeConfig", "OptionError", "CONFIG_SUFFIXES", "canonical_scheme",
     "read_document", "load_config", "load_mapping", "config_files", "fmt_count", "fmt_short", "show_value",
     "json_positions", "yaml_positions", "toml_positions",
 ]
@@ -140,6 +150,7 @@ class LoadedConfig:
     inputs: list = field(default_factory=list)  # every Value read from the file (rules type-check these)
     problems: list = field(default_factory=list)  # (rule_name, Value, message) noticed while deriving
     notes: list = field(default_factory=list)  # human-readable assumptions made
+    semantics: str | None = None  # whose behaviour the numbers follow, e.g. "transformers 5.23.0"
 
     def location(self, *keys: str) -> tuple[int, int]:
         for v in self.inputs:
@@ -203,54 +214,23 @@ def _plain(x: Any) -> Any:
 
 
 # -----------------------------------------------------------------------------------------
-# architecture defaults and scheme names
+# the engine: a dialect's table -> LoadedConfig (the tables live in ropelaw/lint/dialects/)
 # -----------------------------------------------------------------------------------------
-# Defaults of the transformers config classes (transformers 4.57), used only when a config
-# omits the key; every use is reported as "default of <class>".
-ARCH_DEFAULTS: dict[str, dict[str, Any]] = {
-    "llama": {"rope_theta": 10000.0, "max_position_embeddings": 2048, "_class": "LlamaConfig"},
-    "mistral": {"rope_theta": 10000.0, "max_position_embeddings": 131072, "_class": "MistralConfig"},
-    "mixtral": {"rope_theta": 1e6, "max_position_embeddings": 131072, "_class": "MixtralConfig"},
-    "qwen2": {"rope_theta": 10000.0, "max_position_embeddings": 32768, "_class": "Qwen2Config"},
-    "qwen3": {"rope_theta": 10000.0, "max_position_embeddings": 32768, "_class": "Qwen3Config"},
-    "gemma": {"rope_theta": 10000.0, "max_position_embeddings": 8192, "head_dim": 256, "_class": "GemmaConfig"},
-    "gemma2": {"rope_theta": 10000.0, "max_position_embeddings": 8192, "head_dim": 256,
-               "sliding_window": 4096, "_class": "Gemma2Config"},
-    "gemma3_text": {"rope_theta": 1e6, "rope_local_base_freq": 10000.0, "max_position_embeddings": 131072,
-                    "head_dim": 256, "num_attention_heads": 8, "sliding_window": 4096,
-                    "_class": "Gemma3TextConfig"},
-    "phi3": {"rope_theta": 10000.0, "max_position_embeddings": 4096, "_class": "Phi3Config"},
-    "gpt_neox": {"rotary_emb_base": 10000, "rotary_pct": 0.25, "max_position_embeddings": 2048,
-                 "_class": "GPTNeoXConfig"},
-    "falcon": {"rope_theta": 10000.0, "max_position_embeddings": 2048, "_class": "FalconConfig"},
-    "internlm2": {"rope_theta": 10000, "max_position_embeddings": 2048, "_class": "InternLM2Config"},
-    "deepseek_v2": {"rope_theta": 10000.0, "max_position_embeddings": 2048, "_class": "DeepseekV2Config"},
-    "deepseek_v3": {"rope_theta": 10000.0, "max_position_embeddings": 4096, "_class": "DeepseekV3Config"},
-    "chatglm": {"rope_ratio": 1, "_class": "ChatGLMConfig (THUDM remote code)"},
-}
 ROPE_DEFAULT_BASE = 10000.0  # RoFormer (arXiv 2104.09864, eq. 15) and every framework's default
 
-# rope_type / type as written in configs -> registry name (ropelaw.schemes); others pass through
-SCHEME_ALIASES = {"su": "longrope", "none": "default", "rope": "default", "": "default"}
+
+def _hf():
+    from .dialects import hf
+
+    return hf
 
 
 def canonical_scheme(raw: Any) -> str:
-    """Registry name for a config's ``rope_type``; unknown strings pass through (RV010 reports them)."""
+    """Registry name for a config's ``rope_type``; unknown strings pass through (RV008 reports them)."""
     if raw is None:
         return "default"
     name = str(raw).strip().lower()
-    return SCHEME_ALIASES.get(name, name)
-
-
-_ROPE_KEYS = {
-    "head_dim", "hidden_size", "n_embd", "d_model", "num_attention_heads", "n_head", "num_heads",
-    "kv_channels", "partial_rotary_factor", "rotary_pct", "rotary_percent", "rotary_percentage",
-    "rotary_dim", "qk_rope_head_dim", "rope_theta", "rotary_emb_base", "rotary_base", "rope_ratio",
-    "rope_scaling", "rope_parameters", "rope_local_base_freq", "max_position_embeddings",
-    "original_max_position_embeddings", "seq_length", "encoder_seq_length", "max_sequence_length",
-    "sliding_window", "torch_dtype", "model_type", "position_embedding_type", "pos_emb",
-}
-_SECTIONS = ("text_config", "llm_config", "language_config", "model", "model_config", "args")
+    return _hf().SCHEME_ALIASES.get(name, name)
 
 
 def _norm(key: Any) -> str:
@@ -262,19 +242,28 @@ def _dotted(path: tuple) -> str:
 
 
 _NUMERIC_STR = re.compile(r"^\s*[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
-_NON_ROPE_TYPES = {"gpt2": "learned absolute positions", "bert": "learned absolute positions",
-                   "opt": "learned absolute positions", "bloom": "ALiBi", "mpt": "ALiBi",
-                   "roberta": "learned absolute positions", "t5": "relative position buckets"}
 _PARAM_EXPECT = {"short_factor": "list", "long_factor": "list", "truncate": "bool",
                  "original_max_position_embeddings": "int", "window": "int", "variant": "str"}
-_NOT_PARAMS = {"type", "rope_type", "rope_theta", "partial_rotary_factor"}
+_NOT_PARAMS = {"type", "rope_type", "rope_theta", "partial_rotary_factor", "base"}
+_MROPE_KEYS = {"mrope_section", "mrope_interleaved"}  # Qwen2-VL / 2.5-VL: how pairs split over t, h, w
+
+# OmegaConf interpolation: the whole value is ${key}, ${.sibling}, ${..parent_key} or ${a.b.c}
+_INTERP = re.compile(r"^\$\{\s*([^${}:]*?)\s*\}$")
+_HAS_INTERP = re.compile(r"\$\{")
 
 
 class _Section:
-    """One mapping of the document with its key path prefix; records every value read."""
+    """One mapping of the document with its key path prefix; records every value read.
 
-    def __init__(self, data: Mapping, prefix: tuple, positions: Positions, fmt: str, inputs: list):
+    ``root`` is the whole document: OmegaConf interpolations (``${.encoder_seq_length}``,
+    ``${model.max_position_embeddings}``) are resolved against it when a value is read.
+    """
+
+    def __init__(self, data: Mapping, prefix: tuple, positions: Positions, fmt: str, inputs: list,
+                 root: Mapping | None = None, problems: list | None = None):
         self.data, self.prefix, self.positions, self.fmt, self.inputs = data, prefix, positions, fmt, inputs
+        self.root = data if root is None else root
+        self.problems = problems if problems is not None else []
         self.keys: dict[str, Any] = {}
         for k in data:
             self.keys.setdefault(_norm(k), k)
@@ -297,9 +286,18 @@ class _Section:
             path = self.prefix + (k,)
             line, col = self.positions.get(path, (1, 1))
             note = ""
+            if self.fmt in ("yaml", "toml") and isinstance(raw, str) and _HAS_INTERP.search(raw):
+                resolved, why = _interpolate(self.root, self.prefix, raw)
+                if why is not None:
+                    v = Value(raw, _dotted(path), line, col, "", "interpolation")
+                    self.inputs.append(v)
+                    self.problems.append(("unresolved-interpolation", v, f"{_dotted(path)} is {raw}: {why}"))
+                    return v
+                raw, note = resolved, f"{raw.strip()} resolved"
             if (self.fmt in ("yaml", "toml") and expect in ("number", "int") and isinstance(raw, str)
                     and _NUMERIC_STR.match(raw)):
-                raw, note = float(raw.replace("_", "")), "a string in the file, read as a number"
+                raw = float(raw.replace("_", ""))
+                note = (note + ", " if note else "") + "a string in the file, read as a number"
             v = Value(raw, _dotted(path), line, col, note, expect)
             self.inputs.append(v)
             return v
@@ -309,27 +307,75 @@ class _Section:
         k = self.keys.get(name)
         if k is None or not isinstance(self.data[k], Mapping):
             return None
-        return _Section(self.data[k], self.prefix + (k,), self.positions, self.fmt, self.inputs)
+        return _Section(self.data[k], self.prefix + (k,), self.positions, self.fmt, self.inputs, self.root,
+                        self.problems)
 
 
-def _pick_section(data: Mapping, positions: Positions, fmt: str, inputs: list) -> _Section:
-    """The mapping holding the model settings: the root, or a nested ``text_config`` /
-    ``model`` / ... section (one or two levels) with more RoPE keys than the root."""
-    root = _Section(data, (), positions, fmt, inputs)
+def _interpolate(root: Mapping, prefix: tuple, text: str, depth: int = 0) -> tuple[Any, str | None]:
+    """Resolve an OmegaConf interpolation ``text`` found in the mapping at ``prefix``:
+    ``(value, None)``, or ``(None, why)`` when it cannot be resolved.
+
+    OmegaConf's grammar (omegaconf 2.3, "Variable interpolation"): ``${a.b}`` is absolute, from
+    the root; ``${.b}`` is relative to the node holding the value, each further dot one level up.
+    Resolvers (``${oc.env:X}``) and strings with text around the interpolation are not
+    evaluated (their value depends on the environment): reported as unresolvable.
+    """
+    m = _INTERP.match(text.strip())
+    if m is None:
+        return None, "an OmegaConf expression ropelaw does not evaluate (only ${key} and ${.key} references)"
+    ref = m.group(1)
+    if depth > 16:
+        return None, "interpolations refer to each other in a cycle"
+    if ref.startswith("."):
+        ups = len(ref) - len(ref.lstrip("."))
+        if ups - 1 > len(prefix):
+            return None, f"${{{ref}}} goes above the top of the file"
+        base = prefix[: len(prefix) - (ups - 1)]
+        parts = [p for p in ref[ups:].split(".") if p]
+    else:
+        base = ()
+        parts = [p for p in ref.split(".") if p]
+    node: Any = root
+    for p in base:
+        node = node[p]
+    where = list(base)
+    for p in parts:
+        if isinstance(node, Mapping) and p in node:
+            node = node[p]
+        elif isinstance(node, list) and p.isdigit() and int(p) < len(node):
+            node = node[int(p)]
+        else:
+            return None, f"no key {'.'.join(str(w) for w in where + [p])} in the file"
+        where.append(p)
+    if isinstance(node, str) and _HAS_INTERP.search(node):
+        return _interpolate(root, tuple(where[:-1]), node, depth + 1)
+    if node is None or isinstance(node, (Mapping, list)):
+        return None, f"{'.'.join(map(str, where))} is {'null' if node is None else 'not a single value'}"
+    return node, None
+
+
+def _pick_section(data: Mapping, positions: Positions, fmt: str, inputs: list, dialect, problems: list) -> _Section:
+    """The mapping holding the model settings: the root, or a nested section of the dialect
+    (``text_config``, ``language_config``, ``model`` ...; one or two levels) with more of the
+    dialect's keys than the root. A LLaVA ``text_config`` holding only a few keys still wins when it
+    names its own ``model_type`` (the language model is the one that rotates)."""
+    root = _Section(data, (), positions, fmt, inputs, data, problems)
+    known = dialect.all_keys()
 
     def score(s: _Section) -> int:
-        return sum(1 for k in s.keys if k in _ROPE_KEYS)
+        return sum(1 for k in s.keys if k in known)
 
     best, best_score = root, score(root)
     frontier = [root]
     for _ in range(2):
         nxt = []
         for s in frontier:
-            for name in _SECTIONS:
+            for name in dialect.sections:
                 sub = s.sub(name)
                 if sub is not None:
                     nxt.append(sub)
-                    sc = score(sub)
+                    sc = score(sub) + (100 if name in ("text_config", "language_config", "llm_config")
+                                       and isinstance(sub.raw("model_type"), str) else 0)
                     if sc > best_score:
                         best, best_score = sub, sc
         frontier = nxt
@@ -347,17 +393,38 @@ def load_config(path: str, *, train: int | None = None, target: int | None = Non
     return load_mapping(data, positions, path=path, fmt=fmt, train=train, target=target, tune=tune)
 
 
+def _rotary_dims(head: float, frac: float | None) -> tuple[int, float]:
+    """``(int(head_dim * factor), head_dim * factor)`` in float64, exactly as transformers computes
+    ``dim = int(head_dim * partial_rotary_factor)`` (modeling_rope_utils, 4.57.1 and 5.23.0): phi-2
+    80 x 0.4 = 32.0 -> 32, 80 x 0.6 = 48.0 -> 48 (the exact product 47.99... would give 47)."""
+    prod = float(head) * (1.0 if frac is None else float(frac))
+    if not math.isfinite(prod):  # 128 x 1e308: beyond float range; the exact product says how far (RV017)
+        return int(Fraction(head) * Fraction(1.0 if frac is None else frac)), prod
+    return int(prod), prod
+
+
 def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str = "-", fmt: str = "json",
-                 train: int | None = None, target: int | None = None, tune: int | None = None) -> LoadedConfig:
-    """Normalise an already-parsed config mapping (see the module docstring for the rules)."""
+                 train: int | None = None, target: int | None = None, tune: int | None = None,
+                 dialect: Any = None) -> LoadedConfig:
+    """Normalise an already-parsed config mapping (see the module docstring for the rules).
+
+    ``dialect``: a :class:`~ropelaw.lint.dialects.Dialect`, or its name; default: the dialect
+    whose ``detect`` scores ``data`` highest (:func:`ropelaw.lint.dialects.pick`).
+    """
+    from . import dialects
+
     if not isinstance(data, Mapping):
         raise UsageError(f"{path}: top level must be a mapping of settings, got {type(data).__name__}")
+    dia = dialects.get(dialect) if isinstance(dialect, str) else (dialect or dialects.pick(data))
+    K = dia.keys
+    hf = _hf()
+    semantics = hf.semantics_version()
     positions = positions or {}
     inputs: list[Value] = []
     problems: list[tuple[str, Value, str]] = []
     notes: list[str] = []
-    root = _Section(data, (), positions, fmt, inputs)
-    s = _pick_section(data, positions, fmt, inputs)
+    root = _Section(data, (), positions, fmt, inputs, data, problems)
+    s = _pick_section(data, positions, fmt, inputs, dia, problems)
 
     # -- architecture and kind ------------------------------------------------------------
     model_type = s.raw("model_type") if isinstance(s.raw("model_type"), str) else root.raw("model_type")
@@ -366,69 +433,76 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
     arch_names = " ".join(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ""
     if not arch and "ChatGLM" in arch_names:
         arch = "chatglm"
+    if not arch and "QWenLMHeadModel" in arch_names:
+        arch = "qwen"
     is_chatglm = arch == "chatglm" or "ChatGLM" in arch_names or s.has("rope_ratio")
     kind = "hf" if (arch or arch_names) else "training"
-    defaults = ARCH_DEFAULTS.get(arch, {})
+    defaults = dia.defaults(arch) if arch else {}
+    if not defaults and s is not root and isinstance(root.raw("model_type"), str):
+        defaults = dia.defaults(root.raw("model_type").strip().lower())  # LLaVA: the text model's class
     dclass = defaults.get("_class", "")
     mt_key = s.keys.get("model_type")
     dline, dcol = (positions.get(s.prefix + (mt_key,), (1, 1)) if mt_key is not None
                    else positions.get(("model_type",), (1, 1)))
 
+    def default(name: str, note: str, expect: str = "number", at_type: bool = False) -> Value | None:
+        if name not in defaults:
+            return None
+        line, col = (dline, dcol) if at_type else (1, 1)
+        return Value(defaults[name], None, line, col, note, expect)
+
     # -- is this a RoPE model at all? ------------------------------------------------------
-    if arch in _NON_ROPE_TYPES:
-        raise NotARopeConfig(f"{path}: model_type {arch!r} uses {_NON_ROPE_TYPES[arch]}, not RoPE")
-    pe = s.raw("pos_emb") if s.has("pos_emb") else s.raw("position_embedding_type")
+    if arch in dia.non_rope:
+        raise NotARopeConfig(f"{path}: model_type {arch!r} uses {dia.non_rope[arch]}, not RoPE")
+    pe = next((s.raw(k) for k in K("pos_emb") if s.has(k)), None)
     if isinstance(pe, str) and _norm(pe) not in ("rotary", "rope", "rotary_embedding"):
         raise NotARopeConfig(f"{path}: position embedding {pe!r} is not RoPE")
-    if s.raw("alibi") is True:
+    if any(s.raw(k) is True for k in K("alibi")):
         raise NotARopeConfig(f"{path}: alibi is true: this model uses ALiBi, not RoPE")
-    has_heads = any(s.has(k) for k in ("num_attention_heads", "n_head", "num_heads"))
-    has_dims = any(s.has(k) for k in ("head_dim", "kv_channels", "rotary_dim", "qk_rope_head_dim"))
-    if not (has_dims or (has_heads and any(s.has(k) for k in ("hidden_size", "n_embd", "d_model")))
-            or ((has_heads or "num_attention_heads" in defaults) and "head_dim" in defaults)):
+    has_heads = any(s.has(k) for k in K("heads")) or "num_attention_heads" in defaults
+    has_dims = any(s.has(k) for k in K("head_dim") + K("kv_channels") + K("rotary_dim"))
+    if not (has_dims or (has_heads and (any(s.has(k) for k in K("hidden")) or "hidden_size" in defaults))
+            or (has_heads and "head_dim" in defaults)):
         raise NotARopeConfig(f"{path}: no RoPE settings found (need head_dim, rotary_dim, kv_channels or "
                              f"hidden_size with num_attention_heads)")
 
     # -- the RoPE block: rope_parameters (per layer type or flat) or rope_scaling -----------
-    block = s.sub("rope_parameters") or s.sub("rope_scaling")
+    block = next((b for b in (s.sub(k) for k in K("rope_block")) if b is not None), None)
     per_type: dict[str, _Section] = {}
     if block is not None and block.data and all(isinstance(v, Mapping) for v in block.data.values()):
         for k in block.data:
-            per_type[_norm(k)] = block.sub(_norm(k)) or _Section(block.data[k], block.prefix + (k,), positions, fmt, inputs)
+            per_type[_norm(k)] = block.sub(_norm(k)) or _Section(block.data[k], block.prefix + (k,), positions, fmt,
+                                                                 inputs, data, problems)
         main_block = per_type.get("full_attention") or next(iter(per_type.values()))
     else:
         main_block = block
     rs_raw = s.raw("rope_scaling")
+    megatron_llama3 = None
     if rs_raw is not None and rs_raw is not False and not isinstance(rs_raw, Mapping) and block is None:
         if rs_raw is True:  # Megatron-Core: --use-rope-scaling applies Llama 3.1's scaling
-            v = s.get("rope_scaling", expect="bool")
+            megatron_llama3 = s.get("rope_scaling", expect="bool")
             notes.append("rope_scaling: true is Megatron-Core's Llama 3.1 scaling (low 1, high 4, original 8192)")
-            megatron_llama3 = v
         else:
             problems.append(("invalid-value-type", s.get("rope_scaling", expect="mapping"),
                              f"rope_scaling must be a mapping or null, got {type(rs_raw).__name__} "
                              f"{show_value(rs_raw)}"))
-            megatron_llama3 = None
-    else:
-        megatron_llama3 = None
 
     # -- head dim and rotary dims ----------------------------------------------------------
-    heads_v = s.get("num_attention_heads", "n_head", "num_heads", expect="int")
-    if heads_v is None and "num_attention_heads" in defaults:
-        heads_v = Value(defaults["num_attention_heads"], None, 1, 1, f"default of {dclass}", "int")
-    hidden_v = s.get("hidden_size", "n_embd", "d_model", expect="int")
-    head_v = s.get("head_dim", expect="int")
-    kv_v = s.get("kv_channels", expect="int")
-    if head_v is None and kv_v is not None:  # Megatron / ChatGLM: kv_channels is the head dim
+    heads_v = s.get(*K("heads"), expect="int") or default("num_attention_heads", f"default of {dclass}", "int")
+    hidden_v = s.get(*K("hidden"), expect="int") or default("hidden_size", f"default of {dclass}", "int")
+    head_v = s.get(*K("head_dim"), expect="int")
+    kv_v = s.get(*K("kv_channels"), expect="int")
+    if head_v is None and kv_v is not None:  # Megatron / ChatGLM / Qwen v1: kv_channels is the head dim
         head_v = kv_v
-    if head_v is None and "head_dim" in defaults and (hidden_v is None or arch.startswith("gemma")):
-        head_v = Value(defaults["head_dim"], None, 1, 1, f"default of {dclass}", "int")
+    if head_v is None and "head_dim" in defaults and (hidden_v is None or hidden_v.key is None
+                                                      or arch.startswith("gemma")):
+        head_v = default("head_dim", f"default of {dclass}", "int")
     if head_v is None:
         h, n = _finite(hidden_v.raw) if hidden_v else None, _finite(heads_v.raw) if heads_v else None
         key = hidden_v or heads_v
         if h is not None and n is not None and n > 0:
             q = Fraction(h) / Fraction(n)
-            note = f"{hidden_v.key} / {heads_v.key} = {fmt_count(h)} / {fmt_count(n)}"
+            note = f"{hidden_v.where} / {heads_v.where} = {fmt_count(h)} / {fmt_count(n)}"
             if q.denominator != 1:
                 problems.append(("rotary-dimension-not-integer", hidden_v,
                                  f"hidden_size {fmt_count(h)} is not divisible by num_attention_heads "
@@ -442,10 +516,11 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
     frac_v = None
     for sec in (main_block, s):
         if sec is not None and frac_v is None:
-            frac_v = sec.get("partial_rotary_factor", "rotary_pct", "rotary_percent", "rotary_percentage")
-    if frac_v is None and "rotary_pct" in defaults:
-        frac_v = Value(defaults["rotary_pct"], None, 1, 1, f"rotary_pct default of {dclass}")
-    rot_v = s.get("qk_rope_head_dim", expect="int") or s.get("rotary_dim", expect="int")
+            frac_v = sec.get(*K("partial"))
+    if frac_v is None:
+        frac_v = (default("partial_rotary_factor", f"partial_rotary_factor default of {dclass}")
+                  or default("rotary_pct", f"rotary_pct default of {dclass}"))
+    rot_v = next((v for v in (s.get(k, expect="int") for k in K("rotary_dim")) if v is not None), None)
     if rot_v is not None:
         d_v = rot_v
     else:
@@ -454,33 +529,28 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
         if hd is None or fr is None:
             d_v = Value(None, None, head_v.line, head_v.column, "not derivable (see the values it comes from)", "int")
         else:
-            prod = Fraction(hd) * Fraction(fr)
+            dims, prod = _rotary_dims(hd, fr if frac_v is not None else None)
             parts = [head_v.where]
             if frac_v is not None:
                 parts.append(f"{frac_v.where} {fr:g}")
-            if is_chatglm:
-                prod /= 2
+            if is_chatglm:  # ChatGLM's RotaryEmbedding(rotary_dim // 2)
+                dims, prod = dims // 2, prod / 2
                 parts.append("ChatGLM rotates half: / 2")
-            if prod.denominator != 1:
+            if math.isfinite(prod) and prod != int(prod):
                 problems.append(("rotary-dimension-not-integer", frac_v or head_v,
-                                 f"rotary dims {' x '.join(parts)} = {float(prod):g} is not a whole number "
-                                 f"(transformers truncates to {fmt_count(int(prod))})"))
+                                 f"rotary dims {' x '.join(parts)} = {prod:g} is not a whole number "
+                                 f"(transformers truncates to {fmt_count(dims)})"))
             anchor = frac_v if (frac_v is not None and frac_v.key) else head_v
             note = " x ".join(parts) if (frac_v is not None or is_chatglm) else ""
-            if not note:
-                d_v = head_v
-            else:
-                d_v = Value(int(prod), None, anchor.line, anchor.column, note, "int")
+            d_v = head_v if not note else Value(dims, None, anchor.line, anchor.column, note, "int")
 
     # -- base ------------------------------------------------------------------------------
     def base_from(sec: _Section | None) -> Value | None:
-        if sec is None:
-            return None
-        return sec.get("rope_theta", "rotary_emb_base", "rotary_base", "base")
+        return None if sec is None else sec.get(*K("block_base"))
 
-    base_v = base_from(main_block) or s.get("rope_theta", "rotary_emb_base", "rotary_base")
+    base_v = base_from(main_block) or s.get(*K("base"))
     if base_v is None and is_chatglm:
-        ratio = s.get("rope_ratio")
+        ratio = s.get(*K("rope_ratio"))
         r = _finite(ratio.raw) if ratio else 1.0
         if ratio is None:
             base_v = Value(ROPE_DEFAULT_BASE, None, 1, 1, "ChatGLM base 10000, no rope_ratio")
@@ -499,52 +569,65 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
         notes.append(f"base {fmt_count(base_v.raw)} assumed ({base_v.note})")
 
     # -- scheme and its parameters ---------------------------------------------------------
-    def scheme_of(sec: _Section | None, fallback_anchor: Value | None) -> tuple[Value, dict, Value | None]:
+    def scheme_of(sec: _Section | None) -> tuple[Value, dict, Value | None]:
         if sec is None:
             return Value("default", None, 1, 1, "no rope_scaling", "str"), {}, None
         line, col = positions.get(sec.prefix, (1, 1))
         blk = Value(_plain(sec.data), _dotted(sec.prefix), line, col, "", "mapping")
-        sv = sec.get("rope_type", "type", expect="str")
+        sv = sec.get(*K("rope_type"), expect="str")
         if sv is None:
             sv = Value("default", blk.key, line, col, "no rope_type", "str")
         params = {}
         for k in sec.data:
             nk = _norm(k)
-            if nk in _NOT_PARAMS or nk in ("base",):
+            if nk in _NOT_PARAMS or nk in K("block_base") or nk in _MROPE_KEYS:
                 continue
             v = sec.get(nk, expect=_PARAM_EXPECT.get(nk, "number"))
             if v is not None:
                 params[nk] = v
+        if any(_norm(k) in _MROPE_KEYS for k in sec.data):
+            notes.append("mrope_section: multimodal RoPE splits the pairs over time / height / width; each "
+                         "section is plain RoPE at the same frequencies (transformers runs type mrope as default)")
         return sv, params, blk
 
-    scheme_v, params, block_v = scheme_of(main_block, None)
+    scheme_v, params, block_v = scheme_of(main_block)
     if megatron_llama3 is not None:
         scheme_v = Value("llama3", megatron_llama3.key, megatron_llama3.line, megatron_llama3.column,
                          "Megatron-Core rope scaling", "str")
-        fv = s.get("rope_scaling_factor")
+        fv = s.get(*K("factor_flag"))
         params = {"factor": fv or Value(8.0, None, 1, 1, "Megatron-Core default"),
                   "low_freq_factor": Value(1.0, None, 1, 1, "Megatron-Core default"),
                   "high_freq_factor": Value(4.0, None, 1, 1, "Megatron-Core default"),
                   "original_max_position_embeddings": Value(8192, None, 1, 1, "Megatron-Core default", "int")}
     scheme = canonical_scheme(scheme_v.raw) if isinstance(scheme_v.raw, str) else "?"
-    top_orig = s.get("original_max_position_embeddings", expect="int")
-    if (scheme in ("longrope", "llama3", "yarn") and "original_max_position_embeddings" not in params
-            and top_orig is not None):
-        params["original_max_position_embeddings"] = top_orig  # Phi-3 keeps it at the top level
+    if block_v is not None and arch in ("llama4", "llama4_text") and scheme != "llama3":
+        # Llama4TextRotaryEmbedding: rope_type = "llama3" if config.rope_scaling is not None (4.57.1)
+        notes.append(f"Llama 4 runs any rope_scaling as llama3 (its rope_type {scheme_v.raw!r} is not read)")
+        scheme_v = Value("llama3", scheme_v.key, scheme_v.line, scheme_v.column, "Llama 4: always llama3", "str")
+        scheme = "llama3"
 
     # -- lengths ---------------------------------------------------------------------------
-    max_v = s.get("max_position_embeddings", "max_sequence_length", "n_positions", expect="int")
-    seq_v = s.get("seq_length", "encoder_seq_length", expect="int")
+    max_v = s.get(*K("max_pos"), expect="int")
+    seq_v = s.get(*K("seq_len"), expect="int")
     if max_v is None and seq_v is not None and kind == "hf":
         max_v, seq_v = seq_v, None  # ChatGLM: seq_length is the advertised context
     if max_v is None and "max_position_embeddings" in defaults:
         max_v = Value(defaults["max_position_embeddings"], None, dline, dcol,
                       f"max_position_embeddings absent: {dclass} default", "int")
-    orig_v = params.get("original_max_position_embeddings") or top_orig
-    if scheme == "longrope" and "max_position_embeddings" not in params and "factor" not in params \
-            and max_v is not None and max_v.key:
-        # transformers' longrope reads the attention factor's s = max_position_embeddings / original
-        params["max_position_embeddings"] = max_v
+    if seq_v is None and arch == "qwen" and "seq_length" in defaults:
+        seq_v = default("seq_length", f"seq_length absent: {dclass} default", "int", at_type=True)
+    top_orig = s.get(*K("original"), expect="int")
+    if top_orig is None and "original_max_position_embeddings" in defaults:
+        # Phi-3's config class always has the attribute (default 4096): transformers reads it
+        top_orig = default("original_max_position_embeddings",
+                           f"original_max_position_embeddings absent: {dclass} default", "int", at_type=True)
+    runtime = hf.runtime_params(scheme, params, top_orig=top_orig, max_pos=max_v, semantics=semantics,
+                                block_key=block_v.key if block_v is not None else None,
+                                block_raw=main_block.data if main_block is not None else None)
+    params = runtime.params
+    problems.extend(runtime.problems)
+    notes.extend(runtime.notes)
+    orig_v = runtime.original
     if train is not None:
         train_v = _cli(train, "--train")
     elif seq_v is not None:
@@ -569,12 +652,21 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
         raise OptionError(f"{path}: --tune {tune} is shorter than the training length "
                           f"{fmt_count(_finite(train_v.raw))} ({train_v.where}); a tuning run is at least as long")
 
+    # Qwen v1 (remote code): use_dynamic_ntk / use_logn_attn act past seq_length, at inference only
+    for flag, what in (("use_dynamic_ntk", "raises the base by NTK-aware alpha = 2^ceil(log2(L/seq_length) + 1) - 1 "
+                                           "past seq_length (Qwen v1 remote code)"),
+                       ("use_logn_attn", "scales queries by log_seq_length(position) past seq_length "
+                                         "(Qwen v1 remote code; frequencies unchanged)")):
+        fv = s.get(*K(flag), expect="bool")
+        if fv is not None and fv.raw is True:
+            notes.append(f"{fv.key}: true {what}; the bound is for the frequencies it was trained with")
+
     # -- dtype -----------------------------------------------------------------------------
-    dtype_v = s.get("torch_dtype", "dtype", "params_dtype", expect="str") or root.get("torch_dtype", "dtype", expect="str")
+    dtype_v = s.get(*K("dtype"), expect="str") or root.get(*K("dtype")[:2], expect="str")
     if dtype_v is None:
         trainer = root.sub("trainer")
-        prec = (s.get("precision", expect="any") or root.get("precision", expect="any")
-                or (trainer.get("precision", expect="any") if trainer is not None else None))
+        prec = (s.get(*K("precision"), expect="any") or root.get(*K("precision"), expect="any")
+                or (trainer.get(*K("precision"), expect="any") if trainer is not None else None))
         if prec is not None:
             dtype_v = prec
     if dtype_v is None:
@@ -590,10 +682,10 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
                 break
 
     # -- layer groups: all / global + local (sliding window) -------------------------------
-    window_v = s.get("sliding_window", "sliding_window_size", expect="int")
-    if s.raw("use_sliding_window") is False:
+    window_v = s.get(*K("window"), expect="int")
+    if any(s.raw(k) is False for k in K("use_window")):
         window_v = None
-    layer_types = s.raw("layer_types")
+    layer_types = next((s.raw(k) for k in K("layer_types") if s.has(k)), None)
     types = {str(t) for t in layer_types} if isinstance(layer_types, list) else set()
     main = RopeLayer("all layers", d_v, base_v, scheme_v, params, block_v, None)
     layers = [main]
@@ -601,17 +693,21 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
     if "sliding_attention" in per_type:
         lb = per_type["sliding_attention"]
         local_base = base_from(lb)
-        lsv, lparams, lblock = scheme_of(lb, None)
+        lsv, lparams, lblock = scheme_of(lb)
+        lscheme = canonical_scheme(lsv.raw) if isinstance(lsv.raw, str) else "?"
+        lrt = hf.runtime_params(lscheme, lparams, top_orig=top_orig, max_pos=max_v, semantics=semantics,
+                                block_key=lblock.key if lblock is not None else None, block_raw=lb.data)
+        lparams = lrt.params
     else:
         lsv, lparams, lblock = Value("default", None, 1, 1, "local layers: plain RoPE", "str"), {}, None
-    lbf = s.get("rope_local_base_freq")
+    lbf = s.get(*K("local_base"))
     if lbf is None and arch == "gemma3_text" and "rope_local_base_freq" in defaults:
-        lbf = Value(defaults["rope_local_base_freq"], None, 1, 1, f"absent: {dclass} default")
+        lbf = default("rope_local_base_freq", f"absent: {dclass} default")
     local_base = local_base or lbf
     alternating = arch in ("gemma2", "gemma3_text", "gemma3") or bool(per_type) or \
         ("sliding_attention" in types and "full_attention" in types) or local_base is not None
     if window_v is None and alternating and "sliding_window" in defaults:
-        window_v = Value(defaults["sliding_window"], None, 1, 1, f"absent: {dclass} default", "int")
+        window_v = default("sliding_window", f"absent: {dclass} default", "int")
     if window_v is not None and (types == {"full_attention"}):
         window_v = None
     if window_v is not None:
@@ -624,4 +720,5 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
 
     return LoadedConfig(path=path, fmt=fmt, arch=arch, kind=kind, head_dim=head_v, layers=layers,
                         max_pos=max_v, original_max=orig_v, train_len=train_v, target=target_v,
-                        tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes)
+                        tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes,
+                        semantics=f"transformers {semantics}")

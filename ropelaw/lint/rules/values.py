@@ -225,6 +225,39 @@ OUT_OF_RANGE = define_rule(
 )
 
 
+UNRESOLVED = define_rule(
+    "RV018", "unresolved-interpolation", "error",
+    "an OmegaConf interpolation in a YAML config cannot be resolved",
+    what="Resolves `${key}` (absolute: from the top of the file) and `${.key}` / `${..key}` (relative: the mapping "
+         "holding the value, one level up per extra dot) as OmegaConf does, also chains of them, and flags a "
+         "reference to a key that is not in the file, a cycle, or an expression ropelaw does not evaluate "
+         "(resolvers such as `${oc.env:SEQ}`, text around the reference).",
+    why="NeMo and other Hydra configs write lengths as `${.encoder_seq_length}`. One that does not resolve fails "
+        "when the framework loads the config, and nobody can tell which length it stands for.",
+    example="model:\n  encoder_seq_length: 4096\n  max_position_embeddings: ${.seq_length}  # no model.seq_length",
+    fix="Point the interpolation at a key that exists (here `${.encoder_seq_length}`), or write the number.",
+    references=("OmegaConf 2.3 documentation, 'Variable interpolation' (omegaconf.readthedocs.io)",),
+)
+IGNORED_KEY = define_rule(
+    "RV019", "runtime-ignores-key", "info",
+    "transformers does not read a RoPE key this config sets",
+    what="Names a key that transformers (the installed one, else 5.23.0; the JSON output says which) does not read "
+         "for this scheme, e.g. `rope_scaling.original_max_position_embeddings` with `dynamic` (its dynamic NTK "
+         "rescales from `max_position_embeddings`), a top-level `original_max_position_embeddings` with YaRN "
+         "(4.57.1), LongRoPE's `factor` next to a top-level original length (4.57.1) or an original length only "
+         "inside `rope_scaling` (4.57.1, MiniCPM style). The numbers ropelaw reports are what really runs.",
+    why="The author meant something the model does not do: the frequencies at inference differ from the ones the "
+        "config suggests, by 3 to 95% per pair in the cases above.",
+    example='{"rope_scaling": {"rope_type": "dynamic", "factor": 4, "original_max_position_embeddings": 4096}, '
+            '"max_position_embeddings": 16384}',
+    fix="Write the setting where transformers reads it (dynamic NTK: max_position_embeddings is the switch point), "
+        "or drop the key.",
+    references=(HF_ROPE,),
+)
+_PROBLEM_RULES = {"rotary-dimension-not-integer": "NOT_INTEGER", "unresolved-interpolation": "UNRESOLVED",
+                  "runtime-ignores-key": "IGNORED_KEY"}
+
+
 def length_problem(v: Value | None, *, minimum: bool = True) -> str | None:
     """Why ``v`` is not a usable context length, or None (also None when it is not a finite
     number at all: RV001/RV002 report that). A length is a whole number <= MAX_CONTEXT and,
@@ -349,7 +382,7 @@ def check(cfg: LoadedConfig) -> list[Finding]:
     for name, v, message in cfg.problems:
         if v is None:
             continue
-        rule = NOT_INTEGER if name == "rotary-dimension-not-integer" else INVALID_TYPE
+        rule = globals()[_PROBLEM_RULES[name]] if name in _PROBLEM_RULES else INVALID_TYPE
         if rule is INVALID_TYPE and (v.line, v.column) in bad_keys:
             continue
         out.append(_at(cfg, rule, v, message))

@@ -1,0 +1,85 @@
+"""Dialects: one declarative table per config family, read by the loader's engine.
+
+The engine (:func:`ropelaw.lint.loader.load_mapping`) knows *what* a RoPE setup is made of
+(rotary dims, base, scheme and its parameters, lengths, dtype, layer groups); a dialect says
+*where* a family of config files keeps each of those, like transformers' ``attribute_map``:
+
+- ``aliases``: canonical name -> the keys that hold it, in priority order
+  (``"base": ("rope_theta", "rotary_emb_base", "rotary_base")``); the first key present
+  with a non-null value wins, and its line and column are kept;
+- ``sections``: nested mappings that may hold the model settings (``text_config``,
+  ``language_config``, ``model``...); the engine reads the one with the most RoPE keys;
+- ``defaults(model_type)``: values the family's code uses when a key is absent (for Hugging
+  Face: the transformers config class of that ``model_type``), each reported as a default;
+- ``non_rope``: model types that use other positions (the engine says so instead of linting);
+- ``detect(data)``: how strongly a parsed document looks like this family (0: not at all);
+  the engine reads a document with the highest-scoring dialect, ``hf`` on a tie;
+- ``provided(root)``: optional: values a file implies without holding them (a framework's
+  named preset: ``[model] flavor = "8B"`` -> head_dim, base, ...), each a
+  :class:`~ropelaw.lint.loader.Value` with a note saying where it came from.
+
+Adding a dialect (e.g. ``megatron.py``): write a module with a ``DIALECT = Dialect(...)``
+table, and list the module in :data:`MODULES`. No new branch in the engine: if a family needs
+a behaviour the table cannot express, add one optional field here (default: no effect) and
+use it in the engine once, for every dialect.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+__all__ = ["Dialect", "MODULES", "dialects", "pick", "get"]
+
+
+def _no_defaults(model_type: str) -> dict[str, Any]:
+    return {}
+
+
+def _never(data: Mapping) -> int:
+    return 0
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """Where one config family keeps each RoPE setting (see the module docstring)."""
+
+    name: str
+    aliases: Mapping[str, tuple[str, ...]]
+    sections: tuple[str, ...] = ()
+    defaults: Callable[[str], dict[str, Any]] = _no_defaults
+    non_rope: Mapping[str, str] = field(default_factory=dict)
+    detect: Callable[[Mapping], int] = _never
+    provided: Callable[[Mapping], dict[str, Any]] | None = None
+    scheme_aliases: Mapping[str, str] = field(default_factory=dict)  # rope_type as written -> registry name
+
+    def keys(self, name: str) -> tuple[str, ...]:
+        """The keys holding canonical setting ``name`` (empty if the family has none)."""
+        return self.aliases.get(name, ())
+
+    def all_keys(self) -> set[str]:
+        return {k for keys in self.aliases.values() for k in keys}
+
+
+# every dialect module, in the order they are tried (hf first: the tie-breaker)
+MODULES = ("hf",)
+
+
+def dialects() -> list[Dialect]:
+    """Every registered dialect (imports their modules on first use)."""
+    return [importlib.import_module(f"{__name__}.{m}").DIALECT for m in MODULES]
+
+
+def get(name: str) -> Dialect:
+    for d in dialects():
+        if d.name == name:
+            return d
+    raise ValueError(f"unknown config dialect {name!r}; known: {', '.join(d.name for d in dialects())}")
+
+
+def pick(data: Mapping) -> Dialect:
+    """The dialect that reads ``data``: the highest ``detect`` score, the first listed on a tie."""
+    found = dialects()
+    best = max(found, key=lambda d: d.detect(data))  # max keeps the first of equal scores
+    return best if best.detect(data) > 0 else found[0]

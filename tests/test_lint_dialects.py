@@ -1,0 +1,260 @@
+"""The loader's engine and the Hugging Face dialect: config shapes in use today, and the
+runtime semantics of transformers 4.57.1 and 5.23.0 (``ropelaw/lint/dialects/hf.py``).
+
+Each case is a config and the exact values / findings transformers' code implies; the
+version-dependent ones run under both semantics (``ROPELAW_HF_SEMANTICS``), whichever
+transformers is installed.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+
+import pytest
+
+from ropelaw.lint import dialects
+from ropelaw.lint.check import lint_config
+from ropelaw.lint.dialects import hf
+from ropelaw.lint.loader import load_config, load_mapping
+from ropelaw.lint.parse import parse_text
+from ropelaw.schemes import apply_scheme
+
+CONFIGS = pathlib.Path(__file__).parent / "configs"
+BOTH = pytest.mark.parametrize("semantics", hf.SEMANTICS)
+
+
+@pytest.fixture
+def sem(monkeypatch, semantics):
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", semantics)
+    return semantics
+
+
+def codes(cfg) -> list[str]:
+    return sorted(f.code for f in lint_config(cfg).findings)
+
+
+def yaml_config(text: str):
+    data, positions = parse_text(text, "yaml", "t.yaml")
+    return load_mapping(data, positions, path="t.yaml", fmt="yaml")
+
+
+# -- the engine ------------------------------------------------------------------------------
+def test_a_config_json_is_read_by_the_hf_dialect():
+    assert dialects.pick({"model_type": "llama"}).name == "hf"
+    assert dialects.pick({"seq_length": 4096, "kv_channels": 128}).name == "hf"  # training names, for now
+    assert dialects.get("hf").keys("base") == ("rope_theta", "rotary_emb_base", "rotary_base")
+    with pytest.raises(ValueError, match="unknown config dialect 'nope'"):
+        dialects.get("nope")
+
+
+def test_semantics_follow_the_installed_transformers(monkeypatch):
+    from importlib.metadata import PackageNotFoundError, version
+
+    monkeypatch.delenv("ROPELAW_HF_SEMANTICS", raising=False)
+    try:
+        installed = version("transformers")
+        expected = "4.57.1" if installed.startswith("4.") else "5.23.0"
+    except PackageNotFoundError:
+        expected = "5.23.0"
+    assert hf.semantics_version() == expected
+    cfg = load_mapping({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32})
+    assert cfg.semantics == f"transformers {expected}"
+    assert lint_config(cfg).to_dict()["semantics"] == f"transformers {expected}"
+
+
+# -- config shapes ---------------------------------------------------------------------------
+@BOTH
+def test_phi2_rotates_32_dims_and_lints_without_value_findings(sem):
+    cfg = load_config(str(CONFIGS / "phi-2.json"))
+    assert cfg.spec().d == 32  # int(80 * 0.4) = int(32.0): transformers' float product
+    assert not [c for c in codes(cfg) if c.startswith("RV")]
+
+
+@pytest.mark.parametrize("head_dim,factor,dims", [(80, 0.4, 32), (80, 0.6, 48), (64, 0.25, 16), (96, 0.5, 48)])
+def test_rotary_dims_are_transformers_float_product(head_dim, factor, dims):
+    # exact rational arithmetic would give 47 for 80 x 0.6 (0.6 is 0.59999999999999997780 in binary)
+    assert int(head_dim * factor) == dims
+    cfg = load_mapping({"model_type": "phi", "hidden_size": head_dim * 8, "num_attention_heads": 8,
+                        "partial_rotary_factor": factor})
+    assert cfg.layers[0].d.raw == dims
+    assert "RV004" not in codes(cfg) and "RV003" not in codes(cfg)
+
+
+@BOTH
+def test_qwen25_vl_mrope_is_default_rope_over_128_dims(sem):
+    cfg = load_config(str(CONFIGS / "qwen2.5-vl-7b-instruct.json"))
+    spec = cfg.spec()
+    assert (spec.d, spec.base, spec.scheme, dict(spec.params)) == (128, 1e6, "default", {})
+    assert not [c for c in codes(cfg) if c.startswith("RV")]
+    assert any("mrope_section" in n for n in cfg.notes)
+
+
+def test_llava_text_config_is_read_with_llama_defaults():
+    cfg = load_config(str(CONFIGS / "llava-1.5-7b-hf.json"))
+    assert cfg.arch == "llama"
+    spec = cfg.spec()
+    assert (spec.d, spec.base, spec.train_len) == (128, 1e4, 4096)  # 4096 / 32 and 1e4: LlamaConfig defaults
+    assert "LlamaConfig" in cfg.head_dim.where
+    assert cfg.max_pos.key == "text_config.max_position_embeddings"
+
+
+def test_nemo_relative_interpolation_resolves_to_4096():
+    cfg = load_config(str(CONFIGS / "nemo-llama2-7b-interpolation.yaml"))
+    assert cfg.max_pos.raw == 4096 and cfg.max_pos.key == "model.max_position_embeddings"
+    assert "${.encoder_seq_length}" in cfg.max_pos.note
+    assert cfg.spec().train_len == 4096
+    assert not [c for c in codes(cfg) if c.startswith("RV")]
+
+
+@pytest.mark.parametrize("text,value", [
+    ("model:\n  seq: 2048\n  max_position_embeddings: ${model.seq}\n  hidden_size: 512\n  num_attention_heads: 8\n", 2048),
+    ("seq: 1024\nmodel:\n  max_position_embeddings: ${..seq}\n  hidden_size: 512\n  num_attention_heads: 8\n", 1024),
+    ("a: ${b}\nb: 3072\nmax_position_embeddings: ${a}\nhidden_size: 512\nnum_attention_heads: 8\n", 3072),
+])
+def test_interpolations_relative_absolute_and_chained(text, value):
+    assert yaml_config(text).max_pos.raw == value
+
+
+@pytest.mark.parametrize("ref,why", [
+    ("${.seq_length}", "no key model.seq_length in the file"),
+    ("${oc.env:SEQ}", "an OmegaConf expression ropelaw does not evaluate"),
+    ("${a}", "a cycle"),
+])
+def test_unresolvable_interpolation_is_a_finding_naming_it(ref, why):
+    text = ("a: ${b}\nb: ${a}\nmodel:\n  max_position_embeddings: " + ref +
+            "\n  hidden_size: 512\n  num_attention_heads: 8\n")
+    r = lint_config(yaml_config(text))
+    found = [f for f in r.findings if f.code == "RV018"]
+    assert len(found) == 1 and ref in found[0].message and why in found[0].message
+    assert (found[0].line, found[0].column) == (4, 3)
+
+
+# -- runtime semantics -----------------------------------------------------------------------
+def base_cfg(**extra):
+    cfg = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 1e4,
+           "max_position_embeddings": 16384}
+    cfg.update(extra)
+    return cfg
+
+
+@BOTH
+def test_dynamic_ignores_the_original_length_inside_rope_scaling(sem):
+    cfg = load_mapping(base_cfg(rope_scaling={"rope_type": "dynamic", "factor": 4.0,
+                                              "original_max_position_embeddings": 4096}))
+    spec = cfg.spec()
+    assert spec.param("original_max_position_embeddings") == 16384  # transformers' switch point
+    assert spec.train_len == 4096  # what the author says it was trained at
+    # at 16,384 tokens transformers still runs plain RoPE (seq_len <= max_position_embeddings)
+    assert apply_scheme(spec, 16384).inv_freq == apply_scheme(spec.with_(scheme="default", params={})).inv_freq
+    info = [f for f in lint_config(cfg).findings if f.code == "RV019"]
+    assert len(info) == 1 and info[0].severity == "info"
+    assert "rope_scaling.original_max_position_embeddings is ignored" in info[0].message
+
+
+@BOTH
+def test_yarn_with_a_top_level_original_length(sem):
+    cfg = load_mapping(base_cfg(original_max_position_embeddings=4096,
+                                rope_scaling={"rope_type": "yarn", "factor": 4.0}))
+    orig = cfg.spec().param("original_max_position_embeddings")
+    if sem == "4.57.1":  # _compute_yarn_parameters reads rope_scaling only, else max_position_embeddings
+        assert orig == 16384 and "RV019" in codes(cfg)
+    else:  # standardize_rope_params: the top-level attribute wins
+        assert orig == 4096 and "RV019" not in codes(cfg)
+
+
+@BOTH
+@pytest.mark.parametrize("written,truncated", [("null", False), ('"false"', True), ("false", False), ("true", True)])
+def test_yarn_truncate_is_read_by_its_truth_value(sem, written, truncated):
+    text = ('{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 10000.0, '
+            '"max_position_embeddings": 16384, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, '
+            '"original_max_position_embeddings": 4096, "truncate": ' + written + '}}')
+    data, positions = parse_text(text, "json", "t.json")
+    cfg = load_mapping(data, positions)
+    low, high = apply_scheme(cfg.spec()).detail("correction_range")
+    assert (isinstance(low, int) and isinstance(high, int)) == truncated
+    assert ("RV001" in codes(cfg)) == (written == '"false"')
+
+
+@BOTH
+def test_longrope_with_the_original_length_only_inside_rope_scaling(sem):
+    # MiniCPM style: no top-level original_max_position_embeddings
+    short, long = [1.0] * 64, [4.0] * 64
+    cfg = load_mapping(base_cfg(max_position_embeddings=32768, rope_scaling={
+        "rope_type": "longrope", "short_factor": short, "long_factor": long,
+        "original_max_position_embeddings": 4096, "factor": 8.0}))
+    spec = cfg.spec()
+    if sem == "4.57.1":  # reads only a top-level original, else max_position_embeddings
+        assert spec.param("original_max_position_embeddings") == 32768 and "RV019" in codes(cfg)
+        assert apply_scheme(spec, 8192).detail("factors_used") == "short"
+    else:
+        assert spec.param("original_max_position_embeddings") == 4096 and "RV019" not in codes(cfg)
+        assert apply_scheme(spec, 8192).detail("factors_used") == "long"
+    assert apply_scheme(spec).attention_factor == pytest.approx(
+        math.sqrt(1 + math.log(8.0) / math.log(spec.param("original_max_position_embeddings"))))
+
+
+@BOTH
+def test_phi3_top_level_original_with_rope_scaling_factor(sem):
+    cfg = load_mapping({"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "rope_theta": 1e4,
+                        "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+                        "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 48,
+                                         "long_factor": [2.0] * 48, "factor": 16.0}})
+    att = apply_scheme(cfg.spec()).attention_factor
+    s = 32.0 if sem == "4.57.1" else 16.0  # 4.57.1: max / original, factor ignored; 5.23.0: factor
+    assert att == pytest.approx(math.sqrt(1 + math.log(s) / math.log(4096)), rel=1e-12)
+    assert ("RV019" in codes(cfg)) == (sem == "4.57.1")
+
+
+def test_llama4_scaling_has_no_smoothing_band():
+    cfg = load_mapping({"model_type": "llama4", "text_config": {
+        "model_type": "llama4_text", "hidden_size": 5120, "num_attention_heads": 40, "head_dim": 128,
+        "rope_theta": 500000.0, "max_position_embeddings": 10485760,
+        "rope_scaling": {"factor": 16.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0,
+                         "original_max_position_embeddings": 8192, "rope_type": "llama3"}}})
+    res = apply_scheme(cfg.spec())
+    assert set(res.detail("band")) == {"high", "low"}  # wavelength < 8192 kept, > 8192 divided by 16
+    for t, t0, band in zip(res.inv_freq, apply_scheme(cfg.spec().with_(scheme="default", params={})).inv_freq,
+                           res.detail("band")):
+        assert t == (t0 if 2 * math.pi / t0 < 8192 else t0 / 16)
+
+
+def test_qwen_v1_reads_kv_channels_rotary_pct_and_seq_length():
+    cfg = load_mapping({"architectures": ["QWenLMHeadModel"], "model_type": "qwen", "kv_channels": 128,
+                        "hidden_size": 4096, "num_attention_heads": 32, "rotary_pct": 1.0,
+                        "rotary_emb_base": 10000, "seq_length": 8192, "max_position_embeddings": 32768,
+                        "use_dynamic_ntk": True, "use_logn_attn": True})
+    spec = cfg.spec()
+    assert (spec.d, spec.base, spec.train_len, cfg.target.raw) == (128, 1e4, 8192, 32768)
+    assert any(n.startswith("use_dynamic_ntk: true") for n in cfg.notes)
+    assert any(n.startswith("use_logn_attn: true") for n in cfg.notes)
+
+
+def test_rope_parameters_flat_and_per_layer_type():
+    flat = load_mapping({"model_type": "llama", "hidden_size": 2048, "num_attention_heads": 16,
+                         "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 4.0,
+                                             "original_max_position_embeddings": 8192,
+                                             "partial_rotary_factor": 0.5}, "max_position_embeddings": 32768})
+    spec = flat.spec()
+    assert (spec.d, spec.base, spec.scheme, spec.param("factor")) == (64, 1e6, "yarn", 4.0)
+    per = load_mapping({"model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8, "head_dim": 256,
+                        "sliding_window": 1024, "max_position_embeddings": 131072,
+                        "layer_types": ["sliding_attention", "full_attention"],
+                        "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+                                            "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}})
+    assert [(g.label, g.base.raw) for g in per.layers] == [("global layers", 1e6), ("local layers", 1e4)]
+    assert per.spec(0).scheme == "linear" and per.spec(1).scheme == "default"
+
+
+# -- defaults come from transformers' config classes -----------------------------------------
+@pytest.mark.hf
+def test_defaults_table_is_the_installed_transformers():
+    pytest.importorskip("transformers")
+    import transformers
+
+    from ropelaw.lint.dialects import _generate_hf_defaults as gen
+    from ropelaw.lint.dialects.hf_defaults import TABLES
+
+    installed = transformers.__version__
+    assert installed in TABLES, f"regenerate: .venv/bin/python -m ropelaw.lint.dialects._generate_hf_defaults"
+    assert gen.table() == TABLES[installed]
