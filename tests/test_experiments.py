@@ -337,3 +337,15 @@ def test_experiment_commands_import_no_torch_until_run():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_cli_bound_with_custom_bases(tmp_path, capsys):
+    assert main(["experiment", "bound", "--smoke", "--bases", "1e6,2000", "--format", "json",
+                 "--out", str(tmp_path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["base"] for r in out["rows"]] == [2000.0, 1e6] and out["tag"] == "2bases"
+    assert (tmp_path / "bound-smoke-2bases.json").is_file()
+    assert main(["experiment", "keynorm", "--smoke", "--bases", "1e6"]) == 2
+    assert "applies to `ropelaw experiment bound` only" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["experiment", "bound", "--smoke", "--bases", "0.5"])

@@ -12,7 +12,7 @@ Scores a Hugging Face causal LM read from disk (config.json + .safetensors; neve
 download, never a pickle) on a text file at each length: next-token loss (nats) and accuracy,
 averaged over equal position bands, beside the extrapolation bound that ropelaw predicts for
 the model's config.json (Liu et al.; through the scheme of --method). Methods from
-ropelaw.methods are patched in (Llama-family models).
+ropelaw.methods are patched in with patch_model (the architectures it supports).
 
 example:
   ropelaw eval-length ./my-llama --text book.txt --lengths 4k,8k,16k

@@ -26,6 +26,15 @@ example:
 """
 
 
+def _bases(text: str) -> list[float]:
+    from ._common import number
+
+    out = [number(part) for part in text.split(",") if part.strip()]
+    if not out or min(out) <= 1:
+        raise argparse.ArgumentTypeError(f"expected comma-separated bases > 1, got {text!r}")
+    return out
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ._common import add_format
 
@@ -37,11 +46,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     size.add_argument("--smoke", action="store_const", dest="size", const="smoke",
                       help="seconds: checks that everything runs (CI); says nothing about the research")
     size.add_argument("--size", choices=("smoke", "quick", "full"), dest="size", help="run size (default: full)")
+    parser.add_argument("--bases", type=_bases, default=None, metavar="B1,B2,...",
+                        help="bound only: the bases to continue training at (default: the size's list)")
     parser.add_argument("--seed", type=int, default=0, help="seed of initialisation and data (default 0)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: on a shared machine one thread is the fastest)")
     parser.add_argument("--out", metavar="DIR", default=None,
-                        help="also write DIR/<experiment>-<size>.json and .png")
+                        help="also write DIR/<experiment>-<size>[-<tag>].json and .png")
     add_format(parser)
 
 
@@ -57,14 +68,19 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--threads must be >= 1, got {args.threads}")
     torch.set_num_threads(args.threads)
     size = runs.SIZES[args.size or "full"]
+    kwargs = {}
+    if args.bases is not None:
+        if args.name != "bound":
+            raise ValueError("--bases applies to `ropelaw experiment bound` only")
+        kwargs["bases"] = tuple(args.bases)
     bar = None
     if args.format == "text" and sys.stderr.isatty():
         from tqdm import tqdm
 
-        bar = tqdm(total=runs.total_steps(args.name, size), desc=f"{args.name} ({size.name})", unit="step",
+        bar = tqdm(total=runs.total_steps(args.name, size, len(args.bases or ()) or None), desc=f"{args.name} ({size.name})", unit="step",
                    file=sys.stderr, leave=False)
     try:
-        result = runs.EXPERIMENTS[args.name](size, seed=args.seed, progress=bar.update if bar else None)
+        result = runs.EXPERIMENTS[args.name](size, seed=args.seed, progress=bar.update if bar else None, **kwargs)
     finally:
         if bar is not None:
             bar.close()
@@ -77,8 +93,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(runs.render_text(result))
         if args.out:
-            print(f"wrote {args.out}/{args.name}-{size.name}.json and .png")
+            print(f"wrote {output_stem(result, args.out)}.json and .png")
     return 0
+
+
+def output_stem(result: dict, out_dir: str) -> str:
+    """``<out>/<experiment>-<size>[-<tag>]`` (a tag marks a non-default run, e.g. custom bases)."""
+    import os
+
+    tag = f"-{result['tag']}" if result.get("tag") else ""
+    return os.path.join(out_dir, f"{result['experiment']}-{result['size']}{tag}")
 
 
 def write_outputs(result: dict, out_dir: str) -> None:
@@ -90,7 +114,7 @@ def write_outputs(result: dict, out_dir: str) -> None:
     from ._common import json_safe
 
     os.makedirs(out_dir, exist_ok=True)
-    stem = os.path.join(out_dir, f"{result['experiment']}-{result['size']}")
+    stem = output_stem(result, out_dir)
     with open(stem + ".json", "w") as f:
         json.dump(json_safe(result), f, indent=1, allow_nan=False)
         f.write("\n")

@@ -9,8 +9,8 @@ The harness behind ``ropelaw eval-length MODEL_DIR --text FILE --lengths 4k,8k,1
 - at each length L, up to ``samples`` non-overlapping windows of L + 1 consecutive tokens
   are scored (next-token cross-entropy in nats, argmax accuracy) at every position, then
   averaged over ``bands`` equal position bands [k L/bands, (k+1) L/bands);
-- a method from ``ropelaw.methods`` (ReRoPE, Leaky ReRoPE, log n) can be patched in
-  (Llama-family models: ``patch_llama``);
+- a method from ``ropelaw.methods`` (ReRoPE, Leaky ReRoPE, log n) can be patched in with
+  ``patch_model`` (the architectures and transformers versions it supports);
 - the predicted bound comes from the model's ``config.json`` through ropelaw's config loader
   and :func:`ropelaw.theory.extrapolation_bound` (Liu et al.; through the scheme registry
   for the config's scaling scheme or the patched method).
@@ -137,13 +137,13 @@ def eval_length(model_dir: str | Path, text: bytes, lengths: Sequence[int], *, m
     bound, how, cfg_train = predicted_bound(model_dir / "config.json", method, window, leaky_k)
     handle = None
     if method != "none":
-        from ..methods import patch_llama
+        from ..methods import patch_model
 
         tl = train_len or cfg_train
         if method == "logn":
-            handle = patch_llama(model, "logn", train_len=tl)
+            handle = patch_model(model, "logn", train_len=tl)
         else:
-            handle = patch_llama(model, method, window=window, leaky_k=leaky_k,
+            handle = patch_model(model, method, window=window, leaky_k=leaky_k,
                                  train_len=train_len)  # log n with ReRoPE only when asked
     rows, curves = [], {}
     try:

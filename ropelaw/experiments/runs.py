@@ -175,8 +175,17 @@ def _header(name: str, size: Size, seed: int, corpus, t0: float, started: str) -
 
 
 # -- bound (Liu et al., seed 001) -----------------------------------------------------------------
-def run_bound(size: Size, seed: int = 0, progress: Progress | None = None) -> dict[str, Any]:
-    """Continued training at several bases; predicted bound vs measured break per base."""
+def run_bound(size: Size, seed: int = 0, progress: Progress | None = None,
+              bases: tuple[float, ...] | None = None) -> dict[str, Any]:
+    """Continued training at several bases; predicted bound vs measured break per base.
+
+    ``bases`` (ascending, each > 1) replaces the size's list; the result then carries
+    ``tag`` = "<n>bases" so that its files do not overwrite the default run's.
+    """
+    if bases is not None:
+        bases = tuple(sorted(float(b) for b in bases))
+        if not bases or bases[0] <= 1:
+            raise ValueError(f"bases must be > 1, got {list(bases)}")
     from ..spec import RopeSpec
     from ..theory import extrapolation_bound
 
@@ -189,7 +198,7 @@ def run_bound(size: Size, seed: int = 0, progress: Progress | None = None) -> di
                      progress=progress)
     samples = nonrepeated_samples(corpus.test, test_len, size.bound_samples, seed=seed + 1000)
     rows, curves = [], {}
-    for beta in size.bound_bases:
+    for beta in bases or size.bound_bases:
         model = base_model.with_base(beta)
         tune = train(model, corpus.train, steps=size.tune_steps, batch=size.batch, lr=size.lr / 3, seed=seed + 1,
                      warmup=max(1, size.tune_steps // 20), progress=progress)
@@ -206,6 +215,8 @@ def run_bound(size: Size, seed: int = 0, progress: Progress | None = None) -> di
                      "loss_rise_at_end": round(end - ref, 4), "tune_final_loss": round(_mean(tune[-10:]), 4)})
         curves[f"{beta:g}"] = {"loss": [round(x, 4) for x in loss], "accuracy": [round(x, 4) for x in acc]}
     out = _header("bound", size, seed, corpus, t0, started)
+    if bases is not None:
+        out["tag"] = f"{len(bases)}bases"
     out.update({"train_len": t, "test_len": test_len, "pretrain_base": PRETRAIN_BASE,
                 "model": model_config(size).to_dict(), "pretrain_final_loss": round(_mean(pre_loss[-10:]), 4),
                 "break_rule": {"reference": "mean loss over positions [T/2, T)", "smoothing": "trailing mean over T/4",
@@ -353,10 +364,10 @@ EXPERIMENTS: dict[str, Callable[..., dict[str, Any]]] = {
 }
 
 
-def total_steps(name: str, size: Size) -> int:
-    """Optimiser steps an experiment takes (for a progress bar)."""
+def total_steps(name: str, size: Size, bases: int | None = None) -> int:
+    """Optimiser steps an experiment takes (for a progress bar); ``bases``: count of a custom list."""
     if name == "bound":
-        return size.steps + size.tune_steps * len(size.bound_bases)
+        return size.steps + size.tune_steps * (bases or len(size.bound_bases))
     if name == "extrapolation":
         return 2 * size.steps
     if name == "keynorm":
