@@ -34,8 +34,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .schemes import default_inv_freq
-from .spec import check_positive_int
-from .theory import check_base, check_rotary_dim
+from .spec import check_base, check_positive_int, check_rotary_dim
 
 __all__ = [
     "b_m_theta",

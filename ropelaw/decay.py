@@ -20,7 +20,7 @@ import math
 from typing import Any, Sequence
 
 from .schemes import default_inv_freq
-from .theory import check_base, check_rotary_dim
+from .spec import check_base, check_rotary_dim
 
 __all__ = ["decay_curve", "decay_bound", "rope_score"]
 

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-__all__ = ["RopeSpec", "check_positive_int", "check_real"]
+__all__ = ["RopeSpec", "check_base", "check_positive_int", "check_real", "check_rotary_dim"]
 
 
 def check_real(name: str, value: Any) -> float:
@@ -46,6 +46,31 @@ def check_positive_int(name: str, value: Any, minimum: int = 1) -> int:
     if n < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
     return n
+
+
+def check_rotary_dim(d: Any) -> int:
+    """``d`` as an even int >= 2 (integral floats such as ``128.0`` pass), else ``ValueError``.
+
+    Even: dims rotate in pairs (RoFormer, arXiv 2104.09864, eq. 15); at least one pair.
+    """
+    if isinstance(d, bool) or not isinstance(d, (int, float, str)):
+        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
+    try:
+        n = check_positive_int("rotary dimension d", d, minimum=2)
+    except ValueError:
+        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}") from None
+    if n % 2:
+        raise ValueError(f"rotary dimension d must be even, an even integer >= 2 (pairs of dims rotate), got {n}")
+    return n
+
+
+def check_base(name: str, b: Any) -> float:
+    """``b`` as a finite float > 1 (a RoPE base: theta_i = b^(-2i/d) must decrease), else
+    ``ValueError`` naming ``name``."""
+    x = check_real(name, b)
+    if x <= 1:
+        raise ValueError(f"{name} must be > 1, got {b!r}")
+    return x
 
 
 def _freeze(value: Any) -> Any:
@@ -77,16 +102,7 @@ class RopeSpec:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if isinstance(self.d, bool) or not isinstance(self.d, (int, float, str)):
-            raise ValueError(f"rotary dimension d must be an even integer >= 2, got {self.d!r}")
-        try:
-            d = check_positive_int("rotary dimension d", self.d, minimum=2)
-        except ValueError:
-            raise ValueError(
-                f"rotary dimension d must be an even integer >= 2, got {self.d!r}"
-            ) from None
-        if d % 2:
-            raise ValueError(f"rotary dimension d must be even (pairs of dims rotate), got {d}")
+        d = check_rotary_dim(self.d)
         set_(self, "d", d)
         train = check_positive_int("training length", self.train_len)
         if train <= 2 * math.pi:
@@ -95,10 +111,7 @@ class RopeSpec:
             )
         set_(self, "train_len", train)
         for name, label in (("base", "base"), ("pretrain_base", "pretraining base")):
-            b = check_real(label, getattr(self, name))
-            if b <= 1:
-                raise ValueError(f"{label} must be > 1, got {getattr(self, name)!r}")
-            set_(self, name, b)
+            set_(self, name, check_base(label, getattr(self, name)))
         if self.tune_len is not None:
             tune = check_positive_int("tuning length", self.tune_len)
             if tune < train:

@@ -24,7 +24,7 @@ Lengths and distances are identified as in the paper and in seed 000 (a context 
 tokens is treated as covering relative distances up to ``T``; the off-by-one is ignored).
 
 Inputs are validated with :func:`ropelaw.spec.check_positive_int` / :func:`ropelaw.spec.check_real`
-(:func:`check_rotary_dim`, :func:`check_base`; ``basebound`` and ``decay`` use the same two), so
+(:func:`~ropelaw.spec.check_rotary_dim`, :func:`~ropelaw.spec.check_base`, which RopeSpec uses too), so
 integral floats (``4096.0``, ``1e6``) are accepted and non-integral lengths or dims are a ``ValueError``.
 
 This module is pure Python (``math``); the scheme registry (also pure Python) is imported only
@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 from .numfmt import compact, number
 from .results import Result
-from .spec import RopeSpec, check_positive_int, check_real
+from .spec import RopeSpec, check_base, check_positive_int, check_real, check_rotary_dim  # noqa: F401  (re-exported)
 
 __all__ = [
     "critical_dimension",
@@ -101,25 +101,6 @@ def _exact_sign(approx: float, scale: float, exact: Callable[[Any], Any]) -> int
 
 
 # -- input checks (shared with basebound and decay) -----------------------------------------
-def check_rotary_dim(d: Any) -> int:
-    """``d`` as an even int >= 2 (integral floats such as ``128.0`` pass), else ``ValueError``."""
-    try:
-        n = check_positive_int("rotary dimension d", d, minimum=2)
-    except ValueError:
-        n = None
-    if n is None or n % 2:
-        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
-    return n
-
-
-def check_base(name: str, b: Any) -> float:
-    """``b`` as a finite float > 1 (a RoPE base), else ``ValueError`` naming ``name``."""
-    x = check_real(name, b)
-    if x <= 1:
-        raise ValueError(f"{name} must be > 1, got {b!r}")
-    return x
-
-
 def _check_length(name: str, t: Any) -> int:
     """A context length: a whole number of tokens > 2*pi (so some pair can complete a period)."""
     n = check_positive_int(name, t)

@@ -432,3 +432,19 @@ def test_pair_table_twin_fields_always_agree_with_the_brute_force_count():
         data = rows[0].to_dict()  # both public JSON keys stay, in their order
         keys = list(data)
         assert keys.index("inside_critical_dimension") == keys.index("full_period_in_training") + 1
+
+
+def test_one_validation_of_d_and_base_for_spec_theory_basebound_decay():
+    """RopeSpec, theory, basebound and decay reject the same inputs with the same messages."""
+    from ropelaw import basebound, decay, spec, theory
+
+    assert theory.check_rotary_dim is spec.check_rotary_dim is basebound.check_rotary_dim is decay.check_rotary_dim
+    assert theory.check_base is spec.check_base is basebound.check_base is decay.check_base
+    for bad in (127, 0, 128.5, "x", True):
+        with pytest.raises(ValueError) as from_spec:
+            RopeSpec(d=bad)
+        with pytest.raises(ValueError) as from_theory:
+            critical_dimension(bad, 4096)
+        assert str(from_spec.value) == str(from_theory.value)
+    with pytest.raises(ValueError, match=r"base must be > 1, got 1\.0"):
+        RopeSpec(d=128, base=1.0)
