@@ -39,8 +39,8 @@ COMMANDS = {
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> "NoReturn":  # type: ignore[name-defined]  # noqa: F821
-        # one line, no usage block: bad input is a single clear sentence
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        # one line, one prefix, no usage block; where to read more, as git does
+        self.exit(2, f"ropelaw: error: {message} (see `{self.prog} --help`)\n")
 
 
 def _load(name: str):
@@ -106,6 +106,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     first = next((a for a in argv if not a.startswith("-")), None)
+    if first is not None and first not in COMMANDS:
+        from .errors import did_you_mean
+
+        print(f"ropelaw: error: unknown command {first!r}{did_you_mean(first, COMMANDS)} "
+              "(see `ropelaw --help`)", file=sys.stderr)
+        return 2
     only = first if first in COMMANDS else None
     parser = build_parser(only)
     args = parser.parse_args(argv)

@@ -125,8 +125,11 @@ def get_format(name: "str | FloatFormat | Any") -> FloatFormat:
     text = text.replace("-", "_") if text.startswith("fp8") else text
     key = _ALIASES.get(text, text)
     if key not in FORMATS:
+        from .errors import did_you_mean
+
+        hint = did_you_mean(text, [*FORMATS, *_ALIASES])
         raise ValueError(f"unknown float format {str(name)!r}; choose one of {', '.join(FORMATS)} "
-                         "(aliases: bfloat16, float16, half, float32, e4m3, e5m2)")
+                         f"(aliases: bfloat16, float16, half, float32, e4m3, e5m2){hint}")
     return FORMATS[key]
 
 

@@ -7,8 +7,8 @@ can be saved with ``fig.savefig(...)`` anywhere and shown inline in Jupyter
 (``%matplotlib inline`` registers the Figure display hook).
 
 matplotlib is imported inside the functions: ``import ropelaw`` never pulls it in; without
-it, every function raises :class:`ropelaw.errors.UsageError` naming ``pip install
-'ropelaw[plot]'``.
+it, every function raises :class:`ropelaw.errors.UsageError` naming ``pip install -e
+'.[plot]'``.
 
 The numbers come from the analytic modules (``theory``, ``basebound``, ``decay``,
 ``formats``, ``schemes``); nothing here re-derives them. Main artists carry a ``gid``

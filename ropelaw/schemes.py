@@ -158,7 +158,9 @@ def scheme_info(name: str) -> SchemeInfo:
     """The registry entry for ``name`` (a canonical name or an alias); ValueError if unknown."""
     info = SCHEMES.get(name)
     if info is None:
-        raise ValueError(f"unknown scheme {name!r}; known: {', '.join(scheme_names())}")
+        from .errors import did_you_mean
+
+        raise ValueError(f"unknown scheme {name!r}; known: {', '.join(scheme_names())}{did_you_mean(name, SCHEMES)}")
     return info
 
 

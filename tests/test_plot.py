@@ -419,11 +419,11 @@ def test_import_does_not_load_matplotlib():
 
 def test_missing_matplotlib_names_the_extra(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(UsageError, match=r"pip install 'ropelaw\[plot\]'"):
+    with pytest.raises(UsageError, match=r"pip install -e '\.\[plot\]'"):
         plot.plot_pair_periods()
     assert main(["plot", "periods", "-o", str(tmp_path / "p.png")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pip install 'ropelaw[plot]'" in err
+    assert err.count("\n") == 1 and "pip install -e '.[plot]'" in err
     assert not (tmp_path / "p.png").exists()
 
 

@@ -176,6 +176,9 @@ def _notes(audit) -> list[str]:
 
 
 def run_hf(args: argparse.Namespace) -> int:
+    from ..errors import require
+
+    require("transformers", "hf", "`audit hf`", also=("torch",))  # one hint naming the final extra
     from ..audit.runtime import Probe, audit_hf, hf_rotary_factory
 
     overrides = dict(args.config or [])

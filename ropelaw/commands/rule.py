@@ -23,13 +23,18 @@ def run(args: argparse.Namespace) -> int:
             emit_json([{"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
                         "default_on": r.default_on} for r in rules])
         else:
-            for r in rules:
-                print(f"{r.code}  {r.name:<34} {r.severity:<8} {r.summary}")
+            name_w = max(len(r.name) for r in rules)
+            sev_w = max(len(r.severity) for r in rules)
+            for r in rules:  # columns as wide as their longest entry: names never run into severities
+                print(f"{r.code}  {r.name:<{name_w}}  {r.severity:<{sev_w}}  {r.summary}")
         return 0
     try:
         rule = get_rule(args.code)
     except KeyError:
-        raise ValueError(f"unknown rule {args.code!r} (see `ropelaw rule --all`)") from None
+        from ..errors import did_you_mean
+
+        hint = did_you_mean(args.code, [r.code for r in all_rules()] + [r.name for r in all_rules()])
+        raise ValueError(f"unknown rule {args.code!r}{hint} (see `ropelaw rule --all`)") from None
     if args.format == "json":
         emit_json({"code": rule.code, "name": rule.name, "severity": rule.severity, "summary": rule.summary,
                    "what": rule.what, "why": rule.why, "example": rule.example, "fix": rule.fix,

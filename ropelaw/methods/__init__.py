@@ -10,7 +10,7 @@
   Mixtral, Qwen2/3, Gemma 1/2/3, Phi-3, OLMo 2, Granite, StarCoder2) for generation;
   ``patch_llama`` is its old name.
 
-Needs torch (``pip install 'ropelaw[torch]'``); the HF patch also needs transformers.
+Needs torch (``pip install -e '.[torch]'``); the HF patch also needs transformers.
 """
 
 from __future__ import annotations

@@ -1,0 +1,86 @@
+"""Errors and help as git and ruff give them: one prefix, "did you mean", a --help pointer,
+install hints that name the extra finally needed, in README's install form.
+
+Each case is the exact stderr line for an input a newcomer types (issue 15).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from ropelaw import errors
+from ropelaw.cli import main
+
+
+def run(capsys, argv):
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv,line", [
+    # a typo'd subcommand
+    (["bund", "--d", "128"], "ropelaw: error: unknown command 'bund'; did you mean 'bound'? (see `ropelaw --help`)"),
+    (["xyzzy"], "ropelaw: error: unknown command 'xyzzy' (see `ropelaw --help`)"),
+    # missing arguments point to the command's --help; one prefix (not `ropelaw bound: error:`)
+    (["bound"], "ropelaw: error: the following arguments are required: --d, --train, --base "
+                "(see `ropelaw bound --help`)"),
+    (["exact", "--length", "8"], "ropelaw: error: the following arguments are required: --dtype "
+                                 "(see `ropelaw exact --help`)"),
+    # schemes, dtypes, rule codes and names
+    (["bound", "--d", "128", "--train", "4096", "--base", "1e6", "--scheme", "yarm", "--factor", "8"],
+     "ropelaw: error: unknown scheme 'yarm'; known: default, linear, ntk, dynamic, yarn, llama3, longrope, rerope, "
+     "leaky_rerope; did you mean 'yarn'?"),
+    (["exact", "--dtype", "bf61", "--length", "8"],
+     "ropelaw: error: unknown float format 'bf61'; choose one of fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2 "
+     "(aliases: bfloat16, float16, half, float32, e4m3, e5m2); did you mean 'bf16'?"),
+    (["rule", "RP1011"], "ropelaw: error: unknown rule 'RP1011'; did you mean 'RP101'? (see `ropelaw rule --all`)"),
+    (["rule", "positions-in-buffer-dtpye"],
+     "ropelaw: error: unknown rule 'positions-in-buffer-dtpye'; did you mean 'positions-in-buffer-dtype'? "
+     "(see `ropelaw rule --all`)"),
+])
+def test_error_lines(capsys, argv, line):
+    code, out, err = run(capsys, argv)
+    assert (code, out, err) == (2, "", line + "\n")
+
+
+def test_every_argparse_error_has_the_one_prefix(capsys):
+    code, _, err = run(capsys, ["bound", "--d", "128", "--train", "4096", "--base", "1e6", "--format", "yml"])
+    assert code == 2 and err.startswith("ropelaw: error: argument --format: invalid choice: 'yml'")
+    assert err.rstrip().endswith("(see `ropelaw bound --help`)") and err.count("\n") == 1
+
+
+def test_install_hint_names_the_final_extra_once(monkeypatch):
+    """`audit hf` without torch and transformers asks for [hf] at once, not [torch] and then [hf]."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("torch", "transformers") else real(name, *a))
+    with pytest.raises(errors.UsageError) as exc:
+        errors.require("transformers", "hf", "`audit hf`", also=("torch",))
+    assert str(exc.value) == "`audit hf` needs transformers and torch: pip install -e '.[hf]'"
+
+
+def test_audit_hf_checks_both_before_running(capsys, monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    code, out, err = run(capsys, ["audit", "hf", "llama"])
+    assert (code, out, err) == (2, "", "ropelaw: error: `audit hf` needs torch: pip install -e '.[hf]'\n")
+
+
+def test_rule_all_columns_never_run_into_each_other(capsys):
+    from ropelaw.findings import all_rules
+
+    code, out, _ = run(capsys, ["rule", "--all"])
+    rules = all_rules()
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == len(rules)
+    name_end = max(len(r.code) + 2 + len(r.name) for r in rules)  # the widest name, e.g. RL104's
+    for rule, line in zip(rules, lines):
+        assert line.startswith(f"{rule.code}  {rule.name} ")
+        assert line[name_end:name_end + 2] == "  " and line[name_end + 2:].startswith(rule.severity)
+        assert line.endswith(rule.summary)
