@@ -84,3 +84,31 @@ def test_rule_all_columns_never_run_into_each_other(capsys):
         assert line.startswith(f"{rule.code}  {rule.name} ")
         assert line[name_end:name_end + 2] == "  " and line[name_end + 2:].startswith(rule.severity)
         assert line.endswith(rule.summary)
+
+
+@pytest.mark.parametrize("flag,text,value", [
+    ("--base", "1M", 10**6), ("--base", "500k", 500 * 10**3), ("--base", "1.5k", 1500),  # bases: decimal
+    ("--base", "2e6", 2 * 10**6), ("--pretrain-base", "500k", 500 * 10**3),
+    ("--train", "4k", 4 * 1024), ("--tune", "1M", 1024 * 1024),  # lengths: binary
+])
+def test_suffixes_for_lengths_and_bases(capsys, flag, text, value):
+    import json
+
+    argv = {"--base": "1e6", "--train": "4096"}
+    argv[flag] = text
+    args = ["bound", "--d", "128", *[x for kv in argv.items() for x in kv], "--format", "json"]
+    code, out, _ = run(capsys, args)
+    key = {"--base": "base", "--pretrain-base": "pretrain_base", "--train": "train_len", "--tune": "tune_len"}[flag]
+    assert code == 0 and json.loads(out)[key] == value
+
+
+def test_suffixes_are_documented_and_said_in_the_output(capsys):
+    code, out, _ = run(capsys, ["bound", "--help"])
+    flat = " ".join(out.split())
+    assert "k = 1,024 and M = 1,048,576 tokens" in flat and "for bases k = 1,000 and M = 1,000,000" in flat
+    code, out, _ = run(capsys, ["bound", "--d", "128", "--train", "4k", "--base", "1M"])
+    assert "  training length       4,096           --train 4k = 4 x 1,024\n" in out
+    assert "  base                  1,000,000       at tuning and inference (--base 1M = 1 x 1,000,000)\n" in out
+    for bad in ("abck", "1e308k", "k", "infk"):
+        code, _, err = run(capsys, ["bound", "--d", "128", "--train", "4k", "--base", bad])
+        assert code == 2 and err.startswith("ropelaw: error: argument --base: ") and err.count("\n") == 1

@@ -30,11 +30,76 @@ def number(text: str) -> float:
     return x
 
 
+# Suffixes. Lengths are counted in binary units, as context sizes are quoted (a "4k" context
+# is 4,096 tokens); bases in decimal ones, as rope_theta values are quoted (Llama 3's "500k"
+# is 500,000; "1M" is 1,000,000). The help of every flag and the text output say which.
+LENGTH_SUFFIXES = {"k": 1024, "m": 1024 * 1024}
+BASE_SUFFIXES = {"k": 10**3, "m": 10**6}
+LENGTH_HELP = "4096, 4e3, 128k, 1M: k = 1,024 and M = 1,048,576 tokens"
+BASE_HELP = "1e6, 500k, 1M; for bases k = 1,000 and M = 1,000,000, not 1,024 as for lengths"
+
+
+class _Suffixed:
+    """Mixin: the number remembers the flag text it was read from when a suffix was used."""
+
+    text: str = ""
+    unit: int = 1
+
+    def suffix_note(self) -> str:
+        """``"128k = 128 x 1,024"`` when the value was given with a suffix, else ``""``."""
+        if not self.text:
+            return ""
+        return f"{self.text} = {self.text[:-1]} x {self.unit:,}"
+
+
+class SuffixedInt(_Suffixed, int):
+    pass
+
+
+class SuffixedFloat(_Suffixed, float):
+    pass
+
+
+def suffix_note(value: Any) -> str:
+    """The note of a value read with a suffix (``"1M = 1 x 1,000,000"``), else ``""``."""
+    return value.suffix_note() if isinstance(value, _Suffixed) else ""
+
+
+def _with_text(value: Any, cls: type, text: str, unit: int) -> Any:
+    out = cls(value)
+    out.text, out.unit = text, unit
+    return out
+
+
+def base(text: str) -> float:
+    """argparse type: a RoPE base, a finite real number with an optional decimal suffix
+    (``1e6``, ``500k`` = 500,000, ``1M`` = 1,000,000); RopeSpec checks that it is > 1."""
+    t = text.strip().replace("_", "")
+    unit = BASE_SUFFIXES.get(t[-1:].lower(), 1) if not t.lower().endswith(("inf", "nan")) else 1
+    if unit == 1:
+        return number(text)
+    try:
+        x = number(t[:-1]) * unit
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"not a number: {_short(text)}") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"must be finite: {_short(text)}")
+    return _with_text(x, SuffixedFloat, t, unit)
+
+
 def length(text: str) -> int:
-    """argparse type: a whole number of tokens, 1 .. 2**53 (``4096``, ``4e3``, ``128k``, ``1M``).
+    """argparse type: a whole number of tokens, 1 .. 2**53 (``4096``, ``4e3``, ``128k``, ``1M``;
+    k = 1,024, M = 1,048,576).
 
     Digit strings are read exactly (``9007199254740993`` is not rounded to a float first).
     """
+    n = _length(text)
+    t = text.strip().replace("_", "")
+    unit = LENGTH_SUFFIXES.get(t[-1:].lower(), 1)
+    return _with_text(n, SuffixedInt, t, unit) if unit != 1 else n
+
+
+def _length(text: str) -> int:
     t = text.strip().replace("_", "")
     mult = 1
     if t[-1:].lower() in ("k", "m"):
@@ -125,13 +190,13 @@ def add_spec_arguments(parser: argparse.ArgumentParser, *, base_required: bool =
     g.add_argument("--d", required=True, type=number, metavar="D",
                    help="rotary dimension: rotated dims per head (even)")
     g.add_argument("--train", required=True, type=length, metavar="T",
-                   help="pre-training context length T_train")
-    g.add_argument("--base", required=base_required, type=number, metavar="BETA",
-                   help="base used at tuning / inference (beta)")
-    g.add_argument("--pretrain-base", type=number, default=10000.0, metavar="B",
-                   help="base of pre-training (default 10000, as in Liu et al.)")
+                   help=f"pre-training context length T_train ({LENGTH_HELP})")
+    g.add_argument("--base", required=base_required, type=base, metavar="BETA",
+                   help=f"base used at tuning / inference, beta ({BASE_HELP})")
+    g.add_argument("--pretrain-base", type=base, default=10000.0, metavar="B",
+                   help="base of pre-training (default 10,000, as in Liu et al.; k and M as for --base)")
     g.add_argument("--tune", type=length, default=None, metavar="T",
-                   help="tuning length T_tune (default: the training length)")
+                   help="tuning length T_tune (default: the training length; k and M as for --train)")
     s = parser.add_argument_group("scaling scheme")
     s.add_argument("--scheme", default="default", metavar="NAME",
                    help="scaling scheme (see `ropelaw schemes`); default: plain RoPE")

@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from ..report import FORMATS
-from ._common import add_format, emit_json, length, number, param
+from ._common import add_format, base, emit_json, length, number, param
 
 _SCENARIO_CHOICES = ("cast", "default", "autocast", "all")
 
@@ -22,8 +22,8 @@ def _add_runtime_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scenario", choices=_SCENARIO_CHOICES, default="all",
                    help="cast: built in float32 then .to(dtype); default: torch.set_default_dtype(dtype); "
                         "autocast: called inside torch.autocast('cpu', dtype); all (default)")
-    p.add_argument("--base", type=number, default=None, metavar="B",
-                   help="nominal RoPE base (default: fitted to a float32 build of the module)")
+    p.add_argument("--base", type=base, default=None, metavar="B",
+                   help="nominal RoPE base (default: fitted to a float32 build of the module; 500k = 500,000)")
     add_format(p, FORMATS)
 
 

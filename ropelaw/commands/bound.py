@@ -42,19 +42,22 @@ def _tokens(x: float) -> str:
     return count(round(x)) if math.isfinite(x) else "infinite"
 
 
-def render_text(r: Any, spec: Any) -> str:
+def render_text(r: Any, spec: Any, suffixes: dict[str, str] | None = None) -> str:
+    """The text report; ``suffixes`` maps a flag (``train``, ``tune``, ``base``, ``pretrain-base``)
+    to how its suffix was read (``"4k = 4 x 1,024"``), shown beside the value."""
     from ..numfmt import count, number
 
+    said = {k: f"--{k} {v}" for k, v in (suffixes or {}).items() if v}
     tuned = spec.tune_len is not None and spec.tune_len != spec.train_len
     lines = ["RoPE extrapolation bound (scaling laws of RoPE-based extrapolation, Liu et al. 2023)", ""]
     lines.append(_row("rotary dims d", str(r.d)))
-    lines.append(_row("training length", count(r.train_len)))
+    lines.append(_row("training length", count(r.train_len), said.get("train", "")))
     lines.append(_row("tuning length", count(r.tune_len),
-                      "" if tuned else "same as training (--tune to change)"))
+                      said.get("tune", "") if tuned else "same as training (--tune to change)"))
     lines.append(_row("pretraining base", number(r.pretrain_base),
                       "assumed, as in the paper (--pretrain-base to change)" if r.pretrain_base == 10000.0
-                      else "(--pretrain-base)"))
-    lines.append(_row("base", number(r.base), "at tuning and inference (--base)"))
+                      and "pretrain-base" not in said else f"({said.get('pretrain-base', '--pretrain-base')})"))
+    lines.append(_row("base", number(r.base), f"at tuning and inference ({said.get('base', '--base')})"))
     if r.scheme != "default":
         params = ", ".join(f"{k}={v}" for k, v in r.params.items())
         lines.append(_row("scheme", r.scheme, f"({params})" if params else ""))
@@ -101,12 +104,14 @@ def render_text(r: Any, spec: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..theory import extrapolation_bound
-    from ._common import emit_json, spec_from_args
+    from ._common import emit_json, spec_from_args, suffix_note
 
     spec = spec_from_args(args)
     result = extrapolation_bound(spec)
     if args.format == "json":
         emit_json(result.to_dict())
     else:
-        print(render_text(result, spec))
+        suffixes = {"train": suffix_note(args.train), "tune": suffix_note(args.tune),
+                    "base": suffix_note(args.base), "pretrain-base": suffix_note(args.pretrain_base)}
+        print(render_text(result, spec, suffixes))
     return 0

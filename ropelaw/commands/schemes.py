@@ -16,7 +16,7 @@ DESCRIPTION = __doc__
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ._common import add_format, length, number, param
+    from ._common import add_format, base, length, number, param
 
     parser.add_argument("name", nargs="?", metavar="NAME",
                         help="scheme to apply (omit to list every scheme)")
@@ -25,8 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--train", type=length, metavar="T",
                    help="pre-training context length (the original length unless "
                         "--param original_max_position_embeddings=N)")
-    g.add_argument("--base", type=number, default=None, metavar="BETA",
-                   help="base the frequencies derive from (default 10000)")
+    g.add_argument("--base", type=base, default=None, metavar="BETA",
+                   help="base the frequencies derive from (default 10,000; 500k = 500,000, 1M = 1,000,000)")
     s = parser.add_argument_group("scheme parameters")
     s.add_argument("--factor", type=number, default=None, metavar="S", help="scaling factor s")
     s.add_argument("--param", type=param, action="append", default=[], metavar="KEY=VALUE",
