@@ -179,3 +179,26 @@ def test_huge_and_barely_valid_bases_print_compactly_and_exactly(capsys):
     assert max(len(word) for word in out.split()) < 40
     code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--base", "1.0000000000000002")
     assert code == 0 and "base                  1.0000000000000002  at tuning" in out
+
+
+def test_base_names_men_et_al_k_convention_and_the_published_value(capsys):
+    """Men et al.'s Table 1 (d = 128) prints 7.8e6 for "128k". ropelaw reads --target 128k as
+    131,072 tokens, where 7.8e6 does not hold: B_(m,theta) at m = 128,915 is -1.016 (mpmath, 40
+    digits, theta_i = 7.8e6^(-2i/128)), so the computed bound differs and the output says why."""
+    with mpmath.workdps(40):
+        b = mpmath.mpf("7.8e6")
+        assert mpmath.fsum(mpmath.cos(128915 * b ** (-mpmath.mpf(2 * i) / 128)) for i in range(64)) < -1
+    code, out, _ = run(capsys, "base", "--d", "128", "--train", "4096", "--target", "128k")
+    assert code == 0
+    assert "  target context          131,072 tokens  --target 128k = 128 x 1,024\n" in out
+    assert ('  Men et al. Table 1      7.8e6         published for "128k" (d = 128); this target reads k as '
+            "1,024, the table's grid as 1,000: --target 128000 to compare\n") in out
+    code, out, _ = run(capsys, "base", "--d", "128", "--train", "4096", "--target", "128k", "--format", "json")
+    assert json.loads(out)["men_published"] == {
+        "table": "Men et al. 2024, arXiv 2405.14591, Table 1 (d = 128)", "entry": "128k", "lower_bound": 7.8e6,
+        "target_reads_k_as": 1024}
+    code, out, _ = run(capsys, "base", "--d", "128", "--train", "4096", "--target", "8000")
+    assert '  Men et al. Table 1      8.4e4         published for "8k" (d = 128), read as 8,000 tokens like this target' \
+        in out
+    code, out, _ = run(capsys, "base", "--d", "64", "--train", "4096", "--target", "8000")
+    assert "Table 1" not in out  # the table is for d = 128 only

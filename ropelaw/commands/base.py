@@ -21,14 +21,16 @@ example:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ._common import add_format, length, number
+    from ._common import LENGTH_HELP, add_format, base, length, number
 
     parser.add_argument("--d", required=True, type=number, metavar="D", help="rotary dimension (even)")
-    parser.add_argument("--train", required=True, type=length, metavar="T", help="pre-training length T_train")
+    parser.add_argument("--train", required=True, type=length, metavar="T",
+                        help=f"pre-training length T_train ({LENGTH_HELP})")
     parser.add_argument("--target", required=True, type=length, metavar="L",
-                        help="target context length (4096, 128k, 1M; k = 1024)")
-    parser.add_argument("--pretrain-base", type=number, default=10000.0, metavar="B",
-                        help="base of pre-training (default 10000, as in Liu et al.)")
+                        help=f"target context length ({LENGTH_HELP}; Men et al.'s table writes "
+                             "128k for 128,000: give --target 128000 to compare with it)")
+    parser.add_argument("--pretrain-base", type=base, default=10000.0, metavar="B",
+                        help="base of pre-training (default 10,000, as in Liu et al.; 500k = 500,000, 1M = 1,000,000)")
     add_format(parser)
 
 
@@ -46,11 +48,30 @@ def _men_too_costly(d: int, target: int) -> str | None:
     return None
 
 
+def published_entry(d: int, target: int) -> tuple[str, float, int] | None:
+    """Men et al.'s Table 1 entry a target stands for: ``(label, printed base, k)``, or None.
+
+    The table (d = 128 only) labels lengths "1k" .. "1M"; a target equal to ``n * 1,000`` or
+    ``n * 1,024`` tokens for a label ``n``k is that entry, and ``k`` says which reading matched.
+    The printed values come from ``basebound.PUBLISHED_LOWER_BOUNDS``.
+    """
+    from ..basebound import PUBLISHED_LOWER_BOUNDS
+
+    if d != 128:
+        return None
+    for n, value in PUBLISHED_LOWER_BOUNDS.items():
+        label = "1M" if n == 1024 else f"{n}k"
+        for k in (1000, 1024):
+            if target == n * k:
+                return label, value, k
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from ..spec import RopeSpec
     from ..theory import base_for_context, critical_dimension, extrapolation_bound
     from ..numfmt import count, exponent, number
-    from ._common import check_d_limit, emit_json
+    from ._common import check_d_limit, emit_json, suffix_note
 
     check_d_limit(args.d)
     # validate every input the same way as everywhere else (one-line ValueError -> exit 2)
@@ -76,13 +97,19 @@ def run(args: argparse.Namespace) -> int:
         "men_lower_bound": men,
         "men_not_computed": men_skipped,
         "men_convention": "smallest base on the 2-significant-figure grid with B_{m,theta} >= 0 for every integer m <= target",
+        "men_published": None,
     }
+    entry = published_entry(d, target)
+    if entry is not None:
+        out["men_published"] = {"table": "Men et al. 2024, arXiv 2405.14591, Table 1 (d = 128)",
+                                "entry": entry[0], "lower_bound": entry[1], "target_reads_k_as": entry[2]}
     if args.format == "json":
         emit_json(out)
         return 0
     print(f"Base for a target context (d={d}, training length {count(t)}, pretraining base {number(b)})")
     print()
-    print(f"  {'target context':<24}{count(target)} tokens")
+    note = suffix_note(args.target)
+    print(f"  {'target context':<24}{count(target) + ' tokens':<12}" + (f"  --target {note}" if note else ""))
     print(f"  {'critical dimension':<24}{d_extra} of {d}   (Liu et al. Lemma 1, at the pretraining base)")
     if target <= t:
         print(f"  {'scaling-law base':<24}{number(scaling):<12}  already within the training length: no change needed")
@@ -95,4 +122,12 @@ def run(args: argparse.Namespace) -> int:
     men_text = exponent(men, 2)  # the grid has 2 significant figures
     print(f"  {'Men et al. lower bound':<24}{men_text:<12}  smallest 2-significant-figure base with "
           f"sum_i cos(m*theta_i) >= 0 for all m <= {count(target)}")
+    if entry is not None:
+        label, value, k = entry
+        if k == 1000:
+            why = f"published for \"{label}\" (d = 128), read as {count(target)} tokens like this target"
+        else:
+            why = (f"published for \"{label}\" (d = 128); this target reads k as 1,024, the table's grid "
+                   f"as 1,000: --target {target // 1024 * 1000} to compare")
+        print(f"  {'Men et al. Table 1':<24}{exponent(value, 2):<12}  {why}")
     return 0

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ._common import length, number
+from ._common import base, length, number
 
 HELP = "draw a figure (bound vs base, periods, exact positions, ...) to PNG/SVG/PDF"
 
@@ -52,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--train", type=length, default=None, metavar="T", help="pre-training length (default 4096)")
     g.add_argument("--tune", type=length, default=None, metavar="T",
                    help="tuning length (bound: default 16k, as in seed 001's observations)")
-    g.add_argument("--base", type=number, default=None, metavar="BETA", help="base at tuning / inference (default 10000)")
-    g.add_argument("--pretrain-base", type=number, default=None, metavar="B", help="pre-training base (default 10000)")
+    g.add_argument("--base", type=base, default=None, metavar="BETA", help="base at tuning / inference (default 10,000; 500k = 500,000, 1M = 1,000,000)")
+    g.add_argument("--pretrain-base", type=base, default=None, metavar="B", help="pre-training base (default 10,000)")
     g.add_argument("--scheme", default=None, metavar="NAME", help="scaling scheme (periods)")
     g.add_argument("--factor", type=number, default=None, metavar="S", help="scaling factor (periods, schemes; default 8)")
     g.add_argument("--schemes", default=None, metavar="A,B,...", help="schemes to compare (default: every scheme with a factor)")
