@@ -246,7 +246,5 @@ def test_methods_notebook_rerope_is_exact():
 def test_methods_notebook_keynorm():
     nb = executed("04_methods.ipynb")
     v = values(nb, "check-keynorm")
-    if v["keynorm_vs_seed_formula"].startswith("unavailable"):
-        pytest.skip("ropelaw.methods.keynorm_attention not available")
     assert float(v["keynorm_vs_seed_formula"]) < 1e-12  # seed 003's KNA formula, float64
     assert float(v["keynorm_scale_invariance_diff"]) < 1e-12  # keys are L2-normalised: scale cannot matter
