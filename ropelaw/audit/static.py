@@ -1516,7 +1516,7 @@ def _run_deep(fn):
         return fn()
     try:
         sys.setrecursionlimit(max(old_limit, _DEEP_RECURSION))
-        t = threading.Thread(target=target, name="ropelaw-ast")
+        t = threading.Thread(target=target, name="ropelaw-ast", daemon=True)  # ^C in join() ends ropelaw
         t.start()
         t.join()
     finally:
