@@ -364,3 +364,20 @@ def test_decode_rotates_only_the_new_key(llama, monkeypatch):
     with patch_model(llama, "leaky_rerope", window=5, leaky_k=4.0):
         generate(llama, tokens(P))
     assert made == [P, P] + [1, 1] * (NEW - 1)  # two layers: the prompt once, then one key per step
+
+
+def test_static_cache_is_refused(llama):
+    # a static cache holds empty slots after the newest token: the far keys could not be tracked
+    with patch_model(llama, "rerope", window=5), pytest.raises(ValueError, match="DynamicCache only"):
+        generate(llama, tokens(P), cache_implementation="static")
+
+
+@pytest.mark.parametrize("version", ["4.56.2", "5.0.0", "6.1.0"])
+def test_other_transformers_versions_are_refused(llama, monkeypatch, version):
+    import types
+
+    import ropelaw.methods.hf_patch as hp
+
+    monkeypatch.setattr(hp, "_transformers", lambda: types.SimpleNamespace(__version__=version))
+    with pytest.raises(ValueError, match=rf"not {version}; cannot patch LlamaForCausalLM"):
+        patch_model(llama, "rerope", window=5)
