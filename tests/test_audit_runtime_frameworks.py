@@ -270,3 +270,41 @@ def test_module_help_shows_one_real_framework_example_per_convention(capsys):
     assert len(CONVENTION_EXAMPLES) == 9
     for convention, example in CONVENTION_EXAMPLES:
         assert f"{convention:<34}{example}" in out
+
+
+@pytest.mark.hf
+def test_hf_yarn_attention_factor_is_a_scaled_encoding_clean_in_every_scenario():
+    """transformers folds YaRN's attention factor into cos/sin (cos * attention_scaling, in float32,
+    then cast): the audit compares magnitudes with the float32 build and finds only output rounding."""
+    transformers = pytest.importorskip("transformers")
+    from ropelaw.audit.runtime import audit_hf, hf_rotary_factory
+
+    overrides = {"max_position_embeddings": 8192,
+                 "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}}
+    factory, _ = hf_rotary_factory("llama", overrides)
+    module = factory()
+    x = torch.zeros(1, 1, 4, 128)
+    cos, sin = module(x, torch.arange(4)[None])
+    mscale = 0.1 * math.log(4.0) + 1.0  # Peng et al. 2023 eq. 22 (transformers' get_mscale)
+    assert float(torch.hypot(cos, sin).max()) == pytest.approx(mscale, rel=1e-6), transformers.__version__
+    a = audit_hf("llama", "bf16", 4096, overrides=overrides)
+    assert a.scaled and a.convention == "hf-current"
+    for s in a.scenarios:
+        assert s.exact == 4096 and s.magnitude_reference == "float32 build"
+        assert s.magnitude_error <= 2.0**-8 + 2.0**-20  # bf16 rounding of the scaled cos/sin only
+    assert "RP306" not in {f.code for f in a.findings}
+
+
+def test_the_same_fixtures_statically_torchtitan_found_and_xpos_described_as_magnitude():
+    """Both halves on one file: `audit code` finds torchtitan's complex cache (RP123) at its
+    register_buffer line, and flash-attn's XPos positions in the scale buffer's dtype (RP101) are
+    described as a magnitude error (what RP306 measures at run time), not as position collisions."""
+    from ropelaw.audit.static import scan_file
+
+    found = {f.code: f for f in scan_file(FIX)}
+    assert sorted(found) == ["RP101", "RP123"]
+    with open(FIX) as fh:
+        assert found["RP123"].line == next(k for k, t in enumerate(fh, 1) if 'register_buffer("cache"' in t)
+    msg = found["RP101"].message
+    assert "`self.scale`" in msg and "magnitude" in msg and "RP306" in msg
+    assert "positions stay exact" not in msg

@@ -159,6 +159,9 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
             f"at init, which covers the audited {length:,}; forward rebuilds it only beyond {cached:,} "
             f"(where legacy classes round positions in a cast inv_freq's dtype): audit with --length above "
             f"{cached:,} or build the module with a smaller max_position_embeddings")
+    for s in results:  # what a scenario did that no finding says (a finding quotes its own note)
+        if s.note and s.path != "sine lost":
+            audit.notes.append(f"{s.scenario}: {s.note}")
     audit.findings = runtime_findings(audit)
     return audit
 

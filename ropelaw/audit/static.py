@@ -1402,7 +1402,13 @@ class Checker:
         """Rule, message and data for positions created with / converted to a risky dtype."""
         verb = "are created with" if created else "are converted to"
         rule = _SOURCE_RULE[dt.source]
-        if dt.source == "buffer":
+        if dt.source == "buffer" and "scale" in dt.what.lower() and "freq" not in dt.what.lower():
+            # a scale buffer (flash-attn's XPos `self.scale`): the positions set a magnitude, not angles
+            msg = (f"positions take the dtype of {dt.what}, a scale buffer that `model.to(bfloat16)` turns into "
+                   f"bf16: the scale built from them (XPos zeta^(p/gamma), arXiv 2212.10554) is computed from bf16 "
+                   f"positions and changes the encoding's magnitude, not its angles (flash-attn 2.8.3, "
+                   f"scale_base=512: 9.08% at 8,192 positions); `ropelaw audit module` measures it (RP306)")
+        elif dt.source == "buffer":
             msg = (f"positions take the dtype of {dt.what}, which `model.to(bfloat16)` turns into bf16: "
                    f"{self._note('bf16')}")
         elif dt.source == "input":

@@ -72,7 +72,8 @@ def add_module_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=number, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help=f"stop the audited code after this many seconds (default {DEFAULT_TIMEOUT:g}; 0: no limit)")
     p.add_argument("--head-dim", type=int, default=None, metavar="N",
-                   help="head dimension of a rotating callable (default: its attributes, else probed)")
+                   help="head dimension: of the query a rotating callable is given, or the dim argument of a "
+                        "cache builder (litgpt's n_elem); default: the object's attributes, else probed")
 
 
 def add_hf_arguments(p: argparse.ArgumentParser) -> None:
