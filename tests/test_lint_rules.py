@@ -171,7 +171,9 @@ def plain(d: int, b: float) -> np.ndarray:
 def test_rl103_base_below_lower_bound():
     data = {**BASE, "rope_theta": 10000.0, "max_position_embeddings": 4096}
     f = only(lint(data), "RL103")
-    assert f.severity == "warning" and f.line == line_of(json.dumps(data, indent=1), "rope_theta")
+    # at the training length (max_position_embeddings 4,096 is both): information, not a warning
+    assert f.severity == "info" and f.line == line_of(json.dumps(data, indent=1), "rope_theta")
+    assert f.data["within_training_length"] is True
     # Men et al.: the smallest 2-significant-figure base supporting 4,096 tokens at d=128 (brute force);
     # their Table 1 prints 2.7e4 for "4k" = 4,000 tokens
     lb = men_grid_lower_bound(128, 4096)
@@ -183,6 +185,30 @@ def test_rl103_base_below_lower_bound():
             "[max_position_embeddings] at d=128") in f.message
     assert "B_(m,theta) < 0 at 420 of 4,096 distances, first at 1,707" in f.message
     assert "raise the base to >= 29,000" in f.fix
+
+
+def test_rl103_warns_past_the_training_length_only():
+    """Men et al.'s bound is information at the trained length and a warning for context extension:
+    the same base 1e4 (d=128) trained at 4,096, served at 8,192 (--target) or tuned there (--tune)."""
+    data = {**BASE, "rope_theta": 10000.0, "max_position_embeddings": 4096}
+    f = only(lint(data, target=8192), "RL103")
+    assert f.severity == "warning" and f.data["within_training_length"] is False and "(info:" not in f.message
+    assert f.data["base_lower_bound"] == men_grid_lower_bound(128, 8192)
+    assert only(lint(data, target=8192, tune=8192), "RL103").severity == "warning"  # extension, tuned or not
+    assert only(lint(data, target=2048), "RL103").severity == "info"  # below the training length
+    assert "(info: target within the training length 4,096 [max_position_embeddings]; past it RL103 warns)" \
+        in only(lint(data), "RL103").message
+
+
+def test_rl100_missing_training_length():
+    """A config with no length anywhere: RL100 at the base key, not RV016, and no bound rule ran."""
+    text = '{\n "hidden_size": 4096,\n "num_attention_heads": 32,\n "rope_theta": 500000\n}'
+    found = lint(None, text)
+    assert [(f.code, f.severity, f.line, f.column) for f in found] == [("RL100", "warning", 4, 2)]
+    assert found[0].message == ("no training length: no max_position_embeddings or seq_length (pass --train); "
+                                "the bounds (RL101-RL104) were not checked")
+    # --train supplies it: the bound rules run (8,192 at base 5e5, d=128: Men et al.'s bound holds)
+    assert lint(None, text, train=8192) == []
 
 
 def test_rl103_not_below_the_bound_is_clean():

@@ -1,13 +1,21 @@
 """``ropelaw lint PATH...``: lint model and training configs for their RoPE settings.
 
-Exit codes (ruff's): 0 clean, 1 findings, 2 bad input. A directory argument with no config
-file in it (``*.json``, ``*.yaml``, ``*.yml``, ``*.toml``) is bad input too: ruff only warns when
-there is nothing to check, but for a CI gate an empty target is almost always a wrong path.
-A file named on the command line that cannot be read or parsed is bad input (one line on
-stderr, exit 2); inside a directory scan the same problem is an RE101/RE102 finding and the
-scan goes on. Files without RoPE settings are skipped in a directory scan (counted in the
-summary) and are bad input when named. --train / --target / --tune above 2^31 - 1 tokens
-(RV013's limit) are bad input.
+Exit codes (ruff's): 0 clean, 1 findings, 2 bad input.
+
+Files are handled the same whether named on the command line (as CI and pre-commit pass them)
+or found in a directory scan (``*.json``, ``*.yaml``, ``*.yml``, ``*.toml``):
+
+- a file that parses but holds no RoPE settings (a CI workflow, a compose file, a BERT or GPT-2
+  config.json, an ALiBi model) is skipped with a one-line note ``PATH: skipped: why``;
+- a file that cannot be parsed as a config (binary, not UTF-8, malformed, over 16 MiB) is an
+  RE101 / RE102 finding, and the others are still linted;
+- a named file with another suffix (``README.md``) is skipped with a note.
+
+Bad input (one line on stderr, exit 2): a path that does not exist, is not a regular file or
+cannot be read by this user; a directory with no config file in it (ruff only warns when there is nothing
+to check, but for a CI gate an empty target is almost always a wrong path); and a command line
+where nothing given could be read at all (then the first file's problem is the error). --train /
+--target / --tune above 2^31 - 1 tokens (RV013's limit) are bad input.
 """
 
 from __future__ import annotations
@@ -18,29 +26,39 @@ import sys
 
 HELP = "lint config.json / YAML / TOML configs: context vs. bounds, invalid values, dtype"
 DESCRIPTION = (
-    "Lint model configs (Hugging Face config.json) and training configs (Megatron / NeoX YAML, TOML)\n"
+    "Lint model configs (Hugging Face config.json) and training configs (torchtitan, litgpt, torchtune,\n"
+    "axolotl, nanotron, OLMo, Megatron-LM flags and launch scripts, NeMo, GPT-NeoX)\n"
     "for their RoPE settings: invalid or inconsistent values (RV), target context beyond the\n"
     "extrapolation bound or Men et al.'s base bound (RL), scheme checks (RS), position precision in\n"
     "the config's dtype (RP2xx). `ropelaw rule CODE` explains a rule.\n\n"
     "Lengths: the training length is original_max_position_embeddings when a scaling scheme is set,\n"
     "max_position_embeddings / factor for linear scaling without it, a training config's seq_length,\n"
     "else max_position_embeddings; the target is max_position_embeddings. --train / --target /\n"
-    "--tune override. RP201 and RL104 are off by default (--select RP201,RL104 to enable)."
+    "--tune override; --head-dim / --base / --dtype fill in only what a config and its framework lack\n"
+    "(each shown as [--flag] in findings). RP201 and RL104 are off by default (--select RP201,RL104 to enable); informational\n"
+    "findings (RL103 within the training length) are shown only when selected."
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..report import FORMATS
-    from ._common import add_format, length
+    from ._common import add_format, length, number
 
     parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="config files or directories (every *.json, *.yaml, *.yml, *.toml inside)")
+                        help="config files or directories (every *.json, *.yaml, *.yml, *.toml inside); "
+                             "Megatron launch scripts (*.sh) when named")
     parser.add_argument("--train", type=length, default=None, metavar="T",
                         help="training length (default: derived from the config, see above)")
     parser.add_argument("--target", type=length, default=None, metavar="T",
                         help="context the model must serve (default: max_position_embeddings)")
     parser.add_argument("--tune", type=length, default=None, metavar="T",
                         help="length of a tuning / context-extension run (default: none)")
+    parser.add_argument("--head-dim", type=length, default=None, metavar="D",
+                        help="head dim for a config that gives none (used only where the config lacks it)")
+    parser.add_argument("--base", type=number, default=None, metavar="B",
+                        help="RoPE base for a config that gives none and whose framework has no default")
+    parser.add_argument("--dtype", default=None, metavar="DTYPE",
+                        help="model dtype (bf16, fp16, fp32) for a config that gives none")
     add_format(parser, FORMATS)
     parser.add_argument("--select", default=None, metavar="CODES",
                         help="comma-separated codes or prefixes to report (e.g. RL,RV001; ALL for every rule)")
@@ -56,7 +74,12 @@ def default_select() -> list[str]:
 
 
 def collect(paths: list[str]) -> list[tuple[str, bool]]:
-    """``(file, named)`` pairs: named files as given, directories expanded (sorted)."""
+    """``(file, named)`` pairs: named files as given, directories expanded (sorted).
+
+    ``UsageError`` for a path that does not exist or that this user may not read, and for a
+    directory with no config file in it. Other files that are no config (a FIFO, a device, a
+    binary) are refused by ``read_document`` and handled as in a directory scan.
+    """
     from ..errors import UsageError
     from ..lint.loader import config_files
 
@@ -67,43 +90,68 @@ def collect(paths: list[str]) -> list[tuple[str, bool]]:
             if not found:
                 raise UsageError(f"no config files found in {p}")
             out.extend((f, False) for f in found)
-        elif os.path.exists(p):
-            out.append((p, True))
-        else:
-            raise UsageError(f"{p}: no such file or directory")
+            continue
+        try:
+            os.stat(p)
+        except OSError as exc:
+            if not os.path.lexists(p) or isinstance(exc, FileNotFoundError):
+                raise UsageError(f"{p}: no such file or directory") from None
+            raise UsageError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        if not os.access(p, os.R_OK):
+            raise UsageError(f"{p}: cannot read: permission denied")
+        out.append((p, True))
     return out
 
 
-def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress: bool = False):
-    """Lint every config under ``paths``: ``(results, file_findings, skipped)``."""
+def _reason(path: str, message: str) -> str:
+    return message[len(path) + 2:] if message.startswith(path + ": ") else message
+
+
+def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress: bool = False, **fill):
+    """Lint every config under ``paths``: ``(results, file_findings, skipped)``.
+
+    ``skipped`` holds ``(path, why)`` for files that parsed without RoPE settings and for named
+    files that are not config files at all; ``file_findings`` RE101 / RE102 for files that could
+    not be parsed. When nothing given could be read and a file was named, the first problem is
+    raised as a ``UsageError`` (exit 2): a lone broken file is bad input, not a finding.
+    """
     from ..errors import UsageError
     from ..lint.check import lint_config
-    from ..lint.loader import NotARopeConfig, OptionError, load_config
+    from ..lint.loader import CONFIG_SUFFIXES, SHELL_SUFFIXES, NotARopeConfig, OptionError, load_config
     from ..lint.rules.files import finding_for
 
     files = collect(paths)
     results, file_findings, skipped = [], [], []
+    read = 0  # files that parsed (linted, or skipped for holding no RoPE settings)
+    first_error: UsageError | None = None
     it = files
     if progress and len(files) > 1:
         from tqdm import tqdm
 
         it = tqdm(files, desc="lint", unit="file", file=sys.stderr, leave=False)
     for path, named in it:
+        if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES):
+            first_error = first_error or UsageError(
+                f"{path}: not a config file (expected .json, .yaml, .yml or .toml)")
+            skipped.append((path, "not a config file (expected .json, .yaml, .yml or .toml)"))
+            continue
         try:
-            cfg = load_config(path, train=train, target=target, tune=tune)
+            cfg = load_config(path, train=train, target=target, tune=tune, **fill)
         except OptionError:
             raise
         except NotARopeConfig as exc:
-            if named:
-                raise
-            skipped.append((path, str(exc)))
+            read += 1
+            skipped.append((path, _reason(path, str(exc))))
             continue
         except UsageError as exc:
             if named:
-                raise
+                first_error = first_error or exc
             file_findings.append(finding_for(path, str(exc)))
             continue
+        read += 1
         results.append(lint_config(cfg))
+    if read == 0 and first_error is not None:
+        raise first_error
     return results, file_findings, skipped
 
 
@@ -123,12 +171,23 @@ def run(args: argparse.Namespace) -> int:
     if args.tune is not None and args.train is not None and args.tune < args.train:
         raise ValueError(f"--tune {args.tune} must be >= --train {args.train}")
     progress = (not args.no_progress and args.format == "text" and sys.stderr.isatty())
+    if args.base is not None and args.base <= 1:
+        raise ValueError(f"--base {args.base:g} must be > 1")
+    if args.dtype is not None:
+        from ..formats import get_format
+
+        get_format(args.dtype)  # ValueError names the known formats
     results, file_findings, skipped = lint_paths(args.paths, train=args.train, target=args.target,
-                                                 tune=args.tune, progress=progress)
+                                                 tune=args.tune, progress=progress, head_dim=args.head_dim,
+                                                 base=args.base, dtype=args.dtype)
     sel = select if select is not None else default_select()
     findings = list(file_findings)
+    hidden: list = []  # info findings of the default rule set: shown when selected (--select CODE or ALL)
     for r in results:
         r.findings = select_findings(r.findings, sel, ignore)
+        if select is None:
+            hidden.extend(f for f in r.findings if f.severity == "info")
+            r.findings = [f for f in r.findings if f.severity != "info"]
         findings.extend(r.findings)
     findings = select_findings(findings, sel, ignore) if file_findings else findings
     checked = len(results) + len(file_findings)
@@ -140,13 +199,19 @@ def run(args: argparse.Namespace) -> int:
             "summary": {"configs": checked, "findings": len(findings),
                         "errors": sum(f.severity == "error" for f in findings),
                         "warnings": sum(f.severity == "warning" for f in findings),
-                        "info": sum(f.severity == "info" for f in findings)},
+                        "info": sum(f.severity == "info" for f in findings),
+                        "hidden_info": len(hidden)},
         }
         print(render(findings, "json", extra=extra))
     elif args.format == "text":
         lines = [r.ok_line() for r in results if not r.findings]
+        lines.extend(f"{p}: skipped: {why}" for p, why in skipped)
         if skipped:
             lines.append(f"Skipped {len(skipped):,} file{'s' if len(skipped) != 1 else ''} without RoPE settings.")
+        if hidden:
+            codes = ",".join(sorted({f.code for f in hidden}))
+            lines.append(f"{len(hidden):,} informational finding{'s' if len(hidden) != 1 else ''} not shown "
+                         f"({codes}; --select {codes} shows {'them' if len(hidden) != 1 else 'it'}).")
         print(render(findings, "text", checked=checked, noun="config", extra_lines=lines))
     else:
         out = render(findings, args.format, checked=checked, noun="config")

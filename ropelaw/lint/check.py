@@ -232,8 +232,11 @@ def lint_config(cfg: LoadedConfig) -> LintResult:
     bad_lengths = length_problems(cfg)
     layers = [_analyse(cfg, i, bad_lengths) for i in range(len(cfg.layers))]
     has_value_error = any(f.severity == "error" for f in findings)
+    no_train = lengths.missing_training_length(cfg)
+    if no_train is not None:
+        findings.append(no_train)  # its own rule, not RV016: nothing is invalid, a length is missing
     for g, a in zip(cfg.layers, layers):
-        if a.error and not has_value_error:
+        if a.error and not has_value_error and no_train is None:
             findings.append(values.scheme_error(cfg, g, a.error))
             has_value_error = True
     for i, a in enumerate(layers):

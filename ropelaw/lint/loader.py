@@ -386,11 +386,28 @@ def _cli(value: Any, flag: str) -> Value | None:
     return None if value is None else Value(value, None, 1, 1, flag)
 
 
+SHELL_SUFFIXES = (".sh", ".bash")  # launch scripts: read for Megatron flags when named
+
+
 def load_config(path: str, *, train: int | None = None, target: int | None = None,
-                tune: int | None = None) -> LoadedConfig:
-    """Read ``path`` and normalise it (``UsageError`` for a file that cannot be used)."""
+                tune: int | None = None, head_dim: int | None = None, base: float | None = None,
+                dtype: str | None = None) -> LoadedConfig:
+    """Read ``path`` and normalise it (``UsageError`` for a file that cannot be used).
+
+    A training framework's config (``dialects.FRAMEWORKS``) is read by its dialect, anything else
+    as a Hugging Face config. --train / --target / --tune override; --head-dim / --base / --dtype
+    fill in values the config (and its framework) lack.
+    """
+    from .dialects.frameworks import Overrides, apply_fill_ins, load_framework, load_shell
+
+    o = Overrides(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype)
+    if path.lower().endswith(SHELL_SUFFIXES):
+        return load_shell(path, o)
     data, positions, fmt = read_document(path)
-    return load_mapping(data, positions, path=path, fmt=fmt, train=train, target=target, tune=tune)
+    cfg = load_framework(data, positions, path=path, fmt=fmt, overrides=o)
+    if cfg is not None:
+        return cfg
+    return apply_fill_ins(load_mapping(data, positions, path=path, fmt=fmt, train=train, target=target, tune=tune), o)
 
 
 def _rotary_dims(head: float, frac: float | None) -> tuple[int, float]:

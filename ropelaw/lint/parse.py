@@ -323,7 +323,21 @@ def _loader_class():
         pass
 
     Loader.add_constructor("tag:yaml.org,2002:int", _yaml_int)
+    Loader.add_multi_constructor("", _yaml_other_tag)
     return Loader
+
+
+def _yaml_other_tag(loader: Any, suffix: str, node: Any) -> Any:
+    """A tag no safe constructor knows (mkdocs' ``!!python/name:...``, CloudFormation's ``!Ref``,
+    Ansible's ``!vault``): the node as plain data, so ordinary YAML parses. Nothing is imported
+    or called; the tag is dropped."""
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node)
+    return loader.construct_scalar(node)
 
 
 def _YamlLoader(text: str):  # noqa: N802 (a factory standing in for a class)
@@ -342,7 +356,8 @@ def _yaml_load(text: str) -> tuple[Any, Any]:
 
     loader = _YamlLoader(text)
     try:
-        root = loader.get_single_node()
+        root = loader.get_node() if loader.check_node() else None  # a multi-document stream
+        # (Kubernetes manifests): its first document, as a config is a single one
         if root is None:
             return None, None
         _check_yaml_graph(root)

@@ -18,6 +18,7 @@ else max_position_embeddings) or, for sliding-window layers, the window.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import lru_cache
 
 from ...findings import Finding, define_rule
@@ -27,6 +28,20 @@ from ..loader import LoadedConfig
 LIU = "Liu et al. 2023, Scaling Laws of RoPE-based Extrapolation, arXiv 2310.05209, Lemma 1 and Theorem 3"
 MEN = "Men et al. 2024, Base of RoPE Bounds Context Length, arXiv 2405.14591, sec. 3-4 (B_{m,theta} >= 0)"
 
+MISSING_TRAINING_LENGTH = define_rule(
+    "RL100", "missing-training-length", "warning",
+    "the config does not say how long the model was trained: no length rule could run",
+    what="Reports a config that gives no training length: no seq_length / max_seq_len / sequence_length of a "
+         "training config, no max_position_embeddings (or a scheme's original_max_position_embeddings) of a model "
+         "config, no architecture default, and no --train. The bound (RL101/RL102) and Men et al.'s bound "
+         "(RL103/RL104) need it, so none of them was checked; the value rules (RV) still ran.",
+    why="Every RoPE bound is a function of the length the model saw in training (Liu et al.'s critical "
+        "dimension counts the pairs that completed a period within it). A linter that silently passes a config "
+        "it could not check gives false confidence in CI.",
+    example='{"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000}  # no length anywhere',
+    fix="Pass the training length with --train (and the served context with --target), or add it to the config.",
+    references=(LIU,),
+)
 BEYOND_BOUND = define_rule(
     "RL101", "target-beyond-bound", "error",
     "plain RoPE: the target context exceeds the extrapolation bound of the scaling law",
@@ -68,7 +83,13 @@ BELOW_LOWER_BOUND = define_rule(
          "integer m <= the context (basebound.base_lower_bound, convention \"grid\"; every smaller grid base "
          "fails). Fires when b < L_b and b itself fails the condition; the message gives b, L_b, the context "
          "and where it comes from, and, as evidence, the first distance with B < 0 at b and how many distances "
-         "up to the context have B < 0. Contexts beyond 4,194,304 tokens are not checked (cost ~ length x d/2).",
+         "up to the context have B < 0. Contexts beyond 4,194,304 tokens are not checked (cost ~ length x d/2).\n\n"
+         "Severity depends on the length. Past the training length (context extension: the target or --tune "
+         "beyond what the model was trained at) it is a warning. At or below the training length it is "
+         "informational (severity info): most stock models are below Men et al.'s bound at their own trained "
+         "length (Llama 2: base 1e4 at 4,096 tokens, bound 2.9e4; Pythia, TinyLlama) and were shipped and used "
+         "that way, so the default rule set does not warn on them. Info findings are hidden unless selected: "
+         "`--select RL103` shows them (the summary counts the hidden ones).",
     why="Men et al. show that the ability to attend more to a similar token than to a random one at distance m "
         "is proportional to B_(m,theta); where it is negative, retrieval within the context degrades even when "
         "perplexity looks fine, and a base below the bound cannot deliver the context however long it is "
@@ -291,12 +312,17 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int) -> list[F
         head = (f"{who_base}: no base up to 1e15 keeps B_(m,theta) >= 0 for every m <= {fmt_count(reach)} at "
                 f"d={spec.d} ({at})")
         fix = f"use more rotary dims, or advertise at most {fmt_count(sup)} tokens"
-    return [Finding.of(
+    within = a.length <= spec.train_len  # not a context extension: Men et al.'s bound is information there
+    tail = (f" (info: {what} within the training length {fmt_count(spec.train_len)} [{cfg.train_len.where}]; "
+            f"past it RL103 warns)" if within else "")
+    f = Finding.of(
         BELOW_LOWER_BOUND,
-        f"{_who(cfg, i)}{head}; at base {fmt_short(base)}, {evidence}",
+        f"{_who(cfg, i)}{head}; at base {fmt_short(base)}, {evidence}{tail}",
         path=cfg.path, line=line, column=col, fix=fix,
         length=reach, base=base, base_lower_bound=lb_up, supported_length=sup, violations=bad,
-    )]
+        within_training_length=within,
+    )
+    return [replace(f, severity="info") if within else f]
 
 
 def _up2(x: float) -> float:
@@ -306,3 +332,18 @@ def _up2(x: float) -> float:
     e = math.floor(math.log10(x)) - 1
     step = 10.0 ** e
     return math.ceil(x / step - 1e-12) * step
+
+
+def missing_training_length(cfg: LoadedConfig) -> Finding | None:
+    """RL100 when the config (and the command line) give no training length at all."""
+    t = cfg.train_len
+    if t is None or t.raw is not None:
+        return None  # present: a bad value is RV001/RV013's business
+    anchor = next((v for v in (cfg.max_pos, cfg.layers[0].base, cfg.head_dim) if v is not None and v.key), None)
+    line, col = (anchor.line, anchor.column) if anchor is not None else (1, 1)
+    return Finding.of(
+        MISSING_TRAINING_LENGTH,
+        f"no training length: {t.where}; the bounds (RL101-RL104) were not checked",
+        path=cfg.path, line=line, column=col,
+        fix="pass --train T (the length the model was trained at), and --target for the context you serve",
+    )

@@ -420,7 +420,7 @@ def check(cfg: LoadedConfig) -> list[Finding]:
     mx, og = cfg.max_pos, cfg.original_max
     if mx is not None and og is not None and mx.number() and og.number() and og.number() > mx.number() \
             and cfg.layers[0].scheme.raw not in (None, "default"):
-        out.append(_at(cfg, ORIG_GT_MAX, og, f"{og.key} {fmt_count(og.number())} exceeds {mx.where} "
+        out.append(_at(cfg, ORIG_GT_MAX, og, f"{og.key or og.where} {fmt_count(og.number())} exceeds {mx.where} "
                                              f"{fmt_count(mx.number())}: the scheme shrinks the context"))
     return _dedupe(out)
 
@@ -513,7 +513,7 @@ def _yarn_values(cfg: LoadedConfig, g, f: Value | None) -> Iterator[Finding]:
     if Fraction(fn) != ratio:
         implied = fn * on
         yield _at(cfg, YARN_FACTOR, f,
-                  f"YaRN factor {fn:g} but {mx.where} / {orig.key} = {fmt_count(mn)} / {fmt_count(on)} = "
+                  f"YaRN factor {fn:g} but {mx.where} / {orig.key or orig.where} = {fmt_count(mn)} / {fmt_count(on)} = "
                   f"{float(ratio):g}: the factor implies a context of {fmt_count(implied)}",
                   fix=f"set max_position_embeddings to {fmt_count(implied)} if that is the context you serve, "
                       f"or factor to {float(ratio):g}",

@@ -1,0 +1,227 @@
+"""Shared machinery of the training-framework dialects: read values with provenance, fill
+named presets, and assemble one :class:`~ropelaw.lint.loader.LoadedConfig`.
+
+A framework dialect is a module with ``NAME``, ``detect(data) -> bool`` and
+``read(doc: Doc) -> Fields``; everything it reads goes through :class:`Doc` (values found in the
+file, with their key, line and column) or :func:`preset` (values of a named preset from the
+framework's own code, pointing at the key that named the preset). :func:`assemble` applies the
+command line (--train / --target / --tune override; --head-dim / --base / --dtype fill in what
+the config and the framework lack) and builds the config the rules read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Mapping
+
+from ..loader import LoadedConfig, OptionError, RopeLayer, Value, fmt_count
+from ..parse import Positions
+
+PRESETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "presets")
+
+
+@lru_cache(maxsize=None)
+def presets(framework: str) -> dict[str, Any]:
+    """The shipped preset table of ``framework`` (``ropelaw/lint/presets/<framework>.json``)."""
+    with open(os.path.join(PRESETS, f"{framework}.json"), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _norm(key: Any) -> str:
+    return str(key).strip().lower().replace("-", "_")
+
+
+class Doc:
+    """A parsed document and its positions; :meth:`get` returns :class:`Value` s with the key path,
+    line and column of the value, and records them (the RV rules type-check every value read)."""
+
+    def __init__(self, data: Mapping, positions: Positions | None, fmt: str, path: str):
+        self.data, self.positions, self.fmt, self.path = data, positions or {}, fmt, path
+        self.inputs: list[Value] = []
+
+    def _find(self, dotted: str) -> tuple[tuple, Any] | None:
+        node: Any = self.data
+        path: tuple = ()
+        for part in dotted.split("."):
+            if not isinstance(node, Mapping):
+                return None
+            keys = {_norm(k): k for k in node}
+            k = keys.get(_norm(part))
+            if k is None:
+                return None
+            node = node[k]
+            path += (k,)
+        return path, node
+
+    def raw(self, dotted: str) -> Any:
+        hit = self._find(dotted)
+        return None if hit is None else hit[1]
+
+    def has(self, dotted: str) -> bool:
+        return self.raw(dotted) is not None
+
+    def at(self, path: tuple) -> tuple[int, int]:
+        pos = self.positions.get(path)
+        return pos if pos is not None else (1, 1)
+
+    def get(self, *dotted: str, expect: str = "number", note: str = "") -> Value | None:
+        """The first of ``dotted`` present with a non-null value (YAML/TOML numeric strings such
+        as ``"1e6"`` read as numbers, said in the note)."""
+        from ..loader import _NUMERIC_STR
+
+        for name in dotted:
+            hit = self._find(name)
+            if hit is None or hit[1] is None:
+                continue
+            path, raw = hit
+            n = note
+            if expect in ("number", "int") and isinstance(raw, str) and _NUMERIC_STR.match(raw):
+                text = raw.strip().replace("_", "")
+                raw = int(text) if text.lstrip("+-").isdigit() else float(text)
+                if self.fmt != "shell":  # every word of a launch script is a string
+                    n = (note + "; " if note else "") + "a string, read as a number"
+            line, col = self.at(path)
+            v = Value(raw, ".".join(str(p) for p in path), line, col, n, expect)
+            self.inputs.append(v)
+            return v
+        return None
+
+
+def preset(raw: Any, source: str, at: Value | None, expect: str = "number") -> Value:
+    """A value from a named preset or a framework default: no key of its own, pointing at ``at``
+    (the key that named the preset) and saying where it came from."""
+    line, col = (at.line, at.column) if at is not None else (1, 1)
+    return Value(raw, None, line, col, source, expect)
+
+
+def derived(raw: Any, note: str, at: Value | None, expect: str = "int") -> Value:
+    return preset(raw, note, at, expect)
+
+
+def rotary_dims(head: Value, frac: Value | None, problems: list) -> Value:
+    """``int(head_dim * fraction)`` as the frameworks truncate it (litgpt, Megatron, NeoX, NeMo)."""
+    hd = head.number()
+    fr = frac.number() if frac is not None else 1.0
+    if hd is None or fr is None:
+        return Value(None, None, head.line, head.column, "not derivable (see the values it comes from)", "int")
+    if frac is None or fr == 1:
+        return head
+    prod = Fraction(hd) * Fraction(fr)
+    if prod.denominator != 1:
+        problems.append(("rotary-dimension-not-integer", frac,
+                         f"rotary dims {head.where} x {frac.where} {fr:g} = {float(prod):g} is not a whole number "
+                         f"(the framework truncates to {fmt_count(int(prod))})"))
+    anchor = frac if frac.key else head
+    return Value(int(prod), None, anchor.line, anchor.column, f"{head.where} x {frac.where} {fr:g}", "int")
+
+
+def head_dim_of(hidden: Value | None, heads: Value | None, problems: list) -> Value:
+    """``hidden / heads`` (integer division, as every framework computes it) with provenance."""
+    h = hidden.number() if hidden is not None else None
+    n = heads.number() if heads is not None else None
+    anchor = hidden or heads
+    if h is None or n is None or n <= 0:
+        return Value(None, None, anchor.line if anchor else 1, anchor.column if anchor else 1,
+                     "not derivable: needs the hidden size and the number of heads", "int")
+    q = Fraction(h) / Fraction(n)
+    if q.denominator != 1:
+        problems.append(("rotary-dimension-not-integer", hidden,
+                         f"hidden size {fmt_count(h)} is not divisible by {fmt_count(n)} heads: head dim "
+                         f"{float(q):g} (truncated to {fmt_count(int(q))})"))
+    return Value(int(q), None, anchor.line, anchor.column, f"{hidden.where} / {heads.where}", "int")
+
+
+@dataclass
+class Fields:
+    """What a framework dialect reads; :func:`assemble` turns it into a ``LoadedConfig``."""
+
+    arch: str  # "torchtitan llama3/8B", "litgpt tiny-llama-1.1b", "megatron", ...
+    head_dim: Value
+    d: Value
+    base: Value | None
+    train_len: Value | None
+    target: Value | None = None  # the advertised / served context; None: the training length
+    scheme: Value | None = None
+    params: dict = field(default_factory=dict)
+    block: Value | None = None
+    original_max: Value | None = None
+    dtype: Value | None = None
+    window: Value | None = None
+    notes: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """The command line: ``train`` / ``target`` / ``tune`` override, the rest fill in."""
+
+    train: int | None = None
+    target: int | None = None
+    tune: int | None = None
+    head_dim: int | None = None
+    base: float | None = None
+    dtype: str | None = None
+
+
+def _cli(value: Any, flag: str, expect: str = "int") -> Value | None:
+    return None if value is None else Value(value, None, 1, 1, flag, expect)
+
+
+def assemble(doc: Doc, f: Fields, o: Overrides) -> LoadedConfig:
+    """One ``LoadedConfig`` from a dialect's fields and the command line."""
+    notes = list(f.notes)
+    head, d = f.head_dim, f.d
+    if o.head_dim is not None and head.raw is None:
+        head = _cli(o.head_dim, "--head-dim")
+        d = head if d.raw is None else d
+    base = f.base
+    if base is None or base.raw is None:
+        if o.base is not None:
+            base = _cli(float(o.base), "--base", "number")
+        else:
+            base = Value(10000.0, None, 1, 1, "no base in the config: RoPE's default 10000 (RoFormer; --base to set)")
+            notes.append("base 10,000 assumed (--base to set)")
+    if o.train is not None:
+        train = _cli(o.train, "--train")
+    elif f.train_len is not None:
+        train = f.train_len
+    else:
+        train = Value(None, None, 1, 1, "the config gives no training length (pass --train)", "int")
+    target = _cli(o.target, "--target") if o.target is not None else (f.target or train)
+    tune = _cli(o.tune, "--tune")
+    if o.tune is not None and train.number() is not None and o.tune < train.number():
+        raise OptionError(f"{doc.path}: --tune {o.tune} is shorter than the training length "
+                          f"{fmt_count(train.number())} ({train.where}); a tuning run is at least as long")
+    dtype = f.dtype if f.dtype is not None else _cli(o.dtype, "--dtype", "str")
+    scheme = f.scheme or Value("default", None, 1, 1, "plain RoPE", "str")
+    layer = RopeLayer("all layers", d, base, scheme, dict(f.params), f.block, f.window)
+    return LoadedConfig(path=doc.path, fmt=doc.fmt, arch=f.arch, kind="training", head_dim=head, layers=[layer],
+                        max_pos=f.target, original_max=f.original_max, train_len=train, target=target,
+                        tune_len=tune, dtype=dtype, inputs=doc.inputs, problems=list(f.problems), notes=notes)
+
+
+def apply_fill_ins(cfg: LoadedConfig, o: Overrides) -> LoadedConfig:
+    """--head-dim / --base / --dtype for a config read by another dialect (Hugging Face): used only
+    where that config lacks the value (no head dim derivable, no base key and no architecture
+    default, no dtype)."""
+    from dataclasses import replace
+
+    if o.head_dim is None and o.base is None and o.dtype is None:
+        return cfg
+    layers = []
+    head = cfg.head_dim
+    if o.head_dim is not None and (head is None or head.raw is None):
+        head = _cli(o.head_dim, "--head-dim")
+    for g in cfg.layers:
+        d = head if (g.d.raw is None and head is not None and head.raw is not None) else g.d
+        base = g.base
+        if o.base is not None and base.key is None and base.note.startswith("no base key"):
+            base = _cli(float(o.base), "--base", "number")
+        layers.append(replace(g, d=d, base=base))
+    dtype = cfg.dtype if cfg.dtype is not None else _cli(o.dtype, "--dtype", "str")
+    notes = [n for n in cfg.notes if not (o.base is not None and n.startswith("base ") and "no base key" in n)]
+    return replace(cfg, head_dim=head, layers=layers, dtype=dtype, notes=notes)

@@ -1,0 +1,108 @@
+"""litgpt pre-training / fine-tuning YAML (litgpt==0.5.13, ``litgpt/pretrain.py``).
+
+- ``model_name`` names a ``litgpt.Config`` (shipped table ``presets/litgpt.json``): ``head_size``,
+  ``rope_n_elem = int(rotary_percentage * head_size)`` (or MLA's ``qk_rope_head_dim``),
+  ``rope_base``, ``rope_condense_ratio`` (positions divided by it: linear interpolation),
+  ``rope_adjustments`` (``low_freq_factor``: Llama 3.1 bands; ``beta_fast``: YaRN), ``block_size``.
+- ``model_config``, when given, replaces the named config (pretrain.py: "Overrides the
+  `model_name`"): its keys over ``Config``'s class defaults.
+- training length: ``train.max_seq_length`` when set (``model.max_seq_length``), else
+  ``block_size``; the target is ``block_size``. ``precision`` as written (``bf16-mixed`` ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..loader import Value
+from ._framework import Doc, Fields, derived, head_dim_of, preset, presets, rotary_dims
+
+NAME = "litgpt"
+
+
+def detect(data: Mapping) -> bool:
+    train = data.get("train")
+    return "model_name" in data or (isinstance(data.get("model_config"), Mapping) and isinstance(train, Mapping)) \
+        or (isinstance(train, Mapping) and "max_seq_length" in train and "precision" in data)
+
+
+def read(doc: Doc) -> Fields:
+    table = presets("litgpt")
+    problems: list = []
+    name_v = doc.get("model_name", expect="str")
+    mc = doc.raw("model_config")
+    if isinstance(mc, Mapping) and mc:
+        src = "model_config"
+        base_vals: dict[str, Any] = dict(table["defaults"]["values"])
+        origin = table["defaults"]["source"]
+
+        def get(key: str, expect: str = "number") -> Value | None:
+            v = doc.get(f"model_config.{key}", expect=expect)
+            if v is not None:
+                return v
+            raw = base_vals.get(key)
+            return None if raw is None else preset(raw, f"{key}: {origin}", name_v, expect)
+        arch = "litgpt model_config"
+    else:
+        if name_v is None or not isinstance(name_v.raw, str):
+            raise _not_rope(doc, "no model_name or model_config")
+        entry = table["presets"].get(name_v.raw)
+        if entry is None:
+            raise _not_rope(doc, f"model_name {name_v.raw!r} is not a named Config of {table['package']}")
+        vals, src = entry["values"], f"litgpt Config {name_v.raw!r}"
+
+        def get(key: str, expect: str = "number") -> Value | None:
+            raw = vals.get(key)
+            return None if raw is None else preset(raw, f"{key} of {src}", name_v, expect)
+        arch = f"litgpt {name_v.raw}"
+    head = get("head_size", "int")
+    if head is None:
+        head = head_dim_of(get("n_embd", "int"), get("n_head", "int"), problems)
+    latent = get("latent_attention", "mapping")
+    if latent is not None and isinstance(latent.raw, Mapping) and latent.raw.get("qk_rope_head_dim"):
+        d = derived(int(latent.raw["qk_rope_head_dim"]), f"latent_attention.qk_rope_head_dim of {src}", name_v)
+    else:
+        d = rotary_dims(head, get("rotary_percentage"), problems)
+    base = get("rope_base")
+    block = get("block_size", "int")
+    scheme, params = None, {}
+    condense = get("rope_condense_ratio")
+    adj = get("rope_adjustments", "mapping")
+    if adj is not None and isinstance(adj.raw, Mapping):
+        a = adj.raw
+        at = adj
+        orig = a.get("original_max_seq_len")
+        if "beta_fast" in a or "beta_slow" in a:
+            scheme = derived("yarn", f"rope_adjustments (beta_fast) of {src}: YaRN", at, "str")
+            keys = {"factor": "factor", "beta_fast": "beta_fast", "beta_slow": "beta_slow"}
+        else:
+            scheme = derived("llama3", f"rope_adjustments of {src}: Llama 3.1 bands", at, "str")
+            keys = {"factor": "factor", "low_freq_factor": "low_freq_factor", "high_freq_factor": "high_freq_factor"}
+        for k, name in keys.items():
+            if a.get(k) is not None:
+                params[name] = derived(a[k], f"rope_adjustments.{k} of {src}", at, "number")
+        if orig is not None:
+            params["original_max_position_embeddings"] = derived(orig, f"rope_adjustments.original_max_seq_len of {src}",
+                                                                 at, "int")
+    elif condense is not None and (condense.number() or 1) != 1:
+        scheme = derived("linear", f"rope_condense_ratio of {src}: positions / ratio", condense, "str")
+        params["factor"] = condense
+    seq = doc.get("train.max_seq_length", expect="int")
+    train = seq or (derived(block.raw, f"block_size of {src} (train.max_seq_length not set)", block)
+                    if block is not None else None)
+    window = get("sliding_window_size", "int")
+    notes = []
+    if window is not None and get("sliding_window_indices", "list") is not None:
+        idx = get("sliding_window_indices", "list").raw or []
+        if isinstance(idx, list) and 0 in idx:
+            notes.append("sliding window on some layers only: bounded as if on all layers")
+    dtype = doc.get("precision", expect="str")
+    return Fields(arch=arch, head_dim=head, d=d, base=base, train_len=train, target=block, scheme=scheme,
+                  params=params, original_max=params.get("original_max_position_embeddings"), dtype=dtype,
+                  window=window, notes=notes, problems=problems)
+
+
+def _not_rope(doc: Doc, why: str):
+    from ..loader import NotARopeConfig
+
+    return NotARopeConfig(f"{doc.path}: litgpt config: {why}")

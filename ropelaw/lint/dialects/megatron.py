@@ -1,0 +1,262 @@
+"""Megatron-LM: argparse flags as YAML / JSON dicts (``--seq-length: 4096`` or ``seq_length: 4096``,
+also under ``MODEL_ARGS`` as in Megatron's functional tests, and ``--yaml-cfg`` files with model keys
+under ``language_model:`` and ``model_parallel:``) and shell launch scripts
+(``ropelaw lint pretrain_gpt.sh``: the ``--flag value`` words of the script, with ``VAR=value``
+assignments substituted).
+
+Semantics (Megatron-LM ``megatron/training/arguments.py`` defaults; megatron-core==0.16.1
+``models/gpt/gpt_model.py`` and ``transformer/transformer_config.py`` ``MLATransformerConfig``):
+
+- RoPE when ``--position-embedding-type rope`` (or ``yarn``, or the deprecated
+  ``--use-rotary-position-embeddings``), or with ``--multi-latent-attention`` (MLA applies its
+  own rotary embedding to ``--qk-pos-emb-head-dim`` dims, default 64). The default
+  ``learned_absolute`` is not RoPE.
+- head dim ``--kv-channels``, else ``--hidden-size // --num-attention-heads``; rotary dims
+  ``int(head_dim * --rotary-percent)`` (default 1.0); base ``--rotary-base`` (default 10,000).
+- ``--seq-length`` is the training length; ``--max-position-embeddings`` the context (default:
+  the training length).
+- schemes: ``--rotary-seq-len-interpolation-factor F`` -> linear F; ``--use-rope-scaling`` ->
+  Llama 3.1 bands (``--rope-scaling-factor``, default 8; low 1, high 4, original 8192);
+  YaRN for ``--position-embedding-type yarn`` or MLA (``--rope-type``, MLA default ``yarn``):
+  factor ``--rotary-scaling-factor`` (default 1.0: no scaling), original
+  ``--original-max-position-embeddings`` / ``--yarn-original-max-position-embeddings`` (MLA default
+  4,096), ``--beta-fast`` / ``--beta-slow`` (``--yarn-beta-*``; MLA defaults 32 / 1).
+- dtype: ``--bf16`` / ``--fp16``, else float32.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any, Mapping
+
+from ..loader import NotARopeConfig, Value
+from ._framework import Doc, Fields, derived, head_dim_of, preset, rotary_dims
+
+NAME = "megatron"
+ARGS = "Megatron-LM arguments.py default"
+MLA = "megatron-core==0.16.1 MLATransformerConfig default"
+
+
+def _flag(key: Any) -> str:
+    return str(key).strip().lstrip("-").lower().replace("-", "_")
+
+
+def detect(data: Mapping) -> bool:
+    if isinstance(data.get("MODEL_ARGS"), Mapping):
+        return True
+    if isinstance(data.get("language_model"), Mapping) and ("seq_length" in data or "position_embedding_type" in data):
+        return True  # --yaml-cfg files (examples/gpt3/gpt_config.yaml): model keys under language_model
+    keys = [str(k) for k in data]
+    return any(k.startswith("--") for k in keys) and any(_flag(k) in ("num_attention_heads", "seq_length")
+                                                         for k in keys)
+
+
+def _sections(data: Mapping) -> tuple[str, ...]:
+    """Where flags live: MODEL_ARGS (functional tests), the top level, and the --yaml-cfg sections."""
+    if isinstance(data.get("MODEL_ARGS"), Mapping):
+        return ("MODEL_ARGS.",)
+    return ("",) + tuple(f"{k}." for k in ("language_model", "model_parallel") if isinstance(data.get(k), Mapping))
+
+
+class FlagDoc(Doc):
+    """A Doc whose keys are argparse flags: ``--seq-length``, ``seq-length`` and ``seq_length`` match."""
+
+    def _find(self, dotted: str):
+        node: Any = self.data
+        prefix: tuple = ()
+        parts = dotted.split(".")
+        for part in parts[:-1]:
+            if not isinstance(node, Mapping) or part not in node:
+                return None
+            node, prefix = node[part], prefix + (part,)
+        if not isinstance(node, Mapping):
+            return None
+        want = _flag(parts[-1])
+        for k in node:
+            if _flag(k) == want:
+                return prefix + (k,), node[k]
+        return None
+
+
+def _truthy(v: Any) -> bool:
+    return v is True or (isinstance(v, str) and v.strip().lower() in ("true", "1", "yes"))
+
+
+def read(doc: Doc) -> Fields:
+    secs = _sections(doc.data)
+
+    def raw(name: str):
+        return next((doc.raw(p + name) for p in secs if doc.raw(p + name) is not None), None)
+
+    def get(name: str, expect: str = "number"):
+        return doc.get(*(p + name for p in secs), expect=expect)
+    mla = _truthy(raw("multi_latent_attention"))
+    mla_v = get("multi_latent_attention", "any") if mla else None  # MLA's defaults point at this flag
+    pe = str(raw("position_embedding_type") or ("rope" if _truthy(raw("use_rotary_position_embeddings"))
+                                                 else "learned_absolute")).strip().lower()
+    if not mla and pe not in ("rope", "yarn"):
+        raise NotARopeConfig(f"{doc.path}: Megatron position embedding {pe!r} is not RoPE"
+                             + (" (learned_absolute is the default)" if raw("position_embedding_type") is None else ""))
+    problems: list = []
+    heads = get("num_attention_heads", "int")
+    head = get("kv_channels", "int") or head_dim_of(get("hidden_size", "int"), heads, problems)
+    if mla:
+        d = get("qk_pos_emb_head_dim", "int") or preset(64, f"qk_pos_emb_head_dim: {ARGS}", mla_v, "int")
+    else:
+        d = rotary_dims(head, get("rotary_percent") or get("rotary_percentage"), problems)
+    base = get("rotary_base") or preset(10000, f"rotary_base: {ARGS}", None)
+    seq = get("seq_length", "int")
+    max_pos = get("max_position_embeddings", "int")
+    scheme, params, orig, notes = None, {}, None, []
+    rope_type = str(raw("rope_type") or ("yarn" if (mla or pe == "yarn") else "rope")).lower()
+    if rope_type == "yarn":
+        factor = get("rotary_scaling_factor") or preset(1.0, f"rotary_scaling_factor: {ARGS}", None)
+        if (factor.number() or 1.0) == 1.0:
+            notes.append("YaRN with factor 1 (--rotary-scaling-factor): the frequencies are RoPE's")
+        else:
+            at = factor if factor.key else None
+            scheme = derived("yarn", "MLA rope_type 'yarn'" if mla else "--position-embedding-type yarn", at, "str")
+            orig = (get("original_max_position_embeddings", "int") or get("yarn_original_max_position_embeddings", "int")
+                    or preset(4096, f"original_max_position_embeddings: {MLA}", mla_v, "int"))
+            params = {"factor": factor, "original_max_position_embeddings": orig,
+                      "beta_fast": get("beta_fast") or get("yarn_beta_fast") or preset(32, f"beta_fast: {MLA}", mla_v),
+                      "beta_slow": get("beta_slow") or get("yarn_beta_slow") or preset(1, f"beta_slow: {MLA}", mla_v)}
+    if _truthy(raw("use_rope_scaling")):
+        flag = get("use_rope_scaling", "any")
+        scheme = derived("llama3", "Megatron-Core rope scaling (--use-rope-scaling): Llama 3.1 bands", flag, "str")
+        params = {"factor": get("rope_scaling_factor") or preset(8.0, "rope_scaling_factor: Megatron-Core default", None),
+                  "low_freq_factor": preset(1.0, "Megatron-Core Llama 3.1 bands", None),
+                  "high_freq_factor": preset(4.0, "Megatron-Core Llama 3.1 bands", None),
+                  "original_max_position_embeddings": preset(8192, "Megatron-Core Llama 3.1 bands", None, "int")}
+    interp = get("rotary_seq_len_interpolation_factor")
+    if interp is not None and scheme is None:
+        scheme = derived("linear", "--rotary-seq-len-interpolation-factor: positions / factor", interp, "str")
+        params = {"factor": interp}
+    dtype = None
+    for name in ("bf16", "fp16"):
+        if _truthy(raw(name)):
+            v = get(name, "any")
+            dtype = Value(name, v.key, v.line, v.column, "", "str")
+            break
+    if _truthy(raw("rotary_interleaved")):
+        notes.append("--rotary-interleaved: pairs (2i, 2i+1) rotate together; the bound does not depend on the layout")
+    return Fields(arch="megatron" + (" MLA" if mla else ""), head_dim=head, d=d, base=base, train_len=seq or max_pos,
+                  target=max_pos or seq, scheme=scheme, params=params, original_max=orig, dtype=dtype, notes=notes,
+                  problems=problems)
+
+
+# ----------------------------------------------------------------------------- shell launch scripts
+_ASSIGN = re.compile(r"^(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """``(first line number, text)`` with backslash continuations joined."""
+    out, buf, start = [], "", None
+    for n, line in enumerate(text.splitlines(), start=1):
+        if start is None:
+            start = n
+        if line.rstrip().endswith("\\"):
+            buf += line.rstrip()[:-1] + " "
+            continue
+        out.append((start, buf + line))
+        buf, start = "", None
+    if buf:
+        out.append((start or 1, buf))
+    return out
+
+
+def _subst(word: str, env: dict[str, str]) -> str | None:
+    """``word`` with ``$VAR`` / ``${VAR}`` / ``${VAR:-default}`` substituted; None if one is unknown."""
+    missing = False
+
+    def rep(m: re.Match) -> str:
+        nonlocal missing
+        name = m.group(1) or m.group(3)
+        if name in env:
+            return env[name]
+        if m.group(2) is not None:
+            return m.group(2)
+        missing = True
+        return ""
+    out = _VAR.sub(rep, word)
+    return None if missing else out
+
+
+def parse_shell(text: str) -> tuple[dict, dict]:
+    """The ``--flag value`` pairs of a launch script: ``(flags, positions)``; the first occurrence of a
+    flag wins; a flag followed by another flag (or nothing) is ``True``; a value naming a variable
+    the script does not set is kept as written (``$SEQ_LEN``) and reported by the value rules."""
+    env: dict[str, str] = {}
+    flags: dict[str, Any] = {}
+    positions: dict[tuple, tuple[int, int]] = {}
+    lines = text.splitlines()
+    for first, line in _logical_lines(text):
+        try:
+            words = shlex.split(line, comments=True, posix=True)
+        except ValueError:
+            continue
+        if words and words[0] in ("export", "local", "declare", "readonly") and len(words) >= 2:
+            words = words[1:]
+        expanded: list[str] = []
+        for w in words:
+            m = _ASSIGN.match(w)
+            if m and not w.endswith("="):
+                name, val = m.groups()
+                if "--" in val:  # MODEL_ARGS=" --num-layers 27 ... ": the flags are in the string
+                    try:
+                        expanded.extend(shlex.split(val, comments=False, posix=True))
+                    except ValueError:
+                        pass
+                elif len(words) == 1:
+                    got = _subst(val, env)
+                    if got is not None and name not in env:
+                        env[name] = got
+                continue
+            expanded.append(w)
+        words = expanded
+        for i, w in enumerate(words):
+            if not w.startswith("--") or len(w) < 3:
+                continue
+            name, _, inline = w.partition("=")
+            if name in flags:
+                continue
+            if inline:
+                val: Any = inline
+            elif i + 1 < len(words) and not words[i + 1].startswith("--") and words[i + 1] not in (")", "\\"):
+                val = words[i + 1]
+            else:
+                val = True
+            if isinstance(val, str):
+                got = _subst(val, env)
+                val = got if got is not None else val
+            flags[name] = val
+            positions[(name,)] = _locate(lines, first, name)
+    return flags, positions
+
+
+def _locate(lines: list[str], first: int, flag: str) -> tuple[int, int]:
+    pat = re.compile(re.escape(flag) + r"(?![\w-])")
+    for n in range(first - 1, len(lines)):
+        m = pat.search(lines[n])
+        if m:
+            return n + 1, m.start() + 1
+    return first, 1
+
+
+def read_shell(path: str) -> tuple[dict, dict]:
+    from ...errors import UsageError
+    from ...safeio import read_regular
+
+    raw = read_regular(path, 1 << 20, "launch script")
+    if b"\x00" in raw[:8192]:
+        raise UsageError(f"{path}: binary file, not a launch script")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); not a launch script") from None
+    flags, positions = parse_shell(text)
+    if not any(_flag(k) in ("num_attention_heads", "seq_length", "hidden_size") for k in flags):
+        raise NotARopeConfig(f"{path}: no Megatron model flags (--num-attention-heads, --seq-length) in the script")
+    return flags, positions

@@ -1,0 +1,386 @@
+"""Regenerate the shipped preset tables from the frameworks' own source at pinned versions.
+
+    pip download --no-deps -d DL/litgpt litgpt==0.5.13          # and the others in PINS
+    python -m ropelaw.lint.presets.regenerate DL                 # rewrites ropelaw/lint/presets/*.json
+    python -m ropelaw.lint.presets.regenerate DL --check         # exit 1 if a table is out of date
+
+``DL`` holds one folder per framework with its wheel (as ``pip download`` leaves it). Nothing
+is imported from a framework package: the builders and flavors are read with :mod:`ast` (every
+value a literal or arithmetic on literals), except litgpt's ``config.py``, which its authors
+keep importable without torch ("so that users can import this file ... in Python
+environments which do not include all the dependencies"), and which is loaded alone. No
+network access; nothing here runs at lint time.
+
+The axolotl table of base models is built from the Hugging Face configs committed in
+``tests/configs/`` (each names its Hub repository in ``_source``), plus the public mirrors
+axolotl's examples use (NousResearch/...), which publish the same config.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import glob
+import importlib.util
+import json
+import operator
+import os
+import sys
+import zipfile
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+
+# framework -> (registry package, pinned version); the tables record these
+PINS = {
+    "torchtitan": ("torchtitan", "0.2.2"),  # the last release configured by TOML ([model] name + flavor)
+    "litgpt": ("litgpt", "0.5.13"),
+    "torchtune": ("torchtune", "0.6.1"),
+}
+
+
+class Unknown(Exception):
+    """An expression that is not a literal (a call result, a variable): not part of a preset."""
+
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+        ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.Mod: operator.mod}
+
+
+def value(node: ast.AST, env: dict[str, Any] | None = None) -> Any:
+    """A literal, arithmetic on literals, a name bound in ``env``, or a call ``Cls(k=v, ...)``
+    (-> ``{"__class__": "Cls", k: v}``); :class:`Unknown` otherwise."""
+    env = env or {}
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -value(node.operand, env)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        return _OPS[type(node.op)](value(node.left, env), value(node.right, env))
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [value(e, env) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return {value(k, env): value(v, env) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, ast.Name) and node.id in env:
+        return env[node.id]
+    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+        name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        out: dict[str, Any] = {"__class__": name}
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise Unknown("**kwargs")
+            try:
+                out[kw.arg] = value(kw.value, env)
+            except Unknown:
+                out[kw.arg] = None  # a nested non-literal (an MoE args object, a function): not a RoPE value
+        return out
+    raise Unknown(ast.dump(node)[:60])
+
+
+def wheel_sources(dl: str, package: str) -> tuple[zipfile.ZipFile, str]:
+    """The wheel of ``package`` at the version pinned in :data:`PINS`, under ``dl`` (``dl/<package>/``, ``dl/`` or ``dl/<package>-*/``)."""
+    norm = package.replace("-", "_")
+    pin = PINS[package][1]
+    name = f"{norm}-{pin}-*.whl"
+    hits = sorted(set(glob.glob(os.path.join(dl, package, name)) + glob.glob(os.path.join(dl, name))
+                      + glob.glob(os.path.join(dl, f"{package}-*", name))))
+    if not hits:
+        raise SystemExit(f"no wheel of {package}=={pin} under {dl} "
+                         f"(pip download --no-deps -d {dl}/{package} {package}=={pin})")
+    return zipfile.ZipFile(hits[-1]), pin
+
+
+def _read(zf: zipfile.ZipFile, name: str) -> str:
+    return zf.read(name).decode("utf-8")
+
+
+# -------------------------------------------------------------------------------------- torchtitan
+def dataclass_defaults(tree: ast.Module, cls: str, classes: dict[str, ast.ClassDef] | None = None) -> dict[str, Any]:
+    """Field defaults of dataclass ``cls`` (literals; ``field(default_factory=X)`` -> X's defaults)."""
+    classes = classes or {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    node = classes[cls]
+    out: dict[str, Any] = {}
+    for base in node.bases:
+        if isinstance(base, ast.Name) and base.id in classes:
+            out.update(dataclass_defaults(tree, base.id, classes))
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            v = stmt.value
+            if isinstance(v, ast.Call) and getattr(v.func, "id", "") == "field":
+                fac = next((k.value for k in v.keywords if k.arg == "default_factory"), None)
+                if isinstance(fac, ast.Name) and fac.id in classes:
+                    out[stmt.target.id] = {"__class__": fac.id, **dataclass_defaults(tree, fac.id, classes)}
+                continue
+            try:
+                out[stmt.target.id] = value(v)
+            except Unknown:
+                pass
+    return out
+
+
+TITAN_FAMILIES = {  # family -> (flavors dict in __init__.py, args module, args class)
+    "llama3": ("llama3_args", "model/args.py", "TransformerModelArgs"),
+    "qwen3": ("qwen3_args", "model/args.py", "Qwen3ModelArgs"),
+    "deepseek_v3": ("deepseekv3_args", "model/args.py", "DeepSeekV3ModelArgs"),
+    "llama4": ("llama4_args", "model/args.py", "TransformerModelArgs"),
+}
+TITAN_KEYS = ("dim", "n_heads", "head_dim", "rope_theta", "rope_scaling_args", "max_seq_len", "qk_rope_head_dim",
+              "original_seq_len", "rope_factor", "beta_fast", "beta_slow", "mscale", "use_rope",
+              "every_n_layers_nope", "nope_layer_interval")
+
+
+def torchtitan_table(dl: str) -> dict[str, Any]:
+    zf, version = wheel_sources(dl, "torchtitan")
+    out: dict[str, Any] = {}
+    for family, (var, args_path, cls) in TITAN_FAMILIES.items():
+        base = f"torchtitan/models/{family}/"
+        args_tree = ast.parse(_read(zf, base + args_path))
+        defaults = dataclass_defaults(args_tree, cls)
+        init = ast.parse(_read(zf, base + "__init__.py"))
+        flavors = next(n.value for n in ast.walk(init) if isinstance(n, ast.Assign)
+                       and any(getattr(t, "id", "") == var for t in n.targets))
+        for key_node, call in zip(flavors.keys, flavors.values):
+            name = value(key_node)
+            args = {**defaults, **{k: v for k, v in value(call).items() if k != "__class__"}}
+            out[f"{family}/{name}"] = {
+                "values": {k: args[k] for k in TITAN_KEYS if k in args},
+                "source": f"torchtitan=={version} torchtitan/models/{family}/__init__.py {var}[{name!r}] "
+                          f"({cls} defaults: {args_path})",
+            }
+    return {"framework": "torchtitan", "package": f"torchtitan=={version}", "presets": out}
+
+
+# ------------------------------------------------------------------------------------------ litgpt
+LITGPT_KEYS = ("block_size", "n_embd", "n_head", "head_size", "rotary_percentage", "rope_n_elem", "rope_base",
+               "rope_condense_ratio", "rope_adjustments", "rope_local_base_freq", "rope_indices",
+               "sliding_window_size", "sliding_window_indices", "latent_attention")
+
+
+def litgpt_table(dl: str) -> dict[str, Any]:
+    zf, version = wheel_sources(dl, "litgpt")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "litgpt_config.py")
+        with open(path, "w") as fh:
+            fh.write(_read(zf, "litgpt/config.py"))
+        spec = importlib.util.spec_from_file_location("_litgpt_config", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["_litgpt_config"] = mod
+        try:
+            spec.loader.exec_module(mod)
+        finally:
+            sys.modules.pop("_litgpt_config", None)
+    out = {}
+    for c in mod.configs:
+        cfg = mod.Config(**c)
+        vals = {k: getattr(cfg, k) for k in LITGPT_KEYS if hasattr(cfg, k)}
+        out[cfg.name] = {"values": vals, "source": f"litgpt=={version} litgpt/config.py Config.from_name({cfg.name!r})"}
+    base = mod.Config()  # the class defaults: what a model_config mapping without a key gets
+    defaults = {k: getattr(base, k) for k in LITGPT_KEYS if k not in ("head_size", "rope_n_elem", "n_embd", "n_head")}
+    defaults.update({k: getattr(base, k) for k in ("n_embd", "n_head")})
+    return {"framework": "litgpt", "package": f"litgpt=={version}",
+            "defaults": {"values": defaults, "source": f"litgpt=={version} litgpt/config.py Config defaults"},
+            "presets": out}
+
+
+# ---------------------------------------------------------------------------------------- torchtune
+TUNE_ROPES = {  # rope class -> scheme; Llama3ScaledRoPE's own defaults are read from its __init__
+    "RotaryPositionalEmbeddings": "default",
+    "Phi3RotaryPositionalEmbeddings": "default",
+    "Qwen2RotaryPositionalEmbeddings": "default",
+    "Llama3ScaledRoPE": "llama3",
+}
+
+
+def _func_defaults(fn: ast.FunctionDef) -> dict[str, Any]:
+    args = fn.args.args + fn.args.kwonlyargs
+    defaults = [None] * (len(fn.args.args) - len(fn.args.defaults)) + list(fn.args.defaults) + list(fn.args.kw_defaults)
+    out = {}
+    for a, d in zip(args, defaults):
+        if d is not None:
+            try:
+                out[a.arg] = value(d)
+            except Unknown:
+                pass
+    return out
+
+
+def torchtune_table(dl: str) -> dict[str, Any]:
+    zf, version = wheel_sources(dl, "torchtune")
+    names = zf.namelist()
+    scaled = ast.parse(_read(zf, "torchtune/models/llama3_1/_position_embeddings.py"))
+    scaled_init = next(n for n in ast.walk(scaled) if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    scaled_defaults = _func_defaults(scaled_init)
+    components: dict[str, tuple[str, dict, ast.FunctionDef]] = {}
+    for name in names:
+        if name.startswith("torchtune/models/") and name.endswith("/_component_builders.py"):
+            family = name.split("/")[2]
+            for fn in ast.parse(_read(zf, name)).body:
+                if isinstance(fn, ast.FunctionDef):
+                    components[f"{family}.{fn.name}"] = (family, _func_defaults(fn), fn)
+    out = {}
+    for name in sorted(names):
+        if not (name.startswith("torchtune/models/") and name.endswith("/_model_builders.py")):
+            continue
+        family = name.split("/")[2]
+        for fn in ast.parse(_read(zf, name)).body:
+            if not isinstance(fn, ast.FunctionDef) or not fn.body or not isinstance(fn.body[-1], ast.Return):
+                continue
+            call = fn.body[-1].value
+            if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+                continue
+            comp = components.get(f"{family}.{call.func.id}") or next(
+                (c for k, c in sorted(components.items()) if k.endswith(f".{call.func.id}")), None)  # imported
+            if comp is None:
+                continue
+            kwargs = {}
+            for k in call.keywords:
+                try:
+                    if k.arg:
+                        kwargs[k.arg] = value(k.value)
+                except Unknown:
+                    pass  # a builder parameter passed on (tie_word_embeddings): not a RoPE value
+            args = {**comp[1], **kwargs}
+            rope = _tune_rope(comp[2], args, scaled_defaults)
+            if rope is None:
+                continue
+            out[f"torchtune.models.{family}.{fn.name}"] = {
+                "values": rope,
+                "source": f"torchtune=={version} {name} {fn.name}() -> {call.func.id}() "
+                          f"(torchtune/models/{comp[0]}/_component_builders.py)",
+            }
+    # aliases: `llama3_3_70b = llama3_1_70b` (imported from another family's builders)
+    for name in sorted(names):
+        if not (name.startswith("torchtune/models/") and name.endswith("/_model_builders.py")):
+            continue
+        family = name.split("/")[2]
+        tree = ast.parse(_read(zf, name))
+        imported = {a.asname or a.name: f"torchtune.models.{n.module.split('.')[2]}.{a.name}"
+                    for n in tree.body if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("torchtune.models.")
+                    for a in n.names}
+        for n in tree.body:
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                    and isinstance(n.value, ast.Name):
+                src = imported.get(n.value.id, f"torchtune.models.{family}.{n.value.id}")
+                if src in out:
+                    out[f"torchtune.models.{family}.{n.targets[0].id}"] = {
+                        "values": out[src]["values"],
+                        "source": f"torchtune=={version} {name} {n.targets[0].id} = {n.value.id} ({src})"}
+    return {"framework": "torchtune", "package": f"torchtune=={version}", "presets": out}
+
+
+def _tune_rope(fn: ast.FunctionDef, args: dict[str, Any], scaled_defaults: dict[str, Any]) -> dict[str, Any] | None:
+    """The RoPE a component builder constructs (its first ``rope = Cls(...)``) with ``args``."""
+    env = dict(args)
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            target = stmt.targets[0].id
+            if target == "head_dim" and "head_dim" not in args:
+                try:
+                    env["head_dim"] = value(stmt.value, env)
+                except (Unknown, TypeError, ZeroDivisionError):
+                    pass
+            if target == "rope" and isinstance(stmt.value, ast.Call):
+                cls = getattr(stmt.value.func, "id", None)
+                if cls not in TUNE_ROPES:
+                    return None
+                kw = {}
+                for k in stmt.value.keywords:
+                    try:
+                        kw[k.arg] = value(k.value, env)
+                    except Unknown:
+                        return None
+                if "dim" not in kw and "head_dim" in env:
+                    kw["dim"] = env["head_dim"]
+                rope: dict[str, Any] = {"rope_class": cls, "scheme": TUNE_ROPES[cls], "dim": kw.get("dim"),
+                                        "base": kw.get("base", 10000), "max_seq_len": kw.get("max_seq_len", 4096),
+                                        "embed_dim": env.get("embed_dim"), "num_heads": env.get("num_heads")}
+                if cls == "Llama3ScaledRoPE":
+                    for p in ("scale_factor", "low_freq_factor", "high_freq_factor", "old_context_len"):
+                        rope[p] = kw.get(p, scaled_defaults.get(p))
+                if rope["dim"] is None:
+                    return None
+                return rope
+    return None
+
+
+# ------------------------------------------------------------------------------------- axolotl bases
+# Public mirrors used in axolotl's examples that publish the same config.json as the original.
+MIRRORS = {
+    "NousResearch/Llama-2-7b-hf": "meta-llama/Llama-2-7b-hf",
+    "NousResearch/Meta-Llama-3-8B": "meta-llama/Meta-Llama-3-8B",
+    "NousResearch/Meta-Llama-3.1-8B": "meta-llama/Llama-3.1-8B",
+    "NousResearch/Llama-3.2-1B": "meta-llama/Llama-3.2-1B",
+    "unsloth/Llama-3.2-1B": "meta-llama/Llama-3.2-1B",
+}
+HF_KEYS = ("model_type", "architectures", "hidden_size", "num_attention_heads", "head_dim", "rope_theta",
+           "rope_scaling", "partial_rotary_factor", "rotary_pct", "rotary_emb_base", "max_position_embeddings",
+           "original_max_position_embeddings", "sliding_window", "use_sliding_window", "rope_local_base_freq",
+           "qk_rope_head_dim", "layer_types", "text_config", "torch_dtype")
+
+
+def axolotl_table(configs_dir: str) -> dict[str, Any]:
+    out = {}
+    for path in sorted(glob.glob(os.path.join(configs_dir, "*.json"))):
+        with open(path) as fh:
+            cfg = json.load(fh)
+        src = str(cfg.get("_source", ""))
+        repo = src.split()[0] if src else ""
+        if "/" not in repo:
+            continue
+        rel = os.path.relpath(path, ROOT)
+        entry = {"values": {k: cfg[k] for k in HF_KEYS if k in cfg},
+                 "source": f"{repo} config.json as committed in {rel}"}
+        out[repo] = entry
+    for mirror, original in MIRRORS.items():
+        if original in out:
+            out[mirror] = {"values": out[original]["values"],
+                           "source": f"{mirror}: a public mirror of {original}; " + out[original]["source"]}
+    return {"framework": "axolotl", "package": "Hugging Face config.json of common base models",
+            "presets": dict(sorted(out.items()))}
+
+
+TABLES = {
+    "torchtitan": torchtitan_table,
+    "litgpt": litgpt_table,
+    "torchtune": torchtune_table,
+}
+
+
+def build(dl: str) -> dict[str, dict[str, Any]]:
+    out = {name: fn(dl) for name, fn in TABLES.items()}
+    out["axolotl"] = axolotl_table(os.path.join(ROOT, "tests", "configs"))
+    return out
+
+
+def dump(table: dict[str, Any]) -> str:
+    return json.dumps(table, indent=1, sort_keys=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("dl", help="folder with the downloaded wheels (one sub-folder per framework)")
+    p.add_argument("--check", action="store_true", help="compare with the shipped tables instead of writing")
+    args = p.parse_args(argv)
+    stale = []
+    for name, table in build(args.dl).items():
+        path = os.path.join(HERE, f"{name}.json")
+        text = dump(table)
+        if args.check:
+            with open(path) as fh:
+                if fh.read() != text:
+                    stale.append(name)
+        else:
+            with open(path, "w") as fh:
+                fh.write(text)
+            print(f"{path}: {len(table['presets'])} presets ({table['package']})")
+    if stale:
+        print(f"out of date: {', '.join(stale)} (run without --check)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

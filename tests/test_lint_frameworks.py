@@ -1,0 +1,488 @@
+"""Training-framework configs: each dialect reads what the framework trains with.
+
+Specifications: a config as the framework writes it, and the exact setup (rotary dims, base,
+training length, target, scheme with its parameters, dtype, provenance) and findings. Fixtures:
+inline documents written the way each framework's own examples are; the configs shipped in
+torchtune's and axolotl's wheels (tests/fixtures/frameworks, with `package==version path`);
+and, when present, the corpus of real configs fetched from the frameworks' repositories
+($ROPELAW_CORPUS/frameworks, manifest tests/fixtures/frameworks/frameworks_corpus.json).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import pytest
+
+from ropelaw.cli import main
+from ropelaw.lint.check import lint_config
+from ropelaw.lint.dialects.frameworks import detect
+from ropelaw.lint.loader import NotARopeConfig, load_config
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+FIX = ROOT / "tests" / "fixtures" / "frameworks"
+HF = ROOT / "tests" / "configs"
+PRESETS = ROOT / "ropelaw" / "lint" / "presets"
+
+
+def lint(tmp_path, name: str, text: str, **kw):
+    p = tmp_path / name
+    p.write_text(text)
+    return lint_config(load_config(str(p), **kw))
+
+
+def setup(r) -> tuple:
+    a = r.layers[0]
+    s = a.spec
+    return s.d, s.base, s.train_len, a.length, s.scheme
+
+
+def found(r) -> list[tuple]:
+    return sorted((f.code, f.severity, f.line, f.column) for f in r.findings)
+
+
+# ------------------------------------------------------------------------------------ torchtitan
+TITAN = """[job]
+description = "Llama 3 8B training"
+
+[model]
+name = "llama3"
+flavor = "8B"
+
+[training]
+local_batch_size = 1
+seq_len = 8192
+"""
+
+
+def test_torchtitan_flavor_and_seq_len(tmp_path):
+    """llama3/8B (torchtitan 0.2.2 llama3_args): dim 4096 / 32 heads, theta 5e5, and the Llama 3.1
+    bands precompute_freqs_cis always applies; [training] seq_len is the training length and
+    the model's max_seq_len (update_from_config); mixed_precision_param defaults to bfloat16."""
+    r = lint(tmp_path, "llama3_8b.toml", TITAN)
+    assert setup(r) == (128, 500000.0, 8192, 8192, "llama3")
+    assert r.layers[0].spec.param_dict() == {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                             "original_max_position_embeddings": 8192}
+    d = r.setup()["derived"]
+    assert d["base"] == {"value": 500000, "from": "rope_theta of torchtitan llama3/8B", "line": None, "column": None}
+    assert d["train_len"]["from"] == "training.seq_len" and d["train_len"]["line"] == 10
+    assert d["dtype"]["value"] == "bfloat16" and d["dtype"]["from"] == "torchtitan default training.mixed_precision_param"
+    assert found(r) == [("RP201", "info", 1, 1)]
+
+
+def test_torchtitan_deepseek_yarn_only_past_original(tmp_path):
+    """deepseek_v3 (MLA, qk_rope_head_dim 64): YaRN (factor 40, betas 32/1, original 4,096) only when
+    seq_len > original_seq_len, as precompute_freqs_cis does."""
+    text = TITAN.replace('"llama3"', '"deepseek_v3"').replace('"8B"', '"16B"')
+    short = lint(tmp_path, "a.toml", text.replace("8192", "4096"))
+    assert setup(short) == (64, 10000.0, 4096, 4096, "default")
+    long = lint(tmp_path, "b.toml", text)
+    assert setup(long) == (64, 10000.0, 8192, 8192, "yarn")
+    assert long.layers[0].spec.param_dict() == {"factor": 40, "beta_fast": 32, "beta_slow": 1,
+                                                "original_max_position_embeddings": 4096}
+
+
+def test_torchtitan_unknown_flavor_is_skipped(tmp_path):
+    with pytest.raises(NotARopeConfig, match="has no flavor '9B'"):
+        lint(tmp_path, "x.toml", TITAN.replace('"8B"', '"9B"'))
+    with pytest.raises(NotARopeConfig, match="torchtitan model 'flux' has no RoPE preset"):
+        lint(tmp_path, "x.toml", TITAN.replace('"llama3"', '"flux"'))
+
+
+# ------------------------------------------------------------------------------------------ litgpt
+LITGPT = """model_name: tiny-llama-1.1b
+model_config:
+out_dir: out/pretrain/tiny-llama
+precision: bf16-mixed
+train:
+  global_batch_size: 512
+  max_seq_length: 2048
+"""
+
+
+def test_litgpt_named_config(tmp_path):
+    """tiny-llama-1.1b (litgpt 0.5.13): head_size 64, rope_base 10000, rotary_percentage 1.0,
+    block_size 2048; train.max_seq_length is the training length."""
+    r = lint(tmp_path, "tinyllama.yaml", LITGPT)
+    assert setup(r) == (64, 10000.0, 2048, 2048, "default")
+    d = r.setup()["derived"]
+    assert d["base"] == {"value": 10000, "from": "rope_base of litgpt Config 'tiny-llama-1.1b'", "line": None,
+                         "column": None}
+    assert d["d"]["from"] == "head_size of litgpt Config 'tiny-llama-1.1b'"
+    assert d["train_len"]["from"] == "train.max_seq_length" and d["dtype"]["value"] == "bf16-mixed"
+    # the stock config at its trained length: Men et al.'s bound is information, not a warning
+    assert found(r) == [("RL103", "info", 1, 1)]
+
+
+def test_litgpt_scaled_configs(tmp_path):
+    """Llama-3.1-8B: rope_adjustments -> Llama 3.1 bands; the RoPE cache is block_size 131,072 and,
+    without train.max_seq_length, the model trains at block_size."""
+    r = lint(tmp_path, "l31.yaml", "model_name: Llama-3.1-8B\nprecision: bf16-true\n"
+                                   "train:\n  max_seq_length: 8192\n")
+    assert setup(r) == (128, 500000.0, 8192, 131072, "llama3")
+    assert r.layers[0].spec.param_dict()["original_max_position_embeddings"] == 8192
+    # pythia-14m: rotary_percentage 0.25 of head_size 32 -> 8 dims; no max_seq_length: block_size 512
+    r = lint(tmp_path, "debug.yaml", "model_name: pythia-14m\ntrain:\n  max_seq_length:\nprecision: bf16-mixed\n")
+    assert setup(r) == (8, 10000.0, 512, 512, "default")
+    assert r.setup()["derived"]["train_len"]["from"] == "block_size of litgpt Config 'pythia-14m' (train.max_seq_length not set)"
+
+
+def test_litgpt_model_config_replaces_the_named_config(tmp_path):
+    """model_config overrides model_name (pretrain.py); absent keys take Config's class defaults
+    (rotary_percentage 0.25, rope_base 10000): head_size 64 given, so d = 16."""
+    text = ("model_name: tiny-llama-1.1b\nmodel_config:\n  n_embd: 1024\n  n_head: 16\n  head_size: 64\n"
+            "  block_size: 4096\n  rope_condense_ratio: 2\ntrain:\n  max_seq_length: 4096\nprecision: bf16-mixed\n")
+    r = lint(tmp_path, "mc.yaml", text)
+    assert setup(r) == (16, 10000.0, 4096, 4096, "linear")
+    assert r.layers[0].spec.param_dict() == {"factor": 2}
+    assert r.setup()["derived"]["d"]["from"] == ("model_config.head_size x rotary_percentage: litgpt==0.5.13 "
+                                                 "litgpt/config.py Config defaults 0.25")
+
+
+# --------------------------------------------------------------------------------------- nanotron
+NANOTRON = """general:
+  project: debug
+model:
+  dtype: bfloat16
+  model_config:
+    hidden_size: 2048
+    max_position_embeddings: 128256
+    num_attention_heads: 16
+    rope_scaling: null
+tokens:
+  sequence_length: 4096
+"""
+
+
+def test_nanotron_trains_at_tokens_sequence_length(tmp_path):
+    """The issue's case: trained at tokens.sequence_length 4,096 with base 10,000 (nanotron 0.4's
+    LlamaConfig has no rope_theta), advertising max_position_embeddings 128,256: RL101."""
+    r = lint(tmp_path, "tiny.yaml", NANOTRON)
+    assert setup(r) == (128, 10000.0, 4096, 128256, "default")
+    assert [c for c, *_ in found(r)] == ["RL101", "RL103", "RP201"]
+    rl101 = next(f for f in r.findings if f.code == "RL101")
+    assert rl101.line == 7 and rl101.data["extrapolation_bound"] == 4096 and rl101.severity == "error"
+    assert next(f for f in r.findings if f.code == "RL103").severity == "warning"  # past the training length
+
+
+# ------------------------------------------------------------------------------------------- OLMo
+def test_olmo(tmp_path):
+    text = ("run_name: OLMo-1B\nmodel:\n  d_model: 2048\n  n_heads: 16\n  rope: true\n  rope_theta: 500000\n"
+            "  max_sequence_length: 4096\nprecision: amp_bf16\n")
+    r = lint(tmp_path, "olmo.yaml", text)
+    assert setup(r) == (128, 500000.0, 4096, 4096, "default") and found(r) == []
+    with pytest.raises(NotARopeConfig, match="ALiBi"):
+        lint(tmp_path, "alibi.yaml", text.replace("rope: true", "rope: false\n  alibi: true"))
+
+
+# ---------------------------------------------------------------------------------------- GPT-NeoX
+def test_neox_sliding_window_width(tmp_path):
+    """GPT-NeoX Mistral-7B: seq-length 8,192, sliding_window_width 4,096, max-position-embeddings
+    131,072. Every layer sees at most 4,096 tokens: no RL101 (it used to be a false error)."""
+    text = ('{\n  "hidden_size": 4096,\n  "num_attention_heads": 32,\n  "seq_length": 8192,\n'
+            '  "sliding_window_width": 4096,\n  "max_position_embeddings": 131072,\n  "pos_emb": "rotary",\n'
+            '  "rotary_pct": 1,\n  "rotary_emb_base": 10000,\n  "bf16": {"enabled": true}\n}\n')
+    r = lint(tmp_path, "mistral.yml", text)
+    assert setup(r) == (128, 10000.0, 8192, 4096, "default")
+    # the window (4,096) is within the training length: Men et al.'s bound is information
+    assert found(r) == [("RL103", "info", 9, 3), ("RP201", "info", 10, 12)]
+    assert r.config.dtype.raw == "bf16"
+    r = lint(tmp_path, "pythia.yml", '{"hidden-size": 768, "num-attention-heads": 12, "seq-length": 2048,\n'
+                                     ' "max-position-embeddings": 2048, "pos-emb": "rotary", "rotary-pct": 0.25}\n')
+    assert setup(r) == (16, 10000, 2048, 2048, "default")
+    with pytest.raises(NotARopeConfig, match="default is 'learned'"):
+        lint(tmp_path, "gpt.yml", '{"hidden-size": 768, "num-attention-heads": 12, "seq-length": 2048, '
+                                  '"rotary-pct": 0.25}\n')
+
+
+# ----------------------------------------------------------------------------------------- Megatron
+MLA = """ENV_VARS:
+  CUDA_DEVICE_MAX_CONNECTIONS: 1
+MODEL_ARGS:
+  --num-layers: 4
+  --hidden-size: 512
+  --num-attention-heads: 8
+  --multi-latent-attention: true
+  --qk-pos-emb-head-dim: 64
+  --rotary-scaling-factor: 40
+  --seq-length: 4096
+  --max-position-embeddings: 163840
+  --bf16: true
+"""
+
+
+def test_megatron_mla_reads_qk_pos_emb_head_dim_and_yarn(tmp_path):
+    """The issue's case: MLA with --qk-pos-emb-head-dim 64 and --rotary-scaling-factor 40 rotates 64
+    dims with YaRN (original 4,096 and betas 32/1: MLATransformerConfig defaults), not d 64 plain."""
+    r = lint(tmp_path, "mla.yaml", MLA)
+    assert setup(r) == (64, 10000, 4096, 163840, "yarn")
+    assert r.layers[0].spec.param_dict() == {"factor": 40, "original_max_position_embeddings": 4096,
+                                             "beta_fast": 32, "beta_slow": 1}
+    d = r.setup()["derived"]
+    assert d["d"] == {"value": 64, "from": "MODEL_ARGS.--qk-pos-emb-head-dim", "line": 8, "column": 3}
+    assert d["dtype"]["value"] == "bf16" and d["dtype"]["line"] == 12
+
+
+def test_megatron_flag_spellings_and_schemes(tmp_path):
+    """Flags with or without --, dashes or underscores; --rotary-percent; linear interpolation;
+    --use-rope-scaling (Llama 3.1 bands); learned_absolute (the default) is not RoPE."""
+    text = ("--hidden-size: 4096\n--num-attention-heads: 32\nkv_channels: 128\n--rotary-percent: 0.5\n"
+            "position-embedding-type: rope\n--seq-length: 4096\n--max-position-embeddings: 8192\n"
+            "--rotary-seq-len-interpolation-factor: 2\n--fp16: true\n")
+    r = lint(tmp_path, "args.yaml", text)
+    assert setup(r) == (64, 10000, 4096, 8192, "linear") and r.layers[0].spec.param_dict() == {"factor": 2}
+    assert r.config.dtype.raw == "fp16"
+    r = lint(tmp_path, "l31.yaml", text.replace("--rotary-seq-len-interpolation-factor: 2", "--use-rope-scaling: true"))
+    assert r.layers[0].spec.scheme == "llama3" and r.layers[0].spec.param("factor") == 8.0
+    with pytest.raises(NotARopeConfig, match="learned_absolute is the default"):
+        lint(tmp_path, "gpt.yaml", text.replace("position-embedding-type: rope\n", ""))
+
+
+def test_megatron_yaml_cfg_language_model_section(tmp_path):
+    """--yaml-cfg files keep the model under language_model: (examples/gpt3/gpt_config.yaml)."""
+    text = ("language_model:\n  hidden_size: 1024\n  num_attention_heads: 16\n  kv_channels: null\n"
+            "model_parallel:\n  bf16: True\nposition_embedding_type: rope\nrotary_percent: 0.5\n"
+            "max_position_embeddings: 4096\nseq_length: 4096\n")
+    r = lint(tmp_path, "gpt_config.yaml", text)
+    assert setup(r) == (32, 10000, 4096, 4096, "default")
+    assert r.setup()["derived"]["d"]["from"] == "language_model.hidden_size / language_model.num_attention_heads x rotary_percent 0.5"
+    assert r.config.dtype.raw == "bf16" and r.config.dtype.key == "model_parallel.bf16"
+
+
+LAUNCH = """#!/bin/bash
+# Llama-3-8B on 8 GPUs
+SEQ_LEN=8192
+GPT_MODEL_ARGS=(
+    --num-layers 32
+    --hidden-size 4096
+    --num-attention-heads 32
+    --seq-length ${SEQ_LEN}
+    --max-position-embeddings ${MAX_POS:-32768}
+    --position-embedding-type rope
+    --rotary-base 500000
+)
+MODEL_ARGS=" \\
+    --bf16 \\
+    --use-rope-scaling \\
+"
+torchrun pretrain_gpt.py ${GPT_MODEL_ARGS[@]} $MODEL_ARGS
+"""
+
+
+def test_megatron_launch_script(tmp_path):
+    """`ropelaw lint pretrain_gpt.sh`: flags in arrays and in quoted strings, variables substituted
+    (with ${VAR:-default}); each value points at its flag in the script."""
+    r = lint(tmp_path, "pretrain_gpt.sh", LAUNCH)
+    assert setup(r) == (128, 500000, 8192, 32768, "llama3")
+    d = r.setup()["derived"]
+    assert (d["train_len"]["from"], d["train_len"]["line"], d["train_len"]["column"]) == ("--seq-length", 8, 5)
+    assert (d["target"]["value"], d["target"]["line"]) == (32768, 9)
+    assert d["scheme"]["from"] == "Megatron-Core rope scaling (--use-rope-scaling): Llama 3.1 bands"
+    assert (d["dtype"]["value"], d["dtype"]["line"]) == ("bf16", 14)
+    assert found(r) == [("RP201", "info", 14, 5)]  # the Llama 3.1 bands reach 32,768 from 8,192
+
+
+def test_launch_script_without_model_flags_is_skipped(tmp_path, capsys):
+    (tmp_path / "setup.sh").write_text("#!/bin/sh\npip install -e .\n")
+    (tmp_path / "ok.json").write_text(json.dumps({"hidden_size": 4096, "num_attention_heads": 32,
+                                                  "max_position_embeddings": 4096, "rope_theta": 5e5}))
+    assert main(["lint", str(tmp_path / "setup.sh"), str(tmp_path / "ok.json")]) == 0
+    assert "setup.sh: skipped: no Megatron model flags" in capsys.readouterr().out
+
+
+# -------------------------------------------------------------------------------------------- NeMo
+NEMO = """trainer:
+  devices: 8
+  precision: bf16
+model:
+  encoder_seq_length: 4096
+  max_position_embeddings: ${.encoder_seq_length}
+  hidden_size: 4096
+  num_attention_heads: 32
+  kv_channels: null
+  position_embedding_type: 'rope'
+  rotary_percentage: 1.0
+  rotary_base: 500000
+  seq_len_interpolation_factor: 4
+  data:
+    seq_length: ${model.encoder_seq_length}
+"""
+
+
+def test_nemo_model_section_and_interpolations(tmp_path):
+    r = lint(tmp_path, "megatron_llama_config.yaml", NEMO)
+    assert setup(r) == (128, 500000, 4096, 4096, "linear") and r.layers[0].spec.param_dict() == {"factor": 4}
+    d = r.setup()["derived"]
+    assert d["target"] == {"value": 4096, "from": "model.max_position_embeddings (${.encoder_seq_length} resolved)",
+                           "line": 6, "column": 3}
+    assert d["dtype"]["value"] == "bf16" and d["dtype"]["from"] == "trainer.precision"
+
+
+# --------------------------------------------------------------------------------- torchtune, axolotl
+def test_torchtune_configs_from_the_wheel():
+    """torchtune==0.6.1 recipes: the builders' RoPE; no tokenizer.max_seq_len: the base model's
+    pre-training length (Llama 3.1: old_context_len 8,192 of Llama3ScaledRoPE)."""
+    expected = {
+        "llama2_7B_full.yaml": ((128, 10000.0, 4096, 4096, "default"), [("RL103", "info", 38, 3), ("RP201", "info", 75, 1)]),
+        "llama3_1_8B_full.yaml": ((128, 500000.0, 8192, 131072, "llama3"),
+                                  [("RL102", "warning", 38, 3), ("RL104", "info", 38, 3), ("RP201", "info", 79, 1)]),
+        "qwen2_5_1.5B_full.yaml": ((128, 1000000.0, 32768, 32768, "default"), [("RP201", "info", 65, 1)]),
+        # llama3_3 = llama3_1 builders (torchtune/models/llama3_3/_model_builders.py); LoRA: same RoPE
+        "llama3_3_70B_lora.yaml": ((128, 500000.0, 8192, 131072, "llama3"),
+                                   [("RL102", "warning", 15, 3), ("RL104", "info", 15, 3), ("RP201", "info", 77, 1)]),
+    }
+    for name, (want, findings) in expected.items():
+        r = lint_config(load_config(str(FIX / "torchtune" / name)))
+        assert (setup(r), found(r)) == (want, findings), name
+    r = lint_config(load_config(str(FIX / "torchtune" / "llama2_7B_full.yaml")))
+    assert r.setup()["derived"]["base"]["from"] == "base of torchtune llama2_7b()"
+
+
+def test_axolotl_base_model_from_the_table(tmp_path):
+    """axolotl==0.19.0's hatchery examples fine-tune Qwen/Qwen3-8B at sequence_len 2,048: the model's
+    own config (tests/configs/qwen3-8b.json) is read; 2,048 is within its training length."""
+    for name, line in (("tinker_sft.yaml", 7), ("tinker_rl.yaml", 10)):
+        r = lint_config(load_config(str(FIX / "axolotl" / name)))
+        assert setup(r) == (128, 1e6, 40960, 40960, "default") and r.config.tune_len is None
+        assert found(r) == [("RL103", "info", line, 1), ("RP201", "info", line, 1)]
+        assert r.setup()["derived"]["base"]["from"] == ("rope_theta of base_model 'Qwen/Qwen3-8B' (Qwen/Qwen3-8B "
+                                                        "config.json as committed in tests/configs/qwen3-8b.json)")
+    # a longer sequence_len is a tuning run; overrides_of_model_config replaces the base's keys
+    text = ("base_model: meta-llama/Llama-2-7b-hf\nsequence_len: 16384\nbf16: auto\n"
+            "overrides_of_model_config:\n  rope_scaling:\n    type: linear\n    factor: 4.0\n"
+            "  max_position_embeddings: 16384\n")
+    r = lint(tmp_path, "ext.yaml", text)
+    assert setup(r) == (128, 10000.0, 4096, 16384, "linear") and r.config.tune_len.raw == 16384
+    assert r.setup()["derived"]["params"]["factor"]["from"] == "overrides_of_model_config.rope_scaling.factor"
+    with pytest.raises(NotARopeConfig, match="not in ropelaw's table of common bases"):
+        lint(tmp_path, "unknown.yaml", "base_model: someone/private-model\nsequence_len: 2048\n")
+
+
+def test_axolotl_local_base_model_directory(tmp_path):
+    model = tmp_path / "my-model"
+    model.mkdir()
+    (model / "config.json").write_text((HF / "llama-3-8b.json").read_text())
+    r = lint(tmp_path, "local.yaml", f"base_model: {model}\nsequence_len: 8192\n")
+    assert setup(r) == (128, 500000.0, 8192, 8192, "default")
+
+
+def test_dialect_detection_leaves_hf_configs_alone():
+    for p in sorted(HF.glob("*.json")):
+        assert detect(json.loads(p.read_text())) is None, p.name
+
+
+def test_json_says_where_every_value_came_from(tmp_path, capsys):
+    p = tmp_path / "tinyllama.yaml"
+    p.write_text(LITGPT)
+    assert main(["lint", str(p), "--format", "json"]) == 0
+    derived = json.loads(capsys.readouterr().out)["configs"][0]["derived"]
+    for key in ("d", "head_dim", "base", "train_len", "target", "dtype"):
+        assert derived[key]["from"], key
+
+
+# ----------------------------------------------------------------------------- values a config lacks
+def test_fill_ins_from_the_command_line(tmp_path, capsys):
+    """--head-dim / --base / --dtype fill in what a config lacks and show as [--flag]; a config's own
+    value wins. A config with no training length gets RL100 until --train is given."""
+    text = "hidden_size: 4096\nnum_attention_heads: 32\nmax_position_embeddings: 8192\n"
+    p = tmp_path / "c.yaml"
+    p.write_text(text)
+    r = lint_config(load_config(str(p), base=5e5, dtype="bf16"))
+    assert r.layers[0].spec.base == 5e5 and r.config.layers[0].base.where == "--base"
+    assert r.config.dtype.where == "--dtype"
+    r = lint_config(load_config(str(p), base=5e5, target=32768))
+    assert "base 5e5 [--base]" in next(f for f in r.findings if f.code == "RL101").message
+    q = tmp_path / "own.yaml"
+    q.write_text(text + "rope_theta: 1000000\n")
+    assert lint_config(load_config(str(q), base=5e5)).layers[0].spec.base == 1e6
+    m = tmp_path / "args.yaml"
+    m.write_text("--num-attention-heads: 32\n--hidden-size: 4096\n--position-embedding-type: rope\n")
+    assert main(["lint", str(m)]) == 1
+    assert "RL100 missing-training-length" in capsys.readouterr().out
+    assert main(["lint", str(m), "--train", "4096"]) == 0
+
+
+# ------------------------------------------------------------------------------------- preset tables
+def test_preset_tables_agree_with_the_published_hf_configs():
+    """Independent sources agree: the frameworks' presets (read from their code) against the
+    Hugging Face config.json of the same model (tests/configs)."""
+    hf = {p.stem: json.loads(p.read_text()) for p in HF.glob("*.json")}
+    titan = json.loads((PRESETS / "torchtitan.json").read_text())["presets"]
+    lit = json.loads((PRESETS / "litgpt.json").read_text())["presets"]
+    tune = json.loads((PRESETS / "torchtune.json").read_text())["presets"]
+    l31 = hf["llama-3.1-8b"]
+    t = titan["llama3/8B"]["values"]
+    assert (t["dim"] // t["n_heads"], t["rope_theta"]) == (l31["hidden_size"] // l31["num_attention_heads"],
+                                                           l31["rope_theta"])
+    sc = t["rope_scaling_args"]
+    assert (sc["scaling_factor"], sc["low_freq_factor"], sc["high_freq_factor"],
+            sc["original_max_position_embeddings"]) == tuple(
+        l31["rope_scaling"][k] for k in ("factor", "low_freq_factor", "high_freq_factor",
+                                          "original_max_position_embeddings"))
+    for name, hf_name in (("Llama-2-7b-hf", "llama-2-7b"), ("Llama-3.1-8B", "llama-3.1-8b"),
+                          ("Mistral-7B-v0.1", "mistral-7b-v0.1"), ("pythia-6.9b", "pythia-6.9b")):
+        v, h = lit[name]["values"], hf[hf_name]
+        assert v["rope_n_elem"] == int(h["hidden_size"] // h["num_attention_heads"] * h.get("rotary_pct", 1.0)), name
+        assert v["rope_base"] == h.get("rope_theta", h.get("rotary_emb_base", 10000)), name
+    for name, hf_name in (("llama2.llama2_7b", "llama-2-7b"), ("llama3_1.llama3_1_8b", "llama-3.1-8b"),
+                          ("qwen2.qwen2_7b", "qwen2-7b-instruct")):
+        v, h = tune[f"torchtune.models.{name}"]["values"], hf[hf_name]
+        assert (v["dim"], v["base"]) == (h["hidden_size"] // h["num_attention_heads"], h.get("rope_theta", 10000)), name
+        assert v["max_seq_len"] == h["max_position_embeddings"], name
+
+
+def test_preset_tables_name_their_pinned_source():
+    for name, pkg in (("torchtitan", "torchtitan==0.2.2"), ("litgpt", "litgpt==0.5.13"),
+                      ("torchtune", "torchtune==0.6.1")):
+        table = json.loads((PRESETS / f"{name}.json").read_text())
+        assert table["package"] == pkg and len(table["presets"]) >= 20
+        assert all(e["source"].startswith(pkg) for e in table["presets"].values()), name
+
+
+DL = pathlib.Path(os.environ.get("ROPELAW_FRAMEWORK_DL", ROOT.parent / "shared" / "dl"))  # wheels, as pip download leaves them
+
+
+@pytest.mark.skipif(not (DL / "litgpt").is_dir(), reason=f"no downloaded framework wheels in {DL}")
+def test_preset_tables_regenerate_from_the_wheels():
+    """With the wheels present (ROPELAW_FRAMEWORK_DL), the shipped tables are exactly what
+    regenerate.py reads from them."""
+    from ropelaw.lint.presets import regenerate
+
+    for name, table in regenerate.build(str(DL)).items():
+        assert regenerate.dump(table) == (PRESETS / f"{name}.json").read_text(), name
+
+
+# ------------------------------------------------------------------------------------ the corpus
+CORPUS = pathlib.Path(os.environ.get("ROPELAW_CORPUS", ROOT.parent / "shared" / "corpus")) / "frameworks"
+MANIFEST = json.loads((FIX / "frameworks_corpus.json").read_text())
+
+
+def test_corpus_manifest_covers_every_framework():
+    per = {}
+    for key, e in MANIFEST.items():
+        if "skipped" not in e:
+            per[key.split("/")[0]] = per.get(key.split("/")[0], 0) + 1
+        assert "@" in e["source"].split()[0], key  # repo@commit path
+    assert set(per) == {"torchtitan", "litgpt", "neox", "nanotron", "olmo", "axolotl", "megatron", "nemo"}
+    assert min(per.values()) >= 3, per
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"framework corpus not present at {CORPUS} (ROPELAW_CORPUS)")
+@pytest.mark.parametrize("key", sorted(MANIFEST))
+def test_framework_corpus(key):
+    e = MANIFEST[key]
+    path = CORPUS / key
+    if "skipped" in e:
+        with pytest.raises(NotARopeConfig) as exc:
+            load_config(str(path))
+        assert str(exc.value).split(": ", 1)[1] == e["skipped"]
+        return
+    r = lint_config(load_config(str(path)))
+    a = r.layers[0]
+    s = a.spec
+    assert (s.d, s.base, s.train_len, a.length, s.scheme) == (e["d"], e["base"], e["train"], e["length"], e["scheme"])
+    assert {k: v for k, v in s.param_dict().items() if not isinstance(v, list)} == e["params"]
+    assert (r.config.dtype.raw if r.config.dtype else None) == e["dtype"]
+    assert sorted([f.code, f.severity, f.line, f.column] for f in r.findings) == e["findings"]
