@@ -2,7 +2,8 @@
 
 The config comes from a local directory (``base_model`` is a path with a config.json), the
 Hugging Face cache (``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or ``~/.cache/huggingface/hub``) when the
-model is there, or the shipped table of common base models (``presets/axolotl.json``); never a
+model is there, or the shipped table of base models (``presets/axolotl.json``: the RoPE of each
+Hub repository that litgpt==0.5.13's named configs encode); never a
 download. It is read as any Hugging Face config (the HF dialect), then
 ``overrides_of_model_config`` / ``model_config`` keys replace its keys, as axolotl passes them
 to ``AutoConfig``. ``sequence_len`` is the fine-tuning length: when it exceeds the model's

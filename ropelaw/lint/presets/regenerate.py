@@ -11,9 +11,9 @@ keep importable without torch ("so that users can import this file ... in Python
 environments which do not include all the dependencies"), and which is loaded alone. No
 network access; nothing here runs at lint time.
 
-The axolotl table of base models is built from the Hugging Face configs committed in
-``tests/configs/`` (each names its Hub repository in ``_source``), plus the public mirrors
-axolotl's examples use (NousResearch/...), which publish the same config.json.
+The axolotl table of base models (by Hugging Face repository id) comes from litgpt's named
+configs, each of which names the Hub repository it encodes (``hf_config``), plus the public
+mirrors axolotl's examples use (NousResearch/...), which publish the same config.json.
 """
 
 from __future__ import annotations
@@ -176,7 +176,9 @@ def litgpt_table(dl: str) -> dict[str, Any]:
     for c in mod.configs:
         cfg = mod.Config(**c)
         vals = {k: getattr(cfg, k) for k in LITGPT_KEYS if hasattr(cfg, k)}
-        out[cfg.name] = {"values": vals, "source": f"litgpt=={version} litgpt/config.py Config.from_name({cfg.name!r})"}
+        hf = cfg.hf_config or {}
+        out[cfg.name] = {"values": vals, "source": f"litgpt=={version} litgpt/config.py Config.from_name({cfg.name!r})",
+                         "hf_repo": f"{hf['org']}/{hf['name']}" if hf.get("org") and hf.get("name") else None}
     base = mod.Config()  # the class defaults: what a model_config mapping without a key gets
     defaults = {k: getattr(base, k) for k in LITGPT_KEYS if k not in ("head_size", "rope_n_elem", "n_embd", "n_head")}
     defaults.update({k: getattr(base, k) for k in ("n_embd", "n_head")})
@@ -311,34 +313,51 @@ def _tune_rope(fn: ast.FunctionDef, args: dict[str, Any], scaled_defaults: dict[
 MIRRORS = {
     "NousResearch/Llama-2-7b-hf": "meta-llama/Llama-2-7b-hf",
     "NousResearch/Meta-Llama-3-8B": "meta-llama/Meta-Llama-3-8B",
-    "NousResearch/Meta-Llama-3.1-8B": "meta-llama/Llama-3.1-8B",
+    "NousResearch/Meta-Llama-3.1-8B": "meta-llama/Meta-Llama-3.1-8B",
     "NousResearch/Llama-3.2-1B": "meta-llama/Llama-3.2-1B",
     "unsloth/Llama-3.2-1B": "meta-llama/Llama-3.2-1B",
 }
-HF_KEYS = ("model_type", "architectures", "hidden_size", "num_attention_heads", "head_dim", "rope_theta",
-           "rope_scaling", "partial_rotary_factor", "rotary_pct", "rotary_emb_base", "max_position_embeddings",
-           "original_max_position_embeddings", "sliding_window", "use_sliding_window", "rope_local_base_freq",
-           "qk_rope_head_dim", "layer_types", "text_config", "torch_dtype")
 
 
-def axolotl_table(configs_dir: str) -> dict[str, Any]:
+def hf_config_of(v: dict[str, Any]) -> dict[str, Any]:
+    """The RoPE keys of a Hugging Face config.json as litgpt's Config encodes that model
+    (litgpt's ``convert_hf_checkpoint`` maps the checkpoint under these values)."""
+    out: dict[str, Any] = {"hidden_size": v["n_embd"], "num_attention_heads": v["n_head"], "head_dim": v["head_size"],
+                           "rope_theta": v["rope_base"], "max_position_embeddings": v["block_size"]}
+    if v.get("latent_attention"):
+        out["qk_rope_head_dim"] = v["latent_attention"]["qk_rope_head_dim"]
+    elif v["rotary_percentage"] != 1:
+        out["partial_rotary_factor"] = v["rotary_percentage"]
+    adj = v.get("rope_adjustments")
+    if adj:
+        rs = {k: adj[k] for k in ("factor", "low_freq_factor", "high_freq_factor", "beta_fast", "beta_slow") if k in adj}
+        rs["rope_type"] = "yarn" if "beta_fast" in adj or "beta_slow" in adj else "llama3"
+        if "original_max_seq_len" in adj:
+            rs["original_max_position_embeddings"] = adj["original_max_seq_len"]
+        out["rope_scaling"] = rs
+    elif v.get("rope_condense_ratio", 1) != 1:
+        out["rope_scaling"] = {"rope_type": "linear", "factor": v["rope_condense_ratio"]}
+    idx = v.get("sliding_window_indices")
+    if v.get("sliding_window_size") and (not idx or all(idx)):
+        out["sliding_window"] = v["sliding_window_size"]  # every layer: local/global mixes are left out
+    return out
+
+
+def axolotl_table(litgpt: dict[str, Any]) -> dict[str, Any]:
+    """Base models by Hugging Face repository id, from litgpt's named configs (each names its
+    ``hf_config`` org/name), plus the public mirrors axolotl's examples use."""
     out = {}
-    for path in sorted(glob.glob(os.path.join(configs_dir, "*.json"))):
-        with open(path) as fh:
-            cfg = json.load(fh)
-        src = str(cfg.get("_source", ""))
-        repo = src.split()[0] if src else ""
-        if "/" not in repo:
-            continue
-        rel = os.path.relpath(path, ROOT)
-        entry = {"values": {k: cfg[k] for k in HF_KEYS if k in cfg},
-                 "source": f"{repo} config.json as committed in {rel}"}
-        out[repo] = entry
+    for name, e in litgpt["presets"].items():
+        repo = e.get("hf_repo")
+        v = e["values"]
+        if not repo or v.get("rope_local_base_freq") or (v.get("sliding_window_indices") and not all(v["sliding_window_indices"])):
+            continue  # local/global layer mixes (Gemma 2/3) need the model's own config.json
+        out[repo] = {"values": hf_config_of(v), "source": f"{repo} as {e['source']}"}
     for mirror, original in MIRRORS.items():
         if original in out:
             out[mirror] = {"values": out[original]["values"],
                            "source": f"{mirror}: a public mirror of {original}; " + out[original]["source"]}
-    return {"framework": "axolotl", "package": "Hugging Face config.json of common base models",
+    return {"framework": "axolotl", "package": f"base models of {litgpt['package']}",
             "presets": dict(sorted(out.items()))}
 
 
@@ -351,7 +370,7 @@ TABLES = {
 
 def build(dl: str) -> dict[str, dict[str, Any]]:
     out = {name: fn(dl) for name, fn in TABLES.items()}
-    out["axolotl"] = axolotl_table(os.path.join(ROOT, "tests", "configs"))
+    out["axolotl"] = axolotl_table(out["litgpt"])
     return out
 
 
