@@ -50,6 +50,13 @@ class Target:
     runtime_note: str = ""       # why there is no runtime audit, when there is none
     deps_note: str = ""          # how the install was made to import under torch 2.13
     tags: tuple[str, ...] = field(default_factory=tuple)
+    # how the source gets into audits/_work/site/<name>: "install" (pip install --no-deps --target),
+    # "wheel" (pip download the wheel with fetch_args, e.g. for another Python, and unpack it) or
+    # "sdist" (pip download the source distribution and unpack it): for targets that need Python
+    # 3.12 or CUDA to install, whose source is audited as published
+    fetch: str = "install"
+    fetch_args: tuple[str, ...] = ()
+    extra_pins: tuple[str, ...] = ()  # installed with --no-deps --target next to a fetched source (its runtime deps)
 
 
 # transformers version -> (tokenizers, huggingface_hub) pins of its own time: each version's
@@ -124,6 +131,118 @@ TARGETS: tuple[Target, ...] = (
         tags=("timm",),
     ) for v in ("0.9.16", "1.0.31")),
 )
+
+
+# The eight training / inference frameworks of issue 11, at the versions a new user tried. Static scans
+# cover each framework's rotary files; runtime audits run where the rotary code imports on CPU under
+# torch 2.13.0 (directly, or by loading the rotary class from its file with the device patches each
+# factory states).
+PY312 = ("--python-version", "3.12", "--only-binary=:all:")
+FRAMEWORKS: tuple[Target, ...] = (
+    Target(
+        name="megatron-core-0.19.2", package="megatron-core", version="0.19.2",
+        pins=("megatron-core==0.19.2",), fetch="wheel",
+        fetch_args=(*PY312, "--platform", "manylinux_2_28_x86_64"),
+        what="NVIDIA Megatron-core: `RotaryEmbedding` / `MultimodalRotaryEmbedding` (MRoPE) / YaRN in "
+             "`megatron/core/models/common/embeddings/`, and the NeMo audio encoder's `compute_rope_params`",
+        scan=("megatron/core/models/common/embeddings", "megatron/core/models/audio/nemo_transformer_encoder.py"),
+        modules=(("MultimodalRotaryEmbedding (MRoPE): forward(position_ids, mrope_section) -> angles",
+                  "audits/targets/megatron_factory.py:make_mrope"),
+                 ("RotaryEmbedding: forward(max_seq_len) -> angles (seq, 1, 1, dim)",
+                  "audits/targets/megatron_factory.py:make"),),
+        deps_note="needs Python >= 3.12 (every release from 0.17 on), so the cp312 wheel is downloaded and "
+                  "unpacked, not installed; the runtime factory loads the rotary module's classes from that "
+                  "source (device patches stated in `audits/targets/megatron_factory.py`)",
+        tags=("frameworks",),
+    ),
+    Target(
+        name="litgpt-0.5.13", package="litgpt", version="0.5.13", pins=("litgpt==0.5.13",),
+        what="Lightning AI's litgpt: `build_rope_cache(seq_len, n_elem, ...) -> (cos, sin)` and `apply_rope` "
+             "in `litgpt/model.py`",
+        scan=("litgpt",),
+        modules=(("build_rope_cache + apply_rope", "audits/targets/litgpt_factory.py:make"),),
+        deps_note="installed with --no-deps; `import litgpt` needs lightning, so the factory loads "
+                  "`litgpt/model.py`'s two rotary functions from the installed file (stated in "
+                  "`audits/targets/litgpt_factory.py`)",
+        tags=("frameworks",),
+    ),
+    Target(
+        name="torchtitan-0.3.0", package="torchtitan", version="0.3.0", pins=("torchtitan==0.3.0",),
+        what="PyTorch torchtitan: `ComplexRoPE` / `CosSinRoPE` (`torchtitan/models/common/rope.py`) and "
+             "the vision encoders' 2-D rotary embeddings",
+        scan=("torchtitan/models",),
+        modules=(("ComplexRoPE (complex64 cache buffer): forward(query, key, positions)",
+                  "audits/targets/torchtitan_factory.py:make_complex"),
+                 ("CosSinRoPE: forward(query, key, positions)", "audits/targets/torchtitan_factory.py:make_cossin")),
+        deps_note="installed with --no-deps; the rope module imports spmd_types and torchtitan's Module "
+                  "protocol, which the factory replaces by stand-ins (stated in "
+                  "`audits/targets/torchtitan_factory.py`)",
+        tags=("frameworks",),
+    ),
+    Target(
+        name="flash-attn-2.8.3", package="flash-attn", version="2.8.3", pins=("flash-attn==2.8.3",),
+        fetch="sdist", extra_pins=("einops==0.8.2",),
+        what="Dao-AILab flash-attention: `flash_attn.layers.rotary.RotaryEmbedding` (pure-torch cos/sin cache, "
+             "XPos `scale_base`), the rotary layer of `flash_attn.modules.mha`",
+        scan=("flash_attn",),
+        # make_xpos (XPos, scale_base=512) is run by hand only: see notes.py (its tables overflow at long
+        # contexts in any precision, which an angle audit would count as collisions)
+        modules=(("RotaryEmbedding cos/sin cache + apply_rotary_emb_torch",
+                  "audits/targets/flash_attn_factory.py:make"),),
+        deps_note="needs CUDA to build, so the source distribution is downloaded and unpacked (pip runs its "
+                  "setup.py for metadata only, with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE); the factory "
+                  "imports `flash_attn.layers.rotary` without the package `__init__` (which loads the CUDA "
+                  "extension) and with the triton kernel module stubbed: the pure-torch path",
+        tags=("frameworks",),
+    ),
+    Target(
+        name="liger-kernel-0.8.5", package="liger-kernel", version="0.8.5", pins=("liger-kernel==0.8.5",),
+        what="LinkedIn Liger-Kernel: triton RoPE kernels (`liger_kernel/ops/rope.py`, qwen2-VL mRoPE, llama4) "
+             "patched into Hugging Face models",
+        scan=("liger_kernel",),
+        runtime_note="static scan only: every Liger rotary op is a triton kernel (`import triton` at module "
+                     "level; no CPU path), and it only applies the cos/sin that the patched Hugging Face "
+                     "model computes (those are audited under transformers)",
+        tags=("frameworks",),
+    ),
+    Target(
+        name="nanotron-0.4", package="nanotron", version="0.4", pins=("nanotron==0.4",),
+        what="Hugging Face nanotron: `RotaryEmbedding` / `LlamaRotaryEmbedding` (llama) and "
+             "`StarcoderRotaryEmbedding` (starcoder2, lazy float32 re-initialisation)",
+        scan=("nanotron",),
+        modules=(("StarcoderRotaryEmbedding: forward(query, key) -> (query, key), (b, s, h, d)",
+                  "audits/targets/nanotron_factory.py:make_starcoder2"),),
+        deps_note="installed with --no-deps; the model modules import flash_attn and nanotron's parallel "
+                  "stack, so the factory loads the rotary class from the installed file, with its hard-coded "
+                  "\"cuda\" device replaced by \"cpu\" (stated in `audits/targets/nanotron_factory.py`)",
+        tags=("frameworks",),
+    ),
+    Target(
+        name="vllm-0.33.0", package="vllm", version="0.33.0", pins=("vllm==0.33.0",), fetch="wheel",
+        fetch_args=(*PY312, "--platform", "manylinux_2_28_x86_64"),
+        what="vLLM: the rotary embeddings of `vllm/model_executor/layers/rotary_embedding/` (base, scaling "
+             "variants, MRoPE, FoPE) and its vendored flash-attn rotary layer",
+        scan=("vllm/model_executor/layers/rotary_embedding", "vllm/vllm_flash_attn/layers/rotary.py"),
+        runtime_note="static scan only: vLLM 0.33.0 needs Python >= 3.12 (the wheel is downloaded and unpacked, "
+                     "not installed) and its rotary layers import the compiled `vllm._C` custom ops and the "
+                     "platform layer at module level",
+        tags=("frameworks",),
+    ),
+    Target(
+        name="axolotl-0.21.0", package="axolotl", version="0.21.0", pins=("axolotl==0.21.0",), fetch="wheel",
+        fetch_args=PY312,
+        what="axolotl: fine-tuning on Hugging Face models: its model support code (e.g. Bailing MoE v3's "
+             "`BailingMoeV3RotaryEmbedding`, a subclass of transformers' `DeepseekV3RotaryEmbedding`; Dream's "
+             "default-RoPE `inv_freq` function), monkeypatches and kernel integrations",
+        scan=("axolotl",),
+        runtime_note="static scan only: axolotl 0.21.0 needs Python >= 3.12 (the wheel is downloaded and "
+                     "unpacked, not installed); its rotary classes subclass transformers' (audited above) and "
+                     "its one frequency function builds inv_freq from int64 `.float()` in float32",
+        tags=("frameworks",),
+    ),
+)
+
+TARGETS = TARGETS + FRAMEWORKS
 
 
 def by_name(name: str) -> Target:

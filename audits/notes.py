@@ -136,6 +136,63 @@ RULES: list[tuple[str, str, str, str, str, str, str]] = [
      "too; `init_non_persistent_buffers` copies back into the rounded dtype). The grid stays float32 and the "
      "product is float32 with rounded bands, so no position collides. A Fourier-feature embedding (not "
      "rotary), exported from timm.layers and used by no timm model in this version. Not run at runtime"),
+    # ---------------------------------------------------------------- megatron-core
+    ("megatron-core", "RP113", r"^MultimodalRotaryEmbedding\.forward$", "", "", "",
+     "REAL (autocast): `freqs = (inv_freq_expanded @ seq_expanded)` is a matrix product with no "
+     "`autocast(enabled=False)` around it, so under a caller's bf16 autocast (Megatron's own mixed-precision "
+     "training runs the model in bf16 params, but any user autocast reaches it) the angles are computed in bf16: "
+     "the runtime audit of the MRoPE module measures 4.03% of 8,192 positions exact under autocast, exact "
+     "under cast and default dtype (inv_freq is a plain float32 attribute, which `.to()` does not cast)"),
+    # ---------------------------------------------------------------- torchtitan
+    ("torchtitan", "RP123", r"^RoPE\.__init__$", "common/rope", "", "",
+     "REAL (`.to(dtype)` casts): `RoPE.__init__` registers `self._precompute_cache()` as a (non-persistent) "
+     "buffer, and `ComplexRoPE._precompute_cache` returns `torch.polar(...)` (complex64). `model.to(torch.bfloat16)` "
+     "(also fp16, even float64) converts it to a real tensor holding cos(m*theta) only (torch warns 'Casting "
+     "complex values to real discards the imaginary part'); `apply_rotary_emb` then multiplies the complex query "
+     "by a real cache: every pair is scaled by the cosine and nothing rotates. `.bfloat16()` / `.half()` leave "
+     "complex tensors alone, and torchtitan's own training keeps buffers in float32 (FSDP2 mixed precision casts "
+     "parameters for compute, not buffers), so the bug needs an explicit `.to(dtype)` (export, inference, "
+     "a user's cast). `CosSinRoPE` (a real float32 table) is not affected"),
+    ("torchtitan", "RP121", r"^(VisionRotaryEmbedding2D|VisionRotaryEmbedding|VisionRopeFreq)\.__init__$",
+     "vision_encoder", "", "",
+     "REAL (cast only), by reading: the vision tower's inv_freq is a float buffer built in float32 (explicit "
+     "`dtype=torch.float` / `float32`); `_init_self_buffers` recomputes it once after `to_empty()` (torchtitan's "
+     "initialisation), not after a cast, so `model.to(bf16)` rounds the frequencies (bf16: up to 2^-8 relative). "
+     "Not run at runtime (the factories build the text `ComplexRoPE` / `CosSinRoPE`)"),
+    ("torchtitan", "RP101", r"^(VisionRotaryEmbedding2D|VisionRotaryEmbedding)\.forward$", "vision_encoder", "", "",
+     "REAL (cast only), by reading: `torch.arange(seqlen, dtype=self.inv_freq.dtype)` takes the buffer's dtype, "
+     "bf16 after a cast; here `seqlen` is the side of the image patch grid (rows / columns, a few hundred at most), "
+     "so only positions beyond 256 per axis collide in bf16 (bf16 holds every integer up to 256): large images "
+     "only. Not run at runtime"),
+    # ---------------------------------------------------------------- flash-attn
+    ("flash-attn", "RP101", r"^RotaryEmbedding\._update_cos_sin_cache$", "layers/rotary", "", "",
+     "REAL (cast only, XPos only), by reading: in the `scale_base` (XPos) branch, `power = (torch.arange(seqlen, "
+     "dtype=self.scale.dtype) - seqlen // 2) / self.scale_base` takes the `scale` buffer's dtype, bf16 after "
+     "`model.to(bf16)`, so the positions of the XPos decay are rounded and neighbouring positions share one "
+     "scale: the magnitude of q and k (not their angle) is wrong. The angles themselves are float32 (the "
+     "inv_freq guard): the runtime audit of `make_xpos` measures every angle exact in every scenario; the "
+     "magnitude error is what issue 11's magnitude rule measures (not in this auditor version). Without "
+     "`scale_base` (the default) the line never runs"),
+    # ---------------------------------------------------------------- vllm
+    ("vllm", "RP121", r"^FourierRotaryEmbedding\.__init__$", "rotary_embedding/fope", "", "",
+     "REAL (cast only), by reading: FoPE keeps inv_freq as a float buffer, read in `_compute_cos_sin_cache` at the "
+     "first forward (`einsum(t_float32, self.inv_freq)`: rounded frequencies after a cast, positions stay float32). "
+     "vLLM's model loader builds models under `set_default_torch_dtype` and never calls `.to(dtype)` on a built "
+     "model, so inside vLLM the buffer stays float32 (explicit `dtype=torch.float`); a user's cast would round it"),
+    ("vllm", "RP121", r"^RotaryEmbedding\.__init__$", "vllm_flash_attn", "", "",
+     "REAL (cast only, with `pos_idx_in_fp32=False`), by reading: vLLM's vendored copy of an older flash-attn "
+     "rotary layer. With the default `pos_idx_in_fp32=True` every read of inv_freq is behind the float32 "
+     "recompute guard (the flash-attn 2.8.3 pattern), but the `else` branch reads the cast buffer directly: "
+     "`arange(seqlen, dtype=self.inv_freq.dtype)` and `outer(t, self.inv_freq)`. vLLM itself imports only "
+     "`apply_rotary_emb` from this file, not the class"),
+    ("vllm", "RP101", r"^RotaryEmbedding\._update_cos_sin_cache$", "vllm_flash_attn", "", "",
+     "REAL (cast only; `pos_idx_in_fp32=False` for the inv_freq line, XPos `scale_base` for the `self.scale` "
+     "line), by reading: positions in the dtype of a buffer that `model.to(bf16)` casts. Both are opt-in paths of "
+     "the vendored flash-attn class, which vLLM does not instantiate"),
+    ("vllm", "RP122", r"^RotaryEmbedding\.forward$", "vllm_flash_attn", "", "",
+     "REAL (cast only, with `pos_idx_in_fp32=False`), by reading: the cache rebuild reads the cast inv_freq on "
+     "that path (see RP121 above); with the default `pos_idx_in_fp32=True` the rebuild recomputes inv_freq in "
+     "float32"),
     ("timm", "RP121", r"RotaryEmbeddingMRope\.", "", "1.0.0", "",
      "FALSE POSITIVE: the class overrides `_apply` so that after any `.to(dtype)` / `.half()` / "
      "`.bfloat16()` it re-registers inv_freq in float32 (`_freq_buffer_dtype` never returns a dtype under "
@@ -167,8 +224,12 @@ def verdict_for(package: str, version: str, finding: dict[str, Any]) -> tuple[st
 
 
 def runtime_covers(package: str, finding: dict[str, Any]) -> bool:
-    """Whether the module factory of a non-transformers target runs the finding's code path."""
+    """Whether the first module factory of a non-transformers target runs the finding's code path."""
     scope = finding.get("scope") or ""
+    if package == "megatron-core":
+        return scope.startswith("MultimodalRotaryEmbedding.")  # the first factory is the MRoPE module
+    if package in ("flash-attn", "torchtitan", "vllm"):
+        return False  # the flagged lines are XPos magnitude / complex cache / code no factory runs: by reading
     return scope.startswith("RotaryEmbedding.") or scope in ("apply_rotary_emb", "apply_rotary_pos_emb")
 
 
@@ -227,6 +288,69 @@ _OTHER = {
         "buffer named `bands` (when no feat_shape is given) and build grid positions in float32; "
         "`model.half()` / `.to(bf16)` rounds the bands, so every frequency drifts by up to 2^-8 (bf16), the "
         "RP121 situation. Positions themselves are float32, so no collisions.",
+    ("megatron-core", ""):
+        "**Reading the code.** `RotaryEmbedding` keeps inv_freq as a plain float32 attribute (not a buffer: "
+        "`.to(dtype)` leaves it alone) and builds positions in its dtype (`arange(..., dtype=self.inv_freq.dtype)`, "
+        "float32) and the angles with `torch.outer`: exact in every scenario. `MultimodalRotaryEmbedding` (MRoPE, "
+        "Qwen2-VL) computes the angles as a matrix product `inv_freq_expanded @ seq_expanded` outside "
+        "`autocast(enabled=False)`: under a bf16 autocast the product runs in bf16 (RP113, measured: 4.03% exact at "
+        "8K). The NeMo audio encoder's `compute_rope_params(..., dtype=torch.float32)` builds positions in its "
+        "`dtype` argument, whose float32 default no caller overrides (it has no caller in the package): clean, "
+        "and the scanner no longer reports it (it did, RP102, before issue 11).",
+    ("litgpt", ""):
+        "**Reading the code.** `build_rope_cache` computes theta with `.float()`, positions as "
+        "`torch.arange(seq_len).float() / condense_ratio` and the angles with `torch.outer`, all float32 whatever "
+        "the default dtype or autocast; `GPT` stores cos/sin as buffers, which a cast rounds as values (not as "
+        "positions). Clean, as the runtime audit measures.",
+    ("torchtitan", ""):
+        "**Reading the code.** `ComplexRoPE` precomputes `freqs_cis = torch.polar(ones, outer(t, freqs).float())` "
+        "(complex64) and `RoPE.__init__` registers it as the buffer `cache`. `model.to(torch.bfloat16)` keeps its "
+        "real part only (torch: 'Casting complex values to real discards the imaginary part'); "
+        "`apply_rotary_emb` then multiplies the complex query by cos(m*theta) and nothing rotates any more. "
+        "`.bfloat16()` / `.half()` leave complex buffers alone. The static scan finds it (RP123 at the "
+        "registration, naming `ComplexRoPE._precompute_cache`). `CosSinRoPE` keeps a real float32 table: a cast "
+        "rounds the cos/sin values only. The vision encoders' 2-D rotary embeddings keep inv_freq as a float "
+        "buffer and build patch positions in its dtype (RP121 / RP101, real under a cast, positions beyond 256 "
+        "per axis only).",
+    ("flash-attn", ""):
+        "**Reading the code.** `RotaryEmbedding._update_cos_sin_cache` builds positions in float32 and "
+        "recomputes inv_freq in float32 whenever the buffer is not float32 (`if self.inv_freq.dtype != "
+        "torch.float32: inv_freq = self._compute_inv_freq(...)`): a repair guard, so a cast cannot round the "
+        "frequencies it uses (runtime drift 7.6e-08, float32 level). The static scan recognises the guard (before "
+        "issue 11 it reported RP121 and two RP122 here). The XPos branch (`scale_base`) still builds its decay "
+        "positions in the `scale` buffer's dtype (RP101, real under a cast): a magnitude error, not an angle one. "
+        "The XPos module (`audits/targets/flash_attn_factory.py:make_xpos`, `scale_base=512`) is not in the table: "
+        "run by hand (2026-11-24, this auditor) its angles are exact at 8K in bf16 and fp16 in every scenario, "
+        "but its scaled tables overflow at long contexts, which an angle audit reports as collisions: in fp16 "
+        "from 32K on (the scale (1/zeta)^(p/512) passes 65,504 a few thousand positions from the middle), and at "
+        "128K already in float32 (zeta_min = 25.6/89.6 = 0.286 and 0.286^(-65536/512) = 3.5^128 > 3.4e38; "
+        "measured: 29,376 of 131,072 query positions non-finite after a bf16 cast). XPos with `scale_base=512` "
+        "does not fit 128K in any precision; measuring its magnitude error is the magnitude rule of issue 11.",
+    ("liger-kernel", ""):
+        "**Reading the code.** Liger's RoPE ops (`liger_kernel/ops/rope.py`, qwen2-VL mRoPE, llama4 rope) are "
+        "triton kernels that take the cos/sin (or freqs_cis) the patched Hugging Face model computed; Liger "
+        "computes no positions or frequencies of its own. The static scan finds nothing, correctly.",
+    ("nanotron", ""):
+        "**Reading the code.** `StarcoderRotaryEmbedding` registers an empty float32 inv_freq buffer and "
+        "re-initialises it in float32 on the first forward (`init_rotary_embeddings`, which asserts the dtype), "
+        "i.e. after any cast made while loading; positions take the buffer's dtype, float32 then. The static "
+        "scan recognises the lazy re-initialisation (before issue 11: RP121 + RP101 here); the runtime audit "
+        "measures every position exact. A cast made after the first forward would not be repaired (the "
+        "re-initialisation runs once). The llama `RotaryEmbedding` uses the same lazy pattern.",
+    ("vllm", ""):
+        "**Reading the code.** vLLM's rotary layers build `cos_sin_cache` in float32 (`torch.arange(..., "
+        "dtype=torch.float)`) and cast it to the model dtype once; positions arrive as int64 tensors and index "
+        "the cache, so no position is ever rounded. MRoPE's `np.arange(..., dtype=out.dtype)` writes into the "
+        "runner's int64 numpy position buffer (annotated `np.ndarray`): the scanner no longer reports it (RP102 "
+        "before issue 11). FoPE keeps inv_freq as a float buffer (RP121; vLLM never casts a built model). The "
+        "vendored `vllm_flash_attn/layers/rotary.py` is an older flash-attn rotary layer whose "
+        "`pos_idx_in_fp32=False` path and XPos branch use buffer dtypes (findings real, but vLLM imports only "
+        "its `apply_rotary_emb`).",
+    ("axolotl", ""):
+        "**Reading the code.** axolotl trains Hugging Face models: its model-support rotary classes subclass "
+        "transformers' (Bailing MoE v3's `BailingMoeV3RotaryEmbedding` extends `DeepseekV3RotaryEmbedding`) and "
+        "its own default-RoPE helper (Dream) builds inv_freq from int64 `.float()` in float32. The static scan "
+        "finds nothing, correctly.",
     ("timm", "1.0.31"):
         "**Reading the code.** Fixed deliberately in the rotary classes: `_freq_buffer_dtype` keeps their "
         "frequency and grid buffers at >= float32, and `_apply` re-registers the bands / inv_freq / periods in "
@@ -368,8 +492,14 @@ def target_verdict(doc, rt, st_counts, verdicts, ck_counts) -> dict[str, str]:
         parts_long.append(f"- **Frequencies rounded by a cast** (RP303) in {', '.join(sorted(drift))}: "
                           "`model.to(bf16)` rounds the stored frequencies (inv_freq buffer or parameter); positions may still be "
                           "exact.")
+    failed = {m: sorted(set(e.split(": ", 2)[-1] for e in errs)) for m, errs in rt.errors.items() if errs}
     if rt.meta and not collide and not overflow:
-        parts_long.append("- Positions exact in every audited architecture, scenario, dtype and length.")
+        parts_long.append("- Positions exact in every " + ("completed " if failed else "")
+                          + "runtime audit (architecture / module, scenario, dtype and length).")
+    for m, msgs in failed.items():
+        why = RUNTIME_GAPS.get(doc["package"], "")
+        parts_short.append(f"runtime audit of {m.split(':')[0].split(' (')[0]} did not complete")
+        parts_long.append(f"- **Runtime audit did not complete** for {m}: {'; '.join(msgs)[:300]}" + (f" {why}" if why else ""))
     if st_counts.get("RP131") and doc["package"] == "transformers":
         parts_short.append("ALiBi in bf16 (falcon)")
         parts_long.append("- Falcon's ALiBi bias is built in bf16 explicitly (`.bfloat16()` on the slopes) (static RP131, real for alibi "
@@ -378,21 +508,44 @@ def target_verdict(doc, rt, st_counts, verdicts, ck_counts) -> dict[str, str]:
         parts_short.append("inv_freq saved in bf16/fp16")
         parts_long.append("- Checkpoints written by this version after a cast carry inv_freq in bf16/fp16 "
                           f"({', '.join(f'{c} x{n}' for c, n in sorted(ck_counts.items()))}).")
+    if st_counts.get("RP123"):
+        parts_short.append("**BUG: complex cache made real by `.to(dtype)`** (RP123)")
+        parts_long.append("- **Complex rotary cache made real by a cast** (static RP123): `model.to(torch.bfloat16)` "
+                          "drops the imaginary part (the sine) of the complex64 `freqs_cis` buffer, so nothing rotates.")
     if not rt.meta:
         n121 = st_counts.get("RP121", 0)
         extra = {("timm", "0.9.16"): f"frequency bands rounded by a cast (real, cast only: RP121 x{n121} on `bands`)",
                  ("timm", "1.0.31"): "rotary classes clean (their `_apply` restores float32); FourierEmbed `bands` "
-                                     f"rounded by a cast (real, cast only: RP121 x{n121})"}.get(
+                                     f"rounded by a cast (real, cast only: RP121 x{n121})",
+                 ("liger-kernel", "0.8.5"): "clean (triton kernels applying the cos/sin of the patched HF model)",
+                 ("axolotl", "0.21.0"): "clean (rotary classes from transformers; float32 inv_freq helper)",
+                 ("vllm", "0.33.0"): "positions int64, cos/sin built in float32; float buffers rounded by a cast "
+                                     f"only on paths vLLM does not take (RP121 x{n121}: FoPE, vendored flash-attn "
+                                     "layer)"}.get(
             (doc["package"], doc["version"]), "static scan only")
         parts_short.append(extra)
         parts_long.append(f"- Static scan only: {extra}.")
     if not parts_short:
-        parts_short.append("clean")
+        parts_short.append("clean" if not real_static else
+                           f"clean at runtime; {real_static} real static finding{'s' if real_static > 1 else ''} on "
+                           "paths the runtime audit does not run (see the report)")
+    parts_short.sort(key=lambda part: not part.startswith("**BUG"))  # bugs first (stable)
     total = sum(verdicts.values())
     if total:
         parts_long.append(f"- Static findings: {total} ({real_static} real, {false_static} false positives, "
                           f"{total - real_static - false_static} other; see the table below).")
     return {"short": "; ".join(parts_short), "long": "\n".join(parts_long)}
+
+
+# why a runtime audit could not complete, where the auditor (not the target) is the reason
+RUNTIME_GAPS = {
+    "torchtitan": ("This is the bug itself, reported as a usage error: after `.to(bf16)` the complex cache is real, "
+                   "so the module scales instead of rotating and this auditor version stops the whole run with "
+                   "\"callable did not rotate the first dimension\" (default and autocast are not reported "
+                   "either). Measuring complex outputs per scenario, with the lost sine as a finding, is the "
+                   "run-time half of issue 11 (helper i11-runtime), not yet on main when these reports were "
+                   "made; the static scan finds the bug (RP123)."),
+}
 
 
 README_NOTES = """## What the table says
@@ -427,6 +580,33 @@ README_NOTES = """## What the table says
   cast only; positions stay float32). 1.0.31 repairs the rotary classes' buffers after every cast (`_apply`);
   the one remaining finding is `FourierEmbed`'s `bands` (a Fourier-feature embedding used by no timm model),
   which has no such repair: real, cast only.
+
+- **The eight training / inference frameworks** (issue 11: what a new user tried; megatron-core 0.19.2,
+  vLLM 0.33.0 and axolotl 0.21.0 need Python 3.12 and flash-attn needs CUDA to build, so their published
+  wheel / sdist source is unpacked and audited as is; runtime audits load the rotary module from that
+  source with the import and device patches each factory in `audits/targets/` states):
+  - **torchtitan 0.3.0**: `ComplexRoPE` registers its complex64 `freqs_cis` cache as a buffer, which
+    `model.to(torch.bfloat16)` turns real: the sine is dropped and nothing rotates. Found statically
+    (RP123); at run time this auditor version still stops on it with "callable did not rotate the first
+    dimension" (complex outputs are the run-time half of issue 11). `CosSinRoPE` is exact everywhere.
+    The vision encoders' 2-D rotary buffers are rounded by a cast (RP121, RP101 beyond 256 patches per
+    axis).
+  - **megatron-core 0.19.2**: `RotaryEmbedding` exact in every scenario (inv_freq is a plain float32
+    attribute); MRoPE's angle product is a matrix product outside `autocast(enabled=False)`: under bf16
+    autocast 4.03% of 8,192 positions exact (0.25% at 128K), fp16 autocast overflows from 65,520 (RP113,
+    real). The NeMo encoder's float32 `dtype` default is no longer reported.
+  - **flash-attn 2.8.3** (pure-torch path): inv_freq is recomputed in float32 whenever a cast changed it
+    (drift 7.6e-08, exact everywhere) and the scanner now recognises that guard (it reported RP121 and two
+    RP122 before). The XPos branch builds its decay positions in the `scale` buffer's dtype (RP101, real,
+    magnitude only).
+  - **nanotron 0.4**: the starcoder2 rotary re-initialises inv_freq in float32 at the first forward; exact
+    in every scenario; no finding (two before).
+  - **vLLM 0.33.0** (static only): positions stay int64 and index a float32-built cos/sin cache; the
+    `np.arange(..., dtype=out.dtype)` over the runner's int64 numpy buffer is no longer reported. Findings
+    remain on FoPE's float buffer and on the opt-in paths of the vendored flash-attn rotary class, which
+    vLLM does not instantiate (real under a cast, not reached by vLLM).
+  - **litgpt 0.5.13, liger-kernel 0.8.5, axolotl 0.21.0**: clean (litgpt measured exact everywhere; Liger's
+    RoPE is triton kernels over Hugging Face's cos/sin; axolotl's rotary classes come from transformers).
 
 Where the auditor got a finding wrong, the report says so (findings marked FALSE POSITIVE, false negatives
 named in the "Reading the code" paragraphs). In this run every static finding of every target was judged

@@ -359,7 +359,10 @@ python audits/run.py
 
 It installs each target from PyPI at a pinned version into `audits/_work/site/<target>` (gitignored;
 `pip install --no-deps --target`, several versions side by side, torch is always the venv's
-`torch==2.13.0` CPU build), then runs for each target
+`torch==2.13.0` CPU build). Targets that cannot be installed here are downloaded as published and
+unpacked instead: megatron-core 0.19.2, vLLM 0.33.0 and axolotl 0.21.0 need Python >= 3.12 (`pip download
+--python-version 3.12 --only-binary=:all:`, their wheel), flash-attn 2.8.3 needs CUDA to build (its sdist;
+pip prepares its metadata with `--no-build-isolation`, so the venv needs `wheel`). Then it runs for each target
 
 1. `ropelaw audit code FILES --format json`: the static scan of the target's rotary code;
 2. `ropelaw audit hf MODEL` (transformers) or `ropelaw audit module audits/targets/<factory>.py:make`

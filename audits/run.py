@@ -80,22 +80,80 @@ def site_of(t: catalog.Target) -> Path:
 
 
 def install(t: catalog.Target) -> None:
-    """pip install --no-deps --target, idempotent: a marker file records the pins installed."""
+    """Put the target's source into its site dir, idempotent: a marker file records the pins (and
+    how they were fetched). ``pip install --no-deps --target`` by default; for targets that need
+    Python 3.12 or CUDA to install, ``pip download`` of the wheel (for that Python) or the source
+    distribution, unpacked (``.py`` files of the scanned top-level packages)."""
     d = site_of(t)
     marker = d / ".ropelaw-audit-pins"
-    want = "\n".join(t.pins)
+    want = "\n".join((*t.pins, *(() if t.fetch == "install" else (t.fetch, *t.fetch_args, *t.extra_pins))))
     if marker.is_file() and marker.read_text() == want:
         return
     if d.exists():
         shutil.rmtree(d)
-    cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
-           "--disable-pip-version-check", "--target", str(d), *t.pins]
     t0 = time.time()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"pip install for {t.name} failed:\n{proc.stderr[-2000:]}")
+    if t.fetch == "install":
+        cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
+               "--disable-pip-version-check", "--target", str(d), *t.pins]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"pip install for {t.name} failed:\n{proc.stderr[-2000:]}")
+    else:
+        unpack(t, download(t), d)
+        if t.extra_pins:
+            cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
+                   "--disable-pip-version-check", "--target", str(d), *t.extra_pins]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise RuntimeError(f"pip install of {t.extra_pins} for {t.name} failed:\n{proc.stderr[-2000:]}")
     marker.write_text(want)
-    log(f"  installed {t.name} ({', '.join(t.pins)}) in {time.time() - t0:.0f}s")
+    log(f"  {'installed' if t.fetch == 'install' else 'downloaded and unpacked'} {t.name} "
+        f"({', '.join(t.pins)}) in {time.time() - t0:.0f}s")
+
+
+def download(t: catalog.Target) -> Path:
+    """``pip download --no-deps`` of the wheel (``fetch_args``: the Python / platform it is for) or the
+    sdist (pip prepares its metadata: flash-attn's setup.py imports torch, hence --no-build-isolation,
+    with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE so that nothing is compiled)."""
+    dl = WORK / "dl" / t.name
+    dl.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--disable-pip-version-check", "-d", str(dl)]
+    env = dict(os.environ)
+    if t.fetch == "sdist":
+        cmd += ["--no-binary=:all:", "--no-build-isolation"]
+        env["FLASH_ATTENTION_SKIP_CUDA_BUILD"] = "TRUE"
+    proc = subprocess.run([*cmd, *t.fetch_args, *t.pins], capture_output=True, text=True, env=env)
+    name = t.package.replace("-", "_").lower()
+    found = sorted(p for p in dl.iterdir() if p.name.replace("-", "_").lower().startswith(f"{name}_{t.version}"))
+    if not found:
+        raise RuntimeError(f"pip download for {t.name} failed:\n{proc.stderr[-2000:]}")
+    return found[0]
+
+
+def unpack(t: catalog.Target, archive: Path, d: Path) -> None:
+    """The ``.py`` files of the scanned top-level packages (and the dist-info/PKG-INFO metadata)."""
+    import tarfile
+    import zipfile
+
+    tops = {p.split("/")[0] for p in t.scan}
+
+    def wanted(rel: str) -> bool:
+        first = rel.split("/")[0]
+        return (first in tops and rel.endswith(".py")) or first.endswith(".dist-info") or rel == "PKG-INFO"
+
+    d.mkdir(parents=True, exist_ok=True)
+    if archive.suffix == ".whl":
+        with zipfile.ZipFile(archive) as z:
+            for m in z.namelist():
+                if wanted(m) and ".." not in m.split("/"):
+                    z.extract(m, d)
+        return
+    with tarfile.open(archive) as tf:
+        for m in tf.getmembers():
+            rel = m.name.split("/", 1)[1] if "/" in m.name else ""
+            if m.isfile() and rel and wanted(rel) and ".." not in rel.split("/"):
+                m.name = rel
+                tf.extract(m, d)
 
 
 # --------------------------------------------------------------------------- jobs
