@@ -227,6 +227,14 @@ def test_bad_code_near_the_new_patterns_never_raises():
         "class A:\n    def __init__(self):\n        self.inv_freq = nn.Buffer()\n        self.x = torch.nn.Buffer(data=t)\n",
         "class B(C):\n    pass\nclass C(B):\n    def __init__(self):\n        self.register_buffer('bands', 2 ** x)\n",
         "class A:\n    def f(self, t):\n        return einsum('i,j->ij', t.type_as(self.inv_freq))\n",
+        # complex values through nn.Buffer / register_parameter / a method of another class; guards on odd tests
+        "class A(nn.Module):\n    def __init__(self):\n        self.x = nn.Buffer(torch.polar(a, b))\n",
+        "class A:\n    def __init__(self):\n        self.register_parameter('p', nn.Parameter(self.m()))\n"
+        "class B:\n    def m(self):\n        return self.m()\n",
+        "class A:\n    def __init__(self):\n        self.register_buffer('inv_freq', f())\n"
+        "    def forward(self):\n        if self.inv_freq.dtype:\n            pass\n        self.inv_freq = g(self.inv_freq.float)\n",
+        "def f(dtype=torch.float32):\n    return torch.arange(3, dtype=dtype)\nf(*a)\nf(dtype)\nf(**k)\n",
+        "def f(out: 'np.ndarray[', n):\n    return np.arange(n, dtype=out.dtype)\n",
     ]
     for src in odd:
         scan_source(src, "odd.py")  # must not raise

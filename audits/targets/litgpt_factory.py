@@ -56,3 +56,11 @@ class GPTRotary(nn.Module):
 
 def make() -> nn.Module:
     return GPTRotary()
+
+
+def make_native():
+    """litgpt's cache builder itself, ``build_rope_cache(seq_len, n_elem, ...) -> (cos, sin)``, with
+    Llama-3 8B's ``n_elem`` and ``base`` bound (``functools.partial``)."""
+    from functools import partial
+
+    return partial(_model().build_rope_cache, n_elem=HEAD_DIM, base=BASE)

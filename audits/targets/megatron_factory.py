@@ -85,3 +85,10 @@ def make() -> nn.Module:
 def make_mrope() -> nn.Module:
     """``MultimodalRotaryEmbedding(kv_channels=128, rotary_percent=1.0, rotary_base=1000000)`` (Qwen2-VL)."""
     return SbhdRotation(mrope=True)
+
+
+def make_native() -> nn.Module:
+    """The ``RotaryEmbedding`` module itself: ``forward(max_seq_len) -> angles (seq, 1, 1, dim)``."""
+    rpe, _ = _modules()
+    return rpe.RotaryEmbedding(kv_channels=HEAD_DIM, rotary_percent=1.0, rotary_base=500000,
+                               use_cpu_initialization=True)

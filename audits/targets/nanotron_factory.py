@@ -45,3 +45,10 @@ def make_starcoder2() -> nn.Module:
     ns = load_definitions("nanotron/models/starcoder2.py", ["rotate_half", "StarcoderRotaryEmbedding"],
                           {"torch": torch, "nn": nn, "Optional": Optional}, patch=[('"cuda"', '"cpu"')])
     return QueryRotation(ns["StarcoderRotaryEmbedding"](head_dim=HEAD_DIM, base=BASE))
+
+
+def make_starcoder2_native() -> nn.Module:
+    """The ``StarcoderRotaryEmbedding`` module itself: ``forward(query, key)`` on (batch, seq, heads, dim)."""
+    ns = load_definitions("nanotron/models/starcoder2.py", ["rotate_half", "StarcoderRotaryEmbedding"],
+                          {"torch": torch, "nn": nn, "Optional": Optional}, patch=[('"cuda"', '"cpu"')])
+    return ns["StarcoderRotaryEmbedding"](head_dim=HEAD_DIM, base=BASE)

@@ -70,3 +70,17 @@ def make_cossin() -> nn.Module:
     m = _rope()
     return QueryRotation(m.CosSinRoPE(m.CosSinRoPE.Config(dim=HEAD_DIM, max_seq_len=MAX_SEQ_LEN, theta=500000.0)),
                          HEAD_DIM)
+
+
+def make_complex_native() -> nn.Module:
+    """The ``ComplexRoPE`` module itself: ``forward(query, key, positions)`` on (batch, seq, heads, dim),
+    returning the rotated pair (for an auditor that probes that convention; findings then point at
+    torchtitan's source)."""
+    m = _rope()
+    return m.ComplexRoPE(m.ComplexRoPE.Config(dim=HEAD_DIM, max_seq_len=MAX_SEQ_LEN, theta=500000.0))
+
+
+def make_cossin_native() -> nn.Module:
+    """The ``CosSinRoPE`` module itself (see :func:`make_complex_native`)."""
+    m = _rope()
+    return m.CosSinRoPE(m.CosSinRoPE.Config(dim=HEAD_DIM, max_seq_len=MAX_SEQ_LEN, theta=500000.0))

@@ -659,8 +659,10 @@ class Checker:
             how = self._complex_value(value, meth)
             if how:
                 if runs_at_construction and name not in repaired and owner is cls:
-                    kind = "parameter" if isinstance(node, ast.Assign) and "Parameter" in _dotted(node.value.func) \
-                        or _leaf(node) == "register_parameter" else "buffer"
+                    if isinstance(node, ast.Assign):
+                        kind = "parameter" if "Parameter" in _dotted(node.value.func) else "buffer"
+                    else:
+                        kind = "parameter" if _leaf(node) == "register_parameter" else "buffer"
                     self.report(B.COMPLEX_BUFFER_CAST_TO_REAL, node,
                                 f"`{name}` is a complex {kind} (built with {how}): `model.to(torch.bfloat16)` keeps only "
                                 f"its real part, cos(m*theta), and drops the sine, so the encoding no longer rotates "
