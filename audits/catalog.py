@@ -146,10 +146,10 @@ FRAMEWORKS: tuple[Target, ...] = (
         what="NVIDIA Megatron-core: `RotaryEmbedding` / `MultimodalRotaryEmbedding` (MRoPE) / YaRN in "
              "`megatron/core/models/common/embeddings/`, and the NeMo audio encoder's `compute_rope_params`",
         scan=("megatron/core/models/common/embeddings", "megatron/core/models/audio/nemo_transformer_encoder.py"),
-        modules=(("MultimodalRotaryEmbedding (MRoPE): forward(position_ids, mrope_section) -> angles",
+        modules=(("MultimodalRotaryEmbedding (MRoPE), adapter: forward(position_ids, mrope_section) -> angles",
                   "audits/targets/megatron_factory.py:make_mrope"),
-                 ("RotaryEmbedding: forward(max_seq_len) -> angles (seq, 1, 1, dim)",
-                  "audits/targets/megatron_factory.py:make"),),
+                 ("RotaryEmbedding, native: forward(max_seq_len) -> angles (seq, 1, 1, dim)",
+                  "audits/targets/megatron_factory.py:make_native"),),
         deps_note="needs Python >= 3.12 (every release from 0.17 on), so the cp312 wheel is downloaded and "
                   "unpacked, not installed; the runtime factory loads the rotary module's classes from that "
                   "source (device patches stated in `audits/targets/megatron_factory.py`)",
@@ -160,7 +160,10 @@ FRAMEWORKS: tuple[Target, ...] = (
         what="Lightning AI's litgpt: `build_rope_cache(seq_len, n_elem, ...) -> (cos, sin)` and `apply_rope` "
              "in `litgpt/model.py`",
         scan=("litgpt",),
-        modules=(("build_rope_cache + apply_rope", "audits/targets/litgpt_factory.py:make"),),
+        modules=(("GPT rotary path, adapter: cos/sin buffers from build_rope_cache + apply_rope",
+                  "audits/targets/litgpt_factory.py:make"),
+                 ("build_rope_cache, native: f(seq_len, n_elem) -> (cos, sin)",
+                  "audits/targets/litgpt_factory.py:make_native"),),
         deps_note="installed with --no-deps; `import litgpt` needs lightning, so the factory loads "
                   "`litgpt/model.py`'s two rotary functions from the installed file (stated in "
                   "`audits/targets/litgpt_factory.py`)",
@@ -171,9 +174,10 @@ FRAMEWORKS: tuple[Target, ...] = (
         what="PyTorch torchtitan: `ComplexRoPE` / `CosSinRoPE` (`torchtitan/models/common/rope.py`) and "
              "the vision encoders' 2-D rotary embeddings",
         scan=("torchtitan/models",),
-        modules=(("ComplexRoPE (complex64 cache buffer): forward(query, key, positions)",
-                  "audits/targets/torchtitan_factory.py:make_complex"),
-                 ("CosSinRoPE: forward(query, key, positions)", "audits/targets/torchtitan_factory.py:make_cossin")),
+        modules=(("ComplexRoPE, native (complex64 cache buffer): forward(query, key, positions)",
+                  "audits/targets/torchtitan_factory.py:make_complex_native"),
+                 ("CosSinRoPE, native: forward(query, key, positions)",
+                  "audits/targets/torchtitan_factory.py:make_cossin_native")),
         deps_note="installed with --no-deps; the rope module imports spmd_types and torchtitan's Module "
                   "protocol, which the factory replaces by stand-ins (stated in "
                   "`audits/targets/torchtitan_factory.py`)",
@@ -187,7 +191,7 @@ FRAMEWORKS: tuple[Target, ...] = (
         scan=("flash_attn",),
         # make_xpos (XPos, scale_base=512) is run by hand only: see notes.py (its tables overflow at long
         # contexts in any precision, which an angle audit would count as collisions)
-        modules=(("RotaryEmbedding cos/sin cache + apply_rotary_emb_torch",
+        modules=(("RotaryEmbedding cos/sin cache + apply_rotary_emb_torch, adapter (forward is triton)",
                   "audits/targets/flash_attn_factory.py:make"),),
         deps_note="needs CUDA to build, so the source distribution is downloaded and unpacked (pip runs its "
                   "setup.py for metadata only, with FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE); the factory "
@@ -210,8 +214,8 @@ FRAMEWORKS: tuple[Target, ...] = (
         what="Hugging Face nanotron: `RotaryEmbedding` / `LlamaRotaryEmbedding` (llama) and "
              "`StarcoderRotaryEmbedding` (starcoder2, lazy float32 re-initialisation)",
         scan=("nanotron",),
-        modules=(("StarcoderRotaryEmbedding: forward(query, key) -> (query, key), (b, s, h, d)",
-                  "audits/targets/nanotron_factory.py:make_starcoder2"),),
+        modules=(("StarcoderRotaryEmbedding, native: forward(query, key) -> (query, key), (b, s, h, d)",
+                  "audits/targets/nanotron_factory.py:make_starcoder2_native"),),
         deps_note="installed with --no-deps; the model modules import flash_attn and nanotron's parallel "
                   "stack, so the factory loads the rotary class from the installed file, with its hard-coded "
                   "\"cuda\" device replaced by \"cpu\" (stated in `audits/targets/nanotron_factory.py`)",

@@ -170,9 +170,9 @@ RULES: list[tuple[str, str, str, str, str, str, str]] = [
      "dtype=self.scale.dtype) - seqlen // 2) / self.scale_base` takes the `scale` buffer's dtype, bf16 after "
      "`model.to(bf16)`, so the positions of the XPos decay are rounded and neighbouring positions share one "
      "scale: the magnitude of q and k (not their angle) is wrong. The angles themselves are float32 (the "
-     "inv_freq guard): the runtime audit of `make_xpos` measures every angle exact in every scenario; the "
-     "magnitude error is what issue 11's magnitude rule measures (not in this auditor version). Without "
-     "`scale_base` (the default) the line never runs"),
+     "inv_freq guard). Measured by hand at 8K (`audit module audits/targets/flash_attn_factory.py:make_xpos`): "
+     "every angle exact, magnitude off by up to 9.08% after a bf16 cast (RP306; 0.78% from output rounding "
+     "alone), 0.73% after an fp16 cast. Without `scale_base` (the default) the line never runs"),
     # ---------------------------------------------------------------- vllm
     ("vllm", "RP121", r"^FourierRotaryEmbedding\.__init__$", "rotary_embedding/fope", "", "",
      "REAL (cast only), by reading: FoPE keeps inv_freq as a float buffer, read in `_compute_cos_sin_cache` at the "
@@ -308,7 +308,10 @@ _OTHER = {
         "real part only (torch: 'Casting complex values to real discards the imaginary part'); "
         "`apply_rotary_emb` then multiplies the complex query by cos(m*theta) and nothing rotates any more. "
         "`.bfloat16()` / `.half()` leave complex buffers alone. The static scan finds it (RP123 at the "
-        "registration, naming `ComplexRoPE._precompute_cache`). `CosSinRoPE` keeps a real float32 table: a cast "
+        "registration, naming `ComplexRoPE._precompute_cache`), and the runtime audit of the native module "
+        "(`forward(query, key, positions)` on (batch, seq, heads, dim), found by probing) measures it: after the "
+        "cast no position has a nonzero sine (RP305 at `rope.py`, 'sine lost'), while default dtype and autocast "
+        "stay exact. `CosSinRoPE` keeps a real float32 table: a cast "
         "rounds the cos/sin values only. The vision encoders' 2-D rotary embeddings keep inv_freq as a float "
         "buffer and build patch positions in its dtype (RP121 / RP101, real under a cast, positions beyond 256 "
         "per axis only).",
@@ -325,7 +328,9 @@ _OTHER = {
         "from 32K on (the scale (1/zeta)^(p/512) passes 65,504 a few thousand positions from the middle), and at "
         "128K already in float32 (zeta_min = 25.6/89.6 = 0.286 and 0.286^(-65536/512) = 3.5^128 > 3.4e38; "
         "measured: 29,376 of 131,072 query positions non-finite after a bf16 cast). XPos with `scale_base=512` "
-        "does not fit 128K in any precision; measuring its magnitude error is the magnitude rule of issue 11.",
+        "does not fit 128K in any precision. At 8K its magnitude is measured (runtime RP306, by hand with this "
+        "auditor): a bf16 cast changes it by up to 9.08% (output rounding alone allows 0.78%), fp16 by 0.73% "
+        "(0.10%); default dtype and autocast stay within rounding: the RP101 line below.",
     ("liger-kernel", ""):
         "**Reading the code.** Liger's RoPE ops (`liger_kernel/ops/rope.py`, qwen2-VL mRoPE, llama4 rope) are "
         "triton kernels that take the cos/sin (or freqs_cis) the patched Hugging Face model computed; Liger "
@@ -457,7 +462,14 @@ def target_verdict(doc, rt, st_counts, verdicts, ck_counts) -> dict[str, str]:
     collide: dict[str, set[str]] = {}
     overflow: set[str] = set()
     drift: set[str] = set()
+    sine_lost: set[str] = set()
+    magnitude: dict[str, float] = {}
     for (m, dtype, n, scen), row in rt.rows.items():
+        if row.get("path") == "sine lost":  # not a collision: the complex cache came back real (RP305)
+            sine_lost.add(scen)
+            continue
+        if row.get("path") == "magnitude off":
+            magnitude[m] = max(magnitude.get(m, 0.0), float(row.get("magnitude_error") or 0.0))
         if row["exact_fraction"] < 1.0:
             collide.setdefault(m, set()).add(scen)
         if row["nonfinite"]:
@@ -492,8 +504,19 @@ def target_verdict(doc, rt, st_counts, verdicts, ck_counts) -> dict[str, str]:
         parts_long.append(f"- **Frequencies rounded by a cast** (RP303) in {', '.join(sorted(drift))}: "
                           "`model.to(bf16)` rounds the stored frequencies (inv_freq buffer or parameter); positions may still be "
                           "exact.")
+    if sine_lost:
+        lost = sorted(((k[2], k[1], row) for k, row in rt.rows.items() if row.get("path") == "sine lost"),
+                      key=lambda x: (x[0], x[1]))
+        n, d, row = lost[0]
+        parts_short.append(f"**BUG: sine lost after `.to(dtype)`** ({'/'.join(sorted(sine_lost))}; RP305)")
+        parts_long.append(f"- **The cast drops the sine** (runtime RP305, {', '.join(sorted(sine_lost))}): the complex "
+                          f"cache comes back real; {row['exact']:,} of {n:,} positions keep their encoding ({d}).")
+    if magnitude:
+        parts_short.append("magnitude off (RP306)")
+        parts_long.append("- **Magnitude of the encoding off** (runtime RP306): up to "
+                          + ", ".join(f"{100 * v:.2f}% in {m}" for m, v in sorted(magnitude.items())) + ".")
     failed = {m: sorted(set(e.split(": ", 2)[-1] for e in errs)) for m, errs in rt.errors.items() if errs}
-    if rt.meta and not collide and not overflow:
+    if rt.meta and not collide and not overflow and not sine_lost:
         parts_long.append("- Positions exact in every " + ("completed " if failed else "")
                           + "runtime audit (architecture / module, scenario, dtype and length).")
     for m, msgs in failed.items():
@@ -538,14 +561,7 @@ def target_verdict(doc, rt, st_counts, verdicts, ck_counts) -> dict[str, str]:
 
 
 # why a runtime audit could not complete, where the auditor (not the target) is the reason
-RUNTIME_GAPS = {
-    "torchtitan": ("This is the bug itself, reported as a usage error: after `.to(bf16)` the complex cache is real, "
-                   "so the module scales instead of rotating and this auditor version stops the whole run with "
-                   "\"callable did not rotate the first dimension\" (default and autocast are not reported "
-                   "either). Measuring complex outputs per scenario, with the lost sine as a finding, is the "
-                   "run-time half of issue 11 (helper i11-runtime), not yet on main when these reports were "
-                   "made; the static scan finds the bug (RP123)."),
-}
+RUNTIME_GAPS: dict[str, str] = {}
 
 
 README_NOTES = """## What the table says
@@ -587,8 +603,8 @@ README_NOTES = """## What the table says
   source with the import and device patches each factory in `audits/targets/` states):
   - **torchtitan 0.3.0**: `ComplexRoPE` registers its complex64 `freqs_cis` cache as a buffer, which
     `model.to(torch.bfloat16)` turns real: the sine is dropped and nothing rotates. Found statically
-    (RP123); at run time this auditor version still stops on it with "callable did not rotate the first
-    dimension" (complex outputs are the run-time half of issue 11). `CosSinRoPE` is exact everywhere.
+    (RP123) and at run time (RP305 "sine lost" in the cast scenario: 1 of 8,192 positions keeps its
+    encoding; default dtype and autocast exact). `CosSinRoPE` is exact everywhere.
     The vision encoders' 2-D rotary buffers are rounded by a cast (RP121, RP101 beyond 256 patches per
     axis).
   - **megatron-core 0.19.2**: `RotaryEmbedding` exact in every scenario (inv_freq is a plain float32
@@ -597,8 +613,9 @@ README_NOTES = """## What the table says
     real). The NeMo encoder's float32 `dtype` default is no longer reported.
   - **flash-attn 2.8.3** (pure-torch path): inv_freq is recomputed in float32 whenever a cast changed it
     (drift 7.6e-08, exact everywhere) and the scanner now recognises that guard (it reported RP121 and two
-    RP122 before). The XPos branch builds its decay positions in the `scale` buffer's dtype (RP101, real,
-    magnitude only).
+    RP122 before). The XPos branch builds its decay positions in the `scale` buffer's dtype (RP101, real:
+    run by hand at 8K, a bf16 cast changes the magnitude by up to 9.08% against 0.78% from output
+    rounding, RP306; angles exact).
   - **nanotron 0.4**: the starcoder2 rotary re-initialises inv_freq in float32 at the first forward; exact
     in every scenario; no finding (two before).
   - **vLLM 0.33.0** (static only): positions stay int64 and index a float32-built cos/sin cache; the

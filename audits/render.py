@@ -76,6 +76,9 @@ class Runtime:
             self.meta.setdefault(m, {k: j.get(k) for k in ("target", "convention", "layout", "rotary_dim",
                                                              "head_dim", "base", "base_source")})
             for s in j["scenarios"]:
+                if s.get("path") == "error" or s.get("error"):  # the scenario raised (isolated): no numbers
+                    self.errors[m].append(f"{r['dtype']} {klen(r['length'])} {s['scenario']}: {s.get('error')}")
+                    continue
                 self.rows[(m, r["dtype"], int(r["length"]), s["scenario"])] = s
             for f in j.get("findings", []):
                 self.findings[m][f["code"]] += 1
