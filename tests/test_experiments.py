@@ -345,6 +345,9 @@ def test_cli_bound_with_custom_bases(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert [r["base"] for r in out["rows"]] == [2000.0, 1e6] and out["tag"] == "2bases"
     assert (tmp_path / "bound-smoke-2bases.json").is_file()
+    assert main(["experiment", "bound", "--smoke", "--bases", "1e6", "--seed", "3", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "bound-smoke-1bases-seed3.png").is_file()
+    capsys.readouterr()
     assert main(["experiment", "keynorm", "--smoke", "--bases", "1e6"]) == 2
     assert "applies to `ropelaw experiment bound` only" in capsys.readouterr().err
     with pytest.raises(SystemExit):

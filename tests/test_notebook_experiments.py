@@ -46,6 +46,12 @@ def test_notebook_bound_section_recomputes_the_predictions():
     assert {"base_500", "base_10000", "base_100000", "base_1000000", "base_10000000"} <= set(v)
     assert float(v["base_1000000"].split()[1]) == pytest.approx(2 * math.pi * 1e6 ** (12 / 32), abs=0.06)
     assert has_png(tagged(nb, "figure-bound"))
+    nine = values(nb, "check-bound-9")
+    rows = json.loads((RESULTS / "bound-quick-9bases.json").read_text())["rows"]
+    assert len(nine) == len(rows) == 9
+    for row in rows:  # the notebook prints what the committed JSON holds
+        assert nine[f"base_{int(row['base'])}"].split()[3] == str(row["measured_break"])
+    assert has_png(tagged(nb, "figure-bound-9"))
 
 
 def test_notebook_tables_figures_and_smoke_run():
@@ -56,5 +62,7 @@ def test_notebook_tables_figures_and_smoke_run():
             matching, _, pairs = v[key].split()[:3]
             assert 0 <= int(matching) <= int(pairs) and int(pairs) > 100
         assert has_png(tagged(nb, f"figure-{name}"))
+    seeds = values(nb, "check-extrapolation-seed1")
+    assert set(seeds) == {f"{k}_seed{i}" for k in ("repeated_accuracy", "nonrepeated_accuracy") for i in (0, 1)}
     smoke = values(nb, "check-smoke")
     assert smoke["deterministic"] == "True" and int(smoke["rows"]) == 31

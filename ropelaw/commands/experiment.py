@@ -98,10 +98,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def output_stem(result: dict, out_dir: str) -> str:
-    """``<out>/<experiment>-<size>[-<tag>]`` (a tag marks a non-default run, e.g. custom bases)."""
+    """``<out>/<experiment>-<size>[-<tag>][-seed<N>]`` (tag: a non-default run, e.g. custom bases)."""
     import os
 
     tag = f"-{result['tag']}" if result.get("tag") else ""
+    if result.get("seed"):
+        tag += f"-seed{result['seed']}"
     return os.path.join(out_dir, f"{result['experiment']}-{result['size']}{tag}")
 
 
