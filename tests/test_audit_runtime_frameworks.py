@@ -308,3 +308,11 @@ def test_the_same_fixtures_statically_torchtitan_found_and_xpos_described_as_mag
     msg = found["RP101"].message
     assert "`self.scale`" in msg and "magnitude" in msg and "RP306" in msg
     assert "positions stay exact" not in msg
+
+
+def test_torchtitan_cast_to_fp16_drops_the_sine_as_well():
+    a = audit_module(target("torchtitan_complex_rope"), "fp16", 512, ["cast", "default"])
+    assert [(s.scenario, s.path) for s in a.scenarios] == [("cast", "sine lost"), ("default", "clean")]
+    assert "made real by .to(float16)" in a.scenario("cast").note
+    assert a.scenario("default").exact == 512
+    assert [f.code for f in a.findings] == ["RP305"]
