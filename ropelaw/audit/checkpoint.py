@@ -48,6 +48,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..findings import Finding
+from ..numfmt import number
 from ..limits import MAX_D
 from ..results import Result
 from ..safeio import open_regular
@@ -422,7 +423,7 @@ class RotaryTensor(Result):
             return f"{self.name}  {self.kind} {self.dtype} [{shape}]: {d['note']}"
         if self.kind == "inv_freq":
             base = d.get("base")
-            b = "-" if base is None else (f"{base:,.0f}" if base == int(base) and base < 1e7 else f"{base:.6g}")
+            b = number(base)
             return (f"{self.name}  inv_freq {self.dtype} [{shape}]: rotary dims {d['rotary_dim']}, base {b} "
                     f"(fit residual {d['fit_residual']:.1e}), max deviation from base^(-2i/d) "
                     f"{d['max_rel_deviation']:.1e}{' (formula exact)' if d['formula_exact'] else ''}")
@@ -648,7 +649,7 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
                 findings.append(Finding.of(
                     CHECKPOINT_INV_FREQ_LOW_PRECISION,
                     f"{name} is stored in {dtype}: its {det['rotary_dim'] // 2} frequencies deviate up to "
-                    f"{det['max_rel_deviation']:.2e} (relative) from base^(-2i/d), base {det['base']:.6g} "
+                    f"{det['max_rel_deviation']:.2e} (relative) from base^(-2i/d), base {number(det['base'])} "
                     f"(a round-to-nearest {dtype} cast moves each by up to 2^-{round(-math.log2(u))} = {u:.2e})",
                     path=path, name_in_file=name, dtype=dtype, max_rel_deviation=det["max_rel_deviation"]))
     for name, (dtype, shape, load) in tensors.items():

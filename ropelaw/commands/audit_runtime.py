@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from ..report import FORMATS
+from ..numfmt import number as _number
 from ._common import add_format, base, emit_json, length, number, param
 
 _SCENARIO_CHOICES = ("cast", "default", "autocast", "all")
@@ -109,7 +110,9 @@ def _fmt_base(audit) -> str:
     if audit.base is None:
         return "frequencies not geometric: nominal = the float32 build's own"
     b = audit.base
-    shown = f"{b:,.0f}" if b == int(b) and b < 1e7 else f"{b:.6g}"
+    from ..numfmt import number
+
+    shown = number(b)
     return f"base {shown} ({audit.base_source})"
 
 
@@ -201,7 +204,7 @@ def run_hf(args: argparse.Namespace) -> int:
                   f"({info['constructor']}) in {info['module_file']}:{info['line']}")
             print(f"  convention {probe.convention}, {probe.layout}, rotary dims {probe.rotary_dim}, "
                   f"called as {probe.call_form} "
-                  f"(config: head_dim {info['head_dim']}, base {info['base']:g}, "
+                  f"(config: head_dim {info['head_dim']}, base {_number(info['base'])}, "
                   f"max_position_embeddings {info['max_position_embeddings']:,})")
         return 0
     audit = audit_hf(args.model_type, args.dtype, args.length, _scenarios(args.scenario), base=args.base,
