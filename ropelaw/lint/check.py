@@ -28,7 +28,7 @@ from typing import Any
 from ..findings import Finding
 from ..results import Result
 from ..spec import RopeSpec
-from ..numfmt import count as fmt_count, short as fmt_short
+from ..numfmt import count as fmt_count, number as fmt_num
 from .loader import LoadedConfig
 from ..limits import MAX_CONTEXT, MAX_D
 from .rules.values import factor_problem, length_problem
@@ -133,7 +133,7 @@ class LintResult(Result):
             if a.spec is None:
                 continue
             s = a.spec
-            bits = [f"d={s.d}", f"base {fmt_short(s.base)}"]
+            bits = [f"d={s.d}", f"base {fmt_num(s.base)}"]
             if s.scheme != "default":
                 bits.append(f"{s.scheme}")
             if a is self.layers[0]:

@@ -22,7 +22,8 @@ from dataclasses import replace
 from functools import lru_cache
 
 from ...findings import Finding, define_rule
-from ...numfmt import count as fmt_count, short as fmt_short
+# the config's own values print in full (number); suggested or rounded bases in short form (5e5, 1.49e5)
+from ...numfmt import count as fmt_count, number as fmt_num, short as fmt_short
 from ..loader import LoadedConfig
 
 LIU = "Liu et al. 2023, Scaling Laws of RoPE-based Extrapolation, arXiv 2310.05209, Lemma 1 and Theorem 3"
@@ -229,7 +230,7 @@ def check(cfg: LoadedConfig, i: int, a) -> list[Finding]:
         out.append(Finding.of(
             BEYOND_BOUND,
             f"{_who(cfg, i)}{what} {fmt_count(length)} tokens [{a.length_note}] exceeds the extrapolation bound "
-            f"{fmt_count(round(b))} of d={spec.d}, base {fmt_short(spec.base)} [{g.base.where}], {trained}{tuned} "
+            f"{fmt_count(round(b))} of d={spec.d}, base {fmt_num(spec.base)} [{g.base.where}], {trained}{tuned} "
             f"(critical dimension {bound.critical_dimension})" + need_txt,
             path=cfg.path, line=line, column=col,
             fix=(f"raise the base to >= {fmt_short(need)} and continue training (Liu et al.: even at "
@@ -251,7 +252,7 @@ def check(cfg: LoadedConfig, i: int, a) -> list[Finding]:
             BEYOND_SCHEME_BOUND,
             f"{_who(cfg, i)}{what} {fmt_count(length)} tokens [{a.length_note}] exceeds the bound "
             f"{fmt_count(round(b))} through scheme {spec.scheme!r} ({params}; d={spec.d}, {trained}{tuned}, "
-            f"base {fmt_short(spec.base)}): {why}; assumes no tuning at the target (--tune says otherwise)",
+            f"base {fmt_num(spec.base)}): {why}; assumes no tuning at the target (--tune says otherwise)",
             path=cfg.path, line=line, column=col,
             length=length, extrapolation_bound=b, scheme=spec.scheme, critical_pair=k,
         ))
@@ -283,7 +284,7 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int) -> list[F
         return [Finding.of(
             SCHEME_BELOW_LOWER_BOUND,
             f"{_who(cfg, i)}scheme {spec.scheme!r} frequencies ({params}; d={spec.d}, "
-            f"base {fmt_short(spec.base)}) keep "
+            f"base {fmt_num(spec.base)}) keep "
             f"Men et al.'s B_(m,theta) >= 0 only to {fmt_count(sup)} of {at}: {evidence}; they are not of the "
             f"form b^(-2i/d), so no base lower bound applies",
             path=cfg.path, line=line, column=col,
@@ -295,10 +296,10 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int) -> list[F
         return []  # at or above the smallest base that supports the context: not below the bound
     lb_up = lb  # a grid value: already 2 significant figures, and it passes (no rounding needed)
     if spec.scheme == "default" or base == spec.base:
-        who_base = f"base {fmt_short(base)} [{g.base.where}]"
+        who_base = f"base {fmt_num(base)} [{g.base.where}]"
         need = f"the base to >= {fmt_short(lb_up)}"
     else:
-        who_base = (f"scheme {spec.scheme!r} scaled base {fmt_short(base)} (rope_theta {fmt_short(spec.base)} "
+        who_base = (f"scheme {spec.scheme!r} scaled base {fmt_num(base)} (rope_theta {fmt_num(spec.base)} "
                     f"[{g.base.where}])")
         need = (f"the base to >= {fmt_short(_up2(lb_up * spec.base / base))} (scaled base >= {fmt_short(lb_up)})"
                 if lb_up is not None else "")
@@ -317,7 +318,7 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int) -> list[F
             f"past it RL103 warns)" if within else "")
     f = Finding.of(
         BELOW_LOWER_BOUND,
-        f"{_who(cfg, i)}{head}; at base {fmt_short(base)}, {evidence}{tail}",
+        f"{_who(cfg, i)}{head}; at base {fmt_num(base)}, {evidence}{tail}",
         path=cfg.path, line=line, column=col, fix=fix,
         length=reach, base=base, base_lower_bound=lb_up, supported_length=sup, violations=bad,
         within_training_length=within,
