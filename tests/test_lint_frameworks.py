@@ -395,7 +395,7 @@ def test_fill_ins_from_the_command_line(tmp_path, capsys):
     assert r.layers[0].spec.base == 5e5 and r.config.layers[0].base.where == "--base"
     assert r.config.dtype.where == "--dtype"
     r = lint_config(load_config(str(p), base=5e5, target=32768))
-    assert "base 5e5 [--base]" in next(f for f in r.findings if f.code == "RL101").message
+    assert "base 500,000 [--base]" in next(f for f in r.findings if f.code == "RL101").message
     q = tmp_path / "own.yaml"
     q.write_text(text + "rope_theta: 1000000\n")
     assert lint_config(load_config(str(q), base=5e5)).layers[0].spec.base == 1e6
