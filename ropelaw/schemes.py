@@ -43,6 +43,7 @@ __all__ = [
     "default_inv_freq",
     "ntk_scaled_base",
     "dynamic_ntk_base",
+    "qwen_ntk_alpha",
     "yarn_correction_dim",
     "yarn_correction_range",
     "yarn_attention_factor",
@@ -380,10 +381,10 @@ def yarn_correction_range(
     the model runs with, so they follow the runtime's float arithmetic even where the exact
     value would round the other way (Liu et al.'s critical dimension, an analytic quantity, is
     decided exactly in :mod:`ropelaw.theory`). Example (published): d = 128, b = 1e4,
-    L = 4096 -> (20, 46). Domain: beta_fast > beta_slow > 0.
+    L = 4096 -> (20, 46). Domain: beta_fast >= beta_slow > 0.
     """
-    if not beta_fast > beta_slow > 0:
-        raise ValueError(f"YaRN needs beta_fast > beta_slow > 0, got beta_fast={beta_fast}, beta_slow={beta_slow}")
+    if not beta_fast >= beta_slow > 0:
+        raise ValueError(f"YaRN needs beta_fast >= beta_slow > 0, got beta_fast={beta_fast}, beta_slow={beta_slow}")
     low = yarn_correction_dim(beta_fast, d, base, original)
     high = yarn_correction_dim(beta_slow, d, base, original)
     if truncate:
@@ -633,6 +634,43 @@ def _dynamic(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
                                  ("effective_factor", effective), ("scaled_base", b)))
 
 
+def qwen_ntk_alpha(seq_len: int, original: int) -> float:
+    """Qwen v1's dynamic-NTK alpha at input length L (Qwen-7B/14B remote code, ``modeling_qwen.py``,
+    ``QWenModel.get_ntk_alpha``): alpha = max(2^ceil(log2(L/L_orig) + 1) - 1, 1), a step function
+    in float arithmetic as written there: 1 up to L_orig, 3 up to 2 L_orig, 7 up to 4 L_orig, ..."""
+    context_value = math.log(seq_len / original, 2) + 1
+    return max(2 ** math.ceil(context_value) - 1, 1)
+
+
+@register(
+    "qwen_dynamic",
+    aliases=("qwen-dynamic-ntk",),
+    optional=("original_max_position_embeddings", "seq_len"),
+    summary="Qwen v1 dynamic NTK: base * alpha^(d/(d-2)), alpha = 2^ceil(log2(L/L_orig)+1) - 1 past L_orig",
+    source="Qwen-7B remote code modeling_qwen.py (use_dynamic_ntk: get_ntk_alpha, RotaryEmbedding)",
+)
+def _qwen_dynamic(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
+    """Qwen v1 (``use_dynamic_ntk: true``): at input length L the base becomes
+    base * alpha^(d/(d-2)) with alpha = :func:`qwen_ntk_alpha` (1 while L <= L_orig), the NTK-aware
+    base of :func:`ntk_scaled_base` at the integer factor alpha. Source: Qwen-7B's remote code
+    ``modeling_qwen.py`` (``get_ntk_alpha``, ``RotaryEmbedding.update_rotary_pos_emb_cache``).
+    L: the ``seq_len`` argument, else param ``seq_len``, else train_len; L_orig: param
+    ``original_max_position_embeddings`` (the config's ``seq_length``), else train_len. Domain:
+    d >= 4 once L > L_orig. Attention factor 1 (``use_logn_attn`` scales queries separately).
+    Details: ``seq_len``, ``ntk_alpha``, ``scaled_base``.
+    """
+    orig = _original_length(spec)
+    length = _seq_len(spec, seq_len)
+    alpha = qwen_ntk_alpha(length, orig)
+    try:
+        b = spec.base if alpha == 1 else ntk_scaled_base(spec.base, alpha, spec.d)
+    except ValueError as exc:
+        raise _fail(spec, str(exc)) from None
+    return SchemeResult(default_inv_freq(spec.d, b),
+                        details=(("original_max_position_embeddings", orig), ("seq_len", length),
+                                 ("ntk_alpha", alpha), ("scaled_base", b)))
+
+
 @register(
     "yarn",
     required=("factor",),
@@ -666,7 +704,8 @@ def _yarn(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     Both variants agree outside the ramp (pairs with r_i >= beta_fast kept, r_i <= beta_slow
     divided by s, up to the hf rounding of the range) and differ inside it. An explicit
     ``attention_factor`` (> 0) overrides either. Defaults: beta_fast 32, beta_slow 1 (the
-    paper's alpha = 1, beta = 32 for LLaMA). Domain: s >= 1, beta_fast > beta_slow > 0.
+    paper's alpha = 1, beta = 32 for LLaMA). Domain: s >= 1, beta_fast >= beta_slow > 0 (equal
+    betas, as in Kimi K2's config, make the ramp a step: transformers runs them).
     Details: ``variant``, ``correction_range`` ((low, high) pair indices; for the paper
     variant the unrounded dims of beta_fast, beta_slow), ``interpolation_weight``.
     """
@@ -675,8 +714,8 @@ def _yarn(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     variant = _choice(spec, "variant", ("hf", "paper"))
     beta_fast = _positive(spec, "beta_fast", 32.0)
     beta_slow = _positive(spec, "beta_slow", 1.0)
-    if not beta_fast > beta_slow:
-        raise _fail(spec, f"beta_fast must be > beta_slow, got beta_fast={beta_fast:g}, beta_slow={beta_slow:g}")
+    if not beta_fast >= beta_slow:
+        raise _fail(spec, f"beta_fast must be >= beta_slow, got beta_fast={beta_fast:g}, beta_slow={beta_slow:g}")
     explicit = _positive(spec, "attention_factor", None)
     theta = default_inv_freq(spec.d, spec.base)
     if variant == "hf":
@@ -696,7 +735,8 @@ def _yarn(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
         weight = []
         for t in theta:
             r = orig * t / (2 * math.pi)  # rotations of pair i in L_orig tokens
-            gamma = 0.0 if r < beta_slow else 1.0 if r > beta_fast else (r - beta_slow) / (beta_fast - beta_slow)
+            gamma = (0.0 if r < beta_slow else 1.0 if r >= beta_fast else
+                     (r - beta_slow) / (beta_fast - beta_slow))
             weight.append(1.0 - gamma)
         factor = yarn_attention_factor(s)
     return SchemeResult(

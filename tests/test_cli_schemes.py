@@ -132,7 +132,7 @@ def test_longrope_list_param(capsys):
     (["schemes", "yarn", "--d", "127", "--train", "4096", "--factor", "8"], "must be even"),
     (["schemes", "yarn", "--d", "128", "--train", "4096", "--factor", "0.5"], "factor must be >= 1"),
     (["schemes", "yarn", "--d", "128", "--train", "4096", "--factor", "8", "--param", "beta_fast=0.5"],
-     "beta_fast must be > beta_slow"),
+     "beta_fast must be >= beta_slow"),
     (["schemes", "llama3", "--d", "128", "--train", "8192", "--factor", "8", "--param", "low_freq_factor=4",
       "--param", "high_freq_factor=1"], "band factors out of order"),
     (["schemes", "linear", "--d", "128", "--train", "4096", "--factor", "2", "--param", "window=3"],

@@ -73,6 +73,8 @@ def hf_configs(draw):
         for key, choices in (("beta_fast", (32, 16, 64, 8.5)), ("beta_slow", (1, 2, 0.5))):
             if draw(st.booleans()):
                 rs[key] = draw(st.sampled_from(choices))
+        if draw(st.integers(0, 7)) == 0:  # Kimi K2: equal betas, the ramp is a step
+            rs["beta_fast"] = rs["beta_slow"] = draw(st.sampled_from((1.0, 2.0)))
         t = draw(st.sampled_from(("absent", True, False, None)))
         if t != "absent":
             rs["truncate"] = t

@@ -206,6 +206,15 @@ def test_phi3_top_level_original_with_rope_scaling_factor(sem):
     assert ("RV019" in codes(cfg)) == (sem == "4.57.1")
 
 
+@BOTH
+def test_llama4_reads_rope_type_as_its_transformers_does(sem):
+    cfg = load_mapping({"model_type": "llama4_text", "hidden_size": 5120, "num_attention_heads": 40,
+                        "head_dim": 128, "rope_theta": 500000.0, "max_position_embeddings": 131072,
+                        "rope_scaling": {"rope_type": "linear", "factor": 2.0}})
+    # 4.57.1: Llama4TextRotaryEmbedding sets rope_type = "llama3" whenever rope_scaling is set
+    assert cfg.spec().scheme == ("llama3" if sem == "4.57.1" else "linear")
+
+
 def test_llama4_scaling_has_no_smoothing_band():
     cfg = load_mapping({"model_type": "llama4", "text_config": {
         "model_type": "llama4_text", "hidden_size": 5120, "num_attention_heads": 40, "head_dim": 128,
@@ -226,6 +235,8 @@ def test_qwen_v1_reads_kv_channels_rotary_pct_and_seq_length():
                         "use_dynamic_ntk": True, "use_logn_attn": True})
     spec = cfg.spec()
     assert (spec.d, spec.base, spec.train_len, cfg.target.raw) == (128, 1e4, 8192, 32768)
+    assert (spec.scheme, spec.param("original_max_position_embeddings")) == ("qwen_dynamic", 8192)
+    assert apply_scheme(spec, 32768).detail("ntk_alpha") == 7  # 2^ceil(log2(4) + 1) - 1
     assert any(n.startswith("use_dynamic_ntk: true") for n in cfg.notes)
     assert any(n.startswith("use_logn_attn: true") for n in cfg.notes)
 

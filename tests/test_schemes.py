@@ -60,7 +60,7 @@ def assert_close_mp(actual, expected, rel=1e-13):
 
 
 def test_registry_names_and_aliases():
-    assert scheme_names() == ["default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "rerope",
+    assert scheme_names() == ["default", "linear", "ntk", "dynamic", "qwen_dynamic", "yarn", "llama3", "longrope", "rerope",
                               "leaky_rerope"]
     for alias, name in [("pi", "linear"), ("ntk-aware", "ntk"), ("dynamic-ntk", "dynamic"), ("su", "longrope"),
                         ("leaky-rerope", "leaky_rerope")]:
@@ -538,8 +538,7 @@ ONES = [1.0] * 64
      r"original_max_position_embeddings must exceed 2\*pi, got 6"),
     ("dynamic", {"factor": 2, "original_max_position_embeddings": -1}, 128, r"must be >= 1"),
     ("yarn", {"factor": 8, "beta_fast": 1, "beta_slow": 32}, 128,
-     r"scheme 'yarn': beta_fast must be > beta_slow, got beta_fast=1, beta_slow=32"),
-    ("yarn", {"factor": 8, "beta_fast": 4, "beta_slow": 4}, 128, r"beta_fast must be > beta_slow"),
+     r"scheme 'yarn': beta_fast must be >= beta_slow, got beta_fast=1, beta_slow=32"),
     ("yarn", {"factor": 8, "beta_slow": 0}, 128, r"beta_slow must be > 0, got 0"),
     ("yarn", {"factor": 8, "variant": "vllm"}, 128, r"variant must be one of hf, paper, got 'vllm'"),
     ("yarn", {"factor": 8, "truncate": ["no"]}, 128, r"truncate must be true or false, got \('no',\)"),
@@ -586,7 +585,7 @@ def test_bad_parameters(scheme, params, d, message):
     (lambda: leaky_rerope_safe_length(16, 1, 4096), r"leaky k must be > 1"),
     (lambda: leaky_rerope_safe_length(0, 2, 4096), r"window must be >= 1"),
     (lambda: leaky_rerope_safe_length(16, 2, 0), r"training length must be >= 1"),
-    (lambda: yarn_correction_range(128, 1e4, 4096, 1, 32), r"beta_fast > beta_slow > 0"),
+    (lambda: yarn_correction_range(128, 1e4, 4096, 1, 32), r"beta_fast >= beta_slow > 0"),
     (lambda: ntk_scaled_base(1e4, 2, 2), r"needs d >= 4"),
     # b * s^(d/(d-2)) = 1e4 * (1e308)^(128/126) ~ 1e317 > float max: was an OverflowError (QA sweep)
     (lambda: ntk_scaled_base(1e4, 1e308, 128), r"beyond float range"),
@@ -595,6 +594,35 @@ def test_bad_parameters(scheme, params, d, message):
 def test_bad_arguments_to_module_functions(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_yarn_equal_betas_make_a_step_as_in_kimi_k2():
+    # Kimi K2's config.json: beta_fast = beta_slow = 1 (transformers only warns for beta_fast < beta_slow).
+    # truncate: low = floor(i(1)), high = ceil(i(1)); pairs below low kept, above high divided by s
+    res = apply_scheme(spec("yarn", factor=32, beta_fast=1, beta_slow=1, original_max_position_embeddings=4096,
+                            mscale=1.0, mscale_all_dim=1.0, base=50000.0))
+    i1 = 128 * math.log(4096 / (2 * math.pi)) / (2 * math.log(50000.0))
+    low, high = res.detail("correction_range")
+    assert (low, high) == (math.floor(i1), math.ceil(i1))
+    theta = [50000.0 ** (-2.0 * i / 128) for i in range(64)]
+    for i, (t, t0) in enumerate(zip(res.inv_freq, theta)):
+        w = min(max((i - low) / (high - low), 0.0), 1.0)
+        assert t == pytest.approx((1 - w) * t0 + w * t0 / 32, rel=1e-15)
+    assert res.attention_factor == 1.0  # mscale / mscale_all_dim equal
+
+
+@pytest.mark.parametrize("length,alpha", [(100, 1), (8192, 1), (8193, 3), (16384, 3), (16385, 7), (32768, 7),
+                                          (32769, 15)])
+def test_qwen_dynamic_alpha_steps_and_base(length, alpha):
+    # Qwen v1 remote code: alpha = max(2^ceil(log2(L/S) + 1) - 1, 1), base' = base * alpha^(d/(d-2))
+    from ropelaw.schemes import qwen_ntk_alpha
+
+    assert qwen_ntk_alpha(length, 8192) == alpha
+    res = apply_scheme(spec("qwen_dynamic", original_max_position_embeddings=8192), seq_len=length)
+    with mpmath.workdps(30):
+        base = mpmath.mpf(10000) * mpmath.mpf(alpha) ** (mpmath.mpf(128) / 126)
+    assert res.detail("scaled_base") == pytest.approx(float(base), rel=1e-13)
+    assert res.inv_freq[63] == pytest.approx(float(base ** (-mpmath.mpf(126) / 128)), rel=1e-13)
 
 
 def test_to_dict_is_plain():

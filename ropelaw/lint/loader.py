@@ -617,9 +617,12 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
                   "high_freq_factor": Value(4.0, None, 1, 1, "Megatron-Core default"),
                   "original_max_position_embeddings": Value(8192, None, 1, 1, "Megatron-Core default", "int")}
     scheme = canonical_scheme(scheme_v.raw) if isinstance(scheme_v.raw, str) else "?"
-    if block_v is not None and arch in ("llama4", "llama4_text") and scheme != "llama3":
-        # Llama4TextRotaryEmbedding: rope_type = "llama3" if config.rope_scaling is not None (4.57.1)
-        notes.append(f"Llama 4 runs any rope_scaling as llama3 (its rope_type {scheme_v.raw!r} is not read)")
+    if block_v is not None and arch in ("llama4", "llama4_text") and scheme != "llama3" \
+            and semantics.startswith("4."):
+        # 4.57.1's Llama4TextRotaryEmbedding: rope_type = "llama3" if config.rope_scaling is not None
+        # (5.23.0 reads rope_parameters["rope_type"] like every other model)
+        notes.append(f"transformers {semantics} runs any Llama 4 rope_scaling as llama3 "
+                     f"(its rope_type {scheme_v.raw!r} is not read)")
         scheme_v = Value("llama3", scheme_v.key, scheme_v.line, scheme_v.column, "Llama 4: always llama3", "str")
         scheme = "llama3"
 
@@ -669,14 +672,20 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
         raise OptionError(f"{path}: --tune {tune} is shorter than the training length "
                           f"{fmt_count(_finite(train_v.raw))} ({train_v.where}); a tuning run is at least as long")
 
-    # Qwen v1 (remote code): use_dynamic_ntk / use_logn_attn act past seq_length, at inference only
-    for flag, what in (("use_dynamic_ntk", "raises the base by NTK-aware alpha = 2^ceil(log2(L/seq_length) + 1) - 1 "
-                                           "past seq_length (Qwen v1 remote code)"),
-                       ("use_logn_attn", "scales queries by log_seq_length(position) past seq_length "
-                                         "(Qwen v1 remote code; frequencies unchanged)")):
-        fv = s.get(*K(flag), expect="bool")
-        if fv is not None and fv.raw is True:
-            notes.append(f"{fv.key}: true {what}; the bound is for the frequencies it was trained with")
+    # Qwen v1 (remote code): use_dynamic_ntk raises the base past seq_length (scheme qwen_dynamic);
+    # use_logn_attn scales the queries there (frequencies unchanged: a note)
+    ntk_v = s.get(*K("use_dynamic_ntk"), expect="bool")
+    if ntk_v is not None and ntk_v.raw is True and scheme == "default" and block_v is None:
+        scheme_v = Value("qwen_dynamic", ntk_v.key, ntk_v.line, ntk_v.column, "use_dynamic_ntk: true (Qwen v1)", "str")
+        scheme = "qwen_dynamic"
+        if seq_v is not None:
+            params = {**params, "original_max_position_embeddings": seq_v}
+        notes.append(f"{ntk_v.key}: true: Qwen v1's remote code raises the base by alpha^(d/(d-2)), "
+                     f"alpha = 2^ceil(log2(L/seq_length) + 1) - 1, once the input exceeds seq_length")
+    logn_v = s.get(*K("use_logn_attn"), expect="bool")
+    if logn_v is not None and logn_v.raw is True:
+        notes.append(f"{logn_v.key}: true: Qwen v1 scales queries by log_seq_length(position) past seq_length "
+                     f"(frequencies unchanged)")
 
     # -- dtype -----------------------------------------------------------------------------
     dtype_v = s.get(*K("dtype"), expect="str") or root.get(*K("dtype")[:2], expect="str")

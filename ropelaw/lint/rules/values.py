@@ -188,8 +188,9 @@ ORIG_GT_MAX = define_rule(
 )
 YARN_BETAS = define_rule(
     "RV015", "yarn-beta-order", "error",
-    "YaRN beta_fast is not above beta_slow",
-    what="Checks beta_fast > beta_slow > 0 for rope_type yarn.",
+    "YaRN beta_fast is below beta_slow",
+    what="Checks beta_fast >= beta_slow > 0 for rope_type yarn (equal betas, as in Kimi K2, make the ramp a "
+         "step; transformers runs them).",
     why="The NTK-by-parts ramp runs from beta_slow to beta_fast rotations (Peng et al. sec. 3.2); inverted, "
         "the ramp is empty and pairs are interpolated or kept the wrong way round.",
     example='{"rope_scaling": {"rope_type": "yarn", "factor": 4, "beta_fast": 1, "beta_slow": 32}}',
@@ -499,9 +500,9 @@ def _yarn_values(cfg: LoadedConfig, g, f: Value | None) -> Iterator[Finding]:
     bf, bs = g.params.get("beta_fast"), g.params.get("beta_slow")
     bf_n = bf.number() if bf else 32.0
     bs_n = bs.number() if bs else 1.0
-    if bf_n is not None and bs_n is not None and not (bf_n > bs_n > 0):
+    if bf_n is not None and bs_n is not None and not (bf_n >= bs_n > 0):
         v = bf or bs
-        yield _at(cfg, YARN_BETAS, v, f"beta_fast {bf_n:g} must exceed beta_slow {bs_n:g} > 0")
+        yield _at(cfg, YARN_BETAS, v, f"beta_fast {bf_n:g} must be at least beta_slow {bs_n:g} > 0")
     orig = g.params.get("original_max_position_embeddings")
     mx = cfg.max_pos
     if f is None or orig is None or mx is None:
