@@ -228,6 +228,21 @@ def test_llama4_scaling_has_no_smoothing_band():
         assert t == (t0 if 2 * math.pi / t0 < 8192 else t0 / 16)
 
 
+@BOTH
+def test_hunyuan_dynamic_with_alpha_is_a_fixed_ntk_base(sem):
+    # Tencent Hunyuan-MT-7B's config.json: type dynamic, alpha 1e5 (+ yarn-style keys nobody reads)
+    cfg = load_mapping({"model_type": "hunyuan_v1_dense", "hidden_size": 4096, "num_attention_heads": 32,
+                        "head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 32768,
+                        "rope_scaling": {"alpha": 100000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0,
+                                         "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}})
+    spec = cfg.spec()
+    assert spec.scheme == "default"
+    assert spec.base == pytest.approx(1e4 * 1e5 ** (128 / 126), rel=1e-15)  # HunYuan's DynamicNTKAlphaRotary
+    info = sorted(f.message.split(" is ignored")[0] for f in lint_config(cfg).findings if f.code == "RV019")
+    assert info == ["rope_scaling.beta_fast", "rope_scaling.beta_slow", "rope_scaling.factor",
+                    "rope_scaling.mscale", "rope_scaling.mscale_all_dim"]
+
+
 def test_qwen_v1_reads_kv_channels_rotary_pct_and_seq_length():
     cfg = load_mapping({"architectures": ["QWenLMHeadModel"], "model_type": "qwen", "kv_channels": 128,
                         "hidden_size": 4096, "num_attention_heads": 32, "rotary_pct": 1.0,

@@ -617,6 +617,26 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
                   "high_freq_factor": Value(4.0, None, 1, 1, "Megatron-Core default"),
                   "original_max_position_embeddings": Value(8192, None, 1, 1, "Megatron-Core default", "int")}
     scheme = canonical_scheme(scheme_v.raw) if isinstance(scheme_v.raw, str) else "?"
+    alpha_v = params.get("alpha")
+    if arch.startswith("hunyuan") and scheme == "dynamic" and alpha_v is not None and _finite(alpha_v.raw) \
+            and _finite(base_v.raw) and _finite(d_v.raw) and d_v.raw > 2:
+        # HunYuanDenseV1RotaryEmbedding: "dynamic" with an alpha is a fixed NTK-aware base
+        # rope_theta * alpha^(d/(d-2)) (4.57.1: DynamicNTKAlphaRotary; 5.23.0: rope_type "ntk_alpha");
+        # the other keys of the block are not read
+        a, b, d = _finite(alpha_v.raw), _finite(base_v.raw), int(d_v.raw)
+        base_v = Value(b * a ** (d / (d - 2)), None, alpha_v.line, alpha_v.column,
+                       f"{base_v.where} {fmt_short(b)} x {alpha_v.key} {fmt_short(a)}^(d/(d-2)) "
+                       f"(HunYuan's NTK alpha)")
+        for name, v in params.items():
+            if name != "alpha" and v.key:
+                problems.append(("runtime-ignores-key", v,
+                                 f"{v.key} is ignored by transformers {semantics}: HunYuan runs rope_scaling "
+                                 f"type dynamic with an alpha as a fixed NTK-aware base"))
+        scheme_v = Value("default", scheme_v.key, scheme_v.line, scheme_v.column,
+                         "HunYuan: dynamic with alpha = plain RoPE at the NTK-aware base", "str")
+        scheme, params = "default", {}
+        notes.append(f"HunYuan's {alpha_v.key} {fmt_short(_finite(alpha_v.raw))}: plain RoPE at base "
+                     f"{fmt_short(base_v.raw)} = rope_theta x alpha^(d/(d-2))")
     if block_v is not None and arch in ("llama4", "llama4_text") and scheme != "llama3" \
             and semantics.startswith("4."):
         # 4.57.1's Llama4TextRotaryEmbedding: rope_type = "llama3" if config.rope_scaling is not None

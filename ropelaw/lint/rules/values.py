@@ -251,8 +251,7 @@ IGNORED_KEY = define_rule(
         "config suggests, by 3 to 95% per pair in the cases above.",
     example='{"rope_scaling": {"rope_type": "dynamic", "factor": 4, "original_max_position_embeddings": 4096}, '
             '"max_position_embeddings": 16384}',
-    fix="Write the setting where transformers reads it (dynamic NTK: max_position_embeddings is the switch point), "
-        "or drop the key.",
+    fix="Write the setting where transformers reads it (the message says what it reads instead), or drop the key.",
     references=(HF_ROPE,),
 )
 _PROBLEM_RULES = {"rotary-dimension-not-integer": "NOT_INTEGER", "unresolved-interpolation": "UNRESOLVED",
