@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from .spec import RopeSpec  # noqa: E402  (light: stdlib only)
 
