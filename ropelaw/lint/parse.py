@@ -73,7 +73,45 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)  # what matters when sk
 _SCALAR_END = re.compile(r"[,\]}\s]|$")
 
 
-class JsonPositions(Mapping):
+class _LazyPositions(Mapping):
+    """Shared mapping protocol of the lazy position maps: a subclass resolves a path to a
+    handle (``_resolve``), turns a handle into (line, column) (``_location``) and lists a
+    container's children (``_children``); lookup, membership and iteration live here once.
+    Iteration visits each node once (YAML aliases share nodes), keyed by ``_key``."""
+
+    _root: Any
+    _key = staticmethod(id)  # YAML nodes are objects; JSON overrides it with the offset itself
+
+    def _resolve(self, path: Path) -> Any: ...
+    def _location(self, hit: Any) -> tuple[int, int]: ...
+    def _children(self, node: Any) -> "list[tuple[Any, Any]] | None": ...
+
+    def __getitem__(self, path: Path) -> tuple[int, int]:
+        hit = self._resolve(path)
+        if hit is None:
+            raise KeyError(path)
+        return self._location(hit)
+
+    def __contains__(self, path: object) -> bool:
+        return self._resolve(path) is not None  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[Path]:
+        todo: list[tuple[Path, Any]] = [((), self._root)]
+        seen: set[int] = set()
+        while todo:
+            prefix, node = todo.pop()
+            if self._key(node) in seen:
+                continue
+            seen.add(self._key(node))
+            for k, v in self._children(node) or ():
+                yield prefix + (k,)
+                todo.append((prefix + (k,), v))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class JsonPositions(_LazyPositions):
     """Key path -> (line, column) of a JSON document, resolved on demand.
 
     Looking up ``("rope_scaling", "factor")`` scans the root object's members once (skipping
@@ -160,32 +198,20 @@ class JsonPositions(Mapping):
                 return None
         return shown, off
 
-    def __getitem__(self, path: Path) -> tuple[int, int]:
-        hit = self._resolve(path)
-        if hit is None:
-            raise KeyError(path)
+    @staticmethod
+    def _key(off: int) -> int:  # an offset names one container
+        return off
+
+    def _location(self, hit: tuple[int, int]) -> tuple[int, int]:
         return self._at(hit[0])
 
-    def __contains__(self, path: object) -> bool:
-        return self._resolve(path) is not None  # type: ignore[arg-type]
-
-    def __iter__(self) -> Iterator[Path]:
-        todo: list[tuple[Path, int]] = [((), self._root)]
-        while todo:
-            prefix, off = todo.pop()
-            members = self._index(off)
-            if isinstance(members, dict):
-                items = [(k, v) for k, (_, v) in members.items()]
-            elif isinstance(members, list):
-                items = list(enumerate(members))
-            else:
-                continue
-            for k, v in items:
-                yield prefix + (k,)
-                todo.append((prefix + (k,), v))
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
+    def _children(self, off: int) -> "list[tuple[Any, int]] | None":
+        members = self._index(off)
+        if isinstance(members, dict):
+            return [(k, v) for k, (_, v) in members.items()]
+        if isinstance(members, list):
+            return list(enumerate(members))
+        return None
 
     def __bool__(self) -> bool:  # `positions or {}` must not enumerate every path
         return bool(self._index(self._root))
@@ -197,7 +223,7 @@ def json_positions(text: str) -> JsonPositions:
 
 
 # ----------------------------------------------------------------------------------------- YAML
-class YamlPositions(Mapping):
+class YamlPositions(_LazyPositions):
     """Key path -> (line, column) from a composed YAML node graph, resolved on demand.
 
     Mapping keys are matched by their scalar text; the first of repeated keys is shown.
@@ -226,37 +252,17 @@ class YamlPositions(Mapping):
                 return None
         return mark
 
-    def __getitem__(self, path: Path) -> tuple[int, int]:
-        mark = self._resolve(path)
-        if mark is None:
-            raise KeyError(path)
+    def _location(self, mark: Any) -> tuple[int, int]:
         return mark.line + 1, mark.column + 1
 
-    def __contains__(self, path: object) -> bool:
-        return self._resolve(path) is not None  # type: ignore[arg-type]
-
-    def __iter__(self) -> Iterator[Path]:
+    def _children(self, node: Any) -> "list[tuple[Any, Any]] | None":
         import yaml
 
-        todo: list[tuple[Path, Any]] = [((), self._root)]
-        seen: set[int] = set()
-        while todo:
-            prefix, node = todo.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            if isinstance(node, yaml.MappingNode):
-                items = [(k.value, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)]
-            elif isinstance(node, yaml.SequenceNode):
-                items = list(enumerate(node.value))
-            else:
-                continue
-            for k, v in items:
-                yield prefix + (k,)
-                todo.append((prefix + (k,), v))
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
+        if isinstance(node, yaml.MappingNode):
+            return [(k.value, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)]
+        if isinstance(node, yaml.SequenceNode):
+            return list(enumerate(node.value))
+        return None
 
     def __bool__(self) -> bool:  # `positions or {}` must not enumerate every path
         return bool(getattr(self._root, "value", None))
