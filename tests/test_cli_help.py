@@ -72,6 +72,18 @@ def test_audit_hf_checks_both_before_running(capsys, monkeypatch):
     assert (code, out, err) == (2, "", "ropelaw: error: `audit hf` needs torch: pip install -e '.[hf]'\n")
 
 
+def test_eval_length_names_the_hf_extra_once(capsys, monkeypatch, tmp_path):
+    # without torch and transformers the one hint names [hf] (not [torch] now, [hf] next time)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("torch", "transformers") else real(name, *a))
+    text = tmp_path / "t.txt"
+    text.write_text("hello")
+    code, out, err = run(capsys, ["eval-length", str(tmp_path), "--text", str(text), "--lengths", "64"])
+    assert (code, out, err) == (2, "", "ropelaw: error: ropelaw eval-length needs torch and transformers: "
+                                       "pip install -e '.[hf]'\n")
+
+
 def test_rule_all_columns_never_run_into_each_other(capsys):
     from ropelaw.findings import all_rules
 

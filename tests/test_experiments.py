@@ -352,3 +352,15 @@ def test_cli_bound_with_custom_bases(tmp_path, capsys):
     assert "applies to `ropelaw experiment bound` only" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["experiment", "bound", "--smoke", "--bases", "0.5"])
+
+
+def test_compact_json_round_trips_and_keeps_number_lists_on_one_line():
+    from ropelaw.commands.experiment import compact_json
+
+    result = {"experiment": "bound", "rows": [{"base": 500.0, "loss": [2.5, 2.25, None], "ok": True}],
+              "empty": [], "nested": {"a": [1, [2, 3]]}}
+    text = compact_json(result)
+    assert json.loads(text) == result
+    assert '   "loss": [2.5, 2.25, null],' in text.splitlines()
+    # a list that holds a list is spread one item per line, as json.dumps(indent=1) would
+    assert text.splitlines()[-7:] == [' "nested": {', '  "a": [', "   1,", "   [2, 3]", "  ]", " }", "}"]

@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
 
     from ..errors import require
 
-    require("torch", "torch", "ropelaw eval-length")
+    # torch and transformers are both checked first, so the hint names [hf] once
+    require("torch", "hf", "ropelaw eval-length", also=("transformers",))
     import torch
 
     from ..experiments.eval_length import eval_length, plot_length_report

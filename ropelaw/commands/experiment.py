@@ -107,6 +107,23 @@ def output_stem(result: dict, out_dir: str) -> str:
     return os.path.join(out_dir, f"{result['experiment']}-{result['size']}{tag}")
 
 
+def compact_json(obj, indent: int = 1, _level: int = 0) -> str:
+    """JSON indented like ``json.dumps(obj, indent=1)``, except that a list of numbers (a loss
+    curve of 2,048 positions) stays on one line: the committed results read and diff by key, not
+    as 60,000 one-number lines. ``json.loads`` gives back exactly ``obj``."""
+    import json
+
+    pad, inner = " " * (indent * _level), " " * (indent * (_level + 1))
+    if isinstance(obj, dict) and obj:
+        items = [f"{inner}{json.dumps(str(k))}: {compact_json(v, indent, _level + 1)}" for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(obj, (list, tuple)) and obj and not all(
+            isinstance(v, (int, float, str, bool)) or v is None for v in obj):
+        items = [inner + compact_json(v, indent, _level + 1) for v in obj]
+        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+    return json.dumps(obj, allow_nan=False)
+
+
 def write_outputs(result: dict, out_dir: str) -> None:
     """``<out>/<experiment>-<size>.json`` (the result) and ``.png`` (its figure)."""
     import json
@@ -118,7 +135,6 @@ def write_outputs(result: dict, out_dir: str) -> None:
     os.makedirs(out_dir, exist_ok=True)
     stem = output_stem(result, out_dir)
     with open(stem + ".json", "w") as f:
-        json.dump(json_safe(result), f, indent=1, allow_nan=False)
-        f.write("\n")
+        f.write(compact_json(json_safe(result)) + "\n")
     fig = plot_result(result)
     fig.savefig(stem + ".png", dpi=110)
