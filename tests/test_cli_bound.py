@@ -36,8 +36,9 @@ def test_bound_text_states_assumptions_regime_and_formula(capsys):
     assert "assumed, as in the paper (--pretrain-base to change)" in out
     assert "same as training (--tune to change)" in out
     assert "your base is above it" in out
-    # seed 001: 2T/pi, T/pi, T/2pi at T = 4096 are 2607.594.., 1303.797.., 651.898..; 6 significant digits
-    assert "beta_1 2,607.59  beta_2 1,303.8  beta_3 651.899" in out
+    # 2T/pi, T/pi, T/2pi at T = 4096 are 2607.594.., 1303.797.., 651.898..
+    # seed 001 prints them with one decimal: 2607.6, 1303.8, 651.9 (2T/pi, T/pi, T/2pi at T = 4096)
+    assert "beta_1 2,607.6  beta_2 1,303.8  beta_3 651.9" in out
 
 
 def test_bound_json_keys_and_values(capsys):

@@ -92,7 +92,8 @@ def render_text(r: Any, spec: Any, suffixes: dict[str, str] | None = None) -> st
                               "at inference, through the scheme"))
         lines.append(_row("plain-RoPE bound", f"{_tokens(r.liu_bound)} tokens",
                           f"Liu et al. at base {number(r.base)} without the scheme"))
-    thresholds = f"beta_1 {number(r.beta_1)}  beta_2 {number(r.beta_2)}  beta_3 {number(r.beta_3)}"
+    thresholds = "  ".join(f"{name} {_threshold(b)}" for name, b in
+                           (("beta_1", r.beta_1), ("beta_2", r.beta_2), ("beta_3", r.beta_3)))
     if r.below_thresholds:
         tail = (f"(your base is below {', '.join(r.below_thresholds)}: it degrades slowly past the "
                 "tuning length, no sharp upper bound)")
@@ -100,6 +101,12 @@ def render_text(r: Any, spec: Any, suffixes: dict[str, str] | None = None) -> st
         tail = "(smaller bases degrade slowly past the tuning length)"
     lines.append(_row("below-bound bases", thresholds + "  " + tail))
     return "\n".join(lines)
+
+
+def _threshold(beta: float) -> str:
+    """A below-bound base with one decimal, as seed 001 prints them (2607.6 / 1303.8 / 651.9), so
+    the three line up; from 10^6 on by :func:`number`."""
+    return f"{beta:,.1f}" if abs(beta) < 1e6 else number(beta)
 
 
 def run(args: argparse.Namespace) -> int:
