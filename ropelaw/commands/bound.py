@@ -106,6 +106,8 @@ def render_text(r: Any, spec: Any, suffixes: dict[str, str] | None = None) -> st
 def _threshold(beta: float) -> str:
     """A below-bound base with one decimal, as seed 001 prints them (2607.6 / 1303.8 / 651.9), so
     the three line up; from 10^6 on by :func:`number`."""
+    from ..numfmt import number
+
     return f"{beta:,.1f}" if abs(beta) < 1e6 else number(beta)
 
 
