@@ -284,3 +284,37 @@ def test_defaults_table_is_the_installed_transformers():
     installed = transformers.__version__
     assert installed in TABLES, f"regenerate: .venv/bin/python -m ropelaw.lint.dialects._generate_hf_defaults"
     assert gen.table() == TABLES[installed]
+
+
+FRAMEWORK_FIX = pathlib.Path(__file__).parent / "fixtures" / "frameworks"
+
+
+@pytest.mark.parametrize("rel,name", [
+    ("examples/torchtitan_llama3_8b.toml", "torchtitan"), ("torchtune/llama2_7B_full.yaml", "torchtune"),
+    ("axolotl/tinker_sft.yaml", "axolotl"), ("examples/litgpt_tinyllama.yaml", "litgpt"),
+    ("examples/nanotron_tiny_llama.yaml", "nanotron"), ("examples/megatron_mla.yaml", "megatron"),
+    ("examples/nemo_llama.yaml", "nemo"), ("examples/olmo_1b.yaml", "olmo"),
+    ("examples/neox_mistral_7b.yml", "neox"),
+])
+def test_every_training_framework_is_a_dialect_picked_by_its_score(rel, name):
+    from ropelaw.lint.parse import read_document
+
+    data, _, _ = read_document(str(FRAMEWORK_FIX / rel))
+    got = dialects.pick(data)
+    assert got.name == name and got.detect(data) == dialects.CLAIM and got.load is not None
+    assert dialects.get("hf").detect(data) < dialects.CLAIM  # a framework's markers outrank any hf score
+
+
+def test_one_dialect_per_module_hf_first():
+    assert [d.name for d in dialects.dialects()] == list(dialects.MODULES)
+    assert dialects.MODULES[0] == "hf" and dialects.get("hf").load is None  # hf: the table engine
+    # axolotl sets model_type (AutoModelForCausalLM) beside its own markers: the framework still wins
+    assert dialects.pick({"base_model": "x/y", "sequence_len": 4096, "model_type": "LlamaForCausalLM"}).name == "axolotl"
+    # hf's score counts distinct keys: repeated spellings of one key cannot outrank a framework
+    many = {" " * i + "rope_theta": 1 for i in range(2 * dialects.CLAIM)}
+    assert dialects.get("hf").detect(many) == 1
+
+
+def test_a_launch_script_is_read_by_the_megatron_dialect():
+    cfg = load_config(str(FRAMEWORK_FIX / "examples" / "megatron_pretrain_llama3.sh"))
+    assert (cfg.fmt, cfg.arch, cfg.layers[0].d.raw, cfg.train_len.where) == ("shell", "megatron", 128, "--seq-length")

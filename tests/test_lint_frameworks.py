@@ -18,7 +18,7 @@ import pytest
 
 from ropelaw.cli import main
 from ropelaw.lint.check import lint_config
-from ropelaw.lint.dialects.frameworks import detect
+from ropelaw.lint.dialects import pick
 from ropelaw.lint.loader import NotARopeConfig, load_config
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -372,7 +372,7 @@ def test_axolotl_local_base_model_directory(tmp_path):
 
 def test_dialect_detection_leaves_hf_configs_alone():
     for p in sorted(HF.glob("*.json")):
-        assert detect(json.loads(p.read_text())) is None, p.name
+        assert pick(json.loads(p.read_text())).name == "hf", p.name
 
 
 def test_json_says_where_every_value_came_from(tmp_path, capsys):

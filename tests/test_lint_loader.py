@@ -184,7 +184,7 @@ def test_not_rope_configs():
         load_mapping({"model_type": "gpt2", "n_embd": 768, "n_head": 12})
     with pytest.raises(NotARopeConfig, match="ALiBi"):
         load_mapping({"alibi": True, "hidden_size": 4096, "num_attention_heads": 32})
-    with pytest.raises(NotARopeConfig, match="not RoPE"):
+    with pytest.raises(NotARopeConfig, match="GPT-NeoX pos-emb 'learned' is not rotary"):
         load_mapping({"pos-emb": "learned", "hidden-size": 1024, "num-attention-heads": 16}, fmt="yaml")
     with pytest.raises(NotARopeConfig, match="no RoPE settings"):
         load_mapping({"name": "ci", "on": ["push"]})

@@ -131,7 +131,7 @@ def _rope_dims_of(model_type: str, config: Any) -> tuple[int | None, int | None,
 
     label = f"{model_type} config"
     try:
-        loaded = load_mapping(config.to_dict(), path=label)
+        loaded = load_mapping(config.to_dict(), path=label, dialect="hf")
     except ValueError as exc:  # UsageError / NotARopeConfig: one line naming the config
         raise ValueError(f"{model_type}: cannot read the RoPE settings of its config: {exc}") from None
     main = loaded.layers[0]

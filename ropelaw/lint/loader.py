@@ -1,12 +1,14 @@
 """Config files -> :class:`~ropelaw.spec.RopeSpec`, remembering where every value came from.
 
-The mapping layer is a small engine (:func:`load_mapping`) driven by one declarative table per
-config family in ``ropelaw/lint/dialects/`` (how to add one: that package's docstring). The
-``hf`` dialect reads Hugging Face ``config.json`` files (``rope_scaling`` and the newer
-``rope_parameters``, flat or per layer type such as Gemma 3's ``{"full_attention": {...},
-"sliding_attention": {...}}``; multimodal ``text_config`` / ``language_config`` / ``llm_config``
-sections; ``mrope``; Llama 4; Qwen v1) and, for now, training configs in YAML or TOML with
-Megatron-LM / NeMo / GPT-NeoX key names. OmegaConf interpolations (``${.encoder_seq_length}``,
+The mapping layer is a small engine (:func:`load_mapping`) driven by one dialect per config
+family in ``ropelaw/lint/dialects/`` (how to add one: that package's docstring): the dialect
+whose ``detect`` scores the document highest reads it. The training frameworks (torchtitan,
+torchtune, axolotl, litgpt, nanotron, Megatron-LM, NeMo, OLMo, GPT-NeoX) read their documents
+with a ``load`` of their own; the ``hf`` dialect is a table read by the engine below: Hugging
+Face ``config.json`` files (``rope_scaling`` and the newer ``rope_parameters``, flat or per layer
+type such as Gemma 3's ``{"full_attention": {...}, "sliding_attention": {...}}``; multimodal
+``text_config`` / ``language_config`` / ``llm_config`` sections; ``mrope``; Llama 4; Qwen v1) and
+YAML or TOML that no framework claims but that uses Megatron-LM / NeMo / GPT-NeoX key names. OmegaConf interpolations (``${.encoder_seq_length}``,
 ``${model.seq_length}``) are resolved when a value is read; one that cannot be resolved is
 finding RV018 at its key. Nothing else derives the rotary dimension or the base.
 
@@ -382,8 +384,8 @@ def _pick_section(data: Mapping, positions: Positions, fmt: str, inputs: list, d
     return best
 
 
-def _cli(value: Any, flag: str) -> Value | None:
-    return None if value is None else Value(value, None, 1, 1, flag)
+def _cli(value: Any, flag: str, expect: str = "number") -> Value | None:
+    return None if value is None else Value(value, None, 1, 1, flag, expect)
 
 
 SHELL_SUFFIXES = (".sh", ".bash")  # launch scripts: read for Megatron flags when named
@@ -394,20 +396,31 @@ def load_config(path: str, *, train: int | None = None, target: int | None = Non
                 dtype: str | None = None) -> LoadedConfig:
     """Read ``path`` and normalise it (``UsageError`` for a file that cannot be used).
 
-    A training framework's config (``dialects.FRAMEWORKS``) is read by its dialect, anything else
-    as a Hugging Face config. --train / --target / --tune override; --head-dim / --base / --dtype
-    fill in values the config (and its framework) lack.
+    The dialect whose ``detect`` scores the document highest reads it (:func:`load_mapping`);
+    a launch script (``*.sh``) is parsed for its flags and read by the ``megatron`` dialect.
+    --train / --target / --tune override; --head-dim / --base / --dtype fill in values the
+    config (and its framework) lack.
     """
-    from .dialects.frameworks import Overrides, apply_fill_ins, load_framework, load_shell
-
-    o = Overrides(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype)
+    kw = dict(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype)
     if path.lower().endswith(SHELL_SUFFIXES):
-        return load_shell(path, o)
+        from .dialects.megatron import read_shell
+
+        flags, positions = read_shell(path)
+        return load_mapping(flags, positions, path=path, fmt="shell", dialect="megatron", **kw)
     data, positions, fmt = read_document(path)
-    cfg = load_framework(data, positions, path=path, fmt=fmt, overrides=o)
-    if cfg is not None:
-        return cfg
-    return apply_fill_ins(load_mapping(data, positions, path=path, fmt=fmt, train=train, target=target, tune=tune), o)
+    return load_mapping(data, positions, path=path, fmt=fmt, **kw)
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """The command line: ``train`` / ``target`` / ``tune`` override, the rest fill in."""
+
+    train: int | None = None
+    target: int | None = None
+    tune: int | None = None
+    head_dim: int | None = None
+    base: float | None = None
+    dtype: str | None = None
 
 
 def _rotary_dims(head: float, frac: float | None) -> tuple[int, float]:
@@ -422,17 +435,52 @@ def _rotary_dims(head: float, frac: float | None) -> tuple[int, float]:
 
 def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str = "-", fmt: str = "json",
                  train: int | None = None, target: int | None = None, tune: int | None = None,
+                 head_dim: int | None = None, base: float | None = None, dtype: str | None = None,
                  dialect: Any = None) -> LoadedConfig:
     """Normalise an already-parsed config mapping (see the module docstring for the rules).
 
     ``dialect``: a :class:`~ropelaw.lint.dialects.Dialect`, or its name; default: the dialect
-    whose ``detect`` scores ``data`` highest (:func:`ropelaw.lint.dialects.pick`).
+    whose ``detect`` scores ``data`` highest (:func:`ropelaw.lint.dialects.pick`). A dialect with
+    a ``load`` of its own (the training frameworks) reads the document; any other is read by the
+    table engine (:func:`_load_table`), and --head-dim / --base / --dtype fill what it lacks.
     """
     from . import dialects
 
     if not isinstance(data, Mapping):
         raise UsageError(f"{path}: top level must be a mapping of settings, got {type(data).__name__}")
     dia = dialects.get(dialect) if isinstance(dialect, str) else (dialect or dialects.pick(data))
+    o = Overrides(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype)
+    if dia.load is not None:
+        return dia.load(data, positions, path, fmt, o)
+    return _fill_in(_load_table(data, positions, path=path, fmt=fmt, train=train, target=target, tune=tune, dia=dia), o)
+
+
+def _fill_in(cfg: LoadedConfig, o: Overrides) -> LoadedConfig:
+    """--head-dim / --base / --dtype for a config read by a table dialect (Hugging Face): used only
+    where that config lacks the value (no head dim derivable, no base key and no architecture
+    default, no dtype)."""
+    from dataclasses import replace
+
+    if o.head_dim is None and o.base is None and o.dtype is None:
+        return cfg
+    layers = []
+    head = cfg.head_dim
+    if o.head_dim is not None and (head is None or head.raw is None):
+        head = _cli(o.head_dim, "--head-dim", "int")
+    for g in cfg.layers:
+        d = head if (g.d.raw is None and head is not None and head.raw is not None) else g.d
+        base = g.base
+        if o.base is not None and base.key is None and base.note.startswith("no base key"):
+            base = _cli(float(o.base), "--base", "number")
+        layers.append(replace(g, d=d, base=base))
+    dtype = cfg.dtype if cfg.dtype is not None else _cli(o.dtype, "--dtype", "str")
+    notes = [n for n in cfg.notes if not (o.base is not None and n.startswith("base ") and "no base key" in n)]
+    return replace(cfg, head_dim=head, layers=layers, dtype=dtype, notes=notes)
+
+
+def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: str, train: int | None,
+                target: int | None, tune: int | None, dia: Any) -> LoadedConfig:
+    """The engine for a dialect without a ``load`` of its own: its table -> :class:`LoadedConfig`."""
     K = dia.keys
     hf = _hf()
     semantics = hf.semantics_version()

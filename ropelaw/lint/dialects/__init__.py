@@ -13,15 +13,25 @@ The engine (:func:`ropelaw.lint.loader.load_mapping`) knows *what* a RoPE setup 
   Face: the transformers config class of that ``model_type``), each reported as a default;
 - ``non_rope``: model types that use other positions (the engine says so instead of linting);
 - ``detect(data)``: how strongly a parsed document looks like this family (0: not at all);
-  the engine reads a document with the highest-scoring dialect, ``hf`` on a tie;
-- ``provided(root)``: optional: values a file implies without holding them (a framework's
-  named preset: ``[model] flavor = "8B"`` -> head_dim, base, ...), each a
-  :class:`~ropelaw.lint.loader.Value` with a note saying where it came from.
+  the engine reads a document with the highest-scoring dialect, the first of :data:`MODULES`
+  on a tie (``hf`` first). A training framework scores :data:`CLAIM` when its markers are
+  present (above any score ``hf`` gives), so among frameworks the order of :data:`MODULES`
+  decides: the most specific markers first (a torchtune YAML also has a ``model`` section);
+- ``load``: optional: the family reads the document itself, ``load(data, positions, path, fmt,
+  overrides) -> LoadedConfig`` (the training frameworks, whose presets and derivations are not
+  key aliases: see ``_framework.py``); None: the engine reads it through the table above.
 
-Adding a dialect (e.g. ``megatron.py``): write a module with a ``DIALECT = Dialect(...)``
-table, and list the module in :data:`MODULES`. No new branch in the engine: if a family needs
-a behaviour the table cannot express, add one optional field here (default: no effect) and
-use it in the engine once, for every dialect.
+The training frameworks (one module each: torchtitan, torchtune, axolotl, litgpt, nanotron,
+megatron, nemo, olmo, neox) are dialects like ``hf``: ``_framework.dialect`` builds their
+``Dialect`` from the module's ``detect(data) -> bool`` and ``read(doc) -> Fields``. Megatron's
+shell launch scripts (``*.sh``) are parsed by ``megatron.read_shell`` and read by the same
+dialect.
+
+Adding a dialect (e.g. ``olmo_core.py``): write a module with a ``DIALECT = Dialect(...)``
+table (for a training framework: ``DIALECT = dialect(NAME, detect, read)`` from
+``_framework``), and list the module in :data:`MODULES`. No new branch in the engine: if a
+family needs a behaviour the table cannot express, add one optional field here (default: no
+effect) and use it in the engine once, for every dialect.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-__all__ = ["Dialect", "MODULES", "dialects", "pick", "get"]
+__all__ = ["CLAIM", "Dialect", "MODULES", "dialects", "pick", "get"]
 
 
 def _no_defaults(model_type: str) -> dict[str, Any]:
@@ -51,7 +61,7 @@ class Dialect:
     defaults: Callable[[str], dict[str, Any]] = _no_defaults
     non_rope: Mapping[str, str] = field(default_factory=dict)
     detect: Callable[[Mapping], int] = _never
-    provided: Callable[[Mapping], dict[str, Any]] | None = None
+    load: Callable[..., Any] | None = None  # (data, positions, path, fmt, overrides) -> LoadedConfig
     scheme_aliases: Mapping[str, str] = field(default_factory=dict)  # rope_type as written -> registry name
 
     def keys(self, name: str) -> tuple[str, ...]:
@@ -62,8 +72,13 @@ class Dialect:
         return {k for keys in self.aliases.values() for k in keys}
 
 
-# every dialect module, in the order they are tried (hf first: the tie-breaker)
-MODULES = ("hf",)
+# every dialect module, in the order they are tried (hf first: the tie-breaker; then the
+# training frameworks, the most specific markers first)
+MODULES = ("hf", "torchtitan", "torchtune", "axolotl", "litgpt", "nanotron", "megatron", "nemo", "olmo", "neox")
+
+# the score of a training framework whose markers are present: above anything hf.detect gives
+# (10 for a model_type, else one point per known key)
+CLAIM = 1000
 
 
 def dialects() -> list[Dialect]:
@@ -81,5 +96,6 @@ def get(name: str) -> Dialect:
 def pick(data: Mapping) -> Dialect:
     """The dialect that reads ``data``: the highest ``detect`` score, the first listed on a tie."""
     found = dialects()
-    best = max(found, key=lambda d: d.detect(data))  # max keeps the first of equal scores
-    return best if best.detect(data) > 0 else found[0]
+    scores = [d.detect(data) for d in found]
+    best = max(range(len(found)), key=scores.__getitem__)  # max keeps the first of equal scores
+    return found[best] if scores[best] > 0 else found[0]

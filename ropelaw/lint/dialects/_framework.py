@@ -1,8 +1,9 @@
 """Shared machinery of the training-framework dialects: read values with provenance, fill
 named presets, and assemble one :class:`~ropelaw.lint.loader.LoadedConfig`.
 
-A framework dialect is a module with ``NAME``, ``detect(data) -> bool`` and
-``read(doc: Doc) -> Fields``; everything it reads goes through :class:`Doc` (values found in the
+A framework dialect is a module with ``NAME``, ``detect(data) -> bool``,
+``read(doc: Doc) -> Fields`` and ``DIALECT = dialect(NAME, detect, read)`` (listed in
+``dialects.MODULES``); everything it reads goes through :class:`Doc` (values found in the
 file, with their key, line and column) or :func:`preset` (values of a named preset from the
 framework's own code, pointing at the key that named the preset). :func:`assemble` applies the
 command line (--train / --target / --tune override; --head-dim / --base / --dtype fill in what
@@ -18,7 +19,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Mapping
 
-from ..loader import LoadedConfig, OptionError, RopeLayer, Value, fmt_count
+from . import CLAIM, Dialect
+from ..loader import LoadedConfig, OptionError, Overrides, RopeLayer, Value, fmt_count
 from ..parse import Positions
 
 PRESETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "presets")
@@ -155,18 +157,6 @@ class Fields:
     problems: list = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Overrides:
-    """The command line: ``train`` / ``target`` / ``tune`` override, the rest fill in."""
-
-    train: int | None = None
-    target: int | None = None
-    tune: int | None = None
-    head_dim: int | None = None
-    base: float | None = None
-    dtype: str | None = None
-
-
 def _cli(value: Any, flag: str, expect: str = "int") -> Value | None:
     return None if value is None else Value(value, None, 1, 1, flag, expect)
 
@@ -204,24 +194,29 @@ def assemble(doc: Doc, f: Fields, o: Overrides) -> LoadedConfig:
                         tune_len=tune, dtype=dtype, inputs=doc.inputs, problems=list(f.problems), notes=notes)
 
 
-def apply_fill_ins(cfg: LoadedConfig, o: Overrides) -> LoadedConfig:
-    """--head-dim / --base / --dtype for a config read by another dialect (Hugging Face): used only
-    where that config lacks the value (no head dim derivable, no base key and no architecture
-    default, no dtype)."""
-    from dataclasses import replace
+def dialect(name: str, detect, read=None, *, load=None, doc_class: type = Doc) -> Dialect:
+    """The :class:`~ropelaw.lint.dialects.Dialect` of a training framework: it scores ``CLAIM``
+    when ``detect(data)`` holds, and its ``load`` wraps the document in ``doc_class`` and
+    assembles ``read(doc)`` with the command line, or, for a framework that builds the whole
+    config itself (axolotl: a Hugging Face config plus overrides), calls ``load(doc, overrides)``."""
 
-    if o.head_dim is None and o.base is None and o.dtype is None:
-        return cfg
-    layers = []
-    head = cfg.head_dim
-    if o.head_dim is not None and (head is None or head.raw is None):
-        head = _cli(o.head_dim, "--head-dim")
-    for g in cfg.layers:
-        d = head if (g.d.raw is None and head is not None and head.raw is not None) else g.d
-        base = g.base
-        if o.base is not None and base.key is None and base.note.startswith("no base key"):
-            base = _cli(float(o.base), "--base", "number")
-        layers.append(replace(g, d=d, base=base))
-    dtype = cfg.dtype if cfg.dtype is not None else _cli(o.dtype, "--dtype", "str")
-    notes = [n for n in cfg.notes if not (o.base is not None and n.startswith("base ") and "no base key" in n)]
-    return replace(cfg, head_dim=head, layers=layers, dtype=dtype, notes=notes)
+    def load_doc(data: Mapping, positions: Positions | None, path: str, fmt: str, overrides: Overrides) -> LoadedConfig:
+        doc = doc_class(data, positions, fmt, path)
+        return _guarded(name, path, lambda: load(doc, overrides) if load is not None
+                        else assemble(doc, read(doc), overrides))
+
+    return Dialect(name=name, aliases={}, detect=lambda data: CLAIM if detect(data) else 0, load=load_doc)
+
+
+def _guarded(name: str, path: str, build):
+    """A dialect meets values of any type in a hostile file; a value it cannot use is a one-line
+    error (a finding in a directory scan), never a traceback."""
+    from ...errors import UsageError
+
+    try:
+        return build()
+    except UsageError:
+        raise
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError, ZeroDivisionError) as exc:
+        raise UsageError(f"{path}: malformed {name} config: a value has an unusable type or range "
+                         f"({type(exc).__name__}: {str(exc)[:80]})") from None

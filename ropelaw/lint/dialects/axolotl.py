@@ -19,8 +19,8 @@ import os
 from dataclasses import replace
 from typing import Any, Mapping
 
-from ..loader import LoadedConfig, NotARopeConfig, Value
-from ._framework import Doc, Overrides, presets
+from ..loader import LoadedConfig, NotARopeConfig, Overrides, Value
+from ._framework import Doc, dialect, presets
 
 NAME = "axolotl"
 
@@ -65,7 +65,7 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
             for k, v in sec.items():
                 hf[str(k)] = v
                 overrides[str(k)] = f"{section}.{k}"
-    cfg = load_mapping(hf, {}, path=doc.path, fmt=doc.fmt)
+    cfg = load_mapping(hf, {}, path=doc.path, fmt=doc.fmt, dialect="hf")
     src = f"base_model {base_v.raw!r} ({origin})"
 
     def repoint(v: Value | None) -> Value | None:
@@ -109,3 +109,6 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
                    max_pos=repoint(cfg.max_pos), original_max=repoint(cfg.original_max), train_len=train,
                    target=target, tune_len=tune, dtype=dtype if dtype is not None else repoint(cfg.dtype),
                    inputs=inputs, notes=notes)
+
+
+DIALECT = dialect(NAME, detect, load=load)

@@ -107,11 +107,11 @@ def defaults(model_type: str, semantics: str | None = None) -> dict[str, Any]:
 
 def detect(data: Mapping) -> int:
     """A config.json names its model: ``model_type`` or ``architectures`` (score 10); else one
-    point per known key (training configs with Megatron / NeoX names)."""
+    point per distinct known key (training configs with Megatron / NeoX names)."""
     if isinstance(data.get("model_type"), str) or isinstance(data.get("architectures"), list):
         return 10
-    known = {k for keys in ALIASES.values() for k in keys}
-    return sum(1 for k in data if str(k).strip().lower().replace("-", "_") in known)
+    known = {k for keys in ALIASES.values() for k in keys}  # distinct keys: the score stays below CLAIM
+    return len({str(k).strip().lower().replace("-", "_") for k in data} & known)
 
 
 DIALECT = Dialect(name="hf", aliases=ALIASES, sections=SECTIONS, defaults=defaults, non_rope=NON_ROPE,

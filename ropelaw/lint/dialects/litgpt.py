@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..loader import Value
-from ._framework import Doc, Fields, derived, head_dim_of, preset, presets, rotary_dims
+from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, presets, rotary_dims
 
 NAME = "litgpt"
 
@@ -106,3 +106,6 @@ def _not_rope(doc: Doc, why: str):
     from ..loader import NotARopeConfig
 
     return NotARopeConfig(f"{doc.path}: litgpt config: {why}")
+
+
+DIALECT = dialect(NAME, detect, read)

@@ -31,7 +31,7 @@ import shlex
 from typing import Any, Mapping
 
 from ..loader import NotARopeConfig, Value
-from ._framework import Doc, Fields, derived, head_dim_of, preset, rotary_dims
+from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, rotary_dims
 
 NAME = "megatron"
 ARGS = "Megatron-LM arguments.py default"
@@ -144,6 +144,10 @@ def read(doc: Doc) -> Fields:
     return Fields(arch="megatron" + (" MLA" if mla else ""), head_dim=head, d=d, base=base, train_len=seq or max_pos,
                   target=max_pos or seq, scheme=scheme, params=params, original_max=orig, dtype=dtype, notes=notes,
                   problems=problems)
+
+
+
+DIALECT = dialect(NAME, detect, read, doc_class=FlagDoc)
 
 
 # ----------------------------------------------------------------------------- shell launch scripts

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..loader import Value
-from ._framework import Doc, Fields, derived, head_dim_of, preset
+from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset
 
 NAME = "nanotron"
 SRC = "nanotron==0.4 nanotron/config/models_config.py"
@@ -55,3 +55,6 @@ def read(doc: Doc) -> Fields:
     return Fields(arch="nanotron", head_dim=head, d=head, base=base, train_len=seq, target=max_pos, scheme=scheme,
                   params=params, block=block, original_max=orig, dtype=doc.get("model.dtype", expect="str"),
                   window=window, problems=problems)
+
+
+DIALECT = dialect(NAME, detect, read)

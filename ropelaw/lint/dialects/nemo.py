@@ -17,7 +17,7 @@ import re
 from typing import Any, Mapping
 
 from ..loader import NotARopeConfig
-from ._framework import Doc, Fields, derived, head_dim_of, preset, rotary_dims
+from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, rotary_dims
 
 NAME = "nemo"
 _REF = re.compile(r"^\$\{(\.*)([A-Za-z_][\w.]*)\}$")
@@ -103,3 +103,6 @@ class _Resolved(Doc):
             n = f"{before} resolved" if isinstance(before, str) and before.strip().startswith("${") else note
             return super().get(name, expect=expect, note=n)
         return None
+
+
+DIALECT = dialect(NAME, detect, read)

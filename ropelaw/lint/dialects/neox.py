@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..loader import NotARopeConfig, Value
-from ._framework import Doc, Fields, head_dim_of, preset, rotary_dims
+from ._framework import Doc, Fields, dialect, head_dim_of, preset, rotary_dims
 
 NAME = "neox"
 SRC = "GPT-NeoX NeoXArgs"
@@ -53,3 +53,6 @@ def read(doc: Doc) -> Fields:
                 break
     return Fields(arch="gpt-neox", head_dim=head, d=d, base=base, train_len=seq or max_pos, target=max_pos or seq,
                   dtype=dtype, window=window, problems=problems)
+
+
+DIALECT = dialect(NAME, detect, read)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..loader import NotARopeConfig
-from ._framework import Doc, Fields, head_dim_of, preset
+from ._framework import Doc, Fields, dialect, head_dim_of, preset
 
 NAME = "olmo"
 SRC = "ai2-olmo==0.6.0 olmo/config.py ModelConfig"
@@ -36,3 +36,6 @@ def read(doc: Doc) -> Fields:
         notes.append("rope_full_precision (default true): OLMo rotates in float32 whatever the precision")
     return Fields(arch="olmo", head_dim=head, d=head, base=base, train_len=seq, target=seq,
                   dtype=doc.get("precision", expect="str"), notes=notes, problems=problems)
+
+
+DIALECT = dialect(NAME, detect, read)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..loader import NotARopeConfig
-from ._framework import Doc, Fields, derived, head_dim_of, preset, presets
+from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, presets
 
 NAME = "torchtitan"
 DEFAULT_SEQ_LEN = 2048  # torchtitan==0.2.2 config/job_config.py Training.seq_len
@@ -85,3 +85,6 @@ def read(doc: Doc) -> Fields:
         DEFAULT_MIXED, "torchtitan default training.mixed_precision_param", None, "str")
     return Fields(arch=f"torchtitan {key}", head_dim=head, d=d, base=get("rope_theta"), train_len=seq, target=seq,
                   scheme=scheme, params=params, original_max=orig, dtype=dtype, notes=notes, problems=problems)
+
+
+DIALECT = dialect(NAME, detect, read)

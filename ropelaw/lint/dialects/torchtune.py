@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..loader import NotARopeConfig
-from ._framework import Doc, Fields, derived, preset, presets
+from ._framework import Doc, Fields, derived, dialect, preset, presets
 
 NAME = "torchtune"
 
@@ -71,3 +71,6 @@ def read(doc: Doc) -> Fields:
     return Fields(arch=f"torchtune {name}", head_dim=head, d=head, base=base, train_len=train, target=max_seq,
                   scheme=scheme, params=params, original_max=params.get("original_max_position_embeddings"),
                   dtype=doc.get("dtype", expect="str"), notes=notes)
+
+
+DIALECT = dialect(NAME, detect, read)
