@@ -26,7 +26,7 @@ passed through unchanged (minus ``rope_type``/``type``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -38,6 +38,7 @@ __all__ = [
     "SCHEMES",
     "register",
     "apply_scheme",
+    "exact_inv_freq",
     "scheme_names",
     "scheme_info",
     "default_inv_freq",
@@ -118,6 +119,9 @@ class SchemeInfo:
     summary: str
     source: str
     aliases: tuple[str, ...] = ()
+    # The same frequencies in arbitrary precision, ``exact(spec, seq_len, mp) -> [mpf]``, for the
+    # analytic decisions of ``theory`` (a trained period against T_train); None: not available
+    exact: "Callable[[RopeSpec, int | None, Any], list] | None" = None
 
 
 SCHEMES: dict[str, SchemeInfo] = {}
@@ -144,6 +148,35 @@ def register(
         return fn
 
     return deco
+
+
+def exact_frequencies(name: str) -> Callable:
+    """Attach the arbitrary-precision twin of scheme ``name``'s frequencies to its registry entry.
+
+    The twin has the signature ``(spec, seq_len, mp) -> list`` (``mp``: an mpmath context at the
+    working precision) and evaluates the scheme's formula exactly, taking the runtime's discrete
+    choices (Llama 3.1 bands, YaRN's float floor/ceil, LongRoPE's short/long switch) from the
+    float result, so the two describe the same model.
+    """
+
+    def deco(fn: Callable) -> Callable:
+        info = SCHEMES[name]
+        twin = replace(info, exact=fn)  # one object under the name and every alias, as register makes it
+        for key in (info.name, *info.aliases):
+            SCHEMES[key] = twin
+        return fn
+
+    return deco
+
+
+def exact_inv_freq(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
+    """``apply_scheme(spec, seq_len).inv_freq`` evaluated in the mpmath context ``mp`` (see
+    :func:`exact_frequencies`); ``ValueError`` for a scheme without an exact twin."""
+    info = scheme_info(spec.scheme)
+    if info.exact is None:
+        raise ValueError(f"scheme {info.name!r} has no exact frequencies")
+    apply_scheme(spec, seq_len)  # validates the parameters exactly as the float path does
+    return info.exact(spec, seq_len, mp)
 
 
 def scheme_names() -> list[str]:
@@ -906,3 +939,101 @@ def _leaky_rerope(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     w, k = _window_params(spec)
     return SchemeResult(default_inv_freq(spec.d, spec.base), window=w, leaky_k=k,
                         details=(("safe_length", leaky_rerope_safe_length(w, k, spec.train_len)),))
+
+
+# ---------------------------------------------------------------------------------------
+# exact twins (arbitrary precision) of the frequency schemes, for theory's exact decisions;
+# ReRoPE and Leaky ReRoPE change positions, not frequencies, and have none
+# ---------------------------------------------------------------------------------------
+
+
+def _exact_theta(mp: Any, d: int, base: Any) -> list:
+    """theta_i = base^(-2i/d) with the exponent as the exact rational -2i/d (RoFormer eq. 15)."""
+    b = mp.mpf(base)
+    return [b ** (-mp.mpf(2 * i) / d) for i in range(d // 2)]
+
+
+def _exact_blend(mp: Any, theta: list, factor: float, weight: list) -> list:
+    """:func:`_blend` exactly: (1 - w_i)*theta_i + w_i*theta_i/s."""
+    s = mp.mpf(factor)
+    return [(1 - w) * t + w * t / s for t, w in zip(theta, weight)]
+
+
+def _exact_ntk_theta(mp: Any, spec: RopeSpec, factor: Any) -> list:
+    """theta_i at the NTK-aware base b * s^(d/(d-2)) (:func:`ntk_scaled_base`), s exact."""
+    s = mp.mpf(factor)
+    base = mp.mpf(spec.base) * (s ** (mp.mpf(spec.d) / (spec.d - 2)) if s != 1 else 1)
+    return _exact_theta(mp, spec.d, base)
+
+
+@exact_frequencies("default")
+def _default_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
+    return _exact_theta(mp, spec.d, spec.base)
+
+
+@exact_frequencies("linear")
+def _linear_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
+    s = mp.mpf(_factor(spec))
+    return [t / s for t in _exact_theta(mp, spec.d, spec.base)]
+
+
+@exact_frequencies("ntk")
+def _ntk_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
+    return _exact_ntk_theta(mp, spec, _factor(spec))
+
+
+@exact_frequencies("dynamic")
+def _dynamic_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
+    s, orig, length = _factor(spec), _original_length(spec), _seq_len(spec, seq_len)
+    if length <= orig:
+        return _exact_theta(mp, spec.d, spec.base)
+    return _exact_ntk_theta(mp, spec, mp.mpf(s) * length / orig - (mp.mpf(s) - 1))
+
+
+@exact_frequencies("qwen_dynamic")
+def _qwen_dynamic_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
+    alpha = _qwen_dynamic(spec, seq_len).detail("ntk_alpha")  # the runtime's step (float decision)
+    return _exact_ntk_theta(mp, spec, alpha)
+
+
+@exact_frequencies("yarn")
+def _yarn_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
+    res = _yarn(spec, seq_len)
+    s, orig = res.detail("factor"), res.detail("original_max_position_embeddings")
+    theta = _exact_theta(mp, spec.d, spec.base)
+    if res.detail("variant") == "hf":  # the ramp over pair indices, range as the runtime rounded it
+        low, high = res.detail("correction_range")
+        top = high + 0.001 if low == high else high  # the float the runtime divides by
+        lo, span = mp.mpf(low), mp.mpf(top) - mp.mpf(low)
+        weight = [min(max((i - lo) / span, mp.mpf(0)), mp.mpf(1)) for i in range(spec.pairs)]
+    else:  # the paper's ramp over rotation counts r_i = L_orig*theta_i/(2*pi)
+        fast, slow = mp.mpf(res.detail("beta_fast")), mp.mpf(res.detail("beta_slow"))
+        weight = []
+        for t in theta:
+            r = orig * t / (2 * mp.pi)
+            gamma = mp.mpf(0) if r < slow else mp.mpf(1) if r >= fast else (r - slow) / (fast - slow)
+            weight.append(1 - gamma)
+    return _exact_blend(mp, theta, s, weight)
+
+
+@exact_frequencies("llama3")
+def _llama3_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
+    res = _llama3(spec, seq_len)
+    s, orig = res.detail("factor"), res.detail("original_max_position_embeddings")
+    low, high = mp.mpf(res.detail("low_freq_factor")), mp.mpf(res.detail("high_freq_factor"))
+    theta = _exact_theta(mp, spec.d, spec.base)
+    weight = []
+    for t, band in zip(theta, res.detail("band")):  # bands as the runtime decided them (float)
+        if band == "high":
+            weight.append(mp.mpf(0))
+        elif band == "low":
+            weight.append(mp.mpf(1))
+        else:  # smooth = (L_orig/lambda_i - low)/(high - low), lambda_i = 2*pi/theta_i
+            weight.append(1 - (orig * t / (2 * mp.pi) - low) / (high - low))
+    return _exact_blend(mp, theta, s, weight)
+
+
+@exact_frequencies("longrope")
+def _longrope_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
+    ext = _longrope(spec, seq_len).detail("ext_factors")  # short or long, as the runtime chose
+    return [t / mp.mpf(f) for t, f in zip(_exact_theta(mp, spec.d, spec.base), ext)]

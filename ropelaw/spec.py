@@ -13,6 +13,12 @@ Vocabulary (Liu et al. 2023, "Scaling Laws of RoPE-based Extrapolation", arXiv 2
 - ``base`` (beta): the base used when tuning and at inference.
 - ``tune_len``: the length of the tuning run; ``None`` means no tuning beyond ``train_len``.
 - ``scheme`` and ``params``: the scaling scheme applied at inference (``ropelaw.schemes``).
+- ``pretrained_with_scheme``: the scheme was in force from the first pre-training step
+  (torchtitan's Llama 3 flavors apply the Llama 3.1 bands from step 0), so the frequencies the
+  model was trained with are the scheme's at ``pretrain_base`` and ``train_len``, not
+  ``pretrain_base^(-2i/d)``; Liu et al.'s critical dimension counts the periods of those
+  (``theory.trained_critical_dimension``). False (the default) is the paper's setting: plain
+  RoPE in pre-training, the scheme added afterwards to extend the context.
 """
 
 from __future__ import annotations
@@ -99,6 +105,9 @@ class RopeSpec:
     scheme: str = "default"  # key of ropelaw.schemes.SCHEMES
     params: Any = field(default=())  # scheme parameters, e.g. {"factor": 8}
     source: Any = field(default=(), compare=False)  # field -> where it came from (lint)
+    # the scheme was in force from the first pre-training step (torchtitan Llama 3); False is
+    # Liu et al.'s setting, a model pre-trained with plain RoPE and scaled afterwards
+    pretrained_with_scheme: bool = False
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -121,6 +130,11 @@ class RopeSpec:
             set_(self, "tune_len", tune)
         if not isinstance(self.scheme, str) or not self.scheme:
             raise ValueError(f"scheme must be a name, got {self.scheme!r}")
+        if not isinstance(self.pretrained_with_scheme, bool):
+            raise ValueError(f"pretrained_with_scheme must be true or false, got {self.pretrained_with_scheme!r}")
+        if self.pretrained_with_scheme and self.scheme == "default":
+            raise ValueError("pretrained_with_scheme needs a scaling scheme: plain RoPE in pre-training is "
+                             "the default (pick the scheme the model was trained with)")
         set_(self, "params", _freeze(dict(self.params) if isinstance(self.params, Mapping) else dict(self.params)))
         set_(self, "source", _freeze(dict(self.source) if isinstance(self.source, Mapping) else dict(self.source)))
 
@@ -165,4 +179,5 @@ class RopeSpec:
             "tune_len": self.tuning_length,
             "scheme": self.scheme,
             "params": self.param_dict(),
+            "pretrained_with_scheme": self.pretrained_with_scheme,
         }

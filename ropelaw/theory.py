@@ -44,6 +44,8 @@ from .spec import RopeSpec, check_base, check_positive_int, check_real, check_ro
 
 __all__ = [
     "critical_dimension",
+    "trained_critical_dimension",
+    "trained_inv_freq",
     "critical_base",
     "extrapolation_bound",
     "base_for_context",
@@ -144,6 +146,70 @@ def critical_dimension(d: int, train_len: float, base: float = 10000.0) -> int:
     return max(0, min(d, 2 * _ceil_half_d_log(d, t, b)))
 
 
+def trained_inv_freq(spec: RopeSpec) -> tuple[float, ...]:
+    """The frequencies theta_i (rad/token) pre-training ran with, i = 0 .. d/2-1.
+
+    Liu et al.'s setting (``spec.pretrained_with_scheme`` false): plain RoPE at the pretraining
+    base, ``b^(-2i/d)`` (RoFormer, arXiv 2104.09864, eq. 15). With ``pretrained_with_scheme``:
+    the scheme's frequencies at the pretraining base and the training length,
+    ``apply_scheme(spec with base = b, seq_len = T_train)`` (torchtitan 0.2.2's Llama 3
+    ``precompute_freqs_cis`` applies the Llama 3.1 bands this way from step 0).
+    """
+    from .schemes import apply_scheme, default_inv_freq  # lazy: not needed by the default bound
+
+    if not spec.pretrained_with_scheme:
+        return default_inv_freq(spec.d, spec.pretrain_base)
+    return tuple(apply_scheme(_pretraining_spec(spec), spec.train_len).inv_freq)
+
+
+def _pretraining_spec(spec: RopeSpec) -> RopeSpec:
+    """The spec as it stood in pre-training: base b, no tuning run."""
+    return spec.with_(base=spec.pretrain_base, tune_len=None)
+
+
+def trained_critical_dimension(spec: RopeSpec) -> int:
+    """Critical dimension of the frequencies actually trained (Liu et al. 2023, arXiv 2310.05209,
+    Lemma 1, its defining display).
+
+    Lemma 1 defines ``d_extra`` by the periods of pre-training:
+    ``T_n = 2*pi/theta_n <= T_train`` for ``n = 0 .. d_extra/2 - 1`` and ``> T_train`` from
+    ``n = d_extra/2`` on; for plain RoPE (``theta_n = b^(-2n/d)``) that is the closed form
+    ``2*ceil((d/2)*log_b(T_train/2pi))`` of :func:`critical_dimension`, which this returns when
+    ``spec.pretrained_with_scheme`` is false. With it, ``theta_n`` are the scheme's frequencies
+    in pre-training (:func:`trained_inv_freq`) and ``d_extra = 2k`` with ``k`` the first pair whose
+    trained period exceeds ``T_train`` (``d`` when none does). A pair is decided in float when
+    ``T_train*theta_n/(2*pi)`` is farther than 1e-9 (relative) from 1, else with the scheme's
+    exact twin (``schemes.exact_inv_freq``: its formula in mpmath at 60/120/240 digits, with the
+    runtime's discrete choices such as the Llama 3.1 band of each pair); a period equal to
+    ``T_train`` counts as seen (Lemma 1's ``<=``). A frequency that underflowed to 0 never turns.
+    Domain: every scheme with frequencies (not ReRoPE / Leaky ReRoPE, which change positions:
+    ``ValueError``). Schemes whose trained periods do not grow with the pair index (arbitrary
+    LongRoPE factors) are cut at the first unseen pair, the one Theorem 3's bound is taken at.
+    torchtitan Llama 3 8B (d = 128, b = 500,000, T_train = 8,192, bands s = 8, low 1, high 4,
+    L_orig = 8,192): 64, against 70 for plain RoPE at that base.
+    """
+    if not spec.pretrained_with_scheme:
+        return critical_dimension(spec.d, spec.train_len, spec.pretrain_base)
+    from .schemes import exact_inv_freq, scheme_info
+
+    info = scheme_info(spec.scheme)
+    if info.exact is None:
+        raise ValueError(f"scheme {info.name!r} changes relative positions, not frequencies: "
+                         "pretrained_with_scheme is defined for frequency schemes only")
+    pre = _pretraining_spec(spec)
+    t = spec.train_len
+    for n, theta in enumerate(trained_inv_freq(spec)):
+        # sign of T_train*theta_n/(2*pi) - 1: >= 0 means the period 2*pi/theta_n <= T_train
+        approx = t * theta / _TWO_PI - 1.0
+
+        def exact(mp: Any, n: int = n) -> Any:
+            return t * exact_inv_freq(pre, t, mp)[n] / (2 * mp.pi) - 1
+
+        if theta <= 0 or _exact_sign(approx, 1.0, exact) < 0:
+            return 2 * n
+    return spec.d
+
+
 def critical_base(train_len: float, tune_len: float, pretrain_base: float = 10000.0) -> float:
     """Critical base (Liu et al. 2023, arXiv 2310.05209, Theorem 3).
 
@@ -212,8 +278,8 @@ class BoundResult(Result):
     pretrain_base: float
     tune_len: int
     scheme: str
-    critical_dimension: int  # d_extra of pretraining (Lemma 1)
-    critical_base: float  # beta_0 (Theorem 3)
+    critical_dimension: int  # d_extra of pretraining (Lemma 1), of the trained frequencies
+    critical_base: float | None  # beta_0 (Theorem 3); None when pre-training used the scheme
     regime: str  # ABOVE or AT_OR_BELOW
     extrapolation_bound: float  # tokens; math.inf when no pair limits it
     updated_critical_dimension: int | None  # d'_extra in the at-or-below regime, else None
@@ -230,6 +296,7 @@ class BoundResult(Result):
     formula: str
     note: str
     params: dict = field(default_factory=dict)
+    pretrained_with_scheme: bool = False  # the scheme's frequencies were trained from step 0
 
 
 @dataclass(frozen=True)
@@ -237,7 +304,7 @@ class PairRow(Result):
     """One rotation pair in :func:`pair_table`."""
 
     pair: int  # i = 0 .. d/2-1 (dims 2i, 2i+1)
-    frequency: float  # theta_i of pretraining, rad/token
+    frequency: float  # theta_i of pretraining (the scheme's if pretrained with it), rad/token
     period: float  # 2*pi/theta_i, tokens
     periods_seen: float  # T_train / period
     full_period_in_training: bool  # period <= T_train, i.e. 2i < d_extra (decided exactly)
@@ -390,15 +457,28 @@ def extrapolation_bound(spec: RopeSpec) -> BoundResult:
     ``liu_bound`` always holds the paper's bound for plain RoPE at ``spec.base``;
     ``trained_range_length`` the longest distance whose encoded position stays within
     ``T_tune`` (for Leaky ReRoPE ``w + k*(T_train - w)``, seed 000).
+
+    Scheme in force from the first pre-training step (``spec.pretrained_with_scheme``, e.g.
+    torchtitan's Llama 3): the pairs that saw a full period are counted over the frequencies
+    actually trained (:func:`trained_critical_dimension`, Lemma 1's definition) and the first
+    unseen pair ``k`` limits the bound as above: its period at inference, which is its trained
+    period when inference runs the same scheme at the same base and length. ``critical_base``
+    is ``None`` (Theorem 3's ``beta_0`` assumes plain RoPE in pre-training); ``liu_bound`` is
+    still the plain-RoPE figure, what the model would reach had it been pre-trained without the
+    scheme. torchtitan Llama 3 8B at 8,192 tokens: pair 32's trained period, 11,9xx tokens,
+    instead of 65,750 for the same bands added after plain-RoPE pre-training.
     """
     liu = _liu(spec)
     d, u = spec.d, spec.tuning_length
-    d_extra = liu["d_extra"]
+    from_start = spec.pretrained_with_scheme
+    d_extra = trained_critical_dimension(spec) if from_start else liu["d_extra"]
     k = d_extra // 2 if d_extra < d else None
     b1, b2, b3 = threshold_bases(u)
     below = [name for name, value in (("beta_1", b1), ("beta_2", b2), ("beta_3", b3)) if spec.base < value]
     pairs_note = (f"pairs 0-{k - 1} saw a full period in training, {k}-{d // 2 - 1} did not"
                   if k is not None else "every pair saw a full period in training")
+    if from_start:
+        pairs_note += f" (pre-trained with scheme {spec.scheme!r} from the first step)"
     if spec.scheme == "default":
         regime, bound, updated, capped = liu["regime"], liu["bound"], liu["updated"], liu["capped"]
         period = _TWO_PI * spec.base ** (2 * k / d) if k is not None else None
@@ -434,11 +514,13 @@ def extrapolation_bound(spec: RopeSpec) -> BoundResult:
             note = f"{pairs_note}; under scheme {spec.scheme!r} the tuning length is the bound"
     return BoundResult(
         d=d, train_len=spec.train_len, base=spec.base, pretrain_base=spec.pretrain_base, tune_len=u,
-        scheme=spec.scheme, critical_dimension=d_extra, critical_base=liu["beta_0"], regime=regime,
+        scheme=spec.scheme, critical_dimension=d_extra, critical_base=None if from_start else liu["beta_0"],
+        regime=regime,
         extrapolation_bound=float(bound), updated_critical_dimension=updated, capped=capped,
         beta_1=b1, beta_2=b2, beta_3=b3, below_thresholds=below, critical_pair=k,
         critical_pair_period=period, liu_bound=float(liu["bound"]), trained_range_length=float(trained),
         unbounded=math.isinf(bound), formula=formula, note=note, params=spec.param_dict(),
+        pretrained_with_scheme=from_start,
     )
 
 
@@ -498,19 +580,21 @@ def pair_table(spec: RopeSpec, seq_len: int | None = None) -> list[PairRow]:
     2*pi/frequency``, ``periods_seen = T_train/period``; ``full_period_in_training`` is
     ``2i < d_extra`` (Liu et al. Lemma 1, decided exactly, so a pair whose period equals
     T_train up to float noise is classified correctly). ``inference_frequency`` comes from
-    ``apply_scheme(spec, seq_len)`` (plain ``beta^(-2i/d)`` for ``"default"``).
+    ``apply_scheme(spec, seq_len)`` (plain ``beta^(-2i/d)`` for ``"default"``). With
+    ``spec.pretrained_with_scheme`` the pretraining columns are the scheme's trained frequencies
+    (:func:`trained_inv_freq`) and ``d_extra`` is :func:`trained_critical_dimension`.
     """
     from .schemes import default_inv_freq  # lazy: ``ropelaw bound`` never builds a pair table
 
-    d, t, b = spec.d, spec.train_len, spec.pretrain_base
-    d_extra = critical_dimension(d, t, b)
+    d, t = spec.d, spec.train_len
+    d_extra = trained_critical_dimension(spec)
     if spec.scheme == "default":
         inference = default_inv_freq(d, spec.base)
     else:
         inference = tuple(_inference(spec, seq_len).inv_freq)
     rows = []
-    for i, theta in enumerate(default_inv_freq(d, b)):
-        period = _TWO_PI / theta
+    for i, theta in enumerate(trained_inv_freq(spec)):
+        period = _period(theta)
         rows.append(PairRow(
             pair=i, frequency=theta, period=period, periods_seen=t / period,
             full_period_in_training=2 * i < d_extra,  # inside_critical_dimension follows (__post_init__)

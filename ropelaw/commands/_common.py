@@ -193,8 +193,9 @@ def add_spec_arguments(parser: argparse.ArgumentParser, *, base_required: bool =
                    help=f"pre-training context length T_train ({LENGTH_HELP})")
     g.add_argument("--base", required=base_required, type=base, metavar="BETA",
                    help=f"base used at tuning / inference, beta ({BASE_HELP})")
-    g.add_argument("--pretrain-base", type=base, default=10000.0, metavar="B",
-                   help="base of pre-training (default 10,000, as in Liu et al.; k and M as for --base)")
+    g.add_argument("--pretrain-base", type=base, default=None, metavar="B",
+                   help="base of pre-training (default 10,000, as in Liu et al.; with --pretrained-with-scheme, "
+                        "--base; k and M as for --base)")
     g.add_argument("--tune", type=length, default=None, metavar="T",
                    help="tuning length T_tune (default: the training length; k and M as for --train)")
     s = parser.add_argument_group("scaling scheme")
@@ -203,6 +204,10 @@ def add_spec_arguments(parser: argparse.ArgumentParser, *, base_required: bool =
     s.add_argument("--factor", type=number, default=None, metavar="S", help="scaling factor s")
     s.add_argument("--param", type=param, action="append", default=[], metavar="KEY=VALUE",
                    help="other scheme parameter (repeatable), e.g. --param beta_fast=32")
+    s.add_argument("--pretrained-with-scheme", action="store_true",
+                   help="the scheme was in force from the first pre-training step (torchtitan's Llama 3 "
+                        "flavors): the critical dimension counts the periods of its frequencies, and the "
+                        "pretraining base defaults to --base")
 
 
 def spec_from_args(args: argparse.Namespace) -> RopeSpec:
@@ -222,9 +227,15 @@ def spec_from_args(args: argparse.Namespace) -> RopeSpec:
         raise ValueError(f"plain RoPE (scheme 'default') takes no parameters, got {flags}; "
                          "pick a scaling scheme with --scheme (see `ropelaw schemes`)")
     check_d_limit(args.d)
-    base = args.base if args.base is not None else args.pretrain_base
-    return RopeSpec(d=args.d, train_len=args.train, base=base, pretrain_base=args.pretrain_base,
-                    tune_len=args.tune, scheme=args.scheme, params=params)
+    from_start = bool(getattr(args, "pretrained_with_scheme", False))
+    if from_start and args.scheme == "default":
+        raise ValueError("--pretrained-with-scheme needs the scheme the model was pre-trained with (--scheme)")
+    pretrain = args.pretrain_base
+    if pretrain is None:  # Liu et al.'s LLaMA 2 base, unless the model was trained from scratch with the scheme
+        pretrain = args.base if from_start and args.base is not None else 10000.0
+    base = args.base if args.base is not None else pretrain
+    return RopeSpec(d=args.d, train_len=args.train, base=base, pretrain_base=pretrain,
+                    tune_len=args.tune, scheme=args.scheme, params=params, pretrained_with_scheme=from_start)
 
 
 def check_d_limit(d: float) -> None:

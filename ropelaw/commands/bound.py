@@ -14,11 +14,14 @@ DESCRIPTION = """\
 Scaling laws of RoPE-based extrapolation (Liu et al. 2023, arXiv 2310.05209):
 critical dimension d_extra = 2*ceil((d/2)*log_b(T_train/2pi)), critical base
 beta_0 = b^(log_{T_train/2pi}(T_tune/2pi)), and the bound 2*pi*beta^(d_extra/d) above it
-(T_tune at or below it). With --scheme the bound goes through the scheme registry.
+(T_tune at or below it). With --scheme the bound goes through the scheme registry;
+--pretrained-with-scheme says the scheme was used from the first pre-training step, so the
+critical dimension counts the periods of the scheme's frequencies (torchtitan's Llama 3).
 
 example:
   ropelaw bound --d 128 --train 4096 --base 1e6
   ropelaw bound --d 128 --train 4096 --base 1e4 --scheme yarn --factor 8 --format json
+  ropelaw bound --d 128 --train 8k --base 500k --scheme llama3 --factor 8 --pretrained-with-scheme
 """
 
 
@@ -42,9 +45,10 @@ def _tokens(x: float) -> str:
     return count(round(x)) if math.isfinite(x) else "infinite"
 
 
-def render_text(r: Any, spec: Any, suffixes: dict[str, str] | None = None) -> str:
+def render_text(r: Any, spec: Any, suffixes: dict[str, str] | None = None, explicit_pretrain: bool = False) -> str:
     """The text report; ``suffixes`` maps a flag (``train``, ``tune``, ``base``, ``pretrain-base``)
-    to how its suffix was read (``"4k = 4 x 1,024"``), shown beside the value."""
+    to how its suffix was read (``"4k = 4 x 1,024"``), shown beside the value; ``explicit_pretrain``:
+    ``--pretrain-base`` was given."""
     from ..numfmt import count, number
 
     said = {k: f"--{k} {v}" for k, v in (suffixes or {}).items() if v}
@@ -54,13 +58,20 @@ def render_text(r: Any, spec: Any, suffixes: dict[str, str] | None = None) -> st
     lines.append(_row("training length", count(r.train_len), said.get("train", "")))
     lines.append(_row("tuning length", count(r.tune_len),
                       said.get("tune", "") if tuned else "same as training (--tune to change)"))
-    lines.append(_row("pretraining base", number(r.pretrain_base),
-                      "assumed, as in the paper (--pretrain-base to change)" if r.pretrain_base == 10000.0
-                      and "pretrain-base" not in said else f"({said.get('pretrain-base', '--pretrain-base')})"))
+    if r.pretrained_with_scheme and not explicit_pretrain:
+        pre_note = "same as base: pre-trained with the scheme (--pretrain-base to change)"
+    elif r.pretrain_base == 10000.0 and "pretrain-base" not in said and not explicit_pretrain:
+        pre_note = "assumed, as in the paper (--pretrain-base to change)"
+    else:
+        pre_note = f"({said.get('pretrain-base', '--pretrain-base')})"
+    lines.append(_row("pretraining base", number(r.pretrain_base), pre_note))
     lines.append(_row("base", number(r.base), f"at tuning and inference ({said.get('base', '--base')})"))
     if r.scheme != "default":
         params = ", ".join(f"{k}={v}" for k, v in r.params.items())
         lines.append(_row("scheme", r.scheme, f"({params})" if params else ""))
+        if r.pretrained_with_scheme:
+            lines.append(_row("in pre-training", "yes", "from the first step: the periods counted are the "
+                              "scheme's (--pretrained-with-scheme)"))
     lines.append("")
     d, k = r.d, r.critical_pair
     if k is None:
@@ -76,7 +87,10 @@ def render_text(r: Any, spec: Any, suffixes: dict[str, str] | None = None) -> st
     else:
         words = ("the first untrained pair sets the bound under this scheme"
                  if r.regime == "above_critical_base" else "under this scheme the tuning length is the bound")
-    lines.append(_row("critical base", number(r.critical_base), words))
+    if r.critical_base is None:
+        lines.append(_row("critical base", "n/a", "Liu et al.'s beta_0 assumes plain RoPE in pre-training"))
+    else:
+        lines.append(_row("critical base", number(r.critical_base), words))
     if r.updated_critical_dimension is not None:
         lines.append(_row("updated crit. dim.", f"{r.updated_critical_dimension} of {d}",
                           "= 2*ceil((d/2)*log_beta(T_tune/2pi))" + (", capped at d" if r.capped else "")))
@@ -91,7 +105,8 @@ def render_text(r: Any, spec: Any, suffixes: dict[str, str] | None = None) -> st
             lines.append(_row(f"pair {k} period", f"{number(r.critical_pair_period)} tokens",
                               "at inference, through the scheme"))
         lines.append(_row("plain-RoPE bound", f"{_tokens(r.liu_bound)} tokens",
-                          f"Liu et al. at base {number(r.base)} without the scheme"))
+                          f"Liu et al. at base {number(r.base)} without the scheme"
+                          + (", had pre-training used plain RoPE" if r.pretrained_with_scheme else "")))
     thresholds = "  ".join(f"{name} {_threshold(b)}" for name, b in
                            (("beta_1", r.beta_1), ("beta_2", r.beta_2), ("beta_3", r.beta_3)))
     if r.below_thresholds:
@@ -122,5 +137,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         suffixes = {"train": suffix_note(args.train), "tune": suffix_note(args.tune),
                     "base": suffix_note(args.base), "pretrain-base": suffix_note(args.pretrain_base)}
-        print(render_text(result, spec, suffixes))
+        print(render_text(result, spec, suffixes, explicit_pretrain=args.pretrain_base is not None))
     return 0

@@ -6,7 +6,8 @@ import argparse
 
 HELP = "per-pair table: frequency, period, periods seen in training, critical dimension side"
 DESCRIPTION = """\
-One row per rotation pair i (dims 2i, 2i+1): pretraining frequency b^(-2i/d), its period
+One row per rotation pair i (dims 2i, 2i+1): pretraining frequency b^(-2i/d) (the scheme's
+with --pretrained-with-scheme), its period
 2*pi/theta_i, the periods seen in training T_train/period, whether the pair lies inside the
 critical dimension (Liu et al. 2023, Lemma 1), and its period at inference through the
 scaling scheme.
@@ -27,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..theory import critical_dimension, pair_table
+    from ..theory import pair_table, trained_critical_dimension
     from ..numfmt import count, number
     from ._common import emit_json, spec_from_args
 
@@ -36,8 +37,10 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit_json([r.to_dict() for r in rows])
         return 0
-    d_extra = critical_dimension(spec.d, spec.train_len, spec.pretrain_base)
-    print(f"Pairs of d={spec.d} (pretraining base {number(spec.pretrain_base)}, training length {count(spec.train_len)}; "
+    d_extra = trained_critical_dimension(spec)
+    trained = f", {spec.scheme} from the first step" if spec.pretrained_with_scheme else ""
+    print(f"Pairs of d={spec.d} (pretraining base {number(spec.pretrain_base)}{trained}, "
+          f"training length {count(spec.train_len)}; "
           f"critical dimension {d_extra}; inference: {spec.scheme} at base {number(spec.base)})")
     head = f"{'pair':>4}  {'dims':>7}  {'theta (train)':>13}  {'period':>13}  {'periods seen':>12}  {'side':<8}  {'period (infer.)':>15}"
     print(head)

@@ -78,7 +78,7 @@ def _show(args: argparse.Namespace, info) -> int:
     from ..schemes import apply_scheme, default_inv_freq
     from ._common import emit_json, spec_from_args
 
-    ns = argparse.Namespace(d=args.d, train=args.train, base=args.base, pretrain_base=10000.0, tune=None,
+    ns = argparse.Namespace(d=args.d, train=args.train, base=args.base, pretrain_base=None, tune=None,
                             scheme=args.name, factor=args.factor, param=args.param)
     spec = spec_from_args(ns)
     result = apply_scheme(spec, args.seq_len)
