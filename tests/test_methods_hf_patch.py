@@ -7,6 +7,9 @@ Independent facts used:
   full forward of the same model in which the attention of every full-attention layer is
   seed 000's two-matrix attention, written below from the seed's equations with its own
   float64 rotation and frequencies read from the config (``seed_attention``);
+- every layer of a Mistral / Phi-3 config with ``sliding_window`` s slides: query i sees key j
+  iff 0 <= i - j < s (transformers' sliding mask); ReRoPE applies inside the window, so the
+  reference is the same two-matrix attention under the model's own sliding mask;
 - a left-padded row must give what the same prompt gives alone (masking);
 - with T_train >= L the log-n factor is 1 (seed 000).
 """
@@ -43,16 +46,20 @@ EXTRA = {  # the smallest config of each architecture; Gemma 2/3: layer 0 slides
     "olmo2": {},
     "granite": {},
     "starcoder2": {"sliding_window": None},
+    # every layer slides (window 8 < prompt 12: the cache drops keys, ReRoPE applies inside the window)
+    "mistral+sliding": {"sliding_window": 8},
+    "phi3+sliding": {"sliding_window": 8, "partial_rotary_factor": 0.5},
 }
-assert set(EXTRA) == set(ARCHITECTURES)
+assert {name.split("+")[0] for name in EXTRA} == set(ARCHITECTURES)
+HYBRID = ("gemma2", "gemma3_text")  # sliding and full layers: the sliding ones keep plain RoPE
 
 METHODS = [("rerope", {"window": 5}), ("leaky_rerope", {"window": 5, "leaky_k": 4.0})]
 P, NEW = 12, 4  # prompt length, generated tokens
 
 
-def build(model_type: str, impl: str = "eager"):
+def build(name: str, impl: str = "eager", **override):
     torch.manual_seed(0)
-    cfg = transformers.AutoConfig.for_model(model_type, **COMMON, **EXTRA[model_type])
+    cfg = transformers.AutoConfig.for_model(name.split("+")[0], **COMMON, **{**EXTRA[name], **override})
     return transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation=impl).eval()
 
 
@@ -107,11 +114,12 @@ def rot(x, pos, base: float, rd: int):
     return torch.cat((z.real, z.imag, x[..., rd:].double()), dim=-1)
 
 
-def seed_attention(window: float, leaky_k: float | None):
+def seed_attention(window: float, leaky_k: float | None, plain_sliding: bool = True):
     """An eager attention function for UN-rotated q, k (apply_rotary_pos_emb made the identity).
 
     Full-attention layers: a_ij = (R^i q)(R^j k) if p_i - p_j < w, else (R^w q) k (ReRoPE) or
-    (R^((i-w)/k+w) q)(R^(j/k) k) (Leaky), seed 000; sliding layers: plain RoPE (a1 only).
+    (R^((i-w)/k+w) q)(R^(j/k) k) (Leaky), seed 000; sliding layers: plain RoPE (a1 only) if
+    ``plain_sliding``, else the same two matrices (the model's mask applies the window).
     No cache: the keys are the queries' positions.
     """
     def attend(module, q, k, v, attention_mask, scaling=None, dropout=0.0, softcap=None, sliding_window=None,
@@ -123,7 +131,7 @@ def seed_attention(window: float, leaky_k: float | None):
         p = position_ids.to(torch.float64)[:, None, :]  # (B, 1, T)
         k, v = (x.repeat_interleave(H // x.shape[1], dim=1) for x in (k, v))
         a = rot(q, p, base, rd) @ rot(k, p, base, rd).transpose(-1, -2)
-        if not sliding:
+        if not (sliding and plain_sliding):
             if leaky_k is None:
                 a2 = rot(q, torch.full_like(p, float(window)), base, rd) @ k.double().transpose(-1, -2)
             else:
@@ -141,12 +149,12 @@ def seed_attention(window: float, leaky_k: float | None):
     return attend
 
 
-def reference_logits(model, x, monkeypatch, window, leaky_k=None, **kw):
+def reference_logits(model, x, monkeypatch, window, leaky_k=None, plain_sliding=True, **kw):
     """Full forward (no cache) of the eager ``model`` with seed 000's attention in every layer."""
     mod = __import__(type(model).__module__, fromlist=["_"])
     with monkeypatch.context() as mp:
         mp.setattr(mod, "apply_rotary_pos_emb", lambda q, k, cos, sin, *a, **k2: (q, k))
-        mp.setattr(mod, "eager_attention_forward", seed_attention(window, leaky_k))
+        mp.setattr(mod, "eager_attention_forward", seed_attention(window, leaky_k, plain_sliding))
         return logits(model, x, use_cache=False, **kw)
 
 
@@ -170,6 +178,8 @@ def test_reference_with_a_covering_window_is_the_model(arch, monkeypatch):
 @pytest.mark.parametrize("impl", ["eager", "sdpa"])
 def test_window_covering_input_gives_unpatched_logits_exactly(arch, impl):
     model = pick(arch, impl)
+    if "+sliding" in arch[0]:  # w >= L needs a sliding window above w (else refused, see below)
+        model = build(arch[0], impl, sliding_window=P + NEW + 4)
     x = tokens(P + NEW)
     plain = logits(model, x)
     for method, kw in METHODS:
@@ -183,9 +193,11 @@ def test_generation_equals_seed_two_matrix_attention(arch, method, kw, monkeypat
     name, eager, sdpa = arch
     model = eager if sdpa is None else sdpa
     with patch_model(model, method, **kw) as patch:
-        assert len(patch.modules) == (1 if name in ("gemma2", "gemma3_text") else 2)  # sliding layer kept
+        assert len(patch.modules) == (1 if name in HYBRID else 2)  # a hybrid model's sliding layer kept
+        assert sorted(patch.sliding.values()) == ([8, 8] if "+sliding" in name else [])
         seq, step_logits = generate(model, tokens(P, rows=2))  # a batch without padding
-    want = reference_logits(eager, seq, monkeypatch, kw["window"], kw.get("leaky_k"))[:, P - 1: -1]
+    want = reference_logits(eager, seq, monkeypatch, kw["window"], kw.get("leaky_k"),
+                            plain_sliding=name in HYBRID)[:, P - 1: -1]
     torch.testing.assert_close(step_logits, want, rtol=0, atol=2e-5)
     assert (step_logits - logits(eager, seq)[:, P - 1: -1]).abs().max() > 1e-4  # the method changed something
 
@@ -318,12 +330,39 @@ def test_unsupported_architecture_is_refused_in_one_line():
         patch_model(torch.nn.Linear(2, 2), "rerope", window=4)
 
 
-def test_only_sliding_layers_is_refused():
-    torch.manual_seed(0)
-    cfg = transformers.AutoConfig.for_model("mistral", **COMMON, sliding_window=8)
-    model = transformers.AutoModelForCausalLM.from_config(cfg).eval()
-    with pytest.raises(ValueError, match=r"MistralForCausalLM .*sliding window \(8\)"):
-        patch_model(model, "rerope", window=4)
+@pytest.mark.parametrize("window", [8, 7.5, 100])
+def test_a_sliding_window_not_above_w_is_refused_in_one_line(window):
+    # window 8 shows distances 0..7; w > 7 (ceil(w) >= 8) leaves every one of them below w
+    model = build("mistral+sliding")
+    with pytest.raises(ValueError) as e:
+        patch_model(model, "rerope", window=window)
+    assert str(e.value) == (f"MistralForCausalLM (model_type 'mistral'): every attention layer has a sliding window "
+                            f"of 8, which already keeps every relative position at most 7 < w = {window}; ReRoPE "
+                            "would change nothing (use w < 8)")
+    assert unpatch(model) == 0
+    with patch_model(model, "rerope", window=7) as patch:  # distance 7 reaches w = 7: patched
+        assert len(patch.modules) == 2
+
+
+def test_sliding_cache_decode_rotates_only_the_new_key(monkeypatch):
+    # the cache keeps the last 7 keys (window 8): the far keys follow it, one new key per step
+    import ropelaw.methods.hf_patch as hp
+
+    model = build("mistral+sliding", "sdpa")
+    made = []
+    real = hp.far_rotation
+
+    def spy(x, positions, window, leaky_k, role, **kw):
+        if role == "key":
+            made.append(x.shape[2])
+        return real(x, positions, window, leaky_k, role, **kw)
+
+    monkeypatch.setattr(hp, "far_rotation", spy)
+    with patch_model(model, "leaky_rerope", window=5, leaky_k=4.0) as patch:
+        generate(model, tokens(P))
+        cache_lengths = sorted({far.n for layers in patch._far.values() for far in layers.values()})
+    assert made == [P, P] + [1, 1] * (NEW - 1)
+    assert cache_lengths == [8]  # the keys of the last step: 7 cached + the new one
 
 
 def test_right_padding_is_refused(llama):
@@ -381,3 +420,18 @@ def test_other_transformers_versions_are_refused(llama, monkeypatch, version):
     monkeypatch.setattr(hp, "_transformers", lambda: types.SimpleNamespace(__version__=version))
     with pytest.raises(ValueError, match=rf"not {version}; cannot patch LlamaForCausalLM"):
         patch_model(llama, "rerope", window=5)
+
+
+def test_sliding_window_over_a_cache_that_keeps_every_key(monkeypatch):
+    # a DynamicCache built without the config keeps all keys; the sliding mask must still hide
+    # distances >= 8 in the decode step and the chunked prefill: equal to the seed's full forward
+    model = build("mistral+sliding", "sdpa")
+    x = tokens(20)
+    with patch_model(model, "leaky_rerope", window=5, leaky_k=4.0), torch.no_grad():
+        cache = transformers.DynamicCache()
+        first = model(x[:, :12], past_key_values=cache, use_cache=True).logits
+        step = model(x[:, 12:13], past_key_values=cache, use_cache=True).logits  # decode path
+        rest = model(x[:, 13:], past_key_values=cache, use_cache=True).logits  # chunked prefill
+        assert cache.get_seq_length() == 20 and cache.layers[0].keys.shape[2] == 20
+    want = reference_logits(build("mistral+sliding"), x, monkeypatch, 5, 4.0, plain_sliding=False)
+    torch.testing.assert_close(torch.cat((first, step, rest), dim=1), want, rtol=0, atol=2e-5)

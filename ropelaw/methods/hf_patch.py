@@ -18,9 +18,15 @@ projections, q/k norms, rotary embedding, cache and masks are the model's.
 - ``"logn"`` (seed 000, "-log n"): query i multiplied by max(1, log(p_i + 1) / log(T_train)),
   then the model's own attention. ``train_len`` with a ReRoPE method adds the same factor.
 
-Layers with a sliding window (Gemma 2/3 local layers, Mistral/Phi-3 configs that set
-``sliding_window``) are left as they are: they never see a distance beyond their window, so
-they keep plain RoPE inside it. Padded batches must be padded on the left (what ``generate``
+Sliding windows, as transformers applies them (query i sees key j iff 0 <= i - j < s,
+``masking_utils.sliding_window_overlay``; the cache keeps the last s - 1 keys): in a model that
+also has full-attention layers (Gemma 2/3, Qwen2 with ``max_window_layers``) the sliding layers
+are left as they are and keep plain RoPE inside their window. In a model whose every layer
+slides (Mistral or Phi-3 configs that set ``sliding_window``: Mistral-7B-v0.1 4096,
+Phi-3-mini-4k 2047) every layer is patched and ReRoPE applies inside the window: distances
+below w keep their position, w <= i - j < s are clipped at w (Leaky: w + (i - j - w)/k), keys
+at i - j >= s stay masked. If s <= ceil(w) the window already keeps every distance below w, so
+the patch is refused. Padded batches must be padded on the left (what ``generate``
 does): each row's keys are a contiguous run ending at the newest token, and its positions
 (``position_ids``) count from its first real token. The frequencies are read from the model's
 rotary embedding and checked against the cos/sin the model passes in every call.
@@ -85,38 +91,46 @@ class _ConfigView:
 
 
 class _FarKeys:
-    """Far keys of one layer of one cache: (B, Hk, capacity, d), ``n`` filled, grown by doubling."""
+    """Far keys of one layer of one cache: ``n`` of them from slot ``lo`` of a (B, Hk, capacity, d)
+    buffer, grown by doubling; a sliding-window cache drops keys at the front (``drop``)."""
 
     def __init__(self, first: torch.Tensor, offset: torch.Tensor, last_source: torch.Tensor):
         B, Hk, n, D = first.shape
         self.buf = first.new_empty(B, Hk, max(2 * n, 256), D)
         self.buf[:, :, :n] = first
-        self.n = n
+        self.lo, self.n = 0, n
         self.offset = offset  # (B,) position minus index of each row's keys
         self.last_source = last_source  # (B, Hk, d): the rotated key the last far key was made from
 
+    def drop(self, d: int) -> None:
+        self.lo, self.n = self.lo + d, self.n - d
+        self.offset = self.offset + d
+
     def append(self, new: torch.Tensor, last_source: torch.Tensor) -> None:
-        n, t = self.n, new.shape[2]
-        if n + t > self.buf.shape[2]:
-            grown = self.buf.new_empty(*self.buf.shape[:2], 2 * (n + t), self.buf.shape[3])
-            grown[:, :, :n] = self.buf[:, :, :n]
-            self.buf = grown
-        self.buf[:, :, n: n + t] = new
+        lo, n, t = self.lo, self.n, new.shape[2]
+        if lo + n + t > self.buf.shape[2]:  # move the live keys to the front of a buffer twice their size
+            buf = self.buf
+            if 2 * (n + t) > buf.shape[2]:
+                buf = buf.new_empty(*buf.shape[:2], 2 * (n + t), buf.shape[3])
+            buf[:, :, :n] = self.buf[:, :, lo: lo + n].clone()
+            self.buf, self.lo, lo = buf, 0, 0
+        self.buf[:, :, lo + n: lo + n + t] = new
         self.n = n + t
         self.last_source = last_source
 
     def keys(self) -> torch.Tensor:
-        return self.buf[:, :, : self.n]
+        return self.buf[:, :, self.lo: self.lo + self.n]
 
 
 class RopePatch:
     """Handle of an applied patch; a context manager that unpatches on exit."""
 
     def __init__(self, model: Any, method: str, window: float | None, leaky_k: float | None,
-                 train_len: float | None, modules: list, skipped: list):
+                 train_len: float | None, modules: list, skipped: list, sliding: dict | None = None):
         self.model, self.method, self.window, self.leaky_k, self.train_len = model, method, window, leaky_k, train_len
         self.modules = modules  # the patched attention modules
         self.skipped = skipped  # (module, sliding window) left as they are
+        self.sliding = sliding or {}  # id(patched module) -> its sliding window (models whose every layer slides)
         self.arch = _arch_name(model)
         self._far: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # cache -> {layer_idx: _FarKeys}
         self._rotary: dict = {}  # id(module) -> (rotary module, inv_freq attribute, scaling attribute)
@@ -250,8 +264,10 @@ def _frequencies(patch: RopePatch, module: Any, cos: torch.Tensor, positions: to
 # masks and positions
 
 
-def _row_starts(mask: torch.Tensor | None, B: int, T: int, N: int, arch: str) -> torch.Tensor:
-    """First key index of each row (left padding), checked: keys start..N-1 exist, causal over them.
+def _row_starts(mask: torch.Tensor | None, B: int, T: int, N: int, arch: str,
+                sliding: int | None = None) -> torch.Tensor:
+    """First key index of each row (left padding), checked: keys start..N-1 exist, causal over them
+    (and, with a sliding window s, query i sees key j only if i - j < s).
 
     ``mask`` is the model's 4-D mask (B|1, 1, T, N'): bool (True = attend) or additive float.
     Query rows before a row's start (padding) are not checked: their output is never used.
@@ -264,12 +280,18 @@ def _row_starts(mask: torch.Tensor | None, B: int, T: int, N: int, arch: str) ->
     m = mask[:, 0, -T:, :N]
     allowed = m if m.dtype == torch.bool else m == 0  # (B|1, T, N) bool
     allowed = allowed.expand(B, T, N)
-    last = allowed[:, -1]  # (B, N): the keys of the newest token
     kidx = torch.arange(N, device=m.device)
-    starts = torch.where(last.any(-1), torch.argmax(last.to(torch.int8), dim=-1), torch.full_like(last[:, 0], N,
-                                                                                                 dtype=torch.int64))
     qidx = torch.arange(N - T, N, device=m.device)  # (T,)
+    if sliding is None:
+        seen = allowed[:, -1]  # (B, N): the keys of the newest token
+    else:  # the newest token may no longer see the row's first key: every causal row counts
+        causal_rows = ~(allowed & (kidx[None, None, :] > qidx[None, :, None])).any(-1)  # (B, T)
+        seen = (allowed & causal_rows[:, :, None]).any(1)  # (B, N)
+    starts = torch.where(seen.any(-1), torch.argmax(seen.to(torch.int8), dim=-1), torch.full_like(seen[:, 0], N,
+                                                                                                 dtype=torch.int64))
     want = (kidx[None, None, :] >= starts[:, None, None]) & (kidx[None, None, :] <= qidx[None, :, None])  # (B,T,N)
+    if sliding is not None:
+        want &= kidx[None, None, :] > qidx[None, :, None] - sliding
     real_rows = qidx[None, :] >= starts[:, None]  # (B, T)
     if bool(((allowed != want) & real_rows[:, :, None]).any()):
         raise ValueError(f"{arch}: the attention mask is not causal over one run of keys per row ending at the "
@@ -299,8 +321,10 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch
     call = _CALL.get()
     if module.training and dropout:
         raise ValueError(f"{patch.arch}: the ReRoPE patch is for inference; call model.eval() (attention dropout)")
-    if kwargs.get("sliding_window") is not None:
-        raise ValueError(f"{patch.arch}: layer {module.layer_idx} has a sliding window at run time; not patched")
+    sliding = patch.sliding.get(id(module))
+    if kwargs.get("sliding_window") != sliding:
+        raise ValueError(f"{patch.arch}: layer {module.layer_idx} runs with sliding window "
+                         f"{kwargs.get('sliding_window')}, patched for {sliding}; not supported")
     B, H, T, D = query.shape
     N = key.shape[2]
     pos = _positions(kwargs, call, B, T, N, query.device)  # (B, T) int64
@@ -310,9 +334,10 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch
         return original(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
     scale = module.scaling if scaling is None else scaling
     W = math.ceil(patch.window)
-    starts = _row_starts(attention_mask, B, T, N, patch.arch)  # (B,)
+    starts = _row_starts(attention_mask, B, T, N, patch.arch, sliding)  # (B,)
     cache = call.get("cache") if call else None
-    if int((N - 1 - starts).max()) < W:  # no pair at distance >= w: the model's own attention, exactly
+    no_far = int((N - 1 - starts).max()) < W or (sliding is not None and sliding <= W)
+    if no_far:  # no pair at distance >= w: the model's own attention, exactly
         if cache is not None:
             patch._far.get(cache, {}).pop(module.layer_idx, None)  # far keys would go stale
         return original(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
@@ -331,9 +356,10 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch
     softcap = kwargs.get("softcap")
     qf = far_rotation(query, pos[:, None, :], patch.window, patch.leaky_k, "query", **rot)
     if T == 1:
-        key_mask = None if not bool(starts.any()) else kidx[None, :] >= starts[:, None]
-        out = rerope_decode_rotated(query, qf, key, kf, value, patch.window, scale=scale, key_mask=key_mask,
-                                    softcap=softcap)
+        lo = 0 if sliding is None else max(0, N - sliding)  # the keys the sliding window leaves visible
+        key_mask = None if not bool((starts > lo).any()) else kidx[None, lo:] >= starts[:, None]
+        out = rerope_decode_rotated(query, qf, key[:, :, lo:], kf[:, :, lo:], value[:, :, lo:], patch.window,
+                                    scale=scale, key_mask=key_mask, softcap=softcap)
     else:
         out = query.new_zeros(B, H, T, value.shape[-1])
         for b in range(B):
@@ -351,7 +377,7 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch
                     continue
             out[b: b + 1, :, sl] = rerope_attention_rotated(
                 query[b: b + 1, :, sl], key[b: b + 1, :, s:], qf[b: b + 1, :, sl], kf[b: b + 1, :, s:],
-                value[b: b + 1, :, s:], patch.window, scale=scale, softcap=softcap)
+                value[b: b + 1, :, s:], patch.window, scale=scale, softcap=softcap, sliding_window=sliding)
     return out.transpose(1, 2).contiguous(), None
 
 
@@ -371,8 +397,9 @@ def _far_keys(patch: RopePatch, module: Any, cache: Any, key: torch.Tensor, T: i
     layers = patch._far.setdefault(cache, {})
     far = layers.get(module.layer_idx)
     o = N - T
-    if (far is not None and far.n == o and o > 0 and far.buf.shape[0] == key.shape[0]
-            and torch.equal(far.offset, offset) and torch.equal(far.last_source, key[:, :, o - 1])):
+    if (far is not None and far.n >= o > 0 and far.buf.shape[0] == key.shape[0]
+            and torch.equal(far.offset + (far.n - o), offset) and torch.equal(far.last_source, key[:, :, o - 1])):
+        far.drop(far.n - o)  # a sliding-window cache dropped its oldest keys (0 otherwise)
         far.append(make(o), key[:, :, N - 1])
     else:  # a new cache, or one cropped / reordered / refilled: rebuild from the rotated keys
         far = _FarKeys(make(0), offset.clone(), key[:, :, N - 1])
@@ -456,7 +483,8 @@ def patch_model(model: Any, method: str = "rerope", *, window: float | None = No
     handle is a context manager; :func:`unpatch` or ``handle.undo()`` restore the model.
     Raises ValueError (one line, naming the architecture) for a model outside
     :data:`ARCHITECTURES`, a transformers version outside :data:`TRANSFORMERS_VERSIONS`, a model
-    with only sliding-window layers, a model already patched, or bad parameters.
+    whose every layer slides with a window s <= ceil(w) (nothing would change), a model already
+    patched, or bad parameters.
     """
     arch = _arch_name(model)
     _check_params(method, window, leaky_k, train_len)
@@ -471,11 +499,17 @@ def patch_model(model: Any, method: str = "rerope", *, window: float | None = No
         raise ValueError(f"{arch} is already patched; call unpatch(model) first")
     skipped = [(m, _sliding_window(m)) for m in attn if _sliding_window(m) is not None]
     modules = [m for m in attn if _sliding_window(m) is None]
-    if not modules:
-        raise ValueError(f"{arch}: every attention layer has a sliding window ({skipped[0][1]}) and keeps plain "
-                         "RoPE inside it; nothing to patch")
+    sliding = {}
+    if not modules:  # every layer slides (Mistral, Phi-3): ReRoPE inside the window
+        sliding = {id(m): int(sw) for m, sw in skipped}
+        modules, skipped = [m for m, _ in skipped], []
+        s = min(sliding.values())
+        if method != "logn" and max(sliding.values()) <= math.ceil(window):
+            raise ValueError(f"{arch}: every attention layer has a sliding window of {s}, which already keeps every "
+                             f"relative position at most {s - 1} < w = {window}; ReRoPE would change nothing "
+                             f"(use w < {s})")
     _register_interface()
-    patch = RopePatch(model, method, window, leaky_k, train_len, modules, skipped)
+    patch = RopePatch(model, method, window, leaky_k, train_len, modules, skipped, sliding)
     for m in modules:
         names = [p for p in inspect.signature(type(m).forward).parameters][1:]
         m.forward = types.MethodType(_wrapped_forward(patch, names), m)

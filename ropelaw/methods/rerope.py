@@ -461,22 +461,60 @@ def far_rotation(x_rot: torch.Tensor, positions: torch.Tensor, window: float, le
 
 def rerope_attention_rotated(qn: torch.Tensor, kn: torch.Tensor, qf: torch.Tensor, kf: torch.Tensor,
                              v: torch.Tensor, window: float, *, scale: float, softcap: float | None = None,
-                             block_size: int = DEFAULT_BLOCK) -> torch.Tensor:
+                             block_size: int = DEFAULT_BLOCK, sliding_window: int | None = None) -> torch.Tensor:
     """Causal (Leaky) ReRoPE attention from the near pair (qn, kn) and the far pair (qf, kf).
 
     qn = R^i q_i, kn = R^j k_j (the model's own rotation), qf, kf from :func:`far_rotation`;
     shapes (B, H, T, d) for queries, (B, Hk, N, d) for keys and v, N >= T, the queries being
     positions N-T .. N-1 of the keys. Score of (i, j <= i): scale * qn_i . kn_j if i - j < w,
     else scale * qf_i . kf_j (seed 000), soft-capped by ``softcap`` if given (forward only).
+    ``sliding_window`` s: query i sees only keys with i - j < s, as transformers' sliding-window
+    mask (``masking_utils.sliding_window_overlay``: kv_idx > q_idx - s); needs s > ceil(w).
     Returns (B, H, T, d_v) in qn's dtype; no N x N matrix is formed.
     """
     _check_qkv(qn, kn, v)
     W = _check_window(window, None)
     H = qn.shape[1]
     kn, kf, v = (_expand_heads(x, H) for x in (kn, kf, v))
+    if sliding_window is not None:
+        if isinstance(sliding_window, bool) or not isinstance(sliding_window, int) or sliding_window <= W:
+            raise ValueError(f"sliding_window must be an integer > ceil(window) = {W}, got {sliding_window!r}")
+        return _sliding_rotated(qn, kn, qf, kf, v, W, sliding_window, float(scale), softcap, _SLIDING_BLOCK)
     flash = softcap is None and _merged.flash_supported(qn, kn, v)
     return _ReRoPEFunction.apply(qn.contiguous(), kn.contiguous(), qf.contiguous(), kf.contiguous(), v.contiguous(),
                                  W, float(scale), min(block_size, qn.shape[2]), flash, softcap)
+
+
+_SLIDING_BLOCK = 128  # query rows per block of the sliding-window path: memory O(block * (s + block))
+
+
+def _sliding_rotated(qn: torch.Tensor, kn: torch.Tensor, qf: torch.Tensor, kf: torch.Tensor, v: torch.Tensor,
+                     W: int, sliding: int, scale: float, softcap: float | None, block: int) -> torch.Tensor:
+    """Seed 000's two score matrices inside a sliding window, one block of query rows at a time.
+
+    Heads already expanded. Rows i0 .. i1-1 (key indices) see keys max(0, i0 - s + 1) .. i1-1;
+    a1 = qn . kn where i - j < W, a2 = qf . kf elsewhere, then the causal and sliding mask
+    (0 <= i - j < s), softmax in the accumulation dtype. Forward only (the patch is for inference).
+    """
+    B, H, T, _ = qn.shape
+    N = kn.shape[2]
+    acc = angle_dtype(qn.dtype)
+    out = qn.new_empty(B, H, T, v.shape[-1])
+    for t0 in range(0, T, block):
+        t1 = min(T, t0 + block)
+        i0, i1 = N - T + t0, N - T + t1
+        k0 = max(0, i0 - sliding + 1)
+        dist = (torch.arange(i0, i1, device=qn.device)[:, None]
+                - torch.arange(k0, i1, device=qn.device)[None, :])  # (rows, keys) int64
+        a1 = torch.matmul(qn[:, :, t0:t1].to(acc), kn[:, :, k0:i1].to(acc).transpose(-1, -2))
+        a2 = torch.matmul(qf[:, :, t0:t1].to(acc), kf[:, :, k0:i1].to(acc).transpose(-1, -2))
+        s = torch.where(dist < W, a1, a2) * scale
+        if softcap is not None:
+            s = torch.tanh(s / softcap) * softcap
+        s = s.masked_fill((dist < 0) | (dist >= sliding), -math.inf)
+        p = torch.softmax(s, dim=-1)
+        out[:, :, t0:t1] = torch.matmul(p, v[:, :, k0:i1].to(acc)).to(out.dtype)
+    return out
 
 
 def rerope_decode_rotated(qn: torch.Tensor, qf: torch.Tensor, k_near: torch.Tensor, k_far: torch.Tensor,
