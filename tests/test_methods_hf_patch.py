@@ -24,7 +24,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from ropelaw.methods import patch_llama, patch_model, unpatch  # noqa: E402
-from ropelaw.methods.hf_patch import ARCHITECTURES  # noqa: E402
+from ropelaw.methods.hf_patch import ARCHITECTURES, ONLY_5  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.hf]
 
@@ -42,16 +42,26 @@ EXTRA = {  # the smallest config of each architecture; Gemma 2/3: layer 0 slides
     "gemma2": {"head_dim": 16, "sliding_window": 6, "query_pre_attn_scalar": 16},  # soft-capped logits (50)
     "gemma3_text": {"head_dim": 16, "sliding_window": 6, "query_pre_attn_scalar": 16,
                     "layer_types": ["sliding_attention", "full_attention"]},
+    # multimodal Gemma 3: this text model beside a tiny vision tower (text-only prompts)
+    "gemma3": {"head_dim": 16, "sliding_window": 6, "query_pre_attn_scalar": 16,
+               "layer_types": ["sliding_attention", "full_attention"]},
     "phi3": {"sliding_window": None, "partial_rotary_factor": 0.5},  # rotary on half of each head
     "olmo2": {},
     "granite": {},
     "starcoder2": {"sliding_window": None},
+    "cohere": {},  # interleaved rotary pairs (x[2i], x[2i+1])
+    "qwen2_moe": {"num_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 32,
+                  "shared_expert_intermediate_size": 32},
+    "stablelm": {"qk_layernorm": True},  # rotary on a quarter of each head (partial_rotary_factor 0.25)
     # every layer slides (window 8 < prompt 12: the cache drops keys, ReRoPE applies inside the window)
     "mistral+sliding": {"sliding_window": 8},
     "phi3+sliding": {"sliding_window": 8, "partial_rotary_factor": 0.5},
 }
 assert {name.split("+")[0] for name in EXTRA} == set(ARCHITECTURES)
-HYBRID = ("gemma2", "gemma3_text")  # sliding and full layers: the sliding ones keep plain RoPE
+HYBRID = ("gemma2", "gemma3_text", "gemma3")
+INTERLEAVED = ("cohere",)
+VISION = dict(hidden_size=32, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=28,
+              patch_size=14)  # sliding and full layers: the sliding ones keep plain RoPE
 
 METHODS = [("rerope", {"window": 5}), ("leaky_rerope", {"window": 5, "leaky_k": 4.0})]
 P, NEW = 12, 4  # prompt length, generated tokens
@@ -59,11 +69,19 @@ P, NEW = 12, 4  # prompt length, generated tokens
 
 def build(name: str, impl: str = "eager", **override):
     torch.manual_seed(0)
-    cfg = transformers.AutoConfig.for_model(name.split("+")[0], **COMMON, **{**EXTRA[name], **override})
+    kw = {**COMMON, **EXTRA[name], **override}
+    if name == "gemma3":
+        kw = dict(text_config=kw, vision_config=VISION, mm_tokens_per_image=4, image_token_index=96,
+                  boi_token_index=95, eoi_token_index=94)
+    cfg = transformers.AutoConfig.for_model(name.split("+")[0], **kw)
     return transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation=impl).eval()
 
 
-@pytest.fixture(scope="module", params=sorted(EXTRA))
+TF4 = transformers.__version__.startswith("4.")
+SUPPORTED = sorted(name for name in EXTRA if not (TF4 and name in ONLY_5))  # 4.57: see test_only_5_refused_on_4
+
+
+@pytest.fixture(scope="module", params=SUPPORTED)
 def arch(request):
     eager = build(request.param, "eager")
     try:
@@ -106,10 +124,15 @@ def rope_setup(cfg, sliding: bool) -> tuple[float, float]:
     return base, getattr(cfg, "partial_rotary_factor", 1.0)
 
 
-def rot(x, pos, base: float, rd: int):
-    """Rotate-half RoPE of the first rd channels by complex multiplication, float64; pos (B, 1|H, S)."""
+def rot(x, pos, base: float, rd: int, interleaved: bool = False):
+    """RoPE of the first rd channels by complex multiplication, float64; pos (B, 1|H, S).
+
+    Pairs (x[i], x[i + rd/2]) (rotate-half) or (x[2i], x[2i+1]) (interleaved, Cohere)."""
     theta = base ** (-torch.arange(0, rd, 2, dtype=torch.float64) / rd)  # (rd/2,)
     e = torch.polar(torch.ones((), dtype=torch.float64), pos.to(torch.float64)[..., None] * theta)
+    if interleaved:
+        z = torch.complex(x[..., 0:rd:2].double(), x[..., 1:rd:2].double()) * e
+        return torch.cat((torch.stack((z.real, z.imag), dim=-1).flatten(-2), x[..., rd:].double()), dim=-1)
     z = torch.complex(x[..., : rd // 2].double(), x[..., rd // 2: rd].double()) * e
     return torch.cat((z.real, z.imag, x[..., rd:].double()), dim=-1)
 
@@ -128,14 +151,16 @@ def seed_attention(window: float, leaky_k: float | None, plain_sliding: bool = T
         sliding = sliding_window is not None
         base, frac = rope_setup(module.config, sliding)
         rd = int(D * frac)
+        pairs = {"interleaved": getattr(module.config, "model_type", None) in INTERLEAVED}
         p = position_ids.to(torch.float64)[:, None, :]  # (B, 1, T)
         k, v = (x.repeat_interleave(H // x.shape[1], dim=1) for x in (k, v))
-        a = rot(q, p, base, rd) @ rot(k, p, base, rd).transpose(-1, -2)
+        a = rot(q, p, base, rd, **pairs) @ rot(k, p, base, rd, **pairs).transpose(-1, -2)
         if not (sliding and plain_sliding):
             if leaky_k is None:
-                a2 = rot(q, torch.full_like(p, float(window)), base, rd) @ k.double().transpose(-1, -2)
+                a2 = rot(q, torch.full_like(p, float(window)), base, rd, **pairs) @ k.double().transpose(-1, -2)
             else:
-                a2 = rot(q, (p - window) / leaky_k + window, base, rd) @ rot(k, p / leaky_k, base, rd).transpose(-1, -2)
+                a2 = (rot(q, (p - window) / leaky_k + window, base, rd, **pairs)
+                      @ rot(k, p / leaky_k, base, rd, **pairs).transpose(-1, -2))
             dist = p[..., :, None] - p[..., None, :]  # (B, 1, T, T)
             a = torch.where(dist < window, a, a2)
         a = a * scaling
@@ -411,6 +436,18 @@ def test_static_cache_is_refused(llama):
         generate(llama, tokens(P), cache_implementation="static")
 
 
+@pytest.mark.skipif(not TF4, reason="the 4.57 refusal; under 5.23 these models are patched (SUPPORTED)")
+@pytest.mark.parametrize("name,cls", [("qwen2_moe", "Qwen2Moe"), ("stablelm", "StableLm")])
+def test_only_5_refused_on_4(name, cls):
+    model = build(name, "sdpa", qk_layernorm=False) if name == "stablelm" else build(name, "sdpa")  # 4.57.1
+    # cannot initialise StableLM's bias-free q/k LayerNorm (_init_weights zeroes a None bias)
+    with pytest.raises(ValueError) as e:
+        patch_model(model, "rerope", window=4)
+    assert str(e.value) == (f"patch_model supports {cls}ForCausalLM (model_type {name!r}) under transformers 5.23 "
+                            f"only: in {transformers.__version__} {cls}Attention computes its attention itself, not "
+                            "through the attention interface")
+
+
 @pytest.mark.parametrize("version", ["4.56.2", "5.0.0", "6.1.0"])
 def test_other_transformers_versions_are_refused(llama, monkeypatch, version):
     import types
@@ -435,3 +472,14 @@ def test_sliding_window_over_a_cache_that_keeps_every_key(monkeypatch):
         assert cache.get_seq_length() == 20 and cache.layers[0].keys.shape[2] == 20
     want = reference_logits(build("mistral+sliding"), x, monkeypatch, 5, 4.0, plain_sliding=False)
     torch.testing.assert_close(torch.cat((first, step, rest), dim=1), want, rtol=0, atol=2e-5)
+
+
+def test_gemma3_image_tokens_are_refused_in_one_line():
+    # image tokens attend to each other both ways (token_type_ids): not a causal mask
+    model = build("gemma3", "sdpa")
+    x = torch.tensor([[1, 5, 6, 95, 96, 96, 96, 96, 94, 7, 8, 9, 10, 11, 12, 13]])  # 96: the 4 image tokens
+    with patch_model(model, "rerope", window=5), pytest.raises(ValueError) as e, torch.no_grad():
+        model(input_ids=x, pixel_values=torch.randn(1, 3, 28, 28), token_type_ids=(x == 96).long())
+    assert str(e.value) == ("Gemma3ForConditionalGeneration (model_type 'gemma3'): the attention mask lets tokens see "
+                            "later tokens (bidirectional attention, e.g. Gemma 3's image tokens); ReRoPE is causal: "
+                            "text-only prompts are supported")

@@ -1,8 +1,9 @@
 """Switch the attention of a Hugging Face model to ReRoPE / Leaky ReRoPE / log-n, for real generation.
 
-Works with transformers 4.57 and 5.23 on every architecture of :data:`ARCHITECTURES`: the
+Works with transformers 4.57 and 5.23 on every architecture of :data:`ARCHITECTURES` (those of
+:data:`ONLY_5` under 5.23 only): the
 models whose attention module projects q, k, v, rotates them with the model's rotary
-embedding (``apply_rotary_pos_emb(q, k, cos, sin)``, rotate-half pairs), updates the cache with
+embedding (``apply_rotary_pos_emb(q, k, cos, sin)``, rotate-half or interleaved pairs), updates the cache with
 the ROTATED keys and calls the attention interface ``fn(module, q, k, v, mask, scaling=...,
 **kwargs)``. :func:`patch_model` gives each patched attention module an attention function of
 its own (through a view of its config that names it) and leaves everything else alone: the
@@ -54,8 +55,11 @@ __all__ = ["patch_model", "patch_llama", "unpatch", "RopePatch", "LlamaPatch", "
 METHODS = ("rerope", "leaky_rerope", "logn")
 # model_type -> what was checked (tests/test_methods_hf_patch.py builds a tiny model of each)
 ARCHITECTURES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text",
-                 "phi3", "olmo2", "granite", "starcoder2")
+                 "gemma3", "phi3", "olmo2", "granite", "starcoder2", "cohere", "qwen2_moe", "stablelm")
 TRANSFORMERS_VERSIONS = ("4.57", "5.23")  # major.minor read and tested (4.57.1, 5.23.0)
+# model types whose 4.57.1 attention computes its scores inside its own classes (eager, sdpa, flash),
+# not through the attention interface: patched under 5.23 only
+ONLY_5 = {"qwen2_moe": "Qwen2MoeAttention", "stablelm": "StableLmAttention"}
 INTERFACE = "ropelaw_rerope"  # key of the attention function in transformers' AttentionInterface
 _ATTR = "_ropelaw_patch"
 _CALL: contextvars.ContextVar = contextvars.ContextVar("ropelaw_attention_call", default=None)
@@ -181,18 +185,28 @@ def _is_rotary_attention(m: Any) -> bool:
 
 
 def _sliding_window(m: Any) -> int | None:
-    """The layer's sliding window: the module's own attribute where it has one, else its config's."""
+    """The layer's sliding window, None for full attention, read as the modeling code reads it: the
+    module's own attribute where it has one (Gemma 2/3, Qwen2), else the config's ``layer_types``
+    (transformers 5.23 Qwen2-MoE sets the attribute on sliding layers only), else the config's
+    ``sliding_window`` (Mistral, Phi-3). 0 means none (Qwen2-MoE without ``use_sliding_window``)."""
     if hasattr(m, "sliding_window"):
-        return m.sliding_window
-    return getattr(m.config, "sliding_window", None)
+        return m.sliding_window or None
+    types = getattr(m.config, "layer_types", None)
+    if types is not None and 0 <= m.layer_idx < len(types):
+        if types[m.layer_idx] != "sliding_attention":
+            return None
+    return getattr(m.config, "sliding_window", None) or None
 
 
-def _check_version(arch: str) -> None:
+def _check_version(arch: str, model_type: Any) -> None:
     tf = _transformers()
     mm = ".".join(tf.__version__.split(".")[:2])
     if mm not in TRANSFORMERS_VERSIONS:
         raise ValueError(f"patch_model supports transformers {' and '.join(TRANSFORMERS_VERSIONS)} "
                          f"(read and tested), not {tf.__version__}; cannot patch {arch}")
+    if mm == "4.57" and model_type in ONLY_5:
+        raise ValueError(f"patch_model supports {arch} under transformers 5.23 only: in {tf.__version__} "
+                         f"{ONLY_5[model_type]} computes its attention itself, not through the attention interface")
 
 
 def _register_interface() -> None:
@@ -233,11 +247,20 @@ def _expected_cos(cand, positions: torch.Tensor) -> torch.Tensor:
 
 
 def _frequencies(patch: RopePatch, module: Any, cos: torch.Tensor, positions: torch.Tensor):
-    """(inv_freq float32, rotary dim, attention scaling) of this layer, verified against ``cos``."""
+    """(inv_freq float32, rotary dim, pair layout) of this layer, verified against ``cos``.
+
+    The layout is read from the table: rotate-half repeats the half table (``cat((f, f))``, Llama),
+    interleaved repeats each angle (``repeat_interleave(f, 2)``, Cohere, whose ``rotate_half``
+    pairs x[2i] with x[2i+1]).
+    """
     half = cos.shape[-1] // 2
     c = cos.to(torch.float32)
-    if not torch.equal(c[..., :half], c[..., half:]):
-        raise ValueError(f"{patch.arch}: the rotary cos table is not in rotate-half layout; not supported")
+    if torch.equal(c[..., :half], c[..., half:]):
+        layout = "rotate_half"
+    elif torch.equal(c[..., 0::2], c[..., 1::2]):
+        layout, c = "interleaved", c[..., 0::2].repeat(*([1] * (c.dim() - 1)), 2)  # the half table first
+    else:
+        raise ValueError(f"{patch.arch}: the rotary cos table is neither rotate-half nor interleaved; not supported")
     c = c.expand(positions.shape[0], -1, -1)  # one table for the batch when no row is padded
     pos = positions
     tol = 1e-5 if cos.dtype in (torch.float32, torch.float64) else 2e-2
@@ -257,7 +280,7 @@ def _frequencies(patch: RopePatch, module: Any, cos: torch.Tensor, positions: to
         cand = found[0][2]  # the closest table (Gemma 3: global vs local base)
         patch._rotary[id(module)] = cand
     r, name, scaling = cand
-    return getattr(r, name).to(torch.float32), 2 * half
+    return getattr(r, name).to(torch.float32), 2 * half, layout
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,6 +316,9 @@ def _row_starts(mask: torch.Tensor | None, B: int, T: int, N: int, arch: str,
     if sliding is not None:
         want &= kidx[None, None, :] > qidx[None, :, None] - sliding
     real_rows = qidx[None, :] >= starts[:, None]  # (B, T)
+    if bool((allowed & (kidx[None, None, :] > qidx[None, :, None]) & real_rows[:, :, None]).any()):
+        raise ValueError(f"{arch}: the attention mask lets tokens see later tokens (bidirectional attention, e.g. "
+                         "Gemma 3's image tokens); ReRoPE is causal: text-only prompts are supported")
     if bool(((allowed != want) & real_rows[:, :, None]).any()):
         raise ValueError(f"{arch}: the attention mask is not causal over one run of keys per row ending at the "
                          "newest token; ReRoPE supports left padding (tokenizer padding_side='left') and a "
@@ -322,7 +348,7 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch
     if module.training and dropout:
         raise ValueError(f"{patch.arch}: the ReRoPE patch is for inference; call model.eval() (attention dropout)")
     sliding = patch.sliding.get(id(module))
-    if kwargs.get("sliding_window") != sliding:
+    if "sliding_window" in kwargs and (kwargs["sliding_window"] or None) != sliding:  # Qwen2-MoE passes none
         raise ValueError(f"{patch.arch}: layer {module.layer_idx} runs with sliding window "
                          f"{kwargs.get('sliding_window')}, patched for {sliding}; not supported")
     B, H, T, D = query.shape
@@ -344,8 +370,8 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch
     cos = call["cos"] if call else None
     if cos is None:
         raise ValueError(f"{patch.arch}: the attention module received no position_embeddings")
-    inv_freq, rd = _frequencies(patch, module, cos, pos)
-    rot = dict(inv_freq=inv_freq, rotary_dim=rd)
+    inv_freq, rd, layout = _frequencies(patch, module, cos, pos)
+    rot = dict(inv_freq=inv_freq, rotary_dim=rd, layout=layout)
     kidx = torch.arange(N, device=query.device)
     # positions are contiguous from each row's first key: p_j = j + offset
     offset = pos[:, -1] - (N - 1)  # (B,)
@@ -488,8 +514,8 @@ def patch_model(model: Any, method: str = "rerope", *, window: float | None = No
     """
     arch = _arch_name(model)
     _check_params(method, window, leaky_k, train_len)
-    _check_version(arch)
     model_type = getattr(getattr(model, "config", None), "model_type", None)
+    _check_version(arch, model_type)
     if model_type not in ARCHITECTURES:
         raise ValueError(f"patch_model does not support {arch}; supported model types: {', '.join(ARCHITECTURES)}")
     attn = [m for m in model.modules() if _is_rotary_attention(m)]
