@@ -465,7 +465,7 @@ def extrapolation_bound(spec: RopeSpec) -> BoundResult:
     period when inference runs the same scheme at the same base and length. ``critical_base``
     is ``None`` (Theorem 3's ``beta_0`` assumes plain RoPE in pre-training); ``liu_bound`` is
     still the plain-RoPE figure, what the model would reach had it been pre-trained without the
-    scheme. torchtitan Llama 3 8B at 8,192 tokens: pair 32's trained period, 11,9xx tokens,
+    scheme. torchtitan Llama 3 8B at 8,192 tokens: pair 32's trained period, 11,971 tokens,
     instead of 65,750 for the same bands added after plain-RoPE pre-training.
     """
     liu = _liu(spec)

@@ -72,6 +72,29 @@ def test_torchtitan_flavor_and_seq_len(tmp_path):
     assert found(r) == [("RP201", "info", 1, 1)]
 
 
+def test_torchtitan_trains_with_the_bands_from_step_0(tmp_path):
+    """precompute_freqs_cis applies the bands in every run, so a run that starts from no weights is
+    the model's pre-training with them (RopeSpec.pretrained_with_scheme): critical dimension 64 and
+    bound 11,971, pair 32's trained period (derived independently in tests/test_pretrained_with_scheme.py),
+    not 70 and 65,750 as for bands added to a plain-RoPE model. Existing weights ([checkpoint] enable
+    with initial_load_path or initial_load_in_hf, as CheckpointManager.load reads them) turn it off."""
+    r = lint(tmp_path, "llama3_8b.toml", TITAN)
+    s, b = r.layers[0].spec, r.layers[0].bound
+    assert s.pretrained_with_scheme and (b.critical_dimension, b.critical_pair, round(b.extrapolation_bound)) == (64, 32, 11971)
+    assert b.critical_base is None
+    d = r.setup()["derived"]["pretrained_with_scheme"]
+    assert d["value"] is True and "no [checkpoint] initial weights" in d["from"]
+    assert "llama3 from step 0" in r.ok_line() and "bound 11,971" in r.ok_line()
+    for extra in ('enable = true\ninitial_load_path = "/ckpt/step-1000"\n',
+                  "enable = true\ninitial_load_in_hf = true\n"):
+        loaded = lint(tmp_path, "from_weights.toml", TITAN + "\n[checkpoint]\n" + extra)
+        s, b = loaded.layers[0].spec, loaded.layers[0].bound
+        assert not s.pretrained_with_scheme and (b.critical_dimension, round(b.extrapolation_bound)) == (70, 65750)
+        assert any("starts from existing weights" in n for n in loaded.config.notes)
+    ignored = lint(tmp_path, "disabled.toml", TITAN + '\n[checkpoint]\nenable = false\ninitial_load_path = "/ckpt"\n')
+    assert ignored.layers[0].spec.pretrained_with_scheme  # torchtitan loads nothing when checkpointing is off
+
+
 def test_torchtitan_deepseek_yarn_only_past_original(tmp_path):
     """deepseek_v3 (MLA, qk_rope_head_dim 64): YaRN (factor 40, betas 32/1, original 4,096) only when
     seq_len > original_seq_len, as precompute_freqs_cis does."""
@@ -82,6 +105,7 @@ def test_torchtitan_deepseek_yarn_only_past_original(tmp_path):
     assert setup(long) == (64, 10000.0, 8192, 8192, "yarn")
     assert long.layers[0].spec.param_dict() == {"factor": 40, "beta_fast": 32, "beta_slow": 1,
                                                 "original_max_position_embeddings": 4096}
+    assert long.layers[0].spec.pretrained_with_scheme and not short.layers[0].spec.pretrained_with_scheme
 
 
 def test_torchtitan_unknown_flavor_is_skipped(tmp_path):
@@ -488,3 +512,7 @@ def test_framework_corpus(key):
     assert {k: v for k, v in s.param_dict().items() if not isinstance(v, list)} == e["params"]
     assert (r.config.dtype.raw if r.config.dtype else None) == e["dtype"]
     assert sorted([f.code, f.severity, f.line, f.column] for f in r.findings) == e["findings"]
+    if "pretrained_with_scheme" in e:  # torchtitan: the scheme in force from step 0 (tests/test_pretrained_with_scheme.py)
+        assert s.pretrained_with_scheme is e["pretrained_with_scheme"]
+    if "bound" in e:
+        assert (a.bound.critical_dimension, round(a.bound.extrapolation_bound)) == (e["critical_dimension"], e["bound"])

@@ -111,7 +111,7 @@ class LintResult(Result):
                 "scheme": val(g.scheme), "params": {k: val(v) for k, v in g.params.items()},
                 "max_position_embeddings": val(cfg.max_pos), "original_max_position_embeddings": val(cfg.original_max),
                 "train_len": val(cfg.train_len), "target": val(cfg.target), "tune_len": val(cfg.tune_len),
-                "dtype": val(cfg.dtype),
+                "dtype": val(cfg.dtype), "pretrained_with_scheme": val(g.pretrained_with_scheme),
             },
             "assumptions": list(cfg.notes) + [
                 "pretrain_base = base: trained from scratch with the config's base",
@@ -135,7 +135,7 @@ class LintResult(Result):
             s = a.spec
             bits = [f"d={s.d}", f"base {fmt_num(s.base)}"]
             if s.scheme != "default":
-                bits.append(f"{s.scheme}")
+                bits.append(f"{s.scheme} from step 0" if s.pretrained_with_scheme else f"{s.scheme}")
             if a is self.layers[0]:
                 bits.append(f"trained {fmt_count(s.train_len)}")
             bits.append(f"{'window' if a.window and a.length == a.window else 'target'} {fmt_count(a.length)}")

@@ -131,6 +131,8 @@ class RopeLayer:
     params: dict = field(default_factory=dict)  # name -> Value (scheme parameters as written)
     block: Value | None = None  # the rope_scaling / rope_parameters mapping itself
     window: Value | None = None  # sliding window (relative distances < window), None: full
+    # the scheme was in force from the first pre-training step (RopeSpec.pretrained_with_scheme)
+    pretrained_with_scheme: Value | None = None
 
 
 @dataclass
@@ -184,9 +186,11 @@ class LoadedConfig:
         tune = self.tune_len.number() if self.tune_len is not None else None
         source = {"d": g.d.where, "base": g.base.where, "train_len": self.train_len.where,
                   "scheme": g.scheme.where}
+        from_start = g.pretrained_with_scheme is not None and g.pretrained_with_scheme.raw is True \
+            and info.name != "default"
         return RopeSpec(d=int(d), train_len=int(train), base=base, pretrain_base=base,
                         tune_len=int(tune) if tune is not None else None, scheme=info.name,
-                        params=params, source=source)
+                        params=params, source=source, pretrained_with_scheme=from_start)
 
     def target_for(self, layer: int = 0) -> tuple[int, str]:
         """``(min(target, window), where that length came from)``: the longest relative distance

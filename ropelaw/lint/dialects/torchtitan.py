@@ -12,6 +12,13 @@ Runtime semantics, per family:
   ``beta_slow``, ``original_seq_len``) only when ``seq_len > original_seq_len``;
 - llama4: head dim ``dim // n_heads``, Llama 3.1 bands when ``rope_scaling_args`` is set.
 
+A scheme torchtitan applies is in force from the first step of the run, so unless the run starts
+from existing weights (``[checkpoint] enable`` with ``initial_load_path`` or
+``initial_load_in_hf``, ``components/checkpoint.py`` ``CheckpointManager.load``) the model is
+pre-trained with it: ``pretrained_with_scheme``, and the critical dimension counts the periods of
+the scheme's frequencies (``theory.trained_critical_dimension``). From existing weights the
+scheme is read as Liu et al.'s context extension of a plain-RoPE model.
+
 dtype: ``[training] mixed_precision_param`` (default ``bfloat16``).
 """
 
@@ -79,12 +86,35 @@ def read(doc: Doc) -> Fields:
                           sc["original_max_position_embeddings"],
                           f"rope_scaling_args.original_max_position_embeddings of {src}", flavor_v, "int")}
             # not cfg.original_max: the bands are part of the model at every length (no context it shrinks, RV014)
-            notes.append("torchtitan trains with the Llama 3.1 band frequencies from the first step; the bound is "
-                         "computed as for a model pre-trained with plain RoPE and scaled at inference")
+    from_start = None
+    if scheme is not None:
+        loaded = _initial_weights(doc)
+        if loaded is None:
+            from_start = derived(True, f"{scheme.where}; no [checkpoint] initial weights, so this run is the "
+                                       "model's pre-training", flavor_v, "bool")
+            notes.append(f"torchtitan trains with the {scheme.raw} frequencies from the first step: the critical "
+                         "dimension counts their periods")
+        else:
+            notes.append(f"the run starts from existing weights ({loaded.where}): the {scheme.raw} frequencies are "
+                         "read as a context extension of a model pre-trained with plain RoPE")
     dtype = doc.get("training.mixed_precision_param", expect="str") or preset(
         DEFAULT_MIXED, "torchtitan default training.mixed_precision_param", None, "str")
     return Fields(arch=f"torchtitan {key}", head_dim=head, d=d, base=get("rope_theta"), train_len=seq, target=seq,
-                  scheme=scheme, params=params, original_max=orig, dtype=dtype, notes=notes, problems=problems)
+                  scheme=scheme, params=params, original_max=orig, dtype=dtype, notes=notes, problems=problems,
+                  pretrained_with_scheme=from_start)
+
+
+def _initial_weights(doc: Doc):
+    """The key that makes torchtitan 0.2.2 load existing weights before step 0 (``CheckpointManager.load``:
+    ``[checkpoint] enable`` and ``initial_load_path`` or ``initial_load_in_hf``), or None."""
+    enable = doc.get("checkpoint.enable", expect="bool")
+    if enable is None or enable.raw is not True:
+        return None
+    path = doc.get("checkpoint.initial_load_path", expect="str")
+    if path is not None and isinstance(path.raw, str) and path.raw:
+        return path
+    hf = doc.get("checkpoint.initial_load_in_hf", expect="bool")
+    return hf if hf is not None and hf.raw is True else None
 
 
 DIALECT = dialect(NAME, detect, read)
