@@ -31,8 +31,8 @@ def rot(x: torch.Tensor, pos: torch.Tensor, base: float = 10000.0, rd: int | Non
     return torch.cat((z.real.to(x.dtype), z.imag.to(x.dtype), x[..., d:]), dim=-1)
 
 
-def reference(q, k, v, w, leaky_k=None, logn_train_len=None, rd=None):
-    """Seed 000's two full matrices; q, k, v (B, H, L, d), same L."""
+def reference(q, k, v, w, leaky_k=None, logn_train_len=None, rd=None, sliding=None):
+    """Seed 000's two full matrices; q, k, v (B, H, L, d), same L; ``sliding``: also mask i - j >= s."""
     L, d = q.shape[2], q.shape[3]
     pos = torch.arange(L, dtype=torch.float64)
     if logn_train_len is not None:
@@ -45,6 +45,8 @@ def reference(q, k, v, w, leaky_k=None, logn_train_len=None, rd=None):
     i, j = torch.arange(L)[:, None], torch.arange(L)[None, :]
     a = torch.where(i - j < w, a1, a2) / math.sqrt(d)
     a = a.masked_fill(j > i, -math.inf)
+    if sliding is not None:
+        a = a.masked_fill(i - j >= sliding, -math.inf)
     return torch.softmax(a, dim=-1) @ v
 
 
@@ -342,3 +344,30 @@ def test_rotated_decode_with_left_padding_equals_the_unpadded_row(path):
     padded = rerope_decode_rotated(qn[:, :, -1:], qf[:, :, -1:], pad(kn), pad(kf), pad(v), 5, scale=0.3,
                                    key_mask=mask)
     torch.testing.assert_close(padded, alone, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("w,kk,s", [(5, None, 6), (5, 4.0, 9), (5.5, 3.0, 30), (3, None, 31), (13, 16.0, 17)])
+@pytest.mark.parametrize("block", [128, 4])
+def test_rotated_prefill_inside_a_sliding_window_equals_reference(monkeypatch, w, kk, s, block):
+    # transformers' sliding mask: query i sees key j iff 0 <= i - j < s (s >= L: plain causal)
+    import ropelaw.methods.rerope as rr
+    from ropelaw.methods import rerope_attention_rotated
+
+    monkeypatch.setattr(rr, "_SLIDING_BLOCK", block)
+    q, k, v = qkv(2, 4, 30, 8, torch.float64, Hk=2)
+    qn, kn, qf, kf = rotated_pairs(q, k, w, kk)
+    rep = [x.repeat_interleave(2, dim=1) for x in (k, v)]
+    got = rerope_attention_rotated(qn, kn, qf, kf, v, w, scale=8 ** -0.5, sliding_window=s)
+    torch.testing.assert_close(got, reference(q, *rep, w, kk, sliding=s), rtol=0, atol=1e-12)
+    # the last 10 queries against all 30 keys (a continued prefill)
+    tail = rerope_attention_rotated(qn[:, :, 20:], kn, qf[:, :, 20:], kf, v, w, scale=8 ** -0.5, sliding_window=s)
+    torch.testing.assert_close(tail, got[:, :, 20:], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("s", [5, 6, True, 7.0])
+def test_a_sliding_window_not_above_ceil_w_is_refused(s):
+    from ropelaw.methods import rerope_attention_rotated
+
+    q, k, v = qkv(1, 2, 8, 8, torch.float64)
+    with pytest.raises(ValueError, match=rf"^sliding_window must be an integer > ceil\(window\) = 6, got {s!r}$"):
+        rerope_attention_rotated(q, k, q, k, v, 5.5, scale=1.0, sliding_window=s)
