@@ -364,6 +364,66 @@ def test_torchtune_configs_from_the_wheel():
     assert r.setup()["derived"]["base"]["from"] == "base of torchtune llama2_7b()"
 
 
+def layer_groups(r) -> list[tuple]:
+    return [(a.label, a.spec.d, a.spec.base, a.window, a.length) for a in r.layers]
+
+
+def test_torchtune_gemma2_local_and_global_layers(tmp_path):
+    """torchtune==0.6.1 gemma2() gives every even layer (layer_idx % 2 == 0) sliding_window_size
+    4,096 and the odd layers full attention, one RotaryPositionalEmbeddings(head_dim, 8,192, 10,000)
+    for all: two layer groups, as the Hugging Face dialect reads a gemma2 config.json. The recipes
+    (gemma2/2B_full.yaml, 27B_lora.yaml from the wheel) set no tokenizer.max_seq_len: 8,192."""
+    r = lint_config(load_config(str(FIX / "torchtune" / "gemma2_2B_full.yaml")))
+    assert layer_groups(r) == [("global layers", 256, 10000.0, None, 8192), ("local layers", 256, 10000.0, 4096, 4096)]
+    # Men et al.'s bound for each group at model._component_ (info: within the training length), bf16 at dtype
+    assert found(r) == [("RL103", "info", 35, 3), ("RL103", "info", 35, 3), ("RP201", "info", 73, 1)]
+    local = r.config.layers[1].window
+    assert local.where == ("sliding_window_size of torchtune gemma2_2b() on the even layers (layer_idx % 2 == 0; "
+                           "the odd layers attend globally)")
+    assert r.setup()["layers"][1]["window"] == 4096
+    lora = lint_config(load_config(str(FIX / "torchtune" / "gemma2_27B_lora.yaml")))
+    assert layer_groups(lora) == [("global layers", 128, 10000.0, None, 8192), ("local layers", 128, 10000.0, 4096, 4096)]
+    # the same model as a Hugging Face config.json (tests/configs/gemma-2-9b.json) and as torchtune's builder
+    hf = lint_config(load_config(str(HF / "gemma-2-9b.json")))
+    tune = lint(tmp_path, "gemma2_9b.yaml", "model:\n  _component_: torchtune.models.gemma2.gemma2_9b\n")
+    assert layer_groups(tune) == layer_groups(hf)
+
+
+@pytest.mark.hf
+def test_torchtune_gemma2_layer_pattern_is_transformers_gemma2():
+    """Independent source: transformers' Gemma2Config.layer_types (sliding on (i + 1) % 2) marks the
+    same layers local as torchtune's (layer_idx % 2) == 0, for each builder's layer count."""
+    transformers = pytest.importorskip("transformers")
+    tune = json.loads((PRESETS / "torchtune.json").read_text())["presets"]
+    for size in ("2b", "9b", "27b"):
+        v = tune[f"torchtune.models.gemma2.gemma2_{size}"]["values"]
+        assert v["sliding_window_layers"] == "even"
+        local = [i % 2 == 0 for i in range(v["num_layers"])]
+        cfg = transformers.Gemma2Config(num_hidden_layers=v["num_layers"])
+        assert [t == "sliding_attention" for t in cfg.layer_types] == local
+        assert v["sliding_window"] == cfg.sliding_window == 4096
+
+
+def test_regenerate_reads_sliding_window_patterns():
+    """regenerate.py's reading of a component builder's per-layer sliding_window_size."""
+    import ast
+
+    from ropelaw.lint.presets.regenerate import _tune_windows
+
+    def windows(body: str, **args):
+        fn = ast.parse("def comp(num_layers, sliding_window_size=4096):\n"
+                       "    for layer_idx in range(num_layers):\n"
+                       f"        layers.append(Attn({body}))\n").body[0]
+        return _tune_windows(fn, {"num_layers": 26, "sliding_window_size": 4096, **args})
+
+    assert windows("sliding_window_size=sliding_window_size if (layer_idx % 2)==0 else None") == \
+        {"sliding_window": 4096, "sliding_window_layers": "even", "num_layers": 26}
+    assert windows("sliding_window_size=sliding_window_size")["sliding_window_layers"] == "all"
+    assert windows("sliding_window_size=None") == {} and windows("head_dim=64") == {}
+    with pytest.raises(SystemExit, match="unknown sliding-window layer pattern"):
+        windows("sliding_window_size=sliding_window_size if layer_idx % 3 == 0 else None")
+
+
 def test_axolotl_base_model_from_the_table(tmp_path):
     """axolotl==0.19.0's hatchery examples fine-tune Qwen/Qwen3-8B at sequence_len 2,048: the model's
     RoPE as litgpt==0.5.13's Config for that repository encodes it (head 128, theta 1e6, 40,960

@@ -152,7 +152,10 @@ class Fields:
     block: Value | None = None
     original_max: Value | None = None
     dtype: Value | None = None
-    window: Value | None = None
+    window: Value | None = None  # a sliding window on every layer (Mistral-style)
+    # a sliding window on the local layers of a local/global mix (Gemma 2): two layer groups, as the
+    # Hugging Face dialect makes them for gemma2 (global: full attention; local: this window)
+    local_window: Value | None = None
     pretrained_with_scheme: Value | None = None  # True: the scheme ran from the first training step
     notes: list = field(default_factory=list)
     problems: list = field(default_factory=list)
@@ -189,8 +192,12 @@ def assemble(doc: Doc, f: Fields, o: Overrides) -> LoadedConfig:
                           f"{fmt_count(train.number())} ({train.where}); a tuning run is at least as long")
     dtype = f.dtype if f.dtype is not None else _cli(o.dtype, "--dtype", "str")
     scheme = f.scheme or Value("default", None, 1, 1, "plain RoPE", "str")
-    layer = RopeLayer("all layers", d, base, scheme, dict(f.params), f.block, f.window, f.pretrained_with_scheme)
-    return LoadedConfig(path=doc.path, fmt=doc.fmt, arch=f.arch, kind="training", head_dim=head, layers=[layer],
+    if f.local_window is None:
+        layers = [RopeLayer("all layers", d, base, scheme, dict(f.params), f.block, f.window, f.pretrained_with_scheme)]
+    else:
+        layers = [RopeLayer(label, d, base, scheme, dict(f.params), f.block, window, f.pretrained_with_scheme)
+                  for label, window in (("global layers", None), ("local layers", f.local_window))]
+    return LoadedConfig(path=doc.path, fmt=doc.fmt, arch=f.arch, kind="training", head_dim=head, layers=layers,
                         max_pos=f.target, original_max=f.original_max, train_len=train, target=target,
                         tune_len=tune, dtype=dtype, inputs=doc.inputs, problems=list(f.problems), notes=notes)
 

@@ -3,7 +3,10 @@
 The builder's RoPE (``presets/torchtune.json``, read from ``torchtune/models/*/_model_builders.py``
 and the component builders they call): ``RotaryPositionalEmbeddings(dim=head_dim,
 max_seq_len, base)`` or ``Llama3ScaledRoPE`` (Llama 3.1 bands: ``scale_factor``, low 1, high 4,
-``old_context_len`` 8,192), ``head_dim = embed_dim // num_heads``. LoRA / QLoRA builders
+``old_context_len`` 8,192), ``head_dim = embed_dim // num_heads``. Sliding windows: Gemma 2's
+``gemma2()`` gives the even layers (``layer_idx % 2 == 0``) ``sliding_window_size`` (4,096) and the
+odd ones full attention, so the config has a global and a local layer group, as a Hugging Face
+gemma2 config.json does (``presets/regenerate.py`` reads the pattern from the component builder). LoRA / QLoRA builders
 (``lora_llama2_7b``, ``qlora_...``) add adapters to the same model: their RoPE is the base
 builder's. Builder arguments given in the YAML (``max_seq_len``, ``rope_base``) override.
 
@@ -68,9 +71,19 @@ def read(doc: Doc) -> Fields:
         pre = params.get("original_max_position_embeddings") or max_seq
         train = derived(pre.raw, f"{pre.where}: the base model's pre-training length (no tokenizer.max_seq_len)",
                         comp_v)
+    window, local_window = None, None
+    if vals.get("sliding_window") is not None:
+        layers = vals.get("sliding_window_layers")
+        if layers == "even":  # gemma2(): sliding_window_size if (layer_idx % 2)==0 else None
+            local_window = preset(vals["sliding_window"], f"sliding_window_size of {src} on the even layers "
+                                  "(layer_idx % 2 == 0; the odd layers attend globally)", comp_v, "int")
+        elif layers == "all":
+            window = preset(vals["sliding_window"], f"sliding_window_size of {src} on every layer", comp_v, "int")
+        else:
+            raise NotARopeConfig(f"{doc.path}: torchtune {name}: unknown sliding-window layer pattern {layers!r}")
     return Fields(arch=f"torchtune {name}", head_dim=head, d=head, base=base, train_len=train, target=max_seq,
                   scheme=scheme, params=params, original_max=params.get("original_max_position_embeddings"),
-                  dtype=doc.get("dtype", expect="str"), notes=notes)
+                  dtype=doc.get("dtype", expect="str"), notes=notes, window=window, local_window=local_window)
 
 
 DIALECT = dialect(NAME, detect, read)

@@ -248,6 +248,7 @@ def torchtune_table(dl: str) -> dict[str, Any]:
             rope = _tune_rope(comp[2], args, scaled_defaults)
             if rope is None:
                 continue
+            rope.update(_tune_windows(comp[2], args))
             out[f"torchtune.models.{family}.{fn.name}"] = {
                 "values": rope,
                 "source": f"torchtune=={version} {name} {fn.name}() -> {call.func.id}() "
@@ -271,6 +272,33 @@ def torchtune_table(dl: str) -> dict[str, Any]:
                         "values": out[src]["values"],
                         "source": f"torchtune=={version} {name} {n.targets[0].id} = {n.value.id} ({src})"}
     return {"framework": "torchtune", "package": f"torchtune=={version}", "presets": out}
+
+
+# the per-layer conditions a component builder writes for its local (sliding-window) layers -> which
+# layers are local; torchtune 0.6.1 gemma2 / lora_gemma2: `sliding_window_size if (layer_idx % 2)==0 else None`
+TUNE_LOCAL_LAYERS = {"layer_idx % 2 == 0": "even"}
+
+
+def _tune_windows(fn: ast.FunctionDef, args: dict[str, Any]) -> dict[str, Any]:
+    """The sliding window a component builder gives its attention layers: the ``sliding_window_size=``
+    keyword inside its per-layer loop, either for every layer or as ``size if <condition> else None``
+    (a local/global mix; the condition must be one of :data:`TUNE_LOCAL_LAYERS`). ``{}`` when there is
+    none; ``{"sliding_window": size, "sliding_window_layers": "all" | "even", "num_layers": n}``."""
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.keyword) and node.arg == "sliding_window_size"):
+            continue
+        v = node.value
+        layers = "all"
+        if isinstance(v, ast.IfExp):
+            cond = ast.unparse(v.test)
+            if not (isinstance(v.orelse, ast.Constant) and v.orelse.value is None) or cond not in TUNE_LOCAL_LAYERS:
+                raise SystemExit(f"{fn.name}: unknown sliding-window layer pattern {ast.unparse(v)!r}")
+            layers, v = TUNE_LOCAL_LAYERS[cond], v.body
+        size = value(v, args)
+        if size is None:
+            return {}
+        return {"sliding_window": size, "sliding_window_layers": layers, "num_layers": args.get("num_layers")}
+    return {}
 
 
 def _tune_rope(fn: ast.FunctionDef, args: dict[str, Any], scaled_defaults: dict[str, Any]) -> dict[str, Any] | None:
