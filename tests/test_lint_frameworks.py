@@ -165,6 +165,19 @@ def test_litgpt_model_config_replaces_the_named_config(tmp_path):
                                                  "litgpt/config.py Config defaults 0.25")
 
 
+def test_litgpt_window_on_some_layers_lints_global_and_local_groups(tmp_path):
+    """Gemma-2-9b (litgpt 0.5.13): sliding_window_size 4096 where sliding_window_indices is 1
+    ([1, 0, 1, 0, ...], model.py block_idx); the layers marked 0 attend fully, so at 32,768 the
+    global layers exceed the bound of base 10,000 trained at 8,192, while the local ones see 4,096."""
+    r = lint(tmp_path, "g2.yaml", "model_name: Gemma-2-9b\ntrain:\n  max_seq_length: 8192\n", target=32768)
+    assert [(a.label, a.length) for a in r.layers] == [("global layers", 32768), ("local layers", 4096)]
+    assert r.layers[0].bound.extrapolation_bound == 8192
+    assert found(r) == [("RL101", "error", 1, 1), ("RL103", "info", 1, 1), ("RL103", "warning", 1, 1)]
+    # Phi-3-mini-4k: the window is on every layer (all 1): one group
+    r = lint(tmp_path, "phi3.yaml", "model_name: Phi-3-mini-4k-instruct\n")
+    assert [(a.label, a.length) for a in r.layers] == [("all layers", 2048)]
+
+
 # --------------------------------------------------------------------------------------- nanotron
 NANOTRON = """general:
   project: debug

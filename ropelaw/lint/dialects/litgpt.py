@@ -92,14 +92,21 @@ def read(doc: Doc) -> Fields:
                     if block is not None else None)
     window = get("sliding_window_size", "int")
     notes = []
-    if window is not None and get("sliding_window_indices", "list") is not None:
-        idx = get("sliding_window_indices", "list").raw or []
-        if isinstance(idx, list) and 0 in idx:
-            notes.append("sliding window on some layers only: bounded as if on all layers")
+    some = False
+    idx_v = get("sliding_window_indices", "list")
+    if window is not None and idx_v is not None and isinstance(idx_v.raw, list) and idx_v.raw:
+        # litgpt==0.5.13 model.py: the window applies where sliding_window_indices[block_idx] is 1
+        idx = idx_v.raw
+        if not any(idx):
+            window = None
+            notes.append(f"sliding_window_indices of {src} marks no layer: no sliding window")
+        else:
+            some = not all(idx)  # Gemma 2 / 3: global layers between the windowed ones
     dtype = doc.get("precision", expect="str")
     return Fields(arch=arch, head_dim=head, d=d, base=base, train_len=train, target=block, scheme=scheme,
                   params=params, original_max=params.get("original_max_position_embeddings"), dtype=dtype,
-                  window=window, notes=notes, problems=problems)
+                  window=None if some else window, local_window=window if some else None, notes=notes,
+                  problems=problems)
 
 
 def _not_rope(doc: Doc, why: str):
