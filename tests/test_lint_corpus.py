@@ -145,7 +145,9 @@ EXPECTED = {
     "glm-4-9b-chat.json": (64, 5e6, 131072, 131072, "default", [("RL103", "rope_ratio"), ("RP201", "torch_dtype")], "bf16"),
     "internlm2_5-7b-chat.json": (128, 1e6, 32768, 32768, "dynamic", [("RP201", "torch_dtype")], "bf16"),
     "gpt-neox-20b.yml": (24, 1e4, 2048, 2048, "default", [("RL103", '"max-position-embeddings"')], "fp16"),
-    "megatron-llama2-7b.yaml": (128, 1e4, 4096, 4096, "default", [("RL103", "rotary_base"), ("RP201", "precision")], "bf16"),
+    # NeMo trainer.precision bf16 without model.megatron_amp_O2: float32 parameters under bf16 autocast
+    # (nemo_toolkit==2.5.0 params_dtype), so no RP201
+    "megatron-llama2-7b.yaml": (128, 1e4, 4096, 4096, "default", [("RL103", "rotary_base")], "bf16-mixed"),
     # written here for shapes that broke the loader (issue 9): phi-2's partial factor (d = int(80 * 0.4) = 32 in
     # float), Qwen2.5-VL's mrope (plain RoPE over sections), LLaVA's text_config, NeMo's ${.interpolation}
     "phi-2.json": (32, 1e4, 2048, 2048, "default", [("RL103", "rope_theta")], "fp16"),

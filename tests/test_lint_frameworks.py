@@ -354,7 +354,96 @@ def test_nemo_model_section_and_interpolations(tmp_path):
     d = r.setup()["derived"]
     assert d["target"] == {"value": 4096, "from": "model.max_position_embeddings (${.encoder_seq_length} resolved)",
                            "line": 6, "column": 3}
-    assert d["dtype"]["value"] == "bf16" and d["dtype"]["from"] == "trainer.precision"
+    # bf16 without model.megatron_amp_O2: float32 parameters under bf16 autocast (NeMo's params_dtype)
+    assert d["dtype"] == {"value": "bf16-mixed", "line": 3, "column": 3,
+                          "from": "trainer.precision (bf16 without model.megatron_amp_O2: float32 parameters, bf16 "
+                                  "autocast (nemo_toolkit==2.5.0 torch_dtype_from_precision))"}
+
+
+def _nemo(tmp_path, extra_model: str = "", precision: str = "bf16", name: str = "nemo.yaml", **kw):
+    text = NEMO.replace("precision: bf16", f"precision: {precision}").replace(
+        "  seq_len_interpolation_factor: 4\n", "") + extra_model
+    return lint(tmp_path, name, text, **kw)
+
+
+@pytest.mark.parametrize("precision,o2,value", [
+    # nemo_toolkit==2.5.0 parts/utils_funcs.py torch_dtype_from_precision + megatron_base_model.py params_dtype
+    ("bf16", "true", "bf16"), ("bf16-mixed", "true", "bf16"), ("16", "true", "fp16"), ("16-mixed", "true", "fp16"),
+    ("bf16", "false", "bf16-mixed"), ("16", "false", "16-mixed"), ("'16'", "false", "16-mixed"),
+    ("32", "true", "fp32"), ("32-true", "false", "fp32"),
+])
+def test_nemo_precision_is_the_dtype_nemo_trains_with(tmp_path, precision, o2, value):
+    r = _nemo(tmp_path, f"  megatron_amp_O2: {o2}\n", precision)
+    assert r.config.dtype.raw == value and r.config.dtype.key == "trainer.precision"
+
+
+def test_nemo_fp16_parameters_overflow_past_65504_only_with_amp_o2(tmp_path):
+    with_o2 = _nemo(tmp_path, "  megatron_amp_O2: true\n", "16", name="a.yaml", target=131072)
+    autocast = _nemo(tmp_path, "  megatron_amp_O2: false\n", "16", name="b.yaml", target=131072)
+    assert "RP202" in {f.code for f in with_o2.findings} and "RP202" not in {f.code for f in autocast.findings}
+
+
+def test_nemo_model_precision_wins_and_unknown_precisions_are_kept_with_a_note(tmp_path):
+    r = _nemo(tmp_path, "  precision: 32\n", "bf16")
+    assert (r.config.dtype.raw, r.config.dtype.key) == ("fp32", "model.precision")
+    r = _nemo(tmp_path, "", "bf16-true", name="t.yaml")
+    assert r.config.dtype.raw == "bf16-true"
+    assert any("is not a precision NeMo 1.x reads" in n for n in r.config.notes)
+
+
+# NeMo's Mistral converter writes window_size [sliding_window, 0] (NVIDIA/NeMo
+# scripts/checkpoint_converters/convert_mistral_7b_hf_to_nemo.py; nemo_toolkit==2.5.0
+# llm/gpt/model/mistral.py does the same): Megatron attends keys 0..4,096 back, 4,097 positions
+MISTRAL = "  mcore_gpt: true\n  window_size: [4096, 0]\n"
+
+
+def test_nemo_window_size_bounds_every_layer_like_hf_sliding_window(tmp_path):
+    # Mistral 7B: trained at 8,192 with the window (--train), served at 32,768
+    r = _nemo(tmp_path, MISTRAL, train=8192, target=32768)
+    g = r.config.layers
+    assert [x.label for x in g] == ["all layers"] and g[0].window.raw == 4097
+    assert g[0].window.where == ("model.window_size ([4096, 0]: keys up to 4,096 back, 4,097 positions "
+                                 "(megatron-core==0.16.1 get_sliding_window_causal_mask))")
+    assert r.layers[0].length == 4097 and found(r) == []  # the window is within the bound: no RL101 at 32,768
+    plain = _nemo(tmp_path, "  mcore_gpt: true\n", name="plain.yaml", train=8192, target=32768)
+    assert [f.code for f in plain.findings if f.severity == "error"] == ["RL101"]
+
+
+def test_nemo_window_of_the_training_length_reaches_one_distance_past_it(tmp_path):
+    """NeMo's Mistral converter sets encoder_seq_length = sliding_window = 4,096 and window_size
+    [4096, 0]: Megatron then attends distance 4,096, one more than a 4,096-token sequence holds."""
+    r = _nemo(tmp_path, MISTRAL, target=32768)
+    assert r.layers[0].length == 4097 and r.layers[0].bound.extrapolation_bound == 4096
+    assert found(r) == [("RL101", "error", 16, 3)]
+
+
+@pytest.mark.parametrize("extra,labels,note", [
+    ("  window_attn_skip_freq: 4\n", ["global layers", "local layers"], None),
+    ("  window_attn_skip_freq: [1, 1, 0]\n", ["global layers", "local layers"], None),
+    ("  window_attn_skip_freq: [1, 1, 1]\n", ["all layers"], None),
+    ("  window_attn_skip_freq: 1\n", ["all layers"], "every layer attends fully"),
+    ("  name: megatron_gemma2\n", ["global layers", "local layers"], "even layers only"),
+])
+def test_nemo_window_on_some_layers_lints_global_and_local_groups(tmp_path, extra, labels, note):
+    r = _nemo(tmp_path, MISTRAL + extra)
+    assert [g.label for g in r.config.layers] == labels
+    assert note is None or any(note in n for n in r.config.notes)
+    if labels[0] == "global layers":
+        assert r.config.layers[0].window is None and r.config.layers[1].window.raw == 4097
+
+
+def test_nemo_window_size_needs_mcore_and_a_pair(tmp_path):
+    legacy = _nemo(tmp_path, "  window_size: [4096, 0]\n")
+    assert legacy.config.layers[0].window is None and any("mcore_gpt" in n for n in legacy.config.notes)
+    unbounded = _nemo(tmp_path, "  mcore_gpt: true\n  window_size: [-1, 0]\n", name="u.yaml")
+    assert unbounded.config.layers[0].window is None
+    bad = _nemo(tmp_path, "  mcore_gpt: true\n  window_size: 4096\n", name="b.yaml")
+    assert [(f.code, f.line, f.message) for f in bad.findings if f.code.startswith("RV")] == [
+        ("RV001", 16, "model.window_size must be a list of numbers, got int")]
+    short = _nemo(tmp_path, "  mcore_gpt: true\n  window_size: [4096]\n", name="s.yaml")
+    assert [(f.code, f.line, f.message) for f in short.findings if f.code.startswith("RV")] == [
+        ("RV001", 16, "model.window_size must be [left, right], two whole numbers (-1: unbounded; "
+                      "megatron-core==0.16.1 TransformerConfig.window_size), got [4096]")]
 
 
 # --------------------------------------------------------------------------------- torchtune, axolotl

@@ -5,10 +5,33 @@ training length), ``max_position_embeddings`` (the context, usually ``${.encoder
 ``hidden_size``, ``num_attention_heads``, ``kv_channels`` (null: ``hidden_size //
 num_attention_heads``), ``position_embedding_type`` (``rope``; NeMo's GPT default is
 ``learned_absolute``), ``rotary_percentage``, ``rotary_base`` (default 10,000),
-``seq_len_interpolation_factor`` (linear interpolation). dtype: ``trainer.precision`` (16, bf16,
-``bf16-mixed``, 32). OmegaConf interpolations ``${model.x}`` / ``${.x}`` that point inside the
-document are resolved (the value keeps the position of the key that holds the interpolation);
-``${oc.env:...}`` and other resolvers are not.
+``seq_len_interpolation_factor`` (linear interpolation). OmegaConf interpolations ``${model.x}`` /
+``${.x}`` that point inside the document are resolved (the value keeps the position of the key
+that holds the interpolation); ``${oc.env:...}`` and other resolvers are not.
+
+Sliding window (nemo_toolkit==2.5.0 ``megatron_base_model.py`` ``build_transformer_config``
+copies every model key named like a field of megatron-core's ``TransformerConfig``):
+``model.window_size: [left, right]`` (megatron-core==0.16.1 ``transformer_config.py``; -1 is
+"infinite"), read only by Megatron Core models (``model.mcore_gpt: true``; the legacy
+``GPTModel`` has no window). A query at position i attends keys i - left .. i
+(``transformer/utils.py`` ``get_sliding_window_causal_mask``: ``triu(diagonal=-left)``), i.e.
+relative distances 0..left: ``left + 1`` positions, where Hugging Face's ``sliding_window`` W
+covers distances 0..W-1 (transformers 4.57.1 ``masking_utils.sliding_window_overlay``). NeMo's
+converters map one to the other unchanged (``llm/gpt/model/mistral.py``: ``window_size =
+[sliding_window, 0]``), so a converted Mistral attends one position further than in
+transformers; ropelaw reports what Megatron runs, ``left + 1``. ``window_attn_skip_freq`` (an int
+N: every N-th layer attends fully; a list: 1 for windowed layers) and NeMo's Gemma 2 spec
+(``model.name: megatron_gemma2``: windows on even layers, ``gemma2_modules.py``) leave some layers
+global: the config is then linted as global + local layer groups.
+
+dtype (nemo_toolkit==2.5.0 ``megatron_base_model.py`` and ``parts/utils_funcs.py``
+``torch_dtype_from_precision``): ``model.precision``, else ``trainer.precision``; ``bf16`` /
+``bf16-mixed`` -> bfloat16, ``16`` / ``16-mixed`` -> float16, ``32`` / ``32-true`` -> float32,
+anything else (Lightning's ``bf16-true``, ``64``, ``transformer-engine``) is refused by NeMo 1.x.
+A half precision holds the parameters in that dtype only with ``model.megatron_amp_O2: true``
+(``params_dtype``; NeMo's ``Float16Module``); without it the parameters stay float32 and NeMo
+autocasts, reported as ``bf16-mixed`` / ``16-mixed`` (Lightning's names for it: lightning==2.4.0
+``fabric/plugins/precision/precision.py``).
 """
 
 from __future__ import annotations
@@ -16,10 +39,12 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from ..loader import NotARopeConfig
+from ..loader import NotARopeConfig, Value, show_value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, rotary_dims
 
 NAME = "nemo"
+NEMO = "nemo_toolkit==2.5.0"
+MCORE = "megatron-core==0.16.1"
 _REF = re.compile(r"^\$\{(\.*)([A-Za-z_][\w.]*)\}$")
 
 
@@ -82,9 +107,88 @@ def read(doc: Doc) -> Fields:
     if interp is not None:
         scheme = derived("linear", "seq_len_interpolation_factor: positions / factor", interp, "str")
         params = {"factor": interp}
-    dtype = doc.get("trainer.precision", expect="any")
+    notes: list = []
+    window, some = _window(doc, problems, notes)
     return Fields(arch="nemo", head_dim=head, d=d, base=base, train_len=seq or max_pos, target=max_pos or seq,
-                  scheme=scheme, params=params, dtype=dtype, problems=problems)
+                  scheme=scheme, params=params, dtype=_precision(doc, notes), window=None if some else window,
+                  local_window=window if some else None, notes=notes, problems=problems)
+
+
+def _int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _window(doc: Doc, problems: list, notes: list) -> tuple[Value | None, bool]:
+    """``(window as positions attended, whether some layers attend fully)`` (see the module docstring)."""
+    v = doc.get("model.window_size", expect="list")
+    if v is None:
+        return None, False
+    raw = v.raw
+    if not (isinstance(raw, list) and len(raw) == 2 and all(_int(x) for x in raw)):
+        problems.append(("invalid-window-size", v, f"model.window_size must be [left, right], two whole numbers "
+                                                   f"(-1: unbounded; {MCORE} TransformerConfig.window_size), "
+                                                   f"got {show_value(raw)}"))
+        return None, False
+    left, right = raw
+    if doc.raw("model.mcore_gpt") is not True:
+        notes.append("model.window_size is read by Megatron Core models only (model.mcore_gpt: true); "
+                     "the legacy GPTModel attends to the whole context")
+        return None, False
+    if left < 0:
+        notes.append("model.window_size left -1: no window (Megatron's 'infinite window size')")
+        return None, False
+    window = Value(left + 1, v.key, v.line, v.column,
+                   f"[{left}, {right}]: keys up to {left:,} back, {left + 1:,} positions "
+                   f"({MCORE} get_sliding_window_causal_mask)", "int")
+    skip = doc.get("model.window_attn_skip_freq", expect="any")
+    if skip is not None:
+        s = skip.raw
+        if _int(s) and s >= 1:
+            if s == 1:  # layer_number % 1 == 0: every layer attends fully
+                notes.append("model.window_attn_skip_freq 1: every layer attends fully, no window")
+                return None, False
+            return window, True
+        if isinstance(s, list) and s and all(_int(x) or isinstance(x, bool) for x in s):
+            if not any(s):
+                notes.append("model.window_attn_skip_freq lists no windowed layer (1 marks one)")
+                return None, False
+            return window, not all(s)
+        problems.append(("invalid-window-size", skip, f"model.window_attn_skip_freq must be a whole number >= 1 or "
+                                                      f"a list of 0/1 per layer ({MCORE} "
+                                                      f"is_layer_window_attention), got {show_value(s)}"))
+        return window, True
+    if str(doc.raw("model.name") or "") == "megatron_gemma2":
+        notes.append(f"NeMo's Gemma 2 layers put the window on even layers only ({NEMO} gemma2_modules.py)")
+        return window, True
+    return window, False
+
+
+_HALF = {"bf16": "bf16", "bf16-mixed": "bf16", "16": "fp16", "16-mixed": "fp16"}
+_FULL = {"32": "fp32", "32-true": "fp32"}
+
+
+def _precision(doc: Doc, notes: list) -> Value | None:
+    """The dtype NeMo 1.x trains with (see the module docstring), at the precision key."""
+    v = doc.get("model.precision", "trainer.precision", expect="any")
+    if v is None:
+        return None
+    raw = v.raw
+    name = str(raw).strip().lower() if (isinstance(raw, str) or _int(raw)) else None
+    src = f"{NEMO} torch_dtype_from_precision"
+    if name in _HALF:
+        half = _HALF[name]
+        o2 = doc.raw("model.megatron_amp_O2")
+        if o2 is True or (isinstance(o2, str) and o2.strip().lower() == "true"):
+            return Value(half, v.key, v.line, v.column,
+                         f"{raw} with model.megatron_amp_O2: parameters in {half} ({src}, params_dtype)", "str")
+        mixed = "bf16-mixed" if half == "bf16" else "16-mixed"
+        return Value(mixed, v.key, v.line, v.column,
+                     f"{raw} without model.megatron_amp_O2: float32 parameters, {half} autocast ({src})", "str")
+    if name in _FULL:
+        return Value("fp32", v.key, v.line, v.column, f"{raw}: float32 ({src})", "str")
+    notes.append(f"{v.key} {show_value(raw)} is not a precision NeMo 1.x reads ({src} knows 16, bf16, 32 and "
+                 f"16-mixed, bf16-mixed, 32-true; it raises ValueError for others): read as written")
+    return v
 
 
 class _Resolved(Doc):
