@@ -214,6 +214,97 @@ def test_olmo(tmp_path):
         lint(tmp_path, "alibi.yaml", text.replace("rope: true", "rope: false\n  alibi: true"))
 
 
+# -------------------------------------------------------------------------------------- OLMo-core
+OLMO_CORE = FIX / "olmo_core"  # written by ai2-olmo-core==3.0.0's own builders (make.py)
+
+
+@pytest.mark.parametrize("name,groups,params,findings", [
+    # olmo2_1B: d_model 2048 / 16 heads, RoPEConfig theta 500,000, every layer global
+    ("olmo2_1B", [("all layers", 128, 500000.0, "default", 32768)], {}, [("RL101", "error", 12, 9),
+                                                                          ("RL103", "warning", 12, 9)]),
+    # olmo3_7B: sliding_window pattern [4096, 4096, 4096, -1], last layer full; with_rope_scaling
+    # puts the Llama 3.1 bands (Stepwise: low 1 / (1 - 0), high 1 / 0.25) on the full layers only
+    ("olmo3_7B_stepwise", [("global layers", 128, 500000.0, "llama3", 32768), ("local layers", 128, 500000.0,
+                                                                                "default", 4096)],
+     {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 8192}, []),
+    ("llama3_8B_yarn", [("all layers", 128, 500000.0, "yarn", 32768)],
+     {"beta_fast": 32, "beta_slow": 1, "factor": 8.0, "original_max_position_embeddings": 8192}, []),
+    # gemma3_1B: named blocks by block_pattern (5 local, 1 global); local theta 10,000, window 1,024
+    ("gemma3_1B", [("global layers", 288, 1000000.0, "default", 32768), ("local layers", 288, 10000.0, "default",
+                                                                          1024)], {}, [("RL101", "error", 68, 11)]),
+    # qwen3_5_0_8B: GatedDeltaNet blocks have no RoPE; the attention blocks rotate 0.25 x head_dim 256
+    ("qwen3_5_0_8B", [("all layers", 64, 10000000.0, "default", 32768)], {}, [("RL101", "error", 52, 11)]),
+])
+def test_olmo_core_model_configs_from_the_wheel(name, groups, params, findings):
+    r = lint_config(load_config(str(OLMO_CORE / f"{name}.json"), train=8192, target=32768))
+    assert [(a.label, a.spec.d, a.spec.base, a.spec.scheme, a.length) for a in r.layers] == groups
+    assert r.layers[0].spec.param_dict() == params and found(r) == findings
+    assert pick(json.loads((OLMO_CORE / f"{name}.json").read_text())).name == "olmo_core"
+
+
+def test_olmo_core_bare_model_has_no_training_length():
+    r = lint_config(load_config(str(OLMO_CORE / "olmo2_1B.json")))
+    assert found(r) == [("RL100", "warning", 12, 9)]  # at the model's RoPE (theta); --train sets the length
+
+
+def test_olmo_core_experiment_config(tmp_path):
+    """A saved experiment config.json: dataset.sequence_length trains; FSDP param_dtype is the dtype;
+    RoPE runs in float32 (full_precision, the default)."""
+    r = lint_config(load_config(str(FIX / "examples" / "olmo_core_olmo2_1b.json")))
+    # RP201 (info, off by default): bf16 positions *if* computed in that dtype; OLMo-core rotates in float32
+    assert setup(r) == (128, 500000.0, 4096, 4096, "default") and found(r) == [("RP201", "info", 85, 7)]
+    d = r.setup()["derived"]
+    assert d["train_len"] == {"value": 4096, "from": "dataset.sequence_length", "line": 76, "column": 5}
+    assert d["base"] == {"value": 500000, "from": "model.block.sequence_mixer.rope.theta", "line": 14, "column": 11}
+    assert d["dtype"] == {"value": "bfloat16", "from": "train_module.dp_config.param_dtype", "line": 85, "column": 7}
+    assert any("full_precision" in n for n in r.config.notes)
+
+
+def _olmo_core(tmp_path, mixer: dict, extra: dict | None = None, name: str = "c.json", **kw):
+    cfg = {"model": {"d_model": 2048, "n_layers": 4, "block": {"sequence_mixer": mixer}},
+           "dataset": {"sequence_length": 4096}, **(extra or {})}
+    p = tmp_path / name
+    p.write_text(json.dumps(cfg, indent=2))
+    return lint_config(load_config(str(p), **kw))
+
+
+def test_olmo_core_attention_variants(tmp_path):
+    rope = {"theta": 10000}
+    # the older spelling block.attention, defaults: n_heads 16 (AttentionConfig), theta 500,000 (RoPEConfig)
+    p = tmp_path / "old.json"
+    p.write_text(json.dumps({"model": {"d_model": 2048, "n_layers": 2, "block": {"attention": {"rope": {}}}},
+                             "dataset": {"sequence_length": 4096}}))
+    r = lint_config(load_config(str(p)))
+    assert setup(r) == (128, 500000.0, 4096, 4096, "default")
+    assert r.setup()["derived"]["base"]["from"] == "theta: ai2-olmo-core==3.0.0 RoPEConfig default"
+    # d_attn (OLMo-core branches): head dim d_attn // n_heads
+    r = _olmo_core(tmp_path, {"n_heads": 8, "d_attn": 1024, "rope": rope}, name="d.json")
+    assert r.layers[0].spec.d == 128 and "AttentionConfig.d_attn" in r.config.head_dim.where
+    # no rope: NoPE
+    with pytest.raises(NotARopeConfig, match="OLMo-core model has no RoPE: no layer's attention has a rope"):
+        _olmo_core(tmp_path, {"n_heads": 16}, name="n.json")
+    # no_global_rope with a sliding window: only the windowed layers rotate (one group, windowed)
+    r = _olmo_core(tmp_path, {"n_heads": 16, "rope": {**rope, "no_global_rope": True},
+                              "sliding_window": {"pattern": [1024, -1]}}, name="g.json")
+    assert [(a.label, a.length) for a in r.layers] == [("all layers", 1024)]
+    assert any("no_global_rope" in n for n in r.config.notes)
+    # a window of 0 is refused by OLMo-core: RV001 at the pattern
+    r = _olmo_core(tmp_path, {"n_heads": 16, "rope": rope, "sliding_window": {"pattern": [0]}}, name="z.json")
+    assert [f.code for f in r.findings if f.code.startswith("RV")] == ["RV001"]
+
+
+@pytest.mark.parametrize("extra,value,key", [
+    ({"train_module": {"autocast_precision": "bfloat16"}}, "bf16-mixed", "train_module.autocast_precision"),
+    ({"trainer": {"autocast_precision": "float16"}}, "16-mixed", "trainer.autocast_precision"),
+    ({"train_module": {"dp_config": {"param_dtype": "bfloat16"}, "autocast_precision": "bfloat16"}}, "bfloat16",
+     "train_module.dp_config.param_dtype"),
+    ({}, "float32", None),
+])
+def test_olmo_core_dtype(tmp_path, extra, value, key):
+    r = _olmo_core(tmp_path, {"n_heads": 16, "rope": {}}, extra)
+    assert (r.config.dtype.raw, r.config.dtype.key) == (value, key)
+
+
 # ---------------------------------------------------------------------------------------- GPT-NeoX
 def test_neox_sliding_window_width(tmp_path):
     """GPT-NeoX Mistral-7B: seq-length 8,192, sliding_window_width 4,096, max-position-embeddings
@@ -653,7 +744,8 @@ def test_corpus_manifest_covers_every_framework():
         if "skipped" not in e:
             per[key.split("/")[0]] = per.get(key.split("/")[0], 0) + 1
         assert "@" in e["source"].split()[0], key  # repo@commit path
-    assert set(per) == {"torchtitan", "litgpt", "neox", "nanotron", "olmo", "axolotl", "megatron", "nemo"}
+    assert set(per) == {"torchtitan", "litgpt", "neox", "nanotron", "olmo", "olmo_core", "axolotl", "megatron",
+                        "nemo"}
     assert min(per.values()) >= 3, per
 
 

@@ -3,7 +3,7 @@
 The mapping layer is a small engine (:func:`load_mapping`) driven by one dialect per config
 family in ``ropelaw/lint/dialects/`` (how to add one: that package's docstring): the dialect
 whose ``detect`` scores the document highest reads it. The training frameworks (torchtitan,
-torchtune, axolotl, litgpt, nanotron, Megatron-LM, NeMo, OLMo, GPT-NeoX) read their documents
+torchtune, axolotl, litgpt, nanotron, Megatron-LM, NeMo, OLMo, OLMo-core, GPT-NeoX) read their documents
 with a ``load`` of their own; the ``hf`` dialect is a table read by the engine below: Hugging
 Face ``config.json`` files (``rope_scaling`` and the newer ``rope_parameters``, flat or per layer
 type such as Gemma 3's ``{"full_attention": {...}, "sliding_attention": {...}}``; multimodal

@@ -22,12 +22,12 @@ The engine (:func:`ropelaw.lint.loader.load_mapping`) knows *what* a RoPE setup 
   key aliases: see ``_framework.py``); None: the engine reads it through the table above.
 
 The training frameworks (one module each: torchtitan, torchtune, axolotl, litgpt, nanotron,
-megatron, nemo, olmo, neox) are dialects like ``hf``: ``_framework.dialect`` builds their
+megatron, nemo, olmo, olmo_core, neox) are dialects like ``hf``: ``_framework.dialect`` builds their
 ``Dialect`` from the module's ``detect(data) -> bool`` and ``read(doc) -> Fields``. Megatron's
 shell launch scripts (``*.sh``) are parsed by ``megatron.read_shell`` and read by the same
 dialect.
 
-Adding a dialect (e.g. ``olmo_core.py``): write a module with a ``DIALECT = Dialect(...)``
+Adding a dialect (e.g. ``myframework.py``): write a module with a ``DIALECT = Dialect(...)``
 table (for a training framework: ``DIALECT = dialect(NAME, detect, read)`` from
 ``_framework``), and list the module in :data:`MODULES`. No new branch in the engine: if a
 family needs a behaviour the table cannot express, add one optional field here (default: no
@@ -74,7 +74,8 @@ class Dialect:
 
 # every dialect module, in the order they are tried (hf first: the tie-breaker; then the
 # training frameworks, the most specific markers first)
-MODULES = ("hf", "torchtitan", "torchtune", "axolotl", "litgpt", "nanotron", "megatron", "nemo", "olmo", "neox")
+MODULES = ("hf", "torchtitan", "torchtune", "axolotl", "litgpt", "nanotron", "megatron", "nemo", "olmo", "olmo_core",
+           "neox")
 
 # the score of a training framework whose markers are present: above anything hf.detect gives
 # (10 for a model_type, else one point per known key)

@@ -157,6 +157,7 @@ class Fields:
     # Hugging Face dialect makes them for gemma2 (global: full attention; local: this window)
     local_window: Value | None = None
     pretrained_with_scheme: Value | None = None  # True: the scheme ran from the first training step
+    local_rope: tuple | None = None  # (base, scheme, params) of those local layers when they differ (Gemma 3)
     notes: list = field(default_factory=list)
     problems: list = field(default_factory=list)
 
@@ -192,11 +193,15 @@ def assemble(doc: Doc, f: Fields, o: Overrides) -> LoadedConfig:
                           f"{fmt_count(train.number())} ({train.where}); a tuning run is at least as long")
     dtype = f.dtype if f.dtype is not None else _cli(o.dtype, "--dtype", "str")
     scheme = f.scheme or Value("default", None, 1, 1, "plain RoPE", "str")
+    pws = f.pretrained_with_scheme
     if f.local_window is None:
-        layers = [RopeLayer("all layers", d, base, scheme, dict(f.params), f.block, f.window, f.pretrained_with_scheme)]
+        layers = [RopeLayer("all layers", d, base, scheme, dict(f.params), f.block, f.window, pws)]
     else:
-        layers = [RopeLayer(label, d, base, scheme, dict(f.params), f.block, window, f.pretrained_with_scheme)
-                  for label, window in (("global layers", None), ("local layers", f.local_window))]
+        lbase, lscheme, lparams = f.local_rope or (base, scheme, f.params)
+        layers = [RopeLayer("global layers", d, base, scheme, dict(f.params), f.block, None, pws),
+                  RopeLayer("local layers", d, lbase, lscheme or Value("default", None, 1, 1, "plain RoPE", "str"),
+                            dict(lparams), f.block if f.local_rope is None else None, f.local_window,
+                            pws if f.local_rope is None else None)]
     return LoadedConfig(path=doc.path, fmt=doc.fmt, arch=f.arch, kind="training", head_dim=head, layers=layers,
                         max_pos=f.target, original_max=f.original_max, train_len=train, target=target,
                         tune_len=tune, dtype=dtype, inputs=doc.inputs, problems=list(f.problems), notes=notes)
