@@ -409,7 +409,47 @@ def test_megatron_launch_script(tmp_path):
     assert (d["target"]["value"], d["target"]["line"]) == (32768, 9)
     assert d["scheme"]["from"] == "Megatron-Core rope scaling (--use-rope-scaling): Llama 3.1 bands"
     assert (d["dtype"]["value"], d["dtype"]["line"]) == ("bf16", 14)
+    # the script runs pretrain_gpt.py from no weights: the bands are in force from the first step
+    assert d["pretrained_with_scheme"]["value"] is True and "runs pretrain_gpt.py" in d["pretrained_with_scheme"]["from"]
+    assert r.layers[0].spec.pretrained_with_scheme
+    bound = r.setup()["bound"]["extrapolation_bound"]
+    assert bound == pytest.approx(_llama31_trained_bound(128, 500000, 8192), rel=1e-12)  # 11,971.48
+    assert found(r) == [("RL102", "warning", 9, 5), ("RP201", "info", 14, 5)]  # 32,768 > 11,971
+
+
+def _llama31_trained_bound(d: int, base: float, train: int) -> float:
+    """Independent of ropelaw: the Llama 3.1 bands (factor 8, low 1, high 4, original 8,192; Meta's
+    ``apply_scaling``) on each pair's wavelength; Liu et al.'s bound is the trained wavelength of the
+    first pair that does not complete a period in ``train`` tokens."""
+    import math
+
+    for i in range(d // 2):
+        wavelen = 2 * math.pi * base ** (2 * i / d)
+        if wavelen < 8192 / 4:
+            scaled = wavelen
+        elif wavelen > 8192 / 1:
+            scaled = wavelen * 8
+        else:
+            smooth = (8192 / wavelen - 1) / (4 - 1)
+            scaled = wavelen / ((1 - smooth) / 8 + smooth)
+        if scaled > train:
+            return scaled
+    raise AssertionError("every pair completes a period")
+
+
+@pytest.mark.parametrize("start", ["--load /ckpt/llama31", "--pretrained-checkpoint /ckpt/llama31", "--finetune"])
+def test_megatron_launch_script_from_existing_weights_is_an_extension(tmp_path, start):
+    r = lint(tmp_path, "pretrain_gpt.sh", LAUNCH.replace("$MODEL_ARGS", f"$MODEL_ARGS {start}"))
+    assert not r.layers[0].spec.pretrained_with_scheme
+    assert r.setup()["derived"]["pretrained_with_scheme"] is None
+    assert r.setup()["bound"]["extrapolation_bound"] == pytest.approx(65750, abs=1)  # the README's 65,750
     assert found(r) == [("RP201", "info", 14, 5)]  # the Llama 3.1 bands reach 32,768 from 8,192
+
+
+def test_megatron_args_without_a_pretrain_run_are_an_extension(tmp_path):
+    # a script that only defines arguments (sourced by another) says nothing about the weights
+    r = lint(tmp_path, "conf.sh", LAUNCH.replace("torchrun pretrain_gpt.py", "echo"))
+    assert not r.layers[0].spec.pretrained_with_scheme
 
 
 def test_launch_script_without_model_flags_is_skipped(tmp_path, capsys):

@@ -22,6 +22,15 @@ Semantics (Megatron-LM ``megatron/training/arguments.py`` defaults; megatron-cor
   ``--original-max-position-embeddings`` / ``--yarn-original-max-position-embeddings`` (MLA default
   4,096), ``--beta-fast`` / ``--beta-slow`` (``--yarn-beta-*``; MLA defaults 32 / 1).
 - dtype: ``--bf16`` / ``--fp16``, else float32.
+- a scheme is applied by megatron-core's rotary embedding at every step of the run
+  (``RotaryEmbedding.__init__`` scales ``inv_freq`` once), so a run that starts from no weights is
+  the model's pre-training with it (``pretrained_with_scheme``, as for torchtitan): a launch script
+  that runs ``pretrain_*.py`` with no ``--load``, ``--pretrained-checkpoint`` or ``--finetune``.
+  Flag files (YAML / JSON) and scripts that only define arguments for another script to run say
+  neither, and are read as an extension. ``--pretrained-checkpoint`` / ``--finetune`` start
+  from existing weights (``arguments.py``: "Load model for finetuning"), read as Liu et al.'s
+  context extension of a plain-RoPE model; so is ``--load`` alone, which resumes this run or loads
+  a converted (release) checkpoint, and the note says which reading was taken.
 """
 
 from __future__ import annotations
@@ -139,11 +148,27 @@ def read(doc: Doc) -> Fields:
             v = get(name, "any")
             dtype = Value(name, v.key, v.line, v.column, "", "str")
             break
+    from_start = None
+    launch = doc.get(LAUNCH, expect="str") if doc.fmt == "shell" else None
+    if scheme is not None and launch is not None:
+        loaded = next((get(k, "any") for k in ("pretrained_checkpoint", "finetune", "load")
+                       if raw(k) not in (None, False, "", "false", "False")), None)
+        if loaded is None:
+            from_start = derived(True, f"{scheme.where}; the script runs {launch.raw} with no --load, "
+                                       "--pretrained-checkpoint or --finetune, so this run is the model's pre-training",
+                                 launch, "bool")
+            notes.append(f"Megatron-Core trains with the {scheme.raw} frequencies from the first step: the critical "
+                         "dimension counts their periods")
+        else:
+            notes.append(f"the run starts from existing weights ({loaded.where}): the {scheme.raw} frequencies are "
+                         "read as a context extension of a model pre-trained with plain RoPE"
+                         + (" (if --load resumes a run pre-trained with them, the bound is lower)"
+                            if loaded.key and "load" == loaded.key.lstrip("-").replace("-", "_") else ""))
     if _truthy(raw("rotary_interleaved")):
         notes.append("--rotary-interleaved: pairs (2i, 2i+1) rotate together; the bound does not depend on the layout")
     return Fields(arch="megatron" + (" MLA" if mla else ""), head_dim=head, d=d, base=base, train_len=seq or max_pos,
                   target=max_pos or seq, scheme=scheme, params=params, original_max=orig, dtype=dtype, notes=notes,
-                  problems=problems)
+                  problems=problems, pretrained_with_scheme=from_start)
 
 
 
@@ -188,6 +213,10 @@ def _subst(word: str, env: dict[str, str]) -> str | None:
     return None if missing else out
 
 
+LAUNCH = "(launches)"  # pseudo-flag of a launch script: the pretrain_*.py entry point it runs
+_PRETRAIN = re.compile(r"(?:^|/)pretrain_\w+\.py$")
+
+
 def parse_shell(text: str) -> tuple[dict, dict]:
     """The ``--flag value`` pairs of a launch script: ``(flags, positions)``; the first occurrence of a
     flag wins; a flag followed by another flag (or nothing) is ``True``; a value naming a variable
@@ -221,6 +250,9 @@ def parse_shell(text: str) -> tuple[dict, dict]:
             expanded.append(w)
         words = expanded
         for i, w in enumerate(words):
+            if LAUNCH not in flags and _PRETRAIN.search(w):  # torchrun ... pretrain_gpt.py: this script is a run
+                flags[LAUNCH] = w.rsplit("/", 1)[-1]
+                positions[(LAUNCH,)] = _locate(lines, first, w)
             if not w.startswith("--") or len(w) < 3:
                 continue
             name, _, inline = w.partition("=")
