@@ -165,6 +165,19 @@ def test_litgpt_model_config_replaces_the_named_config(tmp_path):
                                                  "litgpt/config.py Config defaults 0.25")
 
 
+def test_framework_rotary_dims_truncate_in_float_as_the_frameworks_do(tmp_path):
+    """litgpt's rope_n_elem = int(rotary_percentage * head_size): 0.6 x 80 is 48.0 in float, 48
+    dims and no RV004 (the exact product 47.99... would say 47); 0.3 x 80 = 24.0 too; 0.33 x 80 =
+    26.4 truncates to 26 with RV004."""
+    def d_of(pct: float):
+        text = (f"model_config:\n  n_embd: 1280\n  n_head: 16\n  head_size: 80\n  block_size: 2048\n"
+                f"  rotary_percentage: {pct}\ntrain:\n  max_seq_length: 2048\nprecision: bf16-mixed\n")
+        r = lint(tmp_path, "rp.yaml", text)
+        return r.layers[0].spec.d, [f.code for f in r.findings if f.code.startswith("RV")]
+    assert int(0.6 * 80) == 48 and int(0.3 * 80) == 24  # the frameworks' own arithmetic
+    assert d_of(0.6) == (48, []) and d_of(0.3) == (24, []) and d_of(0.33) == (26, ["RV004"])
+
+
 def test_litgpt_window_on_some_layers_lints_global_and_local_groups(tmp_path):
     """Gemma-2-9b (litgpt 0.5.13): sliding_window_size 4096 where sliding_window_indices is 1
     ([1, 0, 1, 0, ...], model.py block_idx); the layers marked 0 attend fully, so at 32,768 the

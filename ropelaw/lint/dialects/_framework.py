@@ -13,6 +13,7 @@ the config and the framework lack) and builds the config the rules read.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -105,20 +106,25 @@ def derived(raw: Any, note: str, at: Value | None, expect: str = "int") -> Value
 
 
 def rotary_dims(head: Value, frac: Value | None, problems: list) -> Value:
-    """``int(head_dim * fraction)`` as the frameworks truncate it (litgpt, Megatron, NeoX, NeMo)."""
+    """``int(head_dim * fraction)`` in float64, as the frameworks compute it: litgpt==0.5.13
+    ``Config.rope_n_elem = int(rotary_percentage * head_size)``, megatron-core==0.16.1
+    ``RotaryEmbedding``: ``dim = int(dim * rotary_percent)``, NeoX and NeMo through Megatron,
+    ai2-olmo-core==3.0.0 ``int(head_size * partial_rotary_factor)``. 80 x 0.6 is 48.0 in float
+    (48 dims) where the exact product 47.99... would give 47."""
     hd = head.number()
     fr = frac.number() if frac is not None else 1.0
     if hd is None or fr is None:
         return Value(None, None, head.line, head.column, "not derivable (see the values it comes from)", "int")
     if frac is None or fr == 1:
         return head
-    prod = Fraction(hd) * Fraction(fr)
-    if prod.denominator != 1:
+    prod = float(hd) * float(fr)
+    n = int(prod) if math.isfinite(prod) else int(Fraction(hd) * Fraction(fr))  # beyond float: RV017 says how far
+    if prod != n:
         problems.append(("rotary-dimension-not-integer", frac,
-                         f"rotary dims {head.where} x {frac.where} {fr:g} = {float(prod):g} is not a whole number "
-                         f"(the framework truncates to {fmt_count(int(prod))})"))
+                         f"rotary dims {head.where} x {frac.where} {fr:g} = {prod:g} is not a whole number "
+                         f"(the framework truncates to {fmt_count(n)})"))
     anchor = frac if frac.key else head
-    return Value(int(prod), None, anchor.line, anchor.column, f"{head.where} x {frac.where} {fr:g}", "int")
+    return Value(n, None, anchor.line, anchor.column, f"{head.where} x {frac.where} {fr:g}", "int")
 
 
 def head_dim_of(hidden: Value | None, heads: Value | None, problems: list) -> Value:
