@@ -140,6 +140,50 @@ def test_litgpt_named_config(tmp_path):
     assert found(r) == [("RL103", "info", 1, 1)]
 
 
+LITGPT_MISTRAL = "model_name: Mistral-7B-v0.1\nprecision: bf16-mixed\ntrain:\n  max_seq_length: {}\n"
+
+
+def test_litgpt_trains_at_most_at_block_size(tmp_path):
+    """litgpt==0.5.13 caps Mistral-7B-v0.1 at block_size 4,096 ("should be 32768 but sliding window attention is
+    not implemented") and GPT.max_seq_length refuses longer inputs: train.max_seq_length 8,192 is RV020 at
+    that key; at 4,096 the lint passes and notes the Hugging Face value. A model_config with a larger
+    block_size may train longer."""
+    r = lint(tmp_path, "m.yaml", LITGPT_MISTRAL.format(8192))
+    assert found(r) == [("RL103", "info", 1, 1), ("RV020", "error", 4, 3)]
+    (f,) = [f for f in r.findings if f.code == "RV020"]
+    assert f.message == ("train.max_seq_length 8,192 exceeds block_size 4,096 (block_size of litgpt Config "
+                         "'Mistral-7B-v0.1'): litgpt refuses inputs that long (\"Cannot attend to 8192, block size "
+                         "is only 4096\")")
+    ok = lint(tmp_path, "m.yaml", LITGPT_MISTRAL.format(4096))
+    assert setup(ok) == (128, 10000.0, 4096, 4096, "default") and "RV020" not in [f.code for f in ok.findings]
+    assert any("below the 32,768 of its Hugging Face config" in n for n in ok.config.notes)
+    own = lint(tmp_path, "c.yaml", "model_config:\n  block_size: 8192\n  n_embd: 4096\n  n_head: 32\n"
+                                    "train:\n  max_seq_length: 8192\nprecision: bf16-mixed\n")
+    assert "RV020" not in [f.code for f in own.findings]
+
+
+def test_axolotl_mistral_v01_follows_the_hub_config_not_litgpts_cap(tmp_path):
+    """axolotl runs transformers with the Hub's config.json: Mistral-7B-v0.1's max_position_embeddings is
+    32,768 there (the value litgpt's own comment names; tests/configs/mistral-7b-v0.1.json has it too),
+    sliding window 4,096 on every layer; litgpt's block_size 4,096 is litgpt's cap, not the model's."""
+    p = tmp_path / "ax.yaml"
+    p.write_text("base_model: mistralai/Mistral-7B-v0.1\nsequence_len: 8192\nbf16: true\n")
+    r = lint_config(load_config(str(p)))
+    hf = lint_config(load_config(str(HF / "mistral-7b-v0.1.json")))
+    assert setup(r) == setup(hf) == (128, 10000.0, 32768, 4096, "default")
+    assert r.config.tune_len is None and any("not litgpt's block_size 4,096" in n for n in r.config.notes)
+
+
+def test_regenerate_reads_litgpts_block_size_comments():
+    from ropelaw.lint.presets.regenerate import _litgpt_block_size_comments
+
+    text = ('configs = [\n    dict(\n        name="Mistral-7B-{}v0.1",\n'
+            '        block_size=4096,  # should be 32768 but sliding window attention is not implemented\n'
+            '    ),\n    dict(name="Other", block_size=2048),  # a comment elsewhere\n]\n')
+    assert _litgpt_block_size_comments(text) == {
+        "Mistral-7B-{}v0.1": (32768, "should be 32768 but sliding window attention is not implemented")}
+
+
 def test_litgpt_scaled_configs(tmp_path):
     """Llama-3.1-8B: rope_adjustments -> Llama 3.1 bands; the RoPE cache is block_size 131,072 and,
     without train.max_seq_length, the model trains at block_size."""

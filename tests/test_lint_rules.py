@@ -317,7 +317,8 @@ LINT_FAMILIES = ("RV", "RL", "RS", "RP2", "RE1")
 def test_every_lint_rule_is_documented_and_tested():
     here = pathlib.Path(__file__).parent
     tested = "".join((here / n).read_text() for n in ("test_lint_rules.py", "test_lint_loader.py",
-                                                    "test_lint_limits.py", "test_lint_dialects.py"))
+                                                    "test_lint_limits.py", "test_lint_dialects.py",
+                                                    "test_lint_frameworks.py"))  # framework-only rules (RV020)
     rules = [r for r in all_rules() if r.code.startswith(LINT_FAMILIES)]
     assert len(rules) >= 25
     for r in rules:

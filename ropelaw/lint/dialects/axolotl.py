@@ -87,6 +87,9 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
     train = repoint(cfg.train_len)
     tune = None
     notes = list(cfg.notes)
+    entry = presets("axolotl")["presets"].get(str(base_v.raw))
+    if entry is not None and origin == entry["source"] and entry.get("note"):
+        notes.append(f"{base_v.raw}: {entry['note']}")
     if o.train is not None:
         train = Value(o.train, None, 1, 1, "--train", "int")
     if o.tune is not None:

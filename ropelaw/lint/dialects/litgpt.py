@@ -8,12 +8,19 @@
   `model_name`"): its keys over ``Config``'s class defaults.
 - training length: ``train.max_seq_length`` when set (``model.max_seq_length``), else
   ``block_size``; the target is ``block_size``. ``precision`` as written (``bf16-mixed`` ...).
+- ``block_size`` is the longest input litgpt runs (``GPT.max_seq_length`` raises above it), so a
+  ``train.max_seq_length`` above it is RV020. Where litgpt caps a model below its Hugging Face
+  context and says so in a comment (0.5.13, Mistral-7B-v0.1: ``block_size=4096,  # should be 32768 but
+  sliding window attention is not implemented``; ``presets/litgpt.json`` ``hf_block_size``), the
+  lint keeps litgpt's 4,096, which is what runs, and notes the difference; axolotl, which runs
+  transformers, takes the 32,768 of the Hub's config.json.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ...numfmt import count as fmt_count
 from ..loader import Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, presets, rotary_dims
 
@@ -31,6 +38,7 @@ def read(doc: Doc) -> Fields:
     problems: list = []
     name_v = doc.get("model_name", expect="str")
     mc = doc.raw("model_config")
+    entry: dict = {}  # the named Config's table entry (none for a model_config)
     if isinstance(mc, Mapping) and mc:
         src = "model_config"
         base_vals: dict[str, Any] = dict(table["defaults"]["values"])
@@ -87,11 +95,21 @@ def read(doc: Doc) -> Fields:
     elif condense is not None and (condense.number() or 1) != 1:
         scheme = derived("linear", f"rope_condense_ratio of {src}: positions / ratio", condense, "str")
         params["factor"] = condense
+    notes = []
     seq = doc.get("train.max_seq_length", expect="int")
+    if block is not None and seq is not None and seq.number() is not None and block.number() is not None \
+            and seq.number() > block.number():
+        problems.append(("training-length-beyond-context", seq,
+                         f"train.max_seq_length {fmt_count(seq.number())} exceeds block_size "
+                         f"{fmt_count(block.number())} ({block.where}): litgpt refuses inputs that long (\"Cannot attend to "
+                         f"{int(seq.number())}, block size is only {int(block.number())}\")"))
+    hf_cap = entry.get("hf_block_size")
+    if hf_cap:
+        notes.append(f"litgpt runs {name_v.raw} at most at block_size {fmt_count(block.number())}, below the "
+                     f"{fmt_count(hf_cap['value'])} of its Hugging Face config ({hf_cap['source']})")
     train = seq or (derived(block.raw, f"block_size of {src} (train.max_seq_length not set)", block)
                     if block is not None else None)
     window = get("sliding_window_size", "int")
-    notes = []
     some = False
     idx_v = get("sliding_window_indices", "list")
     if window is not None and idx_v is not None and isinstance(idx_v.raw, list) and idx_v.raw:

@@ -25,6 +25,7 @@ import importlib.util
 import json
 import operator
 import os
+import re
 import sys
 import zipfile
 from typing import Any
@@ -173,18 +174,43 @@ def litgpt_table(dl: str) -> dict[str, Any]:
         finally:
             sys.modules.pop("_litgpt_config", None)
     out = {}
+    flagged = _litgpt_block_size_comments(_read(zf, "litgpt/config.py"))
     for c in mod.configs:
         cfg = mod.Config(**c)
         vals = {k: getattr(cfg, k) for k in LITGPT_KEYS if hasattr(cfg, k)}
         hf = cfg.hf_config or {}
         out[cfg.name] = {"values": vals, "source": f"litgpt=={version} litgpt/config.py Config.from_name({cfg.name!r})",
                          "hf_repo": f"{hf['org']}/{hf['name']}" if hf.get("org") and hf.get("name") else None}
+        for template, (should, comment) in flagged.items():
+            if re.fullmatch(re.escape(template).replace(r"\{\}", ".*"), cfg.name):
+                out[cfg.name]["hf_block_size"] = {
+                    "value": should, "source": f"litgpt=={version} litgpt/config.py, the comment on block_size "
+                                               f"{cfg.block_size} of {template!r}: {comment!r}"}
     base = mod.Config()  # the class defaults: what a model_config mapping without a key gets
     defaults = {k: getattr(base, k) for k in LITGPT_KEYS if k not in ("head_size", "rope_n_elem", "n_embd", "n_head")}
     defaults.update({k: getattr(base, k) for k in ("n_embd", "n_head")})
     return {"framework": "litgpt", "package": f"litgpt=={version}",
             "defaults": {"values": defaults, "source": f"litgpt=={version} litgpt/config.py Config defaults"},
             "presets": out}
+
+
+def _litgpt_block_size_comments(text: str) -> dict[str, tuple[int, str]]:
+    """Configs whose ``block_size`` litgpt's authors mark as below the Hugging Face value, from the
+    comment on that line (litgpt 0.5.13, Mistral-7B-{}v0.1: ``block_size=4096,  # should be 32768 but
+    sliding window attention is not implemented``): name template -> (that value, the comment)."""
+    lines = text.splitlines()
+    out = {}
+    for node in ast.walk(ast.parse(text)):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "dict"):
+            continue
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        if "block_size" not in kw or not isinstance(kw.get("name"), ast.Constant):
+            continue
+        line = lines[kw["block_size"].lineno - 1]
+        m = re.search(r"#\s*(should be (\d+)\b.*)$", line)
+        if m:
+            out[kw["name"].value] = (int(m.group(2)), m.group(1).strip())
+    return out
 
 
 # ---------------------------------------------------------------------------------------- torchtune
@@ -381,6 +407,12 @@ def axolotl_table(litgpt: dict[str, Any]) -> dict[str, Any]:
         if not repo or v.get("rope_local_base_freq") or (v.get("sliding_window_indices") and not all(v["sliding_window_indices"])):
             continue  # local/global layer mixes (Gemma 2/3) need the model's own config.json
         out[repo] = {"values": hf_config_of(v), "source": f"{repo} as {e['source']}"}
+        cap = e.get("hf_block_size")
+        if cap:  # transformers runs the Hub's config.json, not litgpt's cap
+            out[repo]["values"]["max_position_embeddings"] = cap["value"]
+            out[repo]["source"] += " (max_position_embeddings: see note)"
+            out[repo]["note"] = (f"max_position_embeddings {cap['value']:,} as in the Hub's config.json, not litgpt's "
+                                 f"block_size {v['block_size']:,} ({cap['source']})")
     for mirror, original in MIRRORS.items():
         if original in out:
             out[mirror] = {"values": out[original]["values"],

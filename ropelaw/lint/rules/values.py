@@ -254,8 +254,22 @@ IGNORED_KEY = define_rule(
     fix="Write the setting where transformers reads it (the message says what it reads instead), or drop the key.",
     references=(HF_ROPE,),
 )
+BEYOND_CONTEXT = define_rule(
+    "RV020", "training-length-beyond-context", "error",
+    "the training length exceeds the longest input the framework builds the model for",
+    what="Flags a training length above the context a framework sizes the model's RoPE cache and mask for, when "
+         "the framework refuses it: litgpt's `train.max_seq_length` above the model's `block_size` "
+         "(litgpt==0.5.13 `GPT.max_seq_length` raises \"Cannot attend to N, block size is only B\": pretrain.py "
+         "sets it from train.max_seq_length; the finetune scripts from the longest kept sequence, capped by it).",
+    why="Pre-training stops before its first step, fine-tuning as soon as the data holds a sequence longer than "
+        "the block size; the length the config promises is never trained.",
+    example="model_name: Mistral-7B-v0.1   # litgpt block_size 4096\ntrain:\n  max_seq_length: 8192",
+    fix="Train at most at the block size, or give a model_config with a larger block_size (its RoPE cache "
+        "grows with it).",
+    references=("litgpt==0.5.13 litgpt/model.py GPT.max_seq_length",),
+)
 _PROBLEM_RULES = {"rotary-dimension-not-integer": "NOT_INTEGER", "unresolved-interpolation": "UNRESOLVED",
-                  "runtime-ignores-key": "IGNORED_KEY"}
+                  "runtime-ignores-key": "IGNORED_KEY", "training-length-beyond-context": "BEYOND_CONTEXT"}
 
 
 def length_problem(v: Value | None, *, minimum: bool = True) -> str | None:
