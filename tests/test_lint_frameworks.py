@@ -365,13 +365,16 @@ def test_olmo_core_dtype(tmp_path, extra, value, key):
 # ---------------------------------------------------------------------------------------- GPT-NeoX
 def test_neox_sliding_window_width(tmp_path):
     """GPT-NeoX Mistral-7B: seq-length 8,192, sliding_window_width 4,096, max-position-embeddings
-    131,072. Every layer sees at most 4,096 tokens: no RL101 (it used to be a false error)."""
+    131,072. flash-attn's window_size (4096, -1) lets every layer see keys up to 4,096 back, 4,097
+    positions: within the bound, no RL101 (it used to be a false error)."""
     text = ('{\n  "hidden_size": 4096,\n  "num_attention_heads": 32,\n  "seq_length": 8192,\n'
             '  "sliding_window_width": 4096,\n  "max_position_embeddings": 131072,\n  "pos_emb": "rotary",\n'
             '  "rotary_pct": 1,\n  "rotary_emb_base": 10000,\n  "bf16": {"enabled": true}\n}\n')
     r = lint(tmp_path, "mistral.yml", text)
-    assert setup(r) == (128, 10000.0, 8192, 4096, "default")
-    # the window (4,096) is within the training length: Men et al.'s bound is information
+    assert setup(r) == (128, 10000.0, 8192, 4097, "default")
+    assert r.config.layers[0].window.where == ("sliding_window_width (flash-attn window_size (4,096, -1): keys up to "
+                                               "4,096 back, 4,097 positions)")
+    # the window (4,097) is within the training length: Men et al.'s bound is information
     assert found(r) == [("RL103", "info", 9, 3), ("RP201", "info", 10, 12)]
     assert r.config.dtype.raw == "bf16"
     r = lint(tmp_path, "pythia.yml", '{"hidden-size": 768, "num-attention-heads": 12, "seq-length": 2048,\n'

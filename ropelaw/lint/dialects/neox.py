@@ -5,7 +5,11 @@ or underscores).
 num-attention-heads``; rotary dims ``int(head_dim * rotary-pct)`` (default 1.0); base
 ``rotary-emb-base`` (default 10,000); ``seq-length`` is the training length and
 ``max-position-embeddings`` the context (default: the training length);
-``sliding-window-width`` bounds the distance every layer sees. dtype: ``precision``, or the
+``sliding-window-width`` W bounds the distance every layer sees: GPT-NeoX passes flash-attn
+``window_size=(W, -1)`` (EleutherAI/gpt-neox@ea7aefd8 ``megatron/model/transformer.py``; the only
+attention that supports it), and flash-attn attends keys i - W .. i inclusive
+(flash-attn==2.8.3 ``flash_attn_interface.py``): distances 0..W, a window of W + 1 positions where
+Hugging Face's ``sliding_window`` W covers W. dtype: ``precision``, or the
 DeepSpeed blocks ``fp16: {enabled: true}`` / ``bf16: {enabled: true}``.
 """
 
@@ -43,7 +47,12 @@ def read(doc: Doc) -> Fields:
     base = doc.get("rotary_emb_base") or preset(10000, f"rotary_emb_base: {SRC} default", None)
     seq = doc.get("seq_length", expect="int")
     max_pos = doc.get("max_position_embeddings", expect="int")
-    window = doc.get("sliding_window_width", expect="int")
+    width = doc.get("sliding_window_width", expect="int")
+    window = width  # a value the RV rules reject is kept as found
+    if width is not None and isinstance(width.raw, int) and not isinstance(width.raw, bool) and width.raw > 0:
+        w = width.raw
+        window = Value(w + 1, width.key, width.line, width.column,
+                       f"flash-attn window_size ({w:,}, -1): keys up to {w:,} back, {w + 1:,} positions", "int")
     dtype = doc.get("precision", expect="str")
     if dtype is None:
         for name in ("fp16", "bf16"):
