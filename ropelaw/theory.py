@@ -475,8 +475,9 @@ def extrapolation_bound(spec: RopeSpec) -> BoundResult:
     k = d_extra // 2 if d_extra < d else None
     b1, b2, b3 = threshold_bases(u)
     below = [name for name, value in (("beta_1", b1), ("beta_2", b2), ("beta_3", b3)) if spec.base < value]
-    pairs_note = (f"pairs 0-{k - 1} saw a full period in training, {k}-{d // 2 - 1} did not"
-                  if k is not None else "every pair saw a full period in training")
+    pairs_note = ("every pair saw a full period in training" if k is None else
+                  "no pair saw a full period in training" if k == 0 else  # a scheme from step 0 can slow pair 0
+                  f"pairs 0-{k - 1} saw a full period in training, {k}-{d // 2 - 1} did not")
     if from_start:
         pairs_note += f" (pre-trained with scheme {spec.scheme!r} from the first step)"
     if spec.scheme == "default":

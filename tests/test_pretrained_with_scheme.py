@@ -271,3 +271,17 @@ def test_cli_dims_marks_the_trained_pairs():
              "--pretrained-with-scheme", "--format", "json")
     rows = json.loads(p.stdout)
     assert [r["pair"] for r in rows if r["inside_critical_dimension"]] == list(range(32))
+
+
+def test_no_pair_trained_when_the_scheme_slows_pair_0_past_T_train():
+    """PI by s = 1,000 from step 0 at T_train = 4,096: pair 0 turns at 1/s rad/token, period 2*pi*1,000 =
+    6,283.19 > 4,096, so no pair saw a full period (d_extra = 0) and pair 0's period is the bound."""
+    spec = RopeSpec(d=128, train_len=4096, base=1e4, pretrain_base=1e4, scheme="linear", params={"factor": 1000},
+                    pretrained_with_scheme=True)
+    r = extrapolation_bound(spec)
+    assert (r.critical_dimension, r.critical_pair) == (0, 0)
+    assert r.extrapolation_bound == pytest.approx(2 * math.pi * 1000, rel=1e-15)
+    assert r.note.startswith("no pair saw a full period in training")
+    p = _cli("bound", "--d", "128", "--train", "4k", "--base", "1e4", "--scheme", "linear", "--factor", "1000",
+             "--pretrained-with-scheme")
+    assert re.search(r"critical dimension +0 of 128 +no pair saw a full period in training", p.stdout), p.stdout

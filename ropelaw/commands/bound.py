@@ -77,7 +77,8 @@ def render_text(r: Any, spec: Any, suffixes: dict[str, str] | None = None, expli
     if k is None:
         pairs = f"all {d // 2} pairs saw a full period in training"
     else:
-        pairs = f"pairs 0-{k - 1} saw a full period in training, {k}-{d // 2 - 1} did not"
+        pairs = (f"pairs 0-{k - 1} saw a full period in training, {k}-{d // 2 - 1} did not" if k
+                 else "no pair saw a full period in training")
     lines.append(_row("critical dimension", f"{r.critical_dimension} of {d}", pairs))
     if r.scheme == "default":
         if r.regime == "above_critical_base":
