@@ -520,6 +520,40 @@ def test_launch_script_without_model_flags_is_skipped(tmp_path, capsys):
     assert "setup.sh: skipped: no Megatron model flags" in capsys.readouterr().out
 
 
+MEGATRON_SWA = ('GPT_ARGS="--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 8192 '
+                '--max-position-embeddings 32768 --position-embedding-type rope --window-size 4096,0{skip} --bf16"\n'
+                "torchrun pretrain_gpt.py $GPT_ARGS\n")
+
+
+@pytest.mark.parametrize("skip,groups,errors", [
+    # --window-size 4096,0 on every layer: keys up to 4,096 back (get_sliding_window_causal_mask), 4,097 positions
+    ("", [("all layers", 4097)], []),
+    # every 4th layer attends fully: its 32,768 tokens exceed the bound of base 10,000 trained at 8,192
+    (" --window-attn-skip-freq 4", [("global layers", 32768), ("local layers", 4097)], ["RL101"]),
+    (" --window-attn-skip-freq [1,1,1,0]*8", [("global layers", 32768), ("local layers", 4097)], ["RL101"]),
+    (" --window-attn-skip-freq [1]*32", [("all layers", 4097)], []),
+    (" --window-attn-skip-freq 1", [("all layers", 32768)], ["RL101"]),
+])
+def test_megatron_window_size(tmp_path, skip, groups, errors):
+    r = lint(tmp_path, "swa.sh", MEGATRON_SWA.format(skip=skip))
+    assert [(a.label, a.length) for a in r.layers] == groups
+    assert [f.code for f in r.findings if f.severity == "error"] == errors
+    if skip == "":
+        assert r.config.layers[0].window.where == ("--window-size ((4096, 0): keys up to 4,096 back, 4,097 positions "
+                                                   "(megatron-core==0.16.1 get_sliding_window_causal_mask))")
+
+
+def test_megatron_window_size_in_flag_files(tmp_path):
+    flags = "--num-attention-heads: 32\n--hidden-size: 4096\n--seq-length: 8192\n--position-embedding-type: rope\n"
+    r = lint(tmp_path, "a.yaml", flags + "--window-size: [4096, 0]\n")
+    assert [(a.label, a.length) for a in r.layers] == [("all layers", 4097)]
+    r = lint(tmp_path, "b.yaml", flags + "--window-size: 4096\n")
+    assert [(f.code, f.message) for f in r.findings if f.code.startswith("RV")] == [
+        ("RV001", "--window-size must be 'left,right', two whole numbers (arguments.py tuple_type), got 4096")]
+    r = lint(tmp_path, "c.yaml", flags + "--window-size: '-1,0'\n")
+    assert r.layers[0].length == 8192 and any("no window" in n for n in r.config.notes)
+
+
 # -------------------------------------------------------------------------------------------- NeMo
 NEMO = """trainer:
   devices: 8

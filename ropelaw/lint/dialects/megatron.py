@@ -22,6 +22,12 @@ Semantics (Megatron-LM ``megatron/training/arguments.py`` defaults; megatron-cor
   ``--original-max-position-embeddings`` / ``--yarn-original-max-position-embeddings`` (MLA default
   4,096), ``--beta-fast`` / ``--beta-slow`` (``--yarn-beta-*``; MLA defaults 32 / 1).
 - dtype: ``--bf16`` / ``--fp16``, else float32.
+- sliding window: ``--window-size left,right`` (``tuple_type``; -1: unbounded) is
+  ``TransformerConfig.window_size``: a query attends keys i - left .. i (megatron-core==0.16.1
+  ``get_sliding_window_causal_mask``, Transformer Engine alike), a window of left + 1 positions
+  (Hugging Face's ``sliding_window`` W covers W). ``--window-attn-skip-freq`` N (every N-th layer
+  full) or a pattern ``"[1,1,1,0]*3"`` (0: full attention; read, never evaluated) leaves global
+  layers: global + local groups.
 - a scheme is applied by megatron-core's rotary embedding at every step of the run
   (``RotaryEmbedding.__init__`` scales ``inv_freq`` once), so a run that starts from no weights is
   the model's pre-training with it (``pretrained_with_scheme``, as for torchtitan): a launch script
@@ -166,9 +172,50 @@ def read(doc: Doc) -> Fields:
                             if loaded.key and "load" == loaded.key.lstrip("-").replace("-", "_") else ""))
     if _truthy(raw("rotary_interleaved")):
         notes.append("--rotary-interleaved: pairs (2i, 2i+1) rotate together; the bound does not depend on the layout")
+    window, some = _window(get("window_size", "any"), get("window_attn_skip_freq", "any"), problems, notes)
     return Fields(arch="megatron" + (" MLA" if mla else ""), head_dim=head, d=d, base=base, train_len=seq or max_pos,
                   target=max_pos or seq, scheme=scheme, params=params, original_max=orig, dtype=dtype, notes=notes,
-                  problems=problems, pretrained_with_scheme=from_start)
+                  problems=problems, pretrained_with_scheme=from_start, window=None if some else window,
+                  local_window=window if some else None)
+
+
+def _window(size: Value | None, skip: Value | None, problems: list, notes: list) -> tuple[Value | None, bool]:
+    """``(window in positions, whether some layers attend fully)`` from --window-size and
+    --window-attn-skip-freq (see the module docstring)."""
+    if size is None:
+        return None, False
+    raw = size.raw
+    parts = raw if isinstance(raw, (list, tuple)) else (str(raw).strip().strip("()[]").split(",")
+                                                          if isinstance(raw, (str, int)) else None)
+    try:
+        left, right = (int(str(x).strip()) for x in parts)
+    except (TypeError, ValueError):
+        problems.append(("invalid-window-size", size, f"{size.key} must be 'left,right', two whole numbers "
+                                                      f"(arguments.py tuple_type), got {raw!r}"))
+        return None, False
+    if left < 0:
+        notes.append(f"{size.key} left -1: no window (Megatron's 'infinite window size')")
+        return None, False
+    window = Value(left + 1, size.key, size.line, size.column,
+                   f"({left}, {right}): keys up to {left:,} back, {left + 1:,} positions "
+                   f"(megatron-core==0.16.1 get_sliding_window_causal_mask)", "int")
+    if skip is None:
+        return window, False
+    s = str(skip.raw).strip()
+    if re.fullmatch(r"\d+", s):
+        if int(s) == 1:  # layer_number % 1 == 0 everywhere: every layer full
+            notes.append(f"{skip.key} 1: every layer attends fully, no window")
+            return None, False
+        return window, int(s) > 1
+    flags = set(re.findall(r"\d+", " ".join(re.findall(r"\[([^\]]*)\]", s))))
+    if not flags or not flags <= {"0", "1"}:
+        problems.append(("invalid-window-size", skip, f"{skip.key} must be N or a pattern of 0/1 per layer such as "
+                                                      f"\"[1,1,1,0]*3\", got {s!r}"))
+        return window, True
+    if flags == {"0"}:
+        notes.append(f"{skip.key} marks no windowed layer (1 marks one)")
+        return None, False
+    return window, "0" in flags
 
 
 
