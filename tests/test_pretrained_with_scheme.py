@@ -285,3 +285,38 @@ def test_no_pair_trained_when_the_scheme_slows_pair_0_past_T_train():
     p = _cli("bound", "--d", "128", "--train", "4k", "--base", "1e4", "--scheme", "linear", "--factor", "1000",
              "--pretrained-with-scheme")
     assert re.search(r"critical dimension +0 of 128 +no pair saw a full period in training", p.stdout), p.stdout
+
+
+def yarn_trained_mp(d, base, s, fast, slow, orig):
+    """YaRN's frequencies as torchtitan 0.2.2 deepseek_v3 precompute_freqs_cis writes them (the
+    transformers ramp): correction range floor/ceil of d*ln(L/(2*pi*r))/(2 ln b) in float, clamped to
+    [0, d-1]; ramp (i - low)/(high - low) clamped to [0, 1]; theta/s*ramp + theta*(1 - ramp)."""
+    def dim(r):
+        return d * math.log(orig / (r * 2 * math.pi)) / (2 * math.log(base))
+    low, high = max(math.floor(dim(fast)), 0), min(math.ceil(dim(slow)), d - 1)
+    if low == high:
+        high += 0.001
+    out = []
+    for i in range(d // 2):
+        theta = mpmath.mpf(base) ** (-mpmath.mpf(2 * i) / d)
+        ramp = min(max((i - mpmath.mpf(low)) / (mpmath.mpf(high) - low), 0), 1)
+        out.append(theta / s * ramp + theta * (1 - ramp))
+    return out
+
+
+@pytest.mark.parametrize("d,base,t,s,orig", [(64, 1e4, 8192, 40, 4096), (128, 1e4, 16384, 4, 4096),
+                                              (128, 1e6, 32768, 8, 8192), (64, 5e5, 4096, 16, 2048)])
+def test_yarn_trained_critical_dimension_is_the_brute_force_count(d, base, t, s, orig):
+    """torchtitan's DeepSeek-V3 (d = 64, b = 1e4, factor 40, betas 32/1, original 4,096) trains with YaRN
+    from step 0 once seq_len > original_seq_len; the count of trained full periods, brute force."""
+    spec = RopeSpec(d=d, train_len=t, base=base, pretrain_base=base, scheme="yarn",
+                    params=dict(factor=s, beta_fast=32, beta_slow=1, original_max_position_embeddings=orig),
+                    pretrained_with_scheme=True)
+    with mpmath.workdps(50):
+        freqs = yarn_trained_mp(d, base, s, 32, 1, orig)
+        expected = brute_force_critical_dimension(freqs, t, d)
+        period = 2 * mpmath.pi / freqs[expected // 2] if expected < d else None
+    r = extrapolation_bound(spec)
+    assert r.critical_dimension == expected
+    if period is not None:
+        assert r.extrapolation_bound == pytest.approx(float(period), rel=1e-12)
