@@ -413,6 +413,22 @@ def test_megatron_mla_reads_qk_pos_emb_head_dim_and_yarn(tmp_path):
     assert d["dtype"]["value"] == "bf16" and d["dtype"]["line"] == 12
 
 
+def test_megatron_yarn_run_at_a_short_context_is_not_a_key_mismatch(tmp_path):
+    """Megatron-Core's YaRN takes the factor and the original length only (YarnRotaryEmbedding never
+    reads --max-position-embeddings), so a post-training run of an extended model at 1,024 tokens
+    (NVIDIA/Megatron-LM's DeepSeek-V2-Lite example) has no RV010 / RV014; the same numbers in a
+    config.json that transformers runs keep both."""
+    short = MLA.replace("--seq-length: 4096", "--seq-length: 1024").replace("163840", "1024")
+    r = lint(tmp_path, "mla.yaml", short)
+    assert setup(r) == (64, 10000, 1024, 1024, "yarn")
+    assert [f.code for f in r.findings if f.code.startswith("RV")] == []
+    hf = ('{"model_type": "llama", "hidden_size": 512, "num_attention_heads": 8, "head_dim": 64, '
+          '"max_position_embeddings": 1024, "rope_theta": 10000, "rope_scaling": {"rope_type": "yarn", '
+          '"factor": 40, "original_max_position_embeddings": 4096}}')
+    assert sorted(f.code for f in lint(tmp_path, "config.json", hf).findings if f.code.startswith("RV")) \
+        == ["RV010", "RV014"]
+
+
 def test_megatron_flag_spellings_and_schemes(tmp_path):
     """Flags with or without --, dashes or underscores; --rotary-percent; linear interpolation;
     --use-rope-scaling (Llama 3.1 bands); learned_absolute (the default) is not RoPE."""

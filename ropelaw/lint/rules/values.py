@@ -131,7 +131,9 @@ UNKNOWN_PARAM = define_rule(
 YARN_FACTOR = define_rule(
     "RV010", "yarn-factor-inconsistent", "warning",
     "YaRN factor differs from max_position_embeddings / original_max_position_embeddings",
-    what="For rope_type yarn, compares `factor` with max_position_embeddings / original_max_position_embeddings.",
+    what="For rope_type yarn, compares `factor` with max_position_embeddings / original_max_position_embeddings, "
+         "in configs that transformers runs (a config.json, axolotl's base model); a training framework's YaRN "
+         "(Megatron-Core, torchtitan, OLMo-core) never reads the context it runs at, so it is not checked there.",
     why="YaRN's factor s is the ratio of the extended to the original context (Peng et al. sec. 3); when they "
         "disagree, either the advertised context or the interpolation is wrong (transformers warns about the "
         "same mismatch).",
@@ -179,7 +181,8 @@ BAD_LENGTH = define_rule(
 ORIG_GT_MAX = define_rule(
     "RV014", "original-exceeds-max", "warning",
     "original_max_position_embeddings exceeds max_position_embeddings",
-    what="Flags a scaling scheme whose original (trained) context is longer than the advertised context.",
+    what="Flags a scaling scheme whose original (trained) context is longer than the advertised context, in "
+         "configs that transformers runs (a training framework's scheme never reads the context it runs at).",
     why="The scheme then shrinks rather than extends the context; usually the two keys are swapped.",
     example='{"max_position_embeddings": 4096, "rope_scaling": {"original_max_position_embeddings": 131072, ...}}',
     fix="Set original_max_position_embeddings to the pre-training length and max_position_embeddings to "
@@ -433,10 +436,20 @@ def check(cfg: LoadedConfig) -> list[Finding]:
                            max_length=MAX_CONTEXT))
     mx, og = cfg.max_pos, cfg.original_max
     if mx is not None and og is not None and mx.number() and og.number() and og.number() > mx.number() \
-            and cfg.layers[0].scheme.raw not in (None, "default"):
+            and cfg.layers[0].scheme.raw not in (None, "default") and _context_keys_matter(cfg):
         out.append(_at(cfg, ORIG_GT_MAX, og, f"{og.key or og.where} {fmt_count(og.number())} exceeds {mx.where} "
                                              f"{fmt_count(mx.number())}: the scheme shrinks the context"))
     return _dedupe(out)
+
+
+def _context_keys_matter(cfg: LoadedConfig) -> bool:
+    """RV010 and RV014 compare a scheme's original context with ``max_position_embeddings``, as
+    transformers does (it warns about the same YaRN mismatch) for a config it runs (a config.json,
+    axolotl's base model). A training framework's rotary code (megatron-core's
+    ``YarnRotaryEmbedding`` and Llama 3.1 bands, torchtitan, OLMo-core, litgpt) takes the factor and
+    the original length only and never reads the context it is run at (megatron-core==0.16.1
+    ``models/common/embeddings/yarn_rotary_pos_embedding.py``): there the two keys cannot disagree."""
+    return cfg.kind == "hf" or cfg.semantics is not None
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
@@ -518,7 +531,7 @@ def _yarn_values(cfg: LoadedConfig, g, f: Value | None) -> Iterator[Finding]:
         yield _at(cfg, YARN_BETAS, v, f"beta_fast {bf_n:g} must be at least beta_slow {bs_n:g} > 0")
     orig = g.params.get("original_max_position_embeddings")
     mx = cfg.max_pos
-    if f is None or orig is None or mx is None:
+    if f is None or orig is None or mx is None or not _context_keys_matter(cfg):
         return
     fn, on, mn = f.number(), orig.number(), mx.number()
     if None in (fn, on, mn) or on <= 0 or fn < 1:
