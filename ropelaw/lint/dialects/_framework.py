@@ -105,6 +105,23 @@ def derived(raw: Any, note: str, at: Value | None, expect: str = "int") -> Value
     return preset(raw, note, at, expect)
 
 
+def pretraining_with_scheme(scheme: Value | None, loaded: Value | None, runtime: str, why: str,
+                            at: Value | None, notes: list, caveat: str = "") -> Value | None:
+    """``Fields.pretrained_with_scheme`` of a run whose framework applies ``scheme`` from its first
+    step: ``True`` (said in a note) unless ``loaded``, the key that starts the run from existing
+    weights, is set; then None, and a note says the scheme is read as Liu et al.'s context extension
+    of a plain-RoPE model (``caveat`` added to it)."""
+    if scheme is None:
+        return None
+    if loaded is None:
+        notes.append(f"{runtime} trains with the {scheme.raw} frequencies from the first step: the critical "
+                     "dimension counts their periods")
+        return derived(True, f"{scheme.where}; {why}", at, "bool")
+    notes.append(f"the run starts from existing weights ({loaded.where}): the {scheme.raw} frequencies are "
+                 "read as a context extension of a model pre-trained with plain RoPE" + caveat)
+    return None
+
+
 def rotary_dims(head: Value, frac: Value | None, problems: list) -> Value:
     """``int(head_dim * fraction)`` in float64, as the frameworks compute it: litgpt==0.5.13
     ``Config.rope_n_elem = int(rotary_percentage * head_size)``, megatron-core==0.16.1

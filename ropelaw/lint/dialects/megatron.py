@@ -46,7 +46,7 @@ import shlex
 from typing import Any, Mapping
 
 from ..loader import NotARopeConfig, Value
-from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, rotary_dims
+from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme, rotary_dims
 
 NAME = "megatron"
 ARGS = "Megatron-LM arguments.py default"
@@ -156,20 +156,14 @@ def read(doc: Doc) -> Fields:
             break
     from_start = None
     launch = doc.get(LAUNCH, expect="str") if doc.fmt == "shell" else None
-    if scheme is not None and launch is not None:
+    if scheme is not None and launch is not None:  # only a script running pretrain_*.py says if weights load
         loaded = next((get(k, "any") for k in ("pretrained_checkpoint", "finetune", "load")
                        if raw(k) not in (None, False, "", "false", "False")), None)
-        if loaded is None:
-            from_start = derived(True, f"{scheme.where}; the script runs {launch.raw} with no --load, "
-                                       "--pretrained-checkpoint or --finetune, so this run is the model's pre-training",
-                                 launch, "bool")
-            notes.append(f"Megatron-Core trains with the {scheme.raw} frequencies from the first step: the critical "
-                         "dimension counts their periods")
-        else:
-            notes.append(f"the run starts from existing weights ({loaded.where}): the {scheme.raw} frequencies are "
-                         "read as a context extension of a model pre-trained with plain RoPE"
-                         + (" (if --load resumes a run pre-trained with them, the bound is lower)"
-                            if loaded.key and "load" == loaded.key.lstrip("-").replace("-", "_") else ""))
+        resumes = loaded is not None and _flag(loaded.key) == "load"
+        from_start = pretraining_with_scheme(
+            scheme, loaded, "Megatron-Core", f"the script runs {launch.raw} with no --load, --pretrained-checkpoint "
+            "or --finetune, so this run is the model's pre-training", launch, notes,
+            " (if --load resumes a run pre-trained with them, the bound is lower)" if resumes else "")
     if _truthy(raw("rotary_interleaved")):
         notes.append("--rotary-interleaved: pairs (2i, 2i+1) rotate together; the bound does not depend on the layout")
     window, some = _window(get("window_size", "any"), get("window_attn_skip_freq", "any"), problems, notes)

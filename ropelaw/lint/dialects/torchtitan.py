@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..loader import NotARopeConfig
-from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, presets
+from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, presets, pretraining_with_scheme
 
 NAME = "torchtitan"
 DEFAULT_SEQ_LEN = 2048  # torchtitan==0.2.2 config/job_config.py Training.seq_len
@@ -86,17 +86,9 @@ def read(doc: Doc) -> Fields:
                           sc["original_max_position_embeddings"],
                           f"rope_scaling_args.original_max_position_embeddings of {src}", flavor_v, "int")}
             # not cfg.original_max: the bands are part of the model at every length (no context it shrinks, RV014)
-    from_start = None
-    if scheme is not None:
-        loaded = _initial_weights(doc)
-        if loaded is None:
-            from_start = derived(True, f"{scheme.where}; no [checkpoint] initial weights, so this run is the "
-                                       "model's pre-training", flavor_v, "bool")
-            notes.append(f"torchtitan trains with the {scheme.raw} frequencies from the first step: the critical "
-                         "dimension counts their periods")
-        else:
-            notes.append(f"the run starts from existing weights ({loaded.where}): the {scheme.raw} frequencies are "
-                         "read as a context extension of a model pre-trained with plain RoPE")
+    from_start = pretraining_with_scheme(
+        scheme, _initial_weights(doc) if scheme is not None else None, "torchtitan",
+        "no [checkpoint] initial weights, so this run is the model's pre-training", flavor_v, notes)
     dtype = doc.get("training.mixed_precision_param", expect="str") or preset(
         DEFAULT_MIXED, "torchtitan default training.mixed_precision_param", None, "str")
     return Fields(arch=f"torchtitan {key}", head_dim=head, d=d, base=get("rope_theta"), train_len=seq, target=seq,
