@@ -369,11 +369,11 @@ def test_a_sliding_window_not_above_w_is_refused_in_one_line(window):
         assert len(patch.modules) == 2
 
 
-def test_sliding_cache_decode_rotates_only_the_new_key(monkeypatch):
-    # the cache keeps the last 7 keys (window 8): the far keys follow it, one new key per step
+@pytest.fixture
+def far_keys_made(monkeypatch):
+    """The number of keys of each far-key rotation ``hf_patch`` makes, in order."""
     import ropelaw.methods.hf_patch as hp
 
-    model = build("mistral+sliding", "sdpa")
     made = []
     real = hp.far_rotation
 
@@ -383,10 +383,16 @@ def test_sliding_cache_decode_rotates_only_the_new_key(monkeypatch):
         return real(x, positions, window, leaky_k, role, **kw)
 
     monkeypatch.setattr(hp, "far_rotation", spy)
+    return made
+
+
+def test_sliding_cache_decode_rotates_only_the_new_key(far_keys_made):
+    # the cache keeps the last 7 keys (window 8): the far keys follow it, one new key per step
+    model = build("mistral+sliding", "sdpa")
     with patch_model(model, "leaky_rerope", window=5, leaky_k=4.0) as patch:
         generate(model, tokens(P))
         cache_lengths = sorted({far.n for layers in patch._far.values() for far in layers.values()})
-    assert made == [P, P] + [1, 1] * (NEW - 1)
+    assert far_keys_made == [P, P] + [1, 1] * (NEW - 1)
     assert cache_lengths == [8]  # the keys of the last step: 7 cached + the new one
 
 
@@ -412,22 +418,11 @@ def test_beam_search_equals_seed_reference(llama_eager, monkeypatch):
     assert torch.equal(got, want)
 
 
-def test_decode_rotates_only_the_new_key(llama, monkeypatch):
+def test_decode_rotates_only_the_new_key(llama, far_keys_made):
     # O(1) extra work per step: after the prefill, each step and layer makes one far key
-    import ropelaw.methods.hf_patch as hp
-
-    made = []
-    real = hp.far_rotation
-
-    def spy(x, positions, window, leaky_k, role, **kw):
-        if role == "key":
-            made.append(x.shape[2])
-        return real(x, positions, window, leaky_k, role, **kw)
-
-    monkeypatch.setattr(hp, "far_rotation", spy)
     with patch_model(llama, "leaky_rerope", window=5, leaky_k=4.0):
         generate(llama, tokens(P))
-    assert made == [P, P] + [1, 1] * (NEW - 1)  # two layers: the prompt once, then one key per step
+    assert far_keys_made == [P, P] + [1, 1] * (NEW - 1)  # two layers: the prompt once, then one key per step
 
 
 def test_static_cache_is_refused(llama):
