@@ -316,3 +316,53 @@ def test_torchtitan_cast_to_fp16_drops_the_sine_as_well():
     assert "made real by .to(float16)" in a.scenario("cast").note
     assert a.scenario("default").exact == 512
     assert [f.code for f in a.findings] == ["RP305"]
+
+
+NEOX = os.path.join(os.path.dirname(__file__), "fixtures", "runtime", "gpt_neox_legacy.py")
+
+
+def neox_cast_brute_force(inv_freq32: np.ndarray, length: int) -> tuple[int, int]:
+    """(exact, distinct) of transformers 4.28 GPT-NeoX's cache rebuilt after ``.to(bf16)``, in numpy.
+
+    inv_freq bf16 (the cast); ``arange(L, dtype=bf16)`` (round to nearest below 4,096, checked
+    against torch in the test); ``einsum('i,j->ij')`` of two bf16 vectors: the exact product
+    rounded to bf16; ``cos`` / ``sin`` of bf16 angles rounded to bf16. Exact as the auditor
+    defines it, written out: ||wrap(phi(p) - p w)|| < ||wrap(w)|| / 2 with w the bf16 frequencies
+    (the frequencies a power-of-two position recovers: there the product is exact).
+    """
+    w = bf16(inv_freq32)  # (12,)
+    t = bf16(np.arange(length))  # (L,)
+    ang = bf16(t[:, None] * w[None, :])  # (L, 12)
+    c, s = bf16(np.cos(ang)), bf16(np.sin(ang))
+    distinct = np.unique(np.concatenate([c, s], axis=1), axis=0).shape[0]
+    phi = np.arctan2(s, c)
+    err = wrap(phi - np.arange(length)[:, None] * w[None, :])
+    spacing = np.linalg.norm(wrap(w))
+    exact = int((np.linalg.norm(err, axis=1) < spacing / 2).sum())
+    return exact, distinct
+
+
+def test_gpt_neox_legacy_whole_cache_is_read_by_its_first_rows():
+    """transformers <= 4.31 GPT-NeoX returns its whole (1, 1, max_positions, dim) cache for any
+    seq_len within it (issue 21: `audit hf gpt_neox` refused it with 'no calling convention fits')."""
+    L = 2048
+    a = audit_module(f"{NEOX}:gpt_neox_rotary_4096", "bf16", L, ["cast", "default"])
+    assert (a.convention, a.output, a.layout, a.rotary_dim) == ("hf-legacy", "(cos, sin)", "rotate-half", 24)
+    for s in a.scenarios:  # the float32 cache built at __init__: cast rounds its values, not positions
+        assert s.distinct == L and s.exact == L, s
+
+
+def test_gpt_neox_legacy_rebuild_after_cast_matches_brute_force():
+    L = 2048
+    assert torch.equal(torch.arange(L, dtype=torch.bfloat16).double(),
+                       torch.from_numpy(bf16(np.arange(L))))  # the rounding assumed by the brute force
+    from ropelaw.audit.conventions import load_factory
+
+    factory = load_factory(f"{NEOX}:gpt_neox_rotary_512")[0]
+    exact, distinct = neox_cast_brute_force(factory().inv_freq.double().numpy(), L)
+    a = audit_module(f"{NEOX}:gpt_neox_rotary_512", "bf16", L, ["cast", "default"])
+    cast, default = a.scenario("cast"), a.scenario("default")
+    assert (cast.exact, cast.distinct, cast.path) == (exact, distinct, "product rounded")
+    assert distinct < 641 + 1 and exact < 641  # at most the distinct bf16 positions, fewer exact
+    assert (default.exact, default.distinct) == (L, L)  # `.float()` keeps inv_freq float32 there
+    assert "RP302" in {f.code for f in a.findings}

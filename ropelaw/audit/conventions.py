@@ -470,9 +470,10 @@ class Probe:
 
     def _table_rows(self, t, n: int):
         """(n, width) rows of a (cos, sin) / angles / complex output along its positions axis."""
-        if self.seq_axis is None or self.seq_axis >= t.dim() or t.shape[self.seq_axis] != n:
+        if self.seq_axis is None or self.seq_axis >= t.dim() or t.shape[self.seq_axis] < n or (
+                t.shape[self.seq_axis] > n and not self._whole_cache()):
             raise ValueError(f"returned shape {tuple(t.shape)}, expected {n} positions on axis {self.seq_axis}")
-        t = t.movedim(self.seq_axis, 0)
+        t = t.movedim(self.seq_axis, 0)[:n]
         while t.dim() > 2:
             t = t.select(1, 0)
         if t.dim() == 1:
@@ -589,11 +590,24 @@ class Probe:
         out, q = self._call(pos)
         return self._pairs(out, q, len(pos))
 
+    def _whole_cache(self) -> bool:
+        """A length-called table may be the module's whole cache, longer than the length asked for.
+
+        transformers <= 4.31 GPT-NeoX ``RotaryEmbedding.forward(x, seq_len)`` returns
+        ``self.cos_cached[:seq_len, ...]`` on a ``(1, 1, max_positions, dim)`` cache: the slice is on
+        the batch axis, so it returns every row, and the attention indexes the rows by position ids
+        (``cos.squeeze(1).squeeze(0)[position_ids]``). Rows 0 .. L-1 are then positions 0 .. L-1.
+        Only for a length call: a table answering explicit positions has one row per position.
+        """
+        return self.plan is not None and self.plan.kind == "length"
+
     def _detect_table(self, out, n: int) -> None:
         import torch
 
         t = out[0] if isinstance(out, (tuple, list)) else out
         axes = [i for i in range(t.dim() - 1) if t.shape[i] == n]
+        if not axes and self._whole_cache():  # its whole cache, longer than asked (GPT-NeoX <= 4.31)
+            axes = [i for i in range(t.dim() - 1) if t.shape[i] > n]
         if not axes:
             raise ValueError(f"returned shape {tuple(t.shape)}: no axis of {n} positions")
         self.seq_axis = axes[0]
