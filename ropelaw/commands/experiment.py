@@ -5,16 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-HELP = "run a seed's experiment at toy scale on the CPU (bound, extrapolation, keynorm)"
+HELP = "run a seed's experiment at toy scale on the CPU (bound, extrapolation, keynorm, schemes)"
 DESCRIPTION = """\
 Predict, then verify, on a tiny byte-level transformer trained on the Python standard
 library's own sources (offline, deterministic from --seed):
 
   bound          Liu et al. 2023 (seed 001): continued training at several bases; the
                  predicted bound of each base beside its measured break point
+                 (--sweep: at four (d, T) pairs; is break / bound the same at every size?)
   extrapolation  Su's table (seed 000): Baseline, PI, NTK, YaRN, ReRoPE, Leaky ReRoPE,
                  +- log n, trained at T, token accuracy at 8T (repeated / non-repeated)
   keynorm        Su's KeyNorm table (seed 003): QNA, KNA, CosA +- log n, from scratch
+  schemes        the bound under PI, NTK-aware, dynamic NTK, YaRN and Llama 3 at factors
+                 4 and 8, at inference and after continued training at T: the bound
+                 `ropelaw bound --scheme` predicts beside the measured break point
 
 Each prints its table beside the seed's published numbers, which orderings match, the
 machine and the time. --quick: <= 5 minutes per experiment on 2 cores; --smoke: seconds
@@ -22,6 +26,8 @@ machine and the time. --quick: <= 5 minutes per experiment on 2 cores; --smoke: 
 
 example:
   ropelaw experiment bound --quick
+  ropelaw experiment bound --sweep --quick
+  ropelaw experiment schemes --quick --out docs/experiments
   ropelaw experiment extrapolation --quick --format json --out results/
 """
 
@@ -38,8 +44,8 @@ def _bases(text: str) -> list[float]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ._common import add_format
 
-    parser.add_argument("name", choices=("bound", "extrapolation", "keynorm"), metavar="EXPERIMENT",
-                        help="bound | extrapolation | keynorm")
+    parser.add_argument("name", choices=("bound", "extrapolation", "keynorm", "schemes"), metavar="EXPERIMENT",
+                        help="bound | extrapolation | keynorm | schemes")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_const", dest="size", const="quick",
                       help="the <= 5 minute size (T=128, 700 steps)")
@@ -48,6 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     size.add_argument("--size", choices=("smoke", "quick", "full"), dest="size", help="run size (default: full)")
     parser.add_argument("--bases", type=_bases, default=None, metavar="B1,B2,...",
                         help="bound only: the bases to continue training at (default: the size's list)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="bound only: run it at each (d, T) of the size's sweep and compare break / bound")
     parser.add_argument("--seed", type=int, default=0, help="seed of initialisation and data (default 0)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: on a shared machine one thread is the fastest)")
@@ -69,18 +77,25 @@ def run(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     size = runs.SIZES[args.size or "full"]
     kwargs = {}
+    name = args.name
     if args.bases is not None:
         if args.name != "bound":
             raise ValueError("--bases applies to `ropelaw experiment bound` only")
+        if args.sweep:
+            raise ValueError("--bases and --sweep cannot be combined (the sweep picks each size's bases)")
         kwargs["bases"] = tuple(args.bases)
+    if args.sweep:
+        if args.name != "bound":
+            raise ValueError("--sweep applies to `ropelaw experiment bound` only")
+        name = "bound-sweep"
     bar = None
     if args.format == "text" and sys.stderr.isatty():
         from tqdm import tqdm
 
-        bar = tqdm(total=runs.total_steps(args.name, size, len(args.bases or ()) or None), desc=f"{args.name} ({size.name})", unit="step",
-                   file=sys.stderr, leave=False)
+        bar = tqdm(total=runs.total_steps(name, size, len(args.bases or ()) or None), desc=f"{name} ({size.name})",
+                   unit="step", file=sys.stderr, leave=False)
     try:
-        result = runs.EXPERIMENTS[args.name](size, seed=args.seed, progress=bar.update if bar else None, **kwargs)
+        result = runs.EXPERIMENTS[name](size, seed=args.seed, progress=bar.update if bar else None, **kwargs)
     finally:
         if bar is not None:
             bar.close()

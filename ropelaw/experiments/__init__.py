@@ -6,7 +6,10 @@
   and ``ropelaw.schemes`` (RoPE at any base, PI, NTK, YaRN, ReRoPE, Leaky ReRoPE, log n,
   KNA / QNA / CosA);
 - :mod:`.metrics` -- per-position loss and accuracy, the break-point rule, orderings;
-- :mod:`.runs` -- the three experiments (bound, extrapolation, keynorm);
+- :mod:`.runs` -- the three experiments (bound, extrapolation, keynorm), the shared training,
+  evaluation and sizes;
+- :mod:`.scheme_bounds` -- the bound under each scaling scheme, at inference and after tuning;
+- :mod:`.sweep` -- the bound experiment at several (d, T): is break / bound constant?
 - :mod:`.eval_length` -- loss and accuracy per position band of any local HF causal LM.
 
 Needs torch (``pip install 'ropelaw[torch]'``); ``import ropelaw`` never imports this package.

@@ -11,9 +11,13 @@
   without log n, with log n at test only (†) and with log n trained in.
 - :func:`run_keynorm` (seed 003): softmax, QNA, KNA and CosA, each with and without log n,
   trained from scratch at T, tested at 8T, alone and with NTK / YaRN / ReRoPE on top.
+- :func:`run_schemes` (issue 25, :mod:`.scheme_bounds`): the bound under PI, NTK-aware, dynamic
+  NTK, YaRN and Llama 3 at two factors, at inference and after continued training at T.
+- :func:`run_bound_sweep` (issue 25, :mod:`.sweep`): :func:`run_bound` at several (d, T), break /
+  bound per base and whether it is constant across sizes.
 
 Each returns a JSON-ready dict with ``experiment`` and ``rows`` (plus the curves, the seed
-comparison, the machine and the wall time); :func:`render_text` prints it and
+comparison, the machine, the wall time and the CPU time); :func:`render_text` prints it and
 :func:`plot_result` draws it. Sizes: ``smoke`` (CI, seconds), ``quick`` (<= 5 min per
 experiment on 2 cores), ``full`` (the longer runs, by hand).
 """
@@ -37,7 +41,8 @@ from .metrics import (AGREEMENT_FACTOR, BREAK_MARGIN, agreement, break_point, or
                       token_metrics)
 from .model import ModelConfig, PositionMethod, TinyLM
 
-__all__ = ["Size", "SIZES", "EXPERIMENTS", "run_bound", "run_extrapolation", "run_keynorm", "train", "evaluate",
+__all__ = ["Size", "SIZES", "EXPERIMENTS", "run_bound", "run_extrapolation", "run_keynorm", "run_schemes",
+           "run_bound_sweep", "train", "evaluate",
            "machine", "render_text", "plot_result"]
 
 Progress = Callable[[int], None]
@@ -63,13 +68,18 @@ class Size:
     bound_bases: tuple[float, ...]
     leaky_windows: tuple[int, ...]  # fractions T/den: denominators
     corpus_bytes: int | None = None  # cap per split (smoke)
+    scheme_factors: tuple[float, ...] = (4.0, 8.0)  # schemes experiment: two factors (issue 25)
+    dynamic_resolution: int = 16  # length-dependent schemes: each next length L + ceil(L/16) (scheme_bounds)
+    sweep: tuple[tuple[int, int], ...] = ((32, 128), (64, 128), (32, 256), (64, 256))  # (d, T) of bound --sweep
+    sweep_bases: tuple[float, ...] = (1e5, 1e6)  # candidates; each (d, T) keeps those bounded in [2T, 16T/1.5]
 
 
 SIZES: dict[str, Size] = {
     # CI: seconds; checks that everything runs end to end, says nothing about the research
     "smoke": Size("smoke", d_model=32, n_layers=2, n_heads=2, head_dim=16, train_len=32, batch=4, steps=12,
                   tune_steps=4, keynorm_steps=4, eval_samples=2, bound_samples=2, lr=3e-3,
-                  bound_bases=(500.0, 1e4, 1e6), leaky_windows=(4,), corpus_bytes=200_000),
+                  bound_bases=(500.0, 1e4, 1e6), leaky_windows=(4,), corpus_bytes=200_000,
+                  sweep=((16, 32), (32, 64))),
     # <= 5 min per experiment on 2 cores (one torch thread; the machine is shared)
     "quick": Size("quick", d_model=64, n_layers=2, n_heads=2, head_dim=32, train_len=128, batch=16, steps=700,
                   tune_steps=150, keynorm_steps=250, eval_samples=16, bound_samples=64, lr=3e-3,
@@ -77,7 +87,8 @@ SIZES: dict[str, Size] = {
     # by hand, up to an hour per experiment
     "full": Size("full", d_model=64, n_layers=2, n_heads=2, head_dim=32, train_len=128, batch=32, steps=3000,
                  tune_steps=600, keynorm_steps=1500, eval_samples=64, bound_samples=256, lr=3e-3,
-                 bound_bases=(100.0, 500.0, 2000.0, 1e4, 3e4, 1e5, 3e5, 1e6, 1e7), leaky_windows=(4, 2)),
+                 bound_bases=(100.0, 500.0, 2000.0, 1e4, 3e4, 1e5, 3e5, 1e6, 1e7), leaky_windows=(4, 2),
+                 sweep_bases=(3e4, 1e5, 3e5, 1e6, 3e6)),
 }
 
 PRETRAIN_BASE = 10000.0  # Liu et al.'s (and LLaMA's) pre-training base
@@ -111,8 +122,12 @@ def model_config(size: Size, **overrides: Any) -> ModelConfig:
 
 # -- training and evaluation -------------------------------------------------------------------
 def train(model: TinyLM, stream: torch.Tensor, *, steps: int, batch: int, lr: float, seed: int,
-          warmup: int | None = None, progress: Progress | None = None) -> list[float]:
+          warmup: int | None = None, progress: Progress | None = None,
+          method: PositionMethod = PositionMethod()) -> list[float]:
     """AdamW on random windows of ``model.cfg.train_len`` tokens; returns the loss of each step.
+
+    ``method``: the positions the model trains with (default plain RoPE at its base; a scheme for
+    continued training with that scheme in force).
 
     Warm-up linear over ``warmup`` steps (default steps/10), then cosine decay to lr/10.
     Windows come from ``torch.Generator().manual_seed(seed)``: same seed, same batches.
@@ -132,7 +147,7 @@ def train(model: TinyLM, stream: torch.Tensor, *, steps: int, batch: int, lr: fl
         for group in opt.param_groups:
             group["lr"] = lr * scale
         w = random_windows(stream, t, batch, g)  # (batch, T+1)
-        logits = model(w[:, :-1])
+        logits = model(w[:, :-1], method)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), w[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -164,23 +179,34 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs)
 
 
-def _started() -> tuple[float, str]:
-    return time.perf_counter(), time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+def _started() -> tuple[tuple[float, float], str]:
+    """((wall clock, CPU clock), start time): CPU = user + sys of this process (``time.process_time``),
+    the time a run needs on a core of its own whatever the load."""
+    return (time.perf_counter(), time.process_time()), time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
 
 
-def _header(name: str, size: Size, seed: int, corpus, t0: float, started: str) -> dict[str, Any]:
+def _header(name: str, size: Size, seed: int, corpus, t0: tuple[float, float], started: str) -> dict[str, Any]:
     return {"experiment": name, "size": size.name, "seed": seed, "started": started,
-            "seconds": round(time.perf_counter() - t0, 1), "machine": machine(), "corpus": corpus.describe(),
+            "seconds": round(time.perf_counter() - t0[0], 1), "machine": machine(), "corpus": corpus.describe(),
             "sizes": asdict(size)}
+
+
+def _finish(out: dict[str, Any], t0: tuple[float, float]) -> dict[str, Any]:
+    """Set the wall time and the CPU time (user + sys) of a finished run; returns ``out``."""
+    out["seconds"] = round(time.perf_counter() - t0[0], 1)
+    out["cpu_seconds"] = round(time.process_time() - t0[1], 1)
+    out["machine"]["load_average_1min_end"] = machine()["load_average_1min"]
+    return out
 
 
 # -- bound (Liu et al., seed 001) -----------------------------------------------------------------
 def run_bound(size: Size, seed: int = 0, progress: Progress | None = None,
-              bases: tuple[float, ...] | None = None) -> dict[str, Any]:
+              bases: tuple[float, ...] | None = None, corpus=None) -> dict[str, Any]:
     """Continued training at several bases; predicted bound vs measured break per base.
 
     ``bases`` (ascending, each > 1) replaces the size's list; the result then carries
-    ``tag`` = "<n>bases" so that its files do not overwrite the default run's.
+    ``tag`` = "<n>bases" so that its files do not overwrite the default run's. ``corpus``: an
+    already loaded :func:`load_corpus` (the sweep reads it once).
     """
     if bases is not None:
         bases = tuple(sorted(float(b) for b in bases))
@@ -190,7 +216,7 @@ def run_bound(size: Size, seed: int = 0, progress: Progress | None = None,
     from ..theory import extrapolation_bound
 
     t0, started = _started()
-    corpus = load_corpus(max_bytes=size.corpus_bytes)
+    corpus = corpus if corpus is not None else load_corpus(max_bytes=size.corpus_bytes)
     t = size.train_len
     test_len = BOUND_FACTOR * t
     base_model = TinyLM(model_config(size, base=PRETRAIN_BASE), seed=seed)
@@ -222,8 +248,7 @@ def run_bound(size: Size, seed: int = 0, progress: Progress | None = None,
                 "break_rule": {"reference": "mean loss over positions [T/2, T)", "smoothing": "trailing mean over T/4",
                                "margin_nats": BREAK_MARGIN, "agreement_factor": AGREEMENT_FACTOR},
                 "rows": rows, "curves": curves, "seed_comparison": _bound_claims(rows, test_len)})
-    out["seconds"] = round(time.perf_counter() - t0, 1)
-    return out
+    return _finish(out, t0)
 
 
 def _bound_claims(rows: list[dict], test_len: int) -> list[dict]:
@@ -322,8 +347,7 @@ def run_extrapolation(size: Size, seed: int = 0, progress: Progress | None = Non
                                 "train": "log n trained in (log n/log T at every position)"},
                 "rows": rows, "seed_comparison": _seed_orderings(rows, seeds.SEED_000),
                 "seed_source": "seed 000, kexue.fm/archives/9708 (YaRN rows: seed 003, kexue.fm/archives/9859)"})
-    out["seconds"] = round(time.perf_counter() - t0, 1)
-    return out
+    return _finish(out, t0)
 
 
 # -- keynorm (seed 003) -------------------------------------------------------------------------
@@ -355,17 +379,37 @@ def run_keynorm(size: Size, seed: int = 0, progress: Progress | None = None) -> 
     out.update({"train_len": t, "test_len": s * t, "model": model_config(size).to_dict(), "accuracy_unit": "percent",
                 "rows": rows, "seed_comparison": _seed_orderings(rows, seeds.SEED_003),
                 "seed_source": "seed 003, kexue.fm/archives/9859"})
-    out["seconds"] = round(time.perf_counter() - t0, 1)
-    return out
+    return _finish(out, t0)
+
+
+def run_schemes(size: Size, seed: int = 0, progress: Progress | None = None) -> dict[str, Any]:
+    """The bound under each scaling scheme (:func:`ropelaw.experiments.scheme_bounds.run_schemes`)."""
+    from .scheme_bounds import run_schemes as run
+
+    return run(size, seed=seed, progress=progress)
+
+
+def run_bound_sweep(size: Size, seed: int = 0, progress: Progress | None = None) -> dict[str, Any]:
+    """The bound experiment at several (d, T) (:func:`ropelaw.experiments.sweep.run_bound_sweep`)."""
+    from .sweep import run_bound_sweep as run
+
+    return run(size, seed=seed, progress=progress)
 
 
 EXPERIMENTS: dict[str, Callable[..., dict[str, Any]]] = {
-    "bound": run_bound, "extrapolation": run_extrapolation, "keynorm": run_keynorm,
+    "bound": run_bound, "extrapolation": run_extrapolation, "keynorm": run_keynorm, "schemes": run_schemes,
+    "bound-sweep": run_bound_sweep,
 }
 
 
 def total_steps(name: str, size: Size, bases: int | None = None) -> int:
     """Optimiser steps an experiment takes (for a progress bar); ``bases``: count of a custom list."""
+    if name == "schemes":  # dynamic NTK trains as plain RoPE at T: one continued training fewer per factor
+        return size.steps + size.tune_steps * (1 + 4 * len(size.scheme_factors))
+    if name == "bound-sweep":
+        from .sweep import sweep_steps
+
+        return sweep_steps(size)
     if name == "bound":
         return size.steps + size.tune_steps * (bases or len(size.bound_bases))
     if name == "extrapolation":
@@ -388,7 +432,9 @@ def _footer(r: dict[str, Any]) -> list[str]:
     m = r["machine"]
     return ["", f"machine: {m['cpu']}, {m['cores']} cores, {m['torch_threads']} torch thread(s), "
             f"load {m['load_average_1min']}, Python {m['python']}, torch {m['torch']}",
-            f"time: {r['seconds']:.0f} s (size {r['size']}, seed {r['seed']}, started {r['started']})",
+            f"time: {r['seconds']:.0f} s" + (f", CPU {r['cpu_seconds']:.0f} s (user + sys)" if r.get("cpu_seconds")
+                                              is not None else "")
+            + f" (size {r['size']}, seed {r['seed']}, started {r['started']})",
             f"corpus: {r['corpus']['source']} ({r['corpus']['train_bytes']:,} train / "
             f"{r['corpus']['test_bytes']:,} test bytes)"]
 
@@ -397,6 +443,14 @@ def render_text(r: dict[str, Any]) -> str:
     """The table of one experiment beside the seed's numbers, the orderings, machine and time."""
     if r["experiment"] == "bound":
         return _render_bound(r)
+    if r["experiment"] == "schemes":
+        from .scheme_bounds import render_schemes
+
+        return render_schemes(r)
+    if r["experiment"] == "bound-sweep":
+        from .sweep import render_sweep
+
+        return render_sweep(r)
     return _render_accuracy(r)
 
 
@@ -459,6 +513,14 @@ def plot_result(r: dict[str, Any]):
     require("matplotlib", "plot", "plotting")
     from matplotlib.figure import Figure
 
+    if r["experiment"] == "schemes":
+        from .scheme_bounds import plot_schemes
+
+        return plot_schemes(r)
+    if r["experiment"] == "bound-sweep":
+        from .sweep import plot_sweep
+
+        return plot_sweep(r)
     if r["experiment"] == "bound":
         fig = Figure(figsize=(8.5, 5.0), layout="constrained")
         ax = fig.subplots()
