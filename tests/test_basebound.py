@@ -197,3 +197,71 @@ def test_bad_bases_are_value_errors():
     for base in (1.0, 0.5, float("inf"), float("nan"), "x"):
         with pytest.raises(ValueError, match="base"):
             default_frequencies(128, base)
+
+
+# -- the fast grid search (issue 23) is the plain scan, exactly --------------------------------
+def first_passing_brute(d: int, length: int, digits: int = 2) -> float:
+    """The smallest grid base whose every B_m (m <= length) is >= 0: a plain upward scan, direct
+    numpy sums for all m, and every sum within 1e-9 of zero re-signed with mpmath at 40 digits."""
+    m = np.arange(length + 1, dtype=np.float64)
+    for base in _grid(digits, 2.0, 1e15):
+        theta = default_frequencies(d, base)
+        vals = np.cos(np.multiply.outer(m, theta)).sum(-1)
+        if np.any(vals < -1e-9):
+            continue
+        near = np.flatnonzero(np.abs(vals) <= 1e-9)
+        if all(b_exact(int(k), theta) >= 0 for k in near):
+            return base
+    raise AssertionError("no grid base up to 1e15")
+
+
+@pytest.mark.parametrize("d,length", [(4, 60), (6, 300), (8, 100), (8, 1000), (12, 700), (16, 256),
+                                      (16, 2048), (24, 1000), (32, 1500), (64, 1000), (64, 2048), (128, 1024)])
+def test_grid_lower_bound_equals_a_brute_force_scan(d, length):
+    from ropelaw.basebound import _grid_lower_bound
+
+    _grid_lower_bound.cache_clear()
+    assert base_lower_bound(d, length) == first_passing_brute(d, length)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("d,length", [(8, 512), (16, 4096), (20, 4096), (32, 2048), (64, 4096), (64, 32768),
+                                      (80, 2048), (96, 2047), (128, 4096), (128, 4097), (128, 8192),
+                                      (128, 40960), (128, 131072), (256, 4096), (256, 8192)])
+def test_grid_lower_bound_equals_the_implementation_it_replaced(d, length):
+    """The scan of every base before issue 23 (tests/basebound_reference.py, kept verbatim), at the
+    (d, length) pairs of the real corpus's configs and around them."""
+    from basebound_reference import base_lower_bound_before
+
+    from ropelaw.basebound import _grid_lower_bound
+
+    _grid_lower_bound.cache_clear()
+    assert base_lower_bound(d, length) == base_lower_bound_before(d, length)
+
+
+def test_no_base_supports_d2_as_before():
+    from basebound_reference import base_lower_bound_before
+
+    with pytest.raises(ValueError, match="no base up to"):
+        base_lower_bound_before(2, 100)
+    with pytest.raises(ValueError, match="no base up to"):
+        base_lower_bound(2, 100)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_screen_sums_stay_within_their_tolerance(seed):
+    """The screen trusts a sum only beyond _tolerance: check the float error against mpmath
+    (40 digits) on random frequency sets, slabs and widths, including distances near 2^22."""
+    from ropelaw.basebound import _screen_sums, _tolerance
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 130))
+    theta = np.sort(rng.uniform(1e-9, 1.0, size=(3, n)), axis=1)[:, ::-1].copy()
+    theta[:, 0] = 1.0
+    start = int(rng.integers(0, 1 << 22))
+    width = int(rng.integers(1, 5000))
+    got = _screen_sums(theta, start, start + width)
+    tol = _tolerance(n, float(start + width), powers=start + width + 1)
+    for k in range(3):
+        for j in rng.choice(width, size=min(width, 12), replace=False):
+            assert abs(got[k, j] - float(b_exact(start + int(j), theta[k]))) <= tol / 16, (k, j)
