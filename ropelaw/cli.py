@@ -28,6 +28,7 @@ COMMANDS = {
     "dims": "ropelaw.commands.dims",
     "schemes": "ropelaw.commands.schemes",
     "exact": "ropelaw.commands.exact",
+    "plan": "ropelaw.commands.plan",
     "audit": "ropelaw.commands.audit",
     "lint": "ropelaw.commands.lint",
     "rule": "ropelaw.commands.rule",

@@ -537,7 +537,10 @@ def _yarn_values(cfg: LoadedConfig, g, f: Value | None) -> Iterator[Finding]:
     if None in (fn, on, mn) or on <= 0 or fn < 1:
         return
     ratio = Fraction(mn) / Fraction(on)
-    if Fraction(fn) != ratio:
+    # transformers' own check (4.57.1 / 5.23.0 modeling_rope_utils: implicit_factor = max_position_embeddings /
+    # original_max_position_embeddings; warns if implicit_factor != factor) divides in float64: a factor that
+    # is that quotient (3.2 = 131,072 / 40,960) is consistent even where the exact ratio is not a float
+    if fn != mn / on:
         implied = fn * on
         yield _at(cfg, YARN_FACTOR, f,
                   f"YaRN factor {fn:g} but {mx.where} / {orig.key or orig.where} = {fmt_count(mn)} / {fmt_count(on)} = "

@@ -1,0 +1,236 @@
+"""``ropelaw plan``: from a setup or a config to a target context, every option with its bound.
+
+Light: no torch, matplotlib or scipy (numpy only for Men et al.'s sums).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+HELP = "ways to reach a target context: each option's bound, cost, sources and the config edit"
+DESCRIPTION = """\
+Every way to reach --target from a RoPE setup (flags) or a config the linter reads: a larger
+base with continued training (Liu et al.'s scaling-law base, Men et al.'s lower bound),
+continued training at the target, Position Interpolation, NTK-aware, dynamic NTK, YaRN, the
+Llama 3.1 bands, LongRoPE (the config's own factors), ReRoPE and Leaky ReRoPE. Each bound is
+theory.extrapolation_bound of the option's spec: what `ropelaw bound` prints for it.
+Ranked: options that reach the target first, then by cost (none, training at T_train,
+training at the target), then by bound.
+
+--apply NAME -o OUT writes a copy of the config with option NAME in its dialect's keys
+(Hugging Face, axolotl, Megatron-LM flag files, litgpt, torchtitan); never in place.
+
+example:
+  ropelaw plan --d 128 --train 4096 --base 1e4 --target 128k
+  ropelaw plan tests/configs/llama-3.2-1b.json --target 256k
+  ropelaw plan tests/configs/llama-3.2-1b.json --target 256k --apply yarn -o new.json
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ._common import BASE_HELP, LENGTH_HELP, add_format, base, length, number
+
+    parser.add_argument("config", nargs="?", metavar="CONFIG",
+                        help="a config ropelaw lint reads (config.json, YAML, TOML); or give --d --train --base")
+    g = parser.add_argument_group("RoPE setup (without CONFIG)")
+    g.add_argument("--d", type=number, metavar="D", help="rotary dimension (even)")
+    g.add_argument("--base", type=base, metavar="B", help=f"the base the model was pre-trained with ({BASE_HELP})")
+    parser.add_argument("--train", type=length, metavar="T", help=f"pre-training length ({LENGTH_HELP}); with "
+                                                                  "CONFIG it overrides the config's")
+    parser.add_argument("--tune", type=length, metavar="T", help="length of a tuning run already done / planned")
+    parser.add_argument("--target", type=length, required=True, metavar="L", help=f"the context to reach ({LENGTH_HELP})")
+    parser.add_argument("--dtype", metavar="DTYPE", help="model dtype for the precision line (bf16, fp16, fp32); "
+                                                         "with CONFIG only when the config has none")
+    parser.add_argument("--apply", metavar="NAME", help="write the config edit of option NAME (needs CONFIG and -o)")
+    parser.add_argument("-o", "--output", metavar="OUT", help="where --apply writes the edited copy")
+    add_format(parser)
+
+
+def _spec_from_flags(args: argparse.Namespace):
+    from ..spec import RopeSpec
+    from ._common import check_d_limit
+
+    missing = [f for f, v in (("--d", args.d), ("--train", args.train), ("--base", args.base)) if v is None]
+    if missing:
+        raise ValueError(f"give a CONFIG, or {', '.join(missing)} (with --d, --train and --base)")
+    check_d_limit(args.d)
+    return RopeSpec(d=args.d, train_len=args.train, base=args.base, pretrain_base=args.base, tune_len=args.tune)
+
+
+def build(args: argparse.Namespace):
+    """``(plan, data, cfg, dialect)`` from the command line (data, cfg, dialect None without CONFIG)."""
+    from ..limits import MAX_CONTEXT
+    from ..numfmt import count
+    from ..plan import plan, plan_config
+
+    if args.target > MAX_CONTEXT:
+        raise ValueError(f"--target {count(args.target)} is beyond the longest context ropelaw plans "
+                         f"(2^31 - 1 = {MAX_CONTEXT:,} tokens, see `ropelaw rule RV013`)")
+    if args.dtype is not None:
+        from ..formats import get_format
+
+        get_format(args.dtype)
+    if args.config is None:
+        if args.apply is not None:
+            raise ValueError("--apply needs a CONFIG to edit")
+        spec = _spec_from_flags(args)
+        _check_target(args.target, spec.train_len, "--train")
+        inputs = {"d": "--d", "base": "--base", "train_len": "--train", "tune_len": "--tune" if args.tune else None}
+        return plan(spec, args.target, dtype=args.dtype, inputs=inputs), None, None, None
+    if args.d is not None or args.base is not None:
+        raise ValueError("--d and --base describe a setup without a CONFIG; with CONFIG they come from the file")
+    from ..lint import dialects
+    from ..lint.loader import SHELL_SUFFIXES, load_config
+    from ..lint.parse import read_document
+
+    path = args.config
+    if path.lower().endswith(SHELL_SUFFIXES):
+        from ..lint.dialects.megatron import read_shell
+
+        data, _ = read_shell(path)
+        dialect = "megatron"
+    else:
+        data, _, _ = read_document(path)
+        dialect = dialects.pick(data).name if isinstance(data, dict) else None
+    cfg = load_config(path, train=args.train, tune=args.tune, dtype=args.dtype)
+    train = cfg.train_len.number()
+    if train is None:
+        raise ValueError(f"{path}: no training length ({cfg.train_len.where}); pass --train")
+    _check_target(args.target, int(train), cfg.train_len.where)
+    try:
+        p = plan_config(cfg, args.target, dialect=dialect)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    return p, data, cfg, dialect
+
+
+def _check_target(target: int, train: int, where: str) -> None:
+    from ..numfmt import count
+
+    if target < train:
+        raise ValueError(f"--target {count(target)} is below the training length {count(train)} ({where}): "
+                         "nothing to extend")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..errors import UsageError
+    from ._common import emit_json
+
+    if args.apply is not None and args.output is None:
+        raise ValueError("--apply needs -o OUT (ropelaw plan never edits a config in place)")
+    if args.output is not None and args.apply is None:
+        raise ValueError("-o needs --apply NAME")
+    p, data, cfg, dialect = build(args)
+    if cfg is not None:
+        from ..lint.writers import edit_for
+
+        for o in p.options:
+            o.edit = edit_for(dialect, data, cfg, o, p.target)
+    notes: list[str] = []
+    if args.apply is not None:
+        from ..errors import did_you_mean
+        from ..lint.writers import WRITERS, write
+
+        names = [o.name for o in p.options]
+        if args.apply not in names:
+            raise UsageError(f"--apply {args.apply!r}: no such option in this plan (options: {', '.join(names)})"
+                             f"{did_you_mean(args.apply, names)}")
+        if dialect not in WRITERS:
+            raise UsageError(f"--apply: ropelaw has no writer for {dialect} configs (writers: {', '.join(WRITERS)})")
+        notes = write(args.config, p.option(args.apply).edit, args.output)
+    if args.format == "json":
+        out = p.to_dict()
+        if args.apply is not None:
+            out["applied"] = {"option": args.apply, "output": args.output, "notes": notes}
+        emit_json(out)
+        return 0
+    print(render_text(p, dialect))
+    if args.apply is not None:
+        print(f"\nwrote {args.output}: option {args.apply} ({dialect} keys)")
+        for n in notes + list(p.option(args.apply).edit.notes):
+            print(f"  note: {n}")
+    return 0
+
+
+def _bound(x: float) -> str:
+    from ..numfmt import count
+
+    return "unbounded" if math.isinf(x) else count(round(x))
+
+
+SHORT = {"Liu": "Liu et al. 2310.05209", "Men": "Men et al. 2405.14591", "Chen": "Chen et al. 2306.15595",
+         "Peng": "YaRN 2309.00071", "bloc97": "NTK-aware (bloc97; Su 9675)", "Hugging Face _compute_dynamic": "HF dynamic NTK",
+         "Llama 3.1": "Llama 3.1 bands (HF)", "Ding": "LongRoPE 2402.13753", "Su 2023": "seed 000 (Su 9708)"}
+
+
+def short_source(s: str) -> str:
+    for k, v in SHORT.items():
+        if s.startswith(k):
+            return v
+    return s
+
+
+def render_text(p: Any, dialect: str | None = None) -> str:
+    from ..numfmt import count, number, short
+    from ..plan import _params_text
+
+    s = p.spec
+    head = (f"Plan: {count(p.target)} tokens from d={s.d}, trained {count(s.train_len)}, base {number(s.pretrain_base)}"
+            + (f", tuned {count(s.tune_len)}" if s.tune_len is not None else "")
+            + (f", scheme {s.scheme}" if s.scheme != "default" else "")
+            + f" (critical dimension {p.critical_dimension} of {s.d})")
+    lines = [head]
+    if p.inputs.get("path"):
+        lines.append(f"  read from {p.inputs['path']} ({dialect or 'config'}): d [{p.inputs['d']}], base "
+                     f"[{p.inputs['base']}], trained [{p.inputs['train_len']}]")
+    lines.append("")
+    rows = [("rank", "option", "parameters", "bound", "reaches", "cost")]
+    for i, o in enumerate(p.options):
+        rows.append(("-" if o.name == "current" else str(i), o.name, _params_text(o.parameters), _bound(o.bound),
+                     "yes" if o.reaches else "no", o.cost))
+    widths = [max(len(r[c]) for r in rows) for c in range(5)]
+    for r in rows:
+        lines.append("  " + "  ".join(f"{r[c]:>{widths[c]}}" if c in (0, 3) else f"{r[c]:<{widths[c]}}"
+                                      for c in range(5)) + "  " + r[5])
+    if p.precision is not None:
+        pr = p.precision
+        lines.append("")
+        if pr.get("exact") is None:
+            lines.append(f"precision: {pr['dtype']}: {pr['note']}")
+        else:
+            over = f"; overflow from {count(pr['overflow_from'])}" if pr.get("overflow_from") else ""
+            lines.append(f"precision at {count(p.target)} tokens in {pr['dtype']}: {count(pr['exact'])} of "
+                         f"{count(p.target)} positions exact ({100 * pr['exact_fraction']:.2f}%){over}, if positions "
+                         "or angles are computed in it (`ropelaw exact`)")
+            if pr.get("code_path"):
+                lines.append(f"  code path: {pr['code_path']}")
+    lines.append("")
+    lines.append("how and caveats:")
+    for o in p.options:
+        if o.name == "current":
+            continue
+        lines.append(f"  {o.name}: {o.how} [{short_source(o.source)}]")
+        if o.name == "base" and o.extra.get("men_lower_bound") is not None:
+            lines.append(f"    - Men et al.'s lower bound for the target: {short(o.extra['men_lower_bound'])}")
+        for c in o.caveats:
+            lines.append(f"    - {c.text} [{short_source(c.source)}]")
+        if o.men_supported is not None and o.men_supported < p.target:
+            lines.append(f"    - Men et al.: B_(m,theta) >= 0 only to {count(o.men_supported)} of {count(p.target)} "
+                         f"[{short_source('Men')}]")
+        if o.edit is not None:
+            lines.append(f"    edit: {_edit_text(o.edit)}")
+    for n in p.notes:
+        lines.append(f"note: {n}")
+    return "\n".join(lines)
+
+
+def _edit_text(e: Any) -> str:
+    import json
+
+    if e.refused:
+        return f"not expressible in {e.dialect}: {e.refused}"
+    d = e.to_dict()
+    parts = [f"{k} = {json.dumps(v)}" for k, v in d["set"].items()] + [f"del {k}" for k in d["delete"]]
+    return "; ".join(parts) + f" (--apply {e.option})"

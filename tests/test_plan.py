@@ -1,0 +1,219 @@
+"""``ropelaw plan``: each option's bound is what ``ropelaw bound`` / ``ropelaw schemes`` print for its
+spec, each parameter is checked against an independent derivation (closed forms in mpmath, brute
+force over integers, a brute-force cast for the precision line), and bad input exits 2 in one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+
+import mpmath
+import pytest
+
+from ropelaw import RopeSpec
+from ropelaw.cli import main
+from ropelaw.plan import plan
+
+T, B, D, L = 4096, 1e4, 128, 131072
+
+
+def run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def llama2():
+    """Liu et al.'s LLaMA 2 setting (d = 128, T = 4,096, base 10,000) to 128k."""
+    return plan(RopeSpec(d=D, train_len=T, base=B), L, dtype="bf16")
+
+
+def bound_argv(spec: RopeSpec) -> list[str]:
+    """``ropelaw bound`` flags that state ``spec`` exactly (floats as repr, parameters as JSON)."""
+    argv = ["bound", "--d", str(spec.d), "--train", str(spec.train_len), "--base", repr(spec.base),
+            "--pretrain-base", repr(spec.pretrain_base), "--format", "json"]
+    if spec.tune_len is not None:
+        argv += ["--tune", str(spec.tune_len)]
+    if spec.scheme != "default":
+        argv += ["--scheme", spec.scheme]
+        for k, v in spec.param_dict().items():
+            argv += ["--param", f"{k}={json.dumps(v)}"]
+    return argv
+
+
+def test_every_option_bound_equals_ropelaw_bound(llama2):
+    names = [o.name for o in llama2.options]
+    assert set(names) == {"current", "train", "base", "linear", "ntk", "dynamic", "yarn", "llama3", "rerope",
+                          "leaky_rerope"}, names
+    for o in llama2.options:
+        code, out, err = run(bound_argv(o.spec))
+        assert code == 0, (o.name, err)
+        got = json.loads(out)["extrapolation_bound"]
+        want = o.bound if math.isfinite(o.bound) else None  # JSON has no infinity: null
+        assert got == want, (o.name, got, o.bound)
+
+
+def test_static_scheme_periods_equal_ropelaw_schemes(llama2):
+    """The critical pair's period in ``ropelaw schemes NAME`` is the option's bound (identity map)."""
+    for name in ("linear", "ntk", "yarn", "llama3"):
+        o = llama2.option(name)
+        s = o.spec
+        argv = ["schemes", name, "--d", str(s.d), "--train", str(s.train_len), "--base", repr(s.base),
+                "--format", "json"] + sum((["--param", f"{k}={json.dumps(v)}"] for k, v in s.param_dict().items()), [])
+        code, out, err = run(argv)
+        assert code == 0, err
+        pairs = json.loads(out)["pairs"]
+        assert pairs[o.critical_dimension // 2]["period"] == o.bound, name
+
+
+def _period_k(base, k, d=D):
+    return 2 * mpmath.pi * mpmath.mpf(base) ** (mpmath.mpf(2 * k) / d)
+
+
+def test_parameters_against_closed_forms(llama2):
+    """Independent derivations at 50 digits: d_extra = 92 (seed 001), pair k = 46 with period
+    P = 2*pi*1e4^(92/128) = 4,711.7 (Liu's Lemma 1 and the README's dims table)."""
+    with mpmath.workdps(50):
+        k = 46
+        P = _period_k(B, k)
+        assert llama2.critical_dimension == 92
+        # PI and the Llama 3.1 bands divide pair 46 (wavelength 4,711 > T/low = 4,096) by s: s >= L/P
+        assert llama2.option("linear").extra["smallest_factor"] == int(mpmath.ceil(L / P)) == 28
+        assert llama2.option("llama3").parameters["factor"] == 28
+        # NTK-aware: period 2*pi*(b*s^(d/(d-2)))^(2k/d) >= L  <=>  s >= (L/P)^((d-2)/(2k))
+        assert llama2.option("ntk").parameters["factor"] == int(mpmath.ceil((L / P) ** (mpmath.mpf(D - 2) / (2 * k))))
+        # YaRN and PI state the paper's s = L'/L
+        assert llama2.option("yarn").parameters["factor"] == llama2.option("linear").parameters["factor"] == 32
+        # Liu's base: the smallest float beta with 2*pi*beta^(92/128) >= L, decided exactly
+        beta = llama2.option("base").parameters["base"]
+        assert 2 * mpmath.pi * mpmath.mpf(beta) ** (mpmath.mpf(92) / 128) >= L
+        assert 2 * mpmath.pi * mpmath.mpf(math.nextafter(beta, 0)) ** (mpmath.mpf(92) / 128) < L
+        # dynamic NTK: at distance L the base is b*(s*(L+1)/T - (s-1))^(d/(d-2)); pair 46 must keep a period >= L
+        s = llama2.option("dynamic").parameters["factor"]
+
+        def dyn_period(s):
+            eff = mpmath.mpf(s) * (L + 1) / T - (s - 1)
+            return _period_k(mpmath.mpf(B) * eff ** (mpmath.mpf(D) / (D - 2)), k)
+        assert dyn_period(s) >= L > dyn_period(s - 1)
+
+
+def test_leaky_rerope_k_brute_force(llama2):
+    o = llama2.option("leaky_rerope")
+    w, k = o.parameters["window"], o.parameters["k"]
+    assert w == T // 2
+    safe = [w + 1 + (kk * (T - 1 - w)) for kk in range(2, 200)]  # integer k: floor is exact
+    first = next(kk for kk, s in zip(range(2, 200), safe) if s >= L)
+    assert k == first == 64 and o.extra["safe_length"] == w + 1 + 64 * (T - 1 - w)
+    assert math.isinf(llama2.option("rerope").bound)
+
+
+def test_precision_line_brute_force(llama2):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    pos = np.arange(L, dtype=np.float64)
+    exact = int(np.sum(pos.astype(ml_dtypes.bfloat16).astype(np.float64) == pos))
+    assert llama2.precision["exact"] == exact == 1408
+
+
+def test_ranking_and_current(llama2):
+    assert llama2.options[0].name == "current" and not llama2.options[0].reaches
+    rest = llama2.options[1:]
+    keys = [(not o.reaches, o.cost_rank, -o.bound) for o in rest]
+    assert keys == sorted(keys)
+
+
+def test_men_lower_bound_beside_base(llama2):
+    """Men et al.'s grid bound for 128k at d = 128: 8.8e6 (the `base` command's README example)."""
+    assert llama2.option("base").extra["men_lower_bound"] == 8.8e6
+    assert llama2.option("train").parameters["base"] == 8.8e6
+
+
+def test_config_plan_equals_bound_llama32(tmp_path):
+    code, out, err = run(["plan", "tests/configs/llama-3.2-1b.json", "--target", "256k", "--format", "json"])
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["setup"]["scheme"] == "llama3" and data["setup"]["d"] == 64 and data["setup"]["train_len"] == 8192
+    for o in data["options"]:
+        spec = RopeSpec(**{k: v for k, v in o["spec"].items() if k != "params"}, params=o["spec"]["params"])
+        c, bout, berr = run(bound_argv(spec))
+        assert c == 0, berr
+        assert json.loads(bout)["extrapolation_bound"] == o["bound"], o["name"]
+        for key in ("name", "parameters", "bound", "reaches", "cost", "source", "caveats", "edit", "spec"):
+            assert key in o
+    current = data["options"][0]
+    assert current["name"] == "current" and current["reaches"] and round(current["bound"]) == 322850
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["plan", "--d", "128", "--train", "4096", "--base", "1e4", "--target", "2048"], "below the training length"),
+    (["plan", "tests/configs/llama-3.2-1b.json", "--target", "4k"], "below the training length"),
+    (["plan", "tests/configs/llama-3.2-1b.json", "--target", "256k", "--apply", "nope", "-o", "x.json"],
+     "no such option"),
+    (["plan", "tests/configs/llama-3.2-1b.json", "--target", "256k", "--apply", "yarn", "-o",
+      "tests/configs/llama-3.2-1b.json"], "is the input file"),
+    (["plan", "tests/configs/llama-3.2-1b.json", "--target", "256k", "--apply", "yarn", "-o",
+      "/nonexistent-dir/x.json"], "cannot write"),
+    (["plan", "tests/configs/llama-3.2-1b.json", "--target", "256k", "--apply", "yarn"], "needs -o"),
+    (["plan", "--d", "128", "--train", "4096", "--base", "1e4", "--target", "128k", "--apply", "yarn", "-o", "x"],
+     "needs a CONFIG"),
+    (["plan", "--d", "128", "--train", "4096", "--target", "128k"], "--base"),
+    (["plan", "tests/configs/gpt-neox-20b.yml", "--target", "128k", "--apply", "yarn", "-o", "/tmp/x.yml"],
+     "no writer"),
+])
+def test_bad_input_exits_2_one_line(argv, needle):
+    code, out, err = run(argv)
+    assert code == 2, (argv, out, err)
+    assert err.count("\n") == 1 and err.startswith("ropelaw: error:") and needle in err, err
+
+
+def test_text_output_lists_every_option():
+    code, out, err = run(["plan", "--d", "128", "--train", "4096", "--base", "1e4", "--target", "128k"])
+    assert code == 0, err
+    for name in ("current", "base", "train", "linear", "ntk", "dynamic", "yarn", "llama3", "rerope", "leaky_rerope"):
+        assert f"  {name} " in out or f" {name}:" in out, name
+    assert "critical dimension 92 of 128" in out
+
+
+def test_plan_imports_no_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, ropelaw.cli as c; c.main(['plan','--d','128','--train','4096','--base','1e4','--target','128k']);"
+            "bad=[m for m in ('torch','matplotlib','scipy','sympy') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_pretrained_with_scheme_plans_only_training():
+    spec = RopeSpec(d=128, train_len=8192, base=5e5, pretrain_base=5e5, scheme="llama3",
+                    params={"factor": 8, "original_max_position_embeddings": 8192}, pretrained_with_scheme=True)
+    p = plan(spec, 131072)
+    assert [o.name for o in p.options] == ["current", "train"]
+    assert round(p.options[0].bound) == 11971  # the README's torchtitan figure
+    assert any("plain RoPE in pre-training" in n for n in p.notes)
+
+
+def test_sliding_window_group_noted_and_others_refused(tmp_path):
+    from ropelaw.errors import UsageError
+    from ropelaw.lint.loader import load_config
+    from ropelaw.plan import plan_config
+
+    cfg = load_config("tests/configs/gemma-2-9b.json")
+    p = plan_config(cfg, 32768)
+    assert any("local layers" in n and "sliding window" in n for n in p.notes)
+    cfg3 = load_config("tests/configs/gemma-3-4b-it.json")  # local layers: window 1,024 < T: planned as a note
+    plan_config(cfg3, 262144)
+    from pathlib import Path
+
+    data = json.loads(Path("tests/configs/gemma-2-9b.json").read_text())
+    data["sliding_window"] = 1 << 20  # a window past the training length: a second setup to plan
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(UsageError, match="layer groups"):
+        plan_config(load_config(str(path)), 1 << 21)
