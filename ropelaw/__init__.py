@@ -38,10 +38,11 @@ _LAZY: dict[str, str] = {
     "audit_hf": "ropelaw.audit.runtime",
     "audit_checkpoint": "ropelaw.audit.checkpoint",
     "Finding": "ropelaw.findings",
+    "explore": "ropelaw.explorer",  # a function; its module is explorer, so importing it never shadows it
 }
 
 _SUBMODULES = {"spec", "theory", "schemes", "basebound", "decay", "formats", "findings", "report",
-               "audit", "lint", "methods", "plot", "results"}
+               "audit", "lint", "methods", "plot", "results", "plan", "explorer"}
 
 __all__ = ["RopeSpec", "__version__", *_LAZY]
 

@@ -248,3 +248,21 @@ def test_methods_notebook_keynorm():
     v = values(nb, "check-keynorm")
     assert float(v["keynorm_vs_seed_formula"]) < 1e-12  # seed 003's KNA formula, float64
     assert float(v["keynorm_scale_invariance_diff"]) < 1e-12  # keys are L2-normalised: scale cannot matter
+
+
+# -- 06: the plan and the explorer widget -----------------------------------------------------------
+def test_plan_notebook_numbers():
+    pytest.importorskip("ipywidgets")  # the notebook shows ropelaw.explore() (the notebooks / test extras)
+    nb = executed("06_plan.ipynb")
+    v = values(nb, "check-plan")
+    assert v["critical_dimension"] == "92"  # seed 001: LLaMA 2's critical dimension
+    # PI brings pair 46 (period 2*pi*1e4^(92/128) = 4,711.7) to a full period at 131,072 from s = 28
+    assert v["pi_smallest_factor"] == v["pi_independent"] == "28"
+    assert v["yarn_factor"] == "32.0"  # YaRN's s = L'/L = 131,072 / 4,096
+    assert v["base_scaling_law"] == "1.02212e+06"  # README's `ropelaw base` example: 1.02212e6
+    assert v["men_lower_bound"] == "8800000.0"  # README's `ropelaw base` example: 8.8e6
+    assert v["bf16_exact"] == "1408"  # 256 + 9 * 128: the first 2^8 and 128 per binade up to 2^17
+    same = text_of(tagged(nb, "check-same"))
+    assert same.count("same_as_bound=True") == 10 and "same_as_bound=False" not in same
+    e = values(nb, "check-explore")
+    assert e["explore_d"] == "64" and e["explore_critical_dimension"] == "46" and e["explore_yarn_reaches"] == "True"
