@@ -445,7 +445,7 @@ def _longrope_option(spec: RopeSpec, target: int) -> Option | None:
 
 
 def plan(spec: RopeSpec, target: int, *, dtype: str | None = None, inputs: dict | None = None,
-         notes: list | None = None) -> Plan:
+         notes: list | None = None, runtime: dict | None = None) -> Plan:
     """Every option to reach ``target`` tokens from ``spec`` (the model as it is), ranked.
 
     ``spec``: pre-trained with plain RoPE at ``spec.pretrain_base`` for ``spec.train_len`` tokens, run
@@ -484,13 +484,47 @@ def plan(spec: RopeSpec, target: int, *, dtype: str | None = None, inputs: dict 
         options.extend(_rerope_options(spec, target))
     head = options[0]
     ranked = [head] + sorted(options[1:], key=lambda o: (not o.reaches, o.cost_rank, -o.bound, o.name))
-    precision = _precision(dtype, target) if dtype else None
+    precision = _precision(dtype, target, runtime) if dtype else None
     return Plan(spec=spec, target=target, options=ranked,
                 critical_dimension=extrapolation_bound(_plain(spec)).critical_dimension,
                 precision=precision, notes=notes, inputs=dict(inputs or {}))
 
 
-def _precision(dtype: str, target: int, code_path: str | None = None) -> dict | None:
+# What ropelaw's runtime audit measured in each framework's own rotary code (audits/reports/<report>.json,
+# `python audits/run.py`): the worst fraction of exact positions over the audited modules at 131,072
+# tokens in bf16, per scenario (cast: built in float32 then .to(bf16); default: torch.set_default_dtype;
+# autocast). tests/test_plan.py checks each number against the report. dialect -> report (hf: by the
+# transformers whose semantics the loader follows).
+CODE_PATHS: dict[str, tuple[str, tuple[float, float, float]]] = {
+    "hf 4.57.1": ("transformers-4.57.1", (1.0, 1.0, 1.0)),
+    "hf 5.23.0": ("transformers-5.23.0", (1.0, 1.0, 1.0)),
+    "litgpt": ("litgpt-0.5.13", (1.0, 1.0, 1.0)),
+    "nanotron": ("nanotron-0.4", (1.0, 1.0, 1.0)),
+    "megatron": ("megatron-core-0.19.2", (1.0, 1.0, 0.0025482177734375)),
+    "torchtitan": ("torchtitan-0.3.0", (7.62939453125e-06, 1.0, 1.0)),
+}
+_RUNS = {"axolotl": "hf", "nemo": "megatron"}  # axolotl runs transformers; NeMo runs megatron-core
+
+
+def code_path(dialect: str | None, semantics: str | None = None) -> dict | None:
+    """What the audit measured in the code that runs ``dialect``'s configs, or None (not audited)."""
+    d = _RUNS.get(dialect or "", dialect)
+    if d == "hf":
+        d = f"hf {(semantics or '').split()[-1]}" if semantics else None
+    entry = CODE_PATHS.get(d or "")
+    if entry is None:
+        return None
+    report, (cast, default, autocast) = entry
+    fr = {"cast": cast, "default": default, "autocast": autocast}
+    low = [k for k, v in fr.items() if v < 1]
+    text = (f"{report.replace('-', ' ', 1)} (ropelaw's runtime audit, audits/reports/{report}.md): at 131,072 tokens "
+            f"in bf16, " + ", ".join(f"{k} {100 * v:.4g}%" for k, v in fr.items()) + " of positions exact; "
+            + (f"positions or angles pass through bf16 under {', '.join(low)}" if low else
+               "positions and angles stay in float32 in every scenario"))
+    return {"audit": report, "exact_fraction_bf16_131072": fr, "text": text}
+
+
+def _precision(dtype: str, target: int, code_path: dict | None = None) -> dict | None:
     """Exact positions 0 .. target-1 in ``dtype`` (``formats.exact_positions``)."""
     from .formats import exact_positions
     from .lint.rules.dtype import _format
@@ -501,7 +535,8 @@ def _precision(dtype: str, target: int, code_path: str | None = None) -> dict | 
                 "note": "mixed precision or an unknown dtype: the positions' dtype is not stated by it"}
     c = exact_positions(fmt, target)
     return {"dtype": c.dtype, "length": target, "exact": c.exact, "exact_fraction": c.exact_fraction,
-            "first_inexact": c.first_inexact, "overflow_from": c.overflow_from, "code_path": code_path}
+            "first_inexact": c.first_inexact, "overflow_from": c.overflow_from,
+            "code_path": code_path["text"] if code_path else None, "code_path_audit": code_path}
 
 
 def plan_config(cfg: Any, target: int, dialect: str | None = None) -> Plan:
@@ -527,4 +562,4 @@ def plan_config(cfg: Any, target: int, dialect: str | None = None) -> Plan:
               "dtype": cfg.dtype.where if cfg.dtype is not None else None}
     dtype = cfg.dtype.raw if cfg.dtype is not None else None
     return plan(spec, target, dtype=dtype if isinstance(dtype, (str, int)) else None, inputs=inputs,
-                notes=notes + list(cfg.notes))
+                notes=notes + list(cfg.notes), runtime=code_path(dialect, cfg.semantics))

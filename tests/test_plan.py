@@ -217,3 +217,30 @@ def test_sliding_window_group_noted_and_others_refused(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(UsageError, match="layer groups"):
         plan_config(load_config(str(path)), 1 << 21)
+
+
+def test_code_paths_against_audit_reports():
+    """Each framework's audited exact fractions (bf16, 131,072 tokens, worst module per scenario) are the
+    ones in its committed audit report."""
+    from pathlib import Path
+
+    from ropelaw.plan import CODE_PATHS, code_path
+
+    for key, (report, fractions) in CODE_PATHS.items():
+        data = json.loads((Path("audits/reports") / f"{report}.json").read_text())
+        worst: dict = {}
+        for r in data["results"]:
+            if r["kind"] in ("hf", "module") and r.get("dtype") == "bf16" and r.get("length") == 131072 and r.get("json"):
+                for sc in r["json"]["scenarios"]:
+                    if sc.get("exact_fraction") is not None:
+                        worst[sc["scenario"]] = min(worst.get(sc["scenario"], 2.0), sc["exact_fraction"])
+        assert (worst["cast"], worst["default"], worst["autocast"]) == fractions, key
+    assert "autocast" in code_path("nemo")["text"] and code_path("neox") is None
+    assert code_path("axolotl", "transformers 4.57.1")["audit"] == "transformers-4.57.1"
+
+
+def test_config_plan_names_the_code_path():
+    code, out, err = run(["plan", "tests/configs/llama-3.2-1b.json", "--target", "256k"])
+    assert code == 0, err
+    assert "code path: transformers 4.57.1" in out or "code path: transformers 5.23.0" in out
+    assert "positions and angles stay in float32 in every scenario" in out
