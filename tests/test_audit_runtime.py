@@ -71,7 +71,7 @@ def test_positions_rounded_matches_brute_force_and_formats(positions_audit):
         assert s.path == "positions rounded"
         assert s.nonfinite == 0
     assert [(f.code, f.data["scenario"]) for f in positions_audit.findings] == [
-        ("RP301", "cast"), ("RP301", "default"), ("RP301", "autocast")]
+        ("RP301", "cast"), ("RP301", "default"), ("RP301", "autocast-cuda"), ("RP301", "autocast-cpu")]
 
 
 def test_recovers_convention_layout_dim_and_base(positions_audit):
@@ -120,15 +120,22 @@ def test_product_rounded_matches_numpy_emulation():
     assert {f.code for f in a.findings} == {"RP302", "RP303"}
 
 
-def test_seed_llama_legacy_cast_is_product_rounded_default_and_autocast_clean():
-    """Seed 004's LlamaRotaryEmbedding: bf16 only bites when the module itself is cast."""
+def test_seed_llama_legacy_cast_and_cuda_autocast_are_product_rounded_default_and_cpu_autocast_clean():
+    """Seed 004's LlamaRotaryEmbedding: bf16 bites when the module is cast, and under CUDA autocast,
+    whose op list holds the einsum("i,j->ij") that rebuilds the cache past 2,048 (CPU's does not)."""
     a = audit_module(target("legacy_buggy"), "bf16", L)
     verdict = {s.scenario: s.path for s in a.scenarios}
-    assert verdict == {"cast": "product rounded", "default": "clean", "autocast": "clean"}
+    assert verdict == {"cast": "product rounded", "default": "clean", "autocast-cuda": "product rounded",
+                       "autocast-cpu": "clean"}
     assert a.convention == "hf-legacy"
     cast = a.scenario("cast")
     assert cast.exact < exact_positions("bf16", L).exact  # worse than positions alone
-    assert [(f.code, f.data["scenario"]) for f in a.findings] == [("RP302", "cast"), ("RP303", "cast")]
+    # under CUDA autocast the einsum converts t (float32) and inv_freq to bf16 (round to nearest even)
+    # and multiplies in bf16: exactly the numpy emulation of a rounded product
+    cuda = a.scenario("autocast-cuda")
+    assert (cuda.exact, cuda.distinct) == emulate_product_rounded(L)
+    assert [(f.code, f.data["scenario"]) for f in a.findings] == [
+        ("RP302", "cast"), ("RP303", "cast"), ("RP302", "autocast-cuda"), ("RP303", "autocast-cuda")]
 
 
 def test_frequencies_rounded_drift_equals_bf16_rounding_of_theta():
@@ -143,7 +150,7 @@ def test_frequencies_rounded_drift_equals_bf16_rounding_of_theta():
     # phase error: the drift accumulates over positions, up to (L-1) * max |bf16(theta) - theta|
     assert cast.max_phase_error <= (L - 1) * np.max(np.abs(bf16(t) - nominal)) + 0.01
     assert [f.code for f in a.findings] == ["RP303"]
-    assert a.scenario("default").path == a.scenario("autocast").path == "clean"
+    assert {a.scenario(n).path for n in ("default", "autocast-cuda", "autocast-cpu")} == {"clean"}
 
 
 @pytest.mark.parametrize("name,convention,layout", [
@@ -165,7 +172,7 @@ def test_clean_modules_are_exact_everywhere(name, convention, layout):
 
 
 def test_interleaved_product_rounded_detects_layout():
-    a = audit_module(target("interleaved_buggy"), "bf16", L, ["autocast"])
+    a = audit_module(target("interleaved_buggy"), "bf16", L, ["autocast-cpu"])
     assert a.layout == "interleaved"
     assert a.scenarios[0].path == "product rounded"
 
@@ -300,7 +307,7 @@ def test_hf_llama_cast_rounds_inv_freq_buffer():
     pytest.importorskip("transformers")
     from ropelaw.audit.runtime import audit_hf
 
-    a = audit_hf("llama", "bf16", 4096, ["cast", "autocast"])
+    a = audit_hf("llama", "bf16", 4096, ["cast", "autocast"])  # autocast: both autocast scenarios
     assert (a.convention, a.rotary_dim, a.base) == ("hf-current", 128, 10000.0)
     cast = a.scenario("cast")
     # transformers registers inv_freq as a float buffer: .to(bf16) rounds it (and only it)
@@ -308,7 +315,7 @@ def test_hf_llama_cast_rounds_inv_freq_buffer():
     nominal = 10000.0 ** (-2.0 * np.arange(D // 2) / D)
     assert cast.path == "frequencies rounded" and cast.exact == 4096
     assert cast.frequency_drift == pytest.approx(float(np.max(np.abs(bf16(t) / nominal - 1))), rel=1e-12)
-    assert a.scenario("autocast").path == "clean"
+    assert a.scenario("autocast-cuda").path == a.scenario("autocast-cpu").path == "clean"
 
 
 @pytest.mark.hf

@@ -93,7 +93,7 @@ def test_each_convention_positions_rounded_matches_brute_force_in_every_scenario
         assert (s.exact, s.distinct, s.first_inexact, s.path) == (exact, distinct, 257, "positions rounded"), s
         assert s.exact_fraction == exact / L
     assert [(f.code, f.data["scenario"]) for f in a.findings] == [
-        ("RP301", "cast"), ("RP301", "default"), ("RP301", "autocast")]
+        ("RP301", "cast"), ("RP301", "default"), ("RP301", "autocast-cuda"), ("RP301", "autocast-cpu")]
 
 
 def test_call_forms_name_the_real_parameters():
@@ -132,7 +132,7 @@ def test_torchtitan_cast_drops_the_sine_and_is_found_at_run_time():
     assert "imaginary part" in cast.note  # torch's own warning, recorded instead of raised
     assert cast.exact == expected_sine_lost_exact(L)
     assert cast.exact <= 2
-    for name in ("default", "autocast"):
+    for name in ("default", "autocast-cuda", "autocast-cpu"):
         assert (a.scenario(name).exact, a.scenario(name).path) == (L, "clean")
     assert [(f.code, f.data["scenario"]) for f in a.findings] == [("RP305", "cast")]
     assert "the sine is lost" in a.findings[0].message
@@ -179,14 +179,14 @@ def test_scenario_isolation_one_scenario_raises_the_others_are_measured(capsys):
     assert cast.path == "error"
     assert cast.error.startswith("RuntimeError: view_as_complex is only supported for")
     assert "\n" not in cast.error
-    for name in ("default", "autocast"):
+    for name in ("default", "autocast-cuda", "autocast-cpu"):
         assert (a.scenario(name).exact, a.scenario(name).path) == (L, "clean")
     assert [(f.code, f.data["scenario"]) for f in a.findings] == [("RP307", "cast")]
     assert main(["audit", "module", target("nanotron_eager_init"), "--length", "256"]) == 1
     out = capsys.readouterr().out
-    assert "cast       raised RuntimeError: view_as_complex" in out
-    assert [ln.split()[0] for ln in out.splitlines() if ln.startswith(("default ", "autocast "))] == [
-        "default", "autocast"]
+    assert "cast          raised RuntimeError: view_as_complex" in out
+    assert [ln.split()[0] for ln in out.splitlines() if ln.startswith(("default ", "autocast-"))] == [
+        "default", "autocast-cuda", "autocast-cpu"]
     main(["audit", "module", target("nanotron_eager_init"), "--length", "256", "--format", "json"])
     import json
 
@@ -225,12 +225,12 @@ def test_xpos_magnitude_error_after_cast_matches_emulation_and_is_its_own_rule()
     assert cast.magnitude_reference == "float32 build"
     tol = magnitude_tolerance("bfloat16")
     assert tol == 2 * 2.0**-8 + 2.0**-20
-    for name in ("default", "autocast"):  # output rounding only: at most u
+    for name in ("default", "autocast-cuda", "autocast-cpu"):  # output rounding only: at most u
         assert a.scenario(name).magnitude_error <= 2.0**-8 + 2.0**-20
     # angles are untouched: the guard recomputes inv_freq in float32 (drift = float32 noise)
     for s in a.scenarios:
         assert s.exact == n and s.frequency_drift < 1e-7
-    assert [s.path for s in a.scenarios] == ["magnitude off", "clean", "clean"]
+    assert [s.path for s in a.scenarios] == ["magnitude off", "clean", "clean", "clean"]
     assert [(f.code, f.data["scenario"]) for f in a.findings] == [("RP306", "cast")]
     assert "magnitude" in a.findings[0].message and "collision" not in a.findings[0].message
 

@@ -35,7 +35,7 @@ from .measure import magnitude_tolerance
 from .rules.runtime import (RUNTIME_FREQUENCIES_ROUNDED, RUNTIME_MAGNITUDE_ERROR, RUNTIME_NONFINITE,
                             RUNTIME_POSITIONS_ROUNDED, RUNTIME_PRODUCT_ROUNDED, RUNTIME_SCENARIO_RAISED,
                             RUNTIME_SINE_LOST)
-from .scenarios import SCENARIOS, _measure_scenario, _reference, canonical_dtype, failed_scenario
+from .scenarios import SCENARIOS, _measure_scenario, _reference, canonical_dtype, expand_scenarios, failed_scenario
 
 __all__ = ["SCENARIOS", "DRIFT_TOLERANCE", "ModuleAudit", "ScenarioResult", "EncodingStats", "Probe",
            "audit_module", "audit_hf", "load_factory", "hf_rotary_factory", "effective_frequencies",
@@ -113,10 +113,7 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
                          "(L, d) tensors would not fit in memory; `ropelaw exact` counts exact positions in closed form")
     if base is not None and not (base > 1 and math.isfinite(base)):
         raise ValueError(f"base must be a finite number > 1, got {base!r}")
-    scen = list(scenarios)
-    for s in scen:
-        if s not in SCENARIOS:
-            raise ValueError(f"unknown scenario {s!r}; choose one of {', '.join(SCENARIOS)} or all")
+    scen = expand_scenarios(scenarios)
     if isinstance(target, str):
         factory, path, line = load_factory(target)
         label = target

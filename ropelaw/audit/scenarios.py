@@ -1,10 +1,14 @@
 """Precision scenarios: how the module is built and called, each measured on its own.
 
-Precision scenarios (how the bug is triggered in practice)
-- ``cast``: built in float32, then ``.to(dtype)`` (``model.bfloat16()``, DeepSpeed);
-- ``default``: built and run under ``torch.set_default_dtype(dtype)`` (restored in a finally);
-- ``autocast``: built in float32, called inside ``torch.autocast("cpu", dtype)``.
-In every scenario the input ``x`` has the scenario dtype (activations are low precision).
+Precision scenarios (how the bug is triggered in practice; :data:`ropelaw.audit.policy.SCENARIO_DESCRIPTIONS`)
+- ``cast``: built in float32, then ``.to(dtype)`` (``model.bfloat16()``, DeepSpeed, FSDP ``param_dtype``);
+- ``default``: built and run under ``torch.set_default_dtype(dtype)`` (restored in a finally): what
+  Lightning/Fabric ``precision="bf16-true"`` / ``"16-true"`` do while the model is built and run;
+- ``autocast-cuda``: built in float32 (outside autocast), called inside an autocast region with CUDA's op lists,
+  emulated on CPU tensors (:func:`ropelaw.audit.autocast.cuda_autocast`): ``bf16-mixed`` on a GPU;
+- ``autocast-cpu``: built in float32, called inside ``torch.autocast("cpu", dtype)`` (CPU's lists).
+``autocast`` names both autocast scenarios. In every scenario the input ``x`` has the scenario
+dtype (activations are low precision).
 
 Each scenario builds its own module from the factory and calls it the way the float32 build
 was found to be called (:meth:`Probe.like`): a scenario that breaks the encoding (a cast that
@@ -26,7 +30,8 @@ from .conventions import Probe, _first_line, _inv_freq_array, _user_errors, init
 from .measure import (DRIFT_TOLERANCE, SCALED_TOLERANCE, EncodingStats, ScenarioResult, effective_frequencies,
                       frequency_uncertainty, magnitude_tolerance, resolve_frequencies, unit_roundoff)
 
-SCENARIOS = ("cast", "default", "autocast")
+SCENARIOS = ("cast", "default", "autocast-cuda", "autocast-cpu")
+SCENARIO_ALIASES = {"autocast": ("autocast-cuda", "autocast-cpu")}
 _DTYPES = {
     "bf16": "bfloat16", "bfloat16": "bfloat16", "torch.bfloat16": "bfloat16",
     "fp16": "float16", "float16": "float16", "half": "float16", "torch.float16": "float16", "torch.half": "float16",
@@ -54,8 +59,21 @@ def _torch_dtype(name: str):
 # --------------------------------------------------------------------------- scenarios
 
 
+def expand_scenarios(names) -> list[str]:
+    """Scenario names with ``autocast`` expanded to both autocast scenarios; ValueError for an unknown one."""
+    out: list[str] = []
+    for s in names:
+        for x in SCENARIO_ALIASES.get(s, (s,)):
+            if x not in SCENARIOS:
+                raise ValueError(f"unknown scenario {s!r}; choose one of {', '.join(SCENARIOS)}, autocast (both "
+                                 "autocast scenarios) or all")
+            if x not in out:
+                out.append(x)
+    return out
+
+
 @contextlib.contextmanager
-def _scenario(name: str, dtype):
+def _scenario(name: str, dtype, notes: list[str] | None = None):
     """Context in which the factory is built and the module called."""
     import torch
 
@@ -66,7 +84,15 @@ def _scenario(name: str, dtype):
             yield
         finally:
             torch.set_default_dtype(old)
-    elif name == "autocast":
+    elif name == "autocast-cuda":
+        from .autocast import cuda_autocast
+
+        with cuda_autocast(dtype) as record:
+            yield
+        diff = record.differences()
+        if notes is not None and diff:
+            notes.append("CUDA's autocast lists changed the run where CPU's would not: " + "; ".join(diff))
+    elif name == "autocast-cpu":
         with torch.autocast("cpu", dtype=dtype):
             yield
     elif name in ("cast", "reference"):
@@ -203,8 +229,12 @@ def _measure_scenario(factory, scenario: str, dtype_name: str, length: int, nomi
     reference = ref.omega
     dtype = _torch_dtype(dtype_name)
     notes: list[str] = []
-    with torch.no_grad(), _scenario(scenario, dtype):
-        obj = _build(factory, scenario, dtype, notes)
+    if scenario.startswith("autocast"):  # a model is built outside autocast, which wraps only its forward
+        with torch.no_grad(), float32_context():
+            obj = _build(factory, scenario, dtype, notes)
+    with torch.no_grad(), _scenario(scenario, dtype, notes):
+        if not scenario.startswith("autocast"):
+            obj = _build(factory, scenario, dtype, notes)
         probe = Probe.like(ref.probe, obj, dtype, length)
         probe.prepare()
         p2 = _pow2_positions(length)

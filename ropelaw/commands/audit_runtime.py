@@ -12,7 +12,7 @@ from ..report import FORMATS
 from ..numfmt import number as _number
 from ._common import add_format, base, emit_json, length, number, param
 
-_SCENARIO_CHOICES = ("cast", "default", "autocast", "all")
+_SCENARIO_CHOICES = ("cast", "default", "autocast-cuda", "autocast-cpu", "autocast", "all")
 
 
 def _add_runtime_common(p: argparse.ArgumentParser) -> None:
@@ -21,8 +21,11 @@ def _add_runtime_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--length", type=length, default=8192, metavar="L",
                    help="positions 0 .. L-1 to measure (default 8192; accepts 32k, 1M)")
     p.add_argument("--scenario", choices=_SCENARIO_CHOICES, default="all",
-                   help="cast: built in float32 then .to(dtype); default: torch.set_default_dtype(dtype); "
-                        "autocast: called inside torch.autocast('cpu', dtype); all (default)")
+                   help="cast: built in float32 then .to(dtype) (DeepSpeed, FSDP, model.bfloat16()); "
+                        "default: built and run under torch.set_default_dtype(dtype) (Lightning/Fabric "
+                        "'bf16-true'); autocast-cuda: called under CUDA's autocast op lists (torch 2.13.0 "
+                        "autocast_mode.h) emulated on CPU ('bf16-mixed' on a GPU); autocast-cpu: "
+                        "torch.autocast('cpu', dtype); autocast: both autocast scenarios; all (default)")
     p.add_argument("--base", type=base, default=None, metavar="B",
                    help="nominal RoPE base (default: fitted to a float32 build of the module; 500k = 500,000)")
     add_format(p, FORMATS)
@@ -93,9 +96,9 @@ def add_checkpoint_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _scenarios(choice: str) -> list[str]:
-    from ..audit.runtime import SCENARIOS
+    from ..audit.scenarios import SCENARIOS, expand_scenarios
 
-    return list(SCENARIOS) if choice == "all" else [choice]
+    return list(SCENARIOS) if choice == "all" else expand_scenarios([choice])
 
 
 def _progress(args: argparse.Namespace) -> bool:
@@ -118,16 +121,21 @@ def _fmt_base(audit) -> str:
 
 def module_table(audit) -> list[str]:
     """The per-scenario table shown by ``audit module`` / ``audit hf`` (a scenario that raised: one line)."""
-    head = (f"{'scenario':<10} {'exact':>8} {'distinct':>9} {'nonfinite':>9} {'drift':>9} {'max phase err':>15} "
+    head = (f"{'scenario':<13} {'exact':>8} {'distinct':>9} {'nonfinite':>9} {'drift':>9} {'max phase err':>15} "
             f"{'magnitude':>9}  path")
     lines = [head]
     for s in audit.scenarios:
         if s.error is not None:
-            lines.append(f"{s.scenario:<10} raised {s.error}")
+            lines.append(f"{s.scenario:<13} raised {s.error}")
             continue
-        lines.append(f"{s.scenario:<10} {_fmt_pct(s.exact_fraction):>8} {_fmt_pct(s.distinct_fraction):>9} "
+        lines.append(f"{s.scenario:<13} {_fmt_pct(s.exact_fraction):>8} {_fmt_pct(s.distinct_fraction):>9} "
                      f"{s.nonfinite:>9,} {s.frequency_drift:>9.1e} {s.max_phase_error:>11.3g} rad "
                      f"{_fmt_pct(s.magnitude_error):>9}  {s.path}")
+    from ..audit.policy import SCENARIO_SHORT
+
+    shown = [s.scenario for s in audit.scenarios if s.scenario in SCENARIO_SHORT]
+    if shown:
+        lines.append("(" + "; ".join(f"{n}: {SCENARIO_SHORT[n]}" for n in shown) + ")")
     return lines
 
 
