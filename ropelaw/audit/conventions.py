@@ -143,8 +143,15 @@ def _inv_freq_array(obj: Any) -> np.ndarray | None:
 # Parameter names and the role the probe gives them. A name not listed is left at its default;
 # a required one is the query (first) or the key (second) when the callable rotates tensors.
 LENGTH_NAMES = ("seq_len", "max_seq_len", "seqlen", "seq_length", "end", "length", "max_len", "max_length",
-                "max_position_embeddings", "max_positions", "n_positions", "num_positions", "max_seqlen")
-DIM_NAMES = ("dim", "n_elem", "head_dim", "rotary_dim", "head_size", "rotary_ndims", "dims", "kv_channels")
+                "max_position_embeddings", "max_positions", "n_positions", "num_positions", "max_seqlen",
+                "maxseqlen", "max_seq_length", "max_sequence_length", "sequence_length", "seqlength", "n_ctx",
+                "context_length", "ctx_len", "block_size", "num_pos", "n_pos", "max_pos")
+DIM_NAMES = ("dim", "n_elem", "head_dim", "rotary_dim", "head_size", "rotary_ndims", "dims", "kv_channels",
+             "dim_head", "d_head", "head_dims", "rotary_dims", "rope_dim", "rot_dim", "dim_model", "qk_rope_head_dim",
+             "encoding_dim", "d_rotary", "n_rot")
+# the RoPE base: filled from --base (a required one without --base is refused, naming the flag)
+BASE_NAMES = ("base", "theta", "rope_theta", "rotary_base", "rope_base", "rotary_emb_base", "base_freq",
+              "max_wavelength", "max_timescale", "rope_freq_base", "freq_base")
 POSITION_NAMES = ("position_ids", "positions", "pos_ids", "pos", "position", "input_pos")
 OFFSET_NAMES = ("past_key_values_length", "offset", "seqlen_offset", "seqlen_offsets", "start_pos", "past_length")
 Q_NAMES = ("x", "q", "query", "xq", "qkv", "hidden_states", "input", "inputs", "tensor", "query_states")
@@ -208,6 +215,7 @@ def _roles(fn: Callable) -> tuple[list[tuple[inspect.Parameter, str | None]], bo
     for p in params:
         name = p.name.lower()
         role = ("length" if name in LENGTH_NAMES else "dim" if name in DIM_NAMES
+                else "base" if name in BASE_NAMES
                 else "positions" if name in POSITION_NAMES else "offset" if name in OFFSET_NAMES
                 else "q" if name in Q_NAMES else "k" if name in K_NAMES else None)
         if role is None and p.default is inspect.Parameter.empty:
@@ -217,13 +225,18 @@ def _roles(fn: Callable) -> tuple[list[tuple[inspect.Parameter, str | None]], bo
     return out, not params
 
 
+_ROLE_WORDS = {"length": "a length", "dim": "the head dim", "base": "the RoPE base", "positions": "position ids",
+               "offset": "an offset", "q": "the query", "k": "the key", "unsupplied": "unknown, required"}
+
+
 class _Plan:
     """One way of calling the callable: which roles are supplied, in which tensor layout."""
 
     def __init__(self, kind: str, roles: list[tuple[inspect.Parameter, str | None]], layout: str | None,
-                 head_dim: int | None, opaque: bool = False, with_k: bool = False):
+                 head_dim: int | None, opaque: bool = False, with_k: bool = False, base: float | None = None):
         self.kind = kind  # length | positions | tensor
         self.roles = roles
+        self.base = base  # --base, for a parameter that takes the RoPE base
         self.layout = layout
         self.head_dim = head_dim
         self.opaque = opaque
@@ -249,6 +262,8 @@ class _Plan:
                 v = positions
             elif role == "offset":
                 v = 0
+            elif role == "base" and self.base is not None:
+                v = self.base
             else:
                 if p.default is inspect.Parameter.empty:
                     raise TypeError(f"cannot supply the required parameter {p.name!r}")
@@ -275,10 +290,14 @@ class _Plan:
                 parts.append(f"{p.name}=arange(L)")
             elif role == "offset":
                 parts.append(f"{p.name}=0")
+            elif role == "base" and self.base is not None:
+                from ..numfmt import number
+
+                parts.append(f"{p.name}={number(self.base)} (--base)")
         return f"{name}({', '.join(parts)})"
 
 
-def _plans(fn: Callable, head_dims: Sequence[int]) -> list[_Plan]:
+def _plans(fn: Callable, head_dims: Sequence[int], base: float | None = None) -> list[_Plan]:
     """Every plan worth trying for ``fn``, most specific first."""
     roles, opaque = _roles(fn)
     if opaque:
@@ -302,8 +321,17 @@ def _plans(fn: Callable, head_dims: Sequence[int]) -> list[_Plan]:
         dims = list(head_dims) if (uses_q or needs_dim) else [None]
         for layout in layouts:
             for hd in dims:
-                plans.append(_Plan(kind, roles, layout, hd))
+                plans.append(_Plan(kind, roles, layout, hd, base=base))
     return plans
+
+
+class TableTooShort(ValueError):
+    """A length-called rotary returned fewer rows than positions asked for: its table ends there
+    (DeepSeek-V3's ``freqs_cis`` buffer of ``max_seq_len`` rows sliced ``[:seqlen]``)."""
+
+    def __init__(self, rows: int, asked: int):
+        super().__init__(f"returned a table of {rows:,} rows for {asked:,} positions")
+        self.rows, self.asked = rows, asked
 
 
 def _first_line(exc: BaseException, limit: int = 90) -> str:
@@ -342,6 +370,7 @@ class Probe:
         self.x_dtype = x_dtype
         self.length = length
         self.seq_axis = seq_axis  # axis of positions in a (cos, sin) / angles / complex output
+        self.pair_axis: int | None = None  # a stacked output's axis of size 2 holding (cos, sin)
         self._full = None  # cached full (cos, sin) for whole-sequence plans
         self.output_dtype = "?"
         self.imaginary_dropped = False  # a complex output came back real
@@ -381,7 +410,8 @@ class Probe:
         if name in (None, "__call__", "<lambda>"):
             name = "f"
         out = {"rotated": "rotated q", "angles": "angles", "complex": "complex freqs",
-               "cos|sin": "cat(cos, sin)"}.get(self.output, self.output)
+               "cos|sin": "cat(cos, sin)", "stacked": f"stack(cos, sin) on axis {self.pair_axis}"}.get(
+            self.output, self.output)
         where = f" on q {self.tensor_layout}" if self.tensor_layout else ""
         return f"{self.plan.describe(name)} -> {out}{where}"
 
@@ -468,12 +498,16 @@ class Probe:
             t = t.select(1, 0)  # batch 0, head 0
         return t  # (n, head_dim)
 
-    def _table_rows(self, t, n: int):
+    def _table_rows(self, t, n: int, seq_axis: int | None = None):
         """(n, width) rows of a (cos, sin) / angles / complex output along its positions axis."""
-        if self.seq_axis is None or self.seq_axis >= t.dim() or t.shape[self.seq_axis] < n or (
-                t.shape[self.seq_axis] > n and not self._whole_cache()):
-            raise ValueError(f"returned shape {tuple(t.shape)}, expected {n} positions on axis {self.seq_axis}")
-        t = t.movedim(self.seq_axis, 0)[:n]
+        axis = self.seq_axis if seq_axis is None else seq_axis
+        if (axis is not None and axis < t.dim() and 2 <= t.shape[axis] < n and self.plan is not None
+                and self.plan.kind == "length"):
+            raise TableTooShort(int(t.shape[axis]), n)
+        if axis is None or axis >= t.dim() or t.shape[axis] < n or (
+                t.shape[axis] > n and not self._whole_cache()):
+            raise ValueError(f"returned shape {tuple(t.shape)}, expected {n} positions on axis {axis}")
+        t = t.movedim(axis, 0)[:n]
         while t.dim() > 2:
             t = t.select(1, 0)
         if t.dim() == 1:
@@ -497,6 +531,13 @@ class Probe:
                 raise ValueError(f"returned {type(out).__name__}, expected (cos, sin)")
             cos, sin = self._table_rows(out[0], n), self._table_rows(out[1], n)
             self.output_dtype = _dtype_name(out[0])
+        elif self.output == "stacked":
+            t = out[0] if isinstance(out, (tuple, list)) else out
+            if not isinstance(t, torch.Tensor) or self.pair_axis is None or self.pair_axis >= t.dim():
+                raise ValueError("did not return the stacked (cos, sin) tensor of the float32 build")
+            self.output_dtype = _dtype_name(t)
+            c, s = self._stacked_rows(t, n)
+            return self._split_table(c.float().numpy(), s.float().numpy(), k)
         else:
             t = out[0] if isinstance(out, (tuple, list)) else out
             if not isinstance(t, torch.Tensor):
@@ -517,6 +558,37 @@ class Probe:
             cos, sin = rows[:, :half], rows[:, half:]
         return self._split_table(cos.float().numpy(), sin.float().numpy(), k)
 
+    def _stacked_rows(self, t, n: int, pair_axis: int | None = None):
+        """(cos, sin) ``(n, d/2)`` rows of a stacked table: ``t.select(pair_axis, 0 / 1)``.
+
+        gpt-fast ``precompute_freqs_cis`` (``torch.stack([freqs_cis.real, freqs_cis.imag], -1)``,
+        ``(L, d/2, 2)``), lit-llama and torchtune (``torch.stack([cos, sin], -1)``), older lit-llama
+        (``torch.stack((cos, sin), dim=0)``, ``(2, 1, 1, L, d)``): one pair per row entry.
+        """
+        ax = self.pair_axis if pair_axis is None else pair_axis
+        seq = self.seq_axis - (1 if ax < self.seq_axis else 0)
+        return self._table_rows(t.select(ax, 0), n, seq), self._table_rows(t.select(ax, 1), n, seq)
+
+    def _detect_stacked(self, t, n: int) -> bool:
+        """A real tensor holding (cos, sin) on an axis of size 2 (not the positions axis): the last axis
+        first, then a leading one; position 0 must read cos = 1, sin = 0 on every pair."""
+        import torch
+
+        if t.dim() < 3:
+            return False  # (L, 2): one pair, read as cat(cos, sin) with the same result
+        for ax in [t.dim() - 1] + list(range(t.dim() - 1)):
+            if ax == self.seq_axis or t.shape[ax] != 2:
+                continue
+            try:
+                c, s = self._stacked_rows(t, n, ax)
+            except (ValueError, IndexError):
+                continue
+            c, s = c.float(), s.float()
+            if c.shape == s.shape and torch.all(c[0] == 1) and torch.all(s[0] == 0):
+                self.pair_axis = ax
+                return True
+        return False
+
     def _split_table(self, cos: np.ndarray, sin: np.ndarray, k: int):
         if self.layout == "rotate-half":
             c, s = cos[:, :k], sin[:, :k]
@@ -529,19 +601,41 @@ class Probe:
     # -- detection -----------------------------------------------------------
 
     @classmethod
-    def detect(cls, obj: Any, x_dtype, length: int, head_dim: int | None = None) -> "Probe":
-        """Find how to call ``obj`` (see the class docstring); ValueError listing what was tried."""
+    def detect(cls, obj: Any, x_dtype, length: int, head_dim: int | None = None,
+               base: float | None = None) -> "Probe":
+        """Find how to call ``obj`` (see the class docstring); ValueError listing what was tried.
+
+        A parameter named like the RoPE base (:data:`BASE_NAMES`) gets ``base`` (``--base``); a
+        required one without it is refused with a UsageError naming the flag (mistral-inference's
+        ``precompute_freqs_cis(dim, end, theta)`` has no default base).
+        """
         import torch
+
+        from ..errors import UsageError
 
         fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
         if not callable(fn):
             raise ValueError(f"the factory returned {type(obj).__name__}, which is not callable")
         hd = head_dim or _head_dim_of(obj)
-        plans = _plans(fn, [hd] if hd else _HEAD_DIM_CANDIDATES)
+        roles = _roles(fn)[0]
+        fname = getattr(fn, "__name__", None) or "f"
+        needs_base = [p.name for p, r in roles if r == "base" and p.default is inspect.Parameter.empty]
+        if needs_base and base is None:
+            raise UsageError(f"{fname}({', '.join(p.name for p, _ in roles)}): `{needs_base[0]}` is the RoPE base "
+                             f"and has no default: give it with --base (e.g. --base 1e6)")
+        plans = _plans(fn, [hd] if hd else _HEAD_DIM_CANDIDATES, base)
         if not plans:
-            names = ", ".join(p.name for p, r in _roles(fn)[0] if r == "unsupplied")
-            raise ValueError(f"cannot call it: required parameters {names} are none of a length, x/q, key, "
-                             "position ids, an offset or a dim")
+            unsupplied = [p.name for p, r in roles if r == "unsupplied"]
+            read = "; ".join(f"{p.name}: {_ROLE_WORDS.get(r, 'no role') if r else 'no role'}"
+                             + ("" if p.default is inspect.Parameter.empty else " (has a default)")
+                             for p, r in roles) or "no parameters"
+            if unsupplied:
+                why = f"required parameters {', '.join(unsupplied)} are none of a length, x/q, key, position ids, " \
+                      "an offset, a dim or the base"
+            else:
+                why = "no parameter takes a length, positions or a query"
+            raise ValueError(f"cannot call {fname}: {why} (parameters read: {read}); length names: "
+                             f"{', '.join(LENGTH_NAMES[:8])}, ...")
         tried: dict[tuple[str, str], tuple[list[str], list[int]]] = {}  # (call, error) -> layouts, head dims
         with torch.no_grad():
             for plan in plans:
@@ -615,6 +709,17 @@ class Probe:
         if self.output == "complex":
             self.layout, self.rotary_dim = "per-pair", 2 * int(rows.shape[-1])
             return
+        if self.output == "angles" and self._detect_stacked(t, n):
+            self.output = "stacked"
+            c, s = self._stacked_rows(t, n)
+            width = int(c.shape[-1])
+            if width % 2 == 0 and torch.equal(c[:, :width // 2], c[:, width // 2:]):
+                self.layout, self.rotary_dim = "rotate-half", width  # (2, 1, 1, L, d): cos and sin of cat(freqs, freqs)
+            elif width % 2 == 0 and torch.equal(c[:, 0::2], c[:, 1::2]):
+                self.layout, self.rotary_dim = "interleaved", width
+            else:
+                self.layout, self.rotary_dim = "per-pair", 2 * width  # (L, d/2, 2): one (cos, sin) per pair
+            return
         if self.output == "angles":
             r = rows.float()
             width = int(r.shape[-1])
@@ -666,8 +771,10 @@ class Probe:
     @classmethod
     def like(cls, ref: "Probe", obj: Any, x_dtype, length: int) -> "Probe":
         """A probe calling ``obj`` exactly as ``ref`` calls its build (no detection)."""
-        return cls(obj, ref.plan, ref.output, ref.layout, ref.rotary_dim, ref.head_dim, x_dtype, length,
-                   ref.seq_axis)
+        probe = cls(obj, ref.plan, ref.output, ref.layout, ref.rotary_dim, ref.head_dim, x_dtype, length,
+                    ref.seq_axis)
+        probe.pair_axis = ref.pair_axis
+        return probe
 
     # -- evaluation ----------------------------------------------------------
 
@@ -729,8 +836,12 @@ _CONVENTIONS = "the conventions recognised are listed by `ropelaw audit module -
 @contextlib.contextmanager
 def _user_errors(prefix: str):
     """Errors raised while calling the user's module become one-line ValueErrors."""
+    from ..errors import UsageError
+
     try:
         yield
+    except (UsageError, TableTooShort):
+        raise  # says itself what to give (--base, a shorter --length)
     except ValueError as exc:
         raise ValueError(f"{prefix}unknown rotary convention: {exc}; {_CONVENTIONS}") from None
     except Exception as exc:

@@ -77,6 +77,17 @@ def magnitude_tolerance(output_dtype: str) -> float:
     return 2.0 * u + 2.0**-20
 
 
+def scenario_magnitude_tolerance(output_dtype: str, scenario_dtype: str) -> float:
+    """:func:`magnitude_tolerance` of the coarser of the output dtype and the scenario's dtype.
+
+    A module may round its cos/sin table to the scenario dtype and return it in another (float32
+    after an upcast, or bf16 cos/sin multiplied into a float32 query): the table's own rounding, up
+    to 2u of the scenario dtype, is output rounding, not a scale computed in low precision.
+    """
+    names = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+    return max(magnitude_tolerance(output_dtype), magnitude_tolerance(names.get(scenario_dtype, scenario_dtype)))
+
+
 def _wrap(x: np.ndarray) -> np.ndarray:
     """Wrap angles into [-pi, pi] (x - 2 pi round(x / 2 pi)), in place."""
     x -= TWO_PI * np.round(x * (1.0 / TWO_PI))
@@ -177,6 +188,56 @@ def fit_base(omega: np.ndarray) -> tuple[float | None, float]:
         base = float(round(base))
     residual = float(np.max(np.abs(omega / base ** (-x) - 1.0)))
     return base, residual
+
+
+def _simple_bases(fitted: float) -> list[float]:
+    """Candidate bases, simplest first: the fit rounded to 1 .. 6 significant digits, then the fit."""
+    out: list[float] = []
+    for digits in range(1, 7):
+        b = float(f"{fitted:.{digits}g}")
+        if b > 1 and b not in out:
+            out.append(b)
+    return out + ([fitted] if fitted not in out else [])
+
+
+def geometric_nominal(omega: np.ndarray, uncertainty: np.ndarray) -> tuple[float | None, float, str | None, str]:
+    """(base, fit residual, rounded_to, how): the base^(-2i/d) the measured frequencies are, or None.
+
+    1. :func:`fit_base` within :data:`DRIFT_TOLERANCE` (float32 frequencies: the fitted base);
+    2. else the simplest base (:func:`_simple_bases`) with |omega_i - base^(-2i/d)| <= uncertainty_i
+       for every pair: frequencies measured from a bf16/fp16 output (nanochat, modded-nanogpt and
+       sglang build their tables in bf16) are geometric within what the measurement can resolve;
+    3. else the simplest base whose frequencies rounded to bf16 or fp16
+       (:func:`ropelaw.formats.round_to_format`) match within the uncertainty: the module rounds its
+       frequencies itself (``rounded_to`` = "bf16" / "fp16"; RP308).
+    (None, residual, None, "none") when none holds (scaled or custom frequencies: YaRN, Llama 3, a zero
+    pair). ``how``: "fit" | "within measurement" | "rounded" | "none".
+    """
+    from ..formats import round_to_format
+
+    omega = np.asarray(omega, np.float64)
+    fitted, residual = fit_base(omega)
+    if fitted is None:
+        return None, residual, None, "none"
+    if residual <= DRIFT_TOLERANCE:
+        return fitted, residual, None, "fit"
+    n = omega.size
+    x = 2.0 * np.arange(n) / (2 * n)
+    tol = np.asarray(uncertainty, np.float64) + 4 * 2.0**-24 * np.abs(omega)  # + float32 evaluation
+    for b in _simple_bases(fitted):
+        if np.all(np.abs(omega - b ** (-x)) <= tol):
+            return b, float(np.max(np.abs(omega / b ** (-x) - 1.0))), None, "within measurement"
+    for fmt in ("bf16", "fp16"):
+        u = unit_roundoff({"bf16": "bfloat16", "fp16": "float16"}[fmt])
+        representable = np.all(np.abs(omega - np.asarray(round_to_format(omega, fmt), np.float64)) <= tol)
+        if not representable:
+            continue
+        for b in _simple_bases(fitted):
+            theta = b ** (-x)
+            # every omega_i a value of fmt within half an ulp of theta_i (+ float32 evaluation of theta_i)
+            if np.all(np.abs(omega - theta) <= u * theta * (1 + 2.0**-20) + tol + 2.0**-22 * theta):
+                return b, float(np.max(np.abs(omega / theta - 1.0))), fmt, "rounded"
+    return None, residual, None, "none"
 
 
 # --------------------------------------------------------------------------- measurement core

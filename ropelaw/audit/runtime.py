@@ -28,13 +28,14 @@ import numpy as np
 
 from ..findings import Finding
 from ..results import Result
-from .conventions import Probe, _source_of, convention_of, init_cache_length, load_factory, source_of_encoding
+from .conventions import (Probe, TableTooShort, _source_of, convention_of, init_cache_length, load_factory,
+                          source_of_encoding)
 from .measure import (DEFAULT_CHUNK, DRIFT_TOLERANCE, EncodingStats, ScenarioResult, effective_frequencies,
                       fit_base, frequency_uncertainty, neighbours_in_format, resolve_frequencies, unit_roundoff)
-from .measure import magnitude_tolerance
+from .measure import geometric_nominal, magnitude_tolerance, scenario_magnitude_tolerance
 from .rules.runtime import (RUNTIME_FREQUENCIES_ROUNDED, RUNTIME_MAGNITUDE_ERROR, RUNTIME_NONFINITE,
-                            RUNTIME_POSITIONS_ROUNDED, RUNTIME_PRODUCT_ROUNDED, RUNTIME_SCENARIO_RAISED,
-                            RUNTIME_SINE_LOST)
+                            RUNTIME_FREQUENCIES_ROUNDED_IN_MODULE, RUNTIME_POSITIONS_ROUNDED, RUNTIME_PRODUCT_ROUNDED,
+                            RUNTIME_SCENARIO_RAISED, RUNTIME_SINE_LOST)
 from .scenarios import SCENARIOS, _measure_scenario, _reference, canonical_dtype, expand_scenarios, failed_scenario
 
 __all__ = ["SCENARIOS", "DRIFT_TOLERANCE", "ModuleAudit", "ScenarioResult", "EncodingStats", "Probe",
@@ -71,6 +72,9 @@ class ModuleAudit(Result):
     output: str = ""  # (cos, sin) | angles | complex | cos|sin | rotated | (q, k)
     tensor_layout: str | None = None  # the query's layout, e.g. (batch, seq, heads, dim)
     scaled: bool = False  # the float32 build's |(cos, sin)| != 1 (XPos, attention factor, mscale)
+    reference_drift: float = 0.0  # max |omega_i / theta_i - 1| of the float32 build itself
+    reference_phase_error: float = 0.0  # (L - 1) max |omega_i - theta_i| of the float32 build
+    frequencies_rounded_to: str | None = None  # bf16 | fp16: the module rounds its own frequencies (RP308)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +84,7 @@ class ModuleAudit(Result):
             "base_fit_residual": self.base_fit_residual if math.isfinite(self.base_fit_residual) else None,
             "dtype": self.dtype, "length": self.length, "call": self.call, "inputs": self.inputs,
             "output": self.output, "tensor_layout": self.tensor_layout, "scaled": self.scaled,
+            "reference_drift": self.reference_drift, "frequencies_rounded_to": self.frequencies_rounded_to,
             "init_cache_length": self.init_cache_length, "max_position_embeddings": self.max_position_embeddings,
             "notes": list(self.notes),
             "scenarios": [s.to_dict() for s in self.scenarios],
@@ -122,34 +127,47 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
         path, line = _source_of(factory)
         path = path or "-"
         label = name or getattr(factory, "__qualname__", repr(factory))
-    reference = _reference(factory, length, head_dim)
+    try:
+        reference = _reference(factory, length, head_dim, base)
+    except TableTooShort as exc:
+        raise _short_table(exc, length) from None
     ref, omega_ref, cached = reference.probe, reference.omega, reference.cached
     src_path, src_line = source_of_encoding(ref.obj)  # the code that computes the encoding, not the factory
     if src_path is not None:
         path, line = src_path, src_line
     npairs = omega_ref.size
     d = 2 * npairs
+    rounded_to = None
     if base is not None:
         nominal = base ** (-2.0 * np.arange(npairs) / d)
         base_source, residual, base_val = "given", float(np.max(np.abs(omega_ref / nominal - 1))), float(base)
     else:
-        fitted, residual = fit_base(omega_ref)
-        if fitted is not None and residual <= DRIFT_TOLERANCE:
+        fitted, residual, rounded_to, how = geometric_nominal(omega_ref, reference.uncertainty)
+        if fitted is not None:
             base_val, base_source = fitted, "inferred"
             nominal = fitted ** (-2.0 * np.arange(npairs) / d)
+            if how != "fit":  # found only within what a low-precision output resolves: use the exact values
+                reference.settle(nominal, rounded_to)
+                omega_ref = reference.omega
+                residual = float(np.max(np.abs(omega_ref / nominal - 1.0)))
         else:  # not geometric (scaled or custom frequencies): the float32 build is the nominal
             base_val, base_source, nominal = None, "float32 build", omega_ref
     results = []
     for s in scen:  # each scenario on its own: an exception is that scenario's result
         try:
             results.append(_measure_scenario(factory, s, dtype_name, length, nominal, reference, chunk, progress))
+        except TableTooShort as exc:  # the module's table ends before `length`: a bad length, not a finding
+            raise _short_table(exc, length) from None
         except Exception as exc:
             results.append(failed_scenario(s, dtype_name, length, exc))
     audit = ModuleAudit(target=label, convention=ref.convention, layout=ref.layout, rotary_dim=ref.rotary_dim,
                         head_dim=ref.head_dim, base=base_val, base_source=base_source, base_fit_residual=residual,
                         dtype=dtype_name, length=length, scenarios=results, path=path, line=line,
                         call=ref.call_form, init_cache_length=cached, inputs=ref.inputs, output=ref.output,
-                        tensor_layout=ref.tensor_layout, scaled=reference.scaled)
+                        tensor_layout=ref.tensor_layout, scaled=reference.scaled,
+                        reference_drift=float(np.max(np.abs(omega_ref / nominal - 1))),
+                        reference_phase_error=float((length - 1) * np.max(np.abs(omega_ref - nominal))),
+                        frequencies_rounded_to=rounded_to)
     if ref.convention == "hf-legacy" and cached is not None and cached >= length:
         audit.notes.append(
             f"cache-rebuild path not exercised: the module builds a cos/sin cache for {cached:,} positions "
@@ -161,6 +179,21 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
             audit.notes.append(f"{s.scenario}: {s.note}")
     audit.findings = runtime_findings(audit)
     return audit
+
+
+def _short_table(exc: TableTooShort, length: int):
+    """A table shorter than the length asked for: a usage error naming the table's length."""
+    from ..errors import UsageError
+
+    return UsageError(f"the module's table has {exc.rows:,} rows (positions 0..{exc.rows - 1:,}), shorter than the "
+                      f"{length:,} positions asked for (--length {length}): audit with --length {exc.rows} or less, "
+                      f"or build the module with a longer table")
+
+
+def _number(x) -> str:
+    from ..numfmt import number
+
+    return number(x)
 
 
 def require_torch():
@@ -180,6 +213,14 @@ def runtime_findings(audit: ModuleAudit) -> list[Finding]:
     """RP3xx findings from the measurements (one per scenario and cause)."""
     out: list[Finding] = []
     loc = dict(path=audit.path, line=audit.line, column=1)
+    if audit.frequencies_rounded_to:
+        fmt = audit.frequencies_rounded_to
+        out.append(Finding.of(
+            RUNTIME_FREQUENCIES_ROUNDED_IN_MODULE,
+            f"the module's own frequencies (its float32 build) are base^(-2i/d), base {_number(audit.base)}, rounded "
+            f"to {fmt}: they drift up to {audit.reference_drift:.2e} (relative), a phase error of up to "
+            f"{audit.reference_phase_error:.3g} rad at position {audit.length - 1:,}, in every precision",
+            **loc, frequency_drift=audit.reference_drift, rounded_to=fmt, length=audit.length))
     for s in audit.scenarios:
         tag = f"[{s.scenario}, {s.dtype}]"
         if s.error is not None:
@@ -216,7 +257,7 @@ def runtime_findings(audit: ModuleAudit) -> list[Finding]:
                 f"first collision at {s.first_inexact}",
                 fix="build positions as int64 and convert to float32: torch.arange(n, dtype=torch.int64).float()",
                 **loc, **common))
-        if s.frequency_drift > DRIFT_TOLERANCE:
+        if s.frequency_drift > DRIFT_TOLERANCE and s.frequency_drift > audit.reference_drift + DRIFT_TOLERANCE:
             out.append(Finding.of(
                 RUNTIME_FREQUENCIES_ROUNDED,
                 f"{tag} effective rotary frequencies drift up to {s.frequency_drift:.2e} (relative) from "
@@ -224,7 +265,7 @@ def runtime_findings(audit: ModuleAudit) -> list[Finding]:
                 f"{s.max_phase_error:.3g} rad at position {s.max_phase_error_at}",
                 fix="keep inv_freq in float32 outside the cast (recompute it in forward or restore it after .to())",
                 **loc, frequency_drift=s.frequency_drift, scenario=s.scenario, dtype=s.dtype))
-        tol = magnitude_tolerance(s.output_dtype)
+        tol = scenario_magnitude_tolerance(s.output_dtype, s.dtype)
         if s.magnitude_error > tol:
             ref = "the float32 build's" if s.magnitude_reference != "1" else "1"
             out.append(Finding.of(

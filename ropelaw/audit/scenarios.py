@@ -28,7 +28,7 @@ import numpy as np
 
 from .conventions import Probe, _first_line, _inv_freq_array, _user_errors, init_cache_length
 from .measure import (DRIFT_TOLERANCE, SCALED_TOLERANCE, EncodingStats, ScenarioResult, effective_frequencies,
-                      frequency_uncertainty, magnitude_tolerance, resolve_frequencies, unit_roundoff)
+                      frequency_uncertainty, resolve_frequencies, scenario_magnitude_tolerance, unit_roundoff)
 
 SCENARIOS = ("cast", "default", "autocast-cuda", "autocast-cpu")
 SCENARIO_ALIASES = {"autocast": ("autocast-cuda", "autocast-cpu")}
@@ -197,14 +197,33 @@ def failed_scenario(scenario: str, dtype_name: str, length: int, exc: BaseExcept
 class Reference:
     """The float32 build: how it is called, its frequencies, init cache, and magnitudes if scaled."""
 
-    def __init__(self, probe: Probe, omega: np.ndarray, cached: int | None, scaled: bool, factory, length: int):
+    def __init__(self, probe: Probe, omega: np.ndarray, cached: int | None, scaled: bool, factory, length: int,
+                 uncertainty: np.ndarray | None = None):
         self.probe = probe
         self.omega = omega  # (d/2,) float64 effective frequencies of the float32 build
+        # (d/2,) bound on |omega - true frequency| (0 when omega is the module's own inv_freq attribute)
+        self.uncertainty = np.zeros_like(omega) if uncertainty is None else uncertainty
         self.cached = cached  # rows of a cos/sin cache built at init
         self.scaled = scaled  # |(cos, sin)| != 1: magnitudes are compared with this build's
         self._factory = factory
         self._length = length
         self._full: Probe | None = None
+
+    def settle(self, nominal: np.ndarray, rounded_to: str | None) -> None:
+        """Replace frequencies measured from a low-precision output by the exact values they were found
+        to be (:func:`ropelaw.audit.measure.geometric_nominal`): base^(-2i/d), or those values rounded to
+        ``rounded_to`` as torch rounds float32 (``via_float32``); pair by pair, only where the measurement
+        agrees within its uncertainty. Scenarios then compare with exact values, not with measurement noise."""
+        if not np.any(self.uncertainty):
+            return  # already exact (the module's own inv_freq) or float32-resolved
+        from ..formats import round_to_format
+
+        exact = np.asarray(nominal, np.float64)
+        if rounded_to:  # the value of the format nearest the measurement (its error is far below a spacing)
+            exact = np.asarray(round_to_format(self.omega, rounded_to), np.float64)
+        ok = np.abs(self.omega - exact) <= self.uncertainty + 4 * 2.0**-24 * np.abs(exact)
+        self.omega = np.where(ok, exact, self.omega)
+        self.uncertainty = np.where(ok, 0.0, self.uncertainty)
 
     def magnitudes(self, start: int, stop: int) -> np.ndarray | None:
         """|(cos, sin)| ``(n, d/2)`` of the float32 build at [start, stop), or None (nominal 1)."""
@@ -280,7 +299,7 @@ def _measure_scenario(factory, scenario: str, dtype_name: str, length: int, nomi
     if probe.imaginary_dropped and not any("made real" in n for n in notes):
         notes.append("the complex frequencies came back real")
     path = stats.path(drift)
-    if path == "clean" and stats.max_magnitude_error > magnitude_tolerance(out_dtype):
+    if path == "clean" and stats.max_magnitude_error > scenario_magnitude_tolerance(out_dtype, dtype_name):
         path = "magnitude off"  # angles exact, the scale (XPos, attention factor) computed in low precision
     return ScenarioResult(
         scenario=scenario, dtype=dtype_name, length=length, exact=stats.exact,
@@ -293,7 +312,7 @@ def _measure_scenario(factory, scenario: str, dtype_name: str, length: int, nomi
         magnitude_reference="float32 build" if ref.scaled else "1", note="; ".join(notes) or None)
 
 
-def _reference(factory, length: int, head_dim: int | None) -> Reference:
+def _reference(factory, length: int, head_dim: int | None, base: float | None = None) -> Reference:
     """A float32 build: how to call it, its float32 frequencies, the init cache rows, scaled or not."""
     import torch
 
@@ -302,7 +321,9 @@ def _reference(factory, length: int, head_dim: int | None) -> Reference:
         cached = init_cache_length(obj)
         ref_len = min(length, 2**12 + 1)  # frequencies from p <= 4096: float32-exact enough
         with _user_errors(""):
-            probe = Probe.detect(obj, torch.float32, ref_len, head_dim)
+            probe = Probe.detect(obj, torch.float32, ref_len, head_dim, base)
+            if probe.plan.kind == "positions" and probe.output not in ("rotated", "(q, k)"):
+                _check_table_covers(probe, length)
             probe.prepare()
             p2 = _pow2_positions(ref_len)
             if not p2:
@@ -313,7 +334,30 @@ def _reference(factory, length: int, head_dim: int | None) -> Reference:
         measured = effective_frequencies(p2, c, s)
         attr = _inv_freq_array(obj)
         unc = frequency_uncertainty(measured, p2[-1], probe.output_dtype)
-        omega, _ = resolve_frequencies(measured, unc, [("inv_freq attribute", attr)])
+        omega, source = resolve_frequencies(measured, unc, [("inv_freq attribute", attr)])
         mag = np.hypot(c.astype(np.float64), s.astype(np.float64))
         scaled = bool(np.any(np.abs(mag - 1.0) > SCALED_TOLERANCE))
-    return Reference(probe, omega, cached, scaled, factory, length)
+    return Reference(probe, omega, cached, scaled, factory, length,
+                     np.zeros_like(omega) if source != "measured" else unc)
+
+
+def _check_table_covers(probe: Probe, length: int) -> None:
+    """A module that answers positions from a table of fixed rows (DeepSeek-V3's ``freqs_cis`` buffer
+    indexed by positions) fails past its last row: find that row (bisection over float32 calls) and
+    raise :class:`TableTooShort`, so a length beyond the table is a usage error, not three failed scenarios."""
+    from .conventions import TableTooShort
+
+    def works(p: int) -> bool:
+        try:
+            probe.at_fresh([p])
+            return True
+        except Exception:
+            return False
+
+    if works(length - 1):
+        return
+    lo, hi = 0, length - 1  # works(lo) (position 0 was probed at detection), not works(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if works(mid) else (lo, mid)
+    raise TableTooShort(lo + 1, length)

@@ -60,7 +60,11 @@ is found by probing a float32 build (inputs, query layout, output), not from a f
 
 Query layouts tried: (batch, heads, seq, dim), (batch, seq, heads, dim), (seq, batch, heads, dim),
 (tokens, heads, dim), (batch*heads, seq, dim). Outputs read: (cos, sin), angles, complex
-frequencies, cat(cos, sin), a rotated query, a (q, k) pair.
+frequencies, cat(cos, sin), a stacked table (torch.stack([cos, sin], -1): (L, d/2, 2), gpt-fast,
+lit-llama, torchtune), a rotated query, a (q, k) pair; every pair is measured and the rotary dims
+come from the layout. A parameter named like the base (base, theta, rope_theta, ...) is given
+--base; a required one without --base is refused, naming the flag (mistral-inference's
+precompute_freqs_cis(dim, end, theta)). A table with fewer rows than --length exits 2.
 
   ropelaw audit module tests/fixtures/runtime/frameworks.py:torchtitan_complex_rope --length 4096
 """
@@ -111,11 +115,14 @@ def _fmt_pct(x: float) -> str:
 
 def _fmt_base(audit) -> str:
     if audit.base is None:
-        return "frequencies not geometric: nominal = the float32 build's own"
+        return "frequencies not base^(-2i/d) (scaled or custom): nominal = the float32 build's own"
     b = audit.base
     from ..numfmt import number
 
     shown = number(b)
+    rounded = getattr(audit, "frequencies_rounded_to", None)
+    if rounded:
+        return f"base {shown} ({audit.base_source}; its own frequencies rounded to {rounded}: RP308)"
     return f"base {shown} ({audit.base_source})"
 
 

@@ -1,7 +1,7 @@
 """Runtime-audit rules (RP301-RP309): precision measured by running a rotary module.
 
 RP301-RP304 angles and positions, RP305 complex frequencies made real, RP306 magnitude of a
-scaled encoding, RP307 a scenario that raised.
+scaled encoding, RP307 a scenario that raised, RP308 frequencies the module rounds itself.
 
 Each rule is raised by :mod:`ropelaw.audit.runtime` from a measurement, never from a
 pattern in the source: the numbers in the message are what the module produced.
@@ -165,7 +165,7 @@ RUNTIME_SCENARIO_RAISED = define_rule(
     "RP307", "runtime-scenario-raised", "warning",
     "the module raised an exception in one precision scenario (the others were measured)",
     what="""
-Each scenario (cast, default, autocast) builds and calls the module on its own. When one raises,
+Each scenario (cast, default, autocast-cuda, autocast-cpu) builds and calls the module on its own. When one raises,
 its result is the exception in one line and the other scenarios are still measured and reported.
 """,
     why="""
@@ -181,4 +181,31 @@ Make the rotary run in the precision the model uses, typically by computing in f
 and casting the result (x.float() ... .type_as(x)).
 """,
     references=("issue 11: scenario isolation",),
+)
+
+RUNTIME_FREQUENCIES_ROUNDED_IN_MODULE = define_rule(
+    "RP308", "runtime-frequencies-rounded-in-module", "warning",
+    "the module's own frequencies are base^(-2i/d) rounded to bf16/fp16, in every precision",
+    what="""
+Recovers the frequencies of the module's float32 build (from its angles at positions 1, 2, 4, ...,
+or its own inv_freq) and finds that they are not base^(-2i/d) but exactly base^(-2i/d) rounded to
+bf16 or fp16: the module rounds its frequencies itself (`inv_freq.to(torch.bfloat16)`, a table built
+from bf16 frequencies), so the drift is there before any cast, autocast or default dtype. Reported
+once; a scenario gets RP303 only when it rounds them further. The nominal base is the simplest base
+whose rounded frequencies the measurement matches exactly.
+""",
+    why="""
+A frequency rounded to bf16 moves by up to 2^-8 relative (3.65e-3 for base 10,000, d = 128): the
+phase of pair i drifts by p |omega_i - theta_i|, about 16 rad at position 8,191 for a frequency in
+[0.5, 1). Positions stay distinct (the module is consistent with itself), so an exactness count
+alone reads 100%: only the frequencies show it.
+""",
+    example="""
+freqs = (1.0 / (base ** (torch.arange(0, d, 2).float() / d))).to(torch.bfloat16)
+cache = torch.stack([torch.cos(t[:, None] * freqs.float()), torch.sin(t[:, None] * freqs.float())], -1)
+""",
+    fix="""
+Compute and keep the frequencies in float32 (no .to(bf16) / .half() on inv_freq); cast only the finished cos/sin.
+""",
+    references=(_ROFORMER, "issue 21: a stacked (L, d/2, 2) cache with bf16 frequencies read as 100% exact"),
 )
