@@ -264,3 +264,47 @@ def test_rp351_text_gives_the_2_pow_minus_p_bound():
     from ropelaw.audit.rules.checkpoint import CHECKPOINT_INV_FREQ_LOW_PRECISION as rule
 
     assert "2^-8" in rule.why and "2^-9" not in rule.why and "2^-p" in rule.why
+
+
+# ---------------------------------------------------------------- stacked caches (issue 21)
+
+def stacked(positions: np.ndarray, inv: np.ndarray, dtype) -> np.ndarray:
+    """torch.stack([cos, sin], -1) of float32 angles: (L, d/2, 2), as lit-llama / litgpt / torchtune store it."""
+    ang = np.outer(positions.astype(np.float32), inv.astype(np.float32)).astype(np.float32)  # (L, d/2)
+    return np.stack([np.cos(ang), np.sin(ang)], axis=-1).astype(dtype)
+
+
+@pytest.mark.parametrize("name", ["transformer.h.0.attn.rope_cache", "layers.0.attn.pos_embeddings.cache"])
+def test_stacked_cache_read_with_every_pair(tmp_path, name):
+    L = 2048
+    st = stacked(np.arange(L), theta(), ml_dtypes.bfloat16)
+    a = audit_checkpoint(write_safetensors(tmp_path / "m.safetensors", {name: st}))
+    (t,) = a.rotary
+    assert (t.kind, t.details["rotary_dim"], t.details["layout"]) == ("stacked_cache", D, "stacked (cos, sin)")
+    rows = st.astype(np.float32).reshape(L, -1)  # brute force: every pair's bf16 (cos, sin), row by row
+    assert t.details["distinct"] == np.unique(rows, axis=0).shape[0] == L  # pair 0 alone: far fewer
+    assert np.unique(st[:, 0, :].astype(np.float32), axis=0).shape[0] < 0.5 * L  # 815 of 2,048
+    assert t.details["exact"] == L and a.findings == []
+
+
+def test_stacked_cache_with_bf16_frequencies_is_rp310(tmp_path):
+    L = 8192
+    inv_rounded = bf16(theta()).astype(np.float32)  # frequencies rounded to bf16, product in float32
+    a = audit_checkpoint(write_safetensors(tmp_path / "m.safetensors",
+                                           {"model.rope_cache": stacked(np.arange(L), inv_rounded, np.float32)}))
+    (t,) = a.rotary
+    nominal = 10000.0 ** (-2.0 * np.arange(D // 2) / D)
+    assert t.details["exact"] == L  # consistent with its own frequencies
+    assert (t.details["base"], t.details["frequencies_rounded_to"]) == (10000.0, "bf16")
+    expected = float(np.max(np.abs(inv_rounded.astype(np.float64) / nominal - 1)))
+    assert t.details["frequency_drift"] == pytest.approx(expected, rel=1e-6)
+    assert [f.code for f in a.findings] == ["RP310"]
+    assert "rounded to bf16" in a.findings[0].message
+
+
+def test_a_pair_tensor_without_identity_row_zero_is_not_measured(tmp_path):
+    st = stacked(np.arange(64), theta(), np.float32)
+    st[0] = 0.0  # fairseq2 keeps a padding row first
+    a = audit_checkpoint(write_safetensors(tmp_path / "m.safetensors", {"encoder.cache": st}))
+    (t,) = a.rotary
+    assert "not measured" in t.details["note"] and a.findings == []

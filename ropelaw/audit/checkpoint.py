@@ -25,11 +25,13 @@ What is measured
   relative deviation of the stored values from base^(-2i/d); a stored value within one unit of
   the stored dtype's roundoff (plus float32 evaluation error, 2^-24 (3 + ln base)) of the formula
   counts as the formula ("formula exact").
-- cos/sin caches (``*cos_cached`` with its ``*sin_cached``, or ``cos``/``sin`` pairs) and complex
-  ``freqs_cis``: row p is exact when its angle vector is closer to p * omega (omega the
+- cos/sin caches (``*cos_cached`` with its ``*sin_cached``, or ``cos``/``sin`` pairs), complex
+  ``freqs_cis`` and stacked caches (``rope_cache`` / ``cache`` of shape ``(..., L, d/2, 2)``,
+  ``torch.stack([cos, sin], -1)``: lit-llama, litgpt, torchtune), every pair: row p is exact when its angle vector is closer to p * omega (omega the
   frequencies the cache itself uses, recovered from rows 1, 2, 4, ...; exact in binary floating
   point) than half the distance between the ideal encodings of p and p + 1: the same measure
-  as the module audit (:class:`ropelaw.audit.runtime.EncodingStats`).
+  as the module audit (:class:`ropelaw.audit.runtime.EncodingStats`). Those frequencies rounded to
+  bf16/fp16 (:func:`ropelaw.audit.measure.geometric_nominal`) are RP310 even when every row is exact.
 - ALiBi ``slopes`` against Press et al. 2022 (arXiv 2108.12409, sec. 3; BLOOM's extension for
   a head count that is not a power of two), and stored ALiBi biases column by column: column j
   is exact when (bias[h, j] - bias[h, 0]) / slope_h rounds to j for every head h.
@@ -52,8 +54,9 @@ from ..numfmt import number
 from ..limits import MAX_D
 from ..results import Result
 from ..safeio import open_regular
-from .rules.checkpoint import (CHECKPOINT_ALIBI_LOW_PRECISION, CHECKPOINT_CACHE_INEXACT, CHECKPOINT_CACHE_NONFINITE,
-                               CHECKPOINT_INV_FREQ_INVALID, CHECKPOINT_INV_FREQ_LOW_PRECISION)
+from .rules.checkpoint import (CHECKPOINT_ALIBI_LOW_PRECISION, CHECKPOINT_CACHE_FREQUENCIES_ROUNDED,
+                               CHECKPOINT_CACHE_INEXACT, CHECKPOINT_CACHE_NONFINITE, CHECKPOINT_INV_FREQ_INVALID,
+                               CHECKPOINT_INV_FREQ_LOW_PRECISION)
 
 __all__ = ["CheckpointAudit", "RotaryTensor", "audit_checkpoint", "read_checkpoint", "alibi_slopes",
            "geometric_frequencies"]
@@ -411,7 +414,7 @@ class RotaryTensor(Result):
     """One rotary or ALiBi tensor found in a checkpoint, with what was measured."""
 
     name: str
-    kind: str  # inv_freq | cos_sin_cache | freqs_cis | alibi_slopes | alibi_bias | cos_cache
+    kind: str  # inv_freq | cos_sin_cache | freqs_cis | stacked_cache | alibi_slopes | alibi_bias | cos_cache
     dtype: str
     shape: list[int]
     details: dict[str, Any] = field(default_factory=dict)
@@ -427,10 +430,12 @@ class RotaryTensor(Result):
             return (f"{self.name}  inv_freq {self.dtype} [{shape}]: rotary dims {d['rotary_dim']}, base {b} "
                     f"(fit residual {d['fit_residual']:.1e}), max deviation from base^(-2i/d) "
                     f"{d['max_rel_deviation']:.1e}{' (formula exact)' if d['formula_exact'] else ''}")
-        if self.kind in ("cos_sin_cache", "freqs_cis"):
+        if self.kind in ("cos_sin_cache", "freqs_cis", "stacked_cache"):
+            rounded = (f", frequencies base^(-2i/d) rounded to {d['frequencies_rounded_to']}"
+                       if d.get("frequencies_rounded_to") else "")
             return (f"{self.name}  {self.kind} {self.dtype} [{shape}]: {d['exact']:,} of {d['rows']:,} rows exact "
                     f"({100 * d['exact_fraction']:.2f}%), {d['distinct']:,} distinct, {d['nonfinite']:,} non-finite, "
-                    f"rotary dims {d['rotary_dim']}, {d['layout']}")
+                    f"rotary dims {d['rotary_dim']}, {d['layout']}{rounded}")
         if self.kind == "alibi_slopes":
             return (f"{self.name}  ALiBi slopes {self.dtype} [{shape}]: {d['heads']} heads, max deviation from "
                     f"2^(-8h/H) {d['max_rel_deviation']:.1e}")
@@ -558,6 +563,16 @@ def _cache_details(rows_of: Callable[[int, int], tuple[np.ndarray, np.ndarray]],
         stats.update(np.arange(start, stop), c, s)
     out.update(exact=stats.exact, exact_fraction=stats.exact / rows, distinct=stats.distinct(),
                nonfinite=stats.nonfinite, first_inexact=stats.first_inexact, frequency_source=source)
+    # the cache's own frequencies: base^(-2i/d) rounded to bf16 / fp16 is a finding even when every
+    # row is consistent with them (a cache built from rounded frequencies reads 100% exact)
+    from .measure import geometric_nominal
+
+    base, _, rounded_to, _how = geometric_nominal(omega, unc if source == "measured" else np.zeros_like(omega))
+    if base is not None and rounded_to:
+        theta = base ** (-2.0 * np.arange(k) / (2 * k))
+        out.update(base=base, frequencies_rounded_to=rounded_to,
+                   frequency_drift=float(np.max(np.abs(omega / theta - 1.0))),
+                   phase_error=float((rows - 1) * np.max(np.abs(omega - theta))))
     return out
 
 
@@ -591,6 +606,13 @@ def _as_rows(a: np.ndarray) -> np.ndarray:
     while a.ndim > 2 and a.shape[0] == 1:
         a = a[0]
     return a.reshape(-1, a.shape[-1]) if a.ndim > 2 else a
+
+
+def _stacked_cache_name(leaf: str) -> bool:
+    """Leaf names of stacked (cos, sin) caches: lit-llama / litgpt ``rope_cache``, torchtune ``cache``,
+    ``rotary_cache``, ``cos_sin`` (``freqs_cis`` has its own branch)."""
+    return leaf in ("cache", "rope_cache", "rotary_cache", "cos_sin", "cos_sin_cache") or leaf.endswith(
+        ("rope_cache", "rotary_cache"))
 
 
 def _leaf(name: str) -> str:
@@ -659,6 +681,8 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
         kind = None
         if "freqs_cis" in leaf:
             kind = "freqs_cis"
+        elif _stacked_cache_name(leaf) and len(shape) >= 3 and shape[-1] == 2:
+            kind = "stacked_cache"  # torch.stack([cos, sin], -1): (L, d/2, 2) (lit-llama, torchtune, gpt-fast)
         elif "cos" in leaf and ("cache" in leaf or leaf in ("cos", "cos_cached", "cos_emb")):
             kind = "cos_sin_cache"
         elif "slopes" in leaf:
@@ -667,8 +691,22 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
             kind = "alibi_bias"
         if kind is None:
             continue
-        if kind in ("cos_sin_cache", "freqs_cis"):
-            if kind == "freqs_cis":
+        if kind in ("cos_sin_cache", "freqs_cis", "stacked_cache"):
+            if kind == "stacked_cache":
+                a = load()
+                first = np.asarray(_as_rows(a[..., 0])[:1], np.float64), np.asarray(_as_rows(a[..., 1])[:1], np.float64)
+                if not (np.all(first[0] == 1) and np.all(first[1] == 0)):
+                    skip(name, kind, dtype, shape, "a (..., 2) tensor whose row 0 is not (cos, sin) = (1, 0) on every "
+                         "pair: not a stacked cache of positions 0, 1, ... (a padding row first?)")
+                    continue
+                re_rows, im_rows, layout = _as_rows(a[..., 0]), _as_rows(a[..., 1]), "stacked (cos, sin)"
+                part_re = part_im = None
+                width = re_rows.shape[-1]
+
+                def rows_of(a_, b_, re_rows=re_rows, im_rows=im_rows):
+                    return np.asarray(re_rows[a_:b_], np.float64), np.asarray(im_rows[a_:b_], np.float64)
+                k = width
+            elif kind == "freqs_cis":
                 a = load()
                 if np.iscomplexobj(a) and a.ndim >= 2:
                     z = _as_rows(a)
@@ -709,7 +747,7 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
                 def rows_of(a_, b_, cos=cos, sin=sin, layout=layout):
                     return _pairs(cos[a_:b_], layout), _pairs(sin[a_:b_], layout)
                 k = width // 2 if layout in ("rotate-half", "interleaved") else width
-            total = int(re_rows.shape[0]) if kind == "freqs_cis" else int(cos.shape[0])
+            total = int(re_rows.shape[0]) if kind in ("freqs_cis", "stacked_cache") else int(cos.shape[0])
             if width > MAX_D or width == 0:
                 skip(name, kind, dtype, shape, f"rows of {width:,} values (rotary dims 1 .. {MAX_D:,})")
                 continue
@@ -727,6 +765,15 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
                     f"are the encoding of their position; first inexact row {det['first_inexact']}, "
                     f"{det['distinct']:,} distinct rows",
                     path=path, name_in_file=name, exact=det["exact"], rows=det["rows"]))
+            if det.get("frequencies_rounded_to"):
+                fmt = det["frequencies_rounded_to"]
+                findings.append(Finding.of(
+                    CHECKPOINT_CACHE_FREQUENCIES_ROUNDED,
+                    f"{name} ({dtype}, {det['layout']}): its {k} frequencies are base^(-2i/d), base "
+                    f"{number(det['base'])}, rounded to {fmt}: up to {det['frequency_drift']:.2e} (relative) off, a "
+                    f"phase error of up to {det['phase_error']:.3g} rad at row {det['rows'] - 1:,}; every row is "
+                    f"consistent with those frequencies ({det['exact']:,} of {det['rows']:,} exact)",
+                    path=path, name_in_file=name, frequency_drift=det["frequency_drift"], rounded_to=fmt))
             if det["nonfinite"]:
                 findings.append(Finding.of(
                     CHECKPOINT_CACHE_NONFINITE, f"{name} ({dtype}): {det['nonfinite']:,} of {det['rows']:,} rows "

@@ -244,6 +244,6 @@ def run_checkpoint(args: argparse.Namespace) -> int:
         header.append("  " + t.line())
     if not audit.rotary:
         header.append(("  no rotary or ALiBi tensors found (inv_freq, geometric freqs/bands/theta, cos/sin caches, "
-                      "freqs_cis, slopes, alibi)"))
+                      "freqs_cis, stacked rope_cache/cache, slopes, alibi)"))
     header.extend(f"  note: {n}" for n in audit.notes)
     return _emit(audit, args.format, header, "checkpoint")

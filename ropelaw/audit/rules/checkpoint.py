@@ -1,4 +1,5 @@
-"""Checkpoint-audit rules (RP351-RP359): rotary and ALiBi tensors stored in a file.
+"""Checkpoint-audit rules (RP351-RP359, and RP310 from the auditor range of issue 21): rotary and ALiBi
+tensors stored in a file.
 
 Raised by :mod:`ropelaw.audit.checkpoint` from the stored values; numbers distinct from the
 runtime rules (RP301-RP309).
@@ -116,4 +117,27 @@ inv_freq = 1.0 / (base ** (torch.arange(0, d, 2).half() / d))   # fp16: base**(.
 Recompute inv_freq = 1 / base^(2i/d) in float32 from the config's base and drop the stored tensor (persistent=False).
 """,
     references=("Su et al. 2021, RoFormer, arXiv 2104.09864, eq. 15",),
+)
+
+CHECKPOINT_CACHE_FREQUENCIES_ROUNDED = define_rule(
+    "RP310", "checkpoint-cache-frequencies-rounded", "warning",
+    "a stored cos/sin cache was built from frequencies rounded to bf16/fp16",
+    what="""
+Recovers the per-pair frequencies a stored cache uses (from its rows 1, 2, 4, ..., exact in binary
+floating point) and finds them to be base^(-2i/d) rounded to bf16 or fp16, in any layout: cos/sin,
+complex freqs_cis, stacked (L, d/2, 2).
+""",
+    why="""
+Every row of such a cache is consistent with its own frequencies, so a row-by-row exactness count
+reads 100%; but the frequencies are off by up to 2^-8 relative (bf16), so the phase of pair i drifts by
+p |omega_i - theta_i|: about 16 rad at position 8,191 for a frequency in [0.5, 1).
+""",
+    example="""
+freqs = (1.0 / base ** (torch.arange(0, d, 2) / d)).to(torch.bfloat16).float()
+cache = torch.stack([torch.cos(t[:, None] * freqs), torch.sin(t[:, None] * freqs)], dim=-1)
+""",
+    fix="""
+Rebuild the cache from float32 frequencies (and int64 positions); cast only the finished cos/sin.
+""",
+    references=("Su et al. 2021, RoFormer, arXiv 2104.09864, eq. 34",),
 )
