@@ -21,7 +21,8 @@ from ropelaw.findings import get_rule
 FIX = Path(__file__).parent / "fixtures" / "static"
 
 EXPECTED: dict[str, list[tuple[str, int, int]]] = {
-    "seed004_llama_original.py": [("RP121", 12, 9), ("RP101", 20, 13), ("RP122", 30, 13)],
+    # the einsum("i,j->ij") that rebuilds the cache is on CUDA autocast's list (RP113, issue 21)
+    "seed004_llama_original.py": [("RP121", 12, 9), ("RP101", 20, 13), ("RP113", 21, 17), ("RP122", 30, 13)],
     "seed004_llama_fixed.py": [],
     "rp101_positions_in_buffer_dtype.py": [("RP121", 8, 9), ("RP101", 11, 13), ("RP101", 15, 13),
                                            ("RP101", 20, 15), ("RP101", 24, 16)],
@@ -32,7 +33,7 @@ EXPECTED: dict[str, list[tuple[str, int, int]]] = {
                                             ("RP104", 18, 11), ("RP104", 23, 12)],
     "rp111_angles_in_low_precision.py": [("RP111", 7, 16), ("RP111", 12, 15), ("RP111", 17, 16)],
     "rp112_angle_product_in_autocast.py": [("RP112", 9, 22), ("RP112", 14, 21)],
-    "rp113_angle_product_autocast_eligible.py": [("RP113", 9, 18), ("RP113", 14, 16)],
+    "rp113_angle_product_autocast_eligible.py": [("RP113", 9, 18), ("RP113", 14, 16), ("RP113", 18, 16)],
     "rp121_inv_freq_float_buffer.py": [("RP121", 8, 9), ("RP123", 18, 9)],
     "rp122_cache_rebuilt_after_cast.py": [("RP121", 8, 9), ("RP122", 19, 13)],
     "rp131_alibi_distances_in_model_dtype.py": [("RP131", 11, 21), ("RP131", 17, 13)],
@@ -41,9 +42,10 @@ EXPECTED: dict[str, list[tuple[str, int, int]]] = {
     "clean_idioms.py": [],
     "re001_syntax_error.py": [("RE001", 1, 12)],
     # `t.type_as(self.inv_freq)` on an argument of unknown kind that meets the frequencies (x-transformers)
-    "rp101_type_as_argument.py": [("RP121", 8, 9), ("RP101", 12, 50), ("RP101", 16, 16)],
+    "rp101_type_as_argument.py": [("RP121", 8, 9), ("RP101", 12, 50), ("RP113", 12, 18), ("RP101", 16, 16)],
     # int64 positions * a float buffer: type promotion takes the buffer's dtype
-    "rp101_promotion.py": [("RP121", 7, 9), ("RP101", 11, 18), ("RP101", 15, 16), ("RP101", 18, 16)],
+    "rp101_promotion.py": [("RP121", 7, 9), ("RP101", 11, 18), ("RP101", 15, 16), ("RP101", 18, 16),
+                           ("RP113", 22, 16), ("RP113", 39, 16)],
     # `self.X = nn.Buffer(...)` (PyTorch >= 2.5, transformers 5.x); `register_buffer("inv_freq", None)` is clean
     "rp121_nn_buffer.py": [("RP121", 9, 9), ("RP121", 15, 9)],
     # frequency buffers recognised by name (bands, omega) and by construction; look-alikes that are not
@@ -65,13 +67,40 @@ EXPECTED: dict[str, list[tuple[str, int, int]]] = {
     # guarded code from real frameworks is clean; each unguarded twin is still found
     "clean_guard_flash_attn.py": [],
     "rp121_unguarded_flash_attn.py": [("RP121", 13, 9), ("RP122", 44, 13), ("RP122", 46, 13)],
-    "clean_guard_nanotron_lazy_init.py": [],
-    "rp101_unguarded_nanotron.py": [("RP121", 23, 9), ("RP101", 48, 17)],
+    # the guard repairs the cast (no RP101/RP121); its einsum stays on CUDA autocast's list (RP113)
+    "clean_guard_nanotron_lazy_init.py": [("RP113", 53, 21)],
+    "rp101_unguarded_nanotron.py": [("RP121", 23, 9), ("RP101", 48, 17), ("RP113", 49, 21)],
     "rp121_not_a_repair.py": [("RP121", 15, 9), ("RP121", 29, 9), ("RP121", 49, 9)],
     "clean_numpy_int_positions_vllm.py": [],
     "rp102_tensor_positions_twins.py": [("RP102", 11, 18), ("RP102", 17, 9), ("RP104", 19, 11), ("RP104", 24, 12)],
     "clean_dtype_default_megatron.py": [],
     "rp102_dtype_default_with_caller.py": [("RP102", 8, 17), ("RP102", 14, 12), ("RP102", 18, 12)],
+    # issue 21: products on CUDA autocast's list (einsum of any equation, addr, baddbmm) and their fixed twin
+    "rp113_cuda_autocast_products.py": [("RP113", 14, 17), ("RP113", 20, 18), ("RP113", 25, 16), ("RP112", 29, 22)],
+    "clean_cuda_autocast_products.py": [],
+    # positions and frequencies in torch's implicit default dtype (Lightning 'bf16-true'), and their twin
+    "rp115_default_dtype_tinyllama.py": [("RP116", 7, 29), ("RP115", 8, 15), ("RP115", 17, 9), ("RP116", 22, 25),
+                                         ("RP116", 27, 23)],
+    "rp115_default_dtype_lit_llama.py": [("RP116", 14, 29), ("RP115", 16, 17)],
+    "clean_default_dtype.py": [],
+    # angles cast to the model's precision (gpt-neox get_emb); its inv_freq buffer is never read: no RP121
+    "rp111_gpt_neox_get_emb.py": [("RP111", 28, 16)],
+    "clean_gpt_neox_get_emb_fixed.py": [],
+    # fairseq2's float32 sin/cos tables named `freqs` and its frequency exponents: clean; the twin is not
+    "clean_fairseq2_tables.py": [],
+    "rp121_freqs_vector_twin.py": [("RP121", 10, 9), ("RP102", 17, 17)],
+    # a framework the scan does not analyse, with position code: a note (info), never a silent pass
+    "rp117_keras_rotary.py": [("RP117", 3, 1)],
+    "clean_keras_no_position_code.py": [],
+}
+
+# issue 21: a real pattern (written here, or from a wheel) -> its twin; both directions in EXPECTED
+PATTERN_TWINS = {
+    "clean_cuda_autocast_products.py": "rp113_cuda_autocast_products.py",
+    "clean_default_dtype.py": "rp115_default_dtype_tinyllama.py",
+    "clean_gpt_neox_get_emb_fixed.py": "rp111_gpt_neox_get_emb.py",
+    "clean_fairseq2_tables.py": "rp121_freqs_vector_twin.py",
+    "clean_keras_no_position_code.py": "rp117_keras_rotary.py",
 }
 
 # guarded real pattern -> its unguarded twin (both directions are in EXPECTED above)
@@ -103,15 +132,27 @@ def test_fixture_findings(name):
 def test_marker_comments_agree_with_table(name):
     # every line carrying a `# RPxxx` marker comment is expected, and nothing else is
     lines = (FIX / name).read_text().splitlines()
-    marked = sorted((tok.strip("#():, "), i) for i, line in enumerate(lines, 1) if "# RP" in line
-                    for tok in line.split("# ", 1)[1].split()[:1])
+    marked = sorted((tok, i) for i, line in enumerate(lines, 1) if "# RP" in line
+                    for tok in _leading_codes(line.split("# RP", 1)[0] + "# RP" + line.split("# RP", 1)[1]))
     assert marked == sorted((c, ln) for c, ln, _ in EXPECTED[name])
+
+
+def _leading_codes(line: str) -> list[str]:
+    """The rule codes a `# RP101 RP113 (why)` marker comment names, in order."""
+    out = []
+    for tok in line.split("# ", 1)[1].split():
+        tok = tok.strip("():,")
+        if len(tok) == 5 and tok[:2] == "RP" and tok[2:].isdigit():
+            out.append(tok)
+        else:
+            break
+    return out
 
 
 def test_every_static_rule_has_a_fixture_and_documentation():
     codes = {c for v in EXPECTED.values() for c, _, _ in v}
-    for code in ("RP101", "RP102", "RP103", "RP104", "RP111", "RP112", "RP113", "RP114", "RP121", "RP122",
-                 "RP123", "RP131", "RP132", "RE001"):
+    for code in ("RP101", "RP102", "RP103", "RP104", "RP111", "RP112", "RP113", "RP114", "RP115", "RP116",
+                 "RP117", "RP121", "RP122", "RP123", "RP131", "RP132", "RE001"):
         assert code in codes
     for code in codes | {"RE002", "RE003"}:
         rule = get_rule(code)
@@ -123,7 +164,9 @@ def test_every_static_rule_has_a_fixture_and_documentation():
 @pytest.mark.parametrize("guarded", sorted(TWINS))
 def test_guarded_pattern_is_clean_and_its_twin_is_found(guarded):
     twin = TWINS[guarded]
-    assert _got(guarded) == [] and EXPECTED[guarded] == []
+    twin_codes = {c for c, _, _ in EXPECTED[twin] if c != "RP113"}  # an einsum's autocast is not the guard's subject
+    assert not [g for g in _got(guarded) if g[0] in twin_codes]
+    assert [g for g in _got(guarded) if g[0] != "RP113"] == [g for g in EXPECTED[guarded] if g[0] != "RP113"] == []
     assert _got(twin) == sorted(EXPECTED[twin]) and EXPECTED[twin]
     # the real snippets say where they come from
     head = (FIX / guarded).read_text().splitlines()[:3]
@@ -333,3 +376,41 @@ def test_scan_never_raises_on_odd_code():
     ]
     for src in odd:
         scan_source(src, "odd.py")  # must not raise
+
+
+@pytest.mark.parametrize("clean", sorted(PATTERN_TWINS))
+def test_issue21_pattern_twins(clean):
+    twin = PATTERN_TWINS[clean]
+    assert _got(clean) == [] and EXPECTED[clean] == []
+    assert _got(twin) == sorted(EXPECTED[twin]) and EXPECTED[twin]
+    head = " ".join((FIX / clean).read_text().splitlines()[:3])
+    assert "Written here" in head or "==" in head  # labelled: written here, or package==version path
+
+
+def test_default_dtype_findings_name_the_trainer_and_match_torch():
+    torch = pytest.importorskip("torch")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_tiny", FIX / "rp115_default_dtype_tinyllama.py")
+    tiny = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tiny)
+    spec = importlib.util.spec_from_file_location("_lit", FIX / "rp115_default_dtype_lit_llama.py")
+    lit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lit)
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)  # what Lightning/Fabric 'bf16-true' does while building and running
+    try:
+        cos, _ = tiny.build_rope_cache(2048, 64, torch.float32, "cpu")
+        cache = lit.build_rope_cache(2048, 64, torch.int64, "cpu")  # dtype = idx.dtype of int64 token ids
+        assert (torch.arange(0, 64, 2) / 64).dtype == torch.bfloat16
+    finally:
+        torch.set_default_dtype(old)
+    # rows of the encodings that stay distinct: the bf16 values of 0..2047 (brute force: 641)
+    p = np.arange(2048, dtype=np.float64)
+    assert np.unique(p.astype(ml_dtypes.bfloat16)).size == 641
+    assert torch.unique(cos.float(), dim=0).shape[0] == 641
+    assert torch.unique(cache.float().reshape(2048, -1), dim=0).shape[0] == 641
+    fs = {(f.code, f.line): f for f in scan_file(FIX / "rp115_default_dtype_lit_llama.py")}
+    assert "precision='bf16-true'" in fs[("RP115", 16)].message and "type promotion" in fs[("RP115", 16)].message
+    assert not any(code == "RP102" for code, _ in fs)  # the caller passes int64 token ids: not the mechanism
+    assert fs[("RP115", 16)].data["mechanism"] == "bf16-true"

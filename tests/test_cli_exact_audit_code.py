@@ -79,7 +79,7 @@ def test_audit_code_text(capsys):
     assert lines[2] == (f"{SEED}:20:13: RP101 positions-in-buffer-dtype positions take the dtype of `self.inv_freq`, "
                         "which `model.to(bfloat16)` turns into bf16: 896 of 8,192 positions stay exact")
     assert lines[3].startswith("  fix: build positions as int64")
-    assert lines[-1] == "Found 3 findings (1 error, 2 warnings) in 1 file."
+    assert lines[-1] == "Found 4 findings (1 error, 3 warnings) in 1 file."  # + RP113: CUDA autocast lowers its einsum
 
 
 def test_audit_code_clean_exits_0(capsys):
@@ -91,7 +91,8 @@ def test_audit_code_json(capsys):
     code, out, _ = run(capsys, "audit", "code", SEED, "--format", "json")
     items = json.loads(out)
     assert code == 1
-    assert [(i["code"], i["line"], i["column"]) for i in items] == [("RP121", 12, 9), ("RP101", 20, 13), ("RP122", 30, 13)]
+    assert [(i["code"], i["line"], i["column"]) for i in items] == [("RP121", 12, 9), ("RP101", 20, 13),
+                                                                   ("RP113", 21, 17), ("RP122", 30, 13)]
     for i in items:
         assert {"code", "name", "message", "path", "line", "column", "severity", "fix"} <= set(i)
         assert i["path"] == SEED
@@ -104,8 +105,8 @@ def test_audit_code_sarif(capsys):
     run0 = doc["runs"][0]
     assert run0["tool"]["driver"]["name"] == "ropelaw"
     rule_ids = [r["id"] for r in run0["tool"]["driver"]["rules"]]
-    assert sorted(rule_ids) == ["RP101", "RP121", "RP122"]
-    assert [r["ruleId"] for r in run0["results"]] == ["RP121", "RP101", "RP122"]
+    assert sorted(rule_ids) == ["RP101", "RP113", "RP121", "RP122"]
+    assert [r["ruleId"] for r in run0["results"]] == ["RP121", "RP101", "RP113", "RP122"]
     for r in run0["results"]:
         assert r["message"]["text"]
         loc = r["locations"][0]["physicalLocation"]
@@ -116,13 +117,13 @@ def test_audit_code_sarif(capsys):
 def test_audit_code_github(capsys):
     code, out, _ = run(capsys, "audit", "code", SEED, "--format", "github")
     lines = out.splitlines()
-    assert code == 1 and len(lines) == 3
+    assert code == 1 and len(lines) == 4
     assert lines[1].startswith(f"::error file={SEED},line=20,col=13,title=RP101 positions-in-buffer-dtype::")
     assert lines[0].startswith("::warning ")
 
 
 def test_audit_code_select_ignore(capsys):
-    code, out, _ = run(capsys, "audit", "code", SEED, "--format", "json", "--select", "RP1", "--ignore", "RP121,RP122")
+    code, out, _ = run(capsys, "audit", "code", SEED, "--format", "json", "--select", "RP1", "--ignore", "RP113,RP121,RP122")
     assert code == 1 and [i["code"] for i in json.loads(out)] == ["RP101"]
     code, out, _ = run(capsys, "audit", "code", SEED, "--format", "json", "--ignore", "RP")
     assert code == 0 and json.loads(out) == []

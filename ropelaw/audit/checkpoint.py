@@ -771,8 +771,9 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
                     CHECKPOINT_CACHE_FREQUENCIES_ROUNDED,
                     f"{name} ({dtype}, {det['layout']}): its {k} frequencies are base^(-2i/d), base "
                     f"{number(det['base'])}, rounded to {fmt}: up to {det['frequency_drift']:.2e} (relative) off, a "
-                    f"phase error of up to {det['phase_error']:.3g} rad at row {det['rows'] - 1:,}; every row is "
-                    f"consistent with those frequencies ({det['exact']:,} of {det['rows']:,} exact)",
+                    f"phase error of up to {det['phase_error']:.3g} rad at row {det['rows'] - 1:,}"
+                    + ("; every row is consistent with those frequencies, so the rows alone read as exact"
+                       if det["exact"] == det["rows"] else ""),
                     path=path, name_in_file=name, frequency_drift=det["frequency_drift"], rounded_to=fmt))
             if det["nonfinite"]:
                 findings.append(Finding.of(

@@ -87,8 +87,10 @@ from typing import Iterable, Sequence
 
 from ..errors import UsageError
 from ..findings import Finding, Rule, select_findings
+from . import policy
 from .rules import static_alibi as A
 from .rules import static_buffers as B
+from .rules import static_defaults as DF
 from .rules import static_io as IO
 from .rules import static_positions as P
 from .rules import static_products as X
@@ -119,7 +121,8 @@ _PRESERVING = {"expand", "expand_as", "reshape", "view", "unsqueeze", "squeeze",
                "cuda", "cpu", "narrow", "roll", "flip", "repeat_interleave", "masked_fill", "clamp",
                "clamp_min", "clamp_max", "abs", "neg", "t", "mT"}
 _TRIG = {"cos", "sin", "exp", "polar", "cos_", "sin_", "tan", "sigmoid", "softmax"}
-_MATMUL_FUNCS = {"matmul", "mm", "bmm"}
+_MATMUL_FUNCS = {"matmul", "mm", "bmm", "mv"}
+_ADD_PRODUCTS = {"addr", "baddbmm", "addmm", "addbmm", "addmv"}
 _ELEMENTWISE_PRODUCTS = {"outer", "ger", "mul", "multiply"}
 # a file or function with none of these words cannot hold a finding: skip its walk (speed)
 _TRIGGERS = ("arange", "position", "freq", "autocast", "alibi", "register_buffer", "Buffer(", "cumsum", "theta",
@@ -146,7 +149,10 @@ _INT_POS_ARG = re.compile(r"^(position_ids|pos_ids?|cache_position)$")
 _POSITION_WORDS = re.compile(r"position|seq|len|ctx|context|token", re.I)
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 
-_SOURCE_RULE = {"buffer": P.POSITIONS_IN_BUFFER_DTYPE, "input": P.POSITIONS_IN_INPUT_DTYPE,
+# attributes that hold the model's precision (a torch dtype): gpt-neox `self.precision`, Megatron `params_dtype`
+_MODEL_DTYPE_ATTR = re.compile(r"^(precision|dtype|params_dtype|compute_dtype|torch_dtype|model_dtype|_dtype)$")
+
+_SOURCE_RULE = {"buffer": P.POSITIONS_IN_BUFFER_DTYPE, "input": P.POSITIONS_IN_INPUT_DTYPE, "model": P.POSITIONS_IN_INPUT_DTYPE,
                 "caller": P.POSITIONS_IN_INPUT_DTYPE, "default": P.POSITIONS_IN_DEFAULT_DTYPE,
                 "low": P.POSITIONS_IN_LOW_PRECISION}
 
@@ -165,6 +171,9 @@ class Val:
     buffer: str = ""  # frequencies still in the dtype of this castable buffer of the class (self.<buffer>)
     # an unknown tensor converted to a risky dtype: positions if it meets frequencies in a product
     maybe: tuple = field(default=(), compare=False)
+    # a float tensor in torch's default dtype (made without a dtype: arange of a float, int64 / k,
+    # linspace): bf16 under Lightning 'bf16-true' (ropelaw.audit.policy.TRAINER_PRECISIONS)
+    default: bool = False
 
 
 _NONE = Val()
@@ -187,6 +196,7 @@ class _Scope:
     rotary: bool = False  # rotary / ALiBi code: report position casts at once, not only when they reach an angle
     freq_buffers: frozenset = frozenset()  # buffers of the enclosing class holding frequencies
     construction: bool = False  # code that runs only while the module is built (no cast can precede it)
+    build_only: bool = False  # a method only __init__ calls: no autocast region wraps it
     repaired: set = field(default_factory=set)  # buffers re-registered in float32 earlier in this function
     # arrays / tensors whose dtype is known from an annotation or their constructor (out: np.ndarray,
     # buf = np.zeros(n, dtype=np.int64)): ``X.dtype`` is that dtype, not an input's
@@ -216,6 +226,71 @@ def _kw(call: ast.Call, name: str) -> ast.AST | None:
     return None
 
 
+def _table_constructor(value: ast.AST | None) -> bool:
+    """``torch.empty((L, d), ...)`` / ``torch.zeros(L, d)``: a tensor of two or more dimensions made to be
+    filled with a table (cos/sin, angles), not a vector of frequencies."""
+    if not isinstance(value, ast.Call) or _leaf(value) not in ("empty", "zeros", "ones", "full", "randn", "rand"):
+        return False
+    shape = _kw(value, "size") or (value.args[0] if value.args else None)
+    if isinstance(shape, (ast.Tuple, ast.List)):
+        return len(shape.elts) >= 2
+    if isinstance(shape, ast.BinOp) and any(isinstance(x, (ast.Tuple, ast.List)) for x in (shape.left, shape.right)):
+        return True  # grid_dims + (encoding_dim,): a shape built from tuples
+    return len([a for a in value.args if not isinstance(a, ast.Starred)]) >= 2 and _leaf(value) != "full"
+
+
+def _float_argument(call: ast.Call) -> bool:
+    """An ``arange`` argument that is a float: ``arange(8.0)``, ``arange(float(n))``, ``arange(n * 1.0)``
+    (torch then makes the default dtype, not int64)."""
+    for a in list(call.args) + [k.value for k in call.keywords if k.arg in ("start", "end", "step")]:
+        for n in ast.walk(a):
+            if isinstance(n, ast.Constant) and isinstance(n.value, float):
+                return True
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "float":
+                return True
+    return False
+
+
+def _float_scalar_operand(node: ast.AST, a: "Val", b: "Val") -> bool:
+    """The other operand of a product with an integer tensor is a Python float (a float literal, ``math.log``
+    / ``math.pi`` in it): int64 * float gives torch's default dtype."""
+    if not isinstance(node, ast.BinOp):
+        return False
+    other = node.right if a.integer else node.left
+    for n in ast.walk(other):
+        if isinstance(n, ast.Constant) and isinstance(n.value, float):
+            return True
+        if isinstance(n, ast.Call) and _dotted(n.func) in ("math.log", "math.sqrt", "math.exp", "float"):
+            return True
+        if _dotted(n) == "math.pi":
+            return True
+    return False
+
+
+def _float_tensor_operand(node: ast.AST, a: "Val", b: "Val") -> bool:
+    """True when the other operand of an integer true division is visibly a float tensor (a ``.float()``,
+    a tensor with an explicit dtype): the quotient then takes that dtype, not the default one."""
+    if not isinstance(node, ast.BinOp):
+        return False
+    other = node.right if a.integer else node.left
+    for n in ast.walk(other):
+        if isinstance(n, ast.Call) and _leaf(n) in ("float", "double", "tensor", "ones", "zeros", "full") \
+                and (_leaf(n) in ("float", "double") or _kw(n, "dtype") is not None):
+            return True
+    return False
+
+
+def _product_words(product: str, device: str) -> str:
+    """How a lowered product is named in messages: why autocast reaches it."""
+    op = policy.PYTHON_PRODUCTS.get(product, product)
+    where = "CUDA" if device == "cuda" else "CPU"
+    shown = "`@`" if product == "@" else f"`{product}`"
+    if op == "einsum" and device == "cuda":
+        return (f"{shown} (on CUDA autocast's lower-precision list, {policy.HEADER}, whatever its equation: "
+                "an outer-product einsum too)")
+    return f"{shown} (on {where} autocast's lower-precision list, {policy.HEADER if device == 'cuda' else policy.SOURCE})"
+
+
 def _einsum_contracts(call: ast.Call) -> bool:
     """True when an ``einsum`` equation sums an index (evaluated with bmm, autocast-eligible)."""
     if not call.args or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
@@ -231,10 +306,26 @@ def _einsum_contracts(call: ast.Call) -> bool:
 _SELF_CALL = re.compile(r"\bself\.([A-Za-z_]\w*)\s*\(")
 
 
+def _code_part(line: str) -> str:
+    """A source line without its comment (a ``#`` outside quotes ends the code)."""
+    if "#" not in line:
+        return line
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            return line[:i]
+    return line
+
+
 def _self_method_calls(fn: ast.AST, lines: Sequence[str]) -> set[str]:
-    """Names ``M`` of the calls ``self.M(...)`` in a function body (read from its source text:
-    much faster than walking the tree; a mention in a comment or string only adds an edge)."""
-    return set(_SELF_CALL.findall("\n".join(lines[fn.lineno - 1:fn.end_lineno])))
+    """Names ``M`` of the calls ``self.M(...)`` in a function body (read from its source text without
+    comments: much faster than walking the tree; a mention in a string only adds an edge)."""
+    return set(_SELF_CALL.findall("\n".join(_code_part(x) for x in lines[fn.lineno - 1:fn.end_lineno])))
 
 
 def _last_assignment(name: str, fn: ast.AST | None, before: int) -> ast.AST | None:
@@ -427,6 +518,8 @@ def _format_of(source: str | None, what: str) -> str:
 
 
 def _phrase(source: str | None, what: str) -> str:
+    if source == "model":
+        return f"in the model's precision {what} (bf16 when the model runs in bf16)"
     return f"in {what}" if source == "low" else f"in the dtype of {what}"
 
 
@@ -454,6 +547,8 @@ class Checker:
         self._complex_args: set[int] = set()  # ids of calls inside the arguments of a complex constructor
         self._param_nodes: set = set()  # (node, value) of parameter registrations (RP123 only)
         self._notes: dict[str, str] = {}
+        self._angle_attrs: dict[tuple[str, str], bool] = {}  # (class, attribute) assigned float32 angles
+        self._read_later: dict[str, frozenset] = {}  # class -> self.X read outside construction-only code
         self.incomplete = False  # True when the walk stopped early: scan_source reports RE004
         try:
             self._module(tree)
@@ -609,6 +704,8 @@ class Checker:
         a call followed into a function of the same file) builds them (:func:`_frequency_expression`)."""
         if "cis" in name or _NOT_FREQ_BUFFER.search(name) and "freq" not in name:
             return False
+        if _table_constructor(_resolved(value, meth)):
+            return False  # an (L, d) or (L, d/2, 2) table filled later (fairseq2's float32 sin/cos `freqs`)
         if _FREQ_BUFFER_NAME.search(name):
             return True
         value = _resolved(value, meth)
@@ -686,6 +783,8 @@ class Checker:
                 continue
             if not runs_at_construction or (meth.name != "__init__" and name in created_in_init):
                 continue  # re-registered later (or again, after __init__ created it) in float32: a repair
+            if self._has_later_methods(cls) and name not in self._read_after_construction(cls):
+                continue  # forward and the methods after construction never read it (gpt-neox's inv_freq)
             self.report(B.INV_FREQ_FLOAT_BUFFER, node,
                         f"`{name}` is a float buffer: `model.to(torch.bfloat16)` rounds every frequency by up to "
                         f"2^-8 relative (0.39%); a frequency in [0.5, 1) moves by up to 2^-9, "
@@ -694,6 +793,37 @@ class Checker:
                         buffer=name)
         self._float32_at_init = frozenset(n for n, ok in at_init.items() if ok)
         return frozenset(found)
+
+    def _has_later_methods(self, owner: ast.ClassDef) -> bool:
+        """The class family defines code that runs after construction (``forward``, a public method): only
+        then can "nothing reads the buffer" be seen; a class of ``__init__`` alone is used from elsewhere."""
+        _, construction_only = self._call_graph()
+        family = [c for c in self._classes.values() if owner in self._class_chain(c)] + self._class_chain(owner)
+        return any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name not in construction_only
+                   and m.name != "__init__" for c in family for m in c.body)
+
+    def _read_after_construction(self, owner: ast.ClassDef) -> frozenset:
+        """Attributes ``X`` whose values a method of ``owner``'s family (its in-file bases and subclasses)
+        reads as ``self.X`` outside construction-only code (``self.X.dtype`` / ``.device`` / ``.shape`` are
+        metadata, not values). A buffer nobody reads after ``__init__`` cannot carry a cast into the encoding."""
+        if owner.name not in self._read_later:
+            _, construction_only = self._call_graph()
+            family = [c for c in self._classes.values() if owner in self._class_chain(c)] + self._class_chain(owner)
+            reads: set[str] = set()
+            for cls in family:
+                for m in cls.body:
+                    if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) or m.name in construction_only:
+                        continue
+                    parents = {id(c): p for p in ast.walk(m) for c in ast.iter_child_nodes(p)}
+                    for node in ast.walk(m):
+                        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                                and node.value.id == "self" and isinstance(node.ctx, ast.Load)):
+                            parent = parents.get(id(node))
+                            if isinstance(parent, ast.Attribute) and parent.attr in ("dtype", "device", "shape", "ndim"):
+                                continue
+                            reads.add(node.attr)
+            self._read_later[owner.name] = frozenset(reads)
+        return self._read_later[owner.name]
 
     def _parameters(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
         """(name, node, value, method) for ``self.X = nn.Parameter(v)`` and ``register_parameter("X", ...)``."""
@@ -851,6 +981,9 @@ class Checker:
                     if self._float32_default(node, a.arg, defaults.get(a.arg)):
                         inner.dtypes[a.arg] = _Dtype(None, f"the `{a.arg}` argument (float32 by default; no "
                                                            f"call in this file passes another dtype)", True)
+                    elif self._integer_from_callers(node, a.arg):
+                        # every caller passes an integer dtype (lit-llama: dtype=idx.dtype of int64 token ids)
+                        inner.dtypes[a.arg] = _Dtype(None, "int64", True)
                     else:
                         inner.dtypes[a.arg] = _Dtype("caller", f"the `{a.arg}` argument", True)
                 elif _POS_NAME.match(a.arg):
@@ -865,6 +998,8 @@ class Checker:
                         or "inv_freq" in "\n".join(self.lines[node.lineno - 1:node.end_lineno]))
         inner.freq_buffers = self._class_buffers
         inner.construction = method and node.name in self._call_graph()[1] if self._class_buffers else False
+        # built before any autocast region can wrap it (autocast wraps forward): no RP112/RP113 there
+        inner.build_only = bool(method and self._class is not None and node.name in self._call_graph()[1])
         saved, saved_fn = self._autocast, self._fn
         self._autocast = []  # a function body is not lexically inside the caller's `with`
         self._fn = node
@@ -911,6 +1046,32 @@ class Checker:
             d = self._dtype(arg, _Scope())
             if d.source is not None or not d.known or d.what not in _FLOAT32_DEFAULTS:
                 return False
+        return True
+
+    def _integer_from_callers(self, fn: ast.AST, param: str) -> bool:
+        """Every call of ``fn`` in this file passes an integer dtype for ``param``: ``idx.dtype`` of a tensor
+        named like integers (ids, idx, positions...), ``torch.int64`` / ``torch.long``. Needs one call at least;
+        a call that leaves it out, or passes ``*args`` / ``**kwargs``, makes it unknown."""
+        names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+        method = bool(names) and names[0] in ("self", "cls")
+        calls = self._calls_to(fn.name)
+        if not calls:
+            return False
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return False
+            arg = _kw(call, param)
+            if arg is None and param in names:
+                i = names.index(param) - (1 if method and isinstance(call.func, ast.Attribute) else 0)
+                arg = call.args[i] if 0 <= i < len(call.args) else None
+            if arg is None:
+                return False
+            if isinstance(arg, ast.Attribute) and arg.attr == "dtype" and isinstance(arg.value, ast.Name) \
+                    and (_INT_TENSOR.search(arg.value.id) or _POS_NAME.match(arg.value.id)):
+                continue
+            if isinstance(arg, ast.Attribute) and _dotted(arg).startswith("torch.") and arg.attr in _INT_DTYPES:
+                continue
+            return False
         return True
 
     def _block(self, body: Sequence[ast.stmt], scope: _Scope) -> None:
@@ -1000,6 +1161,9 @@ class Checker:
             # nn.Buffer(...)) it replaces the buffer: float32 from here on when the value is float32
             if target.attr in scope.freq_buffers and _explicit_float32(value, self._fn):
                 scope.repaired.add(target.attr)
+            if self._class is not None and "angle" in val.kinds and not val.source:
+                # self.emb = <float32 angles>: other methods of the class read them as angles (gpt-neox get_emb)
+                self._angle_attrs[(self._class.name, target.attr)] = True
 
     # ------------------------------------------------------------------ dtypes
     def _constructed_dtype(self, value: ast.AST, name: str, scope: _Scope) -> _Dtype | None:
@@ -1061,6 +1225,10 @@ class Checker:
                     return _Dtype("input", f"`{dotted}`", True)
                 return _Dtype(None)
             dotted = _dotted(node)
+            if dotted.startswith("self.") and dotted.count(".") == 1 and _MODEL_DTYPE_ATTR.match(node.attr):
+                # self.precision / self.params_dtype / self.dtype: the precision the model runs in (bf16 in a
+                # bf16 run), whatever its value is at construction
+                return _Dtype("model", f"`{dotted}`", True)
             if dotted.startswith(("torch.", "np.", "numpy.", "jnp.")) or dotted in _LOW_DTYPES:
                 leaf = node.attr
                 if leaf in _LOW_DTYPES:
@@ -1143,6 +1311,8 @@ class Checker:
                     return Val(frozenset({"freq"}), buffer=node.attr if castable else "")
                 if _FREQ_NAME.search(node.attr) or (scope.alibi and _SLOPES_NAME.search(node.attr)):
                     return Val(frozenset({"freq"}))
+                if self._class is not None and (self._class.name, node.attr) in self._angle_attrs:
+                    return Val(frozenset({"angle"}))
                 return _NONE
             inner = self._expr(node.value, scope)
             if node.attr in ("shape", "dtype", "device", "ndim", "size"):
@@ -1157,7 +1327,11 @@ class Checker:
             left = self._expr(node.left, scope)
             right = self._expr(node.right, scope)
             if isinstance(node.op, ast.Pow):
-                return _NONE  # base ** (arange(0, d, 2) / d): frequency construction
+                # base ** (arange(0, d, 2) / d): frequency construction; in the default dtype when its
+                # exponent is (the finding held on the exponent travels with the frequencies)
+                if right.default or left.default:
+                    return Val(frozenset(), pending=left.pending + right.pending, default=True)
+                return _NONE
             return self._combine(left, right, node, scope, op=node.op)
         if isinstance(node, ast.UnaryOp):
             return self._expr(node.operand, scope)
@@ -1175,8 +1349,11 @@ class Checker:
         return _NONE
 
     def _combine(self, a: Val, b: Val, node: ast.AST, scope: _Scope, *, op: ast.AST | None = None,
-                 matmul: bool = False, einsum_contracts: bool = False) -> Val:
-        """Result of a binary operation; an angle when positions meet frequencies."""
+                 spelling: str | None = None) -> Val:
+        """Result of a binary operation; an angle when positions meet frequencies.
+
+        ``spelling``: the spelling of a product call (``einsum``, ``matmul``, ``addr``, ``outer``...), read
+        against the autocast policy (:func:`ropelaw.audit.policy.product_lowered`); ``@`` is ``matmul``."""
         product = isinstance(op, (ast.Mult, ast.MatMult)) or op is None
         if product and "freq" in a.kinds and "castpos" in b.kinds and "pos" not in b.kinds:
             b = self._as_positions(b)
@@ -1184,18 +1361,44 @@ class Checker:
             a = self._as_positions(a)
         if product and (("pos" in a.kinds and "freq" in b.kinds) or ("freq" in a.kinds and "pos" in b.kinds)):
             pos, freq = (a, b) if "pos" in a.kinds else (b, a)
-            is_matmul = matmul or isinstance(op, ast.MatMult)
-            return self._angle(node, pos, freq, scope, is_matmul)
+            return self._angle(node, pos, freq, scope, "@" if isinstance(op, ast.MatMult) else spelling)
         if isinstance(op, (ast.Mult, ast.Div, ast.FloorDiv, ast.Add, ast.Sub, ast.Mod, ast.MatMult)) or op is None:
             kinds = a.kinds | b.kinds
             if "angle" in kinds:
                 kinds = frozenset({"angle"})
             src = a if a.source else b
             # int64 stays int64 under + - * // % with integers; true division gives a float
-            integer = (a.integer or b.integer) and not isinstance(op, ast.Div) and "angle" not in kinds
-            return Val(kinds, src.source, src.what, src.reported or a.reported or b.reported, a.pending + b.pending,
-                       integer=integer, buffer=a.buffer or b.buffer, maybe=a.maybe + b.maybe)
+            integer = ((a.integer or b.integer) and not isinstance(op, ast.Div) and "angle" not in kinds
+                       and not (isinstance(op, ast.Mult) and _float_scalar_operand(node, a, b)))
+            pending = a.pending + b.pending
+            default = a.default or b.default
+            if ((isinstance(op, ast.Div) or (isinstance(op, ast.Mult) and _float_scalar_operand(node, a, b)))
+                    and (a.integer or b.integer) and not (a.source or b.source)
+                    and not (a.kinds | b.kinds) & {"freq", "angle"} and not _float_tensor_operand(node, a, b)):
+                # int64 / k: true division gives a float in torch's default dtype (no dtype to follow)
+                default = True
+                pending = pending + (self._default_dtype_finding(node, a.kinds | b.kinds),)
+            return Val(kinds, src.source, src.what, src.reported or a.reported or b.reported, pending,
+                       integer=integer, buffer=a.buffer or b.buffer, maybe=a.maybe + b.maybe, default=default)
         return _NONE
+
+    def _default_dtype_finding(self, node: ast.AST, kinds) -> tuple:
+        """A finding held back (``Val.pending``) on a value made in torch's default dtype: RP115 for
+        positions, RP116 for frequency exponents; reported when the value reaches an angle or cos/sin."""
+        mech = policy.default_dtype_mechanism("bf16")
+        if "expo" in kinds and "pos" not in kinds:
+            msg = (f"rotary frequencies are computed from exponents made without a dtype, so they take torch's "
+                   f"default dtype, which is bf16 under {mech}: every frequency is rounded by up to 2^-8 "
+                   f"(relative), {(self.length - 1) / 512:.0f} rad of phase at position {self.length - 1:,} for a "
+                   f"frequency in [0.5, 1)")
+            return (DF.FREQUENCIES_IN_IMPLICIT_DEFAULT_DTYPE, node, msg,
+                    "name the dtype: torch.arange(0, d, 2, dtype=torch.float32) / d (or .float() before dividing)",
+                    {"dtype_source": "default", "mechanism": "bf16-true", "length": self.length})
+        msg = (f"positions made without a dtype take torch's default dtype, which is bf16 under {mech}: "
+               f"{self._note('bf16')}")
+        return (DF.POSITIONS_IN_IMPLICIT_DEFAULT_DTYPE, node, msg,
+                "name the dtype: torch.arange(n, dtype=torch.float32) / k (or .float() before dividing)",
+                {"dtype_source": "default", "mechanism": "bf16-true", "length": self.length})
 
     def _as_positions(self, v: Val) -> Val:
         """An unknown tensor cast to a risky dtype that meets frequencies in a product: positions."""
@@ -1203,11 +1406,28 @@ class Checker:
             self.report(rule, node, msg, fix, **data)
         return Val((v.kinds - {"castpos"}) | {"pos"}, v.source, v.what, True, v.pending)
 
-    def _angle(self, node: ast.AST, pos: Val, freq: Val, scope: _Scope, matmul: bool) -> Val:
-        """An angle product: check its precision (RP111/RP131) and autocast (RP112/RP113)."""
+    def _angle(self, node: ast.AST, pos: Val, freq: Val, scope: _Scope, product: str | None,
+               einsum_contracts: bool = True) -> Val:
+        """An angle product: check its precision (RP111/RP131) and autocast (RP112/RP113).
+
+        ``product``: how it is written (``@``, ``einsum``, ``addr``, ``outer``, ``mul``; None for ``*``).
+        Autocast lowers it when the policy says so (:mod:`ropelaw.audit.policy`): CUDA's list (the runs
+        people make: ``bf16-mixed`` on a GPU) holds ``@``/``matmul``/``mm``/``bmm``, every ``einsum``,
+        ``addr``, ``baddbmm``, ``addmm``, ``mv``...; inside an explicit ``torch.autocast("cpu")`` CPU's list."""
         self._flush(pos, freq)
         reported = pos.reported
         source, what = None, ""
+        if pos.integer and not pos.source and freq.default and not freq.source and not scope.alibi:
+            # int64 positions * frequencies in the default dtype: type promotion gives the product that dtype
+            mech = policy.default_dtype_mechanism("bf16")
+            self.report(DF.POSITIONS_IN_IMPLICIT_DEFAULT_DTYPE, node,
+                        f"integer positions are multiplied with frequencies in torch's default dtype: type promotion "
+                        f"gives the product that dtype, bf16 under {mech}, so the positions are rounded to bf16: "
+                        f"{self._note('bf16')}",
+                        fix="make the frequencies float32 (torch.arange(0, d, 2, dtype=torch.float32) / d) and the "
+                            "positions too (torch.arange(n, dtype=torch.float32))",
+                        dtype_source="default", mechanism="bf16-true", length=self.length)
+            return Val(frozenset({"angle"}), "default", "torch's default dtype", True)
         if pos.integer and not pos.source and freq.buffer and not freq.source and not scope.alibi:
             # int64 positions * a float buffer: type promotion takes the buffer's dtype (bf16 after a cast)
             self.report(P.POSITIONS_IN_BUFFER_DTYPE, node,
@@ -1234,19 +1454,25 @@ class Checker:
             reported = True
         elif pos.source:
             source, what = pos.source, pos.what
-        if matmul and not scope.alibi:
-            state = self._autocast[-1] if self._autocast else None
-            if state == "on":
+        state = self._autocast[-1] if self._autocast else None
+        device = "cpu" if state == "on-cpu" else "cuda"
+        if (product and not scope.alibi and not (scope.build_only and state is None)
+                and policy.product_lowered(product, device, einsum_contracts)):
+            what = _product_words(product, device)
+            if state in ("on", "on-cpu"):
                 self.report(X.ANGLE_PRODUCT_IN_AUTOCAST, node,
-                            f"the angle product is a matrix product inside an enabled `torch.autocast` region: it "
-                            f"runs in bf16/fp16, off by up to {self._half_spacing(self.length - 1):g} rad at "
-                            f"position {self.length - 1:,} in bf16")
+                            f"the angle product {what} inside an enabled `torch.autocast` region: it runs in "
+                            f"bf16/fp16, off by up to {self._half_spacing(self.length - 1):g} rad at position "
+                            f"{self.length - 1:,} in bf16", op=policy.PYTHON_PRODUCTS.get(product, product))
             elif state is None:
                 self.report(X.ANGLE_PRODUCT_AUTOCAST_ELIGIBLE, node,
-                            f"the angle product is a matrix product outside `torch.autocast(..., enabled=False)`: "
-                            f"under a caller's bf16 autocast it runs in bf16, off by up to "
-                            f"{self._half_spacing(self.length - 1):g} rad at position {self.length - 1:,}",
-                            fix="wrap it: with torch.autocast(device_type=x.device.type, enabled=False): ...")
+                            f"the angle product {what} outside `torch.autocast(..., enabled=False)`: under a "
+                            f"caller's bf16 autocast (Lightning 'bf16-mixed' on a GPU) it runs in bf16, off by up "
+                            f"to {self._half_spacing(self.length - 1):g} rad at position {self.length - 1:,}",
+                            fix=("wrap it: with torch.autocast(device_type=x.device.type, enabled=False): ...; or "
+                                 "multiply element-wise (torch.outer(t, inv_freq), t[:, None] * inv_freq), which "
+                                 "autocast leaves in float32"),
+                            op=policy.PYTHON_PRODUCTS.get(product, product))
         return Val(frozenset({"angle"}), source, what, reported or bool(source))
 
     def _half_spacing(self, p: int, fmt: str = "bf16") -> float:
@@ -1276,7 +1502,16 @@ class Checker:
         if leaf == "arange" and (receiver is None or dotted.endswith(".arange")):
             has_step = len(call.args) >= 3 or _kw(call, "step") is not None
             if has_step and not (len(call.args) >= 3 and isinstance(call.args[2], ast.Constant) and call.args[2].value == 1):
-                return _NONE  # arange(0, dim, 2): frequency exponents, not positions
+                # arange(0, dim, 2): frequency exponents, not positions; an integer tensor unless a dtype or a
+                # float argument says otherwise (then torch's default dtype)
+                dtype_node = _kw(call, "dtype")
+                if dtype_node is None:
+                    if _float_argument(call):
+                        return Val(frozenset({"expo"}), default=True,
+                                   pending=(self._default_dtype_finding(call, {"expo"}),))
+                    return Val(frozenset({"expo"}), integer=True)
+                dt = self._dtype(dtype_node, scope)
+                return Val(frozenset({"expo"}), integer=dt.known and dt.what in _INT_DTYPES)
             stop = call.args[1] if len(call.args) >= 2 else (call.args[0] if call.args else _kw(call, "end"))
             words = [n.id if isinstance(n, ast.Name) else n.attr
                      for n in ast.walk(stop) if isinstance(n, (ast.Name, ast.Attribute))] if stop is not None else []
@@ -1290,10 +1525,15 @@ class Checker:
                 dt = _Dtype(None, f"{dt.what} (a numpy array)", True)
             if dt.source:
                 return self._positions_cast(call, Val(frozenset({"pos"})), dt, scope, created=True)
-            # int64 unless a dtype is given or an argument is a float literal (then the default dtype)
-            integer = (dt.what in _INT_DTYPES if dtype_node is not None else
-                       not any(isinstance(a, ast.Constant) and isinstance(a.value, float) for a in call.args))
+            # int64 unless a dtype is given or an argument is a float (then the default dtype)
+            if dtype_node is None and _float_argument(call):
+                return Val(frozenset({"pos"}), default=True, pending=(self._default_dtype_finding(call, {"pos"}),))
+            integer = dt.what in _INT_DTYPES if dtype_node is not None else True
             return Val(frozenset({"pos"}), integer=integer)
+        if leaf == "linspace" and (receiver is None or dotted.endswith(".linspace")) and _kw(call, "dtype") is None:
+            # linspace without a dtype: torch's default dtype (positions or exponents, said when it meets an angle)
+            return Val(frozenset({"expo"}), default=True,
+                       pending=(self._default_dtype_finding(call, {"expo"}),))
         if receiver is None and leaf in ("einsum",):
             ops = args[1:]
             freq = next((v for v in ops if "freq" in v.kinds), None)
@@ -1301,13 +1541,23 @@ class Checker:
             if pos is None and freq is not None:
                 pos = next((self._as_positions(v) for v in ops if "castpos" in v.kinds), None)
             if pos is not None and freq is not None:
-                return self._angle(call, pos, freq, scope, matmul=_einsum_contracts(call))
+                return self._angle(call, pos, freq, scope, "einsum", einsum_contracts=_einsum_contracts(call))
             return self._union(ops)
         if receiver is None and (leaf in _MATMUL_FUNCS or leaf in _ELEMENTWISE_PRODUCTS) and len(args) >= 2:
-            return self._combine(args[0], args[1], call, scope, op=None, matmul=leaf in _MATMUL_FUNCS)
+            return self._combine(args[0], args[1], call, scope, op=None, spelling=leaf)
+        if receiver is None and leaf in _ADD_PRODUCTS and len(args) >= 3:
+            # addr(M, v1, v2), baddbmm(M, b1, b2), addmm, addbmm, addmv: M + v1 (x) v2, on CUDA autocast's list
+            return self._combine(args[1], args[2], call, scope, op=None, spelling=leaf)
         if receiver is None and leaf in ("cat", "stack", "concat", "concatenate", "broadcast_to", "where"):
             return self._union(args)
         if receiver is None and leaf in _TRIG:
+            if leaf == "exp" and (_frequency_expression(call) or any(
+                    isinstance(n, ast.Call) and _leaf(n) == "log" for a in call.args for n in ast.walk(a))):
+                # exp(k * -log(base) / n) = base^(-k/n): frequency construction (fairseq2's sin table), not an
+                # encoding: its arange holds exponents, so only a default dtype there is a finding (RP116)
+                held = tuple(self._default_dtype_finding(p[1], {"expo"}) for a in args for p in a.pending
+                             if p[0] in (DF.POSITIONS_IN_IMPLICIT_DEFAULT_DTYPE, DF.FREQUENCIES_IN_IMPLICIT_DEFAULT_DTYPE))
+                return Val(frozenset({"freq"}), pending=held, default=any(a.default for a in args))
             self._flush(*args)
             return _NONE
         if receiver is None and leaf in ("get_default_dtype",):
@@ -1321,8 +1571,10 @@ class Checker:
                 return _NONE
             if method == "cumsum" and scope.alibi:
                 return Val(frozenset({"pos"}), base.source, base.what, base.reported)
-            if method in ("matmul", "mm", "bmm", "mul", "outer", "ger") and args:
-                return self._combine(base, args[0], call, scope, op=None, matmul=method in _MATMUL_FUNCS)
+            if method in ("matmul", "mm", "bmm", "mul", "outer", "ger", "mv") and args:
+                return self._combine(base, args[0], call, scope, op=None, spelling=method)
+            if method in _ADD_PRODUCTS and len(args) >= 2:  # M.addr(v1, v2), M.baddbmm(b1, b2)
+                return self._combine(args[0], args[1], call, scope, op=None, spelling=method)
             if method in ("to", "type", "type_as", "half", "bfloat16", "float", "double", "long", "int"):
                 dt = self._cast_dtype(call, method, scope)
                 if dt is None:
@@ -1332,7 +1584,7 @@ class Checker:
                 if dt.source is None:
                     # converted to a clean dtype: no new rounding from here on (an earlier one stays)
                     return Val(base.kinds - {"castpos"}, None, "", base.reported, base.pending,
-                               integer=dt.what in _INT_DTYPES)
+                               integer=dt.what in _INT_DTYPES, default=False)
                 if "pos" in base.kinds and "angle" not in base.kinds:
                     return self._positions_cast(call, base, dt, scope, created=False)
                 if "angle" in base.kinds:
@@ -1416,6 +1668,9 @@ class Checker:
         elif dt.source == "input":
             msg = (f"positions {verb} the dtype of the input {dt.what}, bf16 in a bf16 model: {self._note('bf16')} "
                    f"(fp16: {self._note('fp16')})")
+        elif dt.source == "model":
+            msg = (f"positions {verb} the model's precision {dt.what}, bf16 when the model runs in bf16: "
+                   f"{self._note('bf16')}")
         elif dt.source == "caller":
             msg = (f"positions {verb} {dt.what}, which the caller fills with the input's dtype: in bf16 "
                    f"{self._note('bf16')}")
@@ -1461,12 +1716,14 @@ class Checker:
         if not (dotted.endswith("autocast") or dotted.split(".")[-1] == "autocast"):
             return None
         enabled = _kw(expr, "enabled")
+        dev = _kw(expr, "device_type") or (expr.args[0] if expr.args else None)
+        on = "on-cpu" if isinstance(dev, ast.Constant) and dev.value == "cpu" else "on"
         if enabled is None:
-            return "on"
+            return on
         if _const_false(enabled):
             return "off"
         if isinstance(enabled, ast.Constant) and enabled.value is True:
-            return "on"
+            return on
         return "unknown"
 
 
@@ -1535,6 +1792,38 @@ def _run_deep(fn):
     return box["value"]
 
 
+# frameworks whose dtype rules the scan does not model (it follows torch's): module -> what to call it
+_OTHER_FRAMEWORKS = {"keras": "keras (keras.ops)", "keras_nlp": "keras-nlp (keras.ops)", "keras_hub": "keras-hub (keras.ops)",
+                     "keras_core": "keras-core (keras.ops)", "tf_keras": "tf-keras", "jax": "jax (jax.numpy)",
+                     "flax": "flax (jax.numpy)", "mlx": "mlx (mlx.core)", "tensorflow": "TensorFlow",
+                     "paddle": "paddle"}
+# words that say a file holds position / rotary code worth a note
+_POSITION_CODE = re.compile(r"rotary|rope|RoPE|sinusoid|position|inv_freq|max_wavelength|alibi", re.I)
+
+
+def _framework_note(tree: ast.Module, text: str, path: str) -> list[Finding]:
+    """RP117 (info) once per file that imports a framework the scan does not analyse and holds position
+    code: at the first such import. Never silent, never an error."""
+    if not _POSITION_CODE.search("\n".join(_code_part(x) for x in text.splitlines())):
+        return []  # (comments do not count)
+    for node in ast.walk(tree):
+        mods: list[str] = []
+        if isinstance(node, ast.Import):
+            mods = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            mods = [node.module]
+        for mod in mods:
+            top = mod.split(".")[0]
+            if top in _OTHER_FRAMEWORKS:
+                return [Finding.of(
+                    DF.FRAMEWORK_NOT_ANALYSED,
+                    f"this file computes with {_OTHER_FRAMEWORKS[top]} (line {node.lineno} imports `{mod}`), whose "
+                    f"dtype rules the static scan does not model (it follows torch's): its rotary / position code "
+                    f"was not analysed, and any finding here comes from names alone",
+                    path=path, line=node.lineno, column=node.col_offset + 1, framework=top)]
+    return []
+
+
 def scan_source(source: "str | bytes", path: str = "-", *, length: int = DEFAULT_LENGTH) -> list[Finding]:
     """Findings for one module's source (bytes are decoded per PEP 263). Never raises on bad code.
 
@@ -1565,14 +1854,15 @@ def scan_source(source: "str | bytes", path: str = "-", *, length: int = DEFAULT
                            "than any real code, or too large)", path=path)]
     except ValueError as exc:  # null bytes
         return [Finding.of(IO.SYNTAX_ERROR, f"cannot parse: {exc}", path=path)]
+    note = _framework_note(tree, text, path)
     if not any(w in text for w in _TRIGGERS):
-        return []  # no trigger word: nothing can match, skip the walk
+        return note  # no trigger word: nothing can match, skip the walk
     try:
         checker = _run_deep(lambda: Checker(tree, path, text, length=length))
     except (RecursionError, MemoryError) as exc:
         return [Finding.of(IO.INCOMPLETE_ANALYSIS, f"not analysed: the checker failed ({type(exc).__name__})",
                            path=path)]
-    findings = _noqa_filter(checker.findings, checker.lines)
+    findings = _noqa_filter(checker.findings + note, checker.lines)
     if checker.incomplete:
         findings.append(Finding.of(
             IO.INCOMPLETE_ANALYSIS, f"analysis stopped early: an expression nested deeper than "

@@ -45,7 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="audit_command", metavar="WHAT", parser_class=_Parser)
     code = sub.add_parser("code", help="static scan of model code (AST; nothing is executed)",
                           description="Static scan of Python model code for rotary/ALiBi precision bugs "
-                                      "(rules: `ropelaw rule --all`, RP1xx and RE0xx).")
+                                      "(rules: `ropelaw rule --all`, RP1xx and RE0xx). It reads torch code: "
+                                      "keras.ops (keras, keras-nlp, keras-hub), jax.numpy, mlx and TensorFlow "
+                                      "code is not analysed, and a file using one of them for position code "
+                                      "gets an RP117 note (info) instead of a silent pass. Products are judged "
+                                      "by CUDA autocast's op lists (torch 2.13.0), the default dtype as "
+                                      "Lightning 'bf16-true' sets it.")
     _add_code_arguments(code)
     code.set_defaults(_audit_run=run_code)
     try:
