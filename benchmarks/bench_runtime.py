@@ -53,7 +53,7 @@ else:
     from ropelaw.audit.runtime import audit_module
     tracemalloc.start()
     t = time.perf_counter()
-    a = audit_module(make, dtype, L, [scen] if scen != "all" else ["cast", "default", "autocast"])
+    a = audit_module(make, dtype, L, [scen] if scen != "all" else ["cast", "default", "autocast-cuda", "autocast-cpu"])
     out["seconds"] = time.perf_counter() - t
     out["traced_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
     out["paths"] = [s.path for s in a.scenarios]

@@ -159,7 +159,7 @@ def test_precision_notebook_audits_buggy_and_fixed_modules():
         m = re.match(r"exact (\d+) distinct (\d+) path ([a-z ]+) max_phase_error", rest)
         assert m, rest
         parsed[key] = (int(m.group(1)), int(m.group(2)), m.group(3).strip())
-    scenarios = ("cast", "default", "autocast")
+    scenarios = ("cast", "default", "autocast-cuda", "autocast-cpu")
     # positions rounded to bf16, product in float32: exactly the format's 896 exact positions (seed 004)
     for s in scenarios:
         assert parsed[f"PositionsInModelDtype.{s}"] == (896, 897, "positions rounded")
