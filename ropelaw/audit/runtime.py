@@ -181,6 +181,20 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
     return audit
 
 
+def _run_of(scenario: str, dtype: str) -> str:
+    """How a scenario happens in training (ropelaw.audit.policy.TRAINER_PRECISIONS), for its position findings."""
+    from .policy import TRAINER_PRECISIONS
+
+    if scenario == "default":
+        names = [p.name for p in TRAINER_PRECISIONS if p.default_dtype == dtype]
+        return f" (the default dtype is {dtype} under Lightning/Fabric precision='{names[0]}')" if names else ""
+    if scenario == "autocast-cuda":
+        names = [p.name for p in TRAINER_PRECISIONS if p.autocast == dtype]
+        return (f" (CUDA autocast: Lightning precision='{names[0]}' on a GPU, torch.autocast('cuda'))"
+                if names else " (CUDA autocast)")
+    return ""
+
+
 def _short_table(exc: TableTooShort, length: int):
     """A table shorter than the length asked for: a usage error naming the table's length."""
     from ..errors import UsageError
@@ -231,6 +245,7 @@ def runtime_findings(audit: ModuleAudit) -> list[Finding]:
             continue
         common = dict(scenario=s.scenario, dtype=s.dtype, length=s.length, exact=s.exact,
                       exact_fraction=s.exact_fraction, distinct=s.distinct)
+        run = _run_of(s.scenario, s.dtype)  # the training run this scenario is
         if s.path == "sine lost":
             out.append(Finding.of(
                 RUNTIME_SINE_LOST,
@@ -246,7 +261,7 @@ def runtime_findings(audit: ModuleAudit) -> list[Finding]:
                 RUNTIME_PRODUCT_ROUNDED,
                 f"{tag} the angle position * inv_freq is rounded: {s.exact:,} of {s.length:,} positions "
                 f"({_pct(s.exact_fraction)}) keep their encoding, {s.distinct:,} distinct, max phase error "
-                f"{s.max_phase_error:.3g} rad at position {s.max_phase_error_at}",
+                f"{s.max_phase_error:.3g} rad at position {s.max_phase_error_at}{run}",
                 fix="compute positions (int64 -> float32) and the product in float32 with autocast disabled; "
                     "cast only cos/sin to the model dtype", **loc, **common))
         elif s.path == "positions rounded":
@@ -254,7 +269,7 @@ def runtime_findings(audit: ModuleAudit) -> list[Finding]:
                 RUNTIME_POSITIONS_ROUNDED,
                 f"{tag} positions pass through {s.dtype}: {s.exact:,} of {s.length:,} positions "
                 f"({_pct(s.exact_fraction)}) keep their own encoding, {s.distinct:,} distinct; "
-                f"first collision at {s.first_inexact}",
+                f"first collision at {s.first_inexact}{run}",
                 fix="build positions as int64 and convert to float32: torch.arange(n, dtype=torch.int64).float()",
                 **loc, **common))
         if s.frequency_drift > DRIFT_TOLERANCE and s.frequency_drift > audit.reference_drift + DRIFT_TOLERANCE:
