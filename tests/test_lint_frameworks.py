@@ -11,6 +11,7 @@ and, when present, the corpus of real configs fetched from the frameworks' repos
 from __future__ import annotations
 
 import json
+import math
 import os
 import pathlib
 
@@ -171,7 +172,8 @@ def test_axolotl_mistral_v01_follows_the_hub_config_not_litgpts_cap(tmp_path):
     r = lint_config(load_config(str(p)))
     hf = lint_config(load_config(str(HF / "mistral-7b-v0.1.json")))
     assert setup(r) == setup(hf) == (128, 10000.0, 32768, 4096, "default")
-    assert r.config.tune_len is None and any("not litgpt's block_size 4,096" in n for n in r.config.notes)
+    assert r.config.tune_len.raw == 8192 and r.layers[0].spec.tune_len is None  # a fine-tune within 32,768
+    assert any("not litgpt's block_size 4,096" in n for n in r.config.notes)
 
 
 def test_regenerate_reads_litgpts_block_size_comments():
@@ -406,8 +408,10 @@ def test_megatron_mla_reads_qk_pos_emb_head_dim_and_yarn(tmp_path):
     dims with YaRN (original 4,096 and betas 32/1: MLATransformerConfig defaults), not d 64 plain."""
     r = lint(tmp_path, "mla.yaml", MLA)
     assert setup(r) == (64, 10000, 4096, 163840, "yarn")
+    # no --mscale / --mscale-all-dim: Megatron-LM's defaults 1.0 / 0.0 give get_mscale(40, 1) / 1 = 0.1 ln 40 + 1
+    att = 0.1 * math.log(40) + 1
     assert r.layers[0].spec.param_dict() == {"factor": 40, "original_max_position_embeddings": 4096,
-                                             "beta_fast": 32, "beta_slow": 1}
+                                             "beta_fast": 32, "beta_slow": 1, "attention_factor": att}
     d = r.setup()["derived"]
     assert d["d"] == {"value": 64, "from": "MODEL_ARGS.--qk-pos-emb-head-dim", "line": 8, "column": 3}
     assert d["dtype"]["value"] == "bf16" and d["dtype"]["line"] == 12
@@ -773,7 +777,10 @@ def test_axolotl_base_model_from_the_table(tmp_path):
     positions); 2,048 is within its training length."""
     for name, line in (("tinker_sft.yaml", 7), ("tinker_rl.yaml", 10)):
         r = lint_config(load_config(str(FIX / "axolotl" / name)))
-        assert setup(r) == (128, 1e6, 40960, 40960, "default") and r.config.tune_len is None
+        assert setup(r) == (128, 1e6, 40960, 40960, "default")
+        # sequence_len is the fine-tuning length, read and kept; within 40,960 it extends nothing
+        assert r.config.tune_len.raw == 2048 and r.config.tune_len.key == "sequence_len"
+        assert r.layers[0].spec.tune_len is None and "tuned 2,048" in r.ok_line()
         assert found(r) == [("RL103", "info", line, 1)]
         assert r.setup()["derived"]["base"]["from"] == (
             "rope_theta of base_model 'Qwen/Qwen3-8B' (Qwen/Qwen3-8B as litgpt==0.5.13 litgpt/config.py "
@@ -785,7 +792,7 @@ def test_axolotl_base_model_from_the_table(tmp_path):
     r = lint(tmp_path, "ext.yaml", text)
     assert setup(r) == (128, 10000.0, 4096, 16384, "linear") and r.config.tune_len.raw == 16384
     assert r.setup()["derived"]["params"]["factor"]["from"] == "overrides_of_model_config.rope_scaling.factor"
-    with pytest.raises(NotARopeConfig, match="not in ropelaw's table of common bases"):
+    with pytest.raises(NotARopeConfig, match="not among ropelaw.s presets of published models"):
         lint(tmp_path, "unknown.yaml", "base_model: someone/private-model\nsequence_len: 2048\n")
 
 
@@ -920,3 +927,62 @@ def test_framework_corpus(key):
         assert s.pretrained_with_scheme is e["pretrained_with_scheme"]
     if "bound" in e:
         assert (a.bound.critical_dimension, round(a.bound.extrapolation_bound)) == (e["critical_dimension"], e["bound"])
+
+
+DEEPSEEK_V3_SH = """#!/bin/bash
+# written here after NVIDIA/Megatron-LM@d98e8a64 examples/post_training/modelopt/conf/deepseek-ai/DeepSeek-R1.sh
+MODEL_ARGS=" \\
+    --bf16 \\
+    --position-embedding-type rope \\
+    --num-layers 61 \\
+    --hidden-size 7168 \\
+    --num-attention-heads 128 \\
+    --kv-channels 128 \\
+    --multi-latent-attention \\
+    --qk-head-dim 128 \\
+    --qk-pos-emb-head-dim 64 \\
+    --seq-length 4096 \\
+    --max-position-embeddings 163840 \\
+    --rotary-base 10000 \\
+    --rotary-percent 1.0 \\
+    --rotary-scaling-factor 40 \\
+    --mscale 1.0 \\
+    --mscale-all-dim 1.0 \\
+"
+"""
+
+
+def test_megatron_mla_attention_factor_is_the_same_model_as_its_config_json(tmp_path):
+    """DeepSeek-V3 through two dialects: Megatron-Core multiplies cos/sin by get_mscale(40, 1) /
+    get_mscale(40, 1) = 1 (the mscale^2 goes into the softmax scale), and transformers gives its
+    config.json (mscale 1.0, mscale_all_dim 1.0) the same 1.0; before, the Megatron script read 1.3689.
+    tests/test_framework_runtimes.py runs megatron-core's own function on these flags."""
+    p = tmp_path / "DeepSeek-V3.sh"
+    p.write_text(DEEPSEEK_V3_SH)
+    mega = lint_config(load_config(str(p)))
+    hf = lint_config(load_config(str(HF / "deepseek-v3.json")))
+    assert mega.layers[0].scheme_result.attention_factor == hf.layers[0].scheme_result.attention_factor == 1.0
+    att = mega.setup()["derived"]["params"]["attention_factor"]
+    assert att["value"] == 1.0 and "--mscale 1" in att["from"] and "--mscale-all-dim 1" in att["from"]
+    assert mega.config.unread == []  # --rotary-percent is judged: MLA's YaRN does not take it
+    # MLA with --rope-type rope: RotaryEmbedding(qk_pos_emb_head_dim, rotary_percent)
+    q = tmp_path / "rope.sh"
+    q.write_text(DEEPSEEK_V3_SH.replace("--rotary-percent 1.0", "--rotary-percent 0.5 --rope-type rope"))
+    assert setup(lint_config(load_config(str(q))))[0] == 32
+
+
+def test_megatron_model_args_flattened_with_hyphens(tmp_path):
+    """A Megatron functional-test MODEL_ARGS flattened to hyphenated keys without -- (issue 22,
+    heldout-r2 megatron-deepseekv3-proxy-MODEL_ARGS-flattened.yaml) is Megatron's, not the generic
+    table's: MLA d = qk-pos-emb-head-dim 64 with YaRN x40, not kv-channels 128 plain. GPT-NeoX's
+    hyphenated keys (pos-emb) stay NeoX's."""
+    text = ("num-layers: 14\nhidden-size: 7168\nnum-attention-heads: 128\nkv-channels: 128\nseq-length: 4096\n"
+            "max-position-embeddings: 4096\nposition-embedding-type: rope\nrotary-base: 10000\n"
+            "multi-latent-attention: true\nqk-pos-emb-head-dim: 64\nrotary-scaling-factor: 40\nmscale: 1.0\n"
+            "mscale-all-dim: 1.0\nbf16: true\n")
+    r = lint(tmp_path, "flat.yaml", text)
+    assert r.config.arch == "megatron MLA" and setup(r) == (64, 10000, 4096, 4096, "yarn")
+    assert r.layers[0].scheme_result.attention_factor == 1.0 and r.config.unread == []
+    neox = lint(tmp_path, "neox.yml", "num-layers: 2\nhidden-size: 256\nnum-attention-heads: 4\nseq-length: 2048\n"
+                                      "max-position-embeddings: 2048\npos-emb: rotary\nrotary-pct: 0.25\n")
+    assert neox.config.arch == "gpt-neox" and setup(neox)[0] == 16

@@ -59,6 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="RoPE base for a config that gives none and whose framework has no default")
     parser.add_argument("--dtype", default=None, metavar="DTYPE",
                         help="model dtype (bf16, fp16, fp32) for a config that gives none")
+    parser.add_argument("--model-config", default=None, metavar="PATH",
+                        help="config.json (or a directory holding it; litgpt: model_config.yaml) of the model a "
+                             "fine-tuning config names elsewhere (base_model, model_name_or_path, checkpoint_dir)")
     add_format(parser, FORMATS)
     parser.add_argument("--select", default=None, metavar="CODES",
                         help="comma-separated codes or prefixes to report (e.g. RL,RV001; ALL for every rule)")
@@ -117,8 +120,9 @@ def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress
     """
     from ..errors import UsageError
     from ..lint.check import lint_config
-    from ..lint.loader import CONFIG_SUFFIXES, SHELL_SUFFIXES, NotARopeConfig, OptionError, load_config
+    from ..lint.loader import CONFIG_SUFFIXES, SHELL_SUFFIXES, NotARopeConfig, OptionError, UnreadConfig, load_config
     from ..lint.rules.files import finding_for
+    from ..lint.rules.reading import file_finding
 
     files = collect(paths)
     results, file_findings, skipped = [], [], []
@@ -139,6 +143,10 @@ def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress
             cfg = load_config(path, train=train, target=target, tune=tune, **fill)
         except OptionError:
             raise
+        except UnreadConfig as exc:  # RV030 / RV031: what could not be read is a finding, not a skip
+            read += 1
+            file_findings.append(file_finding(path, exc))
+            continue
         except NotARopeConfig as exc:
             read += 1
             skipped.append((path, _reason(path, str(exc))))
@@ -177,9 +185,13 @@ def run(args: argparse.Namespace) -> int:
         from ..formats import get_format
 
         get_format(args.dtype)  # ValueError names the known formats
+    if args.model_config is not None:
+        from ..lint.model_config import check_model_config_path
+
+        check_model_config_path(args.model_config)  # UsageError: exit 2
     results, file_findings, skipped = lint_paths(args.paths, train=args.train, target=args.target,
                                                  tune=args.tune, progress=progress, head_dim=args.head_dim,
-                                                 base=args.base, dtype=args.dtype)
+                                                 base=args.base, dtype=args.dtype, model_config=args.model_config)
     sel = select if select is not None else default_select()
     findings = list(file_findings)
     hidden: list = []  # info findings of the default rule set: shown when selected (--select CODE or ALL)

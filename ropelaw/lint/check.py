@@ -116,7 +116,7 @@ class LintResult(Result):
             "assumptions": list(cfg.notes) + [
                 "pretrain_base = base: trained from scratch with the config's base",
                 "tune_len = train_len unless --tune" if cfg.tune_len is None
-                else f"tune_len {fmt_count(cfg.tune_len.raw)} (--tune)",
+                else f"tune_len {fmt_count(cfg.tune_len.raw)} ({cfg.tune_len.where})",
             ],
             "bound": (_clean(main.bound.to_dict()) if main is not None and main.bound is not None else None),
             "layers": [a.to_dict() for a in self.layers],
@@ -138,6 +138,9 @@ class LintResult(Result):
                 bits.append(f"{s.scheme} from step 0" if s.pretrained_with_scheme else f"{s.scheme}")
             if a is self.layers[0]:
                 bits.append(f"trained {fmt_count(s.train_len)}")
+                tune = self.config.tune_len.number() if self.config.tune_len is not None else None
+                if tune is not None:
+                    bits.append(f"tuned {fmt_count(tune)}")
             bits.append(f"{'window' if a.window and a.length == a.window else 'target'} {fmt_count(a.length)}")
             if a.bound is not None:
                 b = a.bound.extrapolation_bound
@@ -226,9 +229,9 @@ def _analyse(cfg: LoadedConfig, i: int, bad_lengths: list[str]) -> LayerAnalysis
 
 def lint_config(cfg: LoadedConfig) -> LintResult:
     """All findings for ``cfg`` (unfiltered; ``findings.select_findings`` filters)."""
-    from .rules import dtype, lengths, schemes, values
+    from .rules import dtype, lengths, reading, schemes, values
 
-    findings: list[Finding] = list(values.check(cfg))
+    findings: list[Finding] = list(values.check(cfg)) + reading.check(cfg)
     bad_lengths = length_problems(cfg)
     layers = [_analyse(cfg, i, bad_lengths) for i in range(len(cfg.layers))]
     has_value_error = any(f.severity == "error" for f in findings)

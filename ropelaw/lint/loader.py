@@ -65,7 +65,7 @@ from .parse import (CONFIG_SUFFIXES, MAX_BYTES, Path, Positions, config_files, j
                     parse_text, read_document, toml_positions, yaml_positions)
 
 __all__ = [
-    "Value", "RopeLayer", "LoadedConfig", "NotARopeConfig", "OptionError", "CONFIG_SUFFIXES", "canonical_scheme",
+    "Value", "RopeLayer", "LoadedConfig", "NotARopeConfig", "NoRopeFound", "UnreadConfig", "ModelNeeded", "OptionError", "CONFIG_SUFFIXES", "canonical_scheme",
     "read_document", "load_config", "load_mapping", "config_files", "fmt_count", "fmt_short", "show_value",
     "json_positions", "yaml_positions", "toml_positions",
 ]
@@ -73,6 +73,29 @@ __all__ = [
 
 class NotARopeConfig(UsageError):
     """The file parsed but holds no RoPE setting (or the model uses other positions)."""
+
+
+class NoRopeFound(NotARopeConfig):
+    """The dialect found nothing it can read (no head dims, an unknown preset). A skip only when the
+    file has no RoPE-looking key; otherwise :func:`load_mapping` makes it :class:`UnreadConfig` (RV030)."""
+
+
+class UnreadConfig(NotARopeConfig):
+    """A file lint reports as one finding instead of skipping it: ``code`` RV030 (RoPE settings that no
+    dialect reads) or RV031 (the config names its model elsewhere and that model was not given);
+    ``line`` / ``column`` of the key concerned (``ropelaw/lint/rules/reading.py``)."""
+
+    def __init__(self, message: str, code: str = "RV030", line: int = 1, column: int = 1):
+        super().__init__(message)
+        self.code, self.line, self.column = code, line, column
+
+
+class ModelNeeded(UnreadConfig):
+    """RV031: the config names its model elsewhere (``base_model``, ``model_name_or_path``,
+    ``checkpoint_dir`` ...) and neither a local directory, ``--model-config`` nor a preset gives it."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1):
+        super().__init__(message, "RV031", line, column)
 
 
 class OptionError(UsageError):
@@ -155,6 +178,9 @@ class LoadedConfig:
     problems: list = field(default_factory=list)  # (rule_name, Value, message) noticed while deriving
     notes: list = field(default_factory=list)  # human-readable assumptions made
     semantics: str | None = None  # whose behaviour the numbers follow, e.g. "transformers 5.23.0"
+    # dotted keys the dialect looked at and judged (a switch, a key of another model's path): not "unread"
+    considered: list = field(default_factory=list)
+    unread: list = field(default_factory=list)  # Values at RoPE-looking keys no reader used (RV030; unread.py)
 
     def location(self, *keys: str) -> tuple[int, int]:
         for v in self.inputs:
@@ -184,6 +210,8 @@ class LoadedConfig:
             if name in allowed:
                 params[name] = _plain(v.raw)
         tune = self.tune_len.number() if self.tune_len is not None else None
+        if tune is not None and tune <= train:
+            tune = None  # a fine-tune within the training length (axolotl sequence_len): no context extension
         source = {"d": g.d.where, "base": g.base.where, "train_len": self.train_len.where,
                   "scheme": g.scheme.where}
         from_start = g.pretrained_with_scheme is not None and g.pretrained_with_scheme.raw is True \
@@ -251,7 +279,8 @@ _NUMERIC_STR = re.compile(r"^\s*[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s
 _PARAM_EXPECT = {"short_factor": "list", "long_factor": "list", "truncate": "bool",
                  "original_max_position_embeddings": "int", "window": "int", "variant": "str"}
 _NOT_PARAMS = {"type", "rope_type", "rope_theta", "partial_rotary_factor", "base"}
-_MROPE_KEYS = {"mrope_section", "mrope_interleaved"}  # Qwen2-VL / 2.5-VL: how pairs split over t, h, w
+_MROPE_KEYS = {"mrope_section", "mrope_interleaved"}
+_ROPE_SWITCHES = ("rope", "use_rope")  # a file no framework claims: ``rope: true`` (OLMo's name) says RoPE is on  # Qwen2-VL / 2.5-VL: how pairs split over t, h, w
 
 # OmegaConf interpolation: the whole value is ${key}, ${.sibling}, ${..parent_key} or ${a.b.c}
 _INTERP = re.compile(r"^\$\{\s*([^${}:]*?)\s*\}$")
@@ -397,15 +426,17 @@ SHELL_SUFFIXES = (".sh", ".bash")  # launch scripts: read for Megatron flags whe
 
 def load_config(path: str, *, train: int | None = None, target: int | None = None,
                 tune: int | None = None, head_dim: int | None = None, base: float | None = None,
-                dtype: str | None = None) -> LoadedConfig:
+                dtype: str | None = None, model_config: str | None = None) -> LoadedConfig:
     """Read ``path`` and normalise it (``UsageError`` for a file that cannot be used).
 
     The dialect whose ``detect`` scores the document highest reads it (:func:`load_mapping`);
     a launch script (``*.sh``) is parsed for its flags and read by the ``megatron`` dialect.
     --train / --target / --tune override; --head-dim / --base / --dtype fill in values the
-    config (and its framework) lack.
+    config (and its framework) lack; ``model_config`` (--model-config) is the config of the model a
+    fine-tuning config names elsewhere (``base_model``, ``model_name_or_path``, ``checkpoint_dir``).
     """
-    kw = dict(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype)
+    kw = dict(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype,
+              model_config=model_config)
     if path.lower().endswith(SHELL_SUFFIXES):
         from .dialects.megatron import read_shell
 
@@ -425,6 +456,7 @@ class Overrides:
     head_dim: int | None = None
     base: float | None = None
     dtype: str | None = None
+    model_config: str | None = None  # --model-config: the named model's config.json (or a directory holding it)
 
 
 def _rotary_dims(head: float, frac: float | None) -> tuple[int, float]:
@@ -440,23 +472,35 @@ def _rotary_dims(head: float, frac: float | None) -> tuple[int, float]:
 def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str = "-", fmt: str = "json",
                  train: int | None = None, target: int | None = None, tune: int | None = None,
                  head_dim: int | None = None, base: float | None = None, dtype: str | None = None,
-                 dialect: Any = None) -> LoadedConfig:
+                 dialect: Any = None, model_config: str | None = None) -> LoadedConfig:
     """Normalise an already-parsed config mapping (see the module docstring for the rules).
 
     ``dialect``: a :class:`~ropelaw.lint.dialects.Dialect`, or its name; default: the dialect
     whose ``detect`` scores ``data`` highest (:func:`ropelaw.lint.dialects.pick`). A dialect with
     a ``load`` of its own (the training frameworks) reads the document; any other is read by the
     table engine (:func:`_load_table`), and --head-dim / --base / --dtype fill what it lacks.
+
+    Never a misread (``unread.py``): a RoPE-looking key that the reader neither used nor judged is
+    RV030 at that key, and no base is invented while one is unread; a dialect that finds nothing it
+    can read (:class:`NoRopeFound`) in a file with RoPE-looking keys is RV030 for the file, not a skip.
     """
     from . import dialects
+    from .unread import check_read, unread_file
 
     if not isinstance(data, Mapping):
         raise UsageError(f"{path}: top level must be a mapping of settings, got {type(data).__name__}")
     dia = dialects.get(dialect) if isinstance(dialect, str) else (dialect or dialects.pick(data))
-    o = Overrides(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype)
-    if dia.load is not None:
-        return dia.load(data, positions, path, fmt, o)
-    return _fill_in(_load_table(data, positions, path=path, fmt=fmt, train=train, target=target, tune=tune, dia=dia), o)
+    o = Overrides(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype,
+                  model_config=model_config)
+    try:
+        if dia.load is not None:
+            cfg = dia.load(data, positions, path, fmt, o)
+        else:
+            cfg = _fill_in(_load_table(data, positions, path=path, fmt=fmt, train=train, target=target, tune=tune,
+                                       dia=dia), o)
+    except NoRopeFound as exc:
+        raise unread_file(data, positions or {}, path, str(exc)) from None
+    return check_read(data, positions or {}, cfg)
 
 
 def _fill_in(cfg: LoadedConfig, o: Overrides) -> LoadedConfig:
@@ -528,11 +572,15 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
         raise NotARopeConfig(f"{path}: position embedding {pe!r} is not RoPE")
     if any(s.raw(k) is True for k in K("alibi")):
         raise NotARopeConfig(f"{path}: alibi is true: this model uses ALiBi, not RoPE")
+    switch = next((s.keys[k] for k in _ROPE_SWITCHES if s.has(k)), None)  # OLMo-style rope: true / false
+    pe_key = next((s.keys[k] for k in K("pos_emb") if s.has(k)), None)  # position_embedding_type: rope, read above
+    if switch is not None and s.data[switch] is False:
+        raise NotARopeConfig(f"{path}: {_dotted(s.prefix + (switch,))} is false: this model does not use RoPE")
     has_heads = any(s.has(k) for k in K("heads")) or "num_attention_heads" in defaults
     has_dims = any(s.has(k) for k in K("head_dim") + K("kv_channels") + K("rotary_dim"))
     if not (has_dims or (has_heads and (any(s.has(k) for k in K("hidden")) or "hidden_size" in defaults))
             or (has_heads and "head_dim" in defaults)):
-        raise NotARopeConfig(f"{path}: no RoPE settings found (need head_dim, rotary_dim, kv_channels or "
+        raise NoRopeFound(f"{path}: no RoPE settings found (need head_dim, rotary_dim, kv_channels or "
                              f"hidden_size with num_attention_heads)")
 
     # -- the RoPE block: rope_parameters (per layer type or flat) or rope_scaling -----------
@@ -819,4 +867,5 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     return LoadedConfig(path=path, fmt=fmt, arch=arch, kind=kind, head_dim=head_v, layers=layers,
                         max_pos=max_v, original_max=orig_v, train_len=train_v, target=target_v,
                         tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes,
-                        semantics=f"transformers {semantics}")
+                        semantics=f"transformers {semantics}",
+                        considered=[_dotted(s.prefix + (k,)) for k in (switch, pe_key) if k is not None])

@@ -45,6 +45,9 @@ class Doc:
     def __init__(self, data: Mapping, positions: Positions | None, fmt: str, path: str):
         self.data, self.positions, self.fmt, self.path = data, positions or {}, fmt, path
         self.inputs: list[Value] = []
+        # dotted keys of single values the dialect looked at (raw / has / get) or judged (consider): with
+        # inputs, what the unread check (lint/unread.py) counts as read
+        self.considered: set[str] = set()
 
     def _find(self, dotted: str) -> tuple[tuple, Any] | None:
         node: Any = self.data
@@ -62,7 +65,32 @@ class Doc:
 
     def raw(self, dotted: str) -> Any:
         hit = self._find(dotted)
-        return None if hit is None else hit[1]
+        if hit is None:
+            return None
+        if not isinstance(hit[1], Mapping):  # a whole section looked at is not each of its keys read
+            self.considered.add(".".join(str(p) for p in hit[0]))
+        return hit[1]
+
+    def consider_tree(self, dotted: str) -> None:
+        """Mark every key under the mapping at ``dotted`` as judged (a block compared as a whole)."""
+        hit = self._find(dotted)
+        if hit is None:
+            return
+        stack = [hit]
+        while stack:
+            path, node = stack.pop()
+            if isinstance(node, Mapping):
+                stack.extend((path + (k,), v) for k, v in node.items())
+            else:
+                self.considered.add(".".join(str(p) for p in path))
+
+    def consider(self, *dotted: str) -> None:
+        """Mark keys as judged by the dialect without being values of the setup (a key that only applies
+        to another model's rotary path, a kernel switch): the unread check does not report them."""
+        for name in dotted:
+            hit = self._find(name)
+            if hit is not None:
+                self.considered.add(".".join(str(p) for p in hit[0]))
 
     def has(self, dotted: str) -> bool:
         return self.raw(dotted) is not None
@@ -227,7 +255,8 @@ def assemble(doc: Doc, f: Fields, o: Overrides) -> LoadedConfig:
                             pws if f.local_rope is None else None)]
     return LoadedConfig(path=doc.path, fmt=doc.fmt, arch=f.arch, kind="training", head_dim=head, layers=layers,
                         max_pos=f.target, original_max=f.original_max, train_len=train, target=target,
-                        tune_len=tune, dtype=dtype, inputs=doc.inputs, problems=list(f.problems), notes=notes)
+                        tune_len=tune, dtype=dtype, inputs=doc.inputs, problems=list(f.problems), notes=notes,
+                        considered=sorted(doc.considered))
 
 
 def dialect(name: str, detect, read=None, *, load=None, doc_class: type = Doc) -> Dialect:

@@ -1,26 +1,25 @@
 """axolotl fine-tuning YAML: ``base_model`` -> that model's Hugging Face config.json.
 
-The config comes from a local directory (``base_model`` is a path with a config.json), the
-Hugging Face cache (``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or ``~/.cache/huggingface/hub``) when the
-model is there, or the shipped table of base models (``presets/axolotl.json``: the RoPE of each
-Hub repository that litgpt==0.5.13's named configs encode); never a
-download. It is read as any Hugging Face config (the HF dialect), then
-``overrides_of_model_config`` / ``model_config`` keys replace its keys, as axolotl passes them
-to ``AutoConfig``. ``sequence_len`` is the fine-tuning length: when it exceeds the model's
-training length it is a tuning run at that length (``--tune``). dtype: ``bf16`` / ``fp16`` (true
-or auto), else the base config's ``torch_dtype``.
+The config comes from a local directory (``base_model`` is a path with a config.json),
+``--model-config``, the Hugging Face cache, or the shipped table of base models
+(``lint/model_config.py``); never a download; none of them: RV031. It is read as any Hugging
+Face config (the HF dialect), then ``overrides_of_model_config`` / ``model_config`` keys replace
+its keys, as axolotl passes them to ``AutoConfig``. ``sequence_len`` is the length this
+fine-tuning run trains at (axolotl packs and truncates samples to it): the tuning length
+(``tune_len``) of a fine-tune of ``base_model``, whose own training length stays the model's.
+Past that length it is a context extension (Liu et al.'s tuning length); within it, the bound is
+the pre-trained model's. dtype: ``bf16`` / ``fp16`` (true or auto), else the base config's
+``torch_dtype``.
 """
 
 from __future__ import annotations
 
-import glob
-import json
-import os
 from dataclasses import replace
 from typing import Any, Mapping
 
-from ..loader import LoadedConfig, NotARopeConfig, Overrides, Value
-from ._framework import Doc, dialect, presets
+from ..loader import LoadedConfig, Overrides, Value
+from ..model_config import hf_model_config, needed, preset_note
+from ._framework import Doc, dialect
 
 NAME = "axolotl"
 
@@ -29,34 +28,13 @@ def detect(data: Mapping) -> bool:
     return isinstance(data.get("base_model"), str) and ("sequence_len" in data or "datasets" in data)
 
 
-def hf_config(base: str) -> tuple[dict, str] | None:
-    """``(config dict, where it came from)`` for ``base`` without the network, or None."""
-    if os.path.isdir(base) and os.path.isfile(os.path.join(base, "config.json")):
-        path = os.path.join(base, "config.json")
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh), path
-    hub = os.environ.get("HF_HUB_CACHE") or os.path.join(
-        os.environ.get("HF_HOME", os.path.join(os.path.expanduser("~"), ".cache", "huggingface")), "hub")
-    snaps = sorted(glob.glob(os.path.join(hub, "models--" + base.replace("/", "--"), "snapshots", "*", "config.json")),
-                   key=os.path.getmtime)
-    if snaps:
-        with open(snaps[-1], encoding="utf-8") as fh:
-            return json.load(fh), snaps[-1]
-    entry = presets("axolotl")["presets"].get(base)
-    if entry is not None:
-        return dict(entry["values"]), entry["source"]
-    return None
-
-
 def load(doc: Doc, o: Overrides) -> LoadedConfig:
     from ..loader import load_mapping
 
     base_v = doc.get("base_model", expect="str")
-    got = hf_config(str(base_v.raw))
+    got = hf_model_config(str(base_v.raw), o.model_config)
     if got is None:
-        known = ", ".join(list(presets("axolotl")["presets"])[:6])
-        raise NotARopeConfig(f"{doc.path}: base_model {base_v.raw!r} is not a local path, not in the Hugging Face "
-                             f"cache and not in ropelaw's table of common bases ({known}, ...); pass its config.json")
+        raise needed(doc.path, base_v)
     hf, origin = got
     overrides: dict[str, str] = {}
     for section in ("overrides_of_model_config", "model_config"):
@@ -87,17 +65,15 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
     train = repoint(cfg.train_len)
     tune = None
     notes = list(cfg.notes)
-    entry = presets("axolotl")["presets"].get(str(base_v.raw))
-    if entry is not None and origin == entry["source"] and entry.get("note"):
-        notes.append(f"{base_v.raw}: {entry['note']}")
+    note = preset_note(str(base_v.raw), origin)
+    if note:
+        notes.append(note)
     if o.train is not None:
         train = Value(o.train, None, 1, 1, "--train", "int")
     if o.tune is not None:
         tune = Value(o.tune, None, 1, 1, "--tune", "int")
-    elif seq is not None and seq.number() is not None and train.number() is not None and seq.number() > train.number():
-        tune = Value(seq.raw, seq.key, seq.line, seq.column, "fine-tuning length above the training length", "int")
     elif seq is not None:
-        notes.append(f"sequence_len {seq.raw} is within the base model's training length: no context extension")
+        tune = fine_tune_length(seq, train, notes, "axolotl")
     target = Value(o.target, None, 1, 1, "--target", "int") if o.target is not None else repoint(cfg.target)
     dtype = None
     for name in ("bf16", "fp16"):
@@ -112,6 +88,20 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
                    max_pos=repoint(cfg.max_pos), original_max=repoint(cfg.original_max), train_len=train,
                    target=target, tune_len=tune, dtype=dtype if dtype is not None else repoint(cfg.dtype),
                    inputs=inputs, notes=notes)
+
+
+def fine_tune_length(seq: Value, train: Value, notes: list, framework: str) -> Value:
+    """``tune_len`` of a fine-tune of a pre-trained model running at ``seq`` tokens: a context extension
+    past the model's training length ``train``, else a run within it (kept and said; the bound is the
+    pre-trained model's)."""
+    s, t = seq.number(), train.number()
+    if s is not None and t is not None and s > t:
+        return Value(seq.raw, seq.key, seq.line, seq.column, "the fine-tuning length, past the model's training "
+                                                             "length: a context extension", "int")
+    if s is not None and t is not None:
+        notes.append(f"{framework} fine-tunes at {seq.key} {s:,.0f} tokens, within the model's training length "
+                     f"{t:,.0f} ({train.where}): no context extension")
+    return Value(seq.raw, seq.key, seq.line, seq.column, "the fine-tuning length", "int")
 
 
 DIALECT = dialect(NAME, detect, load=load)

@@ -41,6 +41,7 @@ Semantics (Megatron-LM ``megatron/training/arguments.py`` defaults; megatron-cor
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from typing import Any, Mapping
@@ -63,8 +64,17 @@ def detect(data: Mapping) -> bool:
     if isinstance(data.get("language_model"), Mapping) and ("seq_length" in data or "position_embedding_type" in data):
         return True  # --yaml-cfg files (examples/gpt3/gpt_config.yaml): model keys under language_model
     keys = [str(k) for k in data]
-    return any(k.startswith("--") for k in keys) and any(_flag(k) in ("num_attention_heads", "seq_length")
-                                                         for k in keys)
+    if any(k.startswith("--") for k in keys):
+        return any(_flag(k) in ("num_attention_heads", "seq_length") for k in keys)
+    # MODEL_ARGS flattened to hyphenated names (seq-length: 4096): GPT-NeoX writes hyphens too, so a flag only
+    # Megatron-LM has must be there (NeoX says pos-emb, not position-embedding-type)
+    dashed = {_flag(k) for k in keys if "-" in k}
+    return bool(dashed & {"num_attention_heads", "seq_length"}) and bool(dashed & _MEGATRON_ONLY) \
+        and "pos_emb" not in dashed
+
+
+_MEGATRON_ONLY = {"position_embedding_type", "use_rotary_position_embeddings", "multi_latent_attention",
+                  "use_mcore_models", "kv_channels", "rotary_base"}
 
 
 def _sections(data: Mapping) -> tuple[str, ...]:
@@ -108,23 +118,27 @@ def read(doc: Doc) -> Fields:
         return doc.get(*(p + name for p in secs), expect=expect)
     mla = _truthy(raw("multi_latent_attention"))
     mla_v = get("multi_latent_attention", "any") if mla else None  # MLA's defaults point at this flag
-    pe = str(raw("position_embedding_type") or ("rope" if _truthy(raw("use_rotary_position_embeddings"))
-                                                 else "learned_absolute")).strip().lower()
+    deprecated = _truthy(raw("use_rotary_position_embeddings"))  # the deprecated switch, read either way
+    pe = str(raw("position_embedding_type") or ("rope" if deprecated else "learned_absolute")).strip().lower()
     if not mla and pe not in ("rope", "yarn"):
         raise NotARopeConfig(f"{doc.path}: Megatron position embedding {pe!r} is not RoPE"
                              + (" (learned_absolute is the default)" if raw("position_embedding_type") is None else ""))
     problems: list = []
     heads = get("num_attention_heads", "int")
     head = get("kv_channels", "int") or head_dim_of(get("hidden_size", "int"), heads, problems)
+    rope_type = str(raw("rope_type") or ("yarn" if (mla or pe == "yarn") else "rope")).lower()
+    percent = get("rotary_percent") or get("rotary_percentage")
     if mla:
-        d = get("qk_pos_emb_head_dim", "int") or preset(64, f"qk_pos_emb_head_dim: {ARGS}", mla_v, "int")
+        qk = get("qk_pos_emb_head_dim", "int") or preset(64, f"qk_pos_emb_head_dim: {ARGS}", mla_v, "int")
+        # megatron-core==0.16.1 multi_latent_attention.py: RotaryEmbedding(qk_pos_emb_head_dim, rotary_percent)
+        # for rope_type 'rope'; YarnRotaryEmbedding(qk_pos_emb_head_dim) without it for 'yarn'
+        d = rotary_dims(qk, percent, problems) if rope_type == "rope" else qk
     else:
-        d = rotary_dims(head, get("rotary_percent") or get("rotary_percentage"), problems)
+        d = rotary_dims(head, percent, problems)
     base = get("rotary_base") or preset(10000, f"rotary_base: {ARGS}", None)
     seq = get("seq_length", "int")
     max_pos = get("max_position_embeddings", "int")
     scheme, params, orig, notes = None, {}, None, []
-    rope_type = str(raw("rope_type") or ("yarn" if (mla or pe == "yarn") else "rope")).lower()
     if rope_type == "yarn":
         factor = get("rotary_scaling_factor") or preset(1.0, f"rotary_scaling_factor: {ARGS}", None)
         if (factor.number() or 1.0) == 1.0:
@@ -137,6 +151,7 @@ def read(doc: Doc) -> Fields:
             params = {"factor": factor, "original_max_position_embeddings": orig,
                       "beta_fast": get("beta_fast") or get("yarn_beta_fast") or preset(32, f"beta_fast: {MLA}", mla_v),
                       "beta_slow": get("beta_slow") or get("yarn_beta_slow") or preset(1, f"beta_slow: {MLA}", mla_v)}
+            params["attention_factor"] = _concentration(factor, get("mscale"), get("mscale_all_dim"), at)
     if _truthy(raw("use_rope_scaling")):
         flag = get("use_rope_scaling", "any")
         scheme = derived("llama3", "Megatron-Core rope scaling (--use-rope-scaling): Llama 3.1 bands", flag, "str")
@@ -171,6 +186,36 @@ def read(doc: Doc) -> Fields:
                   target=max_pos or seq, scheme=scheme, params=params, original_max=orig, dtype=dtype, notes=notes,
                   problems=problems, pretrained_with_scheme=from_start, window=None if some else window,
                   local_window=window if some else None)
+
+
+def yarn_concentration_factor(s: float, mscale: float, mscale_all_dim: float) -> float:
+    """The factor Megatron-Core multiplies YaRN's cos and sin by (megatron-core==0.16.1
+    ``models/common/embeddings/yarn_rotary_pos_embedding.py``: ``_yarn_get_concentration_factor``,
+    lines 259-271, from ``_yarn_get_mscale`` lines 252-255): ``get_mscale(s, mscale) /
+    get_mscale(s, mscale_all_dim)`` with ``get_mscale(s, m) = 0.1 * m * ln(s) + 1`` for s > 1, else 1.
+    Megatron-LM passes ``--mscale`` (default 1.0) and ``--mscale-all-dim`` (default 0.0) for MLA and
+    for ``--position-embedding-type yarn`` alike (Megatron-LM@d98e8a64 ``megatron/training/arguments.py``
+    3560-3563, ``argument_utils.py`` 411-412). DeepSeek-V3 / Kimi-K2 scripts set both to 1.0: factor 1
+    (MLA puts ``get_mscale(s, mscale_all_dim)^2`` into the softmax scale instead,
+    ``multi_latent_attention.py`` 123-124), the value transformers gives their config.json. Unlike
+    transformers, a zero ``mscale_all_dim`` is not "unset": the default gives ``0.1 ln s + 1``."""
+
+    def get_mscale(m: float) -> float:
+        return 1.0 if s <= 1 else 0.1 * m * math.log(s) + 1.0
+    return get_mscale(mscale) / get_mscale(mscale_all_dim)
+
+
+def _concentration(factor: Value, mscale: Value | None, mscale_all_dim: Value | None, at: Value | None) -> Value:
+    """``attention_factor`` of a Megatron YaRN run, with where it came from."""
+    m = mscale or preset(1.0, f"mscale: {ARGS} (--mscale)", None)
+    a = mscale_all_dim or preset(0.0, f"mscale_all_dim: {ARGS} (--mscale-all-dim)", None)
+    s, mv, av = factor.number(), m.number(), a.number()
+    if s is None or mv is None or av is None:
+        return derived(None, "not derivable: --rotary-scaling-factor, --mscale and --mscale-all-dim must be numbers",
+                       at, "number")
+    return derived(yarn_concentration_factor(s, mv, av),
+                   f"Megatron-Core YaRN concentration get_mscale(s, {m.where} {mv:g}) / get_mscale(s, {a.where} {av:g}) "
+                   "(megatron-core==0.16.1 _yarn_get_concentration_factor)", at, "number")
 
 
 def _window(size: Value | None, skip: Value | None, problems: list, notes: list) -> tuple[Value | None, bool]:

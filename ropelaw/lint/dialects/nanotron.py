@@ -49,6 +49,7 @@ def read(doc: Doc) -> Fields:
                 if v is not None:
                     params[str(k)] = v
         orig = params.get("original_max_position_embeddings")
+    doc.consider(f"{mc}.rope_interleaved")  # the layout of the pairs, not their frequencies
     window = None
     if doc.raw(f"{mc}.use_sliding_window") is True:
         window = doc.get(f"{mc}.sliding_window", f"{mc}.sliding_window_size", expect="int")

@@ -197,6 +197,7 @@ class _Resolved(Doc):
     def __init__(self, data: Mapping, orig: Doc):
         super().__init__(data, orig.positions, orig.fmt, orig.path)
         self.inputs = orig.inputs
+        self.considered = orig.considered
         self._orig = orig
 
     def get(self, *dotted: str, expect: str = "number", note: str = ""):

@@ -133,6 +133,8 @@ def read(doc: Doc) -> Fields:
     local = [i for i in used if windows[i] != -1]
     a = rope_at[full[0] if full else local[0]]  # the configuration the bound is about
     la = rope_at[local[0]] if local else None  # the windowed layers' configuration
+    for r in {x for x in rope_at if x}:  # every layer's rope block is compared with the one read (note below)
+        doc.consider_tree(f"{r}.rope")
     differ = sorted({rope_at[i] for i in used if doc.raw(f"{rope_at[i]}.rope") != doc.raw(f"{a}.rope")} - {la})
     if differ:
         notes.append(f"{len(differ)} other attention config(s) set another rope ({', '.join(differ[:3])}): "

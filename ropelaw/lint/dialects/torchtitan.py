@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..loader import NotARopeConfig
+from ..loader import NoRopeFound, NotARopeConfig
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, presets, pretraining_with_scheme
 
 NAME = "torchtitan"
@@ -43,15 +43,15 @@ def read(doc: Doc) -> Fields:
     table = presets("torchtitan")
     name_v, flavor_v = doc.get("model.name", expect="str"), doc.get("model.flavor", expect="str")
     if name_v is None or flavor_v is None or not isinstance(name_v.raw, str) or not isinstance(flavor_v.raw, str):
-        raise NotARopeConfig(f"{doc.path}: torchtitan [model] name and flavor must both be strings")
+        raise NoRopeFound(f"{doc.path}: torchtitan [model] name and flavor must both be strings")
     key = f"{name_v.raw}/{flavor_v.raw}"
     entry = table["presets"].get(key)
     if entry is None:
         families = sorted({k.split("/")[0] for k in table["presets"]})
         if name_v.raw not in families:
-            raise NotARopeConfig(f"{doc.path}: torchtitan model {name_v.raw!r} has no RoPE preset in "
+            raise NoRopeFound(f"{doc.path}: torchtitan model {name_v.raw!r} has no RoPE preset in "
                                  f"{table['package']} (known: {', '.join(families)})")
-        raise NotARopeConfig(f"{doc.path}: torchtitan {name_v.raw!r} has no flavor {flavor_v.raw!r} in {table['package']}")
+        raise NoRopeFound(f"{doc.path}: torchtitan {name_v.raw!r} has no flavor {flavor_v.raw!r} in {table['package']}")
     vals, src = entry["values"], f"torchtitan {key}"
     problems: list = []
 

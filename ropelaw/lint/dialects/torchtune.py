@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..loader import NotARopeConfig
+from ..loader import NoRopeFound, NotARopeConfig
 from ._framework import Doc, Fields, derived, dialect, preset, presets
 
 NAME = "torchtune"
@@ -46,7 +46,7 @@ def read(doc: Doc) -> Fields:
     comp_v = doc.get("model._component_", expect="str")
     hit = _entry(table["presets"], str(comp_v.raw))
     if hit is None:
-        raise NotARopeConfig(f"{doc.path}: torchtune builder {comp_v.raw!r} has no RoPE preset in {table['package']}")
+        raise NoRopeFound(f"{doc.path}: torchtune builder {comp_v.raw!r} has no RoPE preset in {table['package']}")
     name, entry = hit
     vals, src = entry["values"], f"torchtune {name.rsplit('.', 1)[-1]}()"
     notes = [] if name == comp_v.raw else [f"{comp_v.raw} adds adapters to {name}: same RoPE"]
