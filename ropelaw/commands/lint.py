@@ -27,7 +27,8 @@ import sys
 HELP = "lint config.json / YAML / TOML configs: context vs. bounds, invalid values, dtype"
 DESCRIPTION = (
     "Lint model configs (Hugging Face config.json) and training configs (torchtitan, litgpt, torchtune,\n"
-    "axolotl, nanotron, OLMo, Megatron-LM flags and launch scripts, NeMo, GPT-NeoX)\n"
+    "axolotl, MaxText, nanotron, OLMo, Megatron-LM flags and launch scripts, NeMo, llm-foundry,\n"
+    "LLaMA-Factory, Levanter, GPT-NeoX)\n"
     "for their RoPE settings: invalid or inconsistent values (RV), target context beyond the\n"
     "extrapolation bound or Men et al.'s base bound (RL), scheme checks (RS), position precision in\n"
     "the config's dtype (RP2xx). `ropelaw rule CODE` explains a rule.\n\n"

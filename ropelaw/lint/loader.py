@@ -438,8 +438,12 @@ def load_config(path: str, *, train: int | None = None, target: int | None = Non
     kw = dict(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype,
               model_config=model_config)
     if path.lower().endswith(SHELL_SUFFIXES):
+        from .dialects.maxtext import read_launch
         from .dialects.megatron import read_shell
 
+        launch = read_launch(path)  # MaxText's trainer with key=value overrides
+        if launch is not None:
+            return load_mapping(launch[0], launch[1], path=path, fmt="shell", dialect="maxtext", **kw)
         flags, positions = read_shell(path)
         return load_mapping(flags, positions, path=path, fmt="shell", dialect="megatron", **kw)
     data, positions, fmt = read_document(path)

@@ -93,7 +93,8 @@ def check_read(data: Mapping, positions: Mapping, cfg: LoadedConfig) -> LoadedCo
     """``cfg`` with ``unread`` filled in (and no invented base next to an unread base key)."""
     if cfg.kind == "hf":
         return cfg
-    unread = unread_values(data, positions, cfg)
+    known = {v.key for v in cfg.unread}
+    unread = list(cfg.unread) + [v for v in unread_values(data, positions, cfg) if v.key not in known]
     if not unread:
         return cfg
     layers, notes = cfg.layers, list(cfg.notes)

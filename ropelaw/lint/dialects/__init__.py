@@ -21,8 +21,8 @@ The engine (:func:`ropelaw.lint.loader.load_mapping`) knows *what* a RoPE setup 
   overrides) -> LoadedConfig`` (the training frameworks, whose presets and derivations are not
   key aliases: see ``_framework.py``); None: the engine reads it through the table above.
 
-The training frameworks (one module each: torchtitan, torchtune, axolotl, litgpt, nanotron,
-megatron, nemo, olmo, olmo_core, neox) are dialects like ``hf``: ``_framework.dialect`` builds their
+The training frameworks (one module each: torchtitan, torchtune, axolotl, maxtext, litgpt, nanotron,
+megatron, nemo, llmfoundry, llamafactory, levanter, olmo, olmo_core, neox) are dialects like ``hf``: ``_framework.dialect`` builds their
 ``Dialect`` from the module's ``detect(data) -> bool`` and ``read(doc) -> Fields``. Megatron's
 shell launch scripts (``*.sh``) are parsed by ``megatron.read_shell`` and read by the same
 dialect.
@@ -74,8 +74,8 @@ class Dialect:
 
 # every dialect module, in the order they are tried (hf first: the tie-breaker; then the
 # training frameworks, the most specific markers first)
-MODULES = ("hf", "torchtitan", "torchtune", "axolotl", "litgpt", "nanotron", "megatron", "nemo", "olmo", "olmo_core",
-           "neox")
+MODULES = ("hf", "torchtitan", "torchtune", "axolotl", "maxtext", "litgpt", "nanotron", "megatron", "nemo", "llmfoundry",
+           "llamafactory", "levanter", "olmo", "olmo_core", "neox")
 
 # the score of a training framework whose markers are present: above anything hf.detect gives
 # (10 for a model_type, else one point per known key)

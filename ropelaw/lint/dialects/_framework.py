@@ -45,6 +45,9 @@ class Doc:
     def __init__(self, data: Mapping, positions: Positions | None, fmt: str, path: str):
         self.data, self.positions, self.fmt, self.path = data, positions or {}, fmt, path
         self.inputs: list[Value] = []
+        # a section the file holds at its top level: "model." (a .nemo archive's model_config.yaml) makes
+        # "model.x" look up "x"
+        self.top_level: str | None = None
         # dotted keys of single values the dialect looked at (raw / has / get) or judged (consider): with
         # inputs, what the unread check (lint/unread.py) counts as read
         self.considered: set[str] = set()
@@ -52,7 +55,12 @@ class Doc:
     def _find(self, dotted: str) -> tuple[tuple, Any] | None:
         node: Any = self.data
         path: tuple = ()
+        if self.top_level and dotted.startswith(self.top_level):
+            dotted = dotted[len(self.top_level):]
         for part in dotted.split("."):
+            if isinstance(node, list) and part.isdigit() and int(part) < len(node):  # models.0.model
+                node, path = node[int(part)], path + (int(part),)
+                continue
             if not isinstance(node, Mapping):
                 return None
             keys = {_norm(k): k for k in node}
@@ -208,7 +216,9 @@ class Fields:
     # Hugging Face dialect makes them for gemma2 (global: full attention; local: this window)
     local_window: Value | None = None
     pretrained_with_scheme: Value | None = None  # True: the scheme ran from the first training step
+    tune: Value | None = None  # the length a fine-tune of an existing model runs at (litgpt checkpoint_dir)
     local_rope: tuple | None = None  # (base, scheme, params) of those local layers when they differ (Gemma 3)
+    unread: list = field(default_factory=list)  # Values of RoPE settings the dialect read but cannot model (RV030)
     notes: list = field(default_factory=list)
     problems: list = field(default_factory=list)
 
@@ -238,7 +248,7 @@ def assemble(doc: Doc, f: Fields, o: Overrides) -> LoadedConfig:
     else:
         train = Value(None, None, 1, 1, "the config gives no training length (pass --train)", "int")
     target = _cli(o.target, "--target") if o.target is not None else (f.target or train)
-    tune = _cli(o.tune, "--tune")
+    tune = _cli(o.tune, "--tune") if o.tune is not None else f.tune
     if o.tune is not None and train.number() is not None and o.tune < train.number():
         raise OptionError(f"{doc.path}: --tune {o.tune} is shorter than the training length "
                           f"{fmt_count(train.number())} ({train.where}); a tuning run is at least as long")
@@ -256,7 +266,7 @@ def assemble(doc: Doc, f: Fields, o: Overrides) -> LoadedConfig:
     return LoadedConfig(path=doc.path, fmt=doc.fmt, arch=f.arch, kind="training", head_dim=head, layers=layers,
                         max_pos=f.target, original_max=f.original_max, train_len=train, target=target,
                         tune_len=tune, dtype=dtype, inputs=doc.inputs, problems=list(f.problems), notes=notes,
-                        considered=sorted(doc.considered))
+                        considered=sorted(doc.considered), unread=list(f.unread))
 
 
 def dialect(name: str, detect, read=None, *, load=None, doc_class: type = Doc) -> Dialect:

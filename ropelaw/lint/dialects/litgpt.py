@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...numfmt import count as fmt_count
-from ..loader import Value
+from ..loader import Overrides, Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, presets, rotary_dims
 
 NAME = "litgpt"
@@ -30,10 +30,11 @@ NAME = "litgpt"
 def detect(data: Mapping) -> bool:
     train = data.get("train")
     return "model_name" in data or (isinstance(data.get("model_config"), Mapping) and isinstance(train, Mapping)) \
-        or (isinstance(train, Mapping) and "max_seq_length" in train and "precision" in data)
+        or (isinstance(train, Mapping) and "max_seq_length" in train and "precision" in data) \
+        or (isinstance(data.get("checkpoint_dir"), str) and isinstance(train, Mapping))
 
 
-def read(doc: Doc) -> Fields:
+def read(doc: Doc, o: Overrides | None = None) -> Fields:
     table = presets("litgpt")
     problems: list = []
     name_v = doc.get("model_name", expect="str")
@@ -51,9 +52,18 @@ def read(doc: Doc) -> Fields:
             raw = base_vals.get(key)
             return None if raw is None else preset(raw, f"{key}: {origin}", name_v, expect)
         arch = "litgpt model_config"
+    elif name_v is None and isinstance(doc.raw("checkpoint_dir"), str):
+        ck = doc.get("checkpoint_dir", expect="str")
+        vals, src, entry = _checkpoint_config(doc, ck, table, o)
+        name_v = ck
+
+        def get(key: str, expect: str = "number") -> Value | None:
+            raw = vals.get(key)
+            return None if raw is None else preset(raw, f"{key} of {src}", ck, expect)
+        arch = f"litgpt {ck.raw}"
     else:
         if name_v is None or not isinstance(name_v.raw, str):
-            raise _not_rope(doc, "no model_name or model_config")
+            raise _not_rope(doc, "no model_name, model_config or checkpoint_dir")
         entry = table["presets"].get(name_v.raw)
         if entry is None:
             raise _not_rope(doc, f"model_name {name_v.raw!r} is not a named Config of {table['package']}")
@@ -107,8 +117,19 @@ def read(doc: Doc) -> Fields:
     if hf_cap:
         notes.append(f"litgpt runs {name_v.raw} at most at block_size {fmt_count(block.number())}, below the "
                      f"{fmt_count(hf_cap['value'])} of its Hugging Face config ({hf_cap['source']})")
-    train = seq or (derived(block.raw, f"block_size of {src} (train.max_seq_length not set)", block)
-                    if block is not None else None)
+    tune = None
+    if doc.raw("checkpoint_dir") is not None and doc.raw("model_name") is None and not isinstance(mc, Mapping):
+        # a fine-tune of the checkpoint's model (finetune/*.py: Config.from_file(checkpoint_dir/model_config.yaml)):
+        # trained at its original length (rope_adjustments) or block_size, tuned at train.max_seq_length
+        orig = params.get("original_max_position_embeddings")
+        train = orig or (derived(block.raw, f"block_size of {src}", block) if block is not None else None)
+        if seq is not None and train is not None:
+            from .axolotl import fine_tune_length
+
+            tune = fine_tune_length(seq, train, notes, "litgpt")
+    else:
+        train = seq or (derived(block.raw, f"block_size of {src} (train.max_seq_length not set)", block)
+                        if block is not None else None)
     window = get("sliding_window_size", "int")
     some = False
     idx_v = get("sliding_window_indices", "list")
@@ -121,10 +142,42 @@ def read(doc: Doc) -> Fields:
         else:
             some = not all(idx)  # Gemma 2 / 3: global layers between the windowed ones
     dtype = doc.get("precision", expect="str")
-    return Fields(arch=arch, head_dim=head, d=d, base=base, train_len=train, target=block, scheme=scheme,
+    return Fields(arch=arch, head_dim=head, d=d, base=base, train_len=train, target=block, scheme=scheme, tune=tune,
                   params=params, original_max=params.get("original_max_position_embeddings"), dtype=dtype,
                   window=None if some else window, local_window=window if some else None, notes=notes,
                   problems=problems)
+
+
+def _checkpoint_config(doc: Doc, ck: Value, table: dict, o: Overrides | None) -> tuple[dict, str, dict]:
+    """``(Config values, where they came from, table entry)`` of the model in ``checkpoint_dir``, as litgpt's
+    fine-tuning scripts load it (``Config.from_file(checkpoint_dir / "model_config.yaml")``, written by
+    ``litgpt download`` from ``Config.from_name(<repo id>)``): that file when it is on disk; else
+    ``--model-config`` (a model_config.yaml, or the directory holding it); else the named Config of the
+    directory's name (``Config.from_checkpoint``) or of its Hub repository id (the last two path parts,
+    as ``from_name`` matches ``hf_config``); else RV031."""
+    import os
+
+    from ..loader import ModelNeeded
+    from ..model_config import HOW, given_file
+    from ..parse import read_document
+
+    path = str(ck.raw)
+    local = os.path.join(path, "model_config.yaml")
+    given = given_file(o.model_config if o is not None else None, ("model_config.yaml",))
+    for f, what in ((local if os.path.isfile(local) else None, local), (given, f"--model-config {given}")):
+        if f is not None:
+            data, _, _ = read_document(f)
+            return {**table["defaults"]["values"], **dict(data)}, f"{what} (over {table['defaults']['source']})", {}
+    parts = path.rstrip("/").split("/")
+    name = parts[-1]
+    entry = table["presets"].get(name)
+    if entry is None and len(parts) >= 2:
+        repo = "/".join(parts[-2:])
+        entry = next((e for e in table["presets"].values() if e.get("hf_repo") == repo), None)
+    if entry is None:
+        raise ModelNeeded(f"{doc.path}: checkpoint_dir {path!r} names the model; its model_config.yaml is needed "
+                          f"(not on disk, not a named Config of {table['package']}): {HOW}", ck.line, ck.column)
+    return entry["values"], f"checkpoint_dir {path!r} ({entry['source']})", entry
 
 
 def _not_rope(doc: Doc, why: str):
@@ -133,4 +186,10 @@ def _not_rope(doc: Doc, why: str):
     return NotARopeConfig(f"{doc.path}: litgpt config: {why}")
 
 
-DIALECT = dialect(NAME, detect, read)
+def load(doc: Doc, o: Overrides):
+    from ._framework import assemble
+
+    return assemble(doc, read(doc, o), o)
+
+
+DIALECT = dialect(NAME, detect, load=load)

@@ -40,7 +40,7 @@ import re
 from typing import Any, Mapping
 
 from ..loader import NotARopeConfig, Value, show_value
-from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, rotary_dims
+from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme, rotary_dims
 
 NAME = "nemo"
 NEMO = "nemo_toolkit==2.5.0"
@@ -50,8 +50,18 @@ _REF = re.compile(r"^\$\{(\.*)([A-Za-z_][\w.]*)\}$")
 
 def detect(data: Mapping) -> bool:
     m = data.get("model")
-    return isinstance(m, Mapping) and isinstance(data.get("trainer"), Mapping) and (
-        "encoder_seq_length" in m or "position_embedding_type" in m)
+    if isinstance(m, Mapping) and isinstance(data.get("trainer"), Mapping) and (
+            "encoder_seq_length" in m or "position_embedding_type" in m):
+        return True
+    return _archive_config(data)
+
+
+def _archive_config(data: Mapping) -> bool:
+    """A .nemo archive's model_config.yaml: the model section itself at the top level (NeMo saves
+    ``cfg.model``, with its ``target`` class and the ``nemo_version``)."""
+    target = data.get("target")
+    return "encoder_seq_length" in data and (
+        (isinstance(target, str) and target.startswith("nemo.")) or "nemo_version" in data or "mcore_gpt" in data)
 
 
 def resolve(data: Any, depth: int = 0) -> Any:
@@ -89,6 +99,9 @@ def resolve(data: Any, depth: int = 0) -> Any:
 
 
 def read(doc: Doc) -> Fields:
+    archive = not isinstance(doc.data.get("model"), Mapping) and _archive_config(doc.data)
+    if archive:
+        doc.top_level = "model."  # model.x is x: the file is the model section
     resolved = resolve(doc.data)
     doc = _Resolved(resolved, doc)
     pe = str(doc.raw("model.position_embedding_type") or "learned_absolute").strip().lower()
@@ -104,14 +117,32 @@ def read(doc: Doc) -> Fields:
     max_pos = doc.get("model.max_position_embeddings", expect="int")
     scheme, params = None, {}
     interp = doc.get("model.seq_len_interpolation_factor")
+    notes: list = []
+    from_start = None
     if interp is not None:
         scheme = derived("linear", "seq_len_interpolation_factor: positions / factor", interp, "str")
         params = {"factor": interp}
-    notes: list = []
+        if archive:
+            notes.append("a saved model's config: whether it was pre-trained with the interpolation is not "
+                         "recorded; read as a context extension")
+        else:
+            # megatron-core's RotaryEmbedding divides the positions at every step of the run: from no weights,
+            # the model is pre-trained with it (as torchtitan and Megatron-LM runs are read)
+            loaded = next((v for v in (doc.get(f"model.{k}", expect="any") for k in _LOADS)
+                           if v is not None and v.raw not in (None, False, "")), None)
+            from_start = pretraining_with_scheme(
+                scheme, loaded, "NeMo (megatron-core RotaryEmbedding)",
+                f"no model.{', model.'.join(_LOADS)}, so this run is the model's pre-training", interp, notes)
     window, some = _window(doc, problems, notes)
-    return Fields(arch="nemo", head_dim=head, d=d, base=base, train_len=seq or max_pos, target=max_pos or seq,
-                  scheme=scheme, params=params, dtype=_precision(doc, notes), window=None if some else window,
-                  local_window=window if some else None, notes=notes, problems=problems)
+    return Fields(arch="nemo" + (" model_config" if archive else ""), head_dim=head, d=d, base=base,
+                  train_len=seq or max_pos, target=max_pos or seq, scheme=scheme, params=params,
+                  dtype=_precision(doc, notes), window=None if some else window, local_window=window if some else None,
+                  notes=notes, problems=problems, pretrained_with_scheme=from_start)
+
+
+# the model keys of NeMo 1.x training configs that start the run from existing weights (megatron_gpt_sft,
+# continued training: nemo_toolkit==2.5.0 examples/nlp/language_modeling/conf and tuning/conf)
+_LOADS = ("restore_from_path", "init_from_nemo_model", "init_from_ptl_ckpt", "pretrained_checkpoint")
 
 
 def _int(x: Any) -> bool:
@@ -198,6 +229,7 @@ class _Resolved(Doc):
         super().__init__(data, orig.positions, orig.fmt, orig.path)
         self.inputs = orig.inputs
         self.considered = orig.considered
+        self.top_level = orig.top_level
         self._orig = orig
 
     def get(self, *dotted: str, expect: str = "number", note: str = ""):

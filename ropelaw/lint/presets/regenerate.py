@@ -421,17 +421,67 @@ def axolotl_table(litgpt: dict[str, Any]) -> dict[str, Any]:
             "presets": dict(sorted(out.items()))}
 
 
+# ---------------------------------------------------------------------------------------- MaxText
+# MaxText is not released on PyPI at a version that has these configs: its table is read from the
+# source tree at a pinned commit, ``DL/maxtext-<commit>/src/maxtext/configs`` (``git archive <commit>
+# src/maxtext/configs | tar -x -C DL/maxtext-<commit>`` from a clone of AI-Hypercomputer/maxtext).
+MAXTEXT = ("AI-Hypercomputer/maxtext", "e591f30cbbf217ed67ef71263ec0538239f9c3b8")
+# the base.yml keys the maxtext dialect reads (the rest of base.yml is parallelism, data, optimiser ...)
+MAXTEXT_BASE_KEYS = ("model_name", "decoder_block", "head_dim", "attention_type", "qk_rope_head_dim", "rope_type",
+                     "rope_use_scale", "rope_min_timescale", "rope_max_timescale", "rope_linear_scaling_factor",
+                     "local_rope_max_timescale", "max_position_embeddings", "original_max_position_embeddings",
+                     "rope_factor", "beta_fast", "beta_slow", "mscale", "rope_truncate", "rope_attention_scaling",
+                     "max_target_length", "dtype", "weight_dtype", "sliding_window_size", "use_mrope",
+                     "partial_rotary_factor", "load_parameters_path", "load_full_state_path", "base_emb_dim",
+                     "base_num_query_heads", "base_num_kv_heads", "override_model_config")
+
+
+def maxtext_table(dl: str) -> dict[str, Any]:
+    import yaml
+
+    repo, commit = MAXTEXT
+    root = os.path.join(dl, f"maxtext-{commit}", "src", "maxtext", "configs")
+    if not os.path.isdir(root):
+        raise SystemExit(f"no MaxText configs at {root} (git -C <clone of {repo}> archive {commit} "
+                         f"src/maxtext/configs | tar -x -C {os.path.join(dl, 'maxtext-' + commit)})")
+    pkg = f"{repo}@{commit}"
+
+    def load(path: str) -> dict[str, Any]:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.safe_load(fh) or {}
+    base = load(os.path.join(root, "base.yml"))
+    from ..unread import is_rope_key
+
+    rope_keys = sorted(k for k in base if is_rope_key(k))
+    # a model file's keys the dialect reads (the rest: MLP, MoE, vocabulary, parallelism ...)
+    keep = set(MAXTEXT_BASE_KEYS) | set(rope_keys) | {"nope_layer_interval", "mrope_section",
+                                                      "inhomogeneous_layer_cycle_interval"}
+    models = {}
+    for path in sorted(glob.glob(os.path.join(root, "models", "*.yml"))):
+        name = os.path.basename(path)[:-4]
+        models[name] = {"values": {k: v for k, v in load(path).items() if k in keep},
+                        "source": f"{pkg} src/maxtext/configs/models/{name}.yml"}
+    return {"framework": "maxtext", "package": pkg,
+            "base": {"values": {k: base[k] for k in MAXTEXT_BASE_KEYS if k in base},
+                     "source": f"{pkg} src/maxtext/configs/base.yml"},
+            "rope_keys": rope_keys, "presets": models}
+
+
 TABLES = {
     "torchtitan": torchtitan_table,
     "litgpt": litgpt_table,
     "torchtune": torchtune_table,
+    "maxtext": maxtext_table,
 }
 
 
-def build(dl: str) -> dict[str, dict[str, Any]]:
-    out = {name: fn(dl) for name, fn in TABLES.items()}
-    out["axolotl"] = axolotl_table(out["litgpt"])
-    return out
+def build(dl: str, only: tuple[str, ...] | None = None) -> dict[str, dict[str, Any]]:
+    """Every table (``only``: those named), from the wheels / sources under ``dl``."""
+    want = set(only or (*TABLES, "axolotl"))
+    out = {name: fn(dl) for name, fn in TABLES.items() if name in want or (name == "litgpt" and "axolotl" in want)}
+    if "axolotl" in want:
+        out["axolotl"] = axolotl_table(out["litgpt"])
+    return {k: v for k, v in out.items() if k in want}
 
 
 def dump(table: dict[str, Any]) -> str:
@@ -442,9 +492,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("dl", help="folder with the downloaded wheels (one sub-folder per framework)")
     p.add_argument("--check", action="store_true", help="compare with the shipped tables instead of writing")
+    p.add_argument("--only", default=None, help="comma-separated tables to build (default: all)")
     args = p.parse_args(argv)
     stale = []
-    for name, table in build(args.dl).items():
+    for name, table in build(args.dl, tuple(args.only.split(",")) if args.only else None).items():
         path = os.path.join(HERE, f"{name}.json")
         text = dump(table)
         if args.check:

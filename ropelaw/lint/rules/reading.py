@@ -49,8 +49,9 @@ def check(cfg: LoadedConfig) -> list[Finding]:
         return []
     first = cfg.unread[0]
     keys = [v.key for v in cfg.unread]
+    why = [f"{v.key} {v.raw!r}: {v.note}" for v in cfg.unread if v.note and v.note != "base"]
     return [Finding.of(UNREAD, f"unread RoPE settings: {list_keys(keys)} ({cfg.arch or 'this config'} is read "
-                               f"without them; the numbers below ignore them)",
+                               f"without them; the numbers below ignore them)" + ("; " + "; ".join(why) if why else ""),
                        path=cfg.path, line=first.line, column=first.column, keys=keys)]
 
 

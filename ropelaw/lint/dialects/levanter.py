@@ -1,0 +1,184 @@
+"""Levanter training YAML (stanford-crfm/levanter at the commit below, ``src/levanter/layers/rotary.py``
+and ``src/levanter/models/*.py``): ``model: {type: llama, ..., rope: {type: ..., ...}}``.
+
+- head dim: ``head_dim`` when set (``LlamaConfig``; Gemma's default 256), else ``hidden_dim // num_heads``
+  (defaults 4,096 / 32); every rotary rotates the whole head;
+- ``model.rope`` (``RotaryEmbeddingsConfig``, a draccus choice by ``type``; absent:
+  ``DefaultRotaryEmbeddingsConfig``):
+  ``default`` / ``linear`` (theta 10,000, ``factor`` 1: ``inv_freq / factor``, linear interpolation);
+  ``llama3`` (theta 500,000, factor 8, low 1, high 4, original 8,192: transformers' Llama 3.1 bands);
+  ``yarn`` (theta 10,000, factor 1, betas 32 / 1, original 2,048, mscale 1). Levanter's
+  ``YarnRotaryEmbeddings`` is not YaRN as transformers runs it: its correction range uses half the
+  head dim, it divides the positions by ``factor`` as well as the slow pairs' frequencies, and it
+  multiplies cos / sin by ``sqrt(0.1 mscale ln(factor) + 1)``. With factor 1 every one of those is
+  the identity (plain RoPE, read so); a larger factor is RV030, not a YaRN ropelaw would invent;
+- ``model.seq_len`` (default 2,048) is the training length and the context;
+- ``trainer.mp`` (a jmp policy, ``p=f32,c=bfloat16``): parameters in ``p``, compute in ``c``:
+  reported as ``bf16-mixed`` when ``p`` is float32 and ``c`` bfloat16. The angles are float32
+  (float32 ``inv_freq`` times the int32 position ids) whatever the policy;
+- a scheme is applied from the first step unless the run starts from existing weights
+  (``initialize_from_hf``, ``initialize_from_checkpoint_path``: ``main/train_lm.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..loader import NoRopeFound, NotARopeConfig, Value
+from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme
+
+NAME = "levanter"
+SRC = "stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c"
+ROT = f"{SRC} src/levanter/layers/rotary.py"
+ROPE_TYPES = {  # type -> (scheme, defaults)
+    "default": (None, {"theta": 10000.0, "factor": 1.0}),
+    "linear": ("linear", {"theta": 10000.0, "factor": 1.0}),
+    "llama3": ("llama3", {"theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                          "original_max_position_embeddings": 8192}),
+    "yarn": ("yarn", {"theta": 10000.0, "factor": 1.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                      "original_max_position_embeddings": 2048, "mscale": 1.0}),
+}
+CLASSES = {"default": "DefaultRotaryEmbeddingsConfig", "linear": "DefaultRotaryEmbeddingsConfig",
+           "llama3": "Llama3RotaryEmbeddingsConfig", "yarn": "YarnRotaryEmbeddingsConfig"}
+ROPE_MODELS = {"llama": 4096 // 32, "mistral": None, "mixtral": None, "qwen": None, "qwen3": None, "olmo": None,
+               "olmo2": None, "gemma": 256, "gemma2": 256, "gemma3": 256}
+LEARNED = {"gpt2": "learned position embeddings (Gpt2Config)", "backpack": "learned position embeddings"}
+
+
+def detect(data: Mapping) -> bool:
+    m = data.get("model")
+    return isinstance(m, Mapping) and isinstance(m.get("type"), str) and (
+        "seq_len" in m or "hidden_dim" in m or "rope" in m or "use_hf_model_config" in data
+        or "initialize_from_hf" in data) and isinstance(data.get("trainer"), Mapping)
+
+
+def load(doc: Doc, o):
+    """``use_hf_model_config: true``: the model is the Hugging Face config of ``initialize_from_hf``
+    (``main/train_lm.py``: ``converter.default_config``, ``LlamaConfig.from_hf_config``: rope_theta and
+    rope_scaling as Levanter's rope config, ``seq_len = max_position_embeddings``); else ``read``."""
+    from dataclasses import replace
+
+    from ..model_config import hf_model_config, needed
+    from ._framework import assemble
+    from .axolotl import load_with_model
+
+    use = doc.get("use_hf_model_config", expect="bool")
+    if use is None or use.raw is not True:
+        return assemble(doc, read(doc), o)
+    name_v = doc.get("initialize_from_hf", expect="any")
+    if name_v is None or not isinstance(name_v.raw, str):
+        name_v = doc.get("model_name_or_path", expect="str") or name_v
+    if name_v is None or not isinstance(name_v.raw, str):
+        raise NoRopeFound(f"{doc.path}: use_hf_model_config without a model name (initialize_from_hf)")
+    got = hf_model_config(str(name_v.raw), o.model_config)
+    if got is None:
+        raise needed(doc.path, name_v)
+    hf, origin = got
+    cfg = load_with_model(doc, o, name_v, hf, origin, {}, {}, f"levanter {name_v.raw} (use_hf_model_config)")
+    unread = list(cfg.unread)
+    g = cfg.layers[0]
+    f = g.params.get("factor")
+    if g.scheme.raw == "yarn" and f is not None and f.number() not in (None, 1.0):
+        unread.append(Value(f.raw, f.key or "rope_scaling.factor", f.line, f.column,
+                            "Levanter's YaRN also divides the positions by the factor", "any"))
+    notes = list(cfg.notes) + [f"use_hf_model_config: Levanter trains {name_v.raw} at its max_position_embeddings "
+                               "(LlamaConfig.from_hf_config: seq_len)"]
+    return replace(cfg, dtype=_mp(doc, notes) or cfg.dtype, notes=notes, unread=unread,
+                   considered=sorted(doc.considered))
+
+
+def read(doc: Doc) -> Fields:
+    kind_v = doc.get("model.type", expect="str")
+    kind = str(kind_v.raw).strip().lower()
+    if kind in LEARNED:
+        raise NotARopeConfig(f"{doc.path}: Levanter model type {kind!r} uses {LEARNED[kind]}, not RoPE")
+    if kind not in ROPE_MODELS:
+        raise NoRopeFound(f"{doc.path}: Levanter model type {kind!r} has no RoPE reader in ropelaw "
+                          f"(read: {', '.join(sorted(ROPE_MODELS))})")
+    problems: list = []
+    notes: list = []
+    unread: list = []
+    heads = doc.get("model.num_heads", expect="int") or preset(32, "num_heads: Levanter LlamaConfig default", None,
+                                                               "int")
+    head = doc.get("model.head_dim", expect="int")
+    if head is None and kind.startswith("gemma"):
+        head = preset(256, f"head_dim: Levanter GemmaConfig default ({SRC} src/levanter/models/gemma.py)", kind_v,
+                      "int")
+    if head is None:
+        hidden = doc.get("model.hidden_dim", expect="int") or preset(4096, "hidden_dim: Levanter LlamaConfig default",
+                                                                     None, "int")
+        head = head_dim_of(hidden, heads, problems)
+    rope = doc.raw("model.rope")
+    typ_v = doc.get("model.rope.type", expect="str")
+    typ = str(typ_v.raw).strip().lower() if typ_v is not None else "default"
+    at = typ_v or kind_v
+    if typ not in ROPE_TYPES:
+        unread.append(Value(typ, typ_v.key, typ_v.line, typ_v.column, "not a Levanter rope type", "any"))
+        typ = "default"
+    scheme_name, defaults = ROPE_TYPES[typ]
+    cls = CLASSES[typ]
+
+    def get(key: str, expect: str = "number") -> Value | None:
+        v = doc.get(f"model.rope.{key}", expect=expect) if isinstance(rope, Mapping) else None
+        if v is None and key in defaults:
+            v = preset(defaults[key], f"{key}: {cls} default ({ROT})", at, expect)
+        return v
+    base = get("theta")
+    scheme, params, orig = None, {}, None
+    factor = get("factor")
+    if typ in ("default", "linear"):
+        if factor is not None and factor.number() not in (None, 1.0):
+            scheme = derived("linear", f"model.rope {typ}: DefaultRotaryEmbeddings divides inv_freq by factor", at, "str")
+            params = {"factor": factor}
+    elif typ == "llama3":
+        scheme = derived("llama3", f"model.rope type llama3: Llama3RotaryEmbeddings ({ROT})", at, "str")
+        params = {"factor": factor, "low_freq_factor": get("low_freq_factor"),
+                  "high_freq_factor": get("high_freq_factor"),
+                  "original_max_position_embeddings": get("original_max_position_embeddings", "int")}
+    else:  # yarn
+        for k in ("beta_fast", "beta_slow", "original_max_position_embeddings", "mscale"):
+            get(k, "int" if k.startswith("original") else "number")
+        if factor is not None and factor.number() == 1.0:
+            notes.append("Levanter YaRN with factor 1: the frequencies, positions and temperature are RoPE's")
+        else:
+            unread.append(Value(factor.raw, factor.key or f"model.rope.factor ({factor.where})", factor.line,
+                                factor.column, "Levanter's YaRN also divides the positions by the factor", "any"))
+    seq = doc.get("model.seq_len", expect="int") or preset(2048, "seq_len: Levanter LlamaConfig default", None, "int")
+    loaded = None
+    for key in ("initialize_from_hf", "initialize_from_checkpoint_path"):
+        v = doc.get(key, expect="any")
+        if v is not None and v.raw not in (False, None, "", "false", "False"):
+            loaded = v
+            break
+    from_start = pretraining_with_scheme(scheme, loaded, "Levanter", "no initialize_from_hf or "
+                                         "initialize_from_checkpoint_path, so this run is the model's pre-training",
+                                         at, notes)
+    return Fields(arch=f"levanter {kind}", head_dim=head, d=head, base=base, train_len=seq, target=seq,
+                  scheme=scheme, params={k: v for k, v in params.items() if v is not None}, original_max=orig,
+                  dtype=_mp(doc, notes), pretrained_with_scheme=from_start, notes=notes, problems=problems,
+                  unread=unread)
+
+
+_JMP = {"f32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat16": "bfloat16", "f16": "float16",
+        "float16": "float16", "half": "float16", "full": "float32"}
+
+
+def _mp(doc: Doc, notes: list) -> Value | None:
+    """``trainer.mp``, a jmp policy string ``p=f32,c=bfloat16`` (params, compute, output)."""
+    v = doc.get("trainer.mp", expect="str")
+    if v is None or not isinstance(v.raw, str):
+        return v
+    parts = dict(p.split("=", 1) for p in v.raw.replace(" ", "").split(",") if "=" in p)
+    params = _JMP.get(parts.get("p", parts.get("params", "")).lower())
+    compute = _JMP.get(parts.get("c", parts.get("compute", "")).lower())
+    notes.append("Levanter's rotary angles are float32 (float32 inv_freq times int32 positions) whatever trainer.mp says")
+    if params == "float32" and compute in ("bfloat16", "float16"):
+        name = "bf16-mixed" if compute == "bfloat16" else "16-mixed"
+        return Value(name, v.key, v.line, v.column, f"jmp policy {v.raw}: float32 parameters, {compute} compute", "str")
+    if params is not None and params == compute:
+        return Value({"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}[params], v.key, v.line, v.column,
+                     f"jmp policy {v.raw}", "str")
+    return v
+
+
+DIALECT = dialect(NAME, detect, load=load)

@@ -1,0 +1,217 @@
+"""llm-foundry training / eval YAML (llm-foundry==0.22.0): ``model`` (or each entry of an eval file's
+``models``), OmegaConf ``${variables.x}`` references resolved within the file.
+
+MPT (``name: mpt_causal_lm``), ``models/mpt/configuration_mpt.py`` and ``modeling_mpt.py``:
+
+- positions: ``attn_config.rope`` (default false: ``utils/config_defaults.py``); else ALiBi
+  (``attn_config.alibi``) or ``learned_pos_emb`` (default true): not RoPE;
+- ``gen_rotary_embedding`` (``modeling_mpt.py`` 136-172): ``rope_impl`` ``dail`` (default) builds
+  flash-attn's ``RotaryEmbedding(dim=d_model // n_heads, base=rope_theta)``, plain RoPE for
+  ``rope_dail_config.type: original`` (``xpos`` scales the keys: not modelled, RV030); ``hf``
+  builds transformers' ``LlamaRotaryEmbedding`` from ``rope_hf_config`` (``type`` ``no_scaling`` ->
+  ``default``, ``linear``, ``dynamic``, ``llama3``, with its keys) and ``max_position_embeddings =
+  max_seq_len``, over ``head_dim`` when set, else ``d_model // n_heads``;
+- ``rope_theta`` default 10,000; ``max_seq_len`` (default 2,048) is the training length and the
+  context; ``block_overrides`` (per-layer changes, e.g. NoPE layers) is not modelled (RV030).
+
+Hugging Face models (``name: hf_causal_lm``, ``models/hf/hf_causal_lm.py``):
+``pretrained_model_name_or_path`` names the model (:mod:`ropelaw.lint.model_config`; none: RV031),
+``config_overrides`` replace its config keys; ``pretrained`` (default true) fine-tunes it at
+``max_seq_len`` (the tuning length), ``pretrained: false`` trains it from its config at
+``max_seq_len`` with its scheme from the first step.
+
+dtype: Composer's ``precision`` (``amp_bf16``: float32 parameters, bf16 autocast, reported as
+``bf16-mixed``; ``amp_fp16`` -> ``16-mixed``; ``fp32``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..loader import LoadedConfig, NotARopeConfig, Overrides, Value
+from ..model_config import hf_model_config, needed
+from ._framework import Doc, Fields, assemble, derived, dialect, head_dim_of, preset, pretraining_with_scheme
+
+NAME = "llmfoundry"
+PKG = "llm-foundry==0.22.0"
+DEFAULTS = f"{PKG} llmfoundry/models/utils/config_defaults.py attn_config_defaults"
+MPT = f"{PKG} llmfoundry/models/mpt/configuration_mpt.py MPTConfig"
+HF_TYPES = {"no_scaling": "default", "linear": "linear", "dynamic": "dynamic", "llama3": "llama3"}
+_PRECISION = {"amp_bf16": ("bf16-mixed", "float32 parameters, bf16 autocast"),
+              "amp_fp16": ("16-mixed", "float32 parameters, fp16 autocast"),
+              "amp_fp8": ("fp8-mixed", "float32 parameters, fp8 autocast"), "fp32": ("fp32", "float32")}
+
+
+def _model_of(data: Mapping) -> str | None:
+    m = data.get("model")
+    if isinstance(m, Mapping) and isinstance(m.get("name"), str) and str(m["name"]).endswith("causal_lm"):
+        return "model"
+    ms = data.get("models")
+    if isinstance(ms, list) and ms and isinstance(ms[0], Mapping) and isinstance(ms[0].get("model"), Mapping) \
+            and str(ms[0]["model"].get("name", "")).endswith("causal_lm"):
+        return "models.0.model"
+    return None
+
+
+def detect(data: Mapping) -> bool:
+    return _model_of(data) is not None
+
+
+def _doc(doc: Doc) -> Doc:
+    from .nemo import _Resolved, resolve
+
+    return _Resolved(resolve(doc.data), doc)
+
+
+
+def _find(doc: Doc, dotted: str) -> Any:
+    node: Any = doc.data
+    for part in dotted.split("."):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, Mapping) and part in node:
+            node = node[part]
+        else:
+            return None
+    return node
+
+
+def _precision(doc: Doc) -> Value | None:
+    v = doc.get("precision", expect="str")
+    if v is None or not isinstance(v.raw, str) or v.raw.strip().lower() not in _PRECISION:
+        return v
+    name, why = _PRECISION[v.raw.strip().lower()]
+    return Value(name, v.key, v.line, v.column, f"Composer {v.raw}: {why}", "str")
+
+
+def read_mpt(doc: Doc, p: str) -> Fields:
+    a = f"{p}.attn_config"
+
+    def get(key: str, expect: str = "number") -> Value | None:
+        return doc.get(f"{p}.{key}", expect=expect)
+
+    def att(key: str, expect: str = "number") -> Value | None:
+        return doc.get(f"{a}.{key}", expect=expect)
+    rope = att("rope", "bool")
+    if rope is None or rope.raw is not True:
+        alibi = att("alibi", "bool")
+        learned = get("learned_pos_emb", "bool")
+        what = ("ALiBi (attn_config.alibi)" if alibi is not None and alibi.raw is True else
+                "no position embedding (learned_pos_emb false, attn_config.rope false)"
+                if learned is not None and learned.raw is False else
+                "learned positions (learned_pos_emb, default true; attn_config.rope is not true)")
+        raise NotARopeConfig(f"{doc.path}: llm-foundry MPT model uses {what}, not RoPE")
+    problems: list = []
+    notes: list = []
+    unread: list = []
+    heads = get("n_heads", "int") or preset(16, f"n_heads: {MPT} default", None, "int")
+    hidden = get("d_model", "int") or preset(2048, f"d_model: {MPT} default", None, "int")
+    per_head = head_dim_of(hidden, heads, problems)
+    impl = att("rope_impl", "str") or preset("dail", f"rope_impl: {DEFAULTS}", rope, "str")
+    base = att("rope_theta") or preset(10000, f"rope_theta: {DEFAULTS}", rope)
+    seq = get("max_seq_len", "int") or preset(2048, f"max_seq_len: {MPT} default", None, "int")
+    scheme, params = None, {}
+    head = per_head
+    if impl.raw == "hf":
+        head = get("head_dim", "int") or per_head
+        hf = doc.raw(f"{a}.rope_hf_config")
+        kind = hf.get("type", "no_scaling") if isinstance(hf, Mapping) else "no_scaling"
+        typ = att("rope_hf_config.type", "str") or preset("no_scaling", f"rope_hf_config.type: {DEFAULTS}", rope, "str")
+        if kind not in HF_TYPES:
+            unread.append(Value(kind, typ.key or typ.where, typ.line, typ.column,
+                                "llm-foundry accepts no_scaling, linear, dynamic, llama3", "any"))
+        elif HF_TYPES[kind] != "default":
+            scheme = derived(HF_TYPES[kind], f"{typ.where} {kind!r}: transformers' LlamaRotaryEmbedding "
+                                             f"({PKG} gen_rotary_embedding)", typ, "str")
+            for k in hf:
+                if k != "type":
+                    v = att(f"rope_hf_config.{k}", "int" if k == "original_max_position_embeddings" else "number")
+                    if v is not None:
+                        params[str(k)] = v
+            if "factor" not in params:
+                params["factor"] = preset(1.0, f"rope_hf_config.factor: {DEFAULTS}", typ)
+            if kind == "dynamic":
+                params["original_max_position_embeddings"] = derived(
+                    seq.raw, f"{seq.where}: the PartialLlamaConfig's max_position_embeddings", seq, "int")
+        doc.consider(*(f"{a}.rope_dail_config.{k}" for k in ("type", "pos_idx_in_fp32", "xpos_scale_base")))
+    elif impl.raw == "dail":
+        typ = att("rope_dail_config.type", "str") or preset("original", f"rope_dail_config.type: {DEFAULTS}", rope,
+                                                            "str")
+        if typ.raw == "xpos":
+            unread.append(Value(typ.raw, typ.key or typ.where, typ.line, typ.column,
+                                "xPos scales queries and keys by position: not modelled", "any"))
+        pos32 = att("rope_dail_config.pos_idx_in_fp32", "bool")
+        if pos32 is not None and pos32.raw is False:
+            notes.append("rope_dail_config.pos_idx_in_fp32 false: flash-attn builds the position index in the "
+                         "dtype of inv_freq")
+        else:
+            notes.append("flash-attn RotaryEmbedding builds positions in float32 (pos_idx_in_fp32, default true)")
+        doc.consider(f"{a}.rope_dail_config.xpos_scale_base", *(f"{a}.rope_hf_config.{k}" for k in (
+            doc.raw(f"{a}.rope_hf_config") or {})))
+    else:
+        unread.append(Value(impl.raw, impl.key or impl.where, impl.line, impl.column,
+                            "llm-foundry accepts rope_impl dail or hf", "any"))
+    overrides = doc.raw(f"{p}.block_overrides")
+    if isinstance(overrides, Mapping) and overrides:
+        bo = doc.get(f"{p}.block_overrides", expect="mapping")
+        unread.append(Value("block_overrides", bo.key, bo.line, bo.column,
+                            "per-layer overrides (NoPE layers, other attention) are not modelled", "any"))
+    doc.consider(f"{a}.alibi")
+    return Fields(arch="llm-foundry mpt", head_dim=head, d=head, base=base, train_len=seq, target=seq,
+                  scheme=scheme, params=params, dtype=_precision(doc), notes=notes, problems=problems, unread=unread)
+
+
+def load(doc: Doc, o: Overrides) -> LoadedConfig:
+    from dataclasses import replace
+
+    rdoc = _doc(doc)
+    p = _model_of(rdoc.data)
+    name = str(_find(rdoc, f"{p}.name"))
+    notes = []
+    many = _find(rdoc, "models")
+    if p.startswith("models") and isinstance(many, list) and len(many) > 1:
+        notes.append(f"{len(many)} models in this eval file: the first is read")
+    if name != "hf_causal_lm":
+        if name != "mpt_causal_lm":
+            raise NotARopeConfig(f"{doc.path}: llm-foundry model {name!r} has no RoPE reader in ropelaw "
+                                 "(mpt_causal_lm and hf_causal_lm are read)")
+        f = read_mpt(rdoc, p)
+        f.notes.extend(notes)
+        return assemble(doc, f, o)
+    from .axolotl import fine_tune_length, load_with_model
+
+    name_v = rdoc.get(f"{p}.pretrained_model_name_or_path", expect="str")
+    if name_v is None:
+        raise NotARopeConfig(f"{doc.path}: hf_causal_lm without pretrained_model_name_or_path")
+    got = hf_model_config(str(name_v.raw), o.model_config)
+    if got is None:
+        raise needed(doc.path, name_v)
+    hf, origin = got
+    over = _find(rdoc, f"{p}.config_overrides")
+    overrides = {}
+    if isinstance(over, Mapping):
+        for k, v in over.items():
+            hf[str(k)] = v
+            overrides[str(k)] = f"{p}.config_overrides.{k}"
+    cfg = load_with_model(rdoc, o, name_v, hf, origin, overrides, {}, f"llm-foundry hf_causal_lm {name_v.raw}")
+    seq = rdoc.get("max_seq_len", f"{p}.max_seq_len", expect="int")
+    pretrained = rdoc.get(f"{p}.pretrained", expect="bool")
+    train, tune, layers = cfg.train_len, None, cfg.layers
+    if o.tune is not None:
+        tune = Value(o.tune, None, 1, 1, "--tune", "int")
+    elif pretrained is not None and pretrained.raw is False and seq is not None and o.train is None:
+        train = seq
+        g = layers[0]
+        if g.scheme.raw not in (None, "default"):
+            pws = pretraining_with_scheme(g.scheme, None, "llm-foundry (pretrained: false)",
+                                          "pretrained false: the run trains the model from its config", pretrained,
+                                          notes)
+            layers = [replace(x, pretrained_with_scheme=pws) for x in layers]
+    elif seq is not None and o.train is None:
+        tune = fine_tune_length(seq, train, notes, "llm-foundry")
+    dtype = _precision(rdoc) or cfg.dtype
+    return replace(cfg, train_len=train, tune_len=tune, layers=layers, dtype=dtype, notes=list(cfg.notes) + notes,
+                   considered=sorted(doc.considered))
+
+
+DIALECT = dialect(NAME, detect, load=load)
