@@ -10,6 +10,18 @@ fetch them. Patches made to run on CPU are stated where they are applied.
   (``models/common/embeddings/yarn_rotary_pos_embedding.py``); the package imports on CPU without
   Transformer Engine or Apex (it warns); ``get_emb`` moves its buffers to
   ``torch.cuda.current_device()``, patched here to return ``"cpu"``.
+- llamafactory==0.9.5: ``configure_rope`` (``model/model_utils/rope.py``), loaded alone (see its fixture).
+
+Not run here, and why:
+
+- llm-foundry==0.22.0 ``gen_rotary_embedding``: ``llmfoundry.models.mpt.modeling_mpt`` imports Composer and
+  the rest of the training stack, which are not installed; its ``dail`` path builds flash-attn's
+  ``RotaryEmbedding`` (a CUDA build), its ``hf`` path transformers' ``LlamaRotaryEmbedding``, which
+  tests/test_hf_differential.py runs against ropelaw's schemes.
+- MaxText and Levanter are JAX programs whose configs are read at a source commit (neither is on PyPI at
+  that version); their rotary code needs jax, flax / haliax and the fetched sources, which CI does not
+  have. tests/test_jax_runtimes.py runs them where ``ROPELAW_JAX_SOURCES`` points at the sources and jax
+  is installed.
 """
 
 from __future__ import annotations
@@ -112,3 +124,70 @@ def test_megatron_yarn_attention_factor_is_megatron_cores(tmp_path, megatron_yar
     inv = freqs[1, 0, 0, :32].double().tolist()  # position 1: the inverse frequencies, in float32
     for j, (x, y) in enumerate(zip(inv, a.scheme_result.inv_freq)):
         assert math.isclose(x, float(y), rel_tol=2e-7), (j, x, float(y))  # float32 vs float64
+
+
+# --------------------------------------------------------------------------------- LLaMA-Factory
+@pytest.fixture(scope="module")
+def llamafactory_rope(tmp_path_factory):
+    """``configure_rope`` from llamafactory==0.9.5 ``model/model_utils/rope.py``, run as LLaMA-Factory runs it.
+    Importing the package pulls in trl, peft and the trainers; instead rope.py is loaded alone, its two
+    relative imports given: ``extras.logging.get_logger`` (a logger with LLaMA-Factory's ``*_rank0``
+    methods) and ``extras.constants.RopeScaling``, the class itself taken from the wheel's constants.py
+    (executed alone: the module's other imports are peft and transformers constants)."""
+    import ast
+    import enum
+    import importlib.util
+    import logging
+    import types
+
+    root = extracted(tmp_path_factory, "llamafactory", "0.9.5")
+    const_src = (root / "llamafactory" / "extras" / "constants.py").read_text()
+    cls = next(n for n in ast.parse(const_src).body if isinstance(n, ast.ClassDef) and n.name == "RopeScaling")
+    ns: dict = {"StrEnum": enum.StrEnum, "unique": enum.unique}
+    exec(compile(ast.Module([cls], []), "constants.py", "exec"), ns)
+    log = logging.getLogger("llamafactory-test")
+    log.warning_rank0 = log.warning
+    log.info_rank0 = log.info
+    pkg = {"lf": types.ModuleType("lf"), "lf.extras": types.ModuleType("lf.extras"),
+           "lf.extras.logging": types.ModuleType("lf.extras.logging"),
+           "lf.extras.constants": types.ModuleType("lf.extras.constants"),
+           "lf.model": types.ModuleType("lf.model")}
+    pkg["lf.extras.logging"].get_logger = lambda name: log
+    pkg["lf.extras.constants"].RopeScaling = ns["RopeScaling"]
+    for name, mod in pkg.items():
+        mod.__path__ = []
+        sys.modules[name] = mod
+    sys.modules["lf.model.model_utils"] = types.ModuleType("lf.model.model_utils")
+    sys.modules["lf.model.model_utils"].__path__ = []
+    spec = importlib.util.spec_from_file_location("lf.model.model_utils.rope",
+                                                  root / "llamafactory" / "model" / "model_utils" / "rope.py")
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(mod)
+        yield mod.configure_rope, ns["RopeScaling"]
+    finally:
+        for name in list(pkg) + ["lf.model.model_utils"]:
+            sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("kind", ["linear", "dynamic", "yarn", "llama3"])
+def test_llamafactory_configure_rope_is_llamafactorys(llamafactory_rope, kind):
+    """Over model lengths and cutoffs (within, at, past the model's length; a model whose config already
+    has an original length), ropelaw's configure_rope sets exactly the rope_scaling and
+    max_position_embeddings LLaMA-Factory's does, and nothing where it disables scaling."""
+    import types
+
+    from ropelaw.lint.dialects.llamafactory import configure_rope
+
+    theirs_fn, RopeScaling = llamafactory_rope
+    for old, existing in ((4096, None), (32768, None), (40960, None), (8192, {"rope_type": "llama3", "factor": 8.0,
+                          "original_max_position_embeddings": 8192})):
+        for mml in (2048, old - 1, old, old + 1, 2 * old, 65536, 131072, 262144, 81920):
+            cfg = {"max_position_embeddings": 131072 if existing else old, "rope_scaling": existing}
+            hf = types.SimpleNamespace(**cfg)
+            args = types.SimpleNamespace(rope_scaling=RopeScaling(kind), model_max_length=mml)
+            theirs_fn(hf, args)
+            change, _ = configure_rope(cfg, kind, mml)
+            ours = {**cfg, **(change or {})}
+            assert (ours["rope_scaling"], ours["max_position_embeddings"]) == (hf.rope_scaling,
+                                                                             hf.max_position_embeddings), (old, mml)

@@ -38,17 +38,19 @@ def test_rope_looking_keys():
     assert leaves == {"model.rope.type": "llama3", "model.rope.theta": 5e5}
 
 
-MAXTEXT_LIKE = "base_emb_dim: 2880\nbase_num_query_heads: 64\nhidden_size: 2880\nnum_attention_heads: 64\n" \
-               "head_dim: 64\nrope_max_timescale: 150_000\nmax_position_embeddings: 131072\n"
+# a file no dialect claims, with a base key the generic table does not know (llama.cpp's name for it)
+GENERIC = "hidden_size: 2880\nnum_attention_heads: 64\nhead_dim: 64\nmax_position_embeddings: 131072\n" \
+          "n_layers: 24\nrope_freq_base: 150000\n"
 
 
 def test_unread_base_key_is_rv030_and_no_base_is_invented(tmp_path, capsys):
-    """The generic table reads head_dim and the lengths but not rope_max_timescale: before, RoPE's default
-    10,000 and a clean 'ok'; now RV030 at that key, and the layer is not analysed (no base)."""
-    p = write(tmp_path, "model.yml", MAXTEXT_LIKE)
+    """The generic table reads head_dim and the lengths but not rope_freq_base: before, RoPE's default
+    10,000 and a clean 'ok' (as MaxText's rope_max_timescale got before the maxtext dialect); now RV030
+    at that key, and the layer is not analysed (no base)."""
+    p = write(tmp_path, "model.yml", GENERIC)
     r = lint_config(load_config(p))
     assert [(f.code, f.line, f.column) for f in r.findings] == [("RV030", 6, 1)]
-    assert r.findings[0].message.startswith("unread RoPE settings: rope_max_timescale")
+    assert r.findings[0].message.startswith("unread RoPE settings: rope_freq_base")
     assert r.config.layers[0].base.raw is None and r.layers[0].spec is None
     assert main(["lint", p]) == 1
     out = capsys.readouterr().out
