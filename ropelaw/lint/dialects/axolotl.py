@@ -28,6 +28,12 @@ def detect(data: Mapping) -> bool:
     return isinstance(data.get("base_model"), str) and ("sequence_len" in data or "datasets" in data)
 
 
+def hf_config(base: str, given: str | None = None) -> tuple[dict, str] | None:
+    """``(config dict, where it came from)`` of ``base_model`` (:func:`ropelaw.lint.model_config.hf_model_config`:
+    local directory, ``--model-config``, Hugging Face cache, presets), or None; kept for the plan writers."""
+    return hf_model_config(base, given)
+
+
 def load_with_model(doc: Doc, o: Overrides, name_v: Value, hf: dict, origin: str, overrides: dict[str, str],
                     computed: dict, arch: str) -> LoadedConfig:
     """The Hugging Face config ``hf`` of the model named at ``name_v`` (from ``origin``), read by the HF
