@@ -151,3 +151,18 @@ def test_an_angles_table_with_a_pair_axis_is_not_read_as_stacked_cos_sin():
 
     probe = Probe.detect(angles, torch.float32, 5, 16)
     assert probe.output == "angles" and probe.pair_axis is None
+
+
+def test_bf16_cache_returned_in_float32_is_still_geometric():
+    """vLLM 0.33.0 (and sglang, derived from it) keep the cos/sin cache in the model dtype (bf16 by default)
+    and convert it to the query's dtype: a float32 output that holds only bf16 values."""
+    from ropelaw.audit.scenarios import values_precision
+
+    fw = os.path.join(os.path.dirname(__file__), "fixtures", "runtime", "frameworks.py")
+    a = audit_module(f"{fw}:vllm_forward_native", "bf16", 4096, ["default"])
+    assert (a.base, a.base_source) == (10000.0, "inferred") and a.scenarios[0].path == "clean"
+    c = np.cos(np.arange(16)[:, None] * theta32(16)[None, :]).astype(np.float32)
+    assert values_precision(c, c, "float32") == "float32"
+    assert values_precision(bf16(c), bf16(c), "float32") == "bfloat16"
+    assert values_precision(c.astype(np.float16), c.astype(np.float16), "float32") == "float16"
+    assert values_precision(c, c, "bfloat16") == "bfloat16"

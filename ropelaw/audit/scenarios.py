@@ -184,6 +184,23 @@ def _progress(total: int, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, unit="pos", unit_scale=True, leave=False, file=sys.stderr)
 
 
+def values_precision(cos: np.ndarray, sin: np.ndarray, output_dtype: str) -> str:
+    """The precision the cos/sin values really carry: the output dtype, or bf16 / fp16 when a float32
+    output holds only values of that format (vLLM and sglang keep their cos/sin cache in the model dtype,
+    bf16 by default, and hand it back in float32 for a float32 query): frequencies measured from such
+    values are uncertain to that format's rounding, not float32's."""
+    if output_dtype not in ("float32", "float64", "complex64", "complex128"):
+        return output_dtype
+    from ..formats import round_to_format
+
+    v = np.concatenate([np.asarray(cos, np.float64).ravel(), np.asarray(sin, np.float64).ravel()])
+    v = v[np.isfinite(v)]
+    for fmt, name in (("bf16", "bfloat16"), ("fp16", "float16")):
+        if v.size and np.array_equal(np.asarray(round_to_format(v, fmt), np.float64), v):
+            return name
+    return output_dtype
+
+
 def failed_scenario(scenario: str, dtype_name: str, length: int, exc: BaseException) -> ScenarioResult:
     """The result of a scenario that raised: the exception in one line, no measurements (NaN)."""
     nan = float("nan")
@@ -266,7 +283,8 @@ def _measure_scenario(factory, scenario: str, dtype_name: str, length: int, nomi
             raise ValueError(f"{2 * measured.size} rotary dims, float32 build had {2 * nominal.size}")
         from ..formats import round_to_format
 
-        unc = frequency_uncertainty(measured, p2[-1] if p2 else 1, probe.output_dtype)
+        unc = frequency_uncertainty(measured, p2[-1] if p2 else 1, values_precision(c, s, probe.output_dtype)
+                                    if p2 else probe.output_dtype)
         if probe.output == "angles":  # the angle itself is rounded to the output dtype: u |angle| at p_max
             u = unit_roundoff(probe.output_dtype) if probe.output_dtype in ("bfloat16", "float16") else 2.0**-24
             unc = unc + u * np.abs(measured)
@@ -333,7 +351,7 @@ def _reference(factory, length: int, head_dim: int | None, base: float | None = 
             c, s = probe.at(p2)
         measured = effective_frequencies(p2, c, s)
         attr = _inv_freq_array(obj)
-        unc = frequency_uncertainty(measured, p2[-1], probe.output_dtype)
+        unc = frequency_uncertainty(measured, p2[-1], values_precision(c, s, probe.output_dtype))
         omega, source = resolve_frequencies(measured, unc, [("inv_freq attribute", attr)])
         mag = np.hypot(c.astype(np.float64), s.astype(np.float64))
         scaled = bool(np.any(np.abs(mag - 1.0) > SCALED_TOLERANCE))
