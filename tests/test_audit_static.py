@@ -414,3 +414,27 @@ def test_default_dtype_findings_name_the_trainer_and_match_torch():
     assert "precision='bf16-true'" in fs[("RP115", 16)].message and "type promotion" in fs[("RP115", 16)].message
     assert not any(code == "RP102" for code, _ in fs)  # the caller passes int64 token ids: not the mechanism
     assert fs[("RP115", 16)].data["mechanism"] == "bf16-true"
+
+
+def test_integer_division_by_a_tensor_buffer_is_not_the_default_dtype():
+    src = (
+        "import torch\n"
+        "class R(torch.nn.Module):\n"
+        "    def __init__(self, d):\n"
+        "        super().__init__()\n"
+        "        self.register_buffer('scale', torch.ones(1, dtype=torch.float32))\n"
+        "        self.inv_freq = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))\n"
+        "        self.factor = 2.0\n"
+        "    def forward(self, n):\n"
+        "        t = torch.arange(n) / self.scale\n"  # int64 / float32 buffer: float32
+        "        u = torch.arange(n) / self.factor\n"  # int64 / a Python float: the default dtype
+        "        return torch.outer(t, self.inv_freq).cos(), torch.outer(u, self.inv_freq).cos()\n")
+    assert [(f.code, f.line) for f in scan_source(src)] == [("RP115", 10)]
+    torch = pytest.importorskip("torch")
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)
+    try:  # torch's own type promotion, the ground truth of both lines
+        assert (torch.arange(4) / torch.ones(1, dtype=torch.float32)).dtype == torch.float32
+        assert (torch.arange(4) / 2.0).dtype == torch.bfloat16
+    finally:
+        torch.set_default_dtype(old)

@@ -1374,13 +1374,27 @@ class Checker:
             default = a.default or b.default
             if ((isinstance(op, ast.Div) or (isinstance(op, ast.Mult) and _float_scalar_operand(node, a, b)))
                     and (a.integer or b.integer) and not (a.source or b.source)
-                    and not (a.kinds | b.kinds) & {"freq", "angle"} and not _float_tensor_operand(node, a, b)):
+                    and not (a.kinds | b.kinds) & {"freq", "angle"} and not _float_tensor_operand(node, a, b)
+                    and not self._tensor_attribute_operand(node, a)):
                 # int64 / k: true division gives a float in torch's default dtype (no dtype to follow)
                 default = True
                 pending = pending + (self._default_dtype_finding(node, a.kinds | b.kinds),)
             return Val(kinds, src.source, src.what, src.reported or a.reported or b.reported, pending,
                        integer=integer, buffer=a.buffer or b.buffer, maybe=a.maybe + b.maybe, default=default)
         return _NONE
+
+    def _tensor_attribute_operand(self, node: ast.AST, a: Val) -> bool:
+        """The other operand of an integer division is ``self.X`` with X a buffer or parameter of the class:
+        a tensor, whose dtype the quotient takes (not the default one)."""
+        if not isinstance(node, ast.BinOp) or self._class is None:
+            return False
+        other = node.right if a.integer else node.left
+        dotted = _dotted(other)
+        if not dotted.startswith("self.") or dotted.count(".") != 1:
+            return False
+        regs = {name for c in self._class_chain(self._class) for name, *_ in self._registrations(c)}
+        regs |= {name for c in self._class_chain(self._class) for name, *_ in self._parameters(c)}
+        return dotted.split(".")[1] in regs
 
     def _default_dtype_finding(self, node: ast.AST, kinds) -> tuple:
         """A finding held back (``Val.pending``) on a value made in torch's default dtype: RP115 for
