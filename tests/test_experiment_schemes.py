@@ -97,6 +97,23 @@ def test_evaluate_as_it_runs_equals_a_forward_per_length():
     assert max(abs(a - b) for a, b in zip(whole[16:], exact[16:])) > 1e-3
 
 
+# -- the steepest rise (a reading of the curves, added after the quick run) ------------------
+def test_steepest_rise_finds_a_step_behind_a_creep():
+    t, s = 64, 16
+    # flat to 300, then a creep of 0.3 nats over 300 positions (the rule fires on it), then a step of 1
+    curve = [2.0] * 300 + [2.0 + 0.001 * i for i in range(300)] + [3.3] * 400
+    assert metrics.break_point(curve, t) < 600  # the rule: on the creep
+    p, rise = metrics.steepest_rise(curve, t)
+    # the step, seen whole at 600: 3.3 minus the creep's mean over [584, 600), 2 + 0.001 * 291.5
+    assert p == 600 and rise == pytest.approx(1.3 - 0.001 * (300 - (s + 1) / 2), abs=1e-9)
+    # against a direct scan of the two window means
+    direct = max(((sum(curve[q:q + s]) - sum(curve[q - s:q])) / s, q) for q in range(t, len(curve) - s + 1))
+    assert (round(direct[0], 9), direct[1]) == (round(rise, 9), p)
+    assert metrics.steepest_rise([1.0] * 70, t) is None  # no room for two windows past T
+    with pytest.raises(ValueError):
+        metrics.steepest_rise([1.0] * 10, t)
+
+
 # -- predicted bounds ----------------------------------------------------------------------------
 def _independent_bound(scheme: str, factor: float | None, d: int, t: int) -> float:
     """The bound of the first pair k = d_extra/2 without a full period, derived here.
@@ -149,6 +166,9 @@ def test_schemes_rows_carry_what_ropelaw_bound_prints(schemes_smoke, capsys):
         curve = r["curves"][row["curve"]]
         assert len(curve) == r["test_len"]
         assert row["measured_break"] == metrics.break_point(curve, 32)
+        jump = metrics.steepest_rise(curve, 32)
+        # the run reads the unrounded curve, the JSON keeps 4 decimals
+        assert row["steepest_rise_at"] == jump[0] and row["steepest_rise_nats"] == pytest.approx(jump[1], abs=1e-3)
         verdict, ratio = metrics.agreement(printed, row["measured_break"], r["test_len"])
         assert row["agreement"] == verdict and row["ratio"] == (None if ratio is None else round(ratio, 3))
         assert row["length_dependent"] == (row["scheme"] == "dynamic")

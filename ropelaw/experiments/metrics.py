@@ -14,6 +14,10 @@ Defined before any run was looked at (issue 13):
 - agreement of a predicted bound P with a measured break M (:func:`agreement`): "agrees"
   when both are beyond the tested length, or when M/P lies in [1/1.5, 1.5]; otherwise the
   ratio is reported as it is.
+
+Added after the quick schemes run (issue 25), a reading of the curves, never a verdict:
+:func:`steepest_rise`, where a curve jumps the most, for curves whose loss creeps up before it
+jumps (the break rule then fires on the creep, as it was written to).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 __all__ = ["token_metrics", "break_point", "smoothed", "agreement", "band_means", "ordering_agreement",
-           "BREAK_MARGIN", "AGREEMENT_FACTOR"]
+           "steepest_rise", "BREAK_MARGIN", "AGREEMENT_FACTOR"]
 
 BREAK_MARGIN = 0.2  # nats above the in-range loss: exp(0.2) = 1.22x perplexity
 AGREEMENT_FACTOR = 1.5  # measured break within a factor 1.5 of the predicted bound
@@ -73,6 +77,29 @@ def break_point(loss: Sequence[float], train_len: int, margin: float = BREAK_MAR
         if sm[p] > ref + margin:
             return p
     return None
+
+
+def steepest_rise(loss: Sequence[float], train_len: int, window: int | None = None) -> tuple[int, float] | None:
+    """(p, rise): the position p >= T where the mean loss over [p, p + s) exceeds the mean over
+    [p - s, p) by the most (s = T/4 by default, the break rule's window), and that excess in nats.
+
+    A two-window change point: for a step of height h at p0 on a flat curve the rise is h at
+    p = p0 exactly and less elsewhere. Positions p with p - s >= T/2 and p + s <= len(loss) are
+    scanned from T on; None when there is none. A reading of the curve, not the break rule.
+    """
+    t = int(train_len)
+    s = window or max(1, t // 4)
+    if t < 4 or len(loss) < t:
+        raise ValueError(f"the curve ({len(loss)} positions) must cover the training length {t} (>= 4)")
+    prefix = [0.0]
+    for x in loss:
+        prefix.append(prefix[-1] + x)
+    best = None
+    for p in range(max(t, t // 2 + s), len(loss) - s + 1):
+        rise = (prefix[p + s] - prefix[p]) / s - (prefix[p] - prefix[p - s]) / s
+        if best is None or rise > best[1]:
+            best = (p, rise)
+    return best
 
 
 def agreement(predicted: float, measured: int | None, tested: int) -> tuple[str, float | None]:

@@ -28,6 +28,12 @@ The rule, written down before any run (nothing here is fitted to a result):
   experiment (0.83 at full size for bases 3e4-1e6), the in-range loss (mean over [T/2, T))
   beside the unscaled model's, and the loss rise at 16T.
 
+Added after the quick run, a reading and not a verdict: where each curve jumps the most
+(:func:`.metrics.steepest_rise`, over T/4 positions on either side) and that position over P.
+The quick run showed curves that creep up past T before they jump (dynamic NTK, whose scale
+grows with the length; Llama 3 x8 at inference), where the rule fires on the creep; the jump's
+position says whether the critical pair's bound is still where the loss collapses.
+
 Length-dependent schemes (dynamic NTK) run "as they run": the loss at position p comes from a
 forward whose frequencies are those of the input length at that moment (the registry's
 ``apply_scheme(spec, seq_len=L)``, every position re-rotated, as a forward over the whole input
@@ -38,9 +44,9 @@ from the forward of length L. A position p is thus run at a length less than 1/R
 which can only lengthen the periods it sees (dynamic NTK's base grows with L): with R = 16, at
 the predicted bounds of d = 32, T = 128 (598 and 983 tokens at factors 4 and 8) the critical
 pair's period is at most 2.9% and 2.7% longer than exact, so a measured break there can be late
-by about that much, never early (closer to T, where the effective factor starts from 1, more). (A decoder with a KV cache
-of keys rotated at earlier lengths, as transformers' generation keeps them, runs yet another
-mix; it is not modelled.)
+by about that much, never early (closer to T, where the effective factor starts from 1, more).
+(A decoder with a KV cache of keys rotated at earlier lengths, as transformers' generation keeps
+them, runs yet another mix; it is not modelled.)
 
 Dynamic NTK at T is plain RoPE (its effective factor is 1 up to the original length), so its
 continued training is plain RoPE's: the tuned model is shared, and the row says so
@@ -54,10 +60,10 @@ from typing import Any
 
 import torch
 
-from ..schemes import apply_scheme
 from ..spec import RopeSpec
 from .data import load_corpus, nonrepeated_samples
-from .metrics import AGREEMENT_FACTOR, BREAK_MARGIN, agreement, break_point, smoothed, token_metrics
+from .metrics import (AGREEMENT_FACTOR, BREAK_MARGIN, agreement, break_point, smoothed, steepest_rise,
+                      token_metrics)
 from .model import PositionMethod, TinyLM
 from .runs import (BOUND_FACTOR, PRETRAIN_BASE, Progress, Size, _finish, _footer, _fmt_len, _header, _mean, _started,
                    evaluate, model_config, train)
@@ -174,6 +180,7 @@ def run_schemes(size: Size, seed: int = 0, progress: Progress | None = None) -> 
                 measured = break_point(loss, t)
                 verdict, ratio = agreement(pred.extrapolation_bound, measured, test_len)
                 ref = _mean(loss[t // 2: t])
+                jump = steepest_rise(loss, t)
                 key_curve = f"{scheme}-{'plain' if factor is None else f'{factor:g}'}-{training}"
                 rows.append({
                     "scheme": scheme, "label": _label(scheme, factor), "factor": factor, "training": training,
@@ -183,6 +190,9 @@ def run_schemes(size: Size, seed: int = 0, progress: Progress | None = None) -> 
                     "length_dependent": dynamic, "in_range_loss": round(ref, 4),
                     "in_range_cost": round(ref - plain_ref, 4),
                     "loss_rise_at_end": round(smoothed(loss, max(1, t // 4))[-1] - ref, 4),
+                    "steepest_rise_at": None if jump is None else jump[0],
+                    "steepest_rise_nats": None if jump is None else round(jump[1], 4),
+                    "steepest_rise_ratio": None if jump is None else round(jump[0] / pred.extrapolation_bound, 3),
                     "tune_final_loss": round(tune_final, 4) if training == "tuned" else None,
                     "shares_tuning_with": tuned_by if training == "tuned" and tuned_by != scheme else None,
                     "curve": key_curve,
@@ -210,19 +220,24 @@ def render_schemes(r: dict[str, Any]) -> str:
              f"over [T/2, T) by {r['break_rule']['margin_nats']} nats; agreement within a factor "
              f"{r['break_rule']['agreement_factor']}", "",
              f"{'scheme':<16} {'training':<9} {'predicted':>9} {'measured':>9} {'ratio':>6}  {'verdict':<8} "
-             f"{'in-range loss':>13} {'vs plain':>8} {'rise at end':>11}"]
+             f"{'in-range loss':>13} {'vs plain':>8} {'rise at end':>11}  {'steepest rise':>13} {'/ pred.':>7}"]
     for row in r["rows"]:
         ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}"
         measured = _fmt_len(row["measured_break"]) if row["measured_break"] is not None else \
             f">{r['test_len'] - 1:,}"
+        jump = row.get("steepest_rise_at")
+        jump_text = "-" if jump is None else f"{jump:,} ({row['steepest_rise_nats']:+.2f})"
+        jump_ratio = "-" if jump is None else f"{row['steepest_rise_ratio']:.2f}"
         lines.append(f"{row['label']:<16} {row['training']:<9} {_fmt_len(row['predicted_bound']):>9} {measured:>9} "
                      f"{ratio:>6}  {row['agreement']:<8} {row['in_range_loss']:>13.3f} {row['in_range_cost']:>+8.3f} "
-                     f"{row['loss_rise_at_end']:>+11.3f}")
+                     f"{row['loss_rise_at_end']:>+11.3f}  {jump_text:>13} {jump_ratio:>7}")
     lines.append("")
     for training in ("inference", "tuned"):
         sel = [row for row in r["rows"] if row["training"] == training]
         agree = sum(row["agreement"] == "agrees" for row in sel)
         lines.append(f"{training}: {agree} of {len(sel)} rows agree")
+    lines.append("steepest rise (read after the quick run, not the rule): where the mean over the next T/4 "
+                 "positions exceeds the previous T/4's the most")
     if any(row["length_dependent"] for row in r["rows"]):
         lines.append(f"length-dependent schemes run at each length (lengths grow by 1/{r['dynamic_resolution']})")
     shared = sorted({row["label"] for row in r["rows"] if row["shares_tuning_with"]})
@@ -257,6 +272,9 @@ def plot_schemes(r: dict[str, Any]):
             if row["measured_break"] is not None:
                 ax.plot([row["measured_break"] + 1], [curve[row["measured_break"]]], "o", color=c, ms=5,
                         gid=f"break-{row['curve']}")
+            if row.get("steepest_rise_at") is not None:
+                p = row["steepest_rise_at"]
+                ax.plot([p + 1], [curve[p]], "v", color=c, ms=5, mfc="none", gid=f"steepest-{row['curve']}")
         ax.axvline(t, color="k", lw=0.6, ls="-.", gid=f"train_len-{scheme}")
         ax.set_xscale("log", base=2)
         ax.set_title(SCHEME_LABELS[scheme], fontsize=9)
@@ -267,6 +285,7 @@ def plot_schemes(r: dict[str, Any]):
         ax.set_ylabel(f"loss, nats (trailing mean over {t // 4})")
     fig.suptitle(f"Loss per position under each scheme (d={r['model']['head_dim']}, T={t}, base "
                  f"{r['pretrain_base']:g}): dashed = at inference, solid = after continued training at T;\n"
-                 "dotted vertical = predicted bound (ropelaw bound --scheme), dot = measured break, dash-dot = T",
+                 "dotted vertical = predicted bound (ropelaw bound --scheme), dot = measured break (the rule), "
+                 "open triangle = steepest rise, dash-dot = T",
                  fontsize=9)
     return fig
