@@ -482,11 +482,16 @@ def plan(spec: RopeSpec, target: int, *, dtype: str | None = None, inputs: dict 
         if lr is not None:
             options.append(lr)
         options.extend(_rerope_options(spec, target))
+    plain = extrapolation_bound(_plain(spec))
+    if plain.critical_dimension >= spec.d and not spec.pretrained_with_scheme:
+        notes.append(f"every pair completed a period in {count(spec.train_len)} training tokens (base {number(spec.base)} "
+                     f"at or below Liu et al.'s critical base): no pair limits a scheme, hence 'unbounded'; Liu et al. "
+                     f"give no sharp bound here, only a slow degradation past the tuning length (seed 001)")
     head = options[0]
     ranked = [head] + sorted(options[1:], key=lambda o: (not o.reaches, o.cost_rank, -o.bound, o.name))
     precision = _precision(dtype, target, runtime) if dtype else None
     return Plan(spec=spec, target=target, options=ranked,
-                critical_dimension=extrapolation_bound(_plain(spec)).critical_dimension,
+                critical_dimension=plain.critical_dimension,
                 precision=precision, notes=notes, inputs=dict(inputs or {}))
 
 

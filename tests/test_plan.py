@@ -244,3 +244,12 @@ def test_config_plan_names_the_code_path():
     assert code == 0, err
     assert "code path: transformers 4.57.1" in out or "code path: transformers 5.23.0" in out
     assert "positions and angles stay in float32 in every scenario" in out
+
+
+def test_every_pair_trained_is_said():
+    """d = 64 at 100 tokens and base 1.5: 2*pi*1.5^(62/64) = 9.2 < 100, so every pair completes a period
+    (Lemma 1); the schemes' 'unbounded' comes with the note that Liu et al. give no sharp bound there."""
+    assert 2 * math.pi * 1.5 ** (62 / 64) < 100
+    p = plan(RopeSpec(d=64, train_len=100, base=1.5, pretrain_base=1.5), 1 << 20)
+    assert p.critical_dimension == 64
+    assert any("every pair completed a period" in n and "no sharp bound" in n for n in p.notes)
