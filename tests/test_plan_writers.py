@@ -268,3 +268,84 @@ def test_rv010_follows_transformers_float_division(tmp_path):
     data["rope_scaling"]["factor"] = 3.0
     path.write_text(json.dumps(data))
     assert [f for f in lint_config(load_config(str(path))).findings if f.code == "RV010"]
+
+
+LLAMAFACTORY = """\
+# written here in the format of LLaMA-Factory's examples/train_full/*.yaml
+model_name_or_path: meta-llama/Llama-2-7b-hf
+stage: sft
+do_train: true
+finetuning_type: full
+template: llama2
+cutoff_len: 4096
+bf16: true
+"""
+
+
+@pytest.mark.parametrize("option", ("yarn", "linear"))
+def test_llamafactory_round_trip(option, tmp_path):
+    """LLaMA-Factory's configure_rope sets factor ceil(cutoff_len / 4,096) = 32: the plan's s = L/T."""
+    src = tmp_path / "sft.yaml"
+    src.write_text(LLAMAFACTORY)
+    target = 131072
+    p = planned(str(src), target)
+    out = tmp_path / "new.yaml"
+    code, err = apply(str(src), target, option, out)
+    assert code == 0, err
+    assert out.read_text().startswith("# written here in the format of LLaMA-Factory")
+    cfg = load_config(str(out))
+    same_option(cfg.spec(0), p.option(option))
+    assert cfg.spec(0).tune_len == target and blocking(cfg) == []
+
+
+def test_llamafactory_refuses_other_factors(tmp_path):
+    src = tmp_path / "sft.yaml"
+    src.write_text(LLAMAFACTORY)
+    code, err = apply(str(src), 131072, "llama3", tmp_path / "x.yaml")
+    assert code == 2 and "ceil(cutoff_len / 4,096) = 32" in err and "factor is 28" in err
+
+
+MAXTEXT = """\
+# MaxText run config, written here with base.yml keys
+base_config: base.yml
+run_name: extend
+max_target_length: 4096
+head_dim: 128
+rope_max_timescale: 10000
+load_parameters_path: gs://example/ckpt/items
+dtype: bfloat16
+"""
+
+
+@pytest.mark.parametrize("option", ("yarn", "linear", "base", "ntk", "train"))
+def test_maxtext_round_trip(option, tmp_path):
+    src = tmp_path / "run.yml"
+    src.write_text(MAXTEXT)
+    target = 131072
+    p = planned(str(src), target)
+    out = tmp_path / "new.yml"
+    code, err = apply(str(src), target, option, out)
+    assert code == 0, err
+    assert out.read_text().startswith("# MaxText run config, written here")
+    cfg = load_config(str(out))
+    spec, o = cfg.spec(0), p.option(option)
+    if option in ("yarn", "linear"):
+        same_option(spec, o)
+        assert blocking(cfg, target) == []
+    elif option == "train":
+        assert spec.train_len == target and spec.base == o.spec.base
+    else:
+        assert spec.base == (o.parameters["base"] if option == "base" else o.extra["scaled_base"])
+    if option == "yarn":
+        assert cfg.target.number() == target
+
+
+def test_maxtext_model_file_needs_override(tmp_path):
+    src = tmp_path / "run.yml"
+    src.write_text(MAXTEXT + "model_name: llama2-7b\n")
+    p = planned(str(src), 131072)
+    from ropelaw.lint.parse import read_document
+    from ropelaw.lint.writers import edit_for
+
+    e = edit_for("maxtext", read_document(str(src))[0], load_config(str(src)), p.option("yarn"), 131072)
+    assert e.refused and "override_model_config" in e.refused

@@ -11,7 +11,8 @@ edited mapping, else nothing is written.
 
 One module per dialect: ``hf`` (config.json: ``rope_scaling`` for transformers 4.x,
 ``rope_parameters`` for 5.x), ``axolotl`` (the same keys under ``overrides_of_model_config``),
-``megatron`` (flag files), ``litgpt`` (``model_config``), ``torchtitan`` (``[training]``).
+``megatron`` (flag files), ``litgpt`` (``model_config``), ``torchtitan`` (``[training]``), ``llamafactory``
+(``rope_scaling`` + ``cutoff_len``, where its own factor is the plan's), ``maxtext`` (its rotary keys).
 Round trips, read back through the loader, are tested per dialect (tests/test_plan_writers.py).
 """
 
@@ -27,7 +28,8 @@ from ...errors import UsageError
 __all__ = ["Edit", "WRITERS", "edit_for", "write", "apply_to_mapping"]
 
 # dialect name -> writer module (each has ``edit(data, cfg, option, target) -> Edit``)
-WRITERS = {"hf": "hf", "axolotl": "axolotl", "megatron": "megatron", "litgpt": "litgpt", "torchtitan": "torchtitan"}
+WRITERS = {"hf": "hf", "axolotl": "axolotl", "megatron": "megatron", "litgpt": "litgpt", "torchtitan": "torchtitan",
+           "llamafactory": "llamafactory", "maxtext": "maxtext"}
 
 DELETE = object()
 
