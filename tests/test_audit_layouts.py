@@ -166,3 +166,14 @@ def test_bf16_cache_returned_in_float32_is_still_geometric():
     assert values_precision(bf16(c), bf16(c), "float32") == "bfloat16"
     assert values_precision(c.astype(np.float16), c.astype(np.float16), "float32") == "float16"
     assert values_precision(c, c, "bfloat16") == "bfloat16"
+
+
+def test_a_partial_keeps_the_values_it_binds():
+    a = audit_module(target("gpt_fast_partial"), "bf16", 512, ["default"])
+    assert a.rotary_dim == 64 and "n_elem" not in a.call and a.scenarios[0].path == "clean"
+
+
+def test_a_complex_rope_first_in_a_tuple_is_read_as_complex():
+    a = audit_module(target("opennmt_rope"), "bf16", 512, ["default"])  # dim given by the probe (dim=128)
+    assert (a.output, a.rotary_dim, a.base) == ("complex", 128, 10000.0) and a.scenarios[0].path == "clean"
+    assert "dim=128" in a.call

@@ -81,7 +81,7 @@ EXPECTED: dict[str, list[tuple[str, int, int]]] = {
     # positions and frequencies in torch's implicit default dtype (Lightning 'bf16-true'), and their twin
     "rp115_default_dtype_tinyllama.py": [("RP116", 7, 29), ("RP115", 8, 15), ("RP115", 17, 9), ("RP116", 22, 25),
                                          ("RP116", 27, 23)],
-    "rp115_default_dtype_lit_llama.py": [("RP116", 14, 29), ("RP115", 16, 17)],
+    "rp115_default_dtype_lit_llama.py": [("RP116", 18, 29), ("RP115", 20, 17)],
     "clean_default_dtype.py": [],
     # angles cast to the model's precision (gpt-neox get_emb); its inv_freq buffer is never read: no RP121
     "rp111_gpt_neox_get_emb.py": [("RP111", 28, 16)],
@@ -411,9 +411,9 @@ def test_default_dtype_findings_name_the_trainer_and_match_torch():
     assert torch.unique(cos.float(), dim=0).shape[0] == 641
     assert torch.unique(cache.float().reshape(2048, -1), dim=0).shape[0] == 641
     fs = {(f.code, f.line): f for f in scan_file(FIX / "rp115_default_dtype_lit_llama.py")}
-    assert "precision='bf16-true'" in fs[("RP115", 16)].message and "type promotion" in fs[("RP115", 16)].message
+    assert "precision='bf16-true'" in fs[("RP115", 20)].message and "type promotion" in fs[("RP115", 20)].message
     assert not any(code == "RP102" for code, _ in fs)  # the caller passes int64 token ids: not the mechanism
-    assert fs[("RP115", 16)].data["mechanism"] == "bf16-true"
+    assert fs[("RP115", 20)].data["mechanism"] == "bf16-true"
 
 
 def test_integer_division_by_a_tensor_buffer_is_not_the_default_dtype():
@@ -438,3 +438,51 @@ def test_integer_division_by_a_tensor_buffer_is_not_the_default_dtype():
         assert (torch.arange(4) / 2.0).dtype == torch.bfloat16
     finally:
         torch.set_default_dtype(old)
+
+
+def test_real_code_shapes_found_by_the_audits_of_issue_21():
+    """Shapes the audits of real code met (i21-audits): numpy / jax code is not torch's default dtype nor
+    its autocast; a decorator that turns autocast off; a module function only __init__ calls; a file
+    with an invalid escape sequence scanned with warnings as errors."""
+    import warnings
+
+    numpy_code = ("import numpy as np\n"
+                  "def fixed_pos_embedding(x, seq_dim=0):\n"
+                  "    dim = x.shape[-1]\n"
+                  "    inv_freq = 1.0 / (10000 ** (np.arange(0, dim, 2) / dim))\n"
+                  "    sinusoid_inp = np.einsum('i , j -> i j', np.arange(x.shape[seq_dim]), inv_freq)\n"
+                  "    return np.sin(sinusoid_inp), np.cos(sinusoid_inp)\n")
+    assert scan_source(numpy_code) == []  # numpy: int64 / d is float64, and no autocast reaches np.einsum
+    decorated = ("import torch\n"
+                 "from torch.amp import autocast\n"
+                 "def disable_autocast(fn):\n"
+                 "    def inner(*args, **kwargs):\n"
+                 "        with autocast('cuda', enabled=False):\n"
+                 "            return fn(*args, **kwargs)\n"
+                 "    return inner\n"
+                 "class Rotary(torch.nn.Module):\n"
+                 "    @disable_autocast\n"
+                 "    def forward(self, positions):\n"
+                 "        return torch.einsum('i, j -> i j', positions.float(), self.inv_freq.float())\n"
+                 "    @torch.autocast('cuda', enabled=False)\n"
+                 "    def other(self, positions):\n"
+                 "        return torch.einsum('i, j -> i j', positions.float(), self.inv_freq.float())\n"
+                 "    def eligible(self, positions):\n"
+                 "        return torch.einsum('i, j -> i j', positions.float(), self.inv_freq.float())\n")
+    assert [(f.code, f.line) for f in scan_source(decorated)] == [("RP113", 16)]
+    gptj = ("import torch\n"
+            "def create_sinusoidal_positions(num_pos, dim):\n"
+            "    inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))\n"
+            "    sinusoid_inp = torch.einsum('i , j -> i j', torch.arange(num_pos).float(), inv_freq)\n"
+            "    return torch.cat((torch.sin(sinusoid_inp), torch.cos(sinusoid_inp)), dim=1)\n"
+            "class Attention(torch.nn.Module):\n"
+            "    def __init__(self, n, d):\n"
+            "        super().__init__()\n"
+            "        self.embed_positions = create_sinusoidal_positions(n, d)\n")
+    assert scan_source(gptj) == []  # built with the module, before any autocast region
+    assert [f.code for f in scan_source(gptj + "def later(n, d):\n    return create_sinusoidal_positions(n, d)\n")] \
+        == ["RP113"]  # called from code that may run under autocast too
+    escape = "import torch\nPATTERN = '\\d+'\ndef f(n):\n    return torch.arange(n)\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert scan_source(escape) == []  # an invalid escape is a SyntaxWarning, not a syntax error

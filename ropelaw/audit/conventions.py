@@ -212,8 +212,14 @@ def _roles(fn: Callable) -> tuple[list[tuple[inspect.Parameter, str | None]], bo
     params = [p for p in _params(fn) if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     out: list[tuple[inspect.Parameter, str | None]] = []
     unknown_required = 0
+    import functools
+
+    bound = set(fn.keywords or {}) if isinstance(fn, functools.partial) else set()
     for p in params:
         name = p.name.lower()
+        if p.name in bound:  # functools.partial(build, n_elem=64): the factory chose it, the probe keeps it
+            out.append((p, None))
+            continue
         role = ("length" if name in LENGTH_NAMES else "dim" if name in DIM_NAMES
                 else "base" if name in BASE_NAMES
                 else "positions" if name in POSITION_NAMES else "offset" if name in OFFSET_NAMES
@@ -466,6 +472,9 @@ class Probe:
     def _classify(self, out, q) -> str:
         import torch
 
+        if (isinstance(out, (tuple, list)) and len(out) >= 2 and isinstance(out[0], torch.Tensor)
+                and out[0].is_complex() and not self.plan.with_k):
+            return "complex"  # (rope, cos, sin) with the complex rope first (OpenNMT-py 3.5 rotaryembeddings)
         if isinstance(out, (tuple, list)) and len(out) >= 2 and all(isinstance(t, torch.Tensor) for t in out[:2]):
             if self.plan.with_k:
                 if q is not None and tuple(out[0].shape) == tuple(q.shape):

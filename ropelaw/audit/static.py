@@ -123,6 +123,9 @@ _PRESERVING = {"expand", "expand_as", "reshape", "view", "unsqueeze", "squeeze",
 _TRIG = {"cos", "sin", "exp", "polar", "cos_", "sin_", "tan", "sigmoid", "softmax"}
 _MATMUL_FUNCS = {"matmul", "mm", "bmm", "mv"}
 _ADD_PRODUCTS = {"addr", "baddbmm", "addmm", "addbmm", "addmv"}
+_NON_TORCH_ARRAYS = ("np.", "numpy.", "jnp.", "jax.", "mx.", "mlx.", "tf.", "ops.", "keras.")
+# decorators that run the function with autocast off (x-transformers' @disable_autocast)
+_AUTOCAST_OFF_DECORATOR = re.compile(r"(disable|no|without)_?autocast|autocast_?(off|disabled)", re.I)
 _ELEMENTWISE_PRODUCTS = {"outer", "ger", "mul", "multiply"}
 # a file or function with none of these words cannot hold a finding: skip its walk (speed)
 _TRIGGERS = ("arange", "position", "freq", "autocast", "alibi", "register_buffer", "Buffer(", "cumsum", "theta",
@@ -549,6 +552,7 @@ class Checker:
         self._notes: dict[str, str] = {}
         self._angle_attrs: dict[tuple[str, str], bool] = {}  # (class, attribute) assigned float32 angles
         self._read_later: dict[str, frozenset] = {}  # class -> self.X read outside construction-only code
+        self._build_only: frozenset | None = None  # module functions only construction calls
         self.incomplete = False  # True when the walk stopped early: scan_source reports RE004
         try:
             self._module(tree)
@@ -999,9 +1003,12 @@ class Checker:
         inner.freq_buffers = self._class_buffers
         inner.construction = method and node.name in self._call_graph()[1] if self._class_buffers else False
         # built before any autocast region can wrap it (autocast wraps forward): no RP112/RP113 there
-        inner.build_only = bool(method and self._class is not None and node.name in self._call_graph()[1])
+        inner.build_only = bool(method and self._class is not None and node.name in self._call_graph()[1]) or (
+            not method and node.name in self._build_only_functions())
         saved, saved_fn = self._autocast, self._fn
         self._autocast = []  # a function body is not lexically inside the caller's `with`
+        if any(self._disables_autocast(d) for d in node.decorator_list):
+            self._autocast = ["off"]  # @autocast("cuda", enabled=False), @disable_autocast
         self._fn = node
         self._block(node.body, inner)
         self._autocast, self._fn = saved, saved_fn
@@ -1048,13 +1055,49 @@ class Checker:
                 return False
         return True
 
+    def _disables_autocast(self, dec: ast.AST) -> bool:
+        """A decorator that runs the function with autocast off: ``autocast(..., enabled=False)`` called as a
+        decorator, a name like ``disable_autocast``, or a function of this file whose body enters
+        ``autocast(..., enabled=False)`` (x-transformers 2.31's ``disable_autocast``)."""
+        if isinstance(dec, ast.Call):
+            return self._autocast_state(dec) == "off"
+        name = _dotted(dec).split(".")[-1]
+        if _AUTOCAST_OFF_DECORATOR.search(name):
+            return True
+        target = self._module_funcs.get(name)
+        return target is not None and any(
+            isinstance(n, ast.withitem) and self._autocast_state(n.context_expr) == "off" for n in ast.walk(target))
+
+    def _build_only_functions(self) -> frozenset:
+        """Module-level functions called only from construction-only methods (``__init__`` and what only it
+        calls): transformers' GPT-J ``create_sinusoidal_positions``. No autocast region wraps them."""
+        if self._build_only is None:
+            _, construction_only = self._call_graph()
+            at_build: set[str] = set()
+            elsewhere: set[str] = set()
+            methods = {id(m) for c in self._classes.values() for m in c.body
+                       if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            for c in self._classes.values():
+                for m in c.body:
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        names = {_leaf(n) for n in ast.walk(m) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+                        (at_build if m.name in construction_only else elsewhere).update(names)
+            for stmt in self._tree.body:  # module-level code and functions: not construction
+                if id(stmt) in methods or isinstance(stmt, ast.ClassDef):
+                    continue
+                elsewhere.update(_leaf(n) for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name))
+            self._build_only = frozenset(at_build - elsewhere)
+        return self._build_only
+
     def _integer_from_callers(self, fn: ast.AST, param: str) -> bool:
         """Every call of ``fn`` in this file passes an integer dtype for ``param``: ``idx.dtype`` of a tensor
         named like integers (ids, idx, positions...), ``torch.int64`` / ``torch.long``. Needs one call at least;
         a call that leaves it out, or passes ``*args`` / ``**kwargs``, makes it unknown."""
         names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
         method = bool(names) and names[0] in ("self", "cls")
-        calls = self._calls_to(fn.name)
+        # a method's callers write obj.m(...), a module function's f(...): `self.build_rope_cache(idx)` is
+        # another function than lit-llama's module-level build_rope_cache(seq_len, ..., dtype=idx.dtype)
+        calls = [c for c in self._calls_to(fn.name) if isinstance(c.func, ast.Attribute) == method]
         if not calls:
             return False
         for call in calls:
@@ -1513,6 +1556,10 @@ class Checker:
             if k.arg != "dtype":
                 self._expr(k.value, scope)
 
+        if leaf in ("arange", "linspace") and dotted.startswith(_NON_TORCH_ARRAYS) and _kw(call, "dtype") is None:
+            # numpy / jax arrays without a dtype: int64 / k is float64 there, no torch default dtype
+            # (mesh-transformer-jax); with a dtype the rules below apply (np.arange(n, dtype=np.float16))
+            return Val(frozenset({"pos"})) if leaf == "arange" and len(call.args) < 3 else _NONE
         if leaf == "arange" and (receiver is None or dotted.endswith(".arange")):
             has_step = len(call.args) >= 3 or _kw(call, "step") is not None
             if has_step and not (len(call.args) >= 3 and isinstance(call.args[2], ast.Constant) and call.args[2].value == 1):
@@ -1555,10 +1602,13 @@ class Checker:
             if pos is None and freq is not None:
                 pos = next((self._as_positions(v) for v in ops if "castpos" in v.kinds), None)
             if pos is not None and freq is not None:
-                return self._angle(call, pos, freq, scope, "einsum", einsum_contracts=_einsum_contracts(call))
+                torch_op = not dotted.startswith(_NON_TORCH_ARRAYS)  # np.einsum: no autocast reaches it
+                return self._angle(call, pos, freq, scope, "einsum" if torch_op else None,
+                                   einsum_contracts=_einsum_contracts(call))
             return self._union(ops)
         if receiver is None and (leaf in _MATMUL_FUNCS or leaf in _ELEMENTWISE_PRODUCTS) and len(args) >= 2:
-            return self._combine(args[0], args[1], call, scope, op=None, spelling=leaf)
+            return self._combine(args[0], args[1], call, scope, op=None,
+                                 spelling=None if dotted.startswith(_NON_TORCH_ARRAYS) else leaf)
         if receiver is None and leaf in _ADD_PRODUCTS and len(args) >= 3:
             # addr(M, v1, v2), baddbmm(M, b1, b2), addmm, addbmm, addmv: M + v1 (x) v2, on CUDA autocast's list
             return self._combine(args[1], args[2], call, scope, op=None, spelling=leaf)
@@ -1838,6 +1888,17 @@ def _framework_note(tree: ast.Module, text: str, path: str) -> list[Finding]:
     return []
 
 
+def _parse_quietly(text: str, path: str) -> ast.Module:
+    """``ast.parse`` with the compiler's warnings silenced: an invalid escape sequence is a SyntaxWarning,
+    which a process running with warnings as errors (``-W error``, pytest) would turn into a syntax error of
+    a valid file (modded-nanogpt's train_gpt2.py)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=path)
+
+
 def scan_source(source: "str | bytes", path: str = "-", *, length: int = DEFAULT_LENGTH) -> list[Finding]:
     """Findings for one module's source (bytes are decoded per PEP 263). Never raises on bad code.
 
@@ -1855,7 +1916,7 @@ def scan_source(source: "str | bytes", path: str = "-", *, length: int = DEFAULT
     else:
         text = source
     try:  # always parse: a syntax error is reported even in a file with nothing else to find
-        tree = _run_deep(lambda: ast.parse(text, filename=path))
+        tree = _run_deep(lambda: _parse_quietly(text, path))
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = exc.offset or 1
