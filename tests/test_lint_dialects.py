@@ -256,12 +256,20 @@ def test_qwen_v1_reads_kv_channels_rotary_pct_and_seq_length():
     assert any(n.startswith("use_logn_attn: true") for n in cfg.notes)
 
 
-def test_rope_parameters_flat_and_per_layer_type():
+@BOTH
+def test_rope_parameters_flat_and_per_layer_type(sem):
     flat = load_mapping({"model_type": "llama", "hidden_size": 2048, "num_attention_heads": 16,
                          "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 4.0,
                                              "original_max_position_embeddings": 8192,
                                              "partial_rotary_factor": 0.5}, "max_position_embeddings": 32768})
     spec = flat.spec()
+    if sem == "4.57.1":
+        # 4.57.1 has no rope_parameters (it reads rope_scaling and rope_theta): LlamaConfig's defaults run,
+        # plain RoPE at base 10,000 over the whole head; a warning says the block is not read
+        assert (spec.d, spec.base, spec.scheme) == (128, 1e4, "default")
+        f = next(f for f in lint_config(flat).findings if f.code == "RV019")
+        assert f.severity == "warning" and f.message.startswith("rope_parameters is ignored by transformers 4.57.1")
+        return
     assert (spec.d, spec.base, spec.scheme, spec.param("factor")) == (64, 1e6, "yarn", 4.0)
     per = load_mapping({"model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8, "head_dim": 256,
                         "sliding_window": 1024, "max_position_embeddings": 131072,
@@ -318,3 +326,111 @@ def test_one_dialect_per_module_hf_first():
 def test_a_launch_script_is_read_by_the_megatron_dialect():
     cfg = load_config(str(FRAMEWORK_FIX / "examples" / "megatron_pretrain_llama3.sh"))
     assert (cfg.fmt, cfg.arch, cfg.layers[0].d.raw, cfg.train_len.where) == ("shell", "megatron", 128, "--seq-length")
+
+
+# -- what each transformers version does with a file: RV021 (the followed one refuses), RV022 (the other) ---
+RUNTIME_FIX = pathlib.Path(__file__).parent / "fixtures" / "hf_runtime"
+
+
+def by_code(cfg):
+    out: dict = {}
+    for f in lint_config(cfg).findings:
+        out.setdefault(f.code, []).append(f)
+    return out
+
+
+@BOTH
+def test_hunyuan_ocr_xdrope_is_dynamic_with_alpha(sem):
+    """HunyuanOCR's rope_scaling type xdrope: transformers 5.23.0's HunYuanVLTextConfig renames it dynamic
+    (configuration_hunyuan_vl.py convert_rope_params_to_dict), and HunYuanVLRotaryEmbedding runs dynamic
+    with an alpha as a fixed NTK base rope_theta * alpha^(d/(d-2)) over the head (d = head_dim = 128):
+    10000 * 1000^(128/126) = 1.11588e7. 4.57.1 has no hunyuan_vl (RV021 there, read as 5.23.0 runs it)."""
+    cfg = load_config(str(RUNTIME_FIX / "hunyuan-ocr.json"))
+    spec = cfg.spec()
+    assert (spec.d, spec.scheme) == (128, "default")
+    assert spec.base == pytest.approx(1e4 * 1000.0 ** (128 / 126), rel=1e-15)
+    assert f"{spec.base:.6g}" == "1.11588e+07"
+    found = by_code(cfg)
+    assert "RV008" not in found and "RV001" not in found  # xdrope is a scheme, xdrope_section its sections
+    assert sorted(f.message.split(" is ignored")[0] for f in found["RV019"]) == [
+        "rope_scaling.beta_fast", "rope_scaling.beta_slow", "rope_scaling.factor", "rope_scaling.mscale",
+        "rope_scaling.mscale_all_dim"]
+    code = "RV021" if sem == "4.57.1" else "RV022"
+    (f,) = found[code]
+    assert f.message.startswith("transformers 4.57.1 does not know model_type 'hunyuan_vl'")
+    assert (f.severity, f.line) == (("error" if sem == "4.57.1" else "warning"), 19)
+
+
+@BOTH
+def test_flattened_llama4_is_ignored_by_4_and_refused_by_5(sem):
+    cfg = load_config(str(RUNTIME_FIX / "llama-4-flattened.json"))
+    spec = cfg.spec()
+    found = by_code(cfg)
+    if sem == "4.57.1":
+        # Llama4Config builds Llama4TextConfig() from its defaults: plain RoPE, base 500,000, 131,072 positions
+        assert (spec.d, spec.base, spec.scheme, cfg.target.number()) == (128, 5e5, "default", 131072)
+        ignored = {f.message.split(" is ignored")[0]: f.severity for f in found["RV019"]}
+        assert ignored["rope_scaling"] == ignored["rope_theta"] == "warning"
+        assert "max_position_embeddings" in ignored and "_source" not in ignored
+        assert found["RV022"][0].message.startswith("transformers 5.23.0 refuses a llama4 config without text_config")
+        assert "RV021" not in found
+    else:
+        # the file's own values (llama3 x8) with the refusal as an error
+        assert (spec.d, spec.base, spec.scheme, spec.param("factor")) == (128, 5e5, "llama3", 8.0)
+        (f,) = found["RV021"]
+        assert f.severity == "error" and "AttributeError: 'Llama4Config' object has no attribute" in f.message
+        assert "RV019" not in found and "RV022" not in found
+
+
+@BOTH
+def test_qwen25_vl_rope_type_mrope(sem):
+    cfg = load_config(str(RUNTIME_FIX / "qwen2.5-vl-rope-type-mrope.json"))
+    spec = cfg.spec()
+    assert (spec.d, spec.base, spec.scheme) == (128, 1e6, "default")  # mrope: plain RoPE over sections
+    found = by_code(cfg)
+    code = "RV021" if sem == "4.57.1" else "RV022"
+    (f,) = found[code]
+    assert f.message == "transformers 4.57.1 has no rope_type 'mrope' (KeyError at model load)"
+
+
+@BOTH
+def test_llama4_scout_warns_like_transformers(sem):
+    """Scout's llama3 block with low_freq_factor = high_freq_factor = 1: transformers 5.23.0 warns and runs it
+    (4.57.1 validates nothing there); an empty smoothing band, so RV011 is a warning, never an error."""
+    found = by_code(load_config(str(RUNTIME_FIX / "llama-4-scout.json")))
+    (f,) = found["RV011"]
+    assert f.severity == "warning" and "no smoothing band" in f.message
+    assert not [g for fs in found.values() for g in fs if g.code.startswith("RV") and g.severity == "error"]
+
+
+@BOTH
+def test_remote_code_is_named_not_passed(sem):
+    """An auto_map model_type no transformers has runs the repository's code: RV023 (info) says ropelaw read
+    its keys by their transformers names; a known model_type with an auto_map runs transformers' own class
+    (AutoConfig without trust_remote_code), and a remote family ropelaw encodes (ChatGLM) is read as such."""
+    remote = {"model_type": "phi-msft", "auto_map": {"AutoModelForCausalLM": "modeling_phi.PhiForCausalLM"},
+              "n_embd": 2560, "n_head": 32, "rotary_dim": 32, "n_positions": 2048}
+    (f,) = by_code(load_mapping(remote))["RV023"]
+    assert f.severity == "info" and f.message.startswith("model_type 'phi-msft' runs the repository's own code")
+    known = {**remote, "model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32}
+    assert "RV023" not in by_code(load_mapping(known))
+    chatglm = {"model_type": "chatglm", "auto_map": {"AutoModel": "modeling_chatglm.ChatGLMForConditionalGeneration"},
+               "kv_channels": 128, "num_attention_heads": 32, "hidden_size": 4096, "seq_length": 32768}
+    assert "RV023" not in by_code(load_mapping(chatglm)) and "RV021" not in by_code(load_mapping(chatglm))
+    # the same ChatGLM file without its auto_map: no transformers loads it
+    bare = {k: v for k, v in chatglm.items() if k != "auto_map"}
+    assert [f.code for f in lint_config(load_mapping(bare)).findings if f.code.startswith("RV02")] == ["RV021"]
+
+
+@BOTH
+def test_gptj_base_is_fixed(sem):
+    """GPT-J rotates rotary_dim dims at base 10,000 (modeling_gptj.create_sinusoidal_positions) and reads no rope
+    settings: a rope_scaling there is not read (RV019 warning), not an unknown scheme."""
+    cfg = load_mapping({"model_type": "gptj", "n_embd": 4096, "n_head": 16, "rotary_dim": 64, "n_positions": 2048,
+                        "rope_scaling": {"rope_type": "gptj"}, "rope_theta": 5e5})
+    spec = cfg.spec()
+    assert (spec.d, spec.base, spec.scheme) == (64, 1e4, "default")
+    found = by_code(cfg)
+    assert "RV008" not in found
+    assert sorted((f.message.split(" is ignored")[0], f.severity) for f in found["RV019"]) == [
+        ("rope_scaling", "warning"), ("rope_theta", "warning")]

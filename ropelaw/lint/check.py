@@ -234,7 +234,9 @@ def lint_config(cfg: LoadedConfig) -> LintResult:
     findings: list[Finding] = list(values.check(cfg)) + reading.check(cfg)
     bad_lengths = length_problems(cfg)
     layers = [_analyse(cfg, i, bad_lengths) for i in range(len(cfg.layers))]
-    has_value_error = any(f.severity == "error" for f in findings)
+    # a value finding already says why a layer group could not be analysed: RV016 only when none does
+    # (severity no longer tells: RV005, RV013, RV017 ... are warnings where transformers runs the value)
+    has_value_error = any(f.code.startswith("RV") and f.code not in values.NOT_EXPLAINING for f in findings)
     no_train = lengths.missing_training_length(cfg)
     if no_train is not None:
         findings.append(no_train)  # its own rule, not RV016: nothing is invalid, a length is missing

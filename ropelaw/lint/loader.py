@@ -181,6 +181,8 @@ class LoadedConfig:
     # dotted keys the dialect looked at and judged (a switch, a key of another model's path): not "unread"
     considered: list = field(default_factory=list)
     unread: list = field(default_factory=list)  # Values at RoPE-looking keys no reader used (RV030; unread.py)
+    # (transformers version, Value, why it refuses the config): RV021 for the followed version, RV022 else
+    refusals: list = field(default_factory=list)
 
     def location(self, *keys: str) -> tuple[int, int]:
         for v in self.inputs:
@@ -279,8 +281,9 @@ _NUMERIC_STR = re.compile(r"^\s*[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s
 _PARAM_EXPECT = {"short_factor": "list", "long_factor": "list", "truncate": "bool",
                  "original_max_position_embeddings": "int", "window": "int", "variant": "str"}
 _NOT_PARAMS = {"type", "rope_type", "rope_theta", "partial_rotary_factor", "base"}
-_MROPE_KEYS = {"mrope_section", "mrope_interleaved"}
-_ROPE_SWITCHES = ("rope", "use_rope")  # a file no framework claims: ``rope: true`` (OLMo's name) says RoPE is on  # Qwen2-VL / 2.5-VL: how pairs split over t, h, w
+# Qwen2-VL / 2.5-VL (mrope), HunyuanOCR (xdrope): how the pairs split over position / time / height / width
+_MROPE_KEYS = {"mrope_section", "mrope_interleaved", "xdrope_section"}
+_ROPE_SWITCHES = ("rope", "use_rope")  # a file no framework claims: ``rope: true`` (OLMo's name) says RoPE is on
 
 # OmegaConf interpolation: the whole value is ${key}, ${.sibling}, ${..parent_key} or ${a.b.c}
 _INTERP = re.compile(r"^\$\{\s*([^${}:]*?)\s*\}$")
@@ -463,6 +466,11 @@ class Overrides:
     model_config: str | None = None  # --model-config: the named model's config.json (or a directory holding it)
 
 
+# model types whose attention rotates 2 * ceil(d / 2) dims for an odd d = int(head_dim * partial_rotary_factor)
+# (apply_rotary_pos_emb slices by cos.shape[-1]): run in tests/test_severity_parity.py under both versions
+ODD_PARTIAL_ROUNDS_UP = ("gpt_neox", "nemotron", "phi3")
+
+
 def _rotary_dims(head: float, frac: float | None) -> tuple[int, float]:
     """``(int(head_dim * factor), head_dim * factor)`` in float64, exactly as transformers computes
     ``dim = int(head_dim * partial_rotary_factor)`` (modeling_rope_utils, 4.57.1 and 5.23.0): phi-2
@@ -540,8 +548,45 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     inputs: list[Value] = []
     problems: list[tuple[str, Value, str]] = []
     notes: list[str] = []
+    refusals: list[tuple[str, Value, str]] = []
+    source = data
+    ignored: list = []
+    # the transformers version whose reading ropelaw reports: the followed one, unless it does not know the
+    # model type (then the other, the only one that runs it). An auto_map names remote code, which AutoConfig
+    # uses only for a model_type transformers does not have (for a known one its own class runs, unless the
+    # user passes trust_remote_code=True)
+    root_mt = data.get("model_type").strip() if isinstance(data.get("model_type"), str) else None
+    auto_map = isinstance(data.get("auto_map"), Mapping)
+    known = {v: bool(root_mt) and hf.known_model_type(root_mt, v) for v in hf.SEMANTICS}
+    remote = auto_map and bool(root_mt) and not any(known.values())
+    reading = semantics
+    if dia.name == "hf" and root_mt and not remote:
+        mt_pos = positions.get(("model_type",), (1, 1))
+        mt_value = Value(data["model_type"], "model_type", mt_pos[0], mt_pos[1], "", "str")
+        for version in hf.SEMANTICS:  # a model_type the version does not know, with no remote code to run
+            if not known[version] and not auto_map:
+                refusals.append((version, mt_value, f"does not know model_type {root_mt!r} (ValueError: Transformers "
+                                                    f"does not recognize this architecture) and the file has no "
+                                                    f"auto_map to remote code"))
+        other = hf.other_version(semantics)
+        if not known[semantics] and known[other]:
+            reading = other
+        # what that version reads (4.57.1: no rope_parameters; a flattened Llama 4; GPT-J's fixed base), and
+        # what each version refuses outright
+        data, ignored, refused_here = hf.runtime_view(source, reading)
+        for version in hf.SEMANTICS:
+            why = refused_here if version == reading else hf.runtime_view(source, version)[2]
+            if why:
+                refusals.append((version, mt_value, why))
     root = _Section(data, (), positions, fmt, inputs, data, problems)
     s = _pick_section(data, positions, fmt, inputs, dia, problems)
+    for path_keys, why in ignored:
+        line, col = positions.get(path_keys, (1, 1))
+        raw = source
+        for p in path_keys:
+            raw = raw[p]
+        problems.append(("runtime-ignores-block", Value(raw, _dotted(path_keys), line, col, "", "any"),
+                         f"{_dotted(path_keys)} is ignored by transformers {semantics}: {why}"))
 
     # -- architecture and kind ------------------------------------------------------------
     model_type = s.raw("model_type") if isinstance(s.raw("model_type"), str) else root.raw("model_type")
@@ -554,6 +599,12 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
         arch = "qwen"
     is_chatglm = arch == "chatglm" or "ChatGLM" in arch_names or s.has("rope_ratio")
     kind = "hf" if (arch or arch_names) else "training"
+    if remote and root_mt.lower() not in hf.REMOTE_DEFAULTS:
+        mt_pos = positions.get(("model_type",), (1, 1))
+        problems.append(("remote-code-model", Value(root_mt, "model_type", mt_pos[0], mt_pos[1], "", "str"),
+                         f"model_type {root_mt!r} runs the repository's own code (auto_map), which ropelaw has no "
+                         f"reading of: its RoPE keys are read by their transformers names, not checked against "
+                         f"that code"))
     defaults = dia.defaults(arch) if arch else {}
     if not defaults and s is not root and isinstance(root.raw("model_type"), str):
         defaults = dia.defaults(root.raw("model_type").strip().lower())  # LLaVA: the text model's class
@@ -661,6 +712,17 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
                 problems.append(("rotary-dimension-not-integer", frac_v or head_v,
                                  f"rotary dims {' x '.join(parts)} = {prod:g} is not a whole number "
                                  f"(transformers truncates to {fmt_count(dims)})"))
+            if frac_v is not None and dims % 2 and arch in ODD_PARTIAL_ROUNDS_UP and not is_chatglm:
+                # their RotaryEmbedding makes d/2 = ceil(dims / 2) frequencies (arange(0, dims, 2)) and their
+                # apply_rotary_pos_emb slices the head by cos.shape[-1]: dims + 1 dims rotate
+                if problems and problems[-1][0] == "rotary-dimension-not-integer" and problems[-1][1] is frac_v:
+                    problems.pop()  # one message for the truncation and the rounding
+                problems.append(("rotary-dimension-not-integer", frac_v,
+                                 f"rotary dims {' x '.join(parts)} = {prod:g} -> int {fmt_count(dims)} is odd: "
+                                 f"transformers' {arch} rotates {fmt_count(dims + 1)} (cos/sin of "
+                                 f"2 x ceil({fmt_count(dims)} / 2) dims; the head is sliced by their size)"))
+                dims += 1
+                parts.append("rounded up to even as the model slices by cos")
             anchor = frac_v if (frac_v is not None and frac_v.key) else head_v
             note = " x ".join(parts) if (frac_v is not None or is_chatglm) else ""
             d_v = head_v if not note else Value(dims, None, anchor.line, anchor.column, note, "int")
@@ -707,8 +769,10 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
             if v is not None:
                 params[nk] = v
         if any(_norm(k) in _MROPE_KEYS for k in sec.data):
-            notes.append("mrope_section: multimodal RoPE splits the pairs over time / height / width; each "
-                         "section is plain RoPE at the same frequencies (transformers runs type mrope as default)")
+            sk = next(str(k) for k in sec.data if _norm(k) in _MROPE_KEYS)
+            notes.append(f"{sk}: multimodal RoPE splits the pairs over position / time / height / width; for text "
+                         f"every axis has the same position, so each section rotates at the same frequencies as "
+                         f"one rotary of the whole head")
         return sv, params, blk
 
     scheme_v, params, block_v = scheme_of(main_block)
@@ -721,6 +785,21 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
                   "high_freq_factor": Value(4.0, None, 1, 1, "Megatron-Core default"),
                   "original_max_position_embeddings": Value(8192, None, 1, 1, "Megatron-Core default", "int")}
     scheme = canonical_scheme(scheme_v.raw) if isinstance(scheme_v.raw, str) else "?"
+    if kind == "hf" and dia.name == "hf" and megatron_llama3 is None and main_block is not None and not remote:
+        from ..schemes import SCHEMES
+
+        # the rope_type each transformers version runs after its config class's rewrites (mrope, su, xdrope,
+        # Llama 4), and the versions that have no function for it (hf.scheme_runs_as)
+        for version in hf.SEMANTICS:
+            name, why, refusal = hf.scheme_runs_as(arch, main_block.data, version)
+            anchor = scheme_v if scheme_v.key else block_v
+            if refusal and canonical_scheme(name) in SCHEMES and known[version]:  # else RV008 / RV001 / RV021
+                # (a model_type that version does not know at all)
+                refusals.append((version, anchor, refusal))
+            if version == reading and isinstance(name, str) and why:
+                notes.append(f"transformers {reading}: {why}")
+                scheme_v = Value(name, scheme_v.key, scheme_v.line, scheme_v.column, why, "str")
+                scheme = canonical_scheme(name)
     alpha_v = params.get("alpha")
     if arch.startswith("hunyuan") and scheme == "dynamic" and alpha_v is not None and _finite(alpha_v.raw) \
             and _finite(base_v.raw) and _finite(d_v.raw) and d_v.raw > 2:
@@ -734,21 +813,13 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
         for name, v in params.items():
             if name != "alpha" and v.key:
                 problems.append(("runtime-ignores-key", v,
-                                 f"{v.key} is ignored by transformers {semantics}: HunYuan runs rope_scaling "
+                                 f"{v.key} is ignored by transformers {reading}: HunYuan runs rope_scaling "
                                  f"type dynamic with an alpha as a fixed NTK-aware base"))
         scheme_v = Value("default", scheme_v.key, scheme_v.line, scheme_v.column,
                          "HunYuan: dynamic with alpha = plain RoPE at the NTK-aware base", "str")
         scheme, params = "default", {}
         notes.append(f"HunYuan's {alpha_v.key} {fmt_short(_finite(alpha_v.raw))}: plain RoPE at base "
                      f"{fmt_short(base_v.raw)} = rope_theta x alpha^(d/(d-2))")
-    if block_v is not None and arch in ("llama4", "llama4_text") and scheme != "llama3" \
-            and semantics.startswith("4."):
-        # 4.57.1's Llama4TextRotaryEmbedding: rope_type = "llama3" if config.rope_scaling is not None
-        # (5.23.0 reads rope_parameters["rope_type"] like every other model)
-        notes.append(f"transformers {semantics} runs any Llama 4 rope_scaling as llama3 "
-                     f"(its rope_type {scheme_v.raw!r} is not read)")
-        scheme_v = Value("llama3", scheme_v.key, scheme_v.line, scheme_v.column, "Llama 4: always llama3", "str")
-        scheme = "llama3"
 
     # -- lengths ---------------------------------------------------------------------------
     max_v = s.get(*K("max_pos"), expect="int")
@@ -765,7 +836,7 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
         # Phi-3's config class always has the attribute (default 4096): transformers reads it
         top_orig = default("original_max_position_embeddings",
                            f"original_max_position_embeddings absent: {dclass} default", "int", at_type=True)
-    runtime = hf.runtime_params(scheme, params, top_orig=top_orig, max_pos=max_v, semantics=semantics,
+    runtime = hf.runtime_params(scheme, params, top_orig=top_orig, max_pos=max_v, semantics=reading,
                                 block_key=block_v.key if block_v is not None else None,
                                 block_raw=main_block.data if main_block is not None else None)
     params = runtime.params
@@ -845,7 +916,7 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
         local_base = base_from(lb)
         lsv, lparams, lblock = scheme_of(lb)
         lscheme = canonical_scheme(lsv.raw) if isinstance(lsv.raw, str) else "?"
-        lrt = hf.runtime_params(lscheme, lparams, top_orig=top_orig, max_pos=max_v, semantics=semantics,
+        lrt = hf.runtime_params(lscheme, lparams, top_orig=top_orig, max_pos=max_v, semantics=reading,
                                 block_key=lblock.key if lblock is not None else None, block_raw=lb.data)
         lparams = lrt.params
     else:
@@ -871,5 +942,5 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     return LoadedConfig(path=path, fmt=fmt, arch=arch, kind=kind, head_dim=head_v, layers=layers,
                         max_pos=max_v, original_max=orig_v, train_len=train_v, target=target_v,
                         tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes,
-                        semantics=f"transformers {semantics}",
+                        semantics=f"transformers {semantics}", refusals=refusals,
                         considered=[_dotted(s.prefix + (k,)) for k in (switch, pe_key) if k is not None])

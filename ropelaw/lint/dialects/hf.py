@@ -149,8 +149,9 @@ def runtime_params(scheme: str, params: dict, *, top_orig=None, max_pos=None, se
       RV019 info; it still says how long the model was trained.
     - yarn: 4.57.1 reads L_orig from the block, else ``max_position_embeddings`` (a top-level
       ``original_max_position_embeddings`` is ignored -> RV019); 5.23.0 lets the top-level
-      attribute win, then the block, then ``max_position_embeddings``, and a missing ``factor``
-      becomes ``max_position_embeddings / L_orig``. ``truncate`` is read as
+      attribute win, then the block, then ``max_position_embeddings`` (a missing ``factor`` is refused by
+      validation, KeyError: RV007). ``beta_fast`` / ``beta_slow`` are read as ``get(...) or 32`` / ``or 1``:
+      a 0 means the default (RV019). ``truncate`` is read as
       ``rope_scaling.get("truncate", True)`` and tested for truth: ``null`` does not truncate,
       the string ``"false"`` does (-> RV001).
     - longrope: 4.57.1: with a top-level ``original_max_position_embeddings`` (Phi-3; Phi3Config
@@ -195,20 +196,24 @@ def runtime_params(scheme: str, params: dict, *, top_orig=None, max_pos=None, se
             out.problems.append(("invalid-value-type", tv,
                                  f"{tv.key} is the string {tv.raw!r}: {tf} tests its truth value, so a non-empty "
                                  f"string truncates the correction range (write true or false without quotes)"))
+        for name, default in (("beta_fast", 32), ("beta_slow", 1)):
+            bv = p.get(name)
+            if bv is not None and bv.key and not isinstance(bv.raw, bool) and bv.raw == 0:
+                from ..loader import Value
+
+                # `rope_scaling.get("beta_fast") or 32`: a 0 is falsy and becomes the default (both versions)
+                ignored(bv, f"it reads `get({name!r}) or {default}`, so 0 means {default}")
+                p[name] = Value(float(default), None, bv.line, bv.column, f"{bv.key} 0 read as {default}", "number")
         if v4:
             orig = inner or max_pos
             if top_orig is not None and top_orig.key and (inner is None or inner.raw != top_orig.raw):
                 ignored(top_orig, f"its YaRN reads {block_key or 'rope_scaling'}.original_max_position_embeddings, "
                                   f"else max_position_embeddings")
         else:
+            # no factor: validation raises KeyError before _compute_yarn_parameters could derive one (RV007)
             orig = top_orig or inner or max_pos
             if inner is not None and top_orig is not None and top_orig.key and inner.raw != top_orig.raw:
                 ignored(inner, "the top-level original_max_position_embeddings wins (standardize_rope_params)")
-            if "factor" not in p and orig is not None and max_pos is not None and _num(orig) and _num(max_pos):
-                from ..loader import Value
-
-                p["factor"] = Value(max_pos.raw / orig.raw, None, max_pos.line, max_pos.column,
-                                    f"no factor: {tf} uses max_position_embeddings / original", "number")
         if orig is not None:
             p["original_max_position_embeddings"] = orig if orig is inner else _as(orig, f"L_orig of {tf}'s YaRN")
         out.original = inner or (top_orig if not v4 else None) or (orig if orig is not max_pos else None)
@@ -260,3 +265,200 @@ def runtime_params(scheme: str, params: dict, *, top_orig=None, max_pos=None, se
 
 def _num(v) -> bool:
     return isinstance(v.raw, (int, float)) and not isinstance(v.raw, bool) and v.raw > 0
+
+
+# -----------------------------------------------------------------------------------------
+# what each transformers version refuses: model types, scheme names, strict fields
+# -----------------------------------------------------------------------------------------
+# rope_type names of transformers' ROPE_INIT_FUNCTIONS (modeling_rope_utils.py; "default" is each
+# model's compute_default_rope_parameters in 5.x). A name outside these and the model-specific
+# rewrites below is a KeyError at model load in both versions.
+TRANSFORMERS_SCHEMES = {
+    "4.57.1": frozenset({"default", "linear", "dynamic", "yarn", "longrope", "llama3"}),
+    "5.23.0": frozenset({"default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional"}),
+}
+# parameters transformers' validation requires (``_check_received_keys`` raises KeyError when one is
+# missing): ROPE_VALIDATION_FUNCTIONS of 4.57.1, RotaryEmbeddingConfigMixin._validate_* of 5.23.0. 5.23.0
+# fills original_max_position_embeddings of llama3 / yarn / longrope from max_position_embeddings first
+# (standardize_rope_params), so it never misses there.
+REQUIRED = {
+    "4.57.1": {"linear": ("factor",), "dynamic": ("factor",), "yarn": ("factor",),
+               "longrope": ("short_factor", "long_factor"),
+               "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")},
+    "5.23.0": {"linear": ("factor",), "dynamic": ("factor",), "yarn": ("factor",),
+               "longrope": ("short_factor", "long_factor"), "llama3": ("factor", "low_freq_factor", "high_freq_factor")},
+}
+MROPE_TYPES = ("qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text")
+PHI3_TYPES = ("phi3", "phi4_multimodal")
+# 4.57.1 config classes that call a _rope_scaling_validation of their own in __init__, raising ValueError
+# (configuration_olmo.py, _olmo2, _chameleon, _fuyu: exactly {type, factor}, type linear or dynamic, factor
+# a float > 1; configuration_phi3.py / _phi4_multimodal: exactly {type, short_factor, long_factor}, type
+# longrope after su / yarn -> longrope)
+LEGACY_TWO_KEYS = ("olmo", "olmo2", "chameleon", "fuyu")
+
+
+def other_version(version: str) -> str:
+    """The other supported transformers version."""
+    return SEMANTICS[1] if version == SEMANTICS[0] else SEMANTICS[0]
+
+
+def known_model_type(model_type: str, version: str) -> bool:
+    """``model_type`` is in that transformers' CONFIG_MAPPING (``hf_types.py``, generated)."""
+    from .hf_types import TABLES
+
+    return model_type in TABLES[version]["model_types"]
+
+
+@functools.lru_cache(maxsize=None)
+def strict_int_keys(model_type: str, version: str) -> frozenset:
+    """The RoPE keys ``model_type``'s config class declares ``int`` (5.x strict dataclasses refuse a float,
+    bool or string there; empty for 4.x, whose classes take anything)."""
+    from .hf_types import TABLES
+
+    for keys, types in TABLES[version]["strict_int"].items():
+        if model_type in types:
+            return frozenset(keys)
+    return frozenset()
+
+
+def heads_divide_hidden(model_type: str, version: str) -> bool:
+    """``model_type``'s config class refuses hidden_size not a multiple of num_attention_heads
+    (5.x ``validate_architecture`` of llama, gemma2, gpt_neox, ...; run by the generator)."""
+    from .hf_types import TABLES
+
+    return model_type in TABLES[version]["heads_divide_hidden"]
+
+
+def scheme_runs_as(model_type: str, block: Mapping | None, version: str) -> tuple[str | None, str, str | None]:
+    """``(name, why, refusal)``: the rope_type transformers ``version`` runs for a rope_scaling /
+    rope_parameters ``block`` of ``model_type`` after the config class's own rewrites, a note saying which
+    rewrite applied ("" when none), and why that version refuses the block (None when it does not).
+
+    Sources (config classes): qwen2_vl / qwen2_5_vl turn ``mrope`` into ``default`` (4.57.1 only when the
+    block has a ``type`` key, which then also overrides ``rope_type``: configuration_qwen2_5_vl.py:256-259;
+    5.23.0 either key); phi3 turns ``su`` / ``yarn`` into ``longrope`` (4.57.1 _rope_scaling_adjustment;
+    5.23.0 convert_rope_params_to_dict, *after* standardize_rope_params, so ``su`` never gets its
+    original_max_position_embeddings and validation raises KeyError); hunyuan_vl turns ``xdrope`` into
+    ``dynamic`` (5.23.0 HunYuanVLTextConfig.convert_rope_params_to_dict); 4.57.1's Llama 4 runs any
+    rope_scaling as ``llama3`` (modeling_llama4.py:174)."""
+    if not isinstance(block, Mapping):
+        return "default", "", None
+    t, rt = block.get("type"), block.get("rope_type")
+    v4 = version.startswith("4.")
+    name = rt if rt is not None else t
+    if name is None:
+        name = "default"
+    if not isinstance(name, str):
+        return None, "", None  # not a name at all: RV001
+    why = ""
+    if model_type in MROPE_TYPES:
+        if v4 and "type" in block:
+            name, why = ("default", "type mrope runs as default") if t == "mrope" else (t, "")
+        elif not v4 and name == "mrope":
+            name, why = "default", "mrope runs as default"
+    if model_type in PHI3_TYPES and name in ("su", "yarn"):
+        if not v4 and name == "su" and "original_max_position_embeddings" not in block:
+            return "longrope", "su runs as longrope (Phi3Config)", (
+                "refuses rope_type 'su': Phi3Config renames it longrope after standardize_rope_params, so "
+                "validation misses original_max_position_embeddings (KeyError)")
+        name, why = "longrope", f"{name} runs as longrope (Phi3Config)"
+    if model_type in ("hunyuan_vl", "hunyuan_vl_text") and name == "xdrope" and not v4:
+        name, why = "dynamic", "xdrope runs as dynamic (HunYuanVLTextConfig)"
+    if model_type in ("llama4", "llama4_text") and v4:
+        name, why = "llama3", "Llama 4 runs any rope_scaling as llama3 (modeling_llama4.py)"
+    if name not in TRANSFORMERS_SCHEMES[version]:
+        return name, why, f"has no rope_type {name!r} (KeyError at model load)"
+    refusal = _legacy_validation(model_type, block, name) if v4 else None
+    return name, why, refusal
+
+
+def _legacy_validation(model_type: str, block: Mapping, name: str) -> str | None:
+    """Why a 4.57.1 config class's own _rope_scaling_validation raises ValueError on ``block``, or None."""
+    if model_type in LEGACY_TWO_KEYS:
+        f = block.get("factor")
+        if len(block) != 2 or block.get("type") not in ("linear", "dynamic"):
+            return (f"refuses rope_scaling {dict(block)!r:.80}: its config class wants exactly "
+                    "{'type': 'linear' | 'dynamic', 'factor': float > 1} (ValueError)")
+        if not isinstance(f, float) or f <= 1.0:
+            return f"refuses rope_scaling factor {f!r}: its config class wants a float > 1 (ValueError)"
+    if model_type in PHI3_TYPES and (len(block) != 3 or "type" not in block):
+        return (f"refuses rope_scaling with keys {sorted(block)}: Phi3Config wants exactly type, short_factor and "
+                "long_factor (ValueError)")
+    return None
+
+
+# model types whose modeling code hard-codes the base and reads no rope block: create_sinusoidal_positions
+# uses 1 / 10000^(2i/d) over rotary_dim (modeling_gptj.py, modeling_codegen.py; 4.57.1 and 5.23.0)
+FIXED_BASE = {"gptj": 10000.0, "codegen": 10000.0}
+
+
+def runtime_view(data: Mapping, version: str) -> tuple[Mapping, list[tuple[tuple, str]], str | None]:
+    """``(data as transformers ``version`` reads it, [(key path it does not read, why)], refusal)``.
+
+    - 4.57.1 has no ``rope_parameters`` (5.x writes it; 4.57.1's models read ``rope_scaling`` and
+      ``rope_theta``): the block is not read, the class defaults run (a Qwen2 config saved by transformers
+      5 runs base 10,000 there, not its rope_parameters.rope_theta).
+    - GPT-J and CodeGen hard-code base 10,000 and read neither rope_theta nor a rope block (FIXED_BASE).
+    - A ``text_config`` under a model_type whose config class has none (a text model's type at the root of
+      a multimodal file): the class keeps it as a dict and building the model fails (both versions).
+    - A ``llama4`` config without ``text_config`` (the text model's keys at the top level): 4.57.1's
+      Llama4Config builds ``Llama4TextConfig()`` from its defaults and keeps the top-level keys as unused
+      attributes; 5.23.0's refuses the file (AttributeError: 'Llama4Config' object has no attribute
+      'max_position_embeddings', raised by standardize_rope_params)."""
+    v4 = version.startswith("4.")
+    ignored: list[tuple[tuple, str]] = []
+    refusal = None
+    view = dict(data)
+    mt = data.get("model_type")
+    from .hf_types import TABLES
+
+    if isinstance(data.get("text_config"), Mapping) and isinstance(mt, str) and mt in TABLES[version]["model_types"] \
+            and mt not in TABLES[version]["takes_text_config"]:
+        refusal = (f"cannot build the model: model_type {mt!r} is a config class without a text_config, so it keeps "
+                   f"the file's text_config as a plain dict (AttributeError: 'dict' object has no attribute "
+                   f"'to_dict' when the model is built)")
+    if mt in FIXED_BASE:
+        for k in ("rope_scaling", "rope_parameters", "rope_theta"):
+            if k in view:
+                ignored.append(((k,), f"its {mt} code rotates with base {FIXED_BASE[mt]:g} fixed and reads no rope "
+                                      f"settings (create_sinusoidal_positions)"))
+                view.pop(k)
+    if data.get("model_type") == "llama4" and not isinstance(data.get("text_config"), Mapping):
+        text_keys = [k for k in data if k not in ("model_type", "architectures", "vision_config", "auto_map",
+                                                  "transformers_version", "torch_dtype", "dtype")
+                     and not str(k).startswith("_")]
+        if v4:
+            rope_keys = {k for keys in ALIASES.values() for k in keys} | {"rope_scaling", "rope_parameters",
+                                                                          "no_rope_layers", "attention_chunk_size"}
+            for k in text_keys:
+                view.pop(k)
+                if k in rope_keys and k != "model_type":  # one finding per RoPE key it does not read
+                    ignored.append(((k,), "a llama4 config's language model is its text_config; without one, "
+                                          "Llama4Config builds Llama4TextConfig() from its defaults (the numbers "
+                                          "reported are those defaults)"))
+        elif any(k in data for k in ("rope_theta", "rope_scaling", "rope_parameters", "max_position_embeddings")):
+            refusal = ("refuses a llama4 config without text_config: the text model's keys are at the top level "
+                       "(AttributeError: 'Llama4Config' object has no attribute 'max_position_embeddings')")
+    if v4:
+        for sec_path in ((), ("text_config",), ("language_config",), ("llm_config",)):
+            sec = view
+            for p in sec_path:
+                sec = sec.get(p) if isinstance(sec, Mapping) else None
+            if isinstance(sec, Mapping) and "rope_parameters" in sec and "rope_scaling" not in sec:
+                ignored.append((sec_path + ("rope_parameters",),
+                                "4.57.1 reads rope_scaling and rope_theta; rope_parameters is transformers 5's key"))
+                sec = {k: v for k, v in sec.items() if k != "rope_parameters"}
+                if sec_path:
+                    view = _replace_at(view, sec_path, sec)
+                else:
+                    view = sec
+    return view, ignored, refusal
+
+
+def _replace_at(data: Mapping, path: tuple, value) -> dict:
+    out = dict(data)
+    if len(path) == 1:
+        out[path[0]] = value
+    else:
+        out[path[0]] = _replace_at(data[path[0]], path[1:], value)
+    return out

@@ -1,0 +1,173 @@
+"""Regenerate ``hf_types.py``: which model types each transformers version knows, and which RoPE
+keys its config classes declare as strict integer fields.
+
+    .venv/bin/python -m ropelaw.lint.dialects._generate_hf_types      # transformers 4.57.1
+    .venv-tf5/bin/python -m ropelaw.lint.dialects._generate_hf_types  # transformers 5.23.0
+
+Each run rewrites the tables of its own transformers version and keeps the other one.
+``tests/test_severity_parity.py`` checks the installed version's tables against transformers.
+
+Why: a ``config.json`` whose ``model_type`` the installed transformers does not know (and that has
+no ``auto_map`` to remote code) is refused by ``AutoConfig`` ("does not recognize this
+architecture"); and 5.x config classes are strict dataclasses (``@strict``): a field annotated
+``int`` (or ``int | None``) refuses a float, even a whole one (``"max_position_embeddings":
+8192.0``), a bool and a string (``StrictDataclassFieldValidationError``). 4.57.1's classes are
+plain ``__init__`` methods and take any value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import types
+import typing
+import warnings
+
+# the top-level keys the hf dialect reads as lengths or dims (dialects/hf.py ALIASES)
+INT_KEYS = ("hidden_size", "n_embd", "d_model", "num_attention_heads", "n_head", "num_heads", "head_dim",
+            "kv_channels", "qk_rope_head_dim", "rotary_dim", "max_position_embeddings", "max_sequence_length",
+            "n_positions", "seq_length", "original_max_position_embeddings", "sliding_window",
+            "attention_chunk_size")
+
+
+def _is_int_field(annotation) -> bool:
+    """``int`` or ``int | None`` (what strict validation checks as an integer)."""
+    if annotation is int:
+        return True
+    args = typing.get_args(annotation)
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        rest = [a for a in args if a is not type(None)]
+        return rest == [int]
+    return False
+
+
+def strict_int_fields(cls) -> tuple[str, ...]:
+    """The keys of INT_KEYS that ``cls`` (a 5.x strict config dataclass) declares as integers."""
+    if not dataclasses.is_dataclass(cls):
+        return ()
+    import sys
+
+    fields = {f.name: f.type for f in dataclasses.fields(cls)}
+    out = []
+    for k in INT_KEYS:
+        t = fields.get(k)
+        if isinstance(t, str):  # a postponed annotation: evaluate it where the class was defined
+            t = eval(t, vars(sys.modules[cls.__module__]), {"int": int})  # noqa: S307 - transformers' own source
+        if t is not None and _is_int_field(t):
+            out.append(k)
+    return tuple(out)
+
+
+def tables() -> dict:
+    """``{"model_types": [...], "strict_int": {(keys...): [model_types]}, "heads_divide_hidden": [...],
+    "takes_text_config": [...]}`` of the installed transformers (the last: config classes with a text_config
+    sub-config; any other class keeps a file's ``text_config`` as a plain dict, and building the model then
+    fails: AttributeError: 'dict' object has no attribute 'to_dict').
+
+    A composite (multimodal) config class without such fields of its own gets its text config's
+    (``sub_configs["text_config"]``): a flat file of the older layout is read into that class."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING, CONFIG_MAPPING_NAMES
+
+    disabled = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        return _tables(CONFIG_MAPPING, CONFIG_MAPPING_NAMES)
+    finally:
+        logging.disable(disabled)
+
+
+def _tables(CONFIG_MAPPING, CONFIG_MAPPING_NAMES) -> dict:  # noqa: N803 - transformers' names
+    out: dict = {"model_types": sorted(CONFIG_MAPPING_NAMES), "strict_int": {}, "takes_text_config": []}
+    by_type: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for mt in sorted(CONFIG_MAPPING_NAMES):
+            try:
+                cls = CONFIG_MAPPING[mt]
+            except Exception:  # noqa: BLE001 - a class that does not import here (optional dependency)
+                continue
+            keys = strict_int_fields(cls)
+            subs = getattr(cls, "sub_configs", None)
+            text = subs.get("text_config") if isinstance(subs, dict) else None
+            if not isinstance(subs, dict) or "text_config" in subs:  # (a property: not known here, assume it does)
+                out["takes_text_config"].append(mt)
+            if not keys and isinstance(text, type):
+                keys = strict_int_fields(text)
+            if keys:
+                by_type[mt] = keys
+    for mt, keys in sorted(by_type.items()):
+        out["strict_int"].setdefault(keys, []).append(mt)
+    out["heads_divide_hidden"] = sorted(mt for mt in by_type if refuses_indivisible_heads(CONFIG_MAPPING[mt]))
+    return out
+
+
+def refuses_indivisible_heads(cls) -> bool:
+    """``cls(hidden_size=60, num_attention_heads=7, ...)`` raises "not a multiple of" / "not divisible by
+    the number of attention heads" (5.x ``validate_architecture`` of some classes: llama, gemma2, gpt_neox, ...), run here."""
+    import contextlib
+    import io
+    import re
+
+    for kwargs in ({"head_dim": 8, "num_key_value_heads": 7}, {"num_key_value_heads": 7}, {}):
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # a few classes print while they build
+                cls(hidden_size=60, num_attention_heads=7, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - any other refusal is not this check
+            if re.search(r"(multiple of|divisible by) the number of attention heads", str(exc)):
+                return True
+    return False
+
+
+def _words(names: list, indent: str) -> str:
+    """``names`` as one space-separated string literal in pieces of ~100 characters (compact)."""
+    lines, cur = [], ""
+    for n in names:
+        if cur and len(cur) + len(n) > 96:
+            lines.append(cur)
+            cur = ""
+        cur += n + " "
+    lines.append(cur)
+    return "(" + ("\n" + indent).join(repr(x) for x in lines) + ").split()"
+
+
+def render(all_tables: dict) -> str:
+    """The body of hf_types.py: ``TABLES[version] = {"model_types": frozenset, "strict_int": {keys: frozenset}}``."""
+    out = ["TABLES: dict = {}"]
+    for version in sorted(all_tables):
+        t = all_tables[version]
+        out.append(f"TABLES[{version!r}] = {{")
+        out.append(f'    "model_types": frozenset({_words(sorted(t["model_types"]), " " * 29)}),')
+        out.append('    "strict_int": {')
+        for keys in sorted(t["strict_int"]):
+            out.append(f"        {tuple(keys)!r}: frozenset({_words(sorted(t['strict_int'][keys]), ' ' * 27)}),")
+        out.append("    },")
+        out.append(f'    "heads_divide_hidden": frozenset({_words(sorted(t.get("heads_divide_hidden", ())), " " * 37)}),')
+        out.append(f'    "takes_text_config": frozenset({_words(sorted(t.get("takes_text_config", ())), " " * 35)}),')
+        out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def main() -> None:
+    import transformers
+
+    here = os.path.join(os.path.dirname(__file__), "hf_types.py")
+    all_tables: dict = {}
+    if os.path.exists(here):
+        from . import hf_types
+
+        all_tables = dict(hf_types.TABLES)
+    all_tables[transformers.__version__] = tables()
+    with open(here, "w") as fh:
+        fh.write('"""Model types known to each transformers version, and the RoPE keys its config classes declare\n'
+                 "as strict integer fields (5.x ``@strict`` dataclasses refuse a float, a bool or a string there).\n\n"
+                 "GENERATED by ``python -m ropelaw.lint.dialects._generate_hf_types`` (see there); do not edit.\n"
+                 "Source: ``transformers.models.auto.configuration_auto.CONFIG_MAPPING`` and the type hints of each\n"
+                 f"config class ({', '.join('transformers==' + v for v in sorted(all_tables))}).\n"
+                 '"""\n\n')
+        fh.write(render(all_tables))
+
+
+if __name__ == "__main__":
+    main()

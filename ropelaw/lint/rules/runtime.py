@@ -1,0 +1,212 @@
+"""RV021 / RV022: what transformers does with a config.json it is given (``ropelaw lint``).
+
+Severity follows the runtime. For a Hugging Face ``config.json`` (a ``model_type``), an RV finding is
+an **error** only when the transformers version whose semantics ropelaw follows (``semantics`` in the
+JSON output: the installed one, 4.57.1 or 5.23.0) refuses the config or crashes on it (the config
+class raises, the rotary cannot be built, the forward fails); where transformers warns and runs, or
+runs silently, ropelaw **warns**. Each value rule says, per case, what each version does
+(:func:`with_runtime` attaches it to the finding: ``data["refused_by"]``), and
+``tests/test_severity_parity.py`` runs both versions on every case.
+
+- RV021 runtime-refuses-config: the followed version refuses the config for a reason no value rule
+  names (a ``model_type`` it does not know, a rope_type it has no function for, a model-specific
+  validator, a strict integer field holding a float, a flattened Llama 4 file).
+- RV022 other-runtime-refuses-config: the *other* supported version refuses it (for any reason, also
+  those a value rule reports): a config that runs on one and not the other.
+
+Training-framework configs keep each rule's declared severity (their runtime is not transformers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ...findings import Finding, define_rule
+from ...numfmt import count as fmt_count
+from ..dialects import hf
+from ..loader import LoadedConfig, show_value
+
+V4, V5 = hf.SEMANTICS
+HF_CONFIG = "transformers: src/transformers/configuration_utils.py, models/auto/configuration_auto.py"
+
+REFUSED = define_rule(
+    "RV021", "runtime-refuses-config", "error",
+    "the transformers version ropelaw follows refuses this config or crashes building the model",
+    what="For a Hugging Face config.json, names what the transformers version ropelaw follows (the installed "
+         "one: 4.57.1 or 5.23.0; `semantics` in the JSON output) refuses and no value rule reports: a "
+         "`model_type` it does not know (and no `auto_map` to remote code), a `rope_type` it has no function "
+         "for (KeyError at model load: 'mrope' outside Qwen2-VL / Qwen2.5-VL, or written as `rope_type` in "
+         "4.57.1; ropelaw's own 'ntk', 'rerope', 'leaky_rerope'), a config class's own validation "
+         "(4.57.1 OLMo / Chameleon / Fuyu want exactly {type, factor > 1.0 as a float}; Phi-3 exactly {type, "
+         "short_factor, long_factor}; 5.23.0 Phi-3 refuses type 'su'), 5.23.0's strict integer fields "
+         "holding a float (`\"max_position_embeddings\": 8192.0`) or hidden_size not a multiple of "
+         "num_attention_heads where the class checks it, and a Llama 4 file with the text model's keys at "
+         "the top level (no text_config), which 5.23.0 refuses. The numbers ropelaw reports are its reading "
+         "of the file as the other version (or the file's own values) would run it; the message says which.",
+    why="A config the runtime refuses never becomes a model: the frequencies and bounds of a file nobody can "
+        "load are not the ones anyone runs. An error here means transformers itself raises.",
+    example='{"model_type": "qwen2_5_vl", "rope_scaling": {"rope_type": "mrope", "mrope_section": [16, 24, 24]}}  '
+            '# transformers 4.57.1: KeyError: \'mrope\'',
+    fix="Write the config the way this version reads it (the message says what it wants), or run it with the "
+        "transformers version that loads it.",
+    references=(HF_CONFIG, "transformers: src/transformers/modeling_rope_utils.py (ROPE_INIT_FUNCTIONS)"),
+)
+OTHER_REFUSED = define_rule(
+    "RV022", "other-runtime-refuses-config", "warning",
+    "the other supported transformers version refuses this config",
+    what="ropelaw follows one transformers version (the installed one: 4.57.1 or 5.23.0); this finding says "
+         "that the other one refuses or crashes on the config, and why (the same conditions as RV021 and the "
+         "value rules' runtime cases: e.g. 4.57.1 cannot build a Qwen2.5-VL config with `\"rope_type\": "
+         "\"mrope\"` (KeyError), 5.23.0 refuses `\"max_position_embeddings\": 8192.0` (a strict int field).",
+    why="A config.json is loaded by whichever transformers its users have; one that only one supported "
+        "version can load breaks for the others.",
+    example='{"model_type": "llama", "max_position_embeddings": 8192.0}  # runs on 4.57.1, refused by 5.23.0',
+    fix="Write the value so both versions read it (an integer, the key the older version reads), or pin "
+        "the version that runs it.",
+    references=(HF_CONFIG,),
+)
+
+REMOTE = define_rule(
+    "RV023", "remote-code-model", "info",
+    "the model runs its repository's own code, which ropelaw has no reading of",
+    what="Names a config.json with an `auto_map` (transformers loads the repository's configuration and modeling "
+         "code with trust_remote_code) whose `model_type` no supported transformers version has and whose code "
+         "ropelaw does not encode (it does encode ChatGLM, InternLM2 and Qwen v1). Its RoPE keys are read by "
+         "their transformers names (`rope_theta`, `rope_scaling`, `partial_rotary_factor` ...).",
+    why="The numbers are ropelaw's reading of the keys, not of the code that runs: that code may read them "
+        "differently (another default base, its own scaling), and nothing here checked it.",
+    example='{"model_type": "phi-msft", "auto_map": {"AutoModelForCausalLM": "modeling_phi.PhiForCausalLM"}, ...}',
+    fix="Check the repository's modeling code for how it builds its rotary, or use the transformers class of the "
+        "same architecture (microsoft/phi-2 is model_type phi since transformers 4.37).",
+    references=(HF_CONFIG,),
+)
+PROBLEMS = {"remote-code-model": REMOTE}  # loader problems this module reports
+
+
+def hf_version(cfg: LoadedConfig) -> str | None:
+    """The transformers version whose semantics ``cfg`` follows, or None for a config transformers does not
+    run itself (a training framework's)."""
+    sem = cfg.semantics or ""
+    if cfg.kind != "hf" or not sem.startswith("transformers "):
+        return None
+    v = sem.split()[1]
+    return v if v in hf.SEMANTICS else None
+
+
+def with_runtime(cfg: LoadedConfig, f: Finding, refused: dict | None) -> Finding:
+    """``f`` with the runtime's verdict: ``refused`` maps a transformers version to why it refuses or crashes
+    ({} or no entry: it runs). For a Hugging Face config the severity becomes error when the followed version
+    refuses, else at most warning; the reason is appended to the message and kept in ``data["refused_by"]``.
+    ``refused=None`` (no verdict for this case) keeps the rule's declared severity."""
+    sem = hf_version(cfg)
+    if sem is None or refused is None:
+        return f
+    refused = {k: v for k, v in refused.items() if v}
+    severity = "error" if sem in refused else ("warning" if f.severity == "error" else f.severity)
+    message = f.message + (f" (transformers {sem} {refused[sem]})" if sem in refused else "")
+    data = dict(f.data)
+    if refused:
+        data["refused_by"] = {k: refused[k] for k in sorted(refused)}
+    return replace(f, severity=severity, message=message, data=data)
+
+
+def _field(v) -> str | None:
+    """The config-class field a value is (its last key), or None for a value inside a rope block."""
+    parts = (v.key or "").split(".")
+    if not v.key or any(p in ("rope_scaling", "rope_parameters") for p in parts[:-1]):
+        return None
+    return parts[-1]
+
+
+# top-level keys by what a non-integer does there in 4.57.1 (no strict fields): sizes of weights crash
+# at model build (torch.empty wants ints), a window crashes the mask (slice indices), lengths run
+DIM_FIELDS = {"hidden_size", "n_embd", "d_model", "num_attention_heads", "n_head", "num_heads", "head_dim",
+              "kv_channels", "qk_rope_head_dim", "rotary_dim"}
+WINDOW_FIELDS = {"sliding_window", "sliding_window_size"}
+LENGTH_FIELDS = {"max_position_embeddings", "max_sequence_length", "n_positions", "seq_length",
+                 "original_max_position_embeddings"}
+READS_MAX_POS = {"dynamic", "yarn", "longrope", "llama3"}  # 4.57.1 schemes that compute with max_position_embeddings
+
+
+def value_refusals(cfg: LoadedConfig, v, problem: str) -> dict:
+    """What each transformers version does with value ``v`` that has ``problem``: "type" (not the type the
+    key needs), "nonfinite" (NaN / inf), "float" (a float where an int is needed, whole or not). Returns
+    {version: why it refuses}; a version absent runs it (RV001 / RV002 / RV013 become warnings there)."""
+    x, field, out = v.raw, _field(v), {}
+    if field is not None and field in hf.strict_int_keys(cfg.arch, V5) and \
+            not (isinstance(x, int) and not isinstance(x, bool)):
+        out[V5] = (f"refuses {v.key} = {show_value(x)}: the config class declares it int "
+                   f"(strict dataclass, StrictDataclassFieldValidationError)")
+    scheme = cfg.layers[0].scheme.raw if cfg.layers else None
+    scheme = scheme if isinstance(scheme, str) else "default"
+    if problem == "type":
+        if isinstance(x, bool) or (isinstance(x, str) and v.expect == "bool"):
+            return out  # True is 1 to arithmetic; a non-empty string is truthy: both run it
+        if isinstance(x, str) and field in LENGTH_FIELDS and scheme not in READS_MAX_POS:
+            return out  # 4.57.1's plain / linear rotary never reads the length; 5.23.0 strict (above)
+        why = f"crashes on {v.key} = {show_value(x)}: a {type(x).__name__} where its code computes with a number"
+        if v.expect == "mapping" or v.expect == "list":
+            why = f"refuses {v.key}: a {type(x).__name__} where it needs a {'dict' if v.expect == 'mapping' else 'list'}"
+        out.setdefault(V4, why)
+        out.setdefault(V5, why)
+    elif problem in ("float", "nonfinite"):
+        if field in DIM_FIELDS:
+            out.setdefault(V4, f"builds no model: {v.key} = {show_value(x)} sizes a weight (torch.empty wants ints)")
+        elif field in WINDOW_FIELDS:
+            out.setdefault(V4, f"crashes in the forward: {v.key} = {show_value(x)} slices the attention mask "
+                               f"(slice indices must be integers)")
+    return out
+
+
+def check(cfg: LoadedConfig, found: list[Finding]) -> list[Finding]:
+    """RV021 for the followed version's refusals no value rule reported (``cfg.refusals`` from the loader,
+    strict integer fields holding a whole float); RV022 for every refusal of the other version, those
+    carried by value findings (``data["refused_by"]``) included. ``found``: the value findings so far."""
+    out: list[Finding] = [Finding.of(PROBLEMS[name], message, path=cfg.path, line=v.line, column=v.column)
+                          for name, v, message in cfg.problems if name in PROBLEMS]
+    sem = hf_version(cfg)
+    if sem is None:
+        return out
+    other = hf.other_version(sem)
+    reported = {(f.line, f.column) for f in found if f.code.startswith("RV")}
+    refusals = list(getattr(cfg, "refusals", ()))
+    hidden = next((v for v in cfg.inputs if _field(v) in ("hidden_size", "n_embd", "d_model")), None)
+    heads = next((v for v in cfg.inputs if _field(v) in ("num_attention_heads", "n_head", "num_heads")), None)
+    if hidden is not None and heads is not None and (hidden.line, hidden.column) not in reported \
+            and all(isinstance(x.raw, int) and not isinstance(x.raw, bool) and x.raw > 0 for x in (hidden, heads)) \
+            and hidden.raw % heads.raw:
+        for version in hf.SEMANTICS:  # an explicit head_dim does not spare it (validate_architecture)
+            if hf.heads_divide_hidden(cfg.arch, version):
+                refusals.append((version, hidden, f"refuses {hidden.key} = {fmt_count(hidden.raw)}: not a multiple "
+                                                  f"of {heads.key} = {fmt_count(heads.raw)} (its config class's "
+                                                  f"validate_architecture, even with head_dim given)"))
+    for v in cfg.inputs:  # 8192.0 where the class wants an int: no value rule objects to a whole float
+        if isinstance(v.raw, float) and v.raw.is_integer() and (v.line, v.column) not in reported \
+                and v.expect in ("int", "number"):
+            for version, why in value_refusals(cfg, v, "float").items():
+                refusals.append((version, v, why))
+    # RV022 only where the followed version runs what the other refuses (where both refuse, the error says it)
+    sem_refuses = {(v.line, v.column) for version, v, _ in refusals if version == sem}
+    seen = set()
+    for version, v, why in refusals:
+        key = (version, v.line, v.column, why)
+        if key in seen or (version != sem and (v.line, v.column) in sem_refuses):
+            continue
+        seen.add(key)
+        rule = REFUSED if version == sem else OTHER_REFUSED
+        out.append(Finding.of(rule, f"transformers {version} {why}", path=cfg.path, line=v.line, column=v.column,
+                              fix=None, version=version))
+    for f in found:
+        refused_by = f.data.get("refused_by", {})
+        why = refused_by.get(other)
+        if why and sem not in refused_by and (other, f.line, f.column, why) not in seen:
+            seen.add((other, f.line, f.column, why))
+            out.append(Finding.of(OTHER_REFUSED, f"transformers {other} {why} ({f.code} {f.name})", path=cfg.path,
+                                  line=f.line, column=f.column, version=other))
+    return out
+
+
+def refusal(version: str, v, why: str) -> tuple[str, Any, str]:
+    """One entry of ``LoadedConfig.refusals``."""
+    return (version, v, why)
