@@ -138,7 +138,7 @@ def rotary_class(config):
 
 
 SHRINK = {"num_hidden_layers": 1, "vocab_size": 64, "intermediate_size": 32, "moe_intermediate_size": 32,
-          "shared_expert_intermediate_size": 32}
+          "shared_expert_intermediate_size": 32, "intermediate_size_mlp": 32}
 
 
 def run_config(mapping: dict, *, forward: bool = True, build: bool = False, positions: int = 8,

@@ -36,13 +36,20 @@ _LENGTH_LIMIT = f"2^31 - 1 = {MAX_CONTEXT:,} tokens, the int32 limit of sequence
 _FACTOR_LIMIT = f"2^20 = {MAX_FACTOR:,}"
 
 HF_ROPE = "transformers: src/transformers/modeling_rope_utils.py (ROPE_INIT_FUNCTIONS, rope_config_validation)"
+# each rule's "what": how its severity follows the runtime (rules/runtime.py)
+SEV = ("Severity, for a config.json: error where the transformers version ropelaw follows refuses or crashes on "
+       "the case, else warning (the message and JSON data.refused_by say which version does what; "
+       "tests/test_severity_parity.py runs the cases in both versions). ")
 
 INVALID_TYPE = define_rule(
     "RV001", "invalid-value-type", "error",
     "a RoPE setting holds a value of the wrong type",
     what="Checks that every RoPE-related setting the loader reads (rotary dims, heads, base, lengths, "
          "scheme parameters, factor lists) has the type the model code needs: a number, a whole number, "
-         "a list of numbers, a string.",
+         "a list of numbers, a string. " + SEV + "Error: a string or list transformers computes with, a "
+         "non-mapping rope_scaling, a non-string rope_type, and (5.23.0) a bool or string in a strict int field; "
+         "warning: `true` where 4.57.1 reads 1, a string `truncate` (tested for truth), a string length plain "
+         "RoPE never reads (4.57.1).",
     why="transformers does arithmetic on these values when it builds the rotary frequencies; a string "
         "`\"10000\"` or `true` either crashes at model load or, worse, silently becomes 1.",
     example='{"rope_theta": "1e6"}',
@@ -53,7 +60,9 @@ INVALID_TYPE = define_rule(
 NON_FINITE = define_rule(
     "RV002", "non-finite-value", "warning",
     "a RoPE setting is NaN, infinite or too large for a float",
-    what="Flags NaN, Infinity and numbers beyond float64 range (e.g. `1e400`, which JSON parsers turn into inf).",
+    what="Flags NaN, Infinity and numbers beyond float64 range (e.g. `1e400`, which JSON parsers turn into inf). "
+         + SEV + "transformers computes NaN / zero frequencies and runs (warning), except a non-finite value in a "
+         "5.23.0 strict int field (error there).",
     why="A non-finite base or factor makes every rotary frequency NaN or 0: attention loses all position "
         "information without an error.",
     example='{"rope_theta": NaN}',
@@ -66,7 +75,10 @@ ODD_DIM = define_rule(
     what="Checks that the number of rotated dims per head (head_dim x partial_rotary_factor, rotary_dim, "
          "qk_rope_head_dim, ...) is an even whole number >= 2.",
     why="RoPE rotates pairs of dims (RoFormer eq. 14-15); an odd count leaves one dim unrotated or breaks "
-        "the cos/sin concatenation at load time.",
+        "the cos/sin concatenation at load time: an odd head_dim or rotary_dim fails in transformers' forward "
+        "(5.23.0 refuses an odd head_dim at load), as does an odd int(head_dim * partial_rotary_factor) in "
+        "Phi, StableLM and Persimmon. GPT-NeoX, Nemotron and Phi-3 rotate that count rounded up to even "
+        "(their rotary slices the head by cos.shape): read that way, RV004 (warning), no RV003.",
     example='{"hidden_size": 4096, "num_attention_heads": 32, "rotary_dim": 63}',
     fix="Choose a partial factor or rotary_dim giving an even number of dims.",
     references=("Su et al. 2021, RoFormer, arXiv 2104.09864, eq. 14-15",),
@@ -149,9 +161,12 @@ YARN_FACTOR = define_rule(
 BAND_ORDER = define_rule(
     "RV011", "llama3-band-order", "warning",
     "Llama 3 scaling: low_freq_factor is not below high_freq_factor",
-    what="Checks 0 < low_freq_factor < high_freq_factor for rope_type llama3.",
+    what="Checks 0 < low_freq_factor < high_freq_factor for rope_type llama3. " + SEV + "transformers warns "
+         "about the order and runs it (equal factors: an empty smoothing band, Llama 4 Scout's 1 and 1): warning; "
+         "a factor of 0 divides by zero in _compute_llama3_parameters (ZeroDivisionError): error.",
     why="The bands are wavelengths above original/low (divided by the factor) and below original/high (kept); "
-        "low >= high makes the smoothing band empty or inverted (division by zero at equality).",
+        "low >= high makes the smoothing band empty or inverted (at equality the smoothing formula divides by "
+        "high - low = 0, but no wavelength falls in the empty band, so transformers' frequencies stay finite).",
     example='{"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 4, "high_freq_factor": 1}}',
     fix="Llama 3.1 uses low_freq_factor 1, high_freq_factor 4.",
     references=("Meta, The Llama 3 Herd of Models, arXiv 2407.21783", HF_ROPE),
@@ -159,7 +174,9 @@ BAND_ORDER = define_rule(
 LONGROPE_LEN = define_rule(
     "RV012", "longrope-factor-length", "error",
     "LongRoPE factor list has the wrong length or a non-positive entry",
-    what="Checks short_factor and long_factor each have d/2 entries (one per rotation pair), all > 0.",
+    what="Checks short_factor and long_factor each have d/2 entries (one per rotation pair), all > 0. " + SEV +
+         "A list of another length is refused (4.57.1 Phi-3, 5.23.0 validation) or fails computing the "
+         "frequencies (error); a non-positive entry runs with inf / negative frequencies (warning).",
     why="Each entry divides one pair's frequency; a list of another length belongs to another head size, "
         "and transformers fails at load.",
     example='{"head_dim": 96, "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.0], ...}}',
@@ -172,7 +189,9 @@ BAD_LENGTH = define_rule(
     what="Checks max_position_embeddings, original_max_position_embeddings, seq_length and sliding windows "
          "are whole numbers, at most 2^31 - 1 = 2,147,483,647 tokens, and (for the lengths a bound is "
          "computed from) above 2*pi. A config with an invalid length gets no bound, scheme or dtype checks: "
-         "they would be computed on a typo.",
+         "they would be computed on a typo. " + SEV + "transformers runs tiny and huge lengths (warning); 5.23.0's "
+         "strict int fields refuse a float (4096.5, 1e30) and 4.57.1's sliding-window mask a fractional "
+         "window (error).",
     why="A fractional or tiny length cannot be a context; the scaling law needs T_train > 2*pi (no pair can "
         "complete a period otherwise). A length beyond 2^31 - 1 cannot be indexed by the int32 sequence "
         "offsets of attention kernels (FlashAttention's cu_seqlens) and is ~200x the longest context any "
@@ -197,7 +216,9 @@ YARN_BETAS = define_rule(
     "RV015", "yarn-beta-order", "warning",
     "YaRN beta_fast is below beta_slow",
     what="Checks beta_fast >= beta_slow > 0 for rope_type yarn (equal betas, as in Kimi K2, make the ramp a "
-         "step; transformers runs them).",
+         "step; transformers runs them). " + SEV + "An inverted pair: transformers warns and runs (warning); a "
+         "negative beta is a math domain error in find_correction_dim (error); a 0 is read as the default "
+         "(`get(\"beta_slow\") or 1`: RV019, not this rule).",
     why="The NTK-by-parts ramp runs from beta_slow to beta_fast rotations (Peng et al. sec. 3.2); inverted, "
         "the ramp is empty and pairs are interpolated or kept the wrong way round.",
     example='{"rope_scaling": {"rope_type": "yarn", "factor": 4, "beta_fast": 1, "beta_slow": 32}}',
@@ -208,7 +229,9 @@ BAD_SCHEME = define_rule(
     "RV016", "invalid-scheme-setup", "error",
     "the scaling scheme rejects its parameters",
     what="Runs the scheme from the scheme registry with the config's parameters and reports any other "
-         "error it raises (a value out of its domain that the specific RV rules do not name).",
+         "error it raises (a value out of its domain that the specific RV rules do not name). For a config.json "
+         "whose scheme transformers has, a warning (transformers computes frequencies from any finite values; "
+         "ropelaw cannot analyse them); a scheme only ropelaw has (ReRoPE, Leaky ReRoPE) is an error.",
     why="A scheme that cannot compute its frequencies fails at model load, or leaves plain RoPE in place.",
     example='{"rope_scaling": {"rope_type": "leaky_rerope", "window": 512, "k": 0.5}}',
     fix="Follow the message: it names the parameter and its domain.",
@@ -218,7 +241,7 @@ BAD_SCHEME = define_rule(
 OUT_OF_RANGE = define_rule(
     "RV017", "value-out-of-range", "warning",
     "a scaling factor or the rotary dimension is far beyond any real model",
-    what="Flags a scheme's `factor` above 2^20 = 1,048,576, or whose designed context factor x original "
+    what="Transformers computes with such values (warning). Flags a scheme's `factor` above 2^20 = 1,048,576, or whose designed context factor x original "
          "context exceeds 2^31 - 1 tokens (the length limit of RV013), and rotary dims above 2^16 = 65,536. "
          "A config with such a value gets no bound, scheme or dtype checks.",
     why="A factor s stretches the slow pairs' periods by s for a context of s x the original one. Public configs "
