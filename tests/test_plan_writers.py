@@ -105,7 +105,10 @@ def test_hf_base_options_round_trip(option, tmp_path):
     assert blocking(cfg) == []
 
 
-def test_hf_v5_rope_parameters_form(tmp_path):
+def test_hf_v5_rope_parameters_form(tmp_path, monkeypatch):
+    # a transformers 5 file (rope_parameters), read as 5.23.0 runs it: 4.57.1 has no rope_parameters and would
+    # run LlamaConfig's defaults (RV019; tests/test_lint_dialects.py)
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", "5.23.0")
     data = json.loads(Path(LLAMA32).read_text())
     data.pop("rope_scaling"), data.pop("rope_theta")
     data["rope_parameters"] = {"rope_type": "llama3", "factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
