@@ -285,7 +285,7 @@ def _base_option(spec: RopeSpec, target: int) -> Option:
         beta = math.nextafter(r.critical_base, math.inf)  # tuned longer: the base must pass beta_0 too
         cand = _plain(spec).with_(base=beta)
         ok, r = reaches(cand, target)
-    for _ in range(64):  # base_for_context decides in floats; exactly, the float bound may fall short by an ulp
+    for _ in range(64):  # beta_0 is a float: the next float above it may not pass beta_0 exactly (tuned longer)
         if ok:
             break
         beta = math.nextafter(beta, math.inf)
@@ -301,7 +301,7 @@ def _base_option(spec: RopeSpec, target: int) -> Option:
     return _option("base", "larger base, continued training (Liu et al.)", cand, target,
                    {"base": beta}, _training_cost(tune), COST_TRAIN, SOURCES["liu"],
                    "the smallest float base whose bound 2*pi*beta^(d_extra/d) reaches the target "
-                   "(theory.base_for_context, then decided exactly at the boundary)", cav, r, men_lower_bound=men)
+                   "(theory.base_for_context, decided exactly at the boundary)", cav, r, men_lower_bound=men)
 
 
 def _train_option(spec: RopeSpec, target: int) -> Option:

@@ -544,7 +544,9 @@ def base_for_context(d: int, train_len: float, target: float, pretrain_base: flo
       ``beta = b`` to ``2*pi*b^(d_extra/d)`` just above it, so the infimum ``b`` is not
       attained; returns the smallest float above ``b``.
     - otherwise the formula, then adjusted by float ulps so that the returned base reaches
-      ``target`` (as computed by the same formula) and the next smaller float does not.
+      ``target`` and the next smaller float does not, each comparison of ``2*pi*beta^(d_extra/d)``
+      with ``target`` decided exactly (mpmath within 1e-9 of the boundary, :func:`_exact_sign`),
+      so the answer is the one an exact bound check of the returned base (``plan``) agrees with.
     Domain: ``d`` even >= 2, ``T_train`` a whole number > 2*pi, ``target`` a real > 0, ``b > 1``.
     """
     d = check_rotary_dim(d)
@@ -562,11 +564,18 @@ def base_for_context(d: int, train_len: float, target: float, pretrain_base: flo
         beta = math.inf
     if not math.isfinite(beta):
         raise ValueError(f"target length {target:g} needs a base beyond float range")
-    while _liu_bound(d, t, b, beta, d_extra) < target:
+
+    def reaches(x: float) -> bool:  # 2*pi*x^(d_extra/d) >= target, exactly; x > b on this path
+        if x <= b:
+            return t >= target
+        return _exact_sign(_liu_bound(d, t, b, x, d_extra) - target, target,
+                           lambda mp: 2 * mp.pi * mp.mpf(x) ** (mp.mpf(d_extra) / d) - mp.mpf(target)) >= 0
+
+    while not reaches(beta):
         beta = math.nextafter(beta, math.inf)
     while True:
         lower = math.nextafter(beta, 0.0)
-        if _liu_bound(d, t, b, lower, d_extra) >= target:
+        if reaches(lower):
             beta = lower
         else:
             return beta
