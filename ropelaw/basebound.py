@@ -16,14 +16,15 @@ for ANY frequency set (not only ``base^(-2i/d)``):
 - :func:`base_lower_bound` -- the smallest base ``b`` whose frequencies
   ``b^(-2i/d)`` support a given length (convention in its docstring).
 
-Numerics. The sums are evaluated in float64 over all m at once, in blocks of ``_BLOCK``
-distances: with ``m = m0 + j``, ``cos((m0+j)theta) = cos(m0 theta)cos(j theta) - sin(m0
-theta)sin(j theta)``, so a block of sums is one product ``(blocks, 2n) x (2n, _BLOCK)`` (single-threaded
-einsum; 1M distances x 64 pairs in about 0.1 s). The float error is about
-``n * eps * (1 + m*theta_max)`` (the phase ``m*theta`` of a float theta is computed to half
-an ulp); every value whose magnitude is within 16 times that bound of zero has its sign
-recomputed with mpmath at 40 digits using the exact float frequencies, so signs are exact
-for the given float64 frequency set.
+Numerics. The sums are evaluated in float64 over all m at once, in blocks: with
+``m = m0 + j``, ``cos((m0+j)theta) = cos(m0 theta)cos(j theta) - sin(m0 theta)sin(j theta)``,
+so a block of sums is a product ``(rows, 2n) x (2n, J)`` (:func:`_screen_sums`; the row and
+column tables built by doubling, the products in gemms small enough for one OpenBLAS thread;
+1M distances x 64 pairs in about 0.02 s). The float error is bounded by :func:`_tolerance`
+(the phase ``m*theta`` of a float theta rounded to half an ulp, the tables' powers, the sum);
+every value whose magnitude is within that bound of zero has its sign recomputed with mpmath
+at 40 digits using the exact float frequencies, so signs are exact for the given float64
+frequency set.
 """
 
 from __future__ import annotations
@@ -91,8 +92,9 @@ def _exact_sums(ms: Iterable[int], theta: np.ndarray) -> list[float]:
     return out
 
 
-def _unit_powers(theta: np.ndarray, count: int, scale: float = 1.0) -> np.ndarray:
+def _unit_powers(theta: np.ndarray, count: int, scale: float = 1.0, unit: np.ndarray | None = None) -> np.ndarray:
     """e^(i j scale theta) for j = 0 .. count-1, shape (..., n, count), complex128; ``theta`` (..., n).
+    ``unit``: e^(i scale theta) when the caller computed it already.
 
     By doubling (columns [s, 2s) are columns [0, s) times z^s, z = e^(i scale theta)): log2(count)
     products instead of count*n cosines and sines. z is within an ulp of the unit circle, so z^j is
@@ -103,7 +105,7 @@ def _unit_powers(theta: np.ndarray, count: int, scale: float = 1.0) -> np.ndarra
     out = np.empty(theta.shape + (size,), dtype=np.complex128)  # (..., n, J) c128
     out[..., 0] = 1.0
     if size > 1:
-        step = np.exp(1j * (scale * theta))  # (..., n) c128
+        step = np.exp(1j * (scale * theta)) if unit is None else unit  # (..., n) c128
         out[..., 1] = step
         have = 1
         while have < size:
@@ -126,28 +128,19 @@ def _tolerance(n: int, phase_max: float, powers: int = _BLOCK) -> float:
 
 
 class _Sums:
-    """B_{m,theta} over ranges of m for one frequency set (block tables built once)."""
+    """B_{m,theta} over ranges of m for one frequency set, signs exact."""
 
     def __init__(self, theta: np.ndarray) -> None:
         self.theta = theta  # (n,) f64
-        powers = _unit_powers(theta, _BLOCK)  # (n, J) c128: e^(i j theta), j < 256
-        self.table = np.concatenate([powers.real, powers.imag], axis=0)  # (2n, J) f64
         self.theta_max = float(np.max(np.abs(theta)))
 
     def __call__(self, start: int, stop: int) -> np.ndarray:
         """B for m = start .. stop-1 (float64), borderline signs recomputed with mpmath."""
-        theta, n = self.theta, self.theta.size
-        count = stop - start
-        rows = -(-count // _BLOCK)
-        m0 = start + _BLOCK * np.arange(rows, dtype=np.float64)  # (rows,) f64, integers < 2^53
-        ph = np.multiply.outer(m0, theta)  # (rows, n) f64
-        rot = np.concatenate([np.cos(ph), -np.sin(ph)], axis=1)  # (rows, 2n) f64
-        # einsum, not matmul: single-threaded, so a loaded machine does not stall BLAS threads
-        vals = np.einsum("rk,kj->rj", rot, self.table).reshape(-1)[:count]  # (count,) f64
-        tol = _tolerance(n, float(stop - 1) * self.theta_max)
+        vals = _screen_sums(self.theta[None, :], start, stop)[0]  # (count,) f64
+        tol = _tolerance(self.theta.size, float(stop - 1) * self.theta_max, powers=stop - start)
         border = np.flatnonzero(np.abs(vals) <= tol)
         if border.size:
-            vals[border] = _exact_sums((start + int(k) for k in border), theta)
+            vals[border] = _exact_sums((start + int(k) for k in border), self.theta)
         return vals
 
 
@@ -276,24 +269,28 @@ _SCREEN_BATCH = 64  # bases screened at once far below the answer
 _NEAR_BATCH = 8  # and near it, where most bases pass the first slabs
 
 
-def _screen_sums(theta: np.ndarray, start: int, stop: int) -> np.ndarray:
+def _screen_sums(theta: np.ndarray, start: int, stop: int, unit: np.ndarray | None = None) -> np.ndarray:
     """B for m = start .. stop-1 for a batch of frequency sets ``theta`` (K, n): plain float64 sums.
 
-    Block products cos((m0 + j) theta) = cos(m0 theta) cos(j theta) - sin(m0 theta) sin(j theta),
-    with R rows m0 = start + J r and J columns (J a power of two near sqrt(stop - start), <= 256),
-    both tables built by doubling (:func:`_unit_powers`: 2n cosines per slab, not n per distance),
-    multiplied in gemms of at most 2^18 multiply-adds: OpenBLAS runs those on one thread (larger
-    ones spawn threads that spin on a busy machine: 3x the CPU time, measured on the project
-    machine). No borderline sign is fixed: the caller trusts only values beyond
+    Up to 8 distances: direct cosines. Wider: block products cos((m0 + j) theta) = cos(m0 theta)
+    cos(j theta) - sin(m0 theta) sin(j theta), with R rows m0 = start + J r and J columns (J a power
+    of two near sqrt(stop - start), <= 256), both tables built by doubling from z = e^(i theta)
+    (``unit``, when the caller has it) (:func:`_unit_powers`: 3n complex exponentials per slab, not
+    n cosines per distance), multiplied in gemms of at most 2^18 multiply-adds: OpenBLAS runs those
+    on one thread (larger ones spawn threads that spin on a busy machine: 3x the CPU time, measured
+    on the project machine). No borderline sign is fixed: the caller trusts only values beyond
     ``_tolerance(n, (stop - 1) * theta_max, powers=stop - start)``.
     """
     count, n = theta.shape
     width = stop - start
+    if width <= 8:
+        m = np.arange(start, stop, dtype=np.float64)  # (S,) f64
+        return np.cos(m[None, :, None] * theta[:, None, :]).sum(-1)  # (K, S) f64
     cols = min(_BLOCK, 1 << ((width - 1).bit_length() + 1) // 2)  # J: a power of two near sqrt(width)
     rows = -(-width // cols)
     group = max(1, min(rows, _GEMM // (2 * n * cols)))
     rows = -(-rows // group) * group  # whole gemms of `group` rows
-    col = _unit_powers(theta, cols)  # (K, n, J) c128: e^(i j theta)
+    col = _unit_powers(theta, cols, unit=unit)  # (K, n, J) c128: e^(i j theta)
     table = np.concatenate([col.real, col.imag], axis=-2)[:, None]  # (K, 1, 2n, J) f64
     row = _unit_powers(theta, rows, scale=float(cols)) * np.exp(1j * (start * theta))[..., None]  # (K, n, R) c128
     rot = np.concatenate([row.real, -row.imag], axis=-2).transpose(0, 2, 1)  # (K, R, 2n) f64
@@ -339,12 +336,13 @@ def _grid_lower_bound(d: int, length: int, digits: int, hi: float) -> float | No
         at += batch
         # the Python floats of default_inv_freq (C pow), not numpy.power (SIMD, may differ by an ulp)
         theta = np.array([[b ** e for e in expo] for b in chunk.tolist()], dtype=np.float64)  # (K, n) f64
+        unit = np.exp(1j * theta)  # (K, n) c128
         alive, unsure = np.arange(chunk.size), np.zeros(chunk.size, dtype=bool)
         stop, width = length + 1, 4
         restart = False
         while stop > 0 and alive.size and width <= _SCREEN_WIDTH:  # together, slabs growing by 4
             start = max(0, stop - width)
-            vals = _screen_sums(theta[alive], start, stop)  # (k, S) f64
+            vals = _screen_sums(theta[alive], start, stop, unit[alive])  # (k, S) f64
             unsure[alive] |= np.any(np.abs(vals) <= tol, axis=1)
             alive = alive[~np.any(vals < -tol, axis=1)]
             if width == 4 and alive.size > chunk.size // 2 and chunk.size > _NEAR_BATCH:

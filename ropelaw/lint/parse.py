@@ -33,7 +33,8 @@ from typing import Any, Iterator
 from ..errors import UsageError
 from ..safeio import read_regular
 
-__all__ = ["CONFIG_SUFFIXES", "MAX_BYTES", "MAX_DEPTH", "MAX_ALIAS_EXPANSION", "Positions", "json_positions",
+__all__ = ["CONFIG_SUFFIXES", "MAX_BYTES", "MAX_DEPTH", "MAX_ALIAS_EXPANSION", "MAX_ALIAS_BYTES", "MAX_ITEMS", "MAX_TOML_KEY_WEIGHT",
+           "Positions", "json_positions",
            "yaml_positions", "toml_positions", "parse_text", "read_document", "config_files"]
 
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".toml")
@@ -45,6 +46,18 @@ MAX_DEPTH = 64
 # Nodes that YAML aliases may add when expanded (each alias counts the size of what it
 # points to). Real configs reuse a few small anchors; a billion-laughs document adds 10^9.
 MAX_ALIAS_EXPANSION = 1_000_000
+# Characters of scalar text that aliases may add when expanded: the file's own size limit
+# again (an alias of a 1 MB string 1,000 times is 1,000 nodes but a gigabyte of text).
+MAX_ALIAS_BYTES = 16 * 1024 * 1024
+# YAML / TOML lines plus comma-separated items (every node but the first needs a newline or a
+# comma), counted before parsing: the YAML composer builds a Python object per node (about 2.5 us
+# and 400 bytes each) and tomllib parses in Python, so a 16 MiB file of a million items takes
+# many seconds and hundreds of MB. A real config has hundreds to a few thousand lines.
+MAX_ITEMS = 1 << 18
+# TOML dotted keys: the sum over keys and headers of (parts of the key)^2, bounded before tomllib,
+# which keeps every prefix of a dotted key (time and memory quadratic in its parts). A real
+# torchtitan or OLMo-core TOML sums to a few thousand; 2^21 parses in about a second.
+MAX_TOML_KEY_WEIGHT = 1 << 21
 
 Path = tuple  # tuple[str | int, ...]
 Positions = Mapping  # Mapping[Path, tuple[int, int]]: key path -> (line, column), 1-based
@@ -226,7 +239,9 @@ def json_positions(text: str) -> JsonPositions:
 class YamlPositions(_LazyPositions):
     """Key path -> (line, column) from a composed YAML node graph, resolved on demand.
 
-    Mapping keys are matched by their scalar text; the first of repeated keys is shown.
+    Mapping keys are matched by their scalar text; of repeated keys the last is shown, the one
+    whose value the loader keeps (PyYAML's construct_mapping, JSON's last-wins; merged ``<<`` keys
+    come first in the flattened mapping, so a key of the mapping itself wins over a merged one).
     """
 
     def __init__(self, root: Any):
@@ -240,7 +255,7 @@ class YamlPositions(_LazyPositions):
         node, mark = self._root, None
         for part in path:
             if isinstance(node, yaml.MappingNode):
-                hit = next(((k, v) for k, v in node.value
+                hit = next(((k, v) for k, v in reversed(node.value)
                             if isinstance(k, yaml.ScalarNode) and k.value == part), None)
                 if hit is None:
                     return None
@@ -259,7 +274,8 @@ class YamlPositions(_LazyPositions):
         import yaml
 
         if isinstance(node, yaml.MappingNode):
-            return [(k.value, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)]
+            last = {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)}  # the value kept
+            return list(last.items())
         if isinstance(node, yaml.SequenceNode):
             return list(enumerate(node.value))
         return None
@@ -269,16 +285,19 @@ class YamlPositions(_LazyPositions):
 
 
 def _check_yaml_graph(root: Any) -> None:
-    """Refuse recursive anchors, nesting beyond MAX_DEPTH, and alias expansion beyond its limit.
+    """Refuse recursive anchors, nesting beyond MAX_DEPTH, and alias expansion beyond its limits.
 
     Iterative post-order walk of the node graph (aliases are shared nodes): a node met again
-    while on the current path is a cycle; expanded sizes are summed bottom-up, memoised per node,
-    so the check costs O(nodes), whatever the expansion would be.
+    while on the current path is a cycle; expanded sizes, in nodes and in bytes of scalar text,
+    are summed bottom-up, memoised per node, so the check costs O(nodes), whatever the expansion
+    would be. Bytes matter as much as nodes: 1,000 aliases of a 1 MB string are 1,000 nodes but
+    a gigabyte in any message, JSON report or string operation that meets the expanded value.
     """
     import yaml
 
     size: dict[int, int] = {}
-    composed = 0
+    nbytes: dict[int, int] = {}
+    composed = composed_bytes = 0
     on_path: set[int] = set()
     stack: list[tuple[Any, int, bool]] = [(root, 1, False)]
     while stack:
@@ -291,9 +310,15 @@ def _check_yaml_graph(root: Any) -> None:
             on_path.discard(key)
             total = 1 + sum(size[id(c)] for c in children)
             size[key] = total
+            total_bytes = (len(node.value) if isinstance(node, yaml.ScalarNode) else 0) + sum(
+                nbytes[id(c)] for c in children)
+            nbytes[key] = total_bytes
             if total - composed > MAX_ALIAS_EXPANSION:
                 raise UsageError(f"YAML aliases expand to more than {MAX_ALIAS_EXPANSION:,} extra nodes "
                                  "(a 'billion laughs' document?); refused")
+            if total_bytes - composed_bytes > MAX_ALIAS_BYTES:
+                raise UsageError(f"YAML aliases expand to more than {MAX_ALIAS_BYTES:,} extra characters of "
+                                 "text (a string repeated through aliases); refused")
             continue
         if key in size:
             continue
@@ -302,6 +327,8 @@ def _check_yaml_graph(root: Any) -> None:
         if depth > MAX_DEPTH:
             raise UsageError(f"nested deeper than {MAX_DEPTH} levels; not a config")
         composed += 1
+        if isinstance(node, yaml.ScalarNode):
+            composed_bytes += len(node.value)
         on_path.add(key)
         stack.append((node, depth, True))
         for c in children:
@@ -322,10 +349,20 @@ def _yaml_int(loader: Any, node: Any) -> Any:
     return yaml.SafeLoader.construct_yaml_int(loader, node)
 
 
-def _loader_class():
+def _loader_class(pure: bool = False):
+    """PyYAML's safe loader with ropelaw's int and unknown-tag constructors: on libyaml's C parser
+    (``CSafeLoader``, 10-30x faster) when PyYAML was built with it, else the pure-Python parser.
+
+    Both compose the same nodes with the same marks (line and column in characters), resolve
+    scalars with the same Python resolver and construct with the same constructors: the data and
+    every position are the same (tests/test_lint_loader.py compares them on every YAML file of the
+    tests and the corpus and on generated documents). Only the wording of a syntax error differs.
+    """
     import yaml
 
-    class Loader(yaml.SafeLoader):
+    base = yaml.SafeLoader if pure or not getattr(yaml, "__with_libyaml__", False) else yaml.CSafeLoader
+
+    class Loader(base):  # type: ignore[misc, valid-type]
         pass
 
     Loader.add_constructor("tag:yaml.org,2002:int", _yaml_int)
@@ -356,17 +393,28 @@ def _YamlLoader(text: str):  # noqa: N802 (a factory standing in for a class)
 _LOADER = None
 
 
-def _yaml_load(text: str) -> tuple[Any, Any]:
-    """(data, root node): composed once, checked by :func:`_check_yaml_graph`, then constructed."""
-    import yaml
+def _check_items(text: str) -> None:
+    """Refuse a YAML or TOML document of more than :data:`MAX_ITEMS` lines and commas (linear)."""
+    items = text.count("\n") + text.count(",")
+    if items > MAX_ITEMS:
+        raise UsageError(f"{items:,} lines and comma-separated items, more than the {MAX_ITEMS:,} a config "
+                         "may hold; refused")
 
+
+def _yaml_load(text: str) -> tuple[Any, Any]:
+    """(data, root node): composed once, checked by :func:`_check_yaml_graph`, then constructed.
+
+    Documents of more than :data:`MAX_ITEMS` lines and flow items are refused before
+    composing (linear-time counts of newlines and commas)."""
+    _check_items(text)
     loader = _YamlLoader(text)
     try:
         root = loader.get_node() if loader.check_node() else None  # a multi-document stream
         # (Kubernetes manifests): its first document, as a config is a single one
         if root is None:
             return None, None
-        _check_yaml_graph(root)
+        if "&" in text:  # no anchor, no alias: nothing to expand (depth: _bound_document, after)
+            _check_yaml_graph(root)
         return loader.construct_document(root), root
     finally:
         loader.dispose()
@@ -378,7 +426,32 @@ def yaml_positions(text: str) -> YamlPositions:
 
 
 # ----------------------------------------------------------------------------------------- TOML
-_TOML_HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(?:#.*)?$")
+_TOML_OPEN = re.compile(r"\s*(\[\[?)\s*")
+
+
+def _toml_header(line: str) -> tuple[str, str] | None:
+    r"""``(brackets, key path)`` of a table header line, or None: what the regular expression
+    ``^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(?:#.*)?$`` matched, in linear time (the expression backtracked
+    quadratically: 100,000 spaces in a header took minutes). The key path ends before the first
+    ``]`` (or ``]]``) that only whitespace and an optional comment follow."""
+    m = _TOML_OPEN.match(line)
+    if m is None:
+        return None
+    rest = line[m.end():]
+    n = len(rest)
+    ends_here = [False] * (n + 1)  # rest[i:] is whitespace, then nothing or a comment
+    ends_here[n] = True
+    for i in range(n - 1, -1, -1):
+        ends_here[i] = rest[i] == "#" or (rest[i].isspace() and ends_here[i + 1])
+    for j in range(1, n):
+        if rest[j] != "]":
+            continue
+        if ends_here[j + 1] or (j + 1 < n and rest[j + 1] == "]" and ends_here[j + 2]):
+            name = rest[:j].rstrip()
+            if name:
+                return m.group(1), name
+    return None
+
 _TOML_KEY = re.compile(r"""^(\s*)((?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*')"""
                        r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*'))*)\s*=""")
 _TOML_PART = re.compile(r"""[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*'""")
@@ -401,14 +474,20 @@ def toml_positions(text: str) -> dict:
 
     ``[[array]]`` tables get indices 0, 1, ... in order. Lines inside multi-line strings or
     arrays are skipped when they open with a triple quote or an unclosed ``[``. One entry per
-    line at most, and the document's depth is bounded by :data:`MAX_DEPTH` before this runs.
+    line at most; a header or key path of more than :data:`MAX_DEPTH` parts is refused
+    (``UsageError``), and so are keys whose parts, squared and summed, exceed
+    :data:`MAX_TOML_KEY_WEIGHT`: this runs before tomllib, whose time and memory grow with the
+    square of a key's parts (100,000 keys of 61 parts: 98 s and 3.7 GB).
     """
     out: dict = {}
     table: tuple = ()
     counts: dict[tuple, int] = {}
     in_multiline: str | None = None
-    depth = 0
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    depth = weight = 0
+    # TOML's newlines are LF and CRLF only (str.splitlines would also split at a form feed or
+    # U+2028 inside a string and shift every later line number)
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if in_multiline:
             if in_multiline in line:
                 in_multiline = None
@@ -416,10 +495,13 @@ def toml_positions(text: str) -> dict:
         if depth > 0:
             depth += line.count("[") - line.count("]")
             continue
-        m = _TOML_HEADER.match(line)
-        if m and not _TOML_KEY.match(line):
-            parts = _toml_parts(m.group(2))
-            if m.group(1) == "[[":
+        header = _toml_header(line) if line.lstrip().startswith("[") else None
+        if header and not _TOML_KEY.match(line):
+            parts = _toml_parts(header[1])
+            if len(parts) > MAX_DEPTH:
+                raise UsageError(f"nested deeper than {MAX_DEPTH} levels; not a config")
+            weight += len(parts) ** 2
+            if header[0] == "[[":
                 idx = counts.get(parts, 0)
                 counts[parts] = idx + 1
                 table = parts + (idx,)
@@ -432,6 +514,12 @@ def toml_positions(text: str) -> dict:
         m = _TOML_KEY.match(line)
         if m:
             parts = _toml_parts(m.group(2))
+            if len(table) + len(parts) > MAX_DEPTH:
+                raise UsageError(f"nested deeper than {MAX_DEPTH} levels; not a config")
+            weight += len(parts) ** 2
+            if weight > MAX_TOML_KEY_WEIGHT:
+                raise UsageError(f"dotted keys of {MAX_TOML_KEY_WEIGHT:,} squared parts and more (line {lineno:,}); "
+                                 "refused (no config has so many)")
             out.setdefault(table + parts, (lineno, len(m.group(1)) + 1))
             rest = line[m.end():]
             for q in ('"""', "'''"):
@@ -535,8 +623,10 @@ def parse_text(text: str, fmt: str, path: str = "-") -> tuple[dict, Positions]:
         elif fmt == "toml":
             import tomllib
 
+            _check_items(text)
+            positions = toml_positions(text)  # first: refuses key paths deeper than MAX_DEPTH, on
+            # which tomllib takes quadratic time and memory (50,000 dotted parts: 88 s, 9.8 GB)
             data = tomllib.loads(text)
-            positions = toml_positions(text)
         else:
             raise UsageError(f"{path}: unknown config format {fmt!r}")
         _bound_document(data)
