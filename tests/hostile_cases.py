@@ -28,7 +28,7 @@ CONFIGS = sorted((HERE / "configs").glob("*.json"))
 FORGE = "n\n::error file=FORGED,line=1::forged\x1b[31m\u202e"
 
 CLASSES = ("checkpoint-memory", "safetensors-header", "torch-valid", "lint", "non-regular", "audit-code",
-           "output-forgery", "cli-arguments", "audit-module")
+           "output-forgery", "cli-arguments", "audit-module", "checkpoint-garbage")
 
 
 @dataclass
@@ -220,7 +220,8 @@ def torch_valid(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
                 for _ in range(depth):
                     d = [d]
                 return d
-            yield Case("torch-valid", f"deep-{depth}", ["audit", "checkpoint", "{d}/d.pt"], OK,
+            # its one tensor lies below the 64 levels searched: nothing analysable, exit 2 (issue 23)
+            yield Case("torch-valid", f"deep-{depth}", ["audit", "checkpoint", "{d}/d.pt"], BAD,
                        _torch_save("d.pt", make, deep=True), needs_torch=True)
         else:
             layout = ["sparse", "quantized", "meta"][kind - 2]
@@ -238,6 +239,120 @@ def torch_valid(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
                 return {"rope.inv_freq": t, "rope.cos_cached": t}
             yield Case("torch-valid", f"{layout}-{i}", ["audit", "checkpoint", "{d}/t.pt"], OK,
                        _torch_save("t.pt", make), needs_torch=True)
+
+
+def _st_tensors(entries: dict) -> bytes:
+    """A safetensors file from ``{name: (dtype code, shape, raw bytes)}``, offsets in order."""
+    hdr, data, off = {}, b"", 0
+    for name, (code, shape, raw) in entries.items():
+        hdr[name] = {"dtype": code, "shape": list(shape), "data_offsets": [off, off + len(raw)]}
+        data += raw
+        off += len(raw)
+    return safetensors_bytes(hdr, data)
+
+
+_GOOD_INV = [10000.0 ** (-2 * i / 64) for i in range(32)]  # base 10,000, d = 64
+
+
+def checkpoint_garbage(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
+    """Issue 23: rotary tensors whose values are no rotary frequencies, that cannot be measured, or
+    files with no tensor at all: each must be a finding (exit 1) or bad input (exit 2), never
+    "All checks passed"; and a deflated torch zip member must be read decompressed."""
+    import numpy as np
+
+    f32 = lambda v: np.asarray(v, np.float32).tobytes()  # noqa: E731
+    inv_values = {  # name: (dtype code, torch dtype name, values) for inv_freq
+        "ones": ("F32", "float32", [1.0] * 32), "increasing": ("F32", "float32", _GOOD_INV[::-1]),
+        "1e30": ("F32", "float32", [1e30] * 32), "1e-30": ("F32", "float32", [1e-30] * 32),
+        "above-one": ("F32", "float32", [10000.0 ** (2 * i / 64) for i in range(32)][::-1]),
+        "bool": ("BOOL", "bool", [1] * 32), "complex": ("C64", "complex64", _GOOD_INV),
+        "int64": ("I64", "int64", list(range(32))), "uint8": ("U8", "uint8", [1] * 32),
+        "zeros": ("F32", "float32", [0.0] * 32), "nan": ("F32", "float32", _GOOD_INV[:-1] + [float("nan")]),
+    }
+    slopes = {"zero": [0.0] * 8, "negative": [-(2.0 ** (-h)) for h in range(1, 9)], "nan": [float("nan")] * 8,
+              "scalar": 0.5}
+    cases: list[Case] = []
+    ck = ["audit", "checkpoint"]
+
+    def torch_case(name: str, make: Callable[[], object], allowed=frozenset({1}), expect=("RP35",)) -> None:
+        cases.append(Case("checkpoint-garbage", f"pt-{name}", [*ck, "{d}/c.pt"], allowed, _torch_save("c.pt", make),
+                          needs_torch=True, expect_any=expect))
+
+    def st_case(name: str, entries: dict, allowed=frozenset({1}), expect=("RP35",)) -> None:
+        cases.append(Case("checkpoint-garbage", f"st-{name}", [*ck, "{d}/c.safetensors"], allowed,
+                          _write_bytes("c.safetensors", _st_tensors(entries)), expect_any=expect))
+
+    np_dt = {"F32": np.float32, "BOOL": np.bool_, "C64": np.complex64, "I64": np.int64, "U8": np.uint8}
+    for key, (code, tdt, vals) in inv_values.items():
+        st_case(f"inv-freq-{key}", {"rope.inv_freq": (code, [32], np.asarray(vals).astype(np_dt[code]).tobytes())})
+
+        def make(tdt=tdt, vals=vals):
+            import torch
+
+            return {"rope.inv_freq": torch.tensor(vals).to(getattr(torch, tdt))}
+        torch_case(f"inv-freq-{key}", make)
+    for key, vals in slopes.items():
+        shape = [] if key == "scalar" else [8]
+        st_case(f"alibi-slopes-{key}", {"alibi.slopes": ("F32", shape, f32(vals))})
+        torch_case(f"alibi-slopes-{key}", lambda vals=vals: {"alibi.slopes": __import__("torch").tensor(vals)})
+    for shape in ([], [16]):
+        count = 1 if not shape else shape[0]
+        st_case(f"freqs-cis-{len(shape)}d", {"freqs_cis": ("C64", shape, np.ones(count, np.complex64).tobytes())})
+        torch_case(f"freqs-cis-{len(shape)}d",
+                   lambda shape=shape: {"freqs_cis": __import__("torch").ones(shape, dtype=__import__("torch").complex64)})
+    st_case("cache-1d", {"rope.cos_cached": ("F32", [64], f32([1.0] * 64)), "rope.sin_cached": ("F32", [64], f32([0.0] * 64))})
+    torch_case("cache-1d", lambda: {"rope.cos_cached": __import__("torch").ones(64),
+                                    "rope.sin_cached": __import__("torch").zeros(64)})
+    for code in ("X99", "F8_E8M0", "U16"):
+        st_case(f"inv-freq-dtype-{code}", {"rope.inv_freq": (code, [32], b"\1" * (32 * (2 if code == "U16" else 1)))})
+    st_case("cos-without-sin", {"rope.cos_cached": ("F32", [4, 8], f32([1.0] * 32))})
+
+    def view(kind: str):
+        import warnings
+
+        import torch
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = {"expanded": lambda: torch.ones(1).expand(2**29 if scale == "sweep" else 2**20),
+                 "sparse": lambda: torch.tensor(_GOOD_INV).to_sparse(),
+                 "quantized": lambda: torch.quantize_per_tensor(torch.tensor(_GOOD_INV), 0.1, 0, torch.qint8),
+                 "meta": lambda: torch.ones(32, device="meta")}[kind]()
+        return {"rope.inv_freq": t}
+    for kind in ("expanded", "sparse", "quantized", "meta"):
+        torch_case(f"inv-freq-{kind}", lambda kind=kind: view(kind))
+
+    def shared():
+        x: list = [1]
+        for _ in range(30):
+            x = [x, x]
+        return x
+
+    def cyclic():
+        c: list = [1, "a"]
+        c.append(c)
+        return c
+    for key, make in (("shared-list", shared), ("cyclic-list", cyclic), ("empty-dict", dict),
+                      ("ints", lambda: {"step": 5, "lr": [0.1, 0.2]})):
+        torch_case(f"no-tensors-{key}", make, allowed=BAD, expect=("no tensors",))
+    cases.append(Case("checkpoint-garbage", "st-no-tensors", [*ck, "{d}/c.safetensors"], BAD,
+                      _write_bytes("c.safetensors", safetensors_bytes({"__metadata__": {"format": "pt"}})),
+                      expect_any=("no tensors",)))
+
+    def deflated(d: Path) -> None:  # torch.save's zip with the tensor member deflated by another tool
+        import torch
+
+        buf = io.BytesIO()
+        torch.save({"rope.inv_freq": torch.tensor(_GOOD_INV)}, buf)
+        src = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+        with zipfile.ZipFile(d / "z.pt", "w") as out:
+            for info in src.infolist():
+                out.writestr(info.filename, src.read(info.filename),
+                             compress_type=zipfile.ZIP_DEFLATED if "/data/" in info.filename else zipfile.ZIP_STORED)
+    cases.append(Case("checkpoint-garbage", "pt-deflated-member", [*ck, "{d}/z.pt"], frozenset({0}), deflated,
+                      needs_torch=True, expect_in_out="rotary dims 64, base 10,000"))
+    for i in range(n):
+        yield cases[i % len(cases)]
 
 
 HEAD = {"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 10000, "max_position_embeddings": 4096}
@@ -480,7 +595,8 @@ def audit_module(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
 
 GENERATORS = {"checkpoint-memory": checkpoint_memory, "safetensors-header": safetensors_header,
               "torch-valid": torch_valid, "lint": lint, "non-regular": non_regular, "audit-code": audit_code,
-              "output-forgery": output_forgery, "cli-arguments": cli_arguments, "audit-module": audit_module}
+              "output-forgery": output_forgery, "cli-arguments": cli_arguments, "audit-module": audit_module,
+              "checkpoint-garbage": checkpoint_garbage}
 
 
 def all_cases(seed: int, per_class: dict[str, int] | int, scale: str = "ci") -> list[Case]:
@@ -517,7 +633,10 @@ def problems(case: Case, code: int, out: str, err: str) -> list[str]:
             json.loads(out)
         except ValueError:
             bad.append("invalid JSON output")
-    if case.expect_any and code != 2 and not any(x in out or x in err for x in case.expect_any):
+    if case.expect_in_out is not None and case.expect_in_out not in out:
+        bad.append(f"{case.expect_in_out!r} not in the output")
+    if case.expect_any and not any(x in out or x in err for x in case.expect_any) and (
+            code != 2 or case.allowed == BAD):
         bad.append(f"none of {case.expect_any} in the output")
     if case.expect_any and code == 2 and not any(x in err for x in case.expect_any) and case.cls == "non-regular":
         bad.append(f"none of {case.expect_any} in the error")

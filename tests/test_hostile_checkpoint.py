@@ -96,15 +96,16 @@ def test_safetensors_tensors_are_memory_mapped_not_read(tmp_path):
 
 
 @pytest.mark.parametrize("shape", [(), (2,)])
-def test_zero_and_one_dimensional_caches_are_noted_not_measured(tmp_path, capsys, shape):
+def test_zero_and_one_dimensional_caches_are_not_measured_and_not_passed(tmp_path, capsys, shape):
     n = int(np.prod(shape))
     hdr = {"cos_cached": {"dtype": "F32", "shape": list(shape), "data_offsets": [0, 4 * n]},
            "sin_cached": {"dtype": "F32", "shape": list(shape), "data_offsets": [4 * n, 8 * n]}}
     p = raw_safetensors(tmp_path / "c.safetensors", hdr, b"\0" * 8 * n)
     code, out, err = run(capsys, "audit", "checkpoint", p)
-    assert code == 0 and err == ""
+    assert code == 1 and err == ""  # issue 23: an unmeasured rotary tensor is RP356, never "All checks passed"
     assert (f"  cos_cached  cos_sin_cache float32 [{'x'.join(map(str, shape))}]: not measured: a cos/sin cache "
             "has one row per position (at least 2-D, the same shape as sin_cached)") in out
+    assert "RP356 checkpoint-tensor-not-measured" in out and "All checks passed" not in out
 
 
 def test_long_cache_is_measured_on_its_first_rows_in_chunks(tmp_path, monkeypatch):
@@ -165,11 +166,18 @@ def test_torch_containers_shared_cyclic_and_deep_are_walked_once(tmp_path, capsy
         d = [d]
     _save_deep(d, tmp_path / "deep.pt")
     code, out, err = run(capsys, "audit", "checkpoint", str(tmp_path / "deep.pt"))
-    assert (code, err) == (0, "")
+    # issue 23: its one tensor lies below the search depth: nothing was analysed, so not a checkpoint
+    assert (code, out) == (2, "")
+    assert err == (f"ropelaw: error: {tmp_path / 'deep.pt'}: not a checkpoint: it holds no tensors within "
+                   f"{ck.MAX_NESTING} levels of nesting (1 container nested deeper not searched)\n")
+    _save_deep({"rope.inv_freq": torch.tensor([1.0, 0.1, 0.01]), "deep": d}, tmp_path / "deep2.pt")
+    code, out, err = run(capsys, "audit", "checkpoint", str(tmp_path / "deep2.pt"))
+    assert (code, err) == (1, "")  # a tensor found, but part of the file unsearched: RP359, never a pass
     assert f"  note: 1 container nested deeper than {ck.MAX_NESTING} levels not searched for tensors" in out
+    assert "RP359 checkpoint-not-searched 1 container nested deeper than 64 levels was not searched" in out
 
 
-def test_expanded_views_sparse_quantized_meta_are_skipped_with_a_note(tmp_path, capsys):
+def test_expanded_views_sparse_quantized_meta_are_skipped_and_reported(tmp_path, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # quantize_per_tensor is deprecated
         q = torch.quantize_per_tensor(torch.ones(4), 0.1, 0, torch.qint8)
@@ -179,7 +187,11 @@ def test_expanded_views_sparse_quantized_meta_are_skipped_with_a_note(tmp_path, 
                 "s.inv_freq": torch.ones(4).to_sparse(), "q.inv_freq": q,
                 "m.inv_freq": torch.ones(4, device="meta")}, tmp_path / "v.pt")
     code, out, err = run(capsys, "audit", "checkpoint", str(tmp_path / "v.pt"))
-    assert (code, err) == (0, "")
+    assert (code, err) == (1, "")  # issue 23: skipped rotary tensors are RP356 findings, not a pass
+    rp356 = sorted(ln.split(" ")[3] for ln in out.splitlines() if " RP356 " in ln)
+    assert rp356 == ["big.inv_freq", "m.inv_freq", "q.inv_freq", "rope.cos_cached", "s.inv_freq"]
+    assert "big.inv_freq (float32, shape [536870912]) is stored as rotary frequencies (inv_freq) but was not " \
+           "measured: an expanded view (stride 0: more elements than its storage holds)" in out
     notes = [ln for ln in out.splitlines() if ln.startswith("  note:")]
     assert notes == [
         "  note: skipped 3 tensors (an expanded view (stride 0: more elements than its storage holds)): "
@@ -225,3 +237,43 @@ def test_fifo_and_device_are_refused(tmp_path, capsys):
     code, _, err = run(capsys, "audit", "checkpoint", str(tmp_path / "z.pt"))
     assert (code, err) == (2, f"ropelaw: error: {tmp_path / 'z.pt'}: is a character device, not a regular file; "
                               "refused\n")
+
+
+# -- issue 23: nothing unanalysed or nonsensical passes ---------------------------------------
+def _garbage_expected(name: str) -> tuple[int, str]:
+    """The exit code and the rule (or error text) each checkpoint-garbage case must give, from
+    what each value is (written here from the rules' definitions, not from the audit's output)."""
+    key = name.split("-", 1)[1]
+    if key.startswith("no-tensors"):
+        return 2, "no tensors"
+    if key == "deflated-member":
+        return 0, "rotary dims 64, base 10,000"
+    if key in ("inv-freq-zeros", "inv-freq-nan"):
+        return 1, "RP355"  # inf, NaN, zero or negative
+    if key in ("alibi-slopes-zero", "alibi-slopes-negative", "alibi-slopes-nan"):
+        return 1, "RP358"
+    if key.startswith("inv-freq-") and key[9:] in ("ones", "increasing", "1e30", "1e-30", "above-one", "bool",
+                                                   "complex", "int64", "uint8", "dtype-U16"):
+        return 1, "RP357"  # a known dtype or finite positive values that are no frequency set
+    return 1, "RP356"  # not measured: scalar slopes, 0-d/1-d freqs_cis, 1-D cache, unknown dtype, views
+
+
+def test_every_garbage_case_is_a_finding_or_bad_input(tmp_path, capsys):
+    import random
+
+    import hostile_cases as H
+
+    cases = list(H.checkpoint_garbage(random.Random(0), 50, "ci"))
+    assert len({c.name for c in cases}) == 50
+    for case in cases:
+        d = tmp_path / case.name
+        d.mkdir()
+        case.write(d)
+        code, out, err = run(capsys, *case.args(d))
+        want_code, want_text = _garbage_expected(case.name)
+        assert code == want_code, (case.name, out, err)
+        assert want_text in (err if code == 2 else out), (case.name, out, err)
+        assert "All checks passed" not in out or code == 0, case.name
+        if code == 1:  # the audit says what the tensor is not, and only the one rule fires per tensor
+            rules = {ln.split(" ")[1] for ln in out.splitlines() if ln.startswith(str(d))}
+            assert rules == {want_text}, (case.name, out)

@@ -26,7 +26,8 @@ from ropelaw.errors import UsageError
 
 RAN: Counter = Counter()
 PER_CLASS = {"checkpoint-memory": 10, "safetensors-header": 40, "torch-valid": 10, "lint": 36, "non-regular": 16,
-             "audit-code": 16, "output-forgery": 12, "cli-arguments": 30, "audit-module": 9}
+             "audit-code": 16, "output-forgery": 12, "cli-arguments": 30, "audit-module": 9,
+             "checkpoint-garbage": 10}  # all 50: test_hostile_checkpoint.py
 CASES = H.all_cases(seed=12, per_class=PER_CLASS, scale="ci")
 
 
@@ -42,7 +43,7 @@ def _run_case(case: H.Case, tmp_path, capsys) -> list[str]:
 
 @pytest.mark.parametrize("cls", H.CLASSES)
 def test_hostile_class(cls, tmp_path_factory, capsys, monkeypatch):
-    if cls in ("checkpoint-memory", "torch-valid", "audit-module"):
+    if cls in ("checkpoint-memory", "torch-valid", "audit-module", "checkpoint-garbage"):
         pytest.importorskip("torch")
     if cls == "non-regular" and not hasattr(os, "mkfifo"):
         pytest.skip("needs FIFOs")

@@ -54,9 +54,11 @@ from ..numfmt import number
 from ..limits import MAX_D
 from ..results import Result
 from ..safeio import open_regular
-from .rules.checkpoint import (CHECKPOINT_ALIBI_LOW_PRECISION, CHECKPOINT_CACHE_FREQUENCIES_ROUNDED,
-                               CHECKPOINT_CACHE_INEXACT, CHECKPOINT_CACHE_NONFINITE, CHECKPOINT_INV_FREQ_INVALID,
-                               CHECKPOINT_INV_FREQ_LOW_PRECISION)
+from .rules.checkpoint import (CHECKPOINT_ALIBI_LOW_PRECISION, CHECKPOINT_ALIBI_SLOPES_INVALID,
+                               CHECKPOINT_CACHE_FREQUENCIES_ROUNDED, CHECKPOINT_CACHE_INEXACT, CHECKPOINT_CACHE_NONFINITE,
+                               CHECKPOINT_INV_FREQ_INVALID, CHECKPOINT_INV_FREQ_LOW_PRECISION,
+                               CHECKPOINT_NOT_ROTARY_FREQUENCIES, CHECKPOINT_NOT_SEARCHED,
+                               CHECKPOINT_TENSOR_NOT_MEASURED)
 
 __all__ = ["CheckpointAudit", "RotaryTensor", "audit_checkpoint", "read_checkpoint", "alibi_slopes",
            "geometric_frequencies"]
@@ -94,6 +96,15 @@ _FREQ_SUFFIXES = ("inv_freq", "freqs", "bands", "theta")
 # Limits by design, each checked before the bytes it guards are read.
 # safetensors' own header limit (MAX_HEADER_SIZE in the safetensors crate): 100 MB
 MAX_HEADER = 100_000_000
+# headers ropelaw parses: 32 MiB (json.loads of a 100 MB header of small entries takes gigabytes;
+# a single file of 100,000 tensors, more than any published model puts in one file, has a
+# header of about 12 MB)
+MAX_HEADER_READ = 32 << 20
+# the pickle of a torch file (data.pkl of the zip format, or a whole legacy / raw pickle):
+# 16 MiB. A state dict's pickle holds names and storage records, about 100 bytes a tensor (a
+# 405B model's state dict: a few hundred KB); torch's weights-only unpickler builds a Python
+# object per element, so a 50 MB pickle of plain numbers becomes gigabytes before any check.
+MAX_PICKLE = 16 << 20
 # frequencies of one rotary embedding: d/2 <= MAX_D/2 pairs (ropelaw.limits.MAX_D)
 MAX_PAIRS = MAX_D // 2
 # cache rows measured: 2^20 positions (a longer cache is measured on its first 2^20 rows, noted)
@@ -134,7 +145,7 @@ def _is_int(x: Any) -> bool:
 Tensors = dict  # {name: (dtype, shape, loader | None)}; a loader returns a zero-copy array view
 
 
-def _read_safetensors(path: str, notes: list[str]) -> tuple[Tensors, int]:
+def _read_safetensors(path: str, notes: list[str], reasons: dict[str, str]) -> tuple[Tensors, int]:
     """Header checked against the file before any tensor byte is touched; tensors memory-mapped.
 
     The checks are the safetensors library's own (``safetensors::tensor::Metadata::validate``):
@@ -156,6 +167,10 @@ def _read_safetensors(path: str, notes: list[str]) -> tuple[Tensors, int]:
         if n > MAX_HEADER:
             raise UsageError(f"{path}: not a safetensors file (header length {n:,} beyond the format's limit "
                              f"of {MAX_HEADER:,} bytes)")
+        if n > MAX_HEADER_READ:
+            raise UsageError(f"{path}: refused: a safetensors header of {n:,} bytes (ropelaw parses headers up to "
+                             f"{MAX_HEADER_READ:,} bytes; 100,000 tensors take about 12 MB, so this one is mostly "
+                             "__metadata__ or empty entries)")
         raw = fh.read(n)
     try:
         header = json.loads(raw.decode("utf-8"))
@@ -191,6 +206,7 @@ def _read_safetensors(path: str, notes: list[str]) -> tuple[Tensors, int]:
         dt = _np_dtype(code)
         if dt is None:
             out[name] = (code, tuple(shape), None)
+            reasons[name] = f"dtype {code} is not one ropelaw reads" if itemsize is None else f"dtype {code} not measured"
             continue
 
         def load(start=data_start + offs[0], count=count, dt=dt, shape=tuple(shape)):
@@ -209,7 +225,10 @@ def _read_safetensors(path: str, notes: list[str]) -> tuple[Tensors, int]:
     return out, len(out)
 
 
-def _flatten(obj: Any, notes: list[str]) -> dict[str, Any]:
+_UNSEARCHED = ("containers not searched",)  # key of `reasons` (never a tensor name): how many
+
+
+def _flatten(obj: Any, notes: list[str], reasons: dict | None = None) -> dict[str, Any]:
     """``{dotted name: tensor}`` of a loaded torch object: iterative, each container once.
 
     Shared containers (one list referenced 2^40 times through nesting) and cycles are walked
@@ -233,11 +252,16 @@ def _flatten(obj: Any, notes: list[str]) -> dict[str, Any]:
             deep += 1
             continue
         items = o.items() if isinstance(o, dict) else enumerate(o)
-        children = [(f"{prefix}.{k}" if prefix else str(k), v, depth + 1) for k, v in items]
+        # names only for what may hold a tensor: a list of 5 million ints gets none (it got 5
+        # million strings, 1.1 GB)
+        children = [(f"{prefix}.{k}" if prefix else str(k), v, depth + 1) for k, v in items
+                    if isinstance(v, (torch.Tensor, dict, list, tuple)) and id(v) not in seen]
         stack.extend(reversed(children))
     if deep:
         notes.append(f"{deep:,} container{'s' if deep != 1 else ''} nested deeper than {MAX_NESTING} levels "
                      "not searched for tensors")
+        if reasons is not None:
+            reasons[_UNSEARCHED] = deep
     return out
 
 
@@ -282,22 +306,32 @@ def _torch_array(t: Any) -> tuple[Callable[[], np.ndarray] | None, str | None]:
     return None, f"dtype {_dtype_name(t.dtype)} not measured"
 
 
-def _check_torch_zip(path: str, size: int) -> None:
-    """Refuse a zip whose members would decompress beyond the file (a zip bomb) before loading.
+def _check_torch_zip(path: str, size: int) -> bool:
+    """Refuse a zip whose members would decompress beyond the file (a zip bomb) or whose pickle is
+    larger than :data:`MAX_PICKLE`, before loading; True when every member is stored.
 
     torch.save stores members uncompressed, so their declared sizes add up to less than the
-    file; torch's reader allocates each member's declared size, so the check bounds memory.
+    file; torch's reader allocates each member's declared size, so the check bounds memory. A
+    member compressed by another tool (deflated) must not be memory-mapped: torch's mmap reads
+    the member's bytes in place, and those would be the compressed ones (values read from
+    deflated bytes: -8.5e-10, -3.6e-31, 7.3e22 for 1, 0.1, 0.01).
     """
     import zipfile
 
     try:
         with zipfile.ZipFile(path) as zf:
-            total = sum(max(i.file_size, 0) for i in zf.infolist())
+            infos = zf.infolist()
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise UsageError(f"{path}: corrupt torch zip file ({str(exc)[:200]})") from None
+    total = sum(max(i.file_size, 0) for i in infos)
     if total > size + _ZIP_SLACK:
         raise UsageError(f"{path}: corrupt torch zip file (members expand to {total:,} bytes from a "
                          f"{size:,}-byte file; torch.save never compresses: a zip bomb?); refused")
+    pkl = max((i.file_size for i in infos if i.filename.endswith("data.pkl")), default=0)
+    if pkl > MAX_PICKLE:
+        raise UsageError(f"{path}: refused: its pickle (data.pkl) is {pkl:,} bytes, more than the {MAX_PICKLE:,} "
+                         "ropelaw unpickles (a state dict's is about 100 bytes a tensor; this one holds other data)")
+    return all(i.compress_type == zipfile.ZIP_STORED for i in infos)
 
 
 _SAFE_PREFIXES = ("torch.", "collections.OrderedDict", "builtins.", "_codecs.encode", "numpy.core.multiarray._reconstruct")
@@ -308,40 +342,44 @@ def _pickle_globals(path: str) -> list[str]:
 
     Best effort, for the refusal message: GLOBAL opcodes, and STACK_GLOBAL with the two strings
     pushed before it; names weights-only loading allows (torch.*, OrderedDict) are left out.
-    Reads at most 64 MiB of pickle (the zip member size was checked before).
+    Reads at most 1 MiB of pickle and stops at the fourth name it would show (the message shows
+    three): naming every global of a 60 MB pickle took 39 s.
     """
     import pickletools
     import zipfile
 
-    limit = 64 << 20
+    limit = 1 << 20
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as zf:
                 member = next((i for i in zf.infolist() if i.filename.endswith("data.pkl")), None)
-                data = zf.read(member) if member is not None and member.file_size <= limit else b""
+                data = b""
+                if member is not None:
+                    with zf.open(member) as fh:
+                        data = fh.read(limit)
         else:
             with open_regular(path) as fh:
                 data = fh.read(limit)
-        found, strings = [], []
+        out: list[str] = []
+        strings: list[str] = []
         for op, arg, _ in pickletools.genops(data):
+            name = None
             if op.name == "GLOBAL" and isinstance(arg, str):
-                found.append(arg.replace(" ", "."))
+                name = arg.replace(" ", ".")
             elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
-                found.append(f"{strings[-2]}.{strings[-1]}")
+                name = f"{strings[-2]}.{strings[-1]}"
             if isinstance(arg, str) and ("UNICODE" in op.name or op.name.endswith("STRING")):
-                strings.append(str(arg))
-            if len(found) > 100:
-                break
-    except Exception:  # a malformed pickle: no names to show
-        return []
-    out = []
-    for name in found:
-        if not name.startswith(_SAFE_PREFIXES) and name not in out:
-            out.append(name)
+                strings = [strings[-1], str(arg)] if strings else [str(arg)]
+            if name and not name.startswith(_SAFE_PREFIXES) and name not in out:
+                out.append(name)
+                if len(out) > 3:
+                    break
+    except Exception:  # a malformed or truncated pickle: the names found so far
+        pass
     return out
 
 
-def _read_torch(path: str, notes: list[str], is_zip: bool, size: int) -> tuple[Tensors, int]:
+def _read_torch(path: str, notes: list[str], is_zip: bool, size: int, reasons: dict[str, str]) -> tuple[Tensors, int]:
     import pickle
 
     from ..errors import require
@@ -349,13 +387,17 @@ def _read_torch(path: str, notes: list[str], is_zip: bool, size: int) -> tuple[T
     torch = require("torch", "torch", "reading a torch checkpoint")
     import warnings
 
+    stored = False
     if is_zip:
-        _check_torch_zip(path, size)
+        stored = _check_torch_zip(path, size)
+    elif size > MAX_PICKLE:
+        raise UsageError(f"{path}: refused: a {size:,}-byte pickle (not torch's zip format); ropelaw unpickles at "
+                         f"most {MAX_PICKLE:,} bytes (re-save it with torch.save, or convert it to safetensors)")
     try:
         with warnings.catch_warnings():  # torch warns about pickle protocols; the verdict is ours
             warnings.simplefilter("ignore")
-            # mmap: storages stay on disk until an analysis touches them (zip format only)
-            obj = torch.load(path, weights_only=True, map_location="cpu", mmap=is_zip)
+            # mmap: storages stay on disk until an analysis touches them (zip format, members stored)
+            obj = torch.load(path, weights_only=True, map_location="cpu", mmap=stored)
     except pickle.UnpicklingError:
         names = _pickle_globals(path)
         shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
@@ -369,13 +411,14 @@ def _read_torch(path: str, notes: list[str], is_zip: bool, size: int) -> tuple[T
     except Exception as exc:
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
         raise UsageError(f"{path}: not a readable torch checkpoint ({type(exc).__name__}: {first})") from None
-    flat = _flatten(obj, notes)
+    flat = _flatten(obj, notes, reasons)
     out: Tensors = {}
     skipped: dict[str, list[str]] = {}
     for name, t in flat.items():
         load, why = _torch_array(t)
         if why is not None:
             skipped.setdefault(why, []).append(name)
+            reasons[name] = why
         out[name] = (_dtype_name(t.dtype), tuple(t.shape), load)
     for why, names in skipped.items():
         shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
@@ -383,13 +426,16 @@ def _read_torch(path: str, notes: list[str], is_zip: bool, size: int) -> tuple[T
     return out, len(out)
 
 
-def read_checkpoint(path: str, notes: list[str] | None = None) -> tuple[str, Tensors, int]:
+def read_checkpoint(path: str, notes: list[str] | None = None,
+                    reasons: dict[str, str] | None = None) -> tuple[str, Tensors, int]:
     """(file format, {name: (dtype, shape, loader)}, tensor count). Never executes the file.
 
     Only a regular file is opened (a FIFO or a device is refused before reading); what could
-    not be measured is appended to ``notes``.
+    not be measured is appended to ``notes``, and why each tensor without a loader has none to
+    ``reasons`` (name -> why).
     """
     notes = [] if notes is None else notes
+    reasons = {} if reasons is None else reasons
     if not os.path.exists(path):
         raise UsageError(f"{path}: no such file")
     if os.path.isdir(path):
@@ -398,10 +444,10 @@ def read_checkpoint(path: str, notes: list[str] | None = None) -> tuple[str, Ten
         size = os.fstat(fh.fileno()).st_size
         magic = fh.read(16)
     if path.endswith(".safetensors") or (len(magic) >= 9 and magic[8:9] == b"{"):
-        tensors, n = _read_safetensors(path, notes)
+        tensors, n = _read_safetensors(path, notes, reasons)
         return "safetensors", tensors, n
     if magic[:4] == b"PK\x03\x04" or magic[:1] == b"\x80":
-        tensors, n = _read_torch(path, notes, magic[:4] == b"PK\x03\x04", size)
+        tensors, n = _read_torch(path, notes, magic[:4] == b"PK\x03\x04", size, reasons)
         return "torch", tensors, n
     raise UsageError(f"{path}: not a checkpoint (neither safetensors nor a torch zip/pickle file)")
 
@@ -623,6 +669,63 @@ def _numel(shape: tuple) -> int:
     return math.prod(shape)
 
 
+_KIND_WORDS = {"inv_freq": "rotary frequencies (inv_freq)", "cos_sin_cache": "a cos/sin cache",
+               "freqs_cis": "a complex rotary cache (freqs_cis)", "stacked_cache": "a stacked cos/sin cache",
+               "alibi_slopes": "ALiBi slopes",
+               "alibi_bias": "an ALiBi bias"}
+
+
+def _kind_by_name(leaf: str, shape: tuple) -> str | None:
+    """What a tensor is by its name (the part after the last '.', lower case), or None.
+
+    ``inv_freq`` by name alone; ``freqs`` / ``bands`` / ``theta`` only by their values too (see
+    the module docstring), so never here."""
+    if leaf.endswith("inv_freq"):
+        return "inv_freq"
+    if "freqs_cis" in leaf:
+        return "freqs_cis"
+    if _stacked_cache_name(leaf) and len(shape) >= 3 and shape[-1] == 2:
+        return "stacked_cache"  # torch.stack([cos, sin], -1): (L, d/2, 2) (lit-llama, torchtune, gpt-fast)
+    if "cos" in leaf and ("cache" in leaf or leaf in ("cos", "cos_cached", "cos_emb")):
+        return "cos_sin_cache"
+    if "slopes" in leaf:
+        return "alibi_slopes"
+    if "alibi" in leaf and len(shape) >= 2:
+        return "alibi_bias"
+    return None
+
+
+def _real_float(dtype: str) -> bool:
+    """A real floating-point dtype name (float16/32/64, bfloat16, float8 formats)."""
+    return dtype.startswith("float") or dtype == "bfloat16"
+
+
+def _not_decreasing_frequencies(v: np.ndarray, dtype: str) -> str | None:
+    """Why finite, positive ``v`` cannot be rotary frequencies, or None.
+
+    theta_i = base^(-2i/d), base > 1 (RoFormer eq. 15): theta_0 = 1 (1/s under position
+    interpolation, s >= 1), so every value is at most 1 (plus the stored dtype's rounding of 1,
+    which is exact in every float format: allowed anyway); strictly decreasing in i. In a format
+    of 8 significant bits or fewer (bf16, fp8) neighbours may round to the same value when
+    base^(2/d) < 1 + 2^-8: ties are allowed there, a rise never, and the last stays below the first.
+    """
+    top = float(np.max(v))
+    if top > 1.0 + 2 * _ROUNDOFF.get(dtype, 2.0**-24):
+        return (f"its largest value is {top:.3g} rad/token; rotary frequencies base^(-2i/d) are at most 1 "
+                f"(theta_0 = 1)")
+    if v.size < 2:
+        return None
+    step = np.diff(v)  # (n-1,)
+    ties_ok = _ROUNDOFF.get(dtype, 0.0) >= 2.0**-8
+    rises = int(np.count_nonzero(step > 0)) if ties_ok else int(np.count_nonzero(step >= 0))
+    if rises or not v[-1] < v[0]:
+        what = "all equal" if np.all(step == 0) else (f"{rises:,} of {step.size:,} steps do not decrease"
+                                                       if rises else "the last is not below the first")
+        return (f"its values do not decrease with the pair index ({what}; first {v[0]:.3g}, last {v[-1]:.3g}); "
+                "rotary frequencies base^(-2i/d) do")
+    return None
+
+
 def audit_checkpoint(path: str) -> CheckpointAudit:
     """Find and measure the rotary / ALiBi tensors of a checkpoint (see the module docstring).
 
@@ -631,18 +734,50 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
     biases up to :data:`MAX_ELEMENTS` elements. What is capped or skipped is said in ``notes``.
     """
     notes: list[str] = []
-    file_format, tensors, count = read_checkpoint(path, notes)
+    reasons: dict[str, str] = {}
+    file_format, tensors, count = read_checkpoint(path, notes, reasons)
+    unsearched = reasons.pop(_UNSEARCHED, 0)
+    if count == 0:
+        raise UsageError(f"{path}: not a checkpoint: it holds no tensors" + (
+            f" within {MAX_NESTING} levels of nesting ({unsearched:,} container{'s' if unsearched != 1 else ''} "
+            "nested deeper not searched)" if unsearched else ""))
     found: list[RotaryTensor] = []
     findings: list[Finding] = []
     inv_freqs: dict[str, np.ndarray] = {}
+    if unsearched:
+        findings.append(Finding.of(
+            CHECKPOINT_NOT_SEARCHED, f"{unsearched:,} container{'s' if unsearched != 1 else ''} nested deeper than "
+            f"{MAX_NESTING} levels {'were' if unsearched != 1 else 'was'} not searched for tensors: a rotary tensor "
+            "there would go unaudited", path=path, containers=unsearched))
 
     def skip(name: str, kind: str, dtype: str, shape: tuple, why: str) -> None:
+        """A rotary / ALiBi tensor not measured: said in the report and as RP356 (never a pass)."""
         found.append(RotaryTensor(name, kind, dtype, list(shape), {"note": f"not measured: {why}"}))
+        findings.append(Finding.of(
+            CHECKPOINT_TENSOR_NOT_MEASURED,
+            f"{name} ({dtype}, shape [{'x'.join(map(str, shape))}]) is stored as {_KIND_WORDS[kind]} but was not "
+            f"measured: {why}", path=path, name_in_file=name, kind=kind, reason=why))
+
+    def not_frequencies(name: str, dtype: str, shape: tuple, why: str) -> None:
+        found.append(RotaryTensor(name, "inv_freq", dtype, list(shape), {"note": f"not rotary frequencies: {why}"}))
+        findings.append(Finding.of(CHECKPOINT_NOT_ROTARY_FREQUENCIES, f"{name} ({dtype}): {why}", path=path,
+                                   name_in_file=name, reason=why))
+
+    for name, (dtype, shape, load) in tensors.items():
+        if load is None:  # skipped by the reader (layout, expanded view, dtype): said when it is rotary
+            kind = _kind_by_name(_leaf(name), shape)
+            if kind is not None:
+                skip(name, kind, dtype, shape, reasons.get(name, "no data to read"))
 
     for name, (dtype, shape, load) in tensors.items():
         leaf = _leaf(name)
         if load is None:
             continue
+        if leaf.endswith(_FREQ_SUFFIXES) and not _real_float(dtype):
+            if leaf.endswith("inv_freq"):
+                not_frequencies(name, dtype, shape, f"a {dtype} tensor cannot hold rotary frequencies "
+                                "(real floating-point values, base^(-2i/d))")
+            continue  # a `freqs` / `theta` of another dtype is something else: not claimed
         if leaf.endswith(_FREQ_SUFFIXES) and len([s for s in shape if s != 1]) == 1:
             if _numel(shape) > MAX_PAIRS:
                 if leaf.endswith("inv_freq"):
@@ -666,6 +801,11 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
                     f"<= 0: {int(np.count_nonzero(v <= 0))})",
                     path=path, name_in_file=name, invalid=bad, size=int(v.size)))
                 continue  # no base fits such values: the precision finding would only repeat it
+            why = _not_decreasing_frequencies(v, dtype)
+            if why is not None:
+                found.pop()
+                not_frequencies(name, dtype, shape, why)
+                continue
             if dtype in _LOW:
                 u = _ROUNDOFF[dtype]
                 findings.append(Finding.of(
@@ -678,18 +818,8 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
         leaf = _leaf(name)
         if load is None:
             continue
-        kind = None
-        if "freqs_cis" in leaf:
-            kind = "freqs_cis"
-        elif _stacked_cache_name(leaf) and len(shape) >= 3 and shape[-1] == 2:
-            kind = "stacked_cache"  # torch.stack([cos, sin], -1): (L, d/2, 2) (lit-llama, torchtune, gpt-fast)
-        elif "cos" in leaf and ("cache" in leaf or leaf in ("cos", "cos_cached", "cos_emb")):
-            kind = "cos_sin_cache"
-        elif "slopes" in leaf:
-            kind = "alibi_slopes"
-        elif "alibi" in leaf and len(shape) >= 2:
-            kind = "alibi_bias"
-        if kind is None:
+        kind = _kind_by_name(leaf, shape)
+        if kind in (None, "inv_freq"):
             continue
         if kind in ("cos_sin_cache", "freqs_cis", "stacked_cache"):
             if kind == "stacked_cache":
@@ -729,10 +859,11 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
                 k = width
             else:
                 sin_name = name[: len(name) - len(leaf)] + leaf.replace("cos", "sin")
-                if sin_name not in tensors or tensors[sin_name][2] is None:
-                    found.append(RotaryTensor(name, "cos_cache", dtype, list(shape),
-                                              {"note": f"no matching sin tensor ({sin_name}); not measured"}))
+                if sin_name not in tensors:
+                    skip(name, "cos_sin_cache", dtype, shape, f"no matching sin tensor ({sin_name})")
                     continue
+                if tensors[sin_name][2] is None:
+                    continue  # the sin tensor was not readable: reported for it
                 if len(shape) < 2 or tuple(tensors[sin_name][1]) != tuple(shape):
                     skip(name, "cos_sin_cache", dtype, shape, "a cos/sin cache has one row per position "
                          f"(at least 2-D, the same shape as {sin_name})")
@@ -780,10 +911,27 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
                     CHECKPOINT_CACHE_NONFINITE, f"{name} ({dtype}): {det['nonfinite']:,} of {det['rows']:,} rows "
                     "hold inf/NaN", path=path, name_in_file=name, nonfinite=det["nonfinite"]))
         elif kind == "alibi_slopes":
+            if len(shape) == 0:
+                skip(name, kind, dtype, shape, "a 0-d tensor, but ALiBi has one slope per head")
+                continue
             if not 1 <= _numel(shape) <= MAX_D:
                 skip(name, kind, dtype, shape, f"{_numel(shape):,} slopes (one per head: 1 .. {MAX_D:,})")
                 continue
+            if not _real_float(dtype):
+                found.append(RotaryTensor(name, kind, dtype, list(shape), {"note": f"not ALiBi slopes: {dtype}"}))
+                findings.append(Finding.of(CHECKPOINT_ALIBI_SLOPES_INVALID, f"{name}: ALiBi slopes stored as {dtype}, "
+                                           "not real floating-point values", path=path, name_in_file=name, dtype=dtype))
+                continue
             v = np.asarray(load(), np.float64).reshape(-1)
+            bad = int(np.count_nonzero(~(np.isfinite(v) & (v > 0))))
+            if bad:
+                found.append(RotaryTensor(name, kind, dtype, list(shape), {
+                    "note": f"not ALiBi slopes: {bad:,} of {v.size:,} zero, negative, inf or NaN", "invalid": bad}))
+                findings.append(Finding.of(
+                    CHECKPOINT_ALIBI_SLOPES_INVALID,
+                    f"{name} ({dtype}): {bad:,} of {v.size:,} ALiBi slopes are zero, negative, inf or NaN (a slope is "
+                    "2^(-8h/H) > 0)", path=path, name_in_file=name, invalid=bad, heads=int(v.size)))
+                continue
             ref = alibi_slopes(v.size)
             with np.errstate(all="ignore"):
                 dev = float(np.max(np.abs(v / ref - 1.0)))

@@ -141,3 +141,94 @@ Rebuild the cache from float32 frequencies (and int64 positions); cast only the 
 """,
     references=("Su et al. 2021, RoFormer, arXiv 2104.09864, eq. 34",),
 )
+
+CHECKPOINT_TENSOR_NOT_MEASURED = define_rule(
+    "RP356", "checkpoint-tensor-not-measured", "warning",
+    "a rotary or ALiBi tensor of the checkpoint could not be measured",
+    what="""
+Reports a tensor found by its name as rotary or ALiBi (`inv_freq`, a cos/sin cache, `freqs_cis`,
+ALiBi `slopes` or biases) whose values the audit could not measure, with the reason: a sparse,
+quantized or meta tensor; an expanded (stride-0) view, which holds one value repeated; a dtype
+the reader does not know or that cannot hold the quantity; a shape that is not that of its kind
+(a 1-D cos/sin cache or a 0-d / 1-d `freqs_cis`, which have one row per position; a 0-d ALiBi
+slope, which has one value per head; more frequencies than any rotary dimension); a cos cache
+without its sin partner.
+""",
+    why="""
+A checkpoint whose rotary tensors were skipped has not been audited: passing it as clean would
+vouch for values nobody read. The finding makes the gap visible (and the exit code 1).
+""",
+    example="""
+torch.save({"rope.inv_freq": torch.ones(1).expand(64)}, "ckpt.pt")   # a stride-0 view
+""",
+    fix="""
+Save the tensor densely (.contiguous(), .to_dense(), .dequantize()) in a floating-point dtype with the shape its kind has, or drop it from the checkpoint if the model recomputes it.
+""",
+)
+
+CHECKPOINT_NOT_ROTARY_FREQUENCIES = define_rule(
+    "RP357", "checkpoint-not-rotary-frequencies", "error",
+    "a stored inv_freq is not a set of rotary frequencies (wrong dtype, above 1 rad/token, or not decreasing)",
+    what="""
+Checks what every rotary frequency set is: real floating-point values (not bool, integer or
+complex), finite and positive (RP355 reports those that are not), at most 1 rad/token
+(theta_0 = base^0 = 1 for RoPE, divided by a factor >= 1 under position interpolation) and
+decreasing with the pair index (base^(-2i/d) with base > 1; in a format of 8 bits or fewer of
+precision neighbours may round to the same value, but the last stays below the first).
+""",
+    why="""
+Such a tensor cannot be the output of base^(-2i/d): all ones rotates every pair at the same
+speed, increasing values invert the frequency bands, 1e30 rad/token turns positions into noise. A
+bool or complex tensor read as numbers would show a meaningless base (a complex one as base 1).
+A model loading it runs with broken positions whatever the audit would say about its precision.
+""",
+    example="""
+state_dict["model.layers.0.self_attn.rotary_emb.inv_freq"] = torch.ones(64)
+""",
+    fix="""
+Recompute inv_freq = 1 / base^(2i/d) in float32 from the config's base, or drop the stored tensor (persistent=False) so the model recomputes it.
+""",
+    references=("Su et al. 2021, RoFormer, arXiv 2104.09864, eq. 15",),
+)
+
+CHECKPOINT_ALIBI_SLOPES_INVALID = define_rule(
+    "RP358", "checkpoint-alibi-slopes-invalid", "error",
+    "stored ALiBi slopes are not real, finite and positive",
+    what="""
+Checks stored ALiBi `slopes`: one real, finite, positive value per head (Press et al.: 2^(-8h/H)).
+A zero, negative, inf or NaN slope, or a bool / integer / complex tensor, is reported.
+""",
+    why="""
+A zero slope removes the position bias of its head entirely; a negative one rewards distant
+tokens; NaN poisons the attention scores.
+""",
+    example="""
+state_dict["transformer.alibi_slopes"] = torch.zeros(32)
+""",
+    fix="""
+Store the slopes 2^(-8h/H) (h = 1 .. H) in float32, or recompute them from the head count at load time.
+""",
+    references=(_ALIBI,),
+)
+
+CHECKPOINT_NOT_SEARCHED = define_rule(
+    "RP359", "checkpoint-not-searched", "warning",
+    "part of a torch checkpoint is nested too deeply to be searched for rotary tensors",
+    what="""
+Reports containers (dicts, lists, tuples) of a weights-only torch file nested deeper than 64
+levels: the audit walks containers down to that depth and does not search below it. (A file
+with no tensor at all within that depth is not a checkpoint: exit 2.)
+""",
+    why="""
+A rotary tensor below the search depth is never measured; reporting the file as clean would
+vouch for it.
+""",
+    example="""
+x = torch.ones(2)
+for _ in range(100): x = [x]
+torch.save({"rope.inv_freq": inv_freq, "deep": x}, "ckpt.pt")
+""",
+    fix="""
+Save a flat state dict (model.state_dict()); state dicts nest a handful of levels.
+""",
+)
