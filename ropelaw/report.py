@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 from .findings import Finding, all_rules
 
-__all__ = ["FORMATS", "render", "summary_line", "exit_code", "clean"]
+__all__ = ["FORMATS", "render", "summary_line", "exit_code", "clean", "JsonStream"]
 
 # C0/C1 controls (newline, carriage return, ESC ...), DEL, Unicode line/paragraph separators and
 # bidirectional overrides: none belongs in a one-line report, and each can forge output (a
@@ -41,16 +41,33 @@ def _sort(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.path, f.line, f.column, f.code))
 
 
+# files that could not be read, parsed or analysed to the end (audit code RE001-RE004, lint
+# RE101-RE102), and directories a scan could not enter (RE005, RE103)
+_UNANALYSED = ("RE001", "RE002", "RE003", "RE004", "RE101", "RE102")
+_UNSCANNED = ("RE005", "RE103")
+
+
 def summary_line(findings: list[Finding], checked: int, noun: str = "file") -> str:
-    """``Found 2 findings (1 error, 1 warning) in 3 files.`` or ``All checks passed ...``."""
+    """``Found 2 findings (1 error, 1 warning) in 3 files.`` or ``All checks passed ...``.
+
+    Says what was analysed: ``in 3 files (1 not analysed; 1 directory not scanned)`` when some
+    files could not be read or analysed to the end, or directories could not be entered."""
     plural = lambda n, w: f"{n:,} {w}{'' if n == 1 else 's'}"  # noqa: E731
     where = plural(checked, noun)
     if not findings:
         return f"All checks passed: no findings in {where}."
+    gaps = []
+    unread = len({f.path for f in findings if f.code in _UNANALYSED})
+    if unread:
+        gaps.append(f"{unread:,} not analysed")
+    dirs = len({f.path for f in findings if f.code in _UNSCANNED})
+    if dirs:
+        gaps.append(f"{dirs:,} director{'y' if dirs == 1 else 'ies'} not scanned")
     counts = [f"{sum(f.severity == s for f in findings):,} info" if s == "info"
               else plural(sum(f.severity == s for f in findings), s)
               for s in ("error", "warning", "info") if any(f.severity == s for f in findings)]
-    return f"Found {plural(len(findings), 'finding')} ({', '.join(counts)}) in {where}."
+    return (f"Found {plural(len(findings), 'finding')} ({', '.join(counts)}) in {where}"
+            + (f" ({'; '.join(gaps)})" if gaps else "") + ".")
 
 
 def render_text(findings: list[Finding], checked: int, noun: str = "file",
@@ -74,6 +91,48 @@ def render_json(findings: list[Finding], extra: dict[str, Any] | None = None) ->
     if extra is None:
         return json.dumps(items, indent=2, allow_nan=False)
     return json.dumps({**extra, "findings": items}, indent=2, allow_nan=False)
+
+
+class JsonStream:
+    """Writes one JSON object key by key (indented as ``json.dumps(obj, indent=2)``), a list item
+    by item (one line each): a scan of 50,000 configs keeps no list of their setups."""
+
+    def __init__(self, out) -> None:
+        self._out = out
+        self._keys = 0
+        self._items: int | None = None
+        out.write("{")
+
+    def _key(self, key: str) -> None:
+        self._out.write(("," if self._keys else "") + f"\n  {json.dumps(key)}: ")
+        self._keys += 1
+
+    def value(self, key: str, value: Any) -> None:
+        from .commands._common import json_safe
+
+        self._key(key)
+        self._out.write(json.dumps(json_safe(value), indent=2, allow_nan=False).replace("\n", "\n  "))
+
+    def begin_list(self, key: str) -> None:
+        self._key(key)
+        self._out.write("[")
+        self._items = 0
+
+    def item(self, value: Any) -> None:
+        """One list item on one line (json's C encoder; ``indent`` would use the pure-Python one,
+        3x slower on a scan of many configs)."""
+        from .commands._common import json_safe
+
+        text = json.dumps(json_safe(value), allow_nan=False)
+        self._out.write(("," if self._items else "") + "\n    " + text)
+        self._items = (self._items or 0) + 1
+
+    def end_list(self) -> None:
+        self._out.write("\n  ]" if self._items else "]")
+        self._items = None
+
+    def close(self) -> None:
+        self._out.write("\n}\n" if self._keys else "}\n")
 
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}

@@ -14,7 +14,7 @@ import stat
 
 from .errors import UsageError
 
-__all__ = ["NotRegularFile", "file_kind", "regular_file", "read_regular", "open_regular"]
+__all__ = ["NotRegularFile", "file_kind", "regular_file", "read_regular", "open_regular", "walk_files", "Unscanned"]
 
 
 class NotRegularFile(UsageError):
@@ -88,3 +88,82 @@ def fmt_bytes(n: int) -> str:
         if n >= size:
             return f"{n / size:.1f} {unit}"
     return f"{n:,} bytes"
+
+
+class Unscanned(tuple):
+    """``(path, why)`` of a directory a scan could not enter (unreadable, too long a path, a
+    symbolic link not followed): reported by the commands, never skipped in silence."""
+
+    __slots__ = ()
+
+    @property
+    def path(self) -> str:
+        return self[0]
+
+    @property
+    def why(self) -> str:
+        return self[1]
+
+
+def walk_files(root: str, suffixes: tuple[str, ...], skip_dirs=lambda name: False,
+               unscanned: "list[Unscanned] | None" = None):
+    """Files under directory ``root`` whose lower-cased name ends with one of ``suffixes``, in
+    sorted order, depth first; iterative (a tree nested 1,100 deep made ``os.walk`` raise
+    RecursionError) and lazy (one directory listing in memory per level).
+
+    Directories ``skip_dirs(name)`` says to skip are not entered. A directory that cannot be
+    listed (permissions, a path over PATH_MAX, an I/O error) or a symbolic link to a directory
+    (not followed: it may point outside the tree or back into it) is appended to ``unscanned``
+    with the reason, where ``os.walk`` left it out without a word. Files are yielded whatever
+    their kind (a FIFO named ``x.json`` is refused by the reader, which says so).
+    """
+    stack: list[list[str]] = []  # per level: the subdirectories still to visit, reversed
+
+    def listing(path: str) -> list[str] | None:
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            if unscanned is not None:
+                why = exc.strerror or str(exc)
+                if exc.errno == getattr(__import__("errno"), "ENAMETOOLONG", -1):
+                    why = f"its path is longer than the system allows ({len(os.fsencode(path)):,} bytes)"
+                unscanned.append(Unscanned((path, f"cannot list the directory: {why}")))
+            return None
+        subdirs = []
+        for e in entries:
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+                if not is_dir and e.is_symlink() and e.is_dir():
+                    if unscanned is not None:
+                        unscanned.append(Unscanned((e.path, "a symbolic link to a directory, not followed "
+                                                             "(pass its target to scan it)")))
+                    continue
+            except OSError as exc:
+                if unscanned is not None:
+                    unscanned.append(Unscanned((e.path, f"cannot stat: {exc.strerror or exc}")))
+                continue
+            if is_dir:
+                if not skip_dirs(e.name):
+                    subdirs.append(e.path)
+            elif e.name.lower().endswith(suffixes):
+                files.append(e.path)
+        return subdirs
+
+    files: list[str] = []
+    subdirs = listing(root)
+    yield from files
+    files.clear()
+    if subdirs:
+        stack.append(subdirs[::-1])
+    while stack:
+        top = stack[-1]
+        if not top:
+            stack.pop()
+            continue
+        path = top.pop()
+        subdirs = listing(path)
+        yield from files
+        files.clear()
+        if subdirs:
+            stack.append(subdirs[::-1])

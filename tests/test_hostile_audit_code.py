@@ -68,7 +68,7 @@ def test_file_over_the_size_limit_is_re004_and_not_read(tmp_path, capsys):
     code, out, err = run(capsys, "audit", "code", str(p), "--max-file-size", "64k", "--no-fix")
     assert (code, err) == (1, "")
     assert out == (f"{p}:1:1: RE004 incomplete-analysis not analysed: larger than the 64 KiB limit "
-                   "(--max-file-size to raise it)\nFound 1 finding (1 error) in 1 file.\n")
+                   "(--max-file-size to raise it)\nFound 1 finding (1 error) in 1 file (1 not analysed).\n")
     code, out, _ = run(capsys, "audit", "code", str(p), "--max-file-size", "1M", "--no-fix")
     assert code == 1 and "RE004" not in out and out.count("RP101") == N_RP101
     with pytest.raises(SystemExit) as exc:  # argparse's own exit for a bad option value
@@ -95,5 +95,5 @@ def test_fifo_and_dev_zero_link_refused_before_reading(tmp_path, capsys):
         "regular file; refused",
         f"{tmp_path / 'zero.py'}:1:1: RE003 unreadable-file cannot read the file: is a character device, not a "
         "regular file; refused",
-        "Found 2 findings (2 errors) in 3 files.",
+        "Found 2 findings (2 errors) in 3 files (2 not analysed).",
     ]

@@ -114,7 +114,7 @@ def test_broken_file_among_others_is_a_finding_alone_it_is_bad_input(tmp_path, c
     assert main(["lint", str(bad), str(f["llama"]), str(f["workflow"])]) == 1
     out = capsys.readouterr().out
     assert f"{bad}:1:1: RE102 malformed-config malformed JSON" in out
-    assert out.strip().endswith("Found 1 finding (1 error) in 2 configs.")
+    assert out.strip().endswith("Found 1 finding (1 error) in 2 configs (1 not analysed).")
     assert main(["lint", str(bad)]) == 2  # nothing given could be read
     err = capsys.readouterr().err
     assert err.startswith(f"ropelaw: error: {bad}: malformed JSON") and len(err.splitlines()) == 1

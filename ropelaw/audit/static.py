@@ -150,6 +150,7 @@ _ARRAY_CTORS = {"zeros", "empty", "full", "ones", "arange", "array", "asarray", 
 _FLOAT32_DEFAULTS = {"float32", "float", "float64", "double"}
 _INT_POS_ARG = re.compile(r"^(position_ids|pos_ids?|cache_position)$")
 _POSITION_WORDS = re.compile(r"position|seq|len|ctx|context|token", re.I)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line ends of Python's tokenizer (universal newlines)
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 
 # attributes that hold the model's precision (a torch dtype): gpt-neox `self.precision`, Megatron `params_dtype`
@@ -331,16 +332,34 @@ def _self_method_calls(fn: ast.AST, lines: Sequence[str]) -> set[str]:
     return set(_SELF_CALL.findall("\n".join(_code_part(x) for x in lines[fn.lineno - 1:fn.end_lineno])))
 
 
+_ASSIGNMENTS: "dict[int, tuple[ast.AST, dict[str, list[ast.Assign]]]]" = {}  # id(fn) -> (fn, index)
+
+
+def _assignments(fn: ast.AST) -> dict[str, list[ast.Assign]]:
+    """``name -> [single-target assignments to it]`` of ``fn``, in walk order; built once per function
+    and kept for the last few functions (one walk per lookup was quadratic: 2,000 buffers
+    registered from locals in one ``__init__`` took minutes)."""
+    hit = _ASSIGNMENTS.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    index: dict[str, list[ast.Assign]] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            index.setdefault(n.targets[0].id, []).append(n)
+    if len(_ASSIGNMENTS) >= 16:
+        _ASSIGNMENTS.pop(next(iter(_ASSIGNMENTS)))
+    _ASSIGNMENTS[id(fn)] = (fn, index)
+    return index
+
+
 def _last_assignment(name: str, fn: ast.AST | None, before: int) -> ast.AST | None:
     """The value last assigned to the local ``name`` in ``fn`` before line ``before`` (None if none)."""
     if fn is None:
         return None
     best = None
-    for n in ast.walk(fn):
-        if (isinstance(n, ast.Assign) and n.lineno < before and len(n.targets) == 1
-                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name):
-            if best is None or n.lineno > best.lineno:
-                best = n
+    for n in _assignments(fn).get(name, ()):
+        if n.lineno < before and (best is None or n.lineno > best.lineno):
+            best = n
     return best.value if best is not None else None
 
 
@@ -496,6 +515,18 @@ def _annotation_dtype(ann: ast.AST | None, name: str) -> "_Dtype | None":
     return None
 
 
+def _dtype_checked(test: ast.AST) -> str | None:
+    """X of a comparison ``self.X.dtype <op> ...`` (either side), the only name for which
+    :func:`_float32_branch` can be other than None; None for any other test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    for side in (test.left, test.comparators[0]):
+        dotted = _dotted(side)
+        if dotted.startswith("self.") and dotted.endswith(".dtype") and dotted.count(".") == 2:
+            return dotted[5:-6]
+    return None
+
+
 def _float32_branch(test: ast.AST, name: str) -> str | None:
     """For ``if self.X.dtype != torch.float32`` the branch where X is float32 ("else"); for ``==``
     ("body"); None when the test is not such a check."""
@@ -533,7 +564,8 @@ class Checker:
         self.path = path
         self.length = length
         self.source = source
-        self.lines = source.splitlines()
+        self.lines = _LINE_BREAK.split(source)  # Python's own lines (str.splitlines also splits at \f,
+        # \x1c-\x1e, NEL and U+2028, which shifted the `# noqa` lookup of every later line by one)
         self.findings: list[Finding] = []
         self._seen: set[tuple[str, int, int]] = set()
         self._autocast: list[str] = []  # stack of "on" / "off" / "unknown"
@@ -942,28 +974,31 @@ class Checker:
                     repaired.add(stmt.value.args[0].value)
         # 2. reads only behind a float32 dtype check
         later = reach(e for e in methods if e != "__init__" and (e not in construction or not e.startswith("_")))
-        for name in names - repaired:
-            guarded_reads, reads = set(), set()
-            for mname, m in methods.items():
-                if mname in construction and mname not in later:
-                    continue  # construction-only: no cast yet
-                for node in ast.walk(m):
-                    if isinstance(node, ast.If):
-                        branch = _float32_branch(node.test, name)
-                        if branch is not None:
-                            for stmt in (node.orelse if branch == "else" else node.body):
-                                guarded_reads.update(id(n) for n in ast.walk(stmt))
-                            guarded_reads.update(id(n) for n in ast.walk(node.test))
-                parents = {id(c): p for p in ast.walk(m) for c in ast.iter_child_nodes(p)}
-                for node in ast.walk(m):
-                    if isinstance(node, ast.Attribute) and node.attr == name and _dotted(node) == f"self.{name}" \
-                            and isinstance(node.ctx, ast.Load):
-                        parent = parents.get(id(node))
-                        if isinstance(parent, ast.Attribute) and parent.attr in ("dtype", "device", "shape", "ndim"):
-                            continue  # metadata, not the values
-                        reads.add(id(node))
-            if reads and reads <= guarded_reads:
-                repaired.add(name)
+        pending = names - repaired
+        # one walk per method for every buffer name at once (a walk per name and method was
+        # quadratic: 1,000 buffers read in forward took minutes)
+        guarded_reads: dict[str, set] = {name: set() for name in pending}
+        reads: dict[str, set] = {name: set() for name in pending}
+        for mname, m in (methods.items() if pending else ()):
+            if mname in construction and mname not in later:
+                continue  # construction-only: no cast yet
+            nodes = list(ast.walk(m))
+            parents = {id(c): p for p in nodes for c in ast.iter_child_nodes(p)}
+            for node in nodes:
+                if isinstance(node, ast.If):
+                    name = _dtype_checked(node.test)
+                    branch = _float32_branch(node.test, name) if name in pending else None
+                    if branch is not None:
+                        for stmt in (node.orelse if branch == "else" else node.body):
+                            guarded_reads[name].update(id(n) for n in ast.walk(stmt))
+                        guarded_reads[name].update(id(n) for n in ast.walk(node.test))
+                elif isinstance(node, ast.Attribute) and node.attr in pending \
+                        and _dotted(node) == f"self.{node.attr}" and isinstance(node.ctx, ast.Load):
+                    parent = parents.get(id(node))
+                    if isinstance(parent, ast.Attribute) and parent.attr in ("dtype", "device", "shape", "ndim"):
+                        continue  # metadata, not the values
+                    reads[node.attr].add(id(node))
+        repaired |= {name for name in pending if reads[name] and reads[name] <= guarded_reads[name]}
         return repaired
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope, method: bool = False) -> None:
@@ -1815,6 +1850,13 @@ def _noqa_filter(findings: list[Finding], lines: list[str]) -> list[Finding]:
     return out
 
 
+# Names and numbers (runs of [A-Za-z0-9_]) a file may hold to be parsed: Python's syntax tree takes
+# about 1 KB per node (2 GB for a 4 MB list of 2 million numbers) and real code has 1.2-1.6 nodes per
+# word and 11 bytes per word (transformers 4.57.1's largest modeling files: 13,000-18,000 words), so
+# 400,000 words (a 4 MiB file of real code) stays near 600 MB. Counted in C before parsing.
+MAX_AST_WORDS = 400_000
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
 MAX_FILE_BYTES = 4 * 1024 * 1024
 """Default per-file size limit of ``audit code`` (``--max-file-size``): the AST of Python source
 takes ~150 bytes of memory per source byte, so 4 MiB stays well under 1 GB; the largest
@@ -1830,6 +1872,8 @@ def _run_deep(fn):
     """``fn()`` in a thread whose stack and recursion limit fit deeply nested ASTs."""
     import threading
 
+    if threading.current_thread().name == "ropelaw-ast":
+        return fn()  # already on the deep stack (scan_paths runs every file there)
     box: dict = {}
 
     def target():
@@ -1915,6 +1959,10 @@ def scan_source(source: "str | bytes", path: str = "-", *, length: int = DEFAULT
             text = text[1:]
     else:
         text = source
+    words = sum(1 for _ in _WORD.finditer(text)) if len(text) > MAX_AST_WORDS else 0
+    if words > MAX_AST_WORDS:
+        return [Finding.of(IO.INCOMPLETE_ANALYSIS, f"not analysed: {words:,} names and numbers, more than the "
+                           f"{MAX_AST_WORDS:,} whose syntax tree fits in memory (about 1 KB a node)", path=path)]
     try:  # always parse: a syntax error is reported even in a file with nothing else to find
         tree = _run_deep(lambda: _parse_quietly(text, path))
     except SyntaxError as exc:
@@ -1973,17 +2021,20 @@ def scan_file(path: "str | os.PathLike", *, length: int = DEFAULT_LENGTH, displa
     return scan_source(data, shown, length=length)
 
 
-def python_files(paths: Sequence["str | os.PathLike"]) -> list[Path]:
+def python_files(paths: Sequence["str | os.PathLike"], unscanned: list | None = None) -> list[Path]:
     """The .py files named or found (recursively, sorted) under ``paths``.
 
-    ``UsageError`` for a missing path, for a file given explicitly that is not ``.py``, and for
-    a named path that is not a regular file (a FIFO, a device; checked with ``stat`` before any
-    read). Inside directories such files are listed and reported as RE003 by :func:`scan_file`.
+    ``UsageError`` for a missing path, for a file given explicitly that is not ``.py``, for a
+    named path that is not a regular file (a FIFO, a device; checked with ``stat`` before any
+    read), and for a directory with no .py file in it (nothing to check is almost always a wrong
+    path). Inside directories such files are listed and reported as RE003 by :func:`scan_file`.
     Hidden directories and virtual environments' ``site-packages`` below a given directory are
-    entered like any other (the user chose the directory), except ``__pycache__`` and ``.git``;
-    symlinked directories are not followed (no loops).
+    entered like any other (the user chose the directory), except ``__pycache__`` and ``.git``.
+    Directories that could not be entered (unreadable, a path over PATH_MAX, symbolic links,
+    which are not followed) are appended to ``unscanned`` as ``(path, why)``
+    (:func:`ropelaw.safeio.walk_files`: iterative, any depth).
     """
-    from ..safeio import regular_file
+    from ..safeio import regular_file, walk_files
 
     out: list[Path] = []
     if not paths:
@@ -1995,9 +2046,13 @@ def python_files(paths: Sequence["str | os.PathLike"]) -> list[Path]:
         if not p.exists() and not p.is_symlink():
             raise UsageError(f"no such file or directory: {raw}")
         if p.is_dir():
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", ".git"))
-                out.extend(Path(root) / f for f in sorted(files) if f.endswith(".py"))
+            gaps: list = []
+            found = [Path(f) for f in walk_files(str(p), (".py",), lambda d: d in ("__pycache__", ".git"), gaps)]
+            if not found and not gaps:
+                raise UsageError(f"no Python files found in {raw}")
+            out.extend(found)
+            if unscanned is not None:
+                unscanned.extend(gaps)
         elif p.suffix == ".py":
             regular_file(str(p))
             out.append(p)
@@ -2010,14 +2065,25 @@ def python_files(paths: Sequence["str | os.PathLike"]) -> list[Path]:
 def scan_paths(paths: Sequence["str | os.PathLike"], *, length: int = DEFAULT_LENGTH,
                select: list[str] | None = None, ignore: list[str] | None = None,
                progress: bool = False, max_bytes: int = MAX_FILE_BYTES) -> ScanResult:
-    """Scan files and directories (see :func:`python_files`) and filter the findings."""
-    files = python_files(paths)
+    """Scan files and directories (see :func:`python_files`) and filter the findings.
+
+    A directory that could not be entered is an RE005 finding. The whole scan runs in one thread
+    with the deep-recursion stack (:func:`_run_deep`), not one thread per file: creating two
+    512 MiB-stack threads for every file cost 1 ms a file."""
+    unscanned: list = []
+    files = python_files(paths, unscanned)
     iterator: Iterable[Path] = files
     if progress and len(files) > 1:
         from tqdm import tqdm
 
-        iterator = tqdm(files, desc="scanning", unit="file", file=sys.stderr, leave=False)
-    findings: list[Finding] = []
-    for f in iterator:
-        findings.extend(scan_file(f, length=length, max_bytes=max_bytes))
+        iterator = tqdm(files, desc="scanning", unit="file", file=sys.stderr, leave=False, mininterval=0.25)
+
+    def scan_all() -> list[Finding]:
+        found: list[Finding] = []
+        for f in iterator:
+            found.extend(scan_file(f, length=length, max_bytes=max_bytes))
+        return found
+
+    findings = _run_deep(scan_all)
+    findings.extend(Finding.of(IO.DIRECTORY_NOT_SCANNED, f"not scanned: {why}", path=path) for path, why in unscanned)
     return ScanResult(select_findings(findings, select, ignore), len(files))

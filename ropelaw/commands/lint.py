@@ -77,12 +77,13 @@ def default_select() -> list[str]:
     return [r.code for r in all_rules() if r.default_on]
 
 
-def collect(paths: list[str]) -> list[tuple[str, bool]]:
+def collect(paths: list[str], unscanned: list | None = None) -> list[tuple[str, bool]]:
     """``(file, named)`` pairs: named files as given, directories expanded (sorted).
 
     ``UsageError`` for a path that does not exist or that this user may not read, and for a
-    directory with no config file in it. Other files that are no config (a FIFO, a device, a
-    binary) are refused by ``read_document`` and handled as in a directory scan.
+    directory with no config file in it (and no directory it could not enter). Other files that
+    are no config (a FIFO, a device, a binary) are refused by ``read_document`` and handled as in a
+    directory scan. Directories that could not be entered go to ``unscanned`` as ``(path, why)``.
     """
     from ..errors import UsageError
     from ..lint.loader import config_files
@@ -90,10 +91,13 @@ def collect(paths: list[str]) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     for p in paths:
         if os.path.isdir(p):
-            found = config_files(p)
-            if not found:
+            gaps: list = []
+            found = config_files(p, gaps)
+            if not found and not gaps:
                 raise UsageError(f"no config files found in {p}")
             out.extend((f, False) for f in found)
+            if unscanned is not None:
+                unscanned.extend(gaps)
             continue
         try:
             os.stat(p)
@@ -111,34 +115,40 @@ def _reason(path: str, message: str) -> str:
     return message[len(path) + 2:] if message.startswith(path + ": ") else message
 
 
-def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress: bool = False, **fill):
-    """Lint every config under ``paths``: ``(results, file_findings, skipped)``.
+def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress: bool = False, **fill):
+    """Lint every config under ``paths``, one file at a time: yields ``("result", LintResult)``,
+    ``("finding", Finding)`` (RE101 / RE102 for a file that could not be read as a config, RE103
+    for a directory that could not be entered) and ``("skipped", (path, why))`` for files that
+    parsed without RoPE settings and named files that are not config files at all.
 
-    ``skipped`` holds ``(path, why)`` for files that parsed without RoPE settings and for named
-    files that are not config files at all; ``file_findings`` RE101 / RE102 for files that could
-    not be parsed. When nothing given could be read and a file was named, the first problem is
-    raised as a ``UsageError`` (exit 2): a lone broken file is bad input, not a finding.
+    One bad file never stops the scan: whatever a file's reading raises (``UsageError``, a
+    ``ValueError`` or ``RecursionError`` from its content) is that file's finding. When nothing
+    given could be read and a file was named, the first problem is raised as a ``UsageError``
+    (exit 2) at the end: a lone broken file is bad input, not a finding.
     """
     from ..errors import UsageError
     from ..lint.check import lint_config
+    from ..findings import Finding
     from ..lint.loader import CONFIG_SUFFIXES, SHELL_SUFFIXES, NotARopeConfig, OptionError, UnreadConfig, load_config
-    from ..lint.rules.files import finding_for
+    from ..lint.rules.files import DIRECTORY_NOT_SCANNED, finding_for
     from ..lint.rules.reading import file_finding
 
-    files = collect(paths)
-    results, file_findings, skipped = [], [], []
+    unscanned: list = []
+    files = collect(paths, unscanned)
+    for path, why in unscanned:
+        yield "finding", Finding.of(DIRECTORY_NOT_SCANNED, f"not scanned: {why}", path=path, line=1, column=1)
     read = 0  # files that parsed (linted, or skipped for holding no RoPE settings)
     first_error: UsageError | None = None
     it = files
     if progress and len(files) > 1:
         from tqdm import tqdm
 
-        it = tqdm(files, desc="lint", unit="file", file=sys.stderr, leave=False)
+        it = tqdm(files, desc="lint", unit="file", file=sys.stderr, leave=False, mininterval=0.25)
     for path, named in it:
         if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES):
             first_error = first_error or UsageError(
                 f"{path}: not a config file (expected .json, .yaml, .yml or .toml)")
-            skipped.append((path, "not a config file (expected .json, .yaml, .yml or .toml)"))
+            yield "skipped", (path, "not a config file (expected .json, .yaml, .yml or .toml)")
             continue
         try:
             cfg = load_config(path, train=train, target=target, tune=tune, **fill)
@@ -146,27 +156,37 @@ def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress
             raise
         except UnreadConfig as exc:  # RV030 / RV031: what could not be read is a finding, not a skip
             read += 1
-            file_findings.append(file_finding(path, exc))
+            yield "finding", file_finding(path, exc)
             continue
         except NotARopeConfig as exc:
             read += 1
-            skipped.append((path, _reason(path, str(exc))))
+            yield "skipped", (path, _reason(path, str(exc)))
             continue
-        except UsageError as exc:
+        except (UsageError, ValueError, RecursionError) as exc:
+            if not isinstance(exc, UsageError):
+                exc = UsageError(f"{path}: malformed config: "
+                                 f"{'nested too deeply' if isinstance(exc, RecursionError) else exc}")
             if named:
                 first_error = first_error or exc
-            file_findings.append(finding_for(path, str(exc)))
+            yield "finding", finding_for(path, str(exc))
             continue
         read += 1
-        results.append(lint_config(cfg))
+        yield "result", lint_config(cfg)
     if read == 0 and first_error is not None:
         raise first_error
+
+
+def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress: bool = False, **fill):
+    """Lint every config under ``paths``: ``(results, file_findings, skipped)`` (:func:`iter_lint`, as lists)."""
+    results, file_findings, skipped = [], [], []
+    for kind, item in iter_lint(paths, train=train, target=target, tune=tune, progress=progress, **fill):
+        {"result": results, "finding": file_findings, "skipped": skipped}[kind].append(item)
     return results, file_findings, skipped
 
 
 def run(args: argparse.Namespace) -> int:
     from ..findings import parse_selectors, select_findings
-    from ..report import exit_code, render
+    from ..report import JsonStream, exit_code, render
 
     select = parse_selectors(args.select, "--select")
     ignore = parse_selectors(args.ignore, "--ignore")
@@ -190,34 +210,59 @@ def run(args: argparse.Namespace) -> int:
         from ..lint.model_config import check_model_config_path
 
         check_model_config_path(args.model_config)  # UsageError: exit 2
-    results, file_findings, skipped = lint_paths(args.paths, train=args.train, target=args.target,
-                                                 tune=args.tune, progress=progress, head_dim=args.head_dim,
-                                                 base=args.base, dtype=args.dtype, model_config=args.model_config)
     sel = select if select is not None else default_select()
-    findings = list(file_findings)
+    findings: list = []
+    file_findings: list = []
     hidden: list = []  # info findings of the default rule set: shown when selected (--select CODE or ALL)
-    for r in results:
+    ok_lines: list[str] = []
+    skipped: list = []
+    configs = 0
+    stream = None
+    # one config at a time: a result is reduced to its findings and its ok line (or, for json,
+    # written out) before the next is read, so memory does not grow with the number of configs
+    for kind, item in iter_lint(args.paths, train=args.train, target=args.target, tune=args.tune,
+                                progress=progress, head_dim=args.head_dim, base=args.base, dtype=args.dtype,
+                                model_config=args.model_config):
+        if kind == "skipped":
+            skipped.append(item)
+            continue
+        if kind == "finding":
+            file_findings.append(item)
+            continue
+        r = item
+        configs += 1
         r.findings = select_findings(r.findings, sel, ignore)
         if select is None:
             hidden.extend(f for f in r.findings if f.severity == "info")
             r.findings = [f for f in r.findings if f.severity != "info"]
         findings.extend(r.findings)
-    findings = select_findings(findings, sel, ignore) if file_findings else findings
-    checked = len(results) + len(file_findings)
+        if args.format == "json":
+            if stream is None:
+                stream = JsonStream(sys.stdout)
+                stream.value("tool", "ropelaw lint")
+                stream.begin_list("configs")
+            stream.item(r.setup())
+        elif args.format == "text" and not r.findings:
+            ok_lines.append(r.ok_line())
+    findings.extend(select_findings(file_findings, sel, ignore))
+    checked = configs + len({f.path for f in file_findings if f.code != "RE103"})  # RE103: a directory
     if args.format == "json":
-        extra = {
-            "tool": "ropelaw lint",
-            "configs": [r.setup() for r in results],
-            "skipped": [{"path": p, "reason": why} for p, why in skipped],
-            "summary": {"configs": checked, "findings": len(findings),
-                        "errors": sum(f.severity == "error" for f in findings),
-                        "warnings": sum(f.severity == "warning" for f in findings),
-                        "info": sum(f.severity == "info" for f in findings),
-                        "hidden_info": len(hidden)},
-        }
-        print(render(findings, "json", extra=extra))
+        if stream is None:
+            stream = JsonStream(sys.stdout)
+            stream.value("tool", "ropelaw lint")
+            stream.begin_list("configs")
+        stream.end_list()
+        stream.value("skipped", [{"path": p, "reason": why} for p, why in skipped])
+        stream.value("summary", {"configs": checked, "findings": len(findings),
+                                 "errors": sum(f.severity == "error" for f in findings),
+                                 "warnings": sum(f.severity == "warning" for f in findings),
+                                 "info": sum(f.severity == "info" for f in findings),
+                                 "hidden_info": len(hidden)})
+        stream.value("findings", [f.to_dict() for f in sorted(findings, key=lambda f: (f.path, f.line, f.column,
+                                                                                        f.code))])
+        stream.close()
     elif args.format == "text":
-        lines = [r.ok_line() for r in results if not r.findings]
+        lines = list(ok_lines)
         lines.extend(f"{p}: skipped: {why}" for p, why in skipped)
         if skipped:
             lines.append(f"Skipped {len(skipped):,} file{'s' if len(skipped) != 1 else ''} without RoPE settings.")

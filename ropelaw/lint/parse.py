@@ -667,16 +667,14 @@ def read_document(path: str) -> tuple[dict, Positions, str]:
     return data, positions, fmt
 
 
-def config_files(root: str) -> list[str]:
+def config_files(root: str, unscanned: list | None = None) -> list[str]:
     """Every ``*.json``, ``*.yaml``, ``*.yml``, ``*.toml`` under ``root`` (sorted, hidden dirs skipped).
 
     Non-regular files with those names (a FIFO, a link to a device) are listed too: reading
-    them is refused, which a directory scan reports as RE101.
+    them is refused, which a directory scan reports as RE101. Directories that could not be
+    entered (unreadable, a path over PATH_MAX, a symbolic link: not followed) are appended to
+    ``unscanned`` as ``(path, why)``; the walk is iterative (:func:`ropelaw.safeio.walk_files`).
     """
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            if name.lower().endswith(CONFIG_SUFFIXES):
-                out.append(os.path.join(dirpath, name))
-    return out
+    from ..safeio import walk_files
+
+    return list(walk_files(root, CONFIG_SUFFIXES, lambda d: d.startswith("."), unscanned))

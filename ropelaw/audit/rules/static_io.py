@@ -41,12 +41,28 @@ INCOMPLETE_ANALYSIS = define_rule(
     "RE004", "incomplete-analysis", "error",
     "the file could not be fully analysed (too large, or nested too deeply) and may hide findings",
     what="Reports a .py file the checker did not analyse to the end: larger than --max-file-size (default "
-         "4 MiB; not read), or an expression nested so deeply (a sum of thousands of terms) that even the "
-         "deep-recursion walk stopped; findings before that point are still reported.",
+         "4 MiB; not read), holding more than 400,000 names and numbers (its syntax tree would take gigabytes; "
+         "counted before parsing), or an expression nested so deeply (a sum of thousands of terms) that even "
+         "the deep-recursion walk stopped; findings before that point are still reported.",
     why="A partial analysis must never read as \"All checks passed\": a rotary bug after the deep expression "
         "would go unseen.",
     example="weights = w0 + w1 + ... + w2899  # 2,900 terms: a 2,900-deep expression tree",
     fix="Split the expression (sum(...) over a list), raise --max-file-size for a genuinely large file, or "
         "exclude generated files from the scan.",
+    references=(),
+)
+
+DIRECTORY_NOT_SCANNED = define_rule(
+    "RE005", "directory-not-scanned", "warning",
+    "a directory under a scanned path was not entered (unreadable, too long a path, a symbolic link)",
+    what="Reports a directory found while scanning that was not searched for .py files: one the operating "
+         "system refused to list (permissions, an I/O error), one whose path is longer than the system "
+         "allows (PATH_MAX), or a symbolic link to a directory (not followed: it may point outside the tree "
+         "or back into it).",
+    why="Files in a directory that was never listed were never checked; a scan that skipped them must not "
+        "read as \"All checks passed\".",
+    example="src/vendor -> /opt/vendor (a symlinked directory), or src/private with mode 000",
+    fix="Make the directory readable, or pass the symlink's target (or the directory itself) on the command "
+        "line; to accept the gap, --ignore RE005.",
     references=(),
 )

@@ -32,6 +32,21 @@ MALFORMED = define_rule(
 )
 
 
+DIRECTORY_NOT_SCANNED = define_rule(
+    "RE103", "config-directory-not-scanned", "warning",
+    "a directory under a linted path was not entered (unreadable, too long a path, a symbolic link)",
+    what="Reports a directory found while scanning for configs that was not searched: one the operating system "
+         "refused to list (permissions, an I/O error), one whose path is longer than the system allows (PATH_MAX), "
+         "or a symbolic link to a directory (not followed: it may point outside the tree or back into it). "
+         "Hidden directories (.git, .venv) are skipped by design and not reported.",
+    why="Configs in a directory that was never listed were never linted; the scan must not read as \"All checks "
+        "passed\".",
+    example="configs/shared -> ../../common/configs (a symlinked directory)",
+    fix="Make the directory readable, or pass the symlink's target (or the directory itself) on the command line; "
+        "to accept the gap, --ignore RE103.",
+)
+
+
 def finding_for(path: str, message: str) -> Finding:
     """RE101 or RE102 for a UsageError message from the loader."""
     low = message.lower()
