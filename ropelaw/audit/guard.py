@@ -37,6 +37,10 @@ __all__ = ["DEFAULT_TIMEOUT", "GRACE", "AuditTimeout", "GuardReport", "run_guard
 # A module audit at the default 8,192 positions takes seconds; 2^23 positions on a slow machine
 # take minutes. Ten minutes bounds a hung import or an endless loop without cutting a real run.
 DEFAULT_TIMEOUT = 600.0
+# --timeout range: a timer below a millisecond fires before the code starts, and setitimer /
+# Event.wait overflow far above a year (1e308 s raised OverflowError, exit 3)
+MIN_TIMEOUT = 1e-3
+MAX_TIMEOUT = 365.0 * 86400
 # Seconds the watchdog waits past the timeout for the code to return to Python before it ends
 # the process (a native call that ignores the timer).
 GRACE = 10.0
@@ -78,6 +82,9 @@ def _fmt_seconds(t: float) -> str:
 def run_guarded(fn: Callable[[], Any], *, what: str, timeout: float | None = DEFAULT_TIMEOUT) -> tuple[Any, GuardReport]:
     """``(fn(), report)``; one-line :class:`UsageError` for a timeout, ``SystemExit`` or
     ``KeyboardInterrupt`` raised by ``fn``. ``timeout`` None or 0: no limit."""
+    if timeout and not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
+        raise UsageError(f"--timeout {timeout:g} s is out of range: 0 (no limit) or {MIN_TIMEOUT:g} .. "
+                         f"{MAX_TIMEOUT:,.0f} s")
     report = GuardReport()
     held = io.StringIO()
     use_timer = bool(timeout) and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
@@ -96,13 +103,14 @@ def run_guarded(fn: Callable[[], Any], *, what: str, timeout: float | None = DEF
     old_handler = None
     if use_timer:
         old_handler = signal.signal(signal.SIGALRM, on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, timeout)
     if timeout:
         threading.Thread(target=watchdog, name="ropelaw-watchdog", daemon=True).start()
     try:
         with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(held):
             warnings.simplefilter("always")
             try:
+                if use_timer:  # armed inside the try: however soon it fires, it is caught below
+                    signal.setitimer(signal.ITIMER_REAL, timeout)
                 result = fn()
             finally:
                 if use_timer:

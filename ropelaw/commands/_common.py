@@ -244,15 +244,34 @@ def check_d_limit(d: float) -> None:
         raise ValueError(f"rotary dimension d={numfmt.number(d)} is beyond any real model (at most {MAX_D:,})")
 
 
+_JSON_KEYS = (str, int, float, bool, type(None))
+
+
 def json_safe(value: Any) -> Any:
-    """inf/nan -> None, recursively (JSON has neither; ``json.dump`` would write ``Infinity``)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
+    """A value JSON can encode, recursively: inf/nan -> None (JSON has neither; ``json.dump``
+    would write ``Infinity``), and every other type a YAML or TOML file can hold as JSON does it:
+    dates, times and timestamps (YAML ``2001-12-14``, TOML ``07:32:00``) -> ISO 8601 strings, bytes
+    (YAML ``!!binary``) -> base64 text, sets (``!!set``) -> sorted lists, tuples -> lists, mapping
+    keys that JSON cannot take (a date) -> their JSON text; anything else -> its ``str``."""
+    import datetime
+
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
     if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
+        return {(k if isinstance(k, _JSON_KEYS) else str(json_safe(k))): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
-    return value
+    if isinstance(value, (datetime.date, datetime.time)):  # datetime.datetime is a date
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        import base64
+
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, (set, frozenset)):
+        return [json_safe(v) for v in sorted(value, key=repr)]
+    return str(value)
 
 
 def emit_json(obj: Any) -> None:

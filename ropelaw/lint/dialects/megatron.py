@@ -262,23 +262,87 @@ DIALECT = dialect(NAME, detect, read, doc_class=FlagDoc)
 
 
 # ----------------------------------------------------------------------------- shell launch scripts
-_ASSIGN = re.compile(r"^(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_ASSIGN = re.compile(r"^(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
-    """``(first line number, text)`` with backslash continuations joined."""
-    out, buf, start = [], "", None
-    for n, line in enumerate(text.splitlines(), start=1):
-        if start is None:
-            start = n
-        if line.rstrip().endswith("\\"):
-            buf += line.rstrip()[:-1] + " "
+_SPECIAL_OUT = re.compile(r"""[\\'"#]""")  # what changes the quoting state outside quotes
+_SPECIAL_DQ = re.compile(r'[\\"]')  # inside double quotes
+_HEREDOC = re.compile(r"""<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\1""")
+# Variable values a launch script may build: a value of at most 1 MiB (the script's own size
+# limit), 4 MiB for all. A variable doubled 27 times ("B=$A$A", ...) is 128 MiB of text.
+MAX_SHELL_VALUE = 1 << 20
+MAX_SHELL_ENV = 4 << 20
+
+
+def _logical_lines(text: str) -> list[tuple[int, int, str]]:
+    """``(first line, last line, text)`` of each command line, as bash reads them: backslash
+    continuations joined (by a space), a quoted string that spans lines kept whole with its
+    newlines (``MODEL_ARGS="`` ... ``"``), here-document bodies skipped. Linear: each line is
+    scanned from one quoting character to the next. ``UsageError`` for a quote never closed
+    (bash fails on such a script; its lines used to be dropped without a word)."""
+    from ...errors import UsageError
+
+    out: list[tuple[int, int, str]] = []
+    buf: list[str] = []
+    start = quote_line = 0
+    quote = ""  # "", "'" or '"'
+    heredoc = None
+    for n, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if heredoc is not None:
+            if line.lstrip("\t") == heredoc:
+                heredoc = None
             continue
-        out.append((start, buf + line))
-        buf, start = "", None
+        if not buf:
+            start = n
+        j, size = 0, len(line)
+        comment = False
+        while j < size:
+            if quote == "'":
+                k = line.find("'", j)
+                if k < 0:
+                    break
+                quote, j = "", k + 1
+            elif quote == '"':
+                m = _SPECIAL_DQ.search(line, j)
+                if m is None:
+                    break
+                j = m.end() + (1 if m.group() == "\\" else 0)
+                if m.group() == '"':
+                    quote = ""
+            else:
+                m = _SPECIAL_OUT.search(line, j)
+                if m is None:
+                    break
+                c = m.group()
+                if c == "\\":
+                    j = m.end() + 1
+                elif c == "#":
+                    if m.start() == 0 or line[m.start() - 1] in " \t;&|(":
+                        comment = True
+                        break  # a comment: the rest of the line (a backslash there continues nothing)
+                    j = m.end()
+                else:
+                    quote, quote_line, j = c, n, m.end()
+        if quote != "'" and not comment and line.rstrip().endswith("\\"):
+            buf.append(line.rstrip()[:-1] + " ")  # a continuation, also inside double quotes
+            continue
+        if quote:
+            buf.append(line + "\n")  # the string goes on: its newline is part of it
+            continue
+        logical = "".join(buf) + line
+        buf = []
+        out.append((start, n, logical))
+        h = _HEREDOC.search(logical)
+        if h is not None:
+            heredoc = h.group(2)
+    if quote:
+        kind = "single" if quote == "'" else "double"
+        raise UsageError(f"the {kind} quote opened on line {quote_line:,} is never closed (bash stops there: "
+                         "the script does not run as written)")
     if buf:
-        out.append((start or 1, buf))
+        out.append((start, start + len(buf) - 1, "".join(buf)))
     return out
 
 
@@ -307,15 +371,20 @@ def parse_shell(text: str) -> tuple[dict, dict]:
     """The ``--flag value`` pairs of a launch script: ``(flags, positions)``; the first occurrence of a
     flag wins; a flag followed by another flag (or nothing) is ``True``; a value naming a variable
     the script does not set is kept as written (``$SEQ_LEN``) and reported by the value rules."""
+    from ...errors import UsageError
+
     env: dict[str, str] = {}
+    env_bytes = 0
     flags: dict[str, Any] = {}
     positions: dict[tuple, tuple[int, int]] = {}
-    lines = text.splitlines()
-    for first, line in _logical_lines(text):
+    lines = [ln.removesuffix("\r") for ln in text.split("\n")]
+    for first, last, line in _logical_lines(text):
         try:
             words = shlex.split(line, comments=True, posix=True)
-        except ValueError:
-            continue
+        except ValueError as exc:
+            raise UsageError(f"line {first:,}: cannot split the command into words ({exc}); the flags on it "
+                             "would go unread") from None
+        seen_at: dict[str, tuple[int, int]] | None = None  # first place of each --flag in this command
         if words and words[0] in ("export", "local", "declare", "readonly") and len(words) >= 2:
             words = words[1:]
         expanded: list[str] = []
@@ -331,6 +400,11 @@ def parse_shell(text: str) -> tuple[dict, dict]:
                 elif len(words) == 1:
                     got = _subst(val, env)
                     if got is not None and name not in env:
+                        env_bytes += len(got)
+                        if len(got) > MAX_SHELL_VALUE or env_bytes > MAX_SHELL_ENV:
+                            raise UsageError(f"line {first:,}: shell variables expand to more than "
+                                             f"{MAX_SHELL_VALUE if len(got) > MAX_SHELL_VALUE else MAX_SHELL_ENV:,} "
+                                             "characters (a variable doubled again and again?); refused")
                         env[name] = got
                 continue
             expanded.append(w)
@@ -338,7 +412,7 @@ def parse_shell(text: str) -> tuple[dict, dict]:
         for i, w in enumerate(words):
             if LAUNCH not in flags and _PRETRAIN.search(w):  # torchrun ... pretrain_gpt.py: this script is a run
                 flags[LAUNCH] = w.rsplit("/", 1)[-1]
-                positions[(LAUNCH,)] = _locate(lines, first, w)
+                positions[(LAUNCH,)] = _locate(lines, first, w, last)
             if not w.startswith("--") or len(w) < 3:
                 continue
             name, _, inline = w.partition("=")
@@ -354,13 +428,29 @@ def parse_shell(text: str) -> tuple[dict, dict]:
                 got = _subst(val, env)
                 val = got if got is not None else val
             flags[name] = val
-            positions[(name,)] = _locate(lines, first, name)
+            if seen_at is None:
+                seen_at = _flag_places(lines, first, last)
+            positions[(name,)] = seen_at.get(name) or _locate(lines, first, name, last)
     return flags, positions
 
 
-def _locate(lines: list[str], first: int, flag: str) -> tuple[int, int]:
+_FLAG_TOKEN = re.compile(r"--[\w-]+")
+
+
+def _flag_places(lines: list[str], first: int, last: int) -> dict[str, tuple[int, int]]:
+    """``--flag -> (line, column)`` of its first appearance in lines ``first`` .. ``last``: one pass
+    per command (a lookup per flag from its first line was quadratic: a command continued over
+    10,000 lines took 10 s)."""
+    places: dict[str, tuple[int, int]] = {}
+    for n in range(first - 1, min(last, len(lines))):
+        for m in _FLAG_TOKEN.finditer(lines[n]):
+            places.setdefault(m.group(), (n + 1, m.start() + 1))
+    return places
+
+
+def _locate(lines: list[str], first: int, flag: str, last: int | None = None) -> tuple[int, int]:
     pat = re.compile(re.escape(flag) + r"(?![\w-])")
-    for n in range(first - 1, len(lines)):
+    for n in range(first - 1, len(lines) if last is None else min(last, len(lines))):
         m = pat.search(lines[n])
         if m:
             return n + 1, m.start() + 1
@@ -378,7 +468,10 @@ def read_shell(path: str) -> tuple[dict, dict]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); not a launch script") from None
-    flags, positions = parse_shell(text)
+    try:
+        flags, positions = parse_shell(text)
+    except UsageError as exc:
+        raise UsageError(f"{path}: {exc}") from None
     if not any(_flag(k) in ("num_attention_heads", "seq_length", "hidden_size") for k in flags):
         raise NotARopeConfig(f"{path}: no Megatron model flags (--num-attention-heads, --seq-length) in the script")
     return flags, positions
