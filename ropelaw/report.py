@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 from .findings import Finding, all_rules
 
-__all__ = ["FORMATS", "render", "summary_line", "exit_code", "clean", "JsonStream"]
+__all__ = ["FORMATS", "render", "summary_line", "exit_code", "clean", "JsonStream", "sarif_uri"]
 
 # C0/C1 controls (newline, carriage return, ESC ...), DEL, Unicode line/paragraph separators and
 # bidirectional overrides: none belongs in a one-line report, and each can forge output (a
@@ -138,6 +138,21 @@ class JsonStream:
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
+def sarif_uri(path: str) -> str:
+    """A SARIF ``artifactLocation.uri`` (SARIF 2.1.0 section 3.4.3: an RFC 3986 URI reference):
+    an absolute path as a ``file://`` URI, a relative one as a relative reference, each byte that
+    is not an unreserved character or ``/`` percent-encoded (a space, ``#``, ``%``, a non-UTF-8
+    byte of a file name), path separators as ``/``."""
+    import os
+    from urllib.parse import quote
+
+    raw = os.fsencode(path)
+    if os.sep != "/":
+        raw = raw.replace(os.fsencode(os.sep), b"/")
+    encoded = quote(raw, safe="/")
+    return "file://" + encoded if raw.startswith(b"/") else encoded
+
+
 def render_sarif(findings: list[Finding], tool_version: str) -> str:
     """SARIF 2.1.0: one run, the rules used, one result per finding."""
     used = {f.code for f in findings}
@@ -166,7 +181,7 @@ def render_sarif(findings: list[Finding], tool_version: str) -> str:
                 "level": _SARIF_LEVEL.get(f.severity, "warning"),
                 "message": {"text": f"{f.name}: {f.message}" + (f" Fix: {f.fix}" if f.fix else "")},
                 "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": f.path},
+                    "artifactLocation": {"uri": sarif_uri(f.path)},
                     "region": {"startLine": max(f.line, 1), "startColumn": max(f.column, 1)},
                 }}],
             } for f in _sort(findings)],

@@ -14,7 +14,8 @@ import stat
 
 from .errors import UsageError
 
-__all__ = ["NotRegularFile", "file_kind", "regular_file", "read_regular", "open_regular", "walk_files", "Unscanned"]
+__all__ = ["NotRegularFile", "file_kind", "regular_file", "read_regular", "open_regular", "walk_files", "Unscanned",
+           "write_atomic"]
 
 
 class NotRegularFile(UsageError):
@@ -167,3 +168,42 @@ def walk_files(root: str, suffixes: tuple[str, ...], skip_dirs=lambda name: Fals
         files.clear()
         if subdirs:
             stack.append(subdirs[::-1])
+
+
+def write_atomic(path: str, write) -> None:
+    """Create or replace ``path`` only with a complete file: ``write(tmp)`` writes a temporary file
+    in the same directory (same suffix, so writers that go by it, such as matplotlib, pick the
+    format), which is then renamed over ``path`` (``os.replace``: atomic on POSIX). On a full disk
+    or any write error the temporary file is removed and ``path`` is left as it was (a figure used
+    to be replaced by a partial one); :class:`UsageError` says why."""
+    import tempfile
+
+    folder, name = os.path.split(os.path.abspath(path))
+    suffix = os.path.splitext(name)[1]
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=f".tmp{suffix}", dir=folder)
+    os.close(fd)
+    try:
+        write(tmp)
+        mode = os.stat(path).st_mode & 0o7777 if os.path.exists(path) else 0o666 & ~_umask()
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError as exc:
+        _remove(tmp)
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}; "
+                         f"{'the existing file is unchanged' if os.path.exists(path) else 'nothing written'}") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

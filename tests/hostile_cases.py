@@ -28,7 +28,8 @@ CONFIGS = sorted((HERE / "configs").glob("*.json"))
 FORGE = "n\n::error file=FORGED,line=1::forged\x1b[31m\u202e"
 
 CLASSES = ("checkpoint-memory", "safetensors-header", "torch-valid", "lint", "non-regular", "audit-code",
-           "output-forgery", "cli-arguments", "audit-module", "checkpoint-garbage")
+           "output-forgery", "cli-arguments", "audit-module", "checkpoint-garbage", "reader-time", "reader-memory",
+           "internal-errors", "partial-scans", "scan-scale", "wrong-results")
 
 
 @dataclass
@@ -593,10 +594,281 @@ def audit_module(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
                    needs_torch=True, fmt=fmt)
 
 
+# ------------------------------------------------------------------- issue 23: the new classes
+_YAML_HEAD = "".join(f"{k}: {v}\n" for k, v in HEAD.items())
+_TOML_HEAD = "".join(f"{k} = {v}\n" for k, v in HEAD.items())
+_MEGATRON = ("--num-layers 2 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 "
+             "--max-position-embeddings 4096 --position-embedding-type rope")
+
+
+def _pickle_bytes(obj) -> bytes:
+    import pickle
+
+    return pickle.dumps(obj, protocol=2)
+
+
+def _zip_with_pickle(name: str, payload: bytes) -> Callable[[Path], None]:
+    """A torch zip whose data.pkl is ``payload`` (a benign pickle of plain Python data)."""
+    def write(d: Path) -> None:
+        with zipfile.ZipFile(d / name, "w", zipfile.ZIP_STORED) as zf:
+            zf.writestr("archive/data.pkl", payload)
+            zf.writestr("archive/version", "3\n")
+    return write
+
+
+def reader_time(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
+    """Inputs that took super-linear time (issue 23): each must end quickly at any size."""
+    big = scale == "sweep"
+    k = (lambda sweep, ci: sweep if big else ci)  # noqa: E731
+    code_n = k(4000, 100)
+    bufs = ("import torch\nclass R(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            + "".join(f"        self.register_buffer('inv_freq{i}', 1.0 / (10000 ** (torch.arange(0, 64, 2).float() "
+                      f"/ 64)))\n" for i in range(code_n))
+            + "    def forward(self, x):\n"
+            + "".join(f"        t{i} = torch.arange(x.shape[1], dtype=self.inv_freq{i}.dtype) * self.inv_freq{i}\n"
+                      for i in range(code_n)) + "        return t0\n")
+    locals_ = ("import torch\nclass R(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+               "        inv_freq = 1.0 / (10000 ** (torch.arange(0, 64, 2).float() / 64))\n"
+               + "".join(f"        v{i} = inv_freq * {i}\n        self.register_buffer('b{i}', v{i})\n"
+                         for i in range(code_n))
+               + "    def forward(self, x):\n        return torch.arange(x.shape[1], dtype=self.b0.dtype)\n")
+    classes = "import torch\n" + "".join(
+        f"class C{i}(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        f"        self.register_buffer('inv_freq', torch.ones(3))\n    def a(self, x):\n        return self.b(x)\n"
+        f"    def b(self, x):\n        return torch.arange(x.shape[0], dtype=self.inv_freq.dtype)\n"
+        f"    def forward(self, x):\n        return self.a(x)\n" for i in range(k(1000, 50)))
+    einsum = "import torch\ny = torch.einsum('i,i->', " + ", ".join(["x"] * k(250_000, 5000)) + ")\n"
+    digits = "9" * k(100_000, 3000) + "x"
+    cases = [
+        Case("reader-time", "toml-header-spaces", ["lint", "{d}/h.toml"], ANY,
+             _write_text("h.toml", "[" + " " * k(100_000, 5000) + "model]\nname = 'llama3'\n" + _TOML_HEAD)),
+        Case("reader-time", "toml-nested-arrays", ["lint", "{d}/a.toml"], ANY,
+             _write_text("a.toml", _TOML_HEAD + "x = " + "[" * k(400_000, 5000) + "]" * k(400_000, 5000) + "\n")),
+        Case("reader-time", "yaml-numeric-string", ["lint", "{d}/n.yaml"], OK,
+             _write_text("n.yaml", _YAML_HEAD.replace("rope_theta: 10000", f'rope_theta: "{digits}"'))),
+        Case("reader-time", "toml-numeric-string", ["lint", "{d}/n.toml"], OK,
+             _write_text("n.toml", _TOML_HEAD.replace("rope_theta = 10000", f'rope_theta = "{digits}"'))),
+        Case("reader-time", "megatron-yaml-numeric-string", ["lint", "{d}/m.yaml"], ANY,
+             _write_text("m.yaml", "num_layers: 2\nhidden_size: 4096\nnum_attention_heads: 32\n"
+                                   f"position_embedding_type: rope\nseq_length: \"{digits}\"\n")),
+        Case("reader-time", "omegaconf-spaces", ["lint", "{d}/o.yaml"], ANY,
+             _write_text("o.yaml", _YAML_HEAD.replace("rope_theta: 10000",
+                                                      'rope_theta: "${' + " " * k(20_000, 3000) + 'x"'))),
+        Case("reader-time", "megatron-sh-quoted-string", ["lint", "{d}/q.sh"], OK,
+             _write_text("q.sh", f'torchrun pretrain_gpt.py {_MEGATRON} --data-path "{"a" * k(40_000, 2000)}"\n')),
+        Case("reader-time", "megatron-sh-continuations", ["lint", "{d}/c.sh"], OK,
+             _write_text("c.sh", f"torchrun pretrain_gpt.py {_MEGATRON} \\\n"
+                         + "".join(f"  --flag{i} {i} \\\n" for i in range(k(60_000, 1000))) + "  --rotary-base 1e4\n")),
+        Case("reader-time", "audit-code-buffers-read", ["audit", "code", "{d}/b.py"], OK, _write_text("b.py", bufs)),
+        Case("reader-time", "audit-code-buffers-from-locals", ["audit", "code", "{d}/l.py"], OK,
+             _write_text("l.py", locals_)),
+        Case("reader-time", "audit-code-classes-self-calls", ["audit", "code", "{d}/c.py"], OK,
+             _write_text("c.py", classes)),
+        Case("reader-time", "audit-code-einsum-line", ["audit", "code", "{d}/e.py"], OK, _write_text("e.py", einsum)),
+        Case("reader-time", "yaml-flow-items", ["lint", "{d}/f.yaml"], BAD,
+             _write_text("f.yaml", _YAML_HEAD + "x: [" + ", ".join(["1"] * k(4_000_000, 300_000)) + "]\n"),
+             expect_any=("comma-separated items",)),
+        Case("reader-time", "yaml-keys", ["lint", "{d}/k.yaml"], BAD,
+             _write_text("k.yaml", _YAML_HEAD + "x:\n" + "".join(f"  k{i}: 1\n" for i in range(k(500_000, 270_000)))),
+             expect_any=("comma-separated items",)),
+        Case("reader-time", "malicious-pickle-60MB", ["audit", "checkpoint", "{d}/evil.pt"], BAD,
+             _write_bytes("evil.pt", b"\x80\x02" + b"K\x01" * (k(30_000_000, 9_000_000)) + b"cposix\nsystem\n."),
+             expect_any=("refused",)),
+    ]
+    for i in range(n):
+        yield cases[i % len(cases)]
+
+
+def reader_memory(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
+    """Inputs that asked for gigabytes (issue 23): each must stay well under 1 GB."""
+    big = scale == "sweep"
+    k = (lambda sweep, ci: sweep if big else ci)  # noqa: E731
+    dbl = ["A=xxxxxxxx"] + [f"V{i}=${{{'A' if i == 0 else f'V{i - 1}'}}}${{{'A' if i == 0 else f'V{i - 1}'}}}"
+                            for i in range(27)]
+    bomb = (_YAML_HEAD.replace("rope_theta: 10000\n", "") + "s: &s " + "x" * 16384 + "\nrope_theta: ["
+            + ", ".join(["*s"] * k(200_000, 1100)) + "]\n")
+
+    def ints_state_dict(d: Path) -> None:
+        import torch
+
+        torch.save({"rope.inv_freq": torch.tensor([1.0, 0.1, 0.01]), "steps": list(range(k(5_000_000, 100_000)))},
+                   d / "s.pt")
+
+    def empty_tensors(d: Path) -> None:
+        count = k(1_000_000, 20_000)
+        hdr = {f"t{i}": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]} for i in range(count)}
+        (d / "e.safetensors").write_bytes(safetensors_bytes(hdr))
+    cases = [
+        Case("reader-memory", "shell-variable-doubling", ["lint", "{d}/d.sh"], BAD,
+             _write_text("d.sh", "\n".join(dbl) + f"\ntorchrun pretrain_gpt.py {_MEGATRON} --data-path $V26\n"),
+             expect_any=("expand to more than",)),
+        Case("reader-memory", "yaml-alias-string-bomb", ["lint", "{d}/b.yaml", "--format", "json"], BAD,
+             _write_text("b.yaml", bomb), fmt="json", expect_any=("extra characters of text",)),
+        Case("reader-memory", "state-dict-int-list", ["audit", "checkpoint", "{d}/s.pt"], ANY, ints_state_dict,
+             needs_torch=True),
+        Case("reader-memory", "benign-50MB-pickle", ["audit", "checkpoint", "{d}/p.pt"], BAD,
+             _zip_with_pickle("p.pt", _pickle_bytes(list(range(k(10_000_000, 3_500_000))))),
+             expect_any=("data.pkl",)),
+        Case("reader-memory", "toml-dotted-keys", ["lint", "{d}/t.toml"], BAD,
+             _write_text("t.toml", _TOML_HEAD + "".join(f"k{i}" + ".a" * 60 + " = 1\n" for i in range(k(100_000, 600)))),
+             expect_any=("squared parts",)),
+        Case("reader-memory", "python-ast-nodes", ["audit", "code", "{d}/n.py"], frozenset({1}),
+             _write_text("n.py", "import torch\nx = [" + "1," * k(2_000_000, 410_000) + "]\n"), expect_any=("RE004",)),
+        Case("reader-memory", "safetensors-metadata", ["audit", "checkpoint", "{d}/m.safetensors"], BAD,
+             _write_bytes("m.safetensors", safetensors_bytes(
+                 {"__metadata__": {f"k{i}": "v" * 80 for i in range(k(1_000_000, 380_000))},
+                  "rope.inv_freq": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8)),
+             expect_any=("refused",)),
+        Case("reader-memory", "empty-tensors", ["audit", "checkpoint", "{d}/e.safetensors"], ANY, empty_tensors),
+    ]
+    for i in range(n):
+        yield cases[i % len(cases)]
+
+
+def internal_errors(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
+    """Valid input that raised (issue 23): JSON of every YAML/TOML type, deep trees, timeouts."""
+    depth = 1100
+
+    def deep(what: str) -> Callable[[Path], None]:
+        def write(d: Path) -> None:
+            fd = os.open(d, os.O_RDONLY)
+            try:
+                for _ in range(depth):
+                    os.mkdir("d", dir_fd=fd)
+                    new = os.open("d", os.O_RDONLY, dir_fd=fd)
+                    os.close(fd)
+                    fd = new
+                name = "m.py" if what == "code" else "c.json"
+                body = BUGGY_PY if what == "code" else json.dumps(HEAD)
+                with open(os.open(name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as fh:
+                    fh.write(body)
+            finally:
+                os.close(fd)
+            (d / ("top.py" if what == "code" else "top.json")).write_text(BUGGY_PY if what == "code" else json.dumps(HEAD))
+        return write
+    values = {"binary": "rope_theta: !!binary aGVsbG8=", "set": "rope_theta: !!set {a, b}",
+              "date": "rope_theta: 2001-12-14", "timestamp": "rope_theta: 2001-12-14t21:59:43.10-05:00",
+              "date-key": "rope_theta: 10000\nx:\n  2001-01-01: y"}
+    cases = [Case("internal-errors", f"json-yaml-{key}", ["lint", "{d}/v.yaml", "--format", "json"], OK,
+                  _write_text("v.yaml", _YAML_HEAD.replace("rope_theta: 10000", v)), fmt="json")
+             for key, v in values.items()]
+    cases += [Case("internal-errors", f"json-toml-{key}", ["lint", "{d}/v.toml", "--format", "json"], OK,
+                   _write_text("v.toml", _TOML_HEAD.replace("rope_theta = 10000", v)), fmt="json")
+              for key, v in {"time": "rope_theta = 07:32:00", "datetime": "rope_theta = 1979-05-27T07:32:00Z",
+                             "date": "rope_theta = 1979-05-27"}.items()]
+    cases += [Case("internal-errors", "deep-tree-lint", ["lint", "{d}"], ANY, deep("lint")),
+              Case("internal-errors", "deep-tree-audit-code", ["audit", "code", "{d}"], frozenset({1}), deep("code"))]
+    cases += [Case("internal-errors", f"timeout-{t}", ["audit", "module", "{d}/user_code.py:noisy", "--length", "64",
+                                                       "--timeout", t], BAD,
+                   _write_text("user_code.py", USER_CODE.format(fixtures=str(FIXTURES / "runtime"))),
+                   needs_torch=True, expect_any=("out of range",)) for t in ("1e308", "1e-300")]
+    for i in range(n):
+        yield cases[i % len(cases)]
+
+
+def partial_scans(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
+    """Directory scans that passed files they never read, or stopped at one bad file (issue 23)."""
+    def symlinked(what: str) -> Callable[[Path], None]:
+        def write(d: Path) -> None:
+            (d / "elsewhere").mkdir()
+            (d / "scan").mkdir()
+            if what == "code":
+                (d / "elsewhere" / "m.py").write_text(BUGGY_PY)
+                (d / "scan" / "ok.py").write_text("x = 1\n")
+            else:
+                (d / "elsewhere" / "c.json").write_text(json.dumps(HEAD))
+                (d / "scan" / "ok.json").write_text(json.dumps(HEAD))
+            (d / "scan" / "link").symlink_to(d / "elsewhere", target_is_directory=True)
+        return write
+
+    def long_path(d: Path) -> None:
+        fd = os.open(d, os.O_RDONLY)
+        try:
+            for _ in range(21):  # 21 x 201 bytes: past PATH_MAX (4,096)
+                os.mkdir("d" * 200, dir_fd=fd)
+                new = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+                os.close(fd)
+                fd = new
+            with open(os.open("m.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as fh:
+                fh.write(BUGGY_PY)
+        finally:
+            os.close(fd)
+        (d / "top.py").write_text("x = 1\n")
+
+    def unreadable(d: Path) -> None:
+        (d / "private").mkdir()
+        (d / "private" / "m.py").write_text(BUGGY_PY)
+        (d / "ok.py").write_text("x = 1\n")
+        os.chmod(d / "private", 0)  # read anyway by root: RP101 then; RE005 for anyone else
+
+    def one_bad(d: Path) -> None:
+        (d / "a.yaml").write_text(_YAML_HEAD)
+        (d / "b.yaml").write_text(_YAML_HEAD + "rope_scaling:\n  factor: ${a.²}\n  type: linear\na: [1]\n")
+        (d / "c.json").write_text(json.dumps(HEAD))
+    cases = [Case("partial-scans", "symlinked-dir-code", ["audit", "code", "{d}/scan"], frozenset({1}),
+                  symlinked("code"), expect_any=("RE005",)),
+             Case("partial-scans", "symlinked-dir-lint", ["lint", "{d}/scan"], frozenset({1}), symlinked("lint"),
+                  expect_any=("RE103",)),
+             Case("partial-scans", "path-over-path-max", ["audit", "code", "{d}"], frozenset({1}), long_path,
+                  expect_any=("RE005",)),
+             Case("partial-scans", "unreadable-dir", ["audit", "code", "{d}"], frozenset({1}), unreadable,
+                  expect_any=("RE005", "RP101")),
+             Case("partial-scans", "no-python-files", ["audit", "code", "{d}"], BAD,
+                  _write_text("README.md", "# nothing\n"), expect_any=("no Python files",)),
+             Case("partial-scans", "one-bad-interpolation", ["lint", "{d}", "--format", "json"], frozenset({1}),
+                  one_bad, fmt="json", expect_any=("c.json",))]
+    for i in range(n):
+        yield cases[i % len(cases)]
+
+
+def scan_scale(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
+    """Directories of many small files: audit code and lint --format json (issue 23)."""
+    count = 50_000 if scale == "sweep" else 300
+
+    def pys(d: Path) -> None:
+        (d / "src").mkdir()
+        for i in range(count):
+            (d / "src" / f"m{i:05d}.py").write_text(BUGGY_PY if i % 50 == 0 else "import torch\nx = torch.arange(8)\n")
+
+    def cfgs(d: Path) -> None:
+        (d / "cfg").mkdir()
+        for i in range(count):
+            (d / "cfg" / f"c{i:05d}.json").write_text(json.dumps(dict(HEAD, max_position_embeddings=4096 * (1 + i % 3))))
+    cases = [Case("scan-scale", f"audit-code-{count}-files-{fmt}", ["audit", "code", "{d}/src", "--format", fmt],
+                  frozenset({1}), pys, fmt=fmt) for fmt in ("text", "github", "json")]
+    cases += [Case("scan-scale", f"lint-{count}-configs-{fmt}", ["lint", "{d}/cfg", "--format", fmt], OK, cfgs, fmt=fmt)
+              for fmt in ("json", "text")]
+    for i in range(n):
+        yield cases[i % len(cases)]
+
+
+def wrong_results(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
+    """Results that were wrong (issue 23), each with the text the right one shows."""
+    chain = "".join(f"k{i}: ${{k{i + 1}}}\n" for i in range(18)) + "k18: 500000\n"
+    cases = [
+        Case("wrong-results", "omegaconf-chain-of-18", ["lint", "{d}/c.yaml", "--format", "json"], OK,
+             _write_text("c.yaml", _YAML_HEAD.replace("rope_theta: 10000", "rope_theta: ${k0}") + chain), fmt="json",
+             expect_in_out='"base": {"value": 500000'),
+        Case("wrong-results", "duplicate-yaml-key", ["lint", "{d}/c.yaml"], frozenset({1}),
+             _write_text("c.yaml", _YAML_HEAD + "rope_theta: 0.5\n"), expect_in_out="c.yaml:5:1: RV005"),
+        Case("wrong-results", "megatron-unbalanced-quote", ["lint", "{d}/run.sh"], BAD,
+             _write_text("run.sh", f"torchrun pretrain_gpt.py {_MEGATRON} --rotary-base \"1e4\n"),
+             expect_any=("never closed",)),
+        Case("wrong-results", "sarif-uri", ["audit", "code", "{d}/a b.py", "--format", "sarif"], frozenset({1}),
+             _write_text("a b.py", BUGGY_PY), fmt="json", expect_in_out="a%20b.py"),
+        Case("wrong-results", "noqa-after-form-feed", ["audit", "code", "{d}/m.py"], frozenset({1}),
+             _write_text("m.py", "# header\fcomment\n" + BUGGY_PY), expect_in_out="RP101"),
+    ]
+    for i in range(n):
+        yield cases[i % len(cases)]
+
+
 GENERATORS = {"checkpoint-memory": checkpoint_memory, "safetensors-header": safetensors_header,
               "torch-valid": torch_valid, "lint": lint, "non-regular": non_regular, "audit-code": audit_code,
               "output-forgery": output_forgery, "cli-arguments": cli_arguments, "audit-module": audit_module,
-              "checkpoint-garbage": checkpoint_garbage}
+              "checkpoint-garbage": checkpoint_garbage, "reader-time": reader_time, "reader-memory": reader_memory,
+              "internal-errors": internal_errors, "partial-scans": partial_scans, "scan-scale": scan_scale,
+              "wrong-results": wrong_results}
 
 
 def all_cases(seed: int, per_class: dict[str, int] | int, scale: str = "ci") -> list[Case]:

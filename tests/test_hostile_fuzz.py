@@ -27,7 +27,9 @@ from ropelaw.errors import UsageError
 RAN: Counter = Counter()
 PER_CLASS = {"checkpoint-memory": 10, "safetensors-header": 40, "torch-valid": 10, "lint": 36, "non-regular": 16,
              "audit-code": 16, "output-forgery": 12, "cli-arguments": 30, "audit-module": 9,
-             "checkpoint-garbage": 10}  # all 50: test_hostile_checkpoint.py
+             "checkpoint-garbage": 10,  # all 50: test_hostile_checkpoint.py
+             "reader-time": 15, "reader-memory": 8, "internal-errors": 12, "partial-scans": 6, "scan-scale": 5,
+             "wrong-results": 5}
 CASES = H.all_cases(seed=12, per_class=PER_CLASS, scale="ci")
 
 
@@ -43,7 +45,8 @@ def _run_case(case: H.Case, tmp_path, capsys) -> list[str]:
 
 @pytest.mark.parametrize("cls", H.CLASSES)
 def test_hostile_class(cls, tmp_path_factory, capsys, monkeypatch):
-    if cls in ("checkpoint-memory", "torch-valid", "audit-module", "checkpoint-garbage"):
+    if cls in ("checkpoint-memory", "torch-valid", "audit-module", "checkpoint-garbage", "reader-memory",
+               "internal-errors"):
         pytest.importorskip("torch")
     if cls == "non-regular" and not hasattr(os, "mkfifo"):
         pytest.skip("needs FIFOs")

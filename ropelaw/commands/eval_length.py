@@ -92,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     if args.output:
-        plot_length_report(report).savefig(args.output, dpi=110)
+        from ..safeio import write_atomic
+
+        fig = plot_length_report(report)
+        write_atomic(args.output, lambda tmp: fig.savefig(tmp, dpi=110))
     if args.format == "json":
         from ._common import emit_json
 

@@ -149,7 +149,11 @@ def write_outputs(result: dict, out_dir: str) -> None:
 
     os.makedirs(out_dir, exist_ok=True)
     stem = output_stem(result, out_dir)
-    with open(stem + ".json", "w") as f:
-        f.write(compact_json(json_safe(result)) + "\n")
+    from ..safeio import write_atomic
+
+    def write_json(tmp: str) -> None:
+        with open(tmp, "w") as f:
+            f.write(compact_json(json_safe(result)) + "\n")
+    write_atomic(stem + ".json", write_json)
     fig = plot_result(result)
-    fig.savefig(stem + ".png", dpi=110)
+    write_atomic(stem + ".png", lambda tmp: fig.savefig(tmp, dpi=110))

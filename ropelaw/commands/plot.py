@@ -166,7 +166,9 @@ def run(args: argparse.Namespace) -> int:
     require("matplotlib", "plot", "ropelaw plot")
     from .. import plot
 
+    from ..safeio import write_atomic
+
     fig = getattr(plot, FIGURES[args.name][0])(**kwargs)
-    fig.savefig(out, dpi=args.dpi)
+    write_atomic(str(out), lambda tmp: fig.savefig(tmp, dpi=args.dpi))  # never a partial image over a good one
     print(f"wrote {out} ({FIGURES[args.name][1]})")
     return 0
