@@ -307,4 +307,5 @@ def test_a_pair_tensor_without_identity_row_zero_is_not_measured(tmp_path):
     st[0] = 0.0  # fairseq2 keeps a padding row first
     a = audit_checkpoint(write_safetensors(tmp_path / "m.safetensors", {"encoder.cache": st}))
     (t,) = a.rotary
-    assert "not measured" in t.details["note"] and a.findings == []
+    # issue 23: a rotary tensor that was not measured is RP356, never a silent pass
+    assert "not measured" in t.details["note"] and [f.code for f in a.findings] == ["RP356"]

@@ -285,7 +285,8 @@ def read_launch(path: str) -> tuple[dict, dict] | None:
     import yaml
 
     from ...safeio import read_regular
-    from .megatron import _ASSIGN, _logical_lines, _subst
+    from ...errors import UsageError
+    from .megatron import _ASSIGN, MAX_SHELL_ENV, MAX_SHELL_VALUE, _logical_lines, _subst
 
     raw = read_regular(path, 1 << 20, "launch script")
     if b"\x00" in raw[:8192]:
@@ -295,8 +296,13 @@ def read_launch(path: str) -> tuple[dict, dict] | None:
     except UnicodeDecodeError:
         return None
     env: dict[str, str] = {}
+    env_bytes = 0
     lines = text.splitlines()
-    for first, line in _logical_lines(text):
+    try:
+        commands = _logical_lines(text)  # a quote never closed: UsageError, as bash fails there
+    except UsageError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    for first, _last, line in commands:
         try:
             words = shlex.split(line, comments=True, posix=True)
         except ValueError:
@@ -305,8 +311,13 @@ def read_launch(path: str) -> tuple[dict, dict] | None:
             m = _ASSIGN.match(words[-1])
             if m:
                 got = _subst(m.group(2), env)
-                if got is not None:
-                    env.setdefault(m.group(1), got)
+                if got is not None and m.group(1) not in env:
+                    env_bytes += len(got)
+                    if len(got) > MAX_SHELL_VALUE or env_bytes > MAX_SHELL_ENV:  # as megatron.parse_shell
+                        raise UsageError(f"{path}: line {first:,}: shell variables expand to more than "
+                                         f"{MAX_SHELL_VALUE if len(got) > MAX_SHELL_VALUE else MAX_SHELL_ENV:,} "
+                                         "characters (a variable doubled again and again?); refused")
+                    env[m.group(1)] = got
                 continue
         words = [_subst(w, env) or w for w in words]
         at = next((i for i, w in enumerate(words) if _TRAIN.search(w)), None)
