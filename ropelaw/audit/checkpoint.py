@@ -10,8 +10,10 @@ Limits, checked before the bytes they guard are read (a hostile file is refused 
 a corrupt one exits 2, never passes as clean): only regular files are opened; a safetensors
 header is validated as the safetensors library does (length within the file and its 100 MB
 limit, int offsets ordered and contiguous within the data, shape x itemsize equal to the byte
-range in Python ints) and tensors are memory-mapped; a torch zip's member sizes are checked
-before torch decompresses them, and storages are memory-mapped; containers are walked once each
+range in Python ints), parsed only up to :data:`MAX_HEADER_READ`, and tensors are memory-mapped;
+a torch zip's member sizes are checked before torch decompresses them, its pickle is at most
+:data:`MAX_PICKLE` (a legacy or raw pickle file too), and storages are memory-mapped when every
+member is stored (a deflated member is read decompressed); containers are walked once each
 (shared or cyclic lists) down to :data:`MAX_NESTING` levels; expanded (stride-0) views are never
 materialised; sparse, quantized and meta tensors are skipped with a note; caches are streamed in
 chunks, at most :data:`MAX_ROWS` rows.
