@@ -328,14 +328,18 @@ def _grid_lower_bound(d: int, length: int, digits: int, hi: float) -> float | No
     """
     bases = _grid_bases(digits, hi)
     expo = [-2.0 * i / d for i in range(d // 2)]  # as default_inv_freq writes it
-    # theta_max = theta_0 = 1; phases up to the length, powers up to a slab's rows + columns
-    tol = _tolerance(d // 2, float(length), powers=length + 1)
+    expo_np = np.asarray(expo, dtype=np.float64)  # (n,) f64, the same floats
+    # theta_max = theta_0 = 1; phases up to the length (doubled: a theta off by 4 ulps moves a phase
+    # by 4 eps m, inside 16 eps m), powers up to a slab's rows + columns
+    tol = _tolerance(d // 2, 2.0 * float(length), powers=length + 1)
     batch, at = _SCREEN_BATCH, 0
     while at < bases.size:
         chunk = bases[at:at + batch]
         at += batch
-        # the Python floats of default_inv_freq (C pow), not numpy.power (SIMD, may differ by an ulp)
-        theta = np.array([[b ** e for e in expo] for b in chunk.tolist()], dtype=np.float64)  # (K, n) f64
+        # numpy.power for the screen (within an ulp of the Python floats of default_inv_freq on the
+        # project machine, at most a few ulps with any SIMD pow: the tolerance's phase term, doubled
+        # below, absorbs 4 ulps); the exact Python floats for the bases that reach _screen_rest
+        theta = np.power(chunk[:, None], expo_np[None, :])  # (K, n) f64
         unit = np.exp(1j * theta)  # (K, n) c128
         alive, unsure = np.arange(chunk.size), np.zeros(chunk.size, dtype=bool)
         stop, width = length + 1, 4
@@ -353,7 +357,9 @@ def _grid_lower_bound(d: int, length: int, digits: int, hi: float) -> float | No
             at, batch = at - chunk.size, _NEAR_BATCH
             continue
         for k in alive:  # in ascending order, each on its own to m = 0; the first that passes is the answer
-            verdict = _screen_rest(theta[k:k + 1], tol, stop, width, bool(unsure[k]))
+            exact = np.array([[float(chunk[k]) ** e for e in expo]], dtype=np.float64)  # (1, n) f64
+            # the slabs above `stop` were screened with numpy's thetas: within the tolerance of these
+            verdict = _screen_rest(exact, tol, stop, width, bool(unsure[k]))
             if verdict is None:  # a sum within the tolerance of zero: decide with the exact frequencies
                 verdict = _supports_exact(d, float(chunk[k]), length)
             if verdict:
