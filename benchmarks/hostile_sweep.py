@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import signal
 import subprocess
 import sys
@@ -65,7 +64,7 @@ def run_case(case: H.Case, kill_after: float) -> dict:
                 "rss_kb": rss_kb, "killed": killed, "problems": bad,
                 "traceback": "Traceback (most recent call last)" in err_s, "stderr": err_s.strip()[:300]}
     finally:
-        shutil.rmtree(d, ignore_errors=True)
+        H.remove_tree(d)
 
 
 def main() -> int:

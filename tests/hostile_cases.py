@@ -55,6 +55,18 @@ ANY = frozenset({0, 1, 2})
 
 
 # ------------------------------------------------------------------------------- helpers
+def remove_tree(path: "Path | str") -> None:
+    """Delete a case's directory, also one nested 1,100 deep (shutil.rmtree recurses per level and
+    raises RecursionError there; pytest's own clean-up of old temporary directories would too)."""
+    import shutil
+    import subprocess
+
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:
+        subprocess.run(["rm", "-rf", "--", str(path)], check=False)
+
+
 def safetensors_bytes(header, data: bytes = b"") -> bytes:
     h = header if isinstance(header, bytes) else json.dumps(header).encode()
     return struct.pack("<Q", len(h)) + h + data

@@ -136,6 +136,9 @@ def test_deep_trees_are_walked_iteratively(tmp_path, capsys):
     assert {Path(ln.split(":")[0]).name for ln in out.splitlines() if " RP101 " in ln} == {"m.py", "deep.py"}
     code, out, err = run(capsys, "lint", tmp_path)
     assert code == 0 and err == "" and out.rstrip().endswith("no findings in 1 config.")
+    import hostile_cases
+
+    hostile_cases.remove_tree(tmp_path / "d")  # shutil.rmtree (pytest's clean-up) recurses per level
 
 
 def test_a_directory_with_nothing_to_check_is_bad_input(tmp_path, capsys):
