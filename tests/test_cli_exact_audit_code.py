@@ -110,7 +110,8 @@ def test_audit_code_sarif(capsys):
     for r in run0["results"]:
         assert r["message"]["text"]
         loc = r["locations"][0]["physicalLocation"]
-        assert loc["artifactLocation"]["uri"] == SEED and loc["region"]["startLine"] >= 1
+        # SARIF 2.1.0 section 3.4.3: a URI; an absolute path is a file:// URI (issue 23)
+        assert loc["artifactLocation"]["uri"] == Path(SEED).absolute().as_uri() and loc["region"]["startLine"] >= 1
         assert rule_ids[r["ruleIndex"]] == r["ruleId"]
 
 
