@@ -273,7 +273,7 @@ def test_cli_directory_bad_file_is_a_finding(tmp_path, capsys):
     assert re.search(r"blob\.json:1:1: RE101 unreadable-config binary file", out)
     assert "ok.json: ok (d=128, base 500,000, trained 8,192, target 8,192, bound 8,192)" in out
     assert "Skipped 1 file without RoPE settings." in out
-    assert out.strip().endswith("Found 2 findings (2 errors) in 3 configs.")
+    assert out.strip().endswith("Found 2 findings (2 errors) in 3 configs (2 not analysed).")
 
 
 def test_megatron_rope_scaling_flag_is_llama3():

@@ -314,6 +314,22 @@ def test_rp202_fp16_overflow():
 LINT_FAMILIES = ("RV", "RL", "RS", "RP2", "RE1")
 
 
+def test_re103_a_symlinked_directory_is_reported_not_scanned(tmp_path, capsys):
+    from ropelaw.cli import main
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "c.json").write_text(json.dumps({"hidden_size": 4096, "num_attention_heads": 32}))
+    (tmp_path / "scan").mkdir()
+    (tmp_path / "scan" / "ok.json").write_text(json.dumps({"hidden_size": 4096, "num_attention_heads": 32,
+                                                          "rope_theta": 1e4, "max_position_embeddings": 4096}))
+    (tmp_path / "scan" / "link").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    assert main(["lint", str(tmp_path / "scan")]) == 1
+    out = capsys.readouterr().out
+    assert (f"{tmp_path / 'scan' / 'link'}:1:1: RE103 config-directory-not-scanned not scanned: a symbolic link to a "
+            "directory, not followed") in out
+    assert out.rstrip().endswith("in 1 config (1 directory not scanned).")
+
+
 def test_every_lint_rule_is_documented_and_tested():
     here = pathlib.Path(__file__).parent
     tested = "".join((here / n).read_text() for n in ("test_lint_rules.py", "test_lint_loader.py",

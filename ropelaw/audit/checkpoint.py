@@ -711,6 +711,8 @@ def _not_decreasing_frequencies(v: np.ndarray, dtype: str) -> str | None:
     of 8 significant bits or fewer (bf16, fp8) neighbours may round to the same value when
     base^(2/d) < 1 + 2^-8: ties are allowed there, a rise never, and the last stays below the first.
     """
+    if v.size == 0:
+        return "it holds no frequencies (an empty tensor)"
     top = float(np.max(v))
     if top > 1.0 + 2 * _ROUNDOFF.get(dtype, 2.0**-24):
         return (f"its largest value is {top:.3g} rad/token; rotary frequencies base^(-2i/d) are at most 1 "
