@@ -127,7 +127,7 @@ def main(argv: list[str]) -> int:
         for p in problems:
             print(f"docs/rules/{p}")
         if problems:
-            print("regenerate with: python scripts/rule_pages.py", file=sys.stderr)
+            print("regenerate with: python scripts/rule_pages.py && git add -A docs/rules", file=sys.stderr)
         return 1 if problems else 0
     if argv:
         print("usage: python scripts/rule_pages.py [--check]", file=sys.stderr)

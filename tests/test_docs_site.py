@@ -168,3 +168,16 @@ def test_the_slug_is_githubs():
     assert github_slug("Precision: `exact` and `audit`") == "precision-exact-and-audit"
     assert github_slug("Experiments: predict, then verify") == "experiments-predict-then-verify"
     assert github_slug("A -- b") == "a----b"
+
+
+def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_command_verbatim():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("```"))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("```"))
+    assert start < 12, "README's first code block (the two commands for a fresh machine) comes first"
+    commands = [line for line in lines[start + 1:end] if line.strip() and not line.startswith("#")]
+    assert len(commands) == 2, commands
+    install, test = commands
+    assert install.startswith("python3 -m venv .venv && ") and " ropelaw bound " in install, install
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert test in ci, f"README's test command is not a line of .ci/run: {test}"

@@ -1,4 +1,4 @@
-"""README's terminal examples print what README shows.
+"""The terminal examples of README.md and of every page under docs/ print what the page shows.
 
 The rule (stated at the top of README's examples, for everyone who adds one): inside a fenced
 block, a line starting with ``$ ropelaw `` is a command, run from the repository root; the lines
@@ -8,8 +8,9 @@ for any number of lines (zero or more): the only allowed elision. A ``# comment`
 command is a shell comment and is not passed on. Every input a command names lives in the
 repository.
 
-The expected text is README itself (the documentation is the specification here); its numbers
-are checked against independent derivations in the other test files.
+The expected text is the page itself (the documentation is the specification here); its numbers
+are checked against independent derivations in the other test files. A command shown with the same
+output on several pages (README's front-page examples are also on their pages) runs once.
 """
 
 from __future__ import annotations
@@ -26,18 +27,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+# README, then the pages of the documentation site (mkdocs.yml), the generated rule pages included
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 ELISION = "..."
 
 
 @dataclass(frozen=True)
 class Example:
-    line: int  # 1-based line of the `$ ropelaw` command in README.md
+    line: int  # 1-based line of the `$ ropelaw` command in its page
     command: str
     expected: tuple[str, ...]
+    page: str = "README.md"  # relative to the repository root
 
 
-def readme_examples(text: str) -> list[Example]:
-    """Every ``$ ropelaw ...`` command inside a fenced block, with the output README shows for it."""
+def page_examples(text: str, page: str = "README.md") -> list[Example]:
+    """Every ``$ ropelaw ...`` command inside a fenced block, with the output the page shows for it."""
     examples: list[Example] = []
     in_block = False
     current: tuple[int, str] | None = None
@@ -48,7 +52,7 @@ def readme_examples(text: str) -> list[Example]:
         if current is not None:
             while out and not out[-1].strip():
                 out.pop()
-            examples.append(Example(current[0], current[1], tuple(out)))
+            examples.append(Example(current[0], current[1], tuple(out), page))
         current, out = None, []
 
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -140,25 +144,32 @@ def run_example(command: str) -> tuple[int, list[str]]:
     return proc.returncode, lines
 
 
-EXAMPLES = readme_examples(README.read_text(encoding="utf-8"))
+EXAMPLES = [e for page in PAGES
+            for e in page_examples(page.read_text(encoding="utf-8"), str(page.relative_to(ROOT)))]
+# one run per distinct (command, shown output); the first place it is shown names the test
+RUNS: dict[tuple[str, tuple[str, ...]], list[Example]] = {}
+for _e in EXAMPLES:
+    RUNS.setdefault((_e.command, _e.expected), []).append(_e)
 
 
-def test_readme_has_examples():
-    # the README of this project shows bound, base, dims, schemes, exact, audit and lint runs
+def test_the_documentation_has_examples():
+    # the pages show bound, base, dims, schemes, plan, exact, audit, lint and rule runs
     commands = {shlex.split(e.command)[1] for e in EXAMPLES}
-    assert {"bound", "base", "dims", "schemes", "exact", "audit", "lint"} <= commands, commands
+    assert {"bound", "base", "dims", "schemes", "plan", "exact", "audit", "lint"} <= commands, commands
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[f"L{e.line}:{e.command}" for e in EXAMPLES])
-def test_readme_example_prints_what_readme_shows(example: Example):
+@pytest.mark.parametrize("shown", list(RUNS.values()),
+                         ids=[f"{s[0].page}:L{s[0].line}:{s[0].command}" for s in RUNS.values()])
+def test_example_prints_what_its_page_shows(shown: list[Example]):
+    example = shown[0]
     code, actual = run_example(example.command)
     assert code in (0, 1, 2), f"{example.command}: exit code {code}\n" + "\n".join(actual)
     assert not any(line.startswith("Traceback") for line in actual), "\n".join(actual)
     expected = list(example.expected)
     if not output_matches(expected, actual, tolerant=example.command.startswith(PLATFORM_MATH)):
         pytest.fail(
-            f"README.md line {example.line}: $ {example.command}\n"
-            f"--- expected (README; a line '...' elides)\n" + "\n".join(expected) +
+            f"{', '.join(f'{e.page} line {e.line}' for e in shown)}: $ {example.command}\n"
+            f"--- expected (the page; a line '...' elides)\n" + "\n".join(expected) +
             "\n--- actual\n" + "\n".join(actual) + "\n---",
             pytrace=False,
         )
@@ -197,7 +208,8 @@ def test_examples_are_parsed_with_their_output_and_comments_dropped():
         "```", "$ ropelaw bound --d 8   # note", "line 1", "", "$ ropelaw exact", "x", "...", "```",
         "$ ropelaw not-in-a-block", "```bash", "ropelaw plot  # no $: not an example", "```",
     ])
-    got = readme_examples(text)
+    got = page_examples(text, "docs/x.md")
+    assert {e.page for e in got} == {"docs/x.md"}
     assert [(e.line, e.command, e.expected) for e in got] == [
         (2, "ropelaw bound --d 8   # note", ("line 1",)),
         (5, "ropelaw exact", ("x", "...")),

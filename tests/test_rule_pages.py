@@ -23,7 +23,9 @@ _spec.loader.exec_module(rule_pages)
 
 def test_rule_pages_are_up_to_date():
     problems = rule_pages.stale(rule_pages.pages())
-    assert not problems, "docs/rules/ is stale (python scripts/rule_pages.py): " + "; ".join(problems)
+    assert not problems, (
+        "docs/rules/ is out of date with the rule registry; regenerate it and commit the result:\n"
+        "    python scripts/rule_pages.py && git add -A docs/rules\n" + "\n".join(problems))
 
 
 def test_every_rule_has_a_page_and_a_row_in_the_index():
