@@ -93,27 +93,29 @@ def _exact_sums(ms: Iterable[int], theta: np.ndarray) -> list[float]:
 
 
 def _unit_powers(theta: np.ndarray, count: int, scale: float = 1.0, unit: np.ndarray | None = None) -> np.ndarray:
-    """e^(i j scale theta) for j = 0 .. count-1, shape (..., n, count), complex128; ``theta`` (..., n).
+    """e^(i j scale theta) for j = 0 .. count-1, shape (count, ..., n), complex128; ``theta`` (..., n).
     ``unit``: e^(i scale theta) when the caller computed it already.
 
-    By doubling (columns [s, 2s) are columns [0, s) times z^s, z = e^(i scale theta)): log2(count)
-    products instead of count*n cosines and sines. z is within an ulp of the unit circle, so z^j is
-    off by at most about (j + 2 log2(count) + 1) eps; :func:`_tolerance` counts j up to the width of
-    the slab evaluated (its table columns plus rows).
+    By doubling (rows [s, 2s) are rows [0, s) times z^s, z = e^(i scale theta)): log2(count)
+    products instead of count*n cosines and sines, each over whole contiguous rows (the power
+    index first: with it last, numpy looped over inner runs of 1, 2, 4 ... elements, 10x slower).
+    z is within an ulp of the unit circle, so z^j is off by at most about (j + 2 log2(count) + 1)
+    eps; :func:`_tolerance` counts j up to the width of the slab evaluated (its table columns
+    plus rows).
     """
     size = 1 << max(0, (count - 1).bit_length())
-    out = np.empty(theta.shape + (size,), dtype=np.complex128)  # (..., n, J) c128
-    out[..., 0] = 1.0
+    out = np.empty((size,) + theta.shape, dtype=np.complex128)  # (J, ..., n) c128
+    out[0] = 1.0
     if size > 1:
         step = np.exp(1j * (scale * theta)) if unit is None else unit  # (..., n) c128
-        out[..., 1] = step
+        out[1] = step
         have = 1
         while have < size:
             if have > 1:
-                out[..., have:2 * have] = out[..., :have] * step[..., None]
+                np.multiply(out[:have], step, out=out[have:2 * have])
             step = step * step
             have *= 2
-    return out[..., :count]
+    return out[:count]
 
 
 def _tolerance(n: int, phase_max: float, powers: int = _BLOCK) -> float:
@@ -238,8 +240,9 @@ def _supports(d: int, base: float, length: int, hints: list[int] | None = None) 
     return True
 
 
-def _supports_exact(d: int, base: float, length: int) -> bool:
-    """Whether base^(-2i/d) keeps B >= 0 for every m <= length: every m, from the top down.
+def _supports_exact(d: int, base: float, length: int, floor: int = 0) -> bool:
+    """Whether base^(-2i/d) keeps B >= 0 for every m <= length: every m (from ``floor`` on, when the
+    distances below it are known to pass), from the top down.
 
     Slabs grow by 4 from the top (bases just below a lower bound fail near the length, rarely
     far below it), so a failing base costs about its distance from the top, a passing one the
@@ -247,17 +250,31 @@ def _supports_exact(d: int, base: float, length: int) -> bool:
     """
     sums = _Sums(default_frequencies(d, base))
     stop, size = length + 1, _BLOCK * 4
-    while stop > 0:
-        start = max(0, stop - size)
+    while stop > floor:
+        start = max(floor, stop - size)
         if np.any(sums(start, stop) < 0):
             return False
         stop, size = start, min(size * 4, _BLOCK * _SLAB)
     return True
 
 
+def _slow_pairs_certify(theta: np.ndarray, length: int) -> bool:
+    """True when B_{m,theta} >= 0 for every integer m in [0, ``length``] follows from the frequencies
+    alone, without a sum: a pair with ``length * theta_i`` below 3 (< pi) has cos(m theta_i) >=
+    cos(length theta_i) for every such m (the cosine decreases on [0, pi]), any other pair >= -1; when
+    the sum of these lower bounds exceeds 1e-6 per pair (float error ~1e-16), every B is positive.
+    False only means "not shown this way". Bases far above a lower bound (the 1e15 of
+    :func:`base_lower_bound`'s domain check) have most pairs slow and pass here in microseconds."""
+    phase = float(length) * np.abs(theta)  # (n,) f64
+    low = np.where(phase < 3.0, np.cos(np.minimum(phase, 3.0)), -1.0)  # (n,) f64
+    return float(low.sum()) > 1e-6 * theta.size
+
+
 @lru_cache(maxsize=1024)
 def _supports_cached(d: int, base: float, length: int) -> bool:
     """:func:`_supports_exact` through the screen (exact signs either way), memoized for the run."""
+    if _slow_pairs_certify(default_frequencies(d, base), length):
+        return True
     theta = default_frequencies(d, base)[None, :]  # (1, n) f64
     verdict = _screen_rest(theta, _tolerance(d // 2, float(length), powers=length + 1), length + 1, 4, False)
     return _supports_exact(d, base, length) if verdict is None else verdict
@@ -290,10 +307,11 @@ def _screen_sums(theta: np.ndarray, start: int, stop: int, unit: np.ndarray | No
     rows = -(-width // cols)
     group = max(1, min(rows, _GEMM // (2 * n * cols)))
     rows = -(-rows // group) * group  # whole gemms of `group` rows
-    col = _unit_powers(theta, cols, unit=unit)  # (K, n, J) c128: e^(i j theta)
-    table = np.concatenate([col.real, col.imag], axis=-2)[:, None]  # (K, 1, 2n, J) f64
-    row = _unit_powers(theta, rows, scale=float(cols)) * np.exp(1j * (start * theta))[..., None]  # (K, n, R) c128
-    rot = np.concatenate([row.real, -row.imag], axis=-2).transpose(0, 2, 1)  # (K, R, 2n) f64
+    col = _unit_powers(theta, cols, unit=unit)  # (J, K, n) c128: e^(i j theta)
+    table = np.concatenate([col.real, col.imag], axis=-1)  # (J, K, 2n) f64
+    table = np.ascontiguousarray(table.transpose(1, 2, 0))[:, None]  # (K, 1, 2n, J) f64
+    row = _unit_powers(theta, rows, scale=float(cols)) * np.exp(1j * (start * theta))  # (R, K, n) c128
+    rot = np.concatenate([row.real, -row.imag], axis=-1).transpose(1, 0, 2)  # (K, R, 2n) f64
     rot = np.ascontiguousarray(rot).reshape(count, rows // group, group, 2 * n)  # (K, R/G, G, 2n) f64
     return np.matmul(rot, table).reshape(count, -1)[:, :width]  # (K, S) f64
 
@@ -301,6 +319,52 @@ def _screen_sums(theta: np.ndarray, start: int, stop: int, unit: np.ndarray | No
 @lru_cache(maxsize=256)
 def _grid_bases(digits: int, hi: float) -> np.ndarray:
     return np.array(list(_grid(digits, 2.0, hi)), dtype=np.float64)  # ascending, (G,) f64
+
+
+class _GridFrequencies:
+    """numpy.power's frequencies of the grid bases at ``d`` and e^(i theta), made once per (d, grid)
+    for the run (every length at that d screens the same bases) and only as far up the grid as a
+    search has gone (most of the grid up to 1e15 is never reached)."""
+
+    def __init__(self, d: int, digits: int, hi: float) -> None:
+        self.bases = _grid_bases(digits, hi)
+        self.expo = np.asarray([-2.0 * i / d for i in range(d // 2)], dtype=np.float64)  # as default_inv_freq
+        self.theta = np.empty((0, d // 2), dtype=np.float64)  # (made, n) f64
+        self.unit = np.empty((0, d // 2), dtype=np.complex128)  # (made, n) c128
+
+    def rows(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """theta and e^(i theta) of the grid bases ``index`` (ascending): (K, n) f64, (K, n) c128."""
+        made = self.theta.shape[0]
+        if index.size and int(index[-1]) >= made:
+            upto = min(self.bases.size, max(int(index[-1]) + 1, 2 * made, 128))
+            theta = np.power(self.bases[made:upto, None], self.expo[None, :])  # (G', n) f64
+            self.theta = np.concatenate([self.theta, theta])
+            self.unit = np.concatenate([self.unit, np.exp(1j * theta)])
+        return self.theta[index], self.unit[index]
+
+
+@lru_cache(maxsize=16)
+def _grid_frequencies(d: int, digits: int, hi: float) -> _GridFrequencies:
+    return _GridFrequencies(d, digits, hi)
+
+
+@lru_cache(maxsize=16)
+def _grid_failures(d: int, digits: int, hi: float) -> np.ndarray:
+    """For each grid base at ``d``, the shortest length it is known to fail (a certain violation at a
+    distance <= that length), else a length beyond any asked: (G,) int64, filled in by
+    :func:`_grid_lower_bound` for the run. A base that fails a length fails every longer one (the same
+    violation), so a longer length's search skips it: the bases far below an answer are screened once
+    per d, not once per length."""
+    return np.full(_grid_bases(digits, hi).size, np.iinfo(np.int64).max, dtype=np.int64)
+
+
+@lru_cache(maxsize=16)
+def _grid_passes(d: int, digits: int, hi: float) -> np.ndarray:
+    """For each grid base at ``d``, the longest length it is known to support (every B >= 0 up to it,
+    decided with exact signs), else 0: (G,) int64, filled in by :func:`_grid_lower_bound` for the run.
+    A base that supports a length supports every shorter one; for a longer one only the distances
+    beyond it are left to check."""
+    return np.zeros(_grid_bases(digits, hi).size, dtype=np.int64)
 
 
 @lru_cache(maxsize=1024)
@@ -311,12 +375,16 @@ def _grid_lower_bound(d: int, length: int, digits: int, hi: float) -> float | No
     answer of scanning the grid upwards with an exact check of each base (the implementation
     before issue 23, 0.03-0.7 s a call), at a few milliseconds:
 
+    0. bases known to fail a length <= ``length`` (:func:`_grid_failures`, from earlier searches at
+       this d in the run) are skipped: their violation is within this length too; a base known to
+       support a length (:func:`_grid_passes`) is checked only beyond it.
     1. a screen, batched over bases: B on slabs growing by 4 from the length down
        (:func:`_screen_sums`, to a width of ``_SCREEN_WIDTH``), with each base's own float
-       frequencies. A base is rejected only where a sum is below minus :func:`_tolerance`, the
-       bound on its float error: the exact sum is negative there too. Bases far below the answer
-       have B < 0 at about half of all distances and die on the first slab of 4; bases just below
-       it mostly fail within a few hundred distances of the length.
+       frequencies (numpy.power's, made once per d: :func:`_grid_frequencies`). A base is rejected
+       only where a sum is below minus :func:`_tolerance`, the bound on its float error: the exact
+       sum is negative there too. Bases far below the answer have B < 0 at about half of all
+       distances and die on the first slab of 4; bases just below it mostly fail within a few
+       hundred distances of the length.
     2. the bases left, in ascending order, each screened on to m = 0 (:func:`_screen_rest`):
        rejected at a certain violation, accepted when every sum is above the tolerance (certainly
        >= 0), and decided by :func:`_supports_exact` (mpmath signs) when some sum is within it.
@@ -327,20 +395,34 @@ def _grid_lower_bound(d: int, length: int, digits: int, hi: float) -> float | No
     scan with mpmath signs and against the implementation this replaced).
     """
     bases = _grid_bases(digits, hi)
+    table = _grid_frequencies(d, digits, hi)
+    failures = _grid_failures(d, digits, hi)
+    cand = np.flatnonzero(failures > length)  # ascending grid indices not yet known to fail
+    rejected: list[np.ndarray] = []
+    try:
+        return _grid_search(d, length, bases, table, cand, rejected, _grid_passes(d, digits, hi))
+    finally:
+        if rejected:
+            k = np.concatenate(rejected)
+            failures[k] = np.minimum(failures[k], length)
+
+
+def _grid_search(d: int, length: int, bases: np.ndarray, table: _GridFrequencies, cand: np.ndarray, rejected: list, passes: np.ndarray) -> float | None:
+    """Step 1-2 of :func:`_grid_lower_bound` over the grid indices ``cand``; appends the indices of the
+    bases it rejected (a certain violation within ``length``) to ``rejected`` and raises ``passes`` of
+    the base it accepts to ``length``."""
     expo = [-2.0 * i / d for i in range(d // 2)]  # as default_inv_freq writes it
-    expo_np = np.asarray(expo, dtype=np.float64)  # (n,) f64, the same floats
     # theta_max = theta_0 = 1; phases up to the length (doubled: a theta off by 4 ulps moves a phase
     # by 4 eps m, inside 16 eps m), powers up to a slab's rows + columns
     tol = _tolerance(d // 2, 2.0 * float(length), powers=length + 1)
     batch, at = _SCREEN_BATCH, 0
-    while at < bases.size:
-        chunk = bases[at:at + batch]
+    while at < cand.size:
+        chunk = cand[at:at + batch]
         at += batch
         # numpy.power for the screen (within an ulp of the Python floats of default_inv_freq on the
         # project machine, at most a few ulps with any SIMD pow: the tolerance's phase term, doubled
         # below, absorbs 4 ulps); the exact Python floats for the bases that reach _screen_rest
-        theta = np.power(chunk[:, None], expo_np[None, :])  # (K, n) f64
-        unit = np.exp(1j * theta)  # (K, n) c128
+        theta, unit = table.rows(chunk)  # (K, n) f64, (K, n) c128
         alive, unsure = np.arange(chunk.size), np.zeros(chunk.size, dtype=bool)
         stop, width = length + 1, 4
         restart = False
@@ -348,7 +430,9 @@ def _grid_lower_bound(d: int, length: int, digits: int, hi: float) -> float | No
             start = max(0, stop - width)
             vals = _screen_sums(theta[alive], start, stop, unit[alive])  # (k, S) f64
             unsure[alive] |= np.any(np.abs(vals) <= tol, axis=1)
-            alive = alive[~np.any(vals < -tol, axis=1)]
+            dead = np.any(vals < -tol, axis=1)
+            rejected.append(chunk[alive[dead]])
+            alive = alive[~dead]
             if width == 4 and alive.size > chunk.size // 2 and chunk.size > _NEAR_BATCH:
                 restart = True  # near the answer: most bases survive; screen a few at a time from here
                 break
@@ -357,27 +441,39 @@ def _grid_lower_bound(d: int, length: int, digits: int, hi: float) -> float | No
             at, batch = at - chunk.size, _NEAR_BATCH
             continue
         for k in alive:  # in ascending order, each on its own to m = 0; the first that passes is the answer
-            exact = np.array([[float(chunk[k]) ** e for e in expo]], dtype=np.float64)  # (1, n) f64
+            base, known = float(bases[chunk[k]]), int(passes[chunk[k]])
+            if known >= length:
+                return base
+            exact = np.array([[base ** e for e in expo]], dtype=np.float64)  # (1, n) f64
             # the slabs above `stop` were screened with numpy's thetas: within the tolerance of these
-            verdict = _screen_rest(exact, tol, stop, width, bool(unsure[k]))
+            verdict = _screen_rest(exact, tol, stop, width, bool(unsure[k]), floor=known + 1 if known else 0)
             if verdict is None:  # a sum within the tolerance of zero: decide with the exact frequencies
-                verdict = _supports_exact(d, float(chunk[k]), length)
+                verdict = _supports_exact(d, base, length, floor=known + 1 if known else 0)
             if verdict:
-                return float(chunk[k])
+                passes[chunk[k]] = length
+                return base
+            rejected.append(chunk[k:k + 1])
     return None
 
 
-def _screen_rest(theta: np.ndarray, tol: float, stop: int, width: int, unsure: bool) -> bool | None:
-    """Continue the screen of one base below ``stop``: False at a certain violation, True when every
-    sum is certainly >= 0 (above the tolerance), None when some sum is too close to zero to tell."""
-    while stop > 0:
-        start = max(0, stop - width)
+def _screen_rest(theta: np.ndarray, tol: float, stop: int, width: int, unsure: bool, floor: int = 0) -> bool | None:
+    """Continue the screen of one base below ``stop`` (down to ``floor``): False at a certain violation,
+    True when every sum is certainly >= 0 (above the tolerance), None when some sum is too close to zero
+    to tell."""
+    while stop > floor:
+        start = max(floor, stop - width)
         vals = _screen_sums(theta, start, stop)[0]  # (S,) f64
         if np.any(vals < -tol):
             return False
         unsure = unsure or bool(np.any(np.abs(vals) <= tol))
         stop, width = start, min(width * 4, _BLOCK * _SLAB)
     return None if unsure else True
+
+
+def _forget_grid_searches() -> None:
+    """Clear what the grid searches of this run remember (answers, known failures and passes, tables)."""
+    for cached in (_grid_lower_bound, _grid_failures, _grid_passes, _grid_frequencies, _supports_cached):
+        cached.cache_clear()
 
 
 def _grid(digits: int, start: float, stop: float):

@@ -218,9 +218,9 @@ def first_passing_brute(d: int, length: int, digits: int = 2) -> float:
 @pytest.mark.parametrize("d,length", [(4, 60), (6, 300), (8, 100), (8, 1000), (12, 700), (16, 256),
                                       (16, 2048), (24, 1000), (32, 1500), (64, 1000), (64, 2048), (128, 1024)])
 def test_grid_lower_bound_equals_a_brute_force_scan(d, length):
-    from ropelaw.basebound import _grid_lower_bound
+    from ropelaw.basebound import _forget_grid_searches
 
-    _grid_lower_bound.cache_clear()
+    _forget_grid_searches()
     assert base_lower_bound(d, length) == first_passing_brute(d, length)
 
 
@@ -233,10 +233,61 @@ def test_grid_lower_bound_equals_the_implementation_it_replaced(d, length):
     (d, length) pairs of the real corpus's configs and around them."""
     from basebound_reference import base_lower_bound_before
 
-    from ropelaw.basebound import _grid_lower_bound
+    from ropelaw.basebound import _forget_grid_searches
 
-    _grid_lower_bound.cache_clear()
+    _forget_grid_searches()
     assert base_lower_bound(d, length) == base_lower_bound_before(d, length)
+
+
+def test_grid_searches_remember_only_certain_facts_in_any_order():
+    """Within a run a search skips grid bases an earlier one saw fail a length <= its own and checks a
+    base known to support a shorter length only beyond it: every order of the same searches gives the
+    answers of fresh searches (each checked against the brute-force scan above for some pairs)."""
+    import random
+
+    from ropelaw.basebound import _forget_grid_searches
+
+    pairs = [(16, 256), (16, 1000), (32, 700), (32, 1024), (32, 1025), (32, 1500), (64, 1000), (64, 1024),
+             (64, 2048), (64, 2049), (64, 700)]
+    fresh = {}
+    for d, length in pairs:
+        _forget_grid_searches()
+        fresh[d, length] = base_lower_bound(d, length)
+    for d, length in [(16, 256), (32, 1500), (64, 1000), (64, 2048)]:
+        assert fresh[d, length] == first_passing_brute(d, length)
+    orders = [sorted(pairs), sorted(pairs, reverse=True)]
+    orders += [random.Random(seed).sample(pairs, len(pairs)) for seed in range(3)]
+    for order in orders:
+        _forget_grid_searches()
+        assert {p: base_lower_bound(*p) for p in order} == fresh, order
+    _forget_grid_searches()
+
+
+@settings(max_examples=60, deadline=None)
+@given(d=st.integers(2, 64).map(lambda k: 2 * k), exponent=st.floats(1.0, 15.0),
+       length=st.integers(1, 3000))
+def test_slow_pairs_certificate_only_certifies_what_the_sums_confirm(d, exponent, length):
+    """_slow_pairs_certify (the shortcut of base_lower_bound's domain check at 1e15): whenever it says
+    every B >= 0 up to the length, the direct sums agree (signs within 1e-9 of zero by mpmath)."""
+    from ropelaw.basebound import _slow_pairs_certify
+
+    theta = default_frequencies(d, 10.0 ** exponent)
+    if not _slow_pairs_certify(theta, length):
+        return
+    m = np.arange(length + 1, dtype=np.float64)
+    vals = np.cos(np.multiply.outer(m, theta)).sum(-1)
+    assert not np.any(vals < -1e-9)
+    assert all(b_exact(int(k), theta) >= 0 for k in np.flatnonzero(np.abs(vals) <= 1e-9))
+
+
+def test_slow_pairs_certificate_covers_the_domain_check_of_the_corpus_lengths():
+    """base_lower_bound first checks that 1e15 supports the length; at the rotary dims and lengths of
+    the real corpus the certificate decides it without sums (and never for d = 2, where cos(m) < 0)."""
+    from ropelaw.basebound import _slow_pairs_certify
+
+    for d, length in [(8, 512), (16, 4096), (64, 131072), (96, 2047), (128, 262144), (256, 8192)]:
+        assert _slow_pairs_certify(default_frequencies(d, 1e15), length)
+    assert not _slow_pairs_certify(default_frequencies(2, 1e15), 100)
 
 
 def test_no_base_supports_d2_as_before():
