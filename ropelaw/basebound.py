@@ -240,9 +240,10 @@ def _supports(d: int, base: float, length: int, hints: list[int] | None = None) 
     return True
 
 
-def _supports_exact(d: int, base: float, length: int, floor: int = 0) -> bool:
+def _supports_exact(d: int, base: float, length: int, floor: int = 0, found: list | None = None) -> bool:
     """Whether base^(-2i/d) keeps B >= 0 for every m <= length: every m (from ``floor`` on, when the
-    distances below it are known to pass), from the top down.
+    distances below it are known to pass), from the top down; a violation's distance is appended to
+    ``found``.
 
     Slabs grow by 4 from the top (bases just below a lower bound fail near the length, rarely
     far below it), so a failing base costs about its distance from the top, a passing one the
@@ -252,7 +253,10 @@ def _supports_exact(d: int, base: float, length: int, floor: int = 0) -> bool:
     stop, size = length + 1, _BLOCK * 4
     while stop > floor:
         start = max(floor, stop - size)
-        if np.any(sums(start, stop) < 0):
+        neg = np.flatnonzero(sums(start, stop) < 0)
+        if neg.size:
+            if found is not None:
+                found.append(start + int(neg[0]))
             return False
         stop, size = start, min(size * 4, _BLOCK * _SLAB)
     return True
@@ -350,11 +354,10 @@ def _grid_frequencies(d: int, digits: int, hi: float) -> _GridFrequencies:
 
 @lru_cache(maxsize=16)
 def _grid_failures(d: int, digits: int, hi: float) -> np.ndarray:
-    """For each grid base at ``d``, the shortest length it is known to fail (a certain violation at a
-    distance <= that length), else a length beyond any asked: (G,) int64, filled in by
-    :func:`_grid_lower_bound` for the run. A base that fails a length fails every longer one (the same
-    violation), so a longer length's search skips it: the bases far below an answer are screened once
-    per d, not once per length."""
+    """For each grid base at ``d``, the shortest distance where a search of the run found B < 0 (with
+    certainty), else a length beyond any asked: (G,) int64, filled in by :func:`_grid_lower_bound`. The
+    base fails every length from there on, so those searches skip it: the bases far below an answer
+    are screened about once per d, not once per length."""
     return np.full(_grid_bases(digits, hi).size, np.iinfo(np.int64).max, dtype=np.int64)
 
 
@@ -375,9 +378,9 @@ def _grid_lower_bound(d: int, length: int, digits: int, hi: float) -> float | No
     answer of scanning the grid upwards with an exact check of each base (the implementation
     before issue 23, 0.03-0.7 s a call), at a few milliseconds:
 
-    0. bases known to fail a length <= ``length`` (:func:`_grid_failures`, from earlier searches at
-       this d in the run) are skipped: their violation is within this length too; a base known to
-       support a length (:func:`_grid_passes`) is checked only beyond it.
+    0. bases with a known violation at a distance <= ``length`` (:func:`_grid_failures`, from earlier
+       searches at this d in the run) are skipped; a base known to support a length
+       (:func:`_grid_passes`) is checked only beyond it.
     1. a screen, batched over bases: B on slabs growing by 4 from the length down
        (:func:`_screen_sums`, to a width of ``_SCREEN_WIDTH``), with each base's own float
        frequencies (numpy.power's, made once per d: :func:`_grid_frequencies`). A base is rejected
@@ -398,19 +401,18 @@ def _grid_lower_bound(d: int, length: int, digits: int, hi: float) -> float | No
     table = _grid_frequencies(d, digits, hi)
     failures = _grid_failures(d, digits, hi)
     cand = np.flatnonzero(failures > length)  # ascending grid indices not yet known to fail
-    rejected: list[np.ndarray] = []
+    rejected: list[tuple] = []
     try:
         return _grid_search(d, length, bases, table, cand, rejected, _grid_passes(d, digits, hi))
     finally:
-        if rejected:
-            k = np.concatenate(rejected)
-            failures[k] = np.minimum(failures[k], length)
+        for k, at in rejected:  # np.minimum.at: a base may be rejected twice (a batch screened again)
+            np.minimum.at(failures, k, at)
 
 
 def _grid_search(d: int, length: int, bases: np.ndarray, table: _GridFrequencies, cand: np.ndarray, rejected: list, passes: np.ndarray) -> float | None:
-    """Step 1-2 of :func:`_grid_lower_bound` over the grid indices ``cand``; appends the indices of the
-    bases it rejected (a certain violation within ``length``) to ``rejected`` and raises ``passes`` of
-    the base it accepts to ``length``."""
+    """Step 1-2 of :func:`_grid_lower_bound` over the grid indices ``cand``; appends ``(indices,
+    distances)`` of the bases it rejected and where (a certain violation, at a distance <= ``length``)
+    to ``rejected`` and raises ``passes`` of the base it accepts to ``length``."""
     expo = [-2.0 * i / d for i in range(d // 2)]  # as default_inv_freq writes it
     # theta_max = theta_0 = 1; phases up to the length (doubled: a theta off by 4 ulps moves a phase
     # by 4 eps m, inside 16 eps m), powers up to a slab's rows + columns
@@ -430,8 +432,10 @@ def _grid_search(d: int, length: int, bases: np.ndarray, table: _GridFrequencies
             start = max(0, stop - width)
             vals = _screen_sums(theta[alive], start, stop, unit[alive])  # (k, S) f64
             unsure[alive] |= np.any(np.abs(vals) <= tol, axis=1)
-            dead = np.any(vals < -tol, axis=1)
-            rejected.append(chunk[alive[dead]])
+            below = vals < -tol  # (k, S): certain violations
+            dead = np.any(below, axis=1)
+            if dead.any():
+                rejected.append((chunk[alive[dead]], start + np.argmax(below[dead], axis=1)))
             alive = alive[~dead]
             if width == 4 and alive.size > chunk.size // 2 and chunk.size > _NEAR_BATCH:
                 restart = True  # near the answer: most bases survive; screen a few at a time from here
@@ -446,24 +450,30 @@ def _grid_search(d: int, length: int, bases: np.ndarray, table: _GridFrequencies
                 return base
             exact = np.array([[base ** e for e in expo]], dtype=np.float64)  # (1, n) f64
             # the slabs above `stop` were screened with numpy's thetas: within the tolerance of these
-            verdict = _screen_rest(exact, tol, stop, width, bool(unsure[k]), floor=known + 1 if known else 0)
+            found: list[int] = []
+            verdict = _screen_rest(exact, tol, stop, width, bool(unsure[k]), floor=known + 1 if known else 0,
+                                   found=found)
             if verdict is None:  # a sum within the tolerance of zero: decide with the exact frequencies
-                verdict = _supports_exact(d, base, length, floor=known + 1 if known else 0)
+                verdict = _supports_exact(d, base, length, floor=known + 1 if known else 0, found=found)
             if verdict:
                 passes[chunk[k]] = length
                 return base
-            rejected.append(chunk[k:k + 1])
+            rejected.append((chunk[k:k + 1], np.array(found[:1] or [length])))
     return None
 
 
-def _screen_rest(theta: np.ndarray, tol: float, stop: int, width: int, unsure: bool, floor: int = 0) -> bool | None:
-    """Continue the screen of one base below ``stop`` (down to ``floor``): False at a certain violation,
-    True when every sum is certainly >= 0 (above the tolerance), None when some sum is too close to zero
-    to tell."""
+def _screen_rest(theta: np.ndarray, tol: float, stop: int, width: int, unsure: bool, floor: int = 0,
+                 found: list | None = None) -> bool | None:
+    """Continue the screen of one base below ``stop`` (down to ``floor``): False at a certain violation
+    (its distance appended to ``found``), True when every sum is certainly >= 0 (above the tolerance),
+    None when some sum is too close to zero to tell."""
     while stop > floor:
         start = max(floor, stop - width)
         vals = _screen_sums(theta, start, stop)[0]  # (S,) f64
-        if np.any(vals < -tol):
+        below = np.flatnonzero(vals < -tol)
+        if below.size:
+            if found is not None:
+                found.append(start + int(below[0]))
             return False
         unsure = unsure or bool(np.any(np.abs(vals) <= tol))
         stop, width = start, min(width * 4, _BLOCK * _SLAB)

@@ -51,6 +51,16 @@ class Doc:
         # dotted keys of single values the dialect looked at (raw / has / get) or judged (consider): with
         # inputs, what the unread check (lint/unread.py) counts as read
         self.considered: set[str] = set()
+        self._key_maps: dict = {}  # id(mapping) -> (mapping, len, {normalised key: key})
+
+    def _keys(self, node: Mapping) -> dict:
+        """``{_norm(key): key}`` of a mapping of the document, made once per mapping (a dialect looks up
+        dozens of keys in the same few sections: rebuilding it per lookup was a tenth of a lint run)."""
+        hit = self._key_maps.get(id(node))
+        if hit is None or hit[0] is not node or hit[1] != len(node):
+            hit = (node, len(node), {_norm(k): k for k in node})
+            self._key_maps[id(node)] = hit
+        return hit[2]
 
     def _find(self, dotted: str) -> tuple[tuple, Any] | None:
         node: Any = self.data
@@ -63,8 +73,7 @@ class Doc:
                 continue
             if not isinstance(node, Mapping):
                 return None
-            keys = {_norm(k): k for k in node}
-            k = keys.get(_norm(part))
+            k = self._keys(node).get(_norm(part))
             if k is None:
                 return None
             node = node[k]

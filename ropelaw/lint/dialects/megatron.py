@@ -97,11 +97,20 @@ class FlagDoc(Doc):
             node, prefix = node[part], prefix + (part,)
         if not isinstance(node, Mapping):
             return None
-        want = _flag(parts[-1])
-        for k in node:
-            if _flag(k) == want:
-                return prefix + (k,), node[k]
-        return None
+        k = self._flags(node).get(_flag(parts[-1]))
+        return None if k is None else (prefix + (k,), node[k])
+
+    def _flags(self, node: Mapping) -> dict:
+        """``{_flag(key): the first such key}`` of a section, made once per section (a launch script has
+        hundreds of flags, looked up dozens of times)."""
+        hit = self._key_maps.get(("flags", id(node)))
+        if hit is None or hit[0] is not node or hit[1] != len(node):
+            flags: dict = {}
+            for k in node:
+                flags.setdefault(_flag(k), k)
+            hit = (node, len(node), flags)
+            self._key_maps[("flags", id(node))] = hit
+        return hit[2]
 
 
 def _truthy(v: Any) -> bool:
