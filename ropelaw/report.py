@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from .findings import Finding, all_rules
 
@@ -72,14 +72,20 @@ def summary_line(findings: list[Finding], checked: int, noun: str = "file") -> s
 
 def render_text(findings: list[Finding], checked: int, noun: str = "file",
                 show_fix: bool = True, extra_lines: Iterable[str] = ()) -> str:
-    lines = []
+    return "\n".join(text_lines(findings, checked, noun, show_fix, extra_lines))
+
+
+def text_lines(findings: list[Finding], checked: int, noun: str = "file",
+               show_fix: bool = True, extra_lines: Iterable[str] = ()) -> Iterator[str]:
+    """The lines of :func:`render_text`, one at a time (a scan of 50,000 files writes them as they
+    come instead of holding the whole text)."""
     for f in _sort(findings):
-        lines.append(f"{clean(f.path)}:{f.line}:{f.column}: {f.code} {f.name} {clean(f.message)}")
+        yield f"{clean(f.path)}:{f.line}:{f.column}: {f.code} {f.name} {clean(f.message)}"
         if show_fix and f.fix:
-            lines.append(f"  fix: {clean(f.fix)}")
-    lines.extend(clean(line) for line in extra_lines)
-    lines.append(summary_line(findings, checked, noun))
-    return "\n".join(lines)
+            yield f"  fix: {clean(f.fix)}"
+    for line in extra_lines:
+        yield clean(line)
+    yield summary_line(findings, checked, noun)
 
 
 def render_json(findings: list[Finding], extra: dict[str, Any] | None = None) -> str:

@@ -13,6 +13,7 @@ from dataclasses import fields, is_dataclass
 from typing import Any
 
 _ATOMS = {int, float, str, bool, type(None)}  # copy.deepcopy returns these very objects
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass's field names (fixed when the class is made)
 
 
 def _asdict(obj: Any) -> Any:
@@ -21,8 +22,11 @@ def _asdict(obj: Any) -> Any:
     every config's bound and layers (a tenth of its time went to those calls)."""
     if type(obj) in _ATOMS:
         return obj
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: _asdict(getattr(obj, f.name)) for f in fields(obj)}
+    names = _FIELDS.get(type(obj))
+    if names is None and is_dataclass(obj) and not isinstance(obj, type):
+        names = _FIELDS[type(obj)] = tuple(f.name for f in fields(obj))
+    if names is not None:
+        return {name: _asdict(getattr(obj, name)) for name in names}
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
         return type(obj)(*[_asdict(v) for v in obj])
     if isinstance(obj, (list, tuple)):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Callable
 
 from .spec import RopeSpec, check_positive_int, check_real
@@ -338,12 +339,14 @@ def _blend(inv_freq: tuple[float, ...], factor: float, weight: list[float]) -> t
 # ---------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=4096, typed=True)  # typed: a numpy float base gives numpy floats, kept apart
 def default_inv_freq(d: int, base: float) -> tuple[float, ...]:
     """theta_i = base^(-2i/d), i = 0 .. d/2-1 (RoFormer, arXiv 2104.09864, eq. 15).
 
     The one place this formula is written: ``theory.pair_table``, ``basebound.default_frequencies``
     and ``decay`` call it. No validation here (callers pass a validated even d >= 2 and base > 1);
-    each theta is the Python float ``base ** (-2.0*i/d)``.
+    each theta is the Python float ``base ** (-2.0*i/d)``. Memoized (an immutable tuple): a lint scan
+    asks for the same few (d, base) for every file.
     """
     return tuple(base ** (-2.0 * i / d) for i in range(d // 2))
 

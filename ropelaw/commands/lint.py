@@ -21,6 +21,7 @@ where nothing given could be read at all (then the first file's problem is the e
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 
@@ -184,9 +185,26 @@ def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress
     return results, file_findings, skipped
 
 
+def _spool():
+    """Text written past 1 MiB goes to a temporary file (50,000 ok lines were 7 MB held to the end)."""
+    import tempfile  # lazy: 5 ms of start-up for the other formats
+
+    return tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8", errors="surrogatepass",
+                                         newline="\n")  # surrogatepass: undecodable file names round-trip
+
+
 def run(args: argparse.Namespace) -> int:
+    ok_lines = _spool() if args.format == "text" else None  # a line per clean config
+    try:
+        return _run(args, ok_lines)
+    finally:
+        if ok_lines is not None:
+            ok_lines.close()
+
+
+def _run(args: argparse.Namespace, ok_lines) -> int:
     from ..findings import parse_selectors, select_findings
-    from ..report import JsonStream, exit_code, render
+    from ..report import JsonStream, clean, exit_code, render, text_lines
 
     select = parse_selectors(args.select, "--select")
     ignore = parse_selectors(args.ignore, "--ignore")
@@ -213,8 +231,8 @@ def run(args: argparse.Namespace) -> int:
     sel = select if select is not None else default_select()
     findings: list = []
     file_findings: list = []
-    hidden: list = []  # info findings of the default rule set: shown when selected (--select CODE or ALL)
-    ok_lines: list[str] = []
+    hidden = 0  # info findings of the default rule set: shown when selected (--select CODE or ALL)
+    hidden_codes: set[str] = set()
     skipped: list = []
     configs = 0
     stream = None
@@ -233,7 +251,9 @@ def run(args: argparse.Namespace) -> int:
         configs += 1
         r.findings = select_findings(r.findings, sel, ignore)
         if select is None:
-            hidden.extend(f for f in r.findings if f.severity == "info")
+            info = [f.code for f in r.findings if f.severity == "info"]  # counted, not kept (memory)
+            hidden += len(info)
+            hidden_codes.update(info)
             r.findings = [f for f in r.findings if f.severity != "info"]
         findings.extend(r.findings)
         if args.format == "json":
@@ -243,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
                 stream.begin_list("configs")
             stream.item(r.setup())
         elif args.format == "text" and not r.findings:
-            ok_lines.append(r.ok_line())
+            ok_lines.write(clean(r.ok_line()) + "\n")  # escaped now: a newline in a path stays one line
     findings.extend(select_findings(file_findings, sel, ignore))
     checked = configs + len({f.path for f in file_findings if f.code != "RE103"})  # RE103: a directory
     if args.format == "json":
@@ -257,20 +277,23 @@ def run(args: argparse.Namespace) -> int:
                                  "errors": sum(f.severity == "error" for f in findings),
                                  "warnings": sum(f.severity == "warning" for f in findings),
                                  "info": sum(f.severity == "info" for f in findings),
-                                 "hidden_info": len(hidden)})
+                                 "hidden_info": hidden})
         stream.value("findings", [f.to_dict() for f in sorted(findings, key=lambda f: (f.path, f.line, f.column,
                                                                                         f.code))])
         stream.close()
     elif args.format == "text":
-        lines = list(ok_lines)
-        lines.extend(f"{p}: skipped: {why}" for p, why in skipped)
+        ok_lines.seek(0)
+        lines = itertools.chain((line.rstrip("\n") for line in ok_lines),
+                                (f"{p}: skipped: {why}" for p, why in skipped))
+        tail = []
         if skipped:
-            lines.append(f"Skipped {len(skipped):,} file{'s' if len(skipped) != 1 else ''} without RoPE settings.")
+            tail.append(f"Skipped {len(skipped):,} file{'s' if len(skipped) != 1 else ''} without RoPE settings.")
         if hidden:
-            codes = ",".join(sorted({f.code for f in hidden}))
-            lines.append(f"{len(hidden):,} informational finding{'s' if len(hidden) != 1 else ''} not shown "
-                         f"({codes}; --select {codes} shows {'them' if len(hidden) != 1 else 'it'}).")
-        print(render(findings, "text", checked=checked, noun="config", extra_lines=lines))
+            codes = ",".join(sorted(hidden_codes))
+            tail.append(f"{hidden:,} informational finding{'s' if hidden != 1 else ''} not shown "
+                        f"({codes}; --select {codes} shows {'them' if hidden != 1 else 'it'}).")
+        for line in text_lines(findings, checked=checked, noun="config", extra_lines=itertools.chain(lines, tail)):
+            sys.stdout.write(line + "\n")  # line by line: print(render(...)) held the whole text twice
     else:
         out = render(findings, args.format, checked=checked, noun="config")
         if out:
