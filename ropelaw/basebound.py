@@ -403,7 +403,9 @@ def _grid_lower_bound(d: int, length: int, digits: int, hi: float) -> float | No
     cand = np.flatnonzero(failures > length)  # ascending grid indices not yet known to fail
     rejected: list[tuple] = []
     try:
-        return _grid_search(d, length, bases, table, cand, rejected, _grid_passes(d, digits, hi))
+        found = _ANSWERS[(d, length, digits, hi)] = _grid_search(d, length, bases, table, cand, rejected,
+                                                                  _grid_passes(d, digits, hi))
+        return found
     finally:
         for k, at in rejected:  # np.minimum.at: a base may be rejected twice (a batch screened again)
             np.minimum.at(failures, k, at)
@@ -480,10 +482,40 @@ def _screen_rest(theta: np.ndarray, tol: float, stop: int, width: int, unsure: b
     return None if unsure else True
 
 
+def below_lower_bound(d: int, length: int, base: float, *, digits: int = 2, hi: float = 1e15) -> bool:
+    """Whether ``base`` is below :func:`base_lower_bound` ``(d, length)`` (grid convention), or no base up to
+    ``hi`` supports ``length`` (where base_lower_bound raises ValueError), without finding the bound itself:
+    the grid search run only over the grid bases <= ``base`` (below the bound iff none of them supports the
+    length; their failures and passes are remembered as in a full search). A base far below the bound
+    costs the cheap screen of the far-below bases, not the search near the bound and its full check."""
+    d = check_rotary_dim(d)
+    length = check_positive_int("length", length)
+    if not _supports_cached(d, float(hi), length):
+        return True
+    key = (d, length, int(digits), float(hi))
+    if key in _ANSWERS:  # the bound already found in this run: compare
+        return _ANSWERS[key] is None or base < _ANSWERS[key]
+    bases = _grid_bases(digits, hi)
+    failures = _grid_failures(d, digits, hi)
+    cand = np.flatnonzero(failures > length)
+    cand = cand[bases[cand] <= base]
+    rejected: list[tuple] = []
+    try:
+        return _grid_search(d, length, bases, _grid_frequencies(d, digits, hi), cand, rejected,
+                            _grid_passes(d, digits, hi)) is None
+    finally:
+        for k, at in rejected:
+            np.minimum.at(failures, k, at)
+
+
+_ANSWERS: dict[tuple, float | None] = {}  # (d, length, digits, hi) -> _grid_lower_bound's answer, for below_lower_bound
+
+
 def _forget_grid_searches() -> None:
     """Clear what the grid searches of this run remember (answers, known failures and passes, tables)."""
     for cached in (_grid_lower_bound, _grid_failures, _grid_passes, _grid_frequencies, _supports_cached):
         cached.cache_clear()
+    _ANSWERS.clear()
 
 
 def _grid(digits: int, start: float, stop: float):

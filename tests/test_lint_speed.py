@@ -63,6 +63,54 @@ def test_every_corpus_file_lints_the_same_with_the_run_memos_warm_or_cold():
     assert sum('"RL103"' in out for _, out in cold.values()) > 20  # the bound was computed and printed
 
 
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not present at {CORPUS} (ROPELAW_CORPUS)")
+def test_default_rule_output_decides_hidden_findings_as_the_full_run():
+    """lint_config(shown_only=True) (what `ropelaw lint` without --select runs) against the full run, on every
+    config of the corpus: the findings of the default rule set are the same (code, severity, place, message,
+    data); the informational ones it hides (counted) are the same codes, severities and places; rules off by
+    default are left out."""
+    from ropelaw.commands.lint import default_select, iter_lint
+    from ropelaw.findings import select_findings
+
+    default = default_select()
+    compared = hidden = 0
+    for full, fast in zip(iter_lint([str(CORPUS)]), iter_lint([str(CORPUS)], shown_only=True)):
+        assert full[0] == fast[0]
+        if full[0] != "result":
+            continue
+        a, b = (select_findings(r.findings, default) for r in (full[1], fast[1]))
+        assert [f for f in a if f.severity != "info"] == [f for f in b if f.severity != "info"]
+        assert [f.data for f in a if f.severity != "info"] == [f.data for f in b if f.severity != "info"]
+        place = lambda f: (f.code, f.severity, f.path, f.line, f.column)  # noqa: E731
+        assert [place(f) for f in a if f.severity == "info"] == [place(f) for f in b if f.severity == "info"]
+        assert not {f.code for f in b} - set(default)
+        compared += 1
+        hidden += sum(f.severity == "info" for f in b)
+    assert compared > 100 and hidden > 50
+
+
+def test_below_lower_bound_agrees_with_the_bound():
+    """basebound.below_lower_bound(d, length, base) == (base < base_lower_bound(d, length)) (True where no base
+    up to 1e15 supports the length), for bases far below, just below, at and above the bound, searched
+    before and after the bound is known in the run."""
+    from ropelaw.basebound import _forget_grid_searches, _grid, base_lower_bound, below_lower_bound
+
+    for d, length in [(64, 1000), (128, 2048), (32, 1500), (16, 256)]:
+        _forget_grid_searches()
+        lb = base_lower_bound(d, length)
+        grid = list(_grid(2, 2.0, 1e15))
+        k = grid.index(lb)
+        probes = [10.0, grid[k - 3], grid[k - 1], lb, grid[k + 1], 1e9, 2e15, lb * 0.999, lb * 1.001]
+        for warm in (False, True):
+            for base in probes:
+                if not warm:
+                    _forget_grid_searches()
+                assert below_lower_bound(d, length, base) == (base < lb), (d, length, base, warm)
+            base_lower_bound(d, length)  # known in the run from here on
+    _forget_grid_searches()
+    assert below_lower_bound(2, 100, 1e6)  # no base supports it (base_lower_bound raises ValueError)
+
+
 def test_result_to_dict_is_dataclasses_asdict():
     """Result.to_dict skips copy.deepcopy for numbers and strings: equal to dataclasses.asdict, in
     key order and value types, on bounds of every kind of scheme and on pair tables."""

@@ -116,7 +116,8 @@ def _reason(path: str, message: str) -> str:
     return message[len(path) + 2:] if message.startswith(path + ": ") else message
 
 
-def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress: bool = False, **fill):
+def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress: bool = False,
+              shown_only: bool = False, **fill):
     """Lint every config under ``paths``, one file at a time: yields ``("result", LintResult)``,
     ``("finding", Finding)`` (RE101 / RE102 for a file that could not be read as a config, RE103
     for a directory that could not be entered) and ``("skipped", (path, why))`` for files that
@@ -172,7 +173,7 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
             yield "finding", finding_for(path, str(exc))
             continue
         read += 1
-        yield "result", lint_config(cfg)
+        yield "result", lint_config(cfg, shown_only=shown_only)
     if read == 0 and first_error is not None:
         raise first_error
 
@@ -240,7 +241,8 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
     # written out) before the next is read, so memory does not grow with the number of configs
     for kind, item in iter_lint(args.paths, train=args.train, target=args.target, tune=args.tune,
                                 progress=progress, head_dim=args.head_dim, base=args.base, dtype=args.dtype,
-                                model_config=args.model_config):
+                                model_config=args.model_config,
+                                shown_only=select is None):  # default rules: hidden findings only counted
         if kind == "skipped":
             skipped.append(item)
             continue

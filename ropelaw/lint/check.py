@@ -232,8 +232,11 @@ def _analyse(cfg: LoadedConfig, i: int, bad_lengths: list[str]) -> LayerAnalysis
     return a
 
 
-def lint_config(cfg: LoadedConfig) -> LintResult:
-    """All findings for ``cfg`` (unfiltered; ``findings.select_findings`` filters)."""
+def lint_config(cfg: LoadedConfig, *, shown_only: bool = False) -> LintResult:
+    """All findings for ``cfg`` (unfiltered; ``findings.select_findings`` filters). ``shown_only``: for an
+    output of the default rule set, which hides informational findings and leaves out rules that are off
+    by default: those are then decided but not detailed (``rules.lengths._men``; the same codes and
+    severities, a shorter message for the hidden ones)."""
     from .rules import dtype, lengths, reading, schemes, values
 
     findings: list[Finding] = list(values.check(cfg)) + reading.check(cfg)
@@ -252,7 +255,7 @@ def lint_config(cfg: LoadedConfig) -> LintResult:
     for i, a in enumerate(layers):
         if a.spec is None or a.bound is None or a.length < 1:
             continue
-        findings.extend(lengths.check(cfg, i, a))
+        findings.extend(lengths.check(cfg, i, a, shown_only))
         findings.extend(schemes.check(cfg, i, a))
     if not bad_lengths:
         findings.extend(dtype.check(cfg))

@@ -37,9 +37,10 @@ effect) and use it in the engine once, for every dialect.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 __all__ = ["CLAIM", "Dialect", "MODULES", "dialects", "pick", "get"]
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 
 from . import CLAIM, Dialect
 from ..loader import LoadedConfig, OptionError, Overrides, RopeLayer, Value, fmt_count

@@ -14,8 +14,9 @@ the pre-trained model's. dtype: ``bf16`` / ``fp16`` (true or auto), else the bas
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
 
 from ..loader import LoadedConfig, Overrides, Value
 from ..model_config import hf_model_config, needed, preset_note

@@ -22,7 +22,7 @@ and ``src/levanter/models/*.py``): ``model: {type: llama, ..., rope: {type: ...,
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..loader import NoRopeFound, NotARopeConfig, Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme

@@ -18,7 +18,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ...numfmt import count as fmt_count
 from ..loader import Overrides, Value

@@ -25,7 +25,8 @@ compute dtype, ``parser.py`` 512-515).
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..loader import LoadedConfig, Overrides, Value
 from ..model_config import hf_model_config, needed

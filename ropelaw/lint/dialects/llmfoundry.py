@@ -26,7 +26,8 @@ dtype: Composer's ``precision`` (``amp_bf16``: float32 parameters, bf16 autocast
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..loader import LoadedConfig, NotARopeConfig, Overrides, Value
 from ..model_config import hf_model_config, needed

@@ -48,7 +48,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..loader import ModelNeeded, NoRopeFound, NotARopeConfig, Overrides, Value
 from ..model_config import HOW, given_file

@@ -10,7 +10,7 @@ transformers. dtype: ``model.dtype``.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..loader import Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset

@@ -37,7 +37,8 @@ autocasts, reported as ``bf16-mixed`` / ``16-mixed`` (Lightning's names for it: 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..loader import NotARopeConfig, Value, show_value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme, rotary_dims

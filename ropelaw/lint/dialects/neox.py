@@ -15,7 +15,7 @@ DeepSpeed blocks ``fp16: {enabled: true}`` / ``bf16: {enabled: true}``.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..loader import NotARopeConfig, Value
 from ._framework import Doc, Fields, dialect, head_dim_of, preset, rotary_dims

@@ -8,7 +8,7 @@ both the training length and the context (default 1,024). ``precision`` (``amp_b
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..loader import NotARopeConfig
 from ._framework import Doc, Fields, dialect, head_dim_of, preset

@@ -32,7 +32,8 @@ the data-parallel ``param_dtype`` (``train_module.dp_config``, older ``model.dp_
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..loader import NotARopeConfig, Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, rotary_dims

@@ -24,7 +24,7 @@ dtype: ``[training] mixed_precision_param`` (default ``bfloat16``).
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..loader import NoRopeFound, NotARopeConfig
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, presets, pretraining_with_scheme

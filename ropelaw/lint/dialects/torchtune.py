@@ -18,7 +18,7 @@ dtype: top-level ``dtype``.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..loader import NoRopeFound, NotARopeConfig
 from ._framework import Doc, Fields, derived, dialect, preset, presets

@@ -154,6 +154,16 @@ def lower_bound(d: int, length: int) -> float | None:
         return None
 
 
+def _below(d: int, length: int, base: float) -> bool:
+    """``base`` below :func:`lower_bound` (or no lower bound exists), without computing the bound."""
+    from ...basebound import below_lower_bound
+
+    try:
+        return below_lower_bound(d, length, base)
+    except ValueError:
+        return True  # as lower_bound's None: the finding stands
+
+
 @lru_cache(maxsize=4096)
 def _supported(inv_freq: tuple, limit: int) -> int:
     from ...basebound import supported_length
@@ -212,7 +222,8 @@ def _who(cfg: LoadedConfig, i: int) -> str:
     return "" if label == "all layers" else f"{label}: "
 
 
-def check(cfg: LoadedConfig, i: int, a) -> list[Finding]:
+def check(cfg: LoadedConfig, i: int, a, shown_only: bool = False) -> list[Finding]:
+    """RL101 / RL102 for layer group ``i`` and RL103 / RL104 (``shown_only``: see :func:`_men`)."""
     from ...theory import base_for_context
 
     out: list[Finding] = []
@@ -258,12 +269,18 @@ def check(cfg: LoadedConfig, i: int, a) -> list[Finding]:
             path=cfg.path, line=line, column=col,
             length=length, extrapolation_bound=b, scheme=spec.scheme, critical_pair=k,
         ))
-    out.extend(_men(cfg, i, a, what, line, col))
+    out.extend(_men(cfg, i, a, what, line, col, shown_only))
     return out
 
 
-def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int) -> list[Finding]:
-    """RL103 (a single base: compare it with the lower bound) or RL104 (a scheme's frequencies)."""
+def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int, shown_only: bool = False) -> list[Finding]:
+    """RL103 (a single base: compare it with the lower bound) or RL104 (a scheme's frequencies).
+
+    ``shown_only``: the output shows the default rule set only (``ropelaw lint`` without --select), which
+    hides informational findings (counts them) and leaves RL104 out: RL104 is then not computed, and an
+    RL103 within the training length is decided (exists or not, exactly as otherwise) without searching
+    for the bound its message would name (:func:`basebound.below_lower_bound`: the grid bases up to the
+    config's base only; the search near the bound was most of a lint run's CPU time)."""
     spec, length, g = a.spec, a.length, cfg.layers[i]
     reach = men_reach(a)
     if a.scheme_result is None or not 1 <= reach <= MEN_MAX_LENGTH:
@@ -272,14 +289,25 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int) -> list[F
     sup = _supported(inv, reach)
     if sup >= reach:
         return []  # B >= 0 at every distance up to the reach: the frequencies support it
+    if g.base.line > 1:
+        line, col = g.base.line, g.base.column
+    base = single_base(spec, a.scheme_result)
+    within = a.length <= spec.train_len  # not a context extension: Men et al.'s bound is information there
+    if shown_only and (base is None or within):
+        if base is None or not _below(spec.d, reach, base):
+            return []
+        return [replace(Finding.of(
+            BELOW_LOWER_BOUND,
+            f"{_who(cfg, i)}base {fmt_num(base)} is below Men et al.'s lower bound for {fmt_count(reach)} tokens at "
+            f"d={spec.d} (informational, not shown by the default rule set; --select RL103 details it)",
+            path=cfg.path, line=line, column=col, length=reach, base=base, supported_length=sup,
+            within_training_length=True,
+        ), severity="info")]
     bad = _violations(inv, reach)
     at = (f"the {what} {fmt_count(reach)} tokens [{a.length_note}]" if reach == length else
           f"distance {fmt_count(reach)}, the largest the window encodes in the {what} {fmt_count(length)} "
           f"tokens [{a.length_note}]")
     evidence = f"B_(m,theta) < 0 at {fmt_count(bad)} of {fmt_count(reach)} distances, first at {fmt_count(sup + 1)}"
-    if g.base.line > 1:
-        line, col = g.base.line, g.base.column
-    base = single_base(spec, a.scheme_result)
     if base is None:
         params = ", ".join(f"{k} {fmt_count(v) if isinstance(v, int) else fmt_short(v)}"
                            for k, v in spec.param_dict().items() if isinstance(v, (int, float)))
@@ -315,7 +343,6 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int) -> list[F
         head = (f"{who_base}: no base up to 1e15 keeps B_(m,theta) >= 0 for every m <= {fmt_count(reach)} at "
                 f"d={spec.d} ({at})")
         fix = f"use more rotary dims, or advertise at most {fmt_count(sup)} tokens"
-    within = a.length <= spec.train_len  # not a context extension: Men et al.'s bound is information there
     tail = (f" (info: {what} within the training length {fmt_count(spec.train_len)} [{cfg.train_len.where}]; "
             f"past it RL103 warns)" if within else "")
     f = Finding.of(
