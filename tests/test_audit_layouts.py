@@ -20,7 +20,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from ropelaw.audit.conventions import Probe  # noqa: E402
+from ropelaw.audit.probe import Probe  # noqa: E402
 from ropelaw.audit.measure import magnitude_tolerance, scenario_magnitude_tolerance  # noqa: E402
 from ropelaw.audit.runtime import audit_module  # noqa: E402
 from ropelaw.cli import main  # noqa: E402

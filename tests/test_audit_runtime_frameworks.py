@@ -356,7 +356,7 @@ def test_gpt_neox_legacy_rebuild_after_cast_matches_brute_force():
     L = 2048
     assert torch.equal(torch.arange(L, dtype=torch.bfloat16).double(),
                        torch.from_numpy(bf16(np.arange(L))))  # the rounding assumed by the brute force
-    from ropelaw.audit.conventions import load_factory
+    from ropelaw.audit.target import load_factory
 
     factory = load_factory(f"{NEOX}:gpt_neox_rotary_512")[0]
     exact, distinct = neox_cast_brute_force(factory().inv_freq.double().numpy(), L)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
-from .conventions import _params, _source_of, convention_of, init_cache_length
+from .conventions import convention_of, parameters_of
 from .measure import DEFAULT_CHUNK
+from .module import ModuleAudit, audit_module, require_torch, runtime_findings
 from .scenarios import SCENARIOS
-
-if TYPE_CHECKING:
-    from .runtime import ModuleAudit
+from .target import init_cache_length, source_of
 
 
 _HF_PREFERRED = {"gpt_neox": "GPTNeoX", "gptj": "GPTJ", "qwen2": "Qwen2", "phi3": "Phi3"}
@@ -64,7 +63,7 @@ def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None, 
     cls = plain[0] if plain else min(classes, key=lambda nc: len(nc[0]))[1]
     head_dim, rotary_dim, base, config_notes = _rope_dims_of(model_type, config)
     max_pos = getattr(config, "max_position_embeddings", 2048) or 2048
-    params = [p.name for p in _params(cls.__init__)]
+    params = [p.name for p in parameters_of(cls.__init__)]
 
     def make(mpe: int) -> tuple[Callable[[], Any], str]:
         if "config" in params:
@@ -107,7 +106,7 @@ def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None, 
                     f"its cos/sin cache at init for max_position_embeddings positions and rebuilds it in forward "
                     f"only beyond; {max_pos:,} would cover the audited {length:,} and hide the rebuild path "
                     f"(--config max_position_embeddings={max_pos} audits the init cache)")
-    path, line = _source_of(cls)
+    path, line = source_of(cls)
     info = {"transformers_version": transformers.__version__, "model_type": model_type,
             "class": cls.__name__, "module_file": path, "line": line, "constructor": ctor,
             "head_dim": head_dim, "rotary_dim": rotary_dim, "base": _config_base(model_type, base),
@@ -165,10 +164,8 @@ def _config_base(model_type: str, base: Any) -> float:
 
 def audit_hf(model_type: str, dtype: str = "bf16", length: int = 8192, scenarios: Iterable[str] = SCENARIOS,
              base: float | None = None, overrides: dict[str, Any] | None = None, chunk: int = DEFAULT_CHUNK,
-             progress: bool = False) -> "ModuleAudit":
+             progress: bool = False) -> ModuleAudit:
     """:func:`audit_module` on the rotary embedding of a transformers architecture (no weights)."""
-    from .runtime import audit_module, require_torch, runtime_findings  # runtime imports this module
-
     require_torch()
     factory, info = hf_rotary_factory(model_type, overrides, length=length)
     audit = audit_module(factory, dtype, length, scenarios, base=base, head_dim=info["head_dim"], chunk=chunk,

@@ -26,7 +26,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .conventions import Probe, _first_line, _inv_freq_array, _user_errors, init_cache_length
+from .probe import Probe, first_line, user_errors
+from .target import init_cache_length, inv_freq_array
 from .measure import (DRIFT_TOLERANCE, SCALED_TOLERANCE, EncodingStats, ScenarioResult, effective_frequencies,
                       frequency_uncertainty, resolve_frequencies, scenario_magnitude_tolerance, unit_roundoff)
 
@@ -208,7 +209,7 @@ def failed_scenario(scenario: str, dtype_name: str, length: int, exc: BaseExcept
         scenario=scenario, dtype=dtype_name, length=length, exact=0, exact_fraction=nan, distinct=0,
         distinct_fraction=nan, nonfinite=0, first_inexact=None, frequency_drift=nan, max_phase_error=nan,
         max_phase_error_at=None, path="error", output_dtype="?", frequency_source="-",
-        magnitude_error=nan, error=_first_line(exc, 160))
+        magnitude_error=nan, error=first_line(exc, 160))
 
 
 class Reference:
@@ -290,7 +291,7 @@ def _measure_scenario(factory, scenario: str, dtype_name: str, length: int, nomi
             unc = unc + u * np.abs(measured)
         sine_lost = bool(p2) and not np.any(s != 0)  # complex frequencies made real: no angle to measure
         omega, freq_source = resolve_frequencies(measured, unc, [
-            ("inv_freq attribute", _inv_freq_array(obj)),
+            ("inv_freq attribute", inv_freq_array(obj)),
             ("float32 build", reference),
             (f"float32 build rounded to {dtype_name}", np.asarray(round_to_format(reference, dtype_name), np.float64)),
         ])
@@ -338,7 +339,7 @@ def _reference(factory, length: int, head_dim: int | None, base: float | None = 
         obj = _build(factory, "reference", torch.float32)
         cached = init_cache_length(obj)
         ref_len = min(length, 2**12 + 1)  # frequencies from p <= 4096: float32-exact enough
-        with _user_errors(""):
+        with user_errors(""):
             probe = Probe.detect(obj, torch.float32, ref_len, head_dim, base)
             if probe.plan.kind == "positions" and probe.output not in ("rotated", "(q, k)"):
                 _check_table_covers(probe, length)
@@ -350,7 +351,7 @@ def _reference(factory, length: int, head_dim: int | None, base: float | None = 
                 probe.prepare()
             c, s = probe.at(p2)
         measured = effective_frequencies(p2, c, s)
-        attr = _inv_freq_array(obj)
+        attr = inv_freq_array(obj)
         unc = frequency_uncertainty(measured, p2[-1], values_precision(c, s, probe.output_dtype))
         omega, source = resolve_frequencies(measured, unc, [("inv_freq attribute", attr)])
         mag = np.hypot(c.astype(np.float64), s.astype(np.float64))
@@ -363,7 +364,7 @@ def _check_table_covers(probe: Probe, length: int) -> None:
     """A module that answers positions from a table of fixed rows (DeepSeek-V3's ``freqs_cis`` buffer
     indexed by positions) fails past its last row: find that row (bisection over float32 calls) and
     raise :class:`TableTooShort`, so a length beyond the table is a usage error, not three failed scenarios."""
-    from .conventions import TableTooShort
+    from .probe import TableTooShort
 
     def works(p: int) -> bool:
         try:

@@ -3,7 +3,7 @@
 RP301-RP304 angles and positions, RP305 complex frequencies made real, RP306 magnitude of a
 scaled encoding, RP307 a scenario that raised, RP308 frequencies the module rounds itself.
 
-Each rule is raised by :mod:`ropelaw.audit.runtime` from a measurement, never from a
+Each rule is raised by :mod:`ropelaw.audit.module` from a measurement, never from a
 pattern in the source: the numbers in the message are what the module produced.
 """
 
