@@ -20,48 +20,16 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ...errors import UsageError
+from .edit import DELETE, Edit, apply_to_mapping, refuse  # noqa: F401  (DELETE: the marker writers use)
 
 __all__ = ["Edit", "WRITERS", "edit_for", "write", "apply_to_mapping"]
 
 # dialect name -> writer module (each has ``edit(data, cfg, option, target) -> Edit``)
 WRITERS = {"hf": "hf", "axolotl": "axolotl", "megatron": "megatron", "litgpt": "litgpt", "torchtitan": "torchtitan",
            "llamafactory": "llamafactory", "maxtext": "maxtext"}
-
-DELETE = object()
-
-
-@dataclass
-class Edit:
-    """Changes to a config, in the keys its dialect reads: ``changes`` [(key path, value or DELETE)]."""
-
-    dialect: str
-    option: str
-    changes: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
-    refused: str | None = None  # why the dialect cannot state this option
-
-    def set(self, path: tuple, value: Any) -> "Edit":
-        self.changes.append((tuple(path), value))
-        return self
-
-    def delete(self, path: tuple) -> "Edit":
-        self.changes.append((tuple(path), DELETE))
-        return self
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"dialect": self.dialect, "refused": self.refused,
-                "set": {".".join(map(str, p)): v for p, v in self.changes if v is not DELETE},
-                "delete": [".".join(map(str, p)) for p, v in self.changes if v is DELETE],
-                "notes": list(self.notes)}
-
-
-def refuse(dialect: str, option: str, why: str) -> Edit:
-    return Edit(dialect, option, refused=why)
-
 
 def edit_for(dialect: str, data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     """The edit that states ``option`` in ``dialect``'s keys (``Edit.refused`` when it cannot)."""
@@ -70,24 +38,6 @@ def edit_for(dialect: str, data: Mapping, cfg: Any, option: Any, target: int) ->
         return refuse(dialect, option.name, f"ropelaw has no writer for {dialect} configs "
                                             f"(writers: {', '.join(WRITERS)})")
     return importlib.import_module(f"{__name__}.{mod}").edit(data, cfg, option, target)
-
-
-def apply_to_mapping(data: Mapping, changes: list) -> dict:
-    """A deep copy of ``data`` with ``changes`` applied (what the written file must parse to)."""
-    import copy
-
-    out = copy.deepcopy(dict(data))
-    for path, value in changes:
-        node = out
-        for k in path[:-1]:
-            if not isinstance(node.get(k), dict):
-                node[k] = {}
-            node = node[k]
-        if value is DELETE:
-            node.pop(path[-1], None)
-        else:
-            node[path[-1]] = copy.deepcopy(value)
-    return out
 
 
 def write(path: str, edit: Edit, out: str) -> list[str]:

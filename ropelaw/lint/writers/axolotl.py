@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import DELETE, Edit, refuse
+from .edit import DELETE, Edit, refuse
 
 SECTION = "overrides_of_model_config"
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import Edit, refuse
+from .edit import Edit, refuse
 
 _LEAVES = {"rope_scaling", "rope_parameters", "rope_theta", "rotary_emb_base", "rotary_base",
            "max_position_embeddings", "head_dim", "hidden_size", "num_attention_heads", "partial_rotary_factor",

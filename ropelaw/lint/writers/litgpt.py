@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import Edit, refuse
+from .edit import Edit, refuse
 
 MC = "model_config"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from . import Edit, refuse
+from .edit import Edit, refuse
 
 
 def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:

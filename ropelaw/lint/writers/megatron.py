@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import Edit, refuse
+from .edit import Edit, refuse
 
 SCHEME_FLAGS = ("use_rope_scaling", "rope_scaling_factor", "rotary_seq_len_interpolation_factor",
                 "rotary_scaling_factor")

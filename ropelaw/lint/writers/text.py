@@ -16,6 +16,8 @@ import math
 import re
 from typing import Any, Mapping
 
+from .edit import DELETE, apply_to_mapping
+
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_\-][A-Za-z0-9_\-.]*$")
 _RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"}
 
@@ -147,7 +149,6 @@ def _comment(rest: str) -> str:
 
 
 def _one(text: str, fmt: str, path: tuple, value: Any, delete: bool) -> str | None:
-    from . import DELETE  # noqa: F401  (the marker lives there)
     from ..parse import parse_text
 
     data, positions = parse_text(text, fmt)
@@ -212,7 +213,6 @@ def _one(text: str, fmt: str, path: tuple, value: Any, delete: bool) -> str | No
 
 def edited(original: str, fmt: str, data: Mapping, positions: Any, changes: list) -> str | None:
     """``original`` with ``changes`` applied key by key, or None when one cannot be made in place."""
-    from . import DELETE, apply_to_mapping
 
     if fmt == "json":
         m = re.search(r"\n( +)\S", original)

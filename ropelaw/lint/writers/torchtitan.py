@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import Edit, refuse
+from .edit import Edit, refuse
 
 
 def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
