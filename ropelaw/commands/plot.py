@@ -120,7 +120,7 @@ def figure_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
         if "max_length" in a:
             if a["max_length"] < 32:
                 raise ValueError(f"--max-length must be >= 32 for this figure, got {a['max_length']}")
-            from ..plot import _default_lengths
+            from ..plot.precision import _default_lengths
 
             kw["lengths"] = _default_lengths(16, a["max_length"])
         return kw
