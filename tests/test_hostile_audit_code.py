@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ropelaw.audit import static
+from ropelaw.audit.static import scan as static_scan
 from ropelaw.audit.static import scan_source
 from ropelaw.cli import main
 
@@ -42,7 +43,7 @@ def test_rp101_after_a_2900_term_sum_is_found():
 
 
 def test_walk_stopped_by_recursion_is_re004_with_the_findings_before_it(monkeypatch):
-    monkeypatch.setattr(static, "_DEEP_RECURSION", 1200)  # as if the sum were deeper than the deep-stack limit
+    monkeypatch.setattr(static_scan, "_DEEP_RECURSION", 1200)  # as if the sum were deeper than the deep-stack limit
     found = scan_source(BUGGY + "\nW = " + terms(2900) + "\n", "m.py")
     codes = [f.code for f in found]
     assert codes.count("RP101") == N_RP101

@@ -26,12 +26,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import policy
 from .probe import Probe, first_line, user_errors
 from .target import init_cache_length, inv_freq_array
 from .measure import (DRIFT_TOLERANCE, SCALED_TOLERANCE, EncodingStats, ScenarioResult, effective_frequencies,
                       frequency_uncertainty, resolve_frequencies, scenario_magnitude_tolerance, unit_roundoff)
 
-SCENARIOS = ("cast", "default", "autocast-cuda", "autocast-cpu")
+SCENARIOS = tuple(policy.SCENARIO_DESCRIPTIONS)  # cast, default, autocast-cuda, autocast-cpu: the policy's list
 SCENARIO_ALIASES = {"autocast": ("autocast-cuda", "autocast-cpu")}
 _DTYPES = {
     "bf16": "bfloat16", "bfloat16": "bfloat16", "torch.bfloat16": "bfloat16",

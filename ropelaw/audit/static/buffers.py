@@ -1,0 +1,250 @@
+"""What a cast does to a class's buffers: which buffers hold frequencies, which are complex, which
+the class repairs after a cast, and the dtype ``self.X`` has where it is read (RP121, RP123)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable
+
+from ..rules import static_buffers as B
+from .names import _FREQ_BUFFER_NAME, _FREQ_FUNC_NAME, _NOT_FREQ_BUFFER, _REPAIR_METHODS
+from .syntax import (_complex_construction, _dotted, _dtype_checked, _explicit_float32, _float32_branch,
+                     _frequency_expression, _last_assignment, _leaf, _resolved, _self_method_calls,
+                     _table_constructor, _visibly_low)
+from .values import _Dtype, _Scope
+
+
+class Buffers:
+    """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: a class's buffers before and after a cast."""
+
+    def _self_dtype(self, dotted: str, scope: _Scope | None = None) -> _Dtype:
+        """dtype of ``self.X...``: follows a model cast unless X is a plain (unregistered) attribute,
+        a buffer the class restores after every cast (``_apply``/``to`` override), a buffer this
+        function re-registered in float32 above, or a float32 buffer read at construction time."""
+        parts = dotted.split(".")
+        if len(parts) == 2:
+            x = parts[1]
+            if self._plain_attrs is None:
+                self._plain_attrs = self._plain_attrs_of(self._class) if self._class is not None else frozenset()
+            if (x in self._plain_attrs or x in self._repaired
+                    or (scope is not None and (x in scope.repaired
+                                               or (scope.construction and x in self._float32_at_init)))):
+                return _Dtype(None, f"`{dotted}`", True)  # Module.to does not cast it (or nothing cast it yet)
+        return _Dtype("buffer", f"`{dotted}`", True)
+
+    def _is_frequency_buffer(self, name: str, value: ast.AST | None, meth: ast.AST) -> bool:
+        """A buffer holds frequencies when named so (inv_freq, freqs, theta, omega, bands, periods;
+        not cis/cos/sin/cache/emb/pos) or when its value (a local name followed to its assignment,
+        a call followed into a function of the same file) builds them (:func:`_frequency_expression`)."""
+        if "cis" in name or _NOT_FREQ_BUFFER.search(name) and "freq" not in name:
+            return False
+        if _table_constructor(_resolved(value, meth)):
+            return False  # an (L, d) or (L, d/2, 2) table filled later (fairseq2's float32 sin/cos `freqs`)
+        if _FREQ_BUFFER_NAME.search(name):
+            return True
+        value = _resolved(value, meth)
+        if value is None:
+            return False
+        if isinstance(value, ast.Call):
+            fname = _dotted(value.func).split(".")[-1]
+            if _FREQ_FUNC_NAME.search(fname) and not _NOT_FREQ_BUFFER.search(fname):
+                return True
+            target = self._module_funcs.get(fname)
+            if target is not None:
+                return any(_frequency_expression(n.value, target) for n in ast.walk(target)
+                           if isinstance(n, (ast.Return, ast.Assign)) and n.value is not None)
+        return _frequency_expression(value, meth)
+
+    def _buffers_of(self, cls: ast.ClassDef) -> frozenset:
+        """Names of frequency buffers the class registers; reports RP121 where a cast can round them
+        and RP123 where a cast makes a complex buffer or parameter real.
+
+        Reported: a registration in code that runs at construction (``__init__`` and what it calls,
+        see :meth:`_call_graph`), since ``model.to(bfloat16)`` comes later and rounds it. Not
+        reported: ``register_buffer("X", None)`` (nothing to round yet); a registration in code
+        that runs later (``forward`` helpers, dynamic-scaling updates) whose value is not visibly
+        low precision: it replaces whatever a cast left with a freshly computed tensor, a repair;
+        and every buffer the class repairs (:meth:`_repairs`): re-registered in an ``_apply`` /
+        ``to`` override (timm), read only behind a float32 dtype check (flash-attn), or lazily
+        re-initialised in float32 from ``forward`` (nanotron).
+        """
+        self._repaired, self._float32_at_init = frozenset(), frozenset()
+        text = "\n".join(self.lines[cls.lineno - 1:cls.end_lineno])
+        if "register_buffer" not in text and "Buffer(" not in text and "Parameter" not in text:
+            return frozenset()
+        construction, _ = self._call_graph()
+        chain = self._class_chain(cls)
+        has_init = any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == "__init__"
+                       for c in chain for m in c.body)
+        regs = [(c, *r) for c in chain for r in self._registrations(c)]
+        repaired = self._repairs(cls, chain, regs, construction)
+        self._repaired = frozenset(repaired)
+        found = set()
+        at_init: dict[str, bool] = {}
+        created_in_init = {name for _, name, _, value, meth in regs if meth.name == "__init__"
+                           and not (isinstance(value, ast.Constant) and value.value is None)}
+        for owner, name, node, value, meth in regs + [(c, *r) for c in chain for r in self._parameters(c)]:
+            if isinstance(value, ast.Constant) and value.value is None:
+                continue  # register_buffer("inv_freq", None): filled lazily, nothing to round here
+            runs_at_construction = (meth.name in construction or not has_init) and meth.name not in _REPAIR_METHODS
+            how = self._complex_value(value, meth)
+            if how:
+                if runs_at_construction and name not in repaired and owner is cls:
+                    if isinstance(node, ast.Assign):
+                        kind = "parameter" if "Parameter" in _dotted(node.value.func) else "buffer"
+                    else:
+                        kind = "parameter" if _leaf(node) == "register_parameter" else "buffer"
+                    self.report(B.COMPLEX_BUFFER_CAST_TO_REAL, node,
+                                f"`{name}` is a complex {kind} (built with {how}): `model.to(torch.bfloat16)` keeps only "
+                                f"its real part, cos(m*theta), and drops the sine, so the encoding no longer rotates "
+                                f"(`.bfloat16()` / `.half()` leave it complex)", buffer=name)
+                continue
+            if (node, value) in self._param_nodes:
+                continue  # parameters: only their complex case is a rule here
+            if not self._is_frequency_buffer(name, value, meth):
+                continue
+            found.add(name)
+            if runs_at_construction:
+                at_init[name] = at_init.get(name, True) and _explicit_float32(value, meth)
+            if name in repaired or owner is not cls:
+                continue  # repaired after every cast; or registered by an in-file base (reported there)
+            low = _visibly_low(value)
+            if low:
+                self.report(B.INV_FREQ_FLOAT_BUFFER, node,
+                            f"`{name}` is registered with a value converted to a low-precision dtype: every "
+                            f"frequency is rounded (bf16: by up to 2^-8 relative), even if the product runs in float32",
+                            buffer=name)
+                continue
+            if not runs_at_construction or (meth.name != "__init__" and name in created_in_init):
+                continue  # re-registered later (or again, after __init__ created it) in float32: a repair
+            if self._has_later_methods(cls) and name not in self._read_after_construction(cls):
+                continue  # forward and the methods after construction never read it (gpt-neox's inv_freq)
+            self.report(B.INV_FREQ_FLOAT_BUFFER, node,
+                        f"`{name}` is a float buffer: `model.to(torch.bfloat16)` rounds every frequency by up to "
+                        f"2^-8 relative (0.39%); a frequency in [0.5, 1) moves by up to 2^-9, "
+                        f"{(self.length - 1) / 512:.0f} rad of phase at position {self.length - 1:,}, even if the "
+                        f"product runs in float32",
+                        buffer=name)
+        self._float32_at_init = frozenset(n for n, ok in at_init.items() if ok)
+        return frozenset(found)
+
+    def _complex_value(self, value: ast.AST | None, fn: ast.AST | None, depth: int = 0) -> str:
+        """How a registered value builds complex numbers (see :func:`_complex_construction`), following a
+        local name to its assignment, a function of the file (``precompute_freqs_cis(...)``) or a method
+        ``self.m()`` implemented by any class of the file (a subclass's override counts: torchtitan's
+        ``RoPE.__init__`` registers ``self._precompute_cache()``, which ``ComplexRoPE`` implements with
+        ``torch.polar``) into its return values; "" when it does not."""
+        if value is None or depth > 3:
+            return ""
+        how = _complex_construction(value)
+        if how:
+            return how
+        if isinstance(value, ast.Name):
+            return self._complex_value(_last_assignment(value.id, fn, getattr(value, "lineno", 1 << 30)), fn, depth + 1)
+        if isinstance(value, ast.Call):
+            leaf = _leaf(value)
+            if leaf in ("view_as_real", "abs", "angle", "float", "to", "type"):
+                return ""
+            targets = []
+            if isinstance(value.func, ast.Name) and leaf in self._module_funcs:
+                targets.append((self._module_funcs[leaf], leaf))
+            elif isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name) \
+                    and value.func.value.id == "self":
+                targets += [(m, f"{c.name}.{leaf}") for c in self._classes.values() for m in c.body
+                            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == leaf]
+            for target, label in targets:
+                for n in ast.walk(target):
+                    if isinstance(n, ast.Return) and n.value is not None:
+                        how = self._complex_value(n.value, target, depth + 1)
+                        if how:
+                            return f"{how} in `{label}`" if " in `" not in how else how
+        return ""
+
+    def _repairs(self, cls: ast.ClassDef, chain: list[ast.ClassDef], regs: list, construction: frozenset) -> set[str]:
+        """Buffers the class restores to float32 whenever it uses them after a cast.
+
+        1. re-registered or reassigned in an ``_apply`` / ``to`` / ``half`` ... override (runs after
+           every cast; timm 1.0), with a value not taken from the cast buffer itself;
+        2. read, outside construction, only where a dtype check guarantees float32: in the ``else``
+           of ``if self.X.dtype != torch.float32:`` (whose body recomputes), or the body of ``if
+           self.X.dtype == torch.float32:`` (flash-attn 2.8.3's ``_update_cos_sin_cache``);
+        3. lazily re-initialised: a method that ``forward`` calls assigns or re-registers ``self.X``
+           in explicit float32, from a fresh computation (not from ``self.X``), unconditionally at its
+           top level (after early returns) (nanotron 0.4's ``init_rotary_embeddings``). A cast made
+           after the first forward is not seen (the re-initialisation ran before it).
+        """
+        methods = {m.name: m for c in reversed(chain) for m in c.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+        def reach(start: Iterable[str]) -> set[str]:
+            seen, todo = set(), list(start)
+            while todo:
+                m = todo.pop()
+                if m in seen or m not in methods:
+                    continue
+                seen.add(m)
+                todo.extend(_self_method_calls(methods[m], self.lines))
+            return seen
+
+        def fresh(value: ast.AST | None, name: str) -> bool:
+            """Not visibly low precision and not computed from the (cast) buffer's values (its
+            ``.device`` / ``.dtype`` may be read)."""
+            if value is None or _visibly_low(value):
+                return False
+            meta = {id(n.value) for n in ast.walk(value) if isinstance(n, ast.Attribute)
+                    and n.attr in ("device", "dtype", "shape", "ndim")}
+            return not any(isinstance(n, ast.Attribute) and _dotted(n) == f"self.{name}" and id(n) not in meta
+                           for n in ast.walk(value))
+
+        repaired: set[str] = set()
+        after_cast = reach(m for m in methods if m in _REPAIR_METHODS)
+        if after_cast:
+            repaired |= {name for _, name, _, value, meth in regs if meth.name in after_cast and fresh(value, name)}
+            # self.X = <tensor> on a registered buffer replaces the buffer too (Module.__setattr__)
+            repaired |= {t.attr for m in after_cast for n in ast.walk(methods[m]) if isinstance(n, ast.Assign)
+                         for t in n.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                         and t.value.id == "self" and fresh(n.value, t.attr)}
+        names = {name for _, name, _, _, _ in regs}
+        # 3. lazy re-initialisation from forward
+        for m in reach(["forward"]) if "forward" in methods else ():
+            if m == "__init__":
+                continue
+            for stmt in methods[m].body:
+                if isinstance(stmt, ast.Assign):
+                    for t in stmt.targets:
+                        if (isinstance(t, ast.Attribute) and _dotted(t) == f"self.{t.attr}" and t.attr in names
+                                and fresh(stmt.value, t.attr) and _explicit_float32(stmt.value, methods[m])):
+                            repaired.add(t.attr)
+                elif (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                      and _leaf(stmt.value) == "register_buffer" and len(stmt.value.args) >= 2
+                      and isinstance(stmt.value.args[0], ast.Constant) and stmt.value.args[0].value in names
+                      and fresh(stmt.value.args[1], stmt.value.args[0].value)
+                      and _explicit_float32(stmt.value.args[1], methods[m])):
+                    repaired.add(stmt.value.args[0].value)
+        # 2. reads only behind a float32 dtype check
+        later = reach(e for e in methods if e != "__init__" and (e not in construction or not e.startswith("_")))
+        pending = names - repaired
+        # one walk per method for every buffer name at once (a walk per name and method was
+        # quadratic: 1,000 buffers read in forward took minutes)
+        guarded_reads: dict[str, set] = {name: set() for name in pending}
+        reads: dict[str, set] = {name: set() for name in pending}
+        for mname, m in (methods.items() if pending else ()):
+            if mname in construction and mname not in later:
+                continue  # construction-only: no cast yet
+            nodes = list(ast.walk(m))
+            parents = {id(c): p for p in nodes for c in ast.iter_child_nodes(p)}
+            for node in nodes:
+                if isinstance(node, ast.If):
+                    name = _dtype_checked(node.test)
+                    branch = _float32_branch(node.test, name) if name in pending else None
+                    if branch is not None:
+                        for stmt in (node.orelse if branch == "else" else node.body):
+                            guarded_reads[name].update(id(n) for n in ast.walk(stmt))
+                        guarded_reads[name].update(id(n) for n in ast.walk(node.test))
+                elif isinstance(node, ast.Attribute) and node.attr in pending \
+                        and _dotted(node) == f"self.{node.attr}" and isinstance(node.ctx, ast.Load):
+                    parent = parents.get(id(node))
+                    if isinstance(parent, ast.Attribute) and parent.attr in ("dtype", "device", "shape", "ndim"):
+                        continue  # metadata, not the values
+                    reads[node.attr].add(id(node))
+        repaired |= {name for name in pending if reads[name] and reads[name] <= guarded_reads[name]}
+        return repaired

@@ -1,0 +1,233 @@
+"""The checker: walks one module's statements and dispatches each to its visitor; the dtype flow
+(:mod:`.flow`, :mod:`.dtypes`), the file's structure (:mod:`.structure`), buffers (:mod:`.buffers`)
+and the rule triggers (:mod:`.triggers`) are its mixins. It only appends findings (pyflakes' role
+split); :mod:`ropelaw.report` formats them."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from typing import Sequence
+
+from ...findings import Finding, Rule
+from .buffers import Buffers
+from .dtypes import Dtypes
+from .flow import Flow, _visitor
+from .names import _FREQ_NAME, _INT_POS_ARG, _LINE_BREAK, _POS_NAME, _ROTARY_NAME, _TRIGGERS
+from .structure import Structure
+from .syntax import _annotation_dtype
+from .triggers import Triggers
+from .values import _NONE, Val, _Dtype, _Scope
+
+DEFAULT_LENGTH = 8192  # the seed's context: bf16 keeps 896 of 8,192 positions
+
+
+class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
+    """Walks one module and appends findings to :attr:`findings` (pyflakes' role split)."""
+
+    def __init__(self, tree: ast.Module, path: str = "-", source: str = "", *, length: int = DEFAULT_LENGTH):
+        self.path = path
+        self.length = length
+        self.source = source
+        self.lines = _LINE_BREAK.split(source)  # Python's own lines (str.splitlines also splits at \f,
+        # \x1c-\x1e, NEL and U+2028, which shifted the `# noqa` lookup of every later line by one)
+        self.findings: list[Finding] = []
+        self._seen: set[tuple[str, int, int]] = set()
+        self._autocast: list[str] = []  # stack of "on" / "off" / "unknown"
+        self._class: ast.ClassDef | None = None
+        self._class_buffers: frozenset = frozenset()
+        # self.X assigned a plain tensor and never registered (computed on first use: None until then)
+        self._plain_attrs: frozenset | None = frozenset()
+        self._repaired: frozenset = frozenset()  # buffers an _apply/to override restores after every cast
+        self._float32_at_init: frozenset = frozenset()  # buffers registered in explicit float32 at construction
+        self._classes: dict[str, ast.ClassDef] = {}
+        self._module_funcs: dict[str, ast.AST] = {}
+        self._graph: tuple[frozenset, frozenset] | None = None
+        self._fn: ast.AST | None = None  # the function being walked (to follow local names)
+        self._complex_args: set[int] = set()  # ids of calls inside the arguments of a complex constructor
+        self._param_nodes: set = set()  # (node, value) of parameter registrations (RP123 only)
+        self._notes: dict[str, str] = {}
+        self._angle_attrs: dict[tuple[str, str], bool] = {}  # (class, attribute) assigned float32 angles
+        self._read_later: dict[str, frozenset] = {}  # class -> self.X read outside construction-only code
+        self._build_only: frozenset | None = None  # module functions only construction calls
+        self.incomplete = False  # True when the walk stopped early: scan_source reports RE004
+        # each level of a nested expression is two frames, _expr and its visit_<Type>: the walk gets twice
+        # the caller's recursion limit, so that limit still counts levels (scan's _DEEP_RECURSION)
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(2 * limit)
+        try:
+            self._module(tree)
+        except RecursionError:
+            self.incomplete = True  # an absurdly deep expression: never a silent all-clear
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def report(self, rule: Rule, node: ast.AST, message: str, fix: str | None = None, **data) -> None:
+        line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1
+        key = (rule.code, line, col)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.findings.append(Finding.of(rule, message, path=self.path, line=line, column=col, fix=fix, **data))
+
+    def _relevant(self, node: ast.AST) -> bool:
+        """Cheap text test: does the node's source mention any trigger word?"""
+        start, end = getattr(node, "lineno", 1), getattr(node, "end_lineno", None) or len(self.lines)
+        text = "\n".join(self.lines[start - 1:end])
+        return any(w in text for w in _TRIGGERS)
+
+    # ------------------------------------------------------------------ structure
+    def _module(self, tree: ast.Module) -> None:
+        self._tree = tree
+        self._calls: dict[str, list[ast.Call]] | None = None  # by callee name, built when first needed
+        self._classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        self._module_funcs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self._graph: tuple[frozenset, frozenset] | None = None
+        scope = _Scope()
+        self._block(tree.body, scope)
+
+    def _class_def(self, node: ast.ClassDef) -> None:
+        if not self._relevant(node):
+            return
+        saved = (self._class, self._class_buffers, self._plain_attrs, self._repaired, self._float32_at_init)
+        self._class = node
+        self._plain_attrs = None  # computed by _self_dtype when first needed (speed)
+        self._class_buffers = self._buffers_of(node)
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._function(stmt, _Scope(), method=True)
+            elif isinstance(stmt, ast.ClassDef):
+                self._class_def(stmt)
+        (self._class, self._class_buffers, self._plain_attrs, self._repaired, self._float32_at_init) = saved
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope, method: bool = False) -> None:
+        # a method of a class with a frequency buffer may rebuild a cache (RP122) without a trigger word
+        if not self._class_buffers and not self._relevant(node):
+            return
+        inner = _Scope()
+        args = node.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if a is not None:
+                inner.params.add(a.arg)
+                ann = _annotation_dtype(a.annotation, a.arg)
+                if ann is not None:
+                    inner.arrays[a.arg] = ann
+                if a.arg == "dtype" or a.arg.endswith("_dtype"):
+                    if self._float32_default(node, a.arg, defaults.get(a.arg)):
+                        inner.dtypes[a.arg] = _Dtype(None, f"the `{a.arg}` argument (float32 by default; no "
+                                                           f"call in this file passes another dtype)", True)
+                    elif self._integer_from_callers(node, a.arg):
+                        # every caller passes an integer dtype (lit-llama: dtype=idx.dtype of int64 token ids)
+                        inner.dtypes[a.arg] = _Dtype(None, "int64", True)
+                    else:
+                        inner.dtypes[a.arg] = _Dtype("caller", f"the `{a.arg}` argument", True)
+                elif _POS_NAME.match(a.arg):
+                    # position_ids / cache_position arguments are integer tensors by convention (LongTensor)
+                    inner.names[a.arg] = Val(frozenset({"pos"}), integer=bool(_INT_POS_ARG.match(a.arg)))
+                elif _FREQ_NAME.search(a.arg):
+                    inner.names[a.arg] = Val(frozenset({"freq"}))
+        cls_name = self._class.name if self._class is not None else ""
+        inner.alibi = scope.alibi or "alibi" in node.name.lower() or "alibi" in cls_name.lower()
+        inner.rotary = (scope.rotary or inner.alibi or bool(self._class_buffers)
+                        or bool(_ROTARY_NAME.search(node.name) or _ROTARY_NAME.search(cls_name))
+                        or "inv_freq" in "\n".join(self.lines[node.lineno - 1:node.end_lineno]))
+        inner.freq_buffers = self._class_buffers
+        inner.construction = method and node.name in self._call_graph()[1] if self._class_buffers else False
+        # built before any autocast region can wrap it (autocast wraps forward): no RP112/RP113 there
+        inner.build_only = bool(method and self._class is not None and node.name in self._call_graph()[1]) or (
+            not method and node.name in self._build_only_functions())
+        saved, saved_fn = self._autocast, self._fn
+        self._autocast = []  # a function body is not lexically inside the caller's `with`
+        if any(self._disables_autocast(d) for d in node.decorator_list):
+            self._autocast = ["off"]  # @autocast("cuda", enabled=False), @disable_autocast
+        self._fn = node
+        self._block(node.body, inner)
+        self._autocast, self._fn = saved, saved_fn
+
+    def _block(self, body: Sequence[ast.stmt], scope: _Scope) -> None:
+        for stmt in body:
+            self._stmt(stmt, scope)
+
+    def _stmt(self, stmt: ast.stmt, scope: _Scope) -> None:
+        """Dispatch a statement to its ``visit_<Type>``; statements without one hold nothing to follow."""
+        visit = _visitor(type(self), type(stmt))
+        if visit is not None:
+            visit(self, stmt, scope)
+
+    # ------------------------------------------------------------------ statements
+    def visit_FunctionDef(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope) -> None:
+        for d in stmt.decorator_list:
+            self._expr(d, scope)
+        self._function(stmt, scope)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, stmt: ast.ClassDef, scope: _Scope) -> None:
+        self._class_def(stmt)
+
+    def visit_Assign(self, stmt: ast.Assign, scope: _Scope) -> None:
+        val = self._expr(stmt.value, scope)
+        for t in stmt.targets:
+            self._bind(t, val, stmt.value, scope)
+
+    def visit_AnnAssign(self, stmt: ast.AnnAssign, scope: _Scope) -> None:
+        if stmt.value is not None:
+            self._bind(stmt.target, self._expr(stmt.value, scope), stmt.value, scope)
+
+    def visit_AugAssign(self, stmt: ast.AugAssign, scope: _Scope) -> None:
+        val = self._expr(stmt.value, scope)
+        if isinstance(stmt.target, ast.Name):
+            old = scope.names.get(stmt.target.id, _NONE)
+            scope.names[stmt.target.id] = self._combine(old, val, stmt, scope, op=stmt.op)
+
+    def visit_With(self, stmt: ast.With | ast.AsyncWith, scope: _Scope) -> None:
+        pushed = 0
+        for item in stmt.items:
+            state = self._autocast_state(item.context_expr)
+            if state is None:
+                self._expr(item.context_expr, scope)
+            else:
+                self._autocast.append(state)
+                pushed += 1
+        self._block(stmt.body, scope)
+        for _ in range(pushed):
+            self._autocast.pop()
+
+    visit_AsyncWith = visit_With
+
+    def visit_If(self, stmt: ast.If | ast.While, scope: _Scope) -> None:
+        self._expr(stmt.test, scope)
+        self._block(stmt.body, scope)
+        self._block(stmt.orelse, scope)
+
+    visit_While = visit_If
+
+    def visit_For(self, stmt: ast.For | ast.AsyncFor, scope: _Scope) -> None:
+        self._expr(stmt.iter, scope)
+        self._block(stmt.body, scope)
+        self._block(stmt.orelse, scope)
+
+    visit_AsyncFor = visit_For
+
+    def visit_Try(self, stmt: ast.Try, scope: _Scope) -> None:
+        self._block(stmt.body, scope)
+        for h in stmt.handlers:
+            self._block(h.body, scope)
+        self._block(stmt.orelse, scope)
+        self._block(stmt.finalbody, scope)
+
+    visit_TryStar = visit_Try
+
+    def visit_Return(self, stmt: ast.Return | ast.Expr, scope: _Scope) -> None:
+        if stmt.value is not None:
+            self._expr(stmt.value, scope)
+
+    visit_Expr = visit_Return
+
+    def visit_Match(self, stmt, scope: _Scope) -> None:
+        self._expr(stmt.subject, scope)
+        for case in stmt.cases:
+            self._block(case.body, scope)

@@ -1,0 +1,139 @@
+"""Where a dtype expression comes from: ``x.dtype``, ``self.X.dtype``, ``torch.bfloat16``,
+``torch.get_default_dtype()``, a local alias, a template tensor of ``.to`` / ``.type_as``, an array
+constructor's ``dtype=``."""
+
+from __future__ import annotations
+
+import ast
+
+from .names import _ARRAY_CTORS, _CLEAN_DTYPES, _INT_DTYPES, _INT_TENSOR, _LOW_DTYPES, _MODEL_DTYPE_ATTR, _POS_NAME
+from .syntax import _dotted, _kw
+from .values import _Dtype, _Scope
+
+
+class Dtypes:
+    """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: the dtype an expression names."""
+
+    def _constructed_dtype(self, value: ast.AST, name: str, scope: _Scope) -> _Dtype | None:
+        """dtype of an array built by a constructor: ``np.zeros(n, dtype=np.int64)`` (an integer
+        array), ``np.arange(n)`` (numpy's default, int64 or float64: never bf16), ``torch.zeros(n,
+        dtype=torch.int64)``; None when unknown (a torch constructor without dtype follows the default)."""
+        if not isinstance(value, ast.Call):
+            return None
+        dotted = _dotted(value.func)
+        leaf = dotted.split(".")[-1]
+        if leaf not in _ARRAY_CTORS:
+            return None
+        numpy = dotted.startswith(("np.", "numpy."))
+        if not (numpy or dotted.startswith("torch.")):
+            return None
+        dtype_node = _kw(value, "dtype")
+        if dtype_node is None:
+            return _Dtype(None, f"`{name}` (a numpy array)", True) if numpy and not leaf.endswith("_like") else None
+        d = self._dtype(dtype_node, scope)
+        if d.source is not None:
+            return d
+        if d.known and d.what in _INT_DTYPES | {"int64", "uint32", "uint64"}:
+            return _Dtype(None, f"`{name}` (an integer array)", True)
+        if numpy and d.known:
+            return _Dtype(None, f"`{name}` (a numpy array)", True)
+        return None
+
+    def _dtype(self, node: ast.AST | None, scope: _Scope) -> _Dtype:
+        """Where a dtype expression comes from (``source`` None when clean or unknown)."""
+        if node is None:
+            return _Dtype(None)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            t = node.value.replace("torch.", "")
+            if t in _LOW_DTYPES:
+                return _Dtype("low", t, True)
+            return _Dtype(None, t, t in _CLEAN_DTYPES)
+        if isinstance(node, ast.Attribute):
+            if node.attr == "dtype":
+                base = node.value
+                while isinstance(base, ast.Subscript):
+                    base = base.value
+                dotted = _dotted(base)
+                if dotted.startswith("self."):
+                    return self._self_dtype(dotted, scope)
+                if isinstance(base, ast.Name):
+                    if base.id in scope.self_aliases:
+                        return self._self_dtype(f"self.{scope.self_aliases[base.id]}", scope)
+                    if base.id in scope.arrays:  # annotated or constructed with a known dtype
+                        return scope.arrays[base.id]
+                    held = scope.names.get(base.id)
+                    if held is not None and held.kinds & {"pos", "angle"}:
+                        return _Dtype(held.source, held.what, True)  # positions' own dtype: as they are
+                    if held is not None and "freq" in held.kinds and held.source is None:
+                        return _Dtype(None, f"`{base.id}`", True)
+                    if _INT_TENSOR.search(base.id) or _POS_NAME.match(base.id):
+                        return _Dtype(None, f"`{base.id}`", True)  # an integer tensor's dtype
+                    return _Dtype("input", f"`{base.id}`", True)
+                if dotted:
+                    return _Dtype("input", f"`{dotted}`", True)
+                return _Dtype(None)
+            dotted = _dotted(node)
+            if dotted.startswith("self.") and dotted.count(".") == 1 and _MODEL_DTYPE_ATTR.match(node.attr):
+                # self.precision / self.params_dtype / self.dtype: the precision the model runs in (bf16 in a
+                # bf16 run), whatever its value is at construction
+                return _Dtype("model", f"`{dotted}`", True)
+            if dotted.startswith(("torch.", "np.", "numpy.", "jnp.")) or dotted in _LOW_DTYPES:
+                leaf = node.attr
+                if leaf in _LOW_DTYPES:
+                    return _Dtype("low", leaf, True)
+                if leaf in _CLEAN_DTYPES:
+                    return _Dtype(None, leaf, True)
+            return _Dtype(None)
+        if isinstance(node, ast.Call):
+            if _dotted(node.func).endswith("get_default_dtype"):
+                return _Dtype("default", "`torch.get_default_dtype()`", True)
+            return _Dtype(None)
+        if isinstance(node, ast.Name):
+            if node.id in scope.dtypes:
+                return scope.dtypes[node.id]
+            if node.id in _LOW_DTYPES:
+                return _Dtype("low", node.id, True)
+            return _Dtype(None)
+        return _Dtype(None)
+
+    def _tensor_dtype(self, node: ast.AST, scope: _Scope) -> _Dtype:
+        """dtype of a tensor used as a template (``type_as(T)``, ``to(T)``)."""
+        dotted = _dotted(node)
+        if dotted.startswith("self."):
+            return self._self_dtype(dotted, scope)
+        if isinstance(node, ast.Name):
+            if node.id in scope.self_aliases:
+                return self._self_dtype(f"self.{scope.self_aliases[node.id]}", scope)
+            held = scope.names.get(node.id)
+            if held is not None and (held.kinds & {"pos", "angle"} or "freq" in held.kinds):
+                return _Dtype(held.source, held.what, True)
+            if "device" in node.id:
+                return _Dtype(None)
+            return _Dtype("input", f"`{node.id}`", True)
+        return _Dtype(None)
+
+    def _cast_dtype(self, call: ast.Call, method: str, scope: _Scope) -> _Dtype | None:
+        """The dtype a ``.to/.type/.type_as/.half/...`` call converts to; None if not a cast."""
+        if method in ("half",):
+            return _Dtype("low", "float16", True)
+        if method in ("bfloat16",):
+            return _Dtype("low", "bfloat16", True)
+        if method in ("float", "double", "long", "int"):
+            return _Dtype(None, method, True)
+        if method == "type_as" and call.args:
+            return self._tensor_dtype(call.args[0], scope)
+        if method in ("to", "type"):
+            kw = _kw(call, "dtype")
+            if kw is not None:
+                return self._dtype(kw, scope)
+            for arg in call.args:
+                d = self._dtype(arg, scope)
+                if d.known:
+                    return d
+            if method == "to" and call.args and isinstance(call.args[0], ast.Name) and call.args[0].id not in scope.dtypes:
+                # .to(other_tensor): dtype and device of that tensor; .to(device): neither known
+                name = call.args[0].id
+                if "device" not in name and name not in ("dev", "device_type"):
+                    return self._tensor_dtype(call.args[0], scope)
+            return None
+        return None

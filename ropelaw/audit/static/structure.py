@@ -1,0 +1,271 @@
+"""The file's structure as the checker needs it: which methods run at construction (the call graph
+by name), a class's in-file bases, the buffers and parameters it registers, who calls a function
+and with what dtype, and which ``with`` / decorator turns autocast on or off."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable
+
+from .names import _AUTOCAST_OFF_DECORATOR, _FLOAT32_DEFAULTS, _INT_DTYPES, _INT_TENSOR, _POS_NAME
+from .syntax import _const_false, _dotted, _kw, _leaf, _self_method_calls
+from .values import _Scope
+
+
+class Structure:
+    """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: facts about the file, computed once."""
+
+    def _call_graph(self) -> tuple[frozenset, frozenset]:
+        """(methods that run at construction, methods that run only at construction), by name.
+
+        Construction: ``__init__`` and the methods it calls as ``self.m(...)``, transitively (by
+        name, over every class in the file, so a subclass's override counts). Later: every other
+        method (``forward``, ``_apply``, ...), every public method (a user may call it after a
+        cast) and what they call. Construction-only = construction - later. No cast can have
+        happened while construction-only code runs: ``model.to(dtype)`` needs a built module.
+        """
+        if self._graph is None:
+            calls: dict[str, set[str]] = {}
+            for cls in self._classes.values():
+                for m in cls.body:
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        calls.setdefault(m.name, set()).update(_self_method_calls(m, self.lines))
+
+            def closure(start: Iterable[str]) -> set[str]:
+                seen, todo = set(), list(start)
+                while todo:
+                    m = todo.pop()
+                    if m not in seen:
+                        seen.add(m)
+                        todo.extend(calls.get(m, ()))
+                return seen
+
+            construction = closure(["__init__"])
+            entries = [m for m in calls if m != "__init__" and (m not in construction or not m.startswith("_"))]
+            later = closure(entries)
+            self._graph = (frozenset(construction), frozenset(construction - later))
+        return self._graph
+
+    def _class_chain(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        """The class and its base classes defined in the same file (nearest first)."""
+        out, todo = [], [cls]
+        while todo:
+            c = todo.pop(0)
+            if c in out or len(out) > 20:
+                continue
+            out.append(c)
+            todo.extend(self._classes[b.id] for b in c.bases if isinstance(b, ast.Name) and b.id in self._classes)
+        return out
+
+    def _registrations(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
+        """(buffer name, registering node, value, method) for each buffer the class's methods register:
+        ``self.register_buffer("X", value)`` and ``self.X = nn.Buffer(value)`` (PyTorch >= 2.5)."""
+        out = []
+        for meth in cls.body:
+            if not isinstance(meth, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(meth):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == "register_buffer" and node.args
+                        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                    value = node.args[1] if len(node.args) > 1 else _kw(node, "tensor")
+                    out.append((node.args[0].value, node, value, meth))
+                elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                      and _dotted(node.value.func).split(".")[-1] == "Buffer"):
+                    value = node.value.args[0] if node.value.args else _kw(node.value, "data")
+                    for t in node.targets:
+                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                            out.append((t.attr, node, value, meth))
+        return out
+
+    def _plain_attrs_of(self, cls: ast.ClassDef) -> frozenset:
+        """Attributes ``self.X = ...`` of the class that are neither buffers nor parameters.
+
+        ``Module.to(dtype)`` leaves them alone, so their dtype does not follow a cast.
+        """
+        assigned, registered = set(), set()
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign):
+                value = node.value
+                is_param = isinstance(value, ast.Call) and _dotted(value.func).split(".")[-1] in (
+                    "Parameter", "Linear", "Embedding", "Buffer")
+                for t in node.targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        (registered if is_param else assigned).add(t.attr)
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in ("register_buffer", "register_parameter") and node.args
+                  and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                registered.add(node.args[0].value)
+        return frozenset(assigned - registered)
+
+    def _has_later_methods(self, owner: ast.ClassDef) -> bool:
+        """The class family defines code that runs after construction (``forward``, a public method): only
+        then can "nothing reads the buffer" be seen; a class of ``__init__`` alone is used from elsewhere."""
+        _, construction_only = self._call_graph()
+        family = [c for c in self._classes.values() if owner in self._class_chain(c)] + self._class_chain(owner)
+        return any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name not in construction_only
+                   and m.name != "__init__" for c in family for m in c.body)
+
+    def _read_after_construction(self, owner: ast.ClassDef) -> frozenset:
+        """Attributes ``X`` whose values a method of ``owner``'s family (its in-file bases and subclasses)
+        reads as ``self.X`` outside construction-only code (``self.X.dtype`` / ``.device`` / ``.shape`` are
+        metadata, not values). A buffer nobody reads after ``__init__`` cannot carry a cast into the encoding."""
+        if owner.name not in self._read_later:
+            _, construction_only = self._call_graph()
+            family = [c for c in self._classes.values() if owner in self._class_chain(c)] + self._class_chain(owner)
+            reads: set[str] = set()
+            for cls in family:
+                for m in cls.body:
+                    if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) or m.name in construction_only:
+                        continue
+                    parents = {id(c): p for p in ast.walk(m) for c in ast.iter_child_nodes(p)}
+                    for node in ast.walk(m):
+                        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                                and node.value.id == "self" and isinstance(node.ctx, ast.Load)):
+                            parent = parents.get(id(node))
+                            if isinstance(parent, ast.Attribute) and parent.attr in ("dtype", "device", "shape", "ndim"):
+                                continue
+                            reads.add(node.attr)
+            self._read_later[owner.name] = frozenset(reads)
+        return self._read_later[owner.name]
+
+    def _parameters(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
+        """(name, node, value, method) for ``self.X = nn.Parameter(v)`` and ``register_parameter("X", ...)``."""
+        out = []
+        for meth in cls.body:
+            if not isinstance(meth, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(meth):
+                if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                        and _dotted(node.value.func).split(".")[-1] == "Parameter"):
+                    value = node.value.args[0] if node.value.args else _kw(node.value, "data")
+                    for t in node.targets:
+                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                            out.append((t.attr, node, value, meth))
+                elif (isinstance(node, ast.Call) and _leaf(node) == "register_parameter" and len(node.args) >= 2
+                      and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                    out.append((node.args[0].value, node, node.args[1], meth))
+        self._param_nodes.update((n, v) for _, n, v, _ in out)
+        return out
+
+    def _calls_to(self, name: str) -> list[ast.Call]:
+        """Every call ``name(...)`` / ``obj.name(...)`` in the file (index built once)."""
+        if self._calls is None:
+            calls: dict[str, list[ast.Call]] = {}
+            for n in ast.walk(self._tree):
+                if isinstance(n, ast.Call):
+                    leaf = _leaf(n)
+                    if leaf:
+                        calls.setdefault(leaf, []).append(n)
+            self._calls = calls
+        return self._calls.get(name, [])
+
+    def _float32_default(self, fn: ast.AST, param: str, default: ast.AST | None) -> bool:
+        """A ``dtype`` parameter that defaults to float32/float64 and that no call in this file fills
+        with anything else (Megatron's ``compute_rope_params(..., dtype=torch.float32)``).
+
+        A call passes a risky dtype when its argument for ``param`` (by keyword, or by position; a
+        method called as ``obj.m(...)`` does not pass ``self``) is not visibly float32/float64, or
+        when it passes ``*args`` / ``**kwargs`` we cannot match. Callers in other files are not seen.
+        """
+        if default is None:
+            return False
+        d = self._dtype(default, _Scope())
+        if d.source is not None or not d.known or d.what not in _FLOAT32_DEFAULTS:
+            return False
+        names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+        method = bool(names) and names[0] in ("self", "cls")
+        for call in self._calls_to(fn.name):
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return False
+            arg = _kw(call, param)
+            if arg is None and param in names:
+                i = names.index(param) - (1 if method and isinstance(call.func, ast.Attribute) else 0)
+                arg = call.args[i] if 0 <= i < len(call.args) else None
+            if arg is None:
+                continue
+            d = self._dtype(arg, _Scope())
+            if d.source is not None or not d.known or d.what not in _FLOAT32_DEFAULTS:
+                return False
+        return True
+
+    def _disables_autocast(self, dec: ast.AST) -> bool:
+        """A decorator that runs the function with autocast off: ``autocast(..., enabled=False)`` called as a
+        decorator, a name like ``disable_autocast``, or a function of this file whose body enters
+        ``autocast(..., enabled=False)`` (x-transformers 2.31's ``disable_autocast``)."""
+        if isinstance(dec, ast.Call):
+            return self._autocast_state(dec) == "off"
+        name = _dotted(dec).split(".")[-1]
+        if _AUTOCAST_OFF_DECORATOR.search(name):
+            return True
+        target = self._module_funcs.get(name)
+        return target is not None and any(
+            isinstance(n, ast.withitem) and self._autocast_state(n.context_expr) == "off" for n in ast.walk(target))
+
+    def _build_only_functions(self) -> frozenset:
+        """Module-level functions called only from construction-only methods (``__init__`` and what only it
+        calls): transformers' GPT-J ``create_sinusoidal_positions``. No autocast region wraps them."""
+        if self._build_only is None:
+            _, construction_only = self._call_graph()
+            at_build: set[str] = set()
+            elsewhere: set[str] = set()
+            methods = {id(m) for c in self._classes.values() for m in c.body
+                       if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            for c in self._classes.values():
+                for m in c.body:
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        names = {_leaf(n) for n in ast.walk(m) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+                        (at_build if m.name in construction_only else elsewhere).update(names)
+            for stmt in self._tree.body:  # module-level code and functions: not construction
+                if id(stmt) in methods or isinstance(stmt, ast.ClassDef):
+                    continue
+                elsewhere.update(_leaf(n) for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name))
+            self._build_only = frozenset(at_build - elsewhere)
+        return self._build_only
+
+    def _integer_from_callers(self, fn: ast.AST, param: str) -> bool:
+        """Every call of ``fn`` in this file passes an integer dtype for ``param``: ``idx.dtype`` of a tensor
+        named like integers (ids, idx, positions...), ``torch.int64`` / ``torch.long``. Needs one call at least;
+        a call that leaves it out, or passes ``*args`` / ``**kwargs``, makes it unknown."""
+        names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+        method = bool(names) and names[0] in ("self", "cls")
+        # a method's callers write obj.m(...), a module function's f(...): `self.build_rope_cache(idx)` is
+        # another function than lit-llama's module-level build_rope_cache(seq_len, ..., dtype=idx.dtype)
+        calls = [c for c in self._calls_to(fn.name) if isinstance(c.func, ast.Attribute) == method]
+        if not calls:
+            return False
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return False
+            arg = _kw(call, param)
+            if arg is None and param in names:
+                i = names.index(param) - (1 if method and isinstance(call.func, ast.Attribute) else 0)
+                arg = call.args[i] if 0 <= i < len(call.args) else None
+            if arg is None:
+                return False
+            if isinstance(arg, ast.Attribute) and arg.attr == "dtype" and isinstance(arg.value, ast.Name) \
+                    and (_INT_TENSOR.search(arg.value.id) or _POS_NAME.match(arg.value.id)):
+                continue
+            if isinstance(arg, ast.Attribute) and _dotted(arg).startswith("torch.") and arg.attr in _INT_DTYPES:
+                continue
+            return False
+        return True
+
+    def _autocast_state(self, expr: ast.AST) -> str | None:
+        """"on" / "off" / "unknown" for an autocast context manager, None for anything else."""
+        if not isinstance(expr, ast.Call):
+            return None
+        dotted = _dotted(expr.func)
+        if not (dotted.endswith("autocast") or dotted.split(".")[-1] == "autocast"):
+            return None
+        enabled = _kw(expr, "enabled")
+        dev = _kw(expr, "device_type") or (expr.args[0] if expr.args else None)
+        on = "on-cpu" if isinstance(dev, ast.Constant) and dev.value == "cpu" else "on"
+        if enabled is None:
+            return on
+        if _const_false(enabled):
+            return "off"
+        if isinstance(enabled, ast.Constant) and enabled.value is True:
+            return on
+        return "unknown"
+

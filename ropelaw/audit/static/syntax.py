@@ -1,0 +1,340 @@
+"""Reading the syntax tree: dotted names, keywords, assignments followed one level, and the
+constructions the checker recognises (frequency expressions, complex numbers, float32 values,
+dtype checks). Functions of a node only: no checker state."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Sequence
+
+from .names import _CLEAN_DTYPES, _COMPLEX_CALLS, _COMPLEX_DTYPES, _LOW_DTYPES, _NOT_FREQ_CALLS
+from .values import Val, _Dtype
+
+def _dotted(node: ast.AST) -> str:
+    """``torch.nn.functional`` for an Attribute chain of Names; "" otherwise."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _const_false(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def _kw(call: ast.Call, name: str) -> ast.AST | None:
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    return None
+
+
+def _table_constructor(value: ast.AST | None) -> bool:
+    """``torch.empty((L, d), ...)`` / ``torch.zeros(L, d)``: a tensor of two or more dimensions made to be
+    filled with a table (cos/sin, angles), not a vector of frequencies."""
+    if not isinstance(value, ast.Call) or _leaf(value) not in ("empty", "zeros", "ones", "full", "randn", "rand"):
+        return False
+    shape = _kw(value, "size") or (value.args[0] if value.args else None)
+    if isinstance(shape, (ast.Tuple, ast.List)):
+        return len(shape.elts) >= 2
+    if isinstance(shape, ast.BinOp) and any(isinstance(x, (ast.Tuple, ast.List)) for x in (shape.left, shape.right)):
+        return True  # grid_dims + (encoding_dim,): a shape built from tuples
+    return len([a for a in value.args if not isinstance(a, ast.Starred)]) >= 2 and _leaf(value) != "full"
+
+
+def _float_argument(call: ast.Call) -> bool:
+    """An ``arange`` argument that is a float: ``arange(8.0)``, ``arange(float(n))``, ``arange(n * 1.0)``
+    (torch then makes the default dtype, not int64)."""
+    for a in list(call.args) + [k.value for k in call.keywords if k.arg in ("start", "end", "step")]:
+        for n in ast.walk(a):
+            if isinstance(n, ast.Constant) and isinstance(n.value, float):
+                return True
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "float":
+                return True
+    return False
+
+
+def _float_scalar_operand(node: ast.AST, a: "Val", b: "Val") -> bool:
+    """The other operand of a product with an integer tensor is a Python float (a float literal, ``math.log``
+    / ``math.pi`` in it): int64 * float gives torch's default dtype."""
+    if not isinstance(node, ast.BinOp):
+        return False
+    other = node.right if a.integer else node.left
+    for n in ast.walk(other):
+        if isinstance(n, ast.Constant) and isinstance(n.value, float):
+            return True
+        if isinstance(n, ast.Call) and _dotted(n.func) in ("math.log", "math.sqrt", "math.exp", "float"):
+            return True
+        if _dotted(n) == "math.pi":
+            return True
+    return False
+
+
+def _float_tensor_operand(node: ast.AST, a: "Val", b: "Val") -> bool:
+    """True when the other operand of an integer true division is visibly a float tensor (a ``.float()``,
+    a tensor with an explicit dtype): the quotient then takes that dtype, not the default one."""
+    if not isinstance(node, ast.BinOp):
+        return False
+    other = node.right if a.integer else node.left
+    for n in ast.walk(other):
+        if isinstance(n, ast.Call) and _leaf(n) in ("float", "double", "tensor", "ones", "zeros", "full") \
+                and (_leaf(n) in ("float", "double") or _kw(n, "dtype") is not None):
+            return True
+    return False
+
+
+
+
+def _einsum_contracts(call: ast.Call) -> bool:
+    """True when an ``einsum`` equation sums an index (evaluated with bmm, autocast-eligible)."""
+    if not call.args or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
+        return True  # unknown equation: assume a contraction
+    eq = call.args[0].value.replace(" ", "")
+    if "->" not in eq:
+        ins = [c for c in eq if c.isalpha()]
+        return any(ins.count(c) > 1 for c in set(ins))
+    lhs, rhs = eq.split("->", 1)
+    return any(c.isalpha() and c not in rhs for c in lhs)
+
+
+_SELF_CALL = re.compile(r"\bself\.([A-Za-z_]\w*)\s*\(")
+
+
+def _code_part(line: str) -> str:
+    """A source line without its comment (a ``#`` outside quotes ends the code)."""
+    if "#" not in line:
+        return line
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            return line[:i]
+    return line
+
+
+def _self_method_calls(fn: ast.AST, lines: Sequence[str]) -> set[str]:
+    """Names ``M`` of the calls ``self.M(...)`` in a function body (read from its source text without
+    comments: much faster than walking the tree; a mention in a string only adds an edge)."""
+    return set(_SELF_CALL.findall("\n".join(_code_part(x) for x in lines[fn.lineno - 1:fn.end_lineno])))
+
+
+_ASSIGNMENTS: "dict[int, tuple[ast.AST, dict[str, list[ast.Assign]]]]" = {}  # id(fn) -> (fn, index)
+
+
+def _assignments(fn: ast.AST) -> dict[str, list[ast.Assign]]:
+    """``name -> [single-target assignments to it]`` of ``fn``, in walk order; built once per function
+    and kept for the last few functions (one walk per lookup was quadratic: 2,000 buffers
+    registered from locals in one ``__init__`` took minutes)."""
+    hit = _ASSIGNMENTS.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    index: dict[str, list[ast.Assign]] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            index.setdefault(n.targets[0].id, []).append(n)
+    if len(_ASSIGNMENTS) >= 16:
+        _ASSIGNMENTS.pop(next(iter(_ASSIGNMENTS)))
+    _ASSIGNMENTS[id(fn)] = (fn, index)
+    return index
+
+
+def _last_assignment(name: str, fn: ast.AST | None, before: int) -> ast.AST | None:
+    """The value last assigned to the local ``name`` in ``fn`` before line ``before`` (None if none)."""
+    if fn is None:
+        return None
+    best = None
+    for n in _assignments(fn).get(name, ()):
+        if n.lineno < before and (best is None or n.lineno > best.lineno):
+            best = n
+    return best.value if best is not None else None
+
+
+def _resolved(value: ast.AST | None, fn: ast.AST | None) -> ast.AST | None:
+    """A registered value, with a local name replaced by its last assignment (one level)."""
+    if isinstance(value, ast.Name):
+        return _last_assignment(value.id, fn, getattr(value, "lineno", 1 << 30)) or value
+    return value
+
+
+def _visibly_low(value: ast.AST | None) -> bool:
+    """True when an expression converts to a dtype that is not float32/float64 (or an unknown one).
+
+    ``.half()``, ``.bfloat16()``, ``.type_as(t)``, ``.to(x.dtype)``, ``dtype=torch.bfloat16``: the
+    value may be bf16/fp16. Device moves (``.to(device)``) and float32 conversions are not.
+    """
+    if value is None:
+        return False
+    for n in ast.walk(value):
+        if not isinstance(n, ast.Call):
+            continue
+        leaf = n.func.attr if isinstance(n.func, ast.Attribute) else ""
+        if leaf in ("half", "bfloat16", "type_as"):
+            return True
+        dts = [k.value for k in n.keywords if k.arg == "dtype"]
+        if leaf in ("to", "type"):
+            dts += [a for a in n.args if isinstance(a, ast.Attribute)
+                    and (a.attr == "dtype" or _dotted(a).startswith("torch."))]
+        for d in dts:
+            if isinstance(d, ast.Attribute):  # x.dtype (another tensor's: bf16 in a bf16 model), torch.X
+                if d.attr == "dtype" or d.attr not in _CLEAN_DTYPES:
+                    return True
+            elif isinstance(d, ast.Constant) and isinstance(d.value, str):
+                if d.value.replace("torch.", "") not in _CLEAN_DTYPES:
+                    return True
+            elif isinstance(d, ast.Name) and d.id in _LOW_DTYPES:
+                return True  # a `dtype` variable or call: unknown, not visibly low
+    return False
+
+
+def _explicit_float32(value: ast.AST | None, fn: ast.AST | None) -> bool:
+    """True when a registered value is visibly float32: it passes through ``.float()``,
+    ``torch.float32`` / ``torch.float`` or ``dtype="float32"`` and through no low-precision cast
+    (a local name is followed to its last assignment in the same function)."""
+    value = _resolved(value, fn)
+    if value is None or _visibly_low(value):
+        return False
+    for n in ast.walk(value):
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "float"
+                and not n.args):
+            return True
+        if isinstance(n, ast.Attribute) and _dotted(n) in ("torch.float32", "torch.float"):
+            return True
+        if isinstance(n, ast.Constant) and n.value == "float32":
+            return True
+    return False
+
+
+def _frequency_exponent(node: ast.AST, fn: ast.AST | None) -> bool:
+    """An exponent ``arange(...) / dim``, ``-(...)`` or ``linspace(...)`` (a local name is followed
+    one level): fractional or negative powers; ``2 ** arange(bits)`` (integer powers) is not one."""
+    node = _resolved(node, fn) if isinstance(node, ast.Name) else node
+    if node is None:
+        return False
+    leaves = {(c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", ""))
+              for c in ast.walk(node) if isinstance(c, ast.Call)}
+    if "linspace" in leaves:
+        return True
+    return "arange" in leaves and any(isinstance(n, (ast.BinOp, ast.UnaryOp)) and isinstance(n.op, (ast.Div, ast.USub))
+                                      for n in ast.walk(node))
+
+
+def _frequency_expression(node: ast.AST, fn: ast.AST | None = None) -> bool:
+    """True when an expression builds rotary / sinusoidal frequencies (not angles or tables).
+
+    Recognised constructions (RoFormer, arXiv 2104.09864, eq. 15: theta_i = base^(-2(i-1)/d);
+    Vaswani et al. 2017, arXiv 1706.03762, section 3.5):
+    ``base ** (arange(...) / dim)``, ``base ** -(...)`` and ``1.0 / (base ** ...)`` (a power whose
+    exponent is a fractional or negative ``arange``, see :func:`_frequency_exponent`, or a
+    ``linspace``: ``2 ** linspace(...)``), ``exp(arange(...) * -log(base) / dim)``,
+    ``logspace(...)``, ``linspace(...) * pi``. An expression that also takes sin/cos, an outer
+    product or an einsum holds angles or a table, not frequencies.
+    """
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+    leaves = {(c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", "")) for c in calls}
+    if leaves & _NOT_FREQ_CALLS:
+        return False
+    if "logspace" in leaves:
+        return True
+    for n in ast.walk(node):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow):
+            if _frequency_exponent(n.right, fn) or (_frequency_exponent(n.left, fn) and "linspace" in leaves):
+                return True
+        if isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", "")) == "exp":
+            inner = {(c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", ""))
+                     for c in ast.walk(n) if isinstance(c, ast.Call)}
+            if "arange" in inner and "log" in inner:
+                return True
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and "linspace" in leaves:
+            if any(isinstance(x, ast.Attribute) and x.attr == "pi" or isinstance(x, ast.Name) and x.id == "pi"
+                   for x in (n.left, n.right)):
+                return True
+    return False
+
+
+def _leaf(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+
+
+def _complex_construction(node: ast.AST | None) -> str:
+    """How an expression builds complex numbers ("`torch.polar`", "`complex64`", ...), "" if it does not.
+
+    ``torch.polar``, ``torch.view_as_complex``, ``torch.complex``, a complex dtype (``complex64``,
+    ``cfloat``, ...) or a complex literal (``torch.exp(1j * angles)``). Sub-expressions that turn
+    complex numbers back into real ones (``view_as_real``, ``.real``, ``.imag``, ``.abs()``,
+    ``.angle()``) are not entered.
+    """
+    if node is None:
+        return ""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Call):
+            leaf = _leaf(n)
+            if leaf in ("view_as_real", "abs", "angle", "is_complex"):
+                continue
+            if leaf in _COMPLEX_CALLS or _dotted(n.func) == "torch.complex":
+                return f"`torch.{leaf}`"
+        elif isinstance(n, ast.Attribute):
+            if n.attr in ("real", "imag"):
+                continue
+            if n.attr in _COMPLEX_DTYPES and _dotted(n).startswith("torch."):
+                return f"`{_dotted(n)}`"
+        elif isinstance(n, ast.Constant) and isinstance(n.value, complex):
+            return "a complex literal"
+        todo.extend(ast.iter_child_nodes(n))
+    return ""
+
+
+def _annotation_dtype(ann: ast.AST | None, name: str) -> "_Dtype | None":
+    """dtype of a parameter from its annotation: numpy arrays (``np.ndarray``, ``npt.NDArray[np.int64]``)
+    and integer tensors (``torch.LongTensor``); None when the annotation says nothing about it."""
+    if ann is None:
+        return None
+    text = ast.unparse(ann) if hasattr(ast, "unparse") else ""
+    if re.search(r"float16|half|bfloat16", text):
+        return _Dtype("low", "float16" if "bfloat16" not in text else "bfloat16", True)
+    if re.search(r"\b(ndarray|NDArray)\b", text):
+        return _Dtype(None, f"`{name}` (a numpy array)", True)
+    if re.search(r"\b(LongTensor|IntTensor)\b", text) or re.search(r"\bnp\.u?int\d*\b", text):
+        return _Dtype(None, f"`{name}` (an integer tensor)", True)
+    return None
+
+
+def _dtype_checked(test: ast.AST) -> str | None:
+    """X of a comparison ``self.X.dtype <op> ...`` (either side), the only name for which
+    :func:`_float32_branch` can be other than None; None for any other test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    for side in (test.left, test.comparators[0]):
+        dotted = _dotted(side)
+        if dotted.startswith("self.") and dotted.endswith(".dtype") and dotted.count(".") == 2:
+            return dotted[5:-6]
+    return None
+
+
+def _float32_branch(test: ast.AST, name: str) -> str | None:
+    """For ``if self.X.dtype != torch.float32`` the branch where X is float32 ("else"); for ``==``
+    ("body"); None when the test is not such a check."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, right = test.left, test.comparators[0]
+    if _dotted(right) == f"self.{name}.dtype":
+        left, right = right, left
+    if _dotted(left) != f"self.{name}.dtype" or _dotted(right) not in ("torch.float32", "torch.float"):
+        return None
+    if isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
+        return "else"
+    if isinstance(test.ops[0], (ast.Eq, ast.Is)):
+        return "body"
+    return None
+
