@@ -38,7 +38,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .numfmt import compact, number
+from .numfmt import compact
+from .pair_bound import _inference, _inverse_position, _period, _scheme_formula, _scheme_pair_bound
 from .results import Result
 from .spec import RopeSpec, check_base, check_positive_int, check_real, check_rotary_dim  # noqa: F401  (re-exported)
 
@@ -332,98 +333,6 @@ def _liu(spec: RopeSpec) -> dict[str, Any]:
     raw = 2 * _ceil_half_d_log(d, u, beta)
     return dict(d_extra=d_extra, beta_0=beta_0, regime=AT_OR_BELOW, bound=float(u),
                 updated=max(0, min(d, raw)), capped=raw > d)
-
-
-def _inverse_position(res: Any, position: float) -> float:
-    """Largest distance whose encoded relative position is <= ``position`` (seed 000).
-
-    Identity map: ``position``. ReRoPE (window w, positions clipped to w): the position
-    itself when it is below w, otherwise every distance (``inf``). Leaky ReRoPE (slope 1/k
-    beyond w): solve ``w + (delta - w)/k = position``, i.e. ``delta = w + k*(position - w)``.
-    """
-    w = getattr(res, "window", None)
-    if w is None or position < w:
-        return float(position)
-    k = getattr(res, "leaky_k", None)
-    if k is None:
-        return math.inf
-    return w + k * (position - w)
-
-
-def _inference(spec: RopeSpec, seq_len: int | None = None) -> Any:
-    from .schemes import apply_scheme  # lazy: the registry is needed only for a scheme
-
-    return apply_scheme(spec, seq_len)
-
-
-def _is_static(spec: RopeSpec) -> bool:
-    """Whether the scheme's frequencies ignore the sequence length (dynamic NTK, LongRoPE do not)."""
-    a = _inference(spec, spec.train_len)
-    z = _inference(spec, spec.train_len * 4096)
-    return tuple(a.inv_freq) == tuple(z.inv_freq) and a.window == z.window and a.leaky_k == z.leaky_k
-
-
-def _period(theta: float) -> float:
-    return math.inf if theta <= 0 else _TWO_PI / theta
-
-
-def _scheme_pair_bound(spec: RopeSpec, k: int) -> tuple[float, float]:
-    """(bound, period at inference) of pair ``k`` for a non-default scheme.
-
-    Static scheme: the largest distance whose encoded position stays within one period of
-    pair ``k`` (:func:`_inverse_position`). Length-dependent scheme (dynamic NTK, LongRoPE):
-    the largest integer distance D with ``relative_position(D) <= period_k(seq_len=D+1)``,
-    by doubling then bisection; this assumes the excess changes sign once (dynamic NTK: the
-    period grows like L^(2k/(d-2)), sub-linearly; LongRoPE: piecewise constant). No crossing
-    below 2^62 tokens: ``inf``.
-    """
-    if _is_static(spec):
-        res = _inference(spec, spec.tuning_length)
-        p = _period(res.inv_freq[k])
-        return (_inverse_position(res, p) if math.isfinite(p) else math.inf), p
-
-    def fits(dist: int) -> tuple[bool, float]:
-        res = _inference(spec, dist + 1)
-        p = _period(res.inv_freq[k])
-        return res.relative_position(dist) <= p, p
-
-    lo = 1
-    ok, p_lo = fits(lo)
-    if not ok:
-        return 0.0, p_lo
-    hi = 2
-    while True:
-        ok, p = fits(hi)
-        if not ok:
-            break
-        lo, p_lo = hi, p
-        if hi >= 2**62:
-            return math.inf, p
-        hi *= 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        ok, p = fits(mid)
-        if ok:
-            lo, p_lo = mid, p
-        else:
-            hi = mid
-    return float(lo), p_lo
-
-
-def _scheme_formula(spec: RopeSpec, res: Any, k: int | None, period: float | None) -> str:
-    """The headline formula of a scheme bound, in words and symbols."""
-    if k is None:
-        return "every pair saw a full period: no pair limits it"
-    if not _is_static(spec):
-        return f"largest distance D with position(D) <= 2*pi/theta_{k}(seq_len=D+1) ({spec.scheme})"
-    if period is None or not math.isfinite(period):
-        return f"theta_{k} = 0 under {spec.scheme}: pair {k} never turns"
-    w, kk = getattr(res, "window", None), getattr(res, "leaky_k", None)
-    if w is None or period < w:
-        return f"2*pi/theta_{k} = {number(period)} ({spec.scheme})"
-    if kk is None:
-        return f"window w = {compact(w)} <= 2*pi/theta_{k} = {number(period)}: positions never leave one period"
-    return f"w + k*(2*pi/theta_{k} - w) = {compact(w)} + {compact(kk)}*({number(period)} - {compact(w)})"
 
 
 def extrapolation_bound(spec: RopeSpec) -> BoundResult:
