@@ -16,6 +16,10 @@
 - :func:`run_bound_sweep` (issue 25, :mod:`.sweep`): :func:`run_bound` at several (d, T), break /
   bound per base and whether it is constant across sizes.
 
+Sizes, training, evaluation and the run records every experiment shares live in :mod:`.common`,
+:func:`run_bound` in :mod:`.bound` (the sweep repeats it); this module holds the other two and the
+name -> experiment dispatch, and re-exports the rest.
+
 Each returns a JSON-ready dict with ``experiment`` and ``rows`` (plus the curves, the seed
 comparison, the machine, the wall time and the CPU time); :func:`render_text` prints it and
 :func:`plot_result` draws it. Sizes: ``smoke`` (CI, seconds), ``quick`` (<= 5 min per
@@ -24,250 +28,28 @@ experiment on 2 cores), ``full`` (the longer runs, by hand).
 
 from __future__ import annotations
 
-import math
-import os
-import platform
-import sys
-import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable
 
 import torch
-import torch.nn.functional as F
 
 from . import seeds
-from .data import load_corpus, nonrepeated_samples, random_windows, repeated_samples
-from .metrics import (AGREEMENT_FACTOR, BREAK_MARGIN, agreement, break_point, ordering_agreement, smoothed,
-                      token_metrics)
-from .model import ModelConfig, PositionMethod, TinyLM
+# shared by every experiment (sizes, training, evaluation, records) and the bound experiment: their own
+# modules, which scheme_bounds.py and sweep.py import too (runs.py dispatches to those two); re-exported here
+from .bound import _render_bound, run_bound
+from .common import (BOUND_FACTOR, PRETRAIN_BASE, SIZES, TEST_FACTOR, Progress, Size, _finish, _fmt_len,  # noqa: F401
+                     _footer, _header, _mean, _started, evaluate, machine, model_config, train)
+from .data import load_corpus, nonrepeated_samples, repeated_samples
+from .metrics import ordering_agreement, smoothed
+from .model import PositionMethod, TinyLM
 
 __all__ = ["Size", "SIZES", "EXPERIMENTS", "run_bound", "run_extrapolation", "run_keynorm", "run_schemes",
            "run_bound_sweep", "train", "evaluate",
            "machine", "render_text", "plot_result"]
 
-Progress = Callable[[int], None]
 
-
-@dataclass(frozen=True)
-class Size:
-    """How big a run is. ``steps`` train from scratch; ``tune_steps`` continue at a new base."""
-
-    name: str
-    d_model: int
-    n_layers: int
-    n_heads: int
-    head_dim: int  # rotary dims d of the scaling law
-    train_len: int  # T
-    batch: int
-    steps: int
-    tune_steps: int
-    keynorm_steps: int
-    eval_samples: int  # per kind of test sample (accuracy: averaged over every position too)
-    bound_samples: int  # loss curves of the bound experiment: per-position means need many samples
-    lr: float
-    bound_bases: tuple[float, ...]
-    leaky_windows: tuple[int, ...]  # fractions T/den: denominators
-    corpus_bytes: int | None = None  # cap per split (smoke)
-    scheme_factors: tuple[float, ...] = (4.0, 8.0)  # schemes experiment: two factors (issue 25)
-    dynamic_resolution: int = 16  # length-dependent schemes: each next length L + ceil(L/16) (scheme_bounds)
-    sweep: tuple[tuple[int, int], ...] = ((32, 128), (64, 128), (32, 256), (64, 256))  # (d, T) of bound --sweep
-    sweep_bases: tuple[float, ...] = (1e5, 1e6)  # candidates; each (d, T) keeps those bounded in [2T, 16T/1.5]
-
-
-SIZES: dict[str, Size] = {
-    # CI: seconds; checks that everything runs end to end, says nothing about the research
-    "smoke": Size("smoke", d_model=32, n_layers=2, n_heads=2, head_dim=16, train_len=32, batch=4, steps=12,
-                  tune_steps=4, keynorm_steps=4, eval_samples=2, bound_samples=2, lr=3e-3,
-                  bound_bases=(500.0, 1e4, 1e6), leaky_windows=(4,), corpus_bytes=200_000,
-                  sweep=((16, 32), (32, 64))),
-    # <= 5 min per experiment on 2 cores (one torch thread; the machine is shared)
-    "quick": Size("quick", d_model=64, n_layers=2, n_heads=2, head_dim=32, train_len=128, batch=16, steps=700,
-                  tune_steps=150, keynorm_steps=250, eval_samples=16, bound_samples=64, lr=3e-3,
-                  bound_bases=(500.0, 1e4, 1e5, 1e6, 1e7), leaky_windows=(4,)),
-    # by hand, up to an hour per experiment
-    "full": Size("full", d_model=64, n_layers=2, n_heads=2, head_dim=32, train_len=128, batch=32, steps=3000,
-                 tune_steps=600, keynorm_steps=1500, eval_samples=64, bound_samples=256, lr=3e-3,
-                 bound_bases=(100.0, 500.0, 2000.0, 1e4, 3e4, 1e5, 3e5, 1e6, 1e7), leaky_windows=(4, 2),
-                 sweep_bases=(3e4, 1e5, 3e5, 1e6, 3e6)),
-}
-
-PRETRAIN_BASE = 10000.0  # Liu et al.'s (and LLaMA's) pre-training base
-TEST_FACTOR = 8  # seeds 000/003: train 512, test 4096
-BOUND_FACTOR = 16  # issue 13: loss per position out to at least 16T
 LEAKY_KS = (64, 32, 16, 8)  # seed 000's Leaky ReRoPE table
 WINDOW_FRACTIONS = ((1, 8), (1, 4), (1, 2), (3, 4), (1, 1))  # seed 000: w = 64 .. 512 at T = 512
-
-
-def machine() -> dict[str, Any]:
-    """What the numbers were measured on."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    return {"cpu": cpu, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-            "python": platform.python_version(), "torch": torch.__version__, "platform": platform.platform(),
-            "load_average_1min": None if load is None else round(load, 2)}
-
-
-def model_config(size: Size, **overrides: Any) -> ModelConfig:
-    return ModelConfig(d_model=size.d_model, n_layers=size.n_layers, n_heads=size.n_heads, head_dim=size.head_dim,
-                       train_len=size.train_len, **overrides)
-
-
-# -- training and evaluation -------------------------------------------------------------------
-def train(model: TinyLM, stream: torch.Tensor, *, steps: int, batch: int, lr: float, seed: int,
-          warmup: int | None = None, progress: Progress | None = None,
-          method: PositionMethod = PositionMethod()) -> list[float]:
-    """AdamW on random windows of ``model.cfg.train_len`` tokens; returns the loss of each step.
-
-    ``method``: the positions the model trains with (default plain RoPE at its base; a scheme for
-    continued training with that scheme in force).
-
-    Warm-up linear over ``warmup`` steps (default steps/10), then cosine decay to lr/10.
-    Windows come from ``torch.Generator().manual_seed(seed)``: same seed, same batches.
-    """
-    t = model.cfg.train_len
-    warmup = max(1, steps // 10) if warmup is None else max(1, warmup)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
-    g = torch.Generator().manual_seed(seed)
-    history = []
-    model.train()
-    for step in range(steps):
-        if step < warmup:
-            scale = (step + 1) / warmup
-        else:
-            frac = (step - warmup) / max(1, steps - warmup)
-            scale = 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac))
-        for group in opt.param_groups:
-            group["lr"] = lr * scale
-        w = random_windows(stream, t, batch, g)  # (batch, T+1)
-        logits = model(w[:, :-1], method)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), w[:, 1:].reshape(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        history.append(loss.item())
-        if progress:
-            progress(1)
-    model.eval()
-    return history
-
-
-@torch.no_grad()
-def evaluate(model: TinyLM, samples: torch.Tensor, method: PositionMethod = PositionMethod(),
-             batch: int = 8) -> tuple[list[float], list[float]]:
-    """Mean loss (nats) and accuracy per position over ``samples`` (N, L+1): two lists of L."""
-    model.eval()
-    loss_sum = acc_sum = None
-    for i in range(0, samples.shape[0], batch):
-        w = samples[i:i + batch]
-        ls, cs = token_metrics(model(w[:, :-1], method), w[:, 1:])
-        loss_sum = ls if loss_sum is None else loss_sum + ls
-        acc_sum = cs if acc_sum is None else acc_sum + cs
-    n = samples.shape[0]
-    return (loss_sum / n).tolist(), (acc_sum / n).tolist()
-
-
-def _mean(xs: list[float]) -> float:
-    return sum(xs) / len(xs)
-
-
-def _started() -> tuple[tuple[float, float], str]:
-    """((wall clock, CPU clock), start time): CPU = user + sys of this process (``time.process_time``),
-    the time a run needs on a core of its own whatever the load."""
-    return (time.perf_counter(), time.process_time()), time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-
-
-def _header(name: str, size: Size, seed: int, corpus, t0: tuple[float, float], started: str) -> dict[str, Any]:
-    return {"experiment": name, "size": size.name, "seed": seed, "started": started,
-            "seconds": round(time.perf_counter() - t0[0], 1), "machine": machine(), "corpus": corpus.describe(),
-            "sizes": asdict(size)}
-
-
-def _finish(out: dict[str, Any], t0: tuple[float, float]) -> dict[str, Any]:
-    """Set the wall time and the CPU time (user + sys) of a finished run; returns ``out``."""
-    out["seconds"] = round(time.perf_counter() - t0[0], 1)
-    out["cpu_seconds"] = round(time.process_time() - t0[1], 1)
-    out["machine"]["load_average_1min_end"] = machine()["load_average_1min"]
-    return out
-
-
-# -- bound (Liu et al., seed 001) -----------------------------------------------------------------
-def run_bound(size: Size, seed: int = 0, progress: Progress | None = None,
-              bases: tuple[float, ...] | None = None, corpus=None) -> dict[str, Any]:
-    """Continued training at several bases; predicted bound vs measured break per base.
-
-    ``bases`` (ascending, each > 1) replaces the size's list; the result then carries
-    ``tag`` = "<n>bases" so that its files do not overwrite the default run's. ``corpus``: an
-    already loaded :func:`load_corpus` (the sweep reads it once).
-    """
-    if bases is not None:
-        bases = tuple(sorted(float(b) for b in bases))
-        if not bases or bases[0] <= 1:
-            raise ValueError(f"bases must be > 1, got {list(bases)}")
-    from ..spec import RopeSpec
-    from ..theory import extrapolation_bound
-
-    t0, started = _started()
-    corpus = corpus if corpus is not None else load_corpus(max_bytes=size.corpus_bytes)
-    t = size.train_len
-    test_len = BOUND_FACTOR * t
-    base_model = TinyLM(model_config(size, base=PRETRAIN_BASE), seed=seed)
-    pre_loss = train(base_model, corpus.train, steps=size.steps, batch=size.batch, lr=size.lr, seed=seed,
-                     progress=progress)
-    samples = nonrepeated_samples(corpus.test, test_len, size.bound_samples, seed=seed + 1000)
-    rows, curves = [], {}
-    for beta in bases or size.bound_bases:
-        model = base_model.with_base(beta)
-        tune = train(model, corpus.train, steps=size.tune_steps, batch=size.batch, lr=size.lr / 3, seed=seed + 1,
-                     warmup=max(1, size.tune_steps // 20), progress=progress)
-        loss, acc = evaluate(model, samples)
-        pred = extrapolation_bound(RopeSpec(d=size.head_dim, train_len=t, base=beta, pretrain_base=PRETRAIN_BASE))
-        measured = break_point(loss, t)
-        verdict, ratio = agreement(pred.extrapolation_bound, measured, test_len)
-        ref = _mean(loss[t // 2: t])
-        end = smoothed(loss, max(1, t // 4))[-1]
-        rows.append({"base": beta, "predicted_bound": round(pred.extrapolation_bound, 1),
-                     "measured_break": measured, "agreement": verdict,
-                     "ratio": None if ratio is None else round(ratio, 3), "regime": pred.regime,
-                     "critical_dimension": pred.critical_dimension, "in_range_loss": round(ref, 4),
-                     "loss_rise_at_end": round(end - ref, 4), "tune_final_loss": round(_mean(tune[-10:]), 4)})
-        curves[f"{beta:g}"] = {"loss": [round(x, 4) for x in loss], "accuracy": [round(x, 4) for x in acc]}
-    out = _header("bound", size, seed, corpus, t0, started)
-    if bases is not None:
-        out["tag"] = f"{len(bases)}bases"
-    out.update({"train_len": t, "test_len": test_len, "pretrain_base": PRETRAIN_BASE,
-                "model": model_config(size).to_dict(), "pretrain_final_loss": round(_mean(pre_loss[-10:]), 4),
-                "break_rule": {"reference": "mean loss over positions [T/2, T)", "smoothing": "trailing mean over T/4",
-                               "margin_nats": BREAK_MARGIN, "agreement_factor": AGREEMENT_FACTOR},
-                "rows": rows, "curves": curves, "seed_comparison": _bound_claims(rows, test_len)})
-    return _finish(out, t0)
-
-
-def _bound_claims(rows: list[dict], test_len: int) -> list[dict]:
-    """Seed 001's two qualitative claims, checked on the measured rows."""
-    above = [r for r in rows if r["regime"] == "above_critical_base"]
-    below = [r for r in rows if r["regime"] != "above_critical_base"]
-    breaks = [math.inf if r["measured_break"] is None else r["measured_break"] for r in above]
-    # the bound must grow: never decreasing with the base, and later at the largest base than at the smallest
-    c1 = (all(a <= b for a, b in zip(breaks, breaks[1:])) and breaks[-1] > breaks[0]) if len(above) > 1 else None
-    rises = [r["loss_rise_at_end"] for r in below]  # bases ascending: the rise should grow with the base
-    c2 = all(a <= b for a, b in zip(rises, rises[1:])) if len(below) > 1 else None
-    return [
-        {"claim": seeds.SEED_001_CLAIMS[0], "check": "measured breaks of the bases above the critical base "
-         "never decrease and end later than they start as the base grows", "bases": [r["base"] for r in above],
-         "values": [r["measured_break"] for r in above], "match": c1},
-        {"claim": seeds.SEED_001_CLAIMS[1], "check": f"loss rise at {test_len} tokens grows with the base "
-         "among the bases at or below the critical base", "bases": [r["base"] for r in below],
-         "values": rises, "match": c2},
-    ]
 
 
 # -- extrapolation (seed 000) -------------------------------------------------------------------
@@ -419,26 +201,6 @@ def total_steps(name: str, size: Size, bases: int | None = None) -> int:
     raise ValueError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
 
 
-# -- text -----------------------------------------------------------------------------------------
-def _fmt_len(x: Any) -> str:
-    if x is None:
-        return "none"
-    if isinstance(x, float) and not math.isfinite(x):
-        return "unbounded"
-    return f"{round(x):,}"
-
-
-def _footer(r: dict[str, Any]) -> list[str]:
-    m = r["machine"]
-    return ["", f"machine: {m['cpu']}, {m['cores']} cores, {m['torch_threads']} torch thread(s), "
-            f"load {m['load_average_1min']}, Python {m['python']}, torch {m['torch']}",
-            f"time: {r['seconds']:.0f} s" + (f", CPU {r['cpu_seconds']:.0f} s (user + sys)" if r.get("cpu_seconds")
-                                              is not None else "")
-            + f" (size {r['size']}, seed {r['seed']}, started {r['started']})",
-            f"corpus: {r['corpus']['source']} ({r['corpus']['train_bytes']:,} train / "
-            f"{r['corpus']['test_bytes']:,} test bytes)"]
-
-
 def render_text(r: dict[str, Any]) -> str:
     """The table of one experiment beside the seed's numbers, the orderings, machine and time."""
     if r["experiment"] == "bound":
@@ -452,32 +214,6 @@ def render_text(r: dict[str, Any]) -> str:
 
         return render_sweep(r)
     return _render_accuracy(r)
-
-
-def _render_bound(r: dict[str, Any]) -> str:
-    mc = r["model"]
-    lines = [f"Extrapolation bound at toy scale (Liu et al. 2023, seed 001): d={mc['head_dim']}, "
-             f"T={r['train_len']}, pre-trained at base {r['pretrain_base']:g}, continued at each base, "
-             f"loss measured to {r['test_len']:,} tokens",
-             f"break rule: first position >= T where the trailing mean loss (T/4) exceeds the mean over "
-             f"[T/2, T) by {r['break_rule']['margin_nats']} nats; agreement within a factor "
-             f"{r['break_rule']['agreement_factor']}", "",
-             f"{'base':>10} {'regime':>8} {'predicted bound':>16} {'measured break':>15} {'ratio':>7}  "
-             f"{'verdict':<8} {'in-range loss':>13} {'rise at end':>11}"]
-    for row in r["rows"]:
-        regime = "above" if row["regime"] == "above_critical_base" else "at/below"
-        ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}"
-        measured = _fmt_len(row["measured_break"]) if row["measured_break"] is not None else \
-            f"> {r['test_len'] - 1:,}"
-        lines.append(f"{row['base']:>10g} {regime:>8} {_fmt_len(row['predicted_bound']):>16} {measured:>15} "
-                     f"{ratio:>7}  {row['agreement']:<8} {row['in_range_loss']:>13.3f} "
-                     f"{row['loss_rise_at_end']:>+11.3f}")
-    agree = sum(row["agreement"] == "agrees" for row in r["rows"])
-    lines += ["", f"predicted vs measured: {agree} of {len(r['rows'])} bases agree"]
-    for c in r["seed_comparison"]:
-        state = {True: "matches", False: "does not match", None: "not tested (too few bases)"}[c["match"]]
-        lines.append(f"seed 001: {c['claim']}: {state} ({c['check']}: {c['values']})")
-    return "\n".join(lines + _footer(r))
 
 
 def _render_accuracy(r: dict[str, Any]) -> str:

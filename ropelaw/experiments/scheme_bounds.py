@@ -65,7 +65,7 @@ from .data import load_corpus, nonrepeated_samples
 from .metrics import (AGREEMENT_FACTOR, BREAK_MARGIN, agreement, break_point, smoothed, steepest_rise,
                       token_metrics)
 from .model import PositionMethod, TinyLM
-from .runs import (BOUND_FACTOR, PRETRAIN_BASE, Progress, Size, _finish, _footer, _fmt_len, _header, _mean, _started,
+from .common import (BOUND_FACTOR, PRETRAIN_BASE, Progress, Size, _finish, _footer, _fmt_len, _header, _mean, _started,
                    evaluate, model_config, train)
 
 __all__ = ["SCHEMES_TESTED", "SCHEME_LABELS", "run_schemes", "evaluate_as_it_runs", "growing_lengths",

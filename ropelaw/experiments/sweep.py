@@ -31,7 +31,8 @@ from typing import Any
 
 from .data import load_corpus
 from .metrics import AGREEMENT_FACTOR
-from .runs import BOUND_FACTOR, PRETRAIN_BASE, Progress, Size, _finish, _footer, _header, _started, run_bound
+from .bound import run_bound
+from .common import BOUND_FACTOR, PRETRAIN_BASE, Progress, Size, _finish, _footer, _header, _started
 
 __all__ = ["CONSTANT_FACTOR", "sweep_size", "sweep_bases", "critical_pair_seen_fraction", "run_bound_sweep",
            "render_sweep", "plot_sweep", "sweep_steps"]
