@@ -155,3 +155,57 @@ def test_notebook_sweep_section():
     for run0, run1 in zip(sweep["runs"], s1["runs"]):
         assert seeds[f"median_d{run0['d']}_T{run0['train_len']}"].split() == [str(run0["median_ratio"]),
                                                                               str(run1["median_ratio"])]
+
+
+def _manual_text() -> str:
+    """README and the docs/ pages (README's manual may move into docs/)."""
+    root = RESULTS.parent.parent
+    return "\n".join(p.read_text(encoding="utf-8") for p in [root / "README.md", *sorted((root / "docs").rglob("*.md"))])
+
+
+def _table_lines(name: str, first: str, blocks: int) -> list[str]:
+    """``blocks`` blank-line-separated blocks of ``ropelaw experiment``'s text for a committed result,
+    from the line starting with ``first``."""
+    from ropelaw.experiments import runs
+
+    lines = [line.rstrip() for line in runs.render_text(json.loads((RESULTS / f"{name}.json").read_text())).splitlines()]
+    out = lines[next(i for i, line in enumerate(lines) if line.startswith(first)):]
+    blanks = [i for i, line in enumerate(out) if not line] + [len(out)]
+    return [line for line in out[:blanks[blocks - 1]] if line]
+
+
+@pytest.mark.parametrize("name, first, blocks, lines", [
+    ("schemes-full", "scheme ", 1, 1 + 22),  # header + rows
+    ("bound-sweep-quick", "   d     T     base", 3, (1 + 8) + (1 + 4) + 1),  # rows, per-size medians, summary
+    ("bound-full-d64-T128", "      base   regime", 1, 1 + 4)])
+def test_manual_shows_the_committed_tables(name, first, blocks, lines):
+    # the tables the manual prints are what `ropelaw experiment` renders from the committed JSON
+    table = _table_lines(name, first, blocks)
+    manual = {line.rstrip() for line in _manual_text().splitlines()}
+    assert len(table) == lines and [line for line in table if line not in manual] == []
+
+
+def test_full_size_sweep_pair_is_what_the_sweep_runs():
+    # bound-full-d64-T128.json: run_bound at the sweep's full-size pair (64, 128), as the sweep calls it
+    from dataclasses import asdict
+
+    from ropelaw.experiments import runs, sweep
+
+    r = json.loads((RESULTS / "bound-full-d64-T128.json").read_text())
+    full = runs.SIZES["full"]
+    assert r["experiment"] == "bound" and r["size"] == "full" and r["seed"] == 0
+    assert r["sizes"] == json.loads(json.dumps(asdict(sweep.sweep_size(full, 64, 128))))
+    assert [row["base"] for row in r["rows"]] == list(sweep.sweep_bases(full, 64, 128)) == [1e5, 3e5, 1e6, 3e6]
+    for row in r["rows"]:
+        # d = 64, T = 128: pairs 0..10 complete a period (2*pi*1e4^(2i/64) <= 128), d_extra = 22
+        assert row["critical_dimension"] == 22 == 2 * sum(2 * math.pi * 1e4 ** (i / 32) <= 128 for i in range(32))
+        assert row["predicted_bound"] == pytest.approx(2 * math.pi * row["base"] ** (22 / 64), abs=0.06)
+        assert row["ratio"] == pytest.approx(row["measured_break"] / row["predicted_bound"], abs=0.0006)
+    assert 0 < r["cpu_seconds"] <= 3600 and (RESULTS / "bound-full-d64-T128.png").stat().st_size > 10_000
+    nb = executed(NAME)
+    v = values(nb, "check-sweep-full")
+    assert v["d64_ratio_range"].split() == [str(min(x["ratio"] for x in r["rows"])), str(max(x["ratio"] for x in r["rows"]))]
+    for key, text in v.items():
+        if "_base_" in key:
+            parts = text.split()
+            assert float(parts[1]) == pytest.approx(float(parts[3]), abs=0.06)  # ropelaw bound == the law by hand
