@@ -893,6 +893,32 @@ def _longrope(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     )
 
 
+@register(
+    "proportional",
+    required=("head_dim",),
+    optional=("factor",),
+    summary="proportional RoPE (Gemma 4): theta_i = b^(-2i/D) / s over the first d/2 pairs of a D-dim head",
+    source="transformers 5.23.0 modeling_rope_utils._compute_proportional_rope_parameters",
+)
+def _proportional(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
+    """Proportional RoPE: theta_i = b^(-2i/D) / s for i = 0 .. d/2 - 1, the exponent over the whole
+    head dim D while only d = 2 * int(p * D // 2) dims rotate (p: partial_rotary_factor); the other
+    D - d dims do not rotate (frequency 0 in transformers' table).
+
+    Source: transformers 5.23.0 ``modeling_rope_utils._compute_proportional_rope_parameters``
+    (rope_angles = int(p * head_dim // 2); inv_freq = 1 / base^(arange(0, 2 rope_angles, 2) / head_dim),
+    zeros appended, then divided by ``factor``); Gemma 4's full-attention layers. The same
+    frequencies as plain RoPE over d dims at base b^(d/D). Domain: D a whole number >= d, s >= 1
+    (default 1). Attention factor 1. Details: ``head_dim``, ``factor``.
+    """
+    D = _length(spec, "head_dim", spec.param("head_dim"))
+    if D < spec.d:
+        raise _fail(spec, f"head_dim {D} is smaller than the rotated dims d = {spec.d}")
+    s = _factor(spec, default=1.0)
+    return SchemeResult(tuple(spec.base ** (-2.0 * i / D) / s for i in range(spec.d // 2)),
+                        details=(("head_dim", D), ("factor", s)))
+
+
 def _window_params(spec: RopeSpec) -> tuple[int, float | None]:
     """ReRoPE's window w (a whole number >= 1) and Leaky ReRoPE's k (> 1) when given."""
     try:
@@ -978,6 +1004,12 @@ def _default_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
 def _linear_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
     s = mp.mpf(_factor(spec))
     return [t / s for t in _exact_theta(mp, spec.d, spec.base)]
+
+
+@exact_frequencies("proportional")
+def _proportional_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
+    D, s, b = int(spec.param("head_dim")), mp.mpf(_factor(spec, default=1.0)), mp.mpf(spec.base)
+    return [b ** (-mp.mpf(2 * i) / D) / s for i in range(spec.d // 2)]
 
 
 @exact_frequencies("ntk")

@@ -36,7 +36,7 @@ from ropelaw.spec import RopeSpec  # noqa: E402
 
 CONFIGS = 5000  # generated configurations (each checked at several seq_len)
 V4 = ref.transformers_version()[0] == 4
-COUNTS = {"configs": 0, "checks": 0, "float32_noise": 0, "rejected_by_transformers": 0}
+COUNTS = {"configs": 0, "checks": 0, "float32_noise": 0, "rejected_by_transformers": 0, "partial_ignored_by_model": 0}
 TYPES = ("default", "mrope", "linear", "dynamic", "yarn", "longrope", "llama3")
 
 
@@ -188,13 +188,24 @@ def check_one(case):
         COUNTS["rejected_by_transformers"] += 1
         return
     api, _ = runtime_spec(cfg)
-    lint = load_mapping(cfg).spec(0)
-    assert lint.d == api.d
+    loaded = load_mapping(cfg)
+    lint = loaded.spec(0)
+    # the model may not read every key ROPE_INIT_FUNCTIONS reads: LlamaModel of 5.23.0 rotates the
+    # whole head whatever partial_rotary_factor says (measured, tests/test_hf_layers.py); the lint
+    # path follows the model and says so (RV019), the API path follows the function
+    model_ignores = any(name == "runtime-ignores-key" and v.key and "partial_rotary_factor" in v.key
+                        for name, v, _ in loaded.problems)
+    if model_ignores:
+        COUNTS["partial_ignored_by_model"] += 1
+    else:
+        assert lint.d == api.d
     COUNTS["configs"] += 1
     for seq_len in seq_lens:
         theirs32 = ref.reference_inv_freq(config, fn, seq_len)
         theirs64 = ref.reference_inv_freq(config, fn, seq_len, float64=True)
         for path, spec in (("api", api), ("lint", lint)):
+            if path == "lint" and model_ignores:
+                continue
             verdict = agree(apply_scheme(spec, seq_len=seq_len), theirs32, theirs64)
             assert verdict in ("exact", "noise"), f"{path} path, {cfg}, seq_len {seq_len}: {verdict}"
             COUNTS["float32_noise"] += verdict == "noise"
@@ -213,6 +224,7 @@ def test_ropelaw_frequencies_are_transformers_frequencies(capsys):
         print(f"\n[differential vs transformers {'.'.join(map(str, ref.transformers_version()))}, ropelaw "
               f"semantics {semantics_version()}] {COUNTS['configs']} configurations, {COUNTS['checks']} "
               f"comparisons (2 paths x seq_len), {COUNTS['float32_noise']} differing only by float32 noise, "
-              f"{COUNTS['rejected_by_transformers']} that transformers itself rejects")
+              f"{COUNTS['rejected_by_transformers']} that transformers itself rejects, "
+              f"{COUNTS['partial_ignored_by_model']} whose partial_rotary_factor the model ignores (lint path: RV019)")
     assert COUNTS["configs"] + COUNTS["rejected_by_transformers"] >= CONFIGS
     assert COUNTS["configs"] >= 0.9 * CONFIGS

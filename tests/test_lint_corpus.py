@@ -354,7 +354,7 @@ def test_derived_aliases(results):
     assert results["gpt-neox-20b.yml"].layers[0].spec.d == 6144 // 64 // 4
     assert results["deepseek-v3.json"].layers[0].spec.d == 64  # qk_rope_head_dim
     g3 = results["gemma-3-4b-it.json"]
-    assert [a.label for a in g3.layers] == ["global layers", "local layers"]
+    assert [a.label for a in g3.layers] == ["global (5 layers)", "local (29 layers)"]
     assert (g3.layers[1].spec.base, g3.layers[1].length) == (10000, 1024)  # rope_local_base_freq, window
     assert "Gemma3TextConfig default" in g3.config.layers[0].base.where
     assert "LlamaConfig default" in results["llama-2-7b.json"].config.layers[0].base.where

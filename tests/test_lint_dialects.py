@@ -284,11 +284,11 @@ def test_rope_parameters_flat_and_per_layer_type(sem):
         return
     assert (spec.d, spec.base, spec.scheme, spec.param("factor")) == (64, 1e6, "yarn", 4.0)
     per = load_mapping({"model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8, "head_dim": 256,
-                        "sliding_window": 1024, "max_position_embeddings": 131072,
+                        "sliding_window": 1024, "max_position_embeddings": 131072, "num_hidden_layers": 2,
                         "layer_types": ["sliding_attention", "full_attention"],
                         "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
                                             "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}})
-    assert [(g.label, g.base.raw) for g in per.layers] == [("global layers", 1e6), ("local layers", 1e4)]
+    assert [(g.label, g.base.raw) for g in per.layers] == [("global (1 layer)", 1e6), ("local (1 layer)", 1e4)]
     assert per.spec(0).scheme == "linear" and per.spec(1).scheme == "default"
 
 

@@ -60,8 +60,8 @@ def assert_close_mp(actual, expected, rel=1e-13):
 
 
 def test_registry_names_and_aliases():
-    assert scheme_names() == ["default", "linear", "ntk", "dynamic", "qwen_dynamic", "yarn", "llama3", "longrope", "rerope",
-                              "leaky_rerope"]
+    assert scheme_names() == ["default", "linear", "ntk", "dynamic", "qwen_dynamic", "yarn", "llama3", "longrope",
+                              "proportional", "rerope", "leaky_rerope"]
     for alias, name in [("pi", "linear"), ("ntk-aware", "ntk"), ("dynamic-ntk", "dynamic"), ("su", "longrope"),
                         ("leaky-rerope", "leaky_rerope")]:
         assert SCHEMES[alias] is SCHEMES[name]
@@ -709,3 +709,37 @@ def test_periods_are_two_pi_over_theta_and_infinite_for_a_zero_frequency():
     # interpolation by s = 1e300 gives 1e-450, below the smallest float64 (~4.9e-324): 0
     tiny = apply_scheme(spec("linear", d=4, base=1e300, factor=1e300))
     assert tiny.inv_freq[1] == 0.0 and tiny.periods[1] == math.inf
+
+
+def test_proportional_is_plain_rope_at_the_base_to_the_d_over_head_dim():
+    """Gemma 4's proportional RoPE: b^(-2i/D) over the first d/2 pairs equals plain RoPE over d dims at
+    base b^(d/D) (the same exponent 2i/D = (2i/d)(d/D)); divided by the factor."""
+    spec = RopeSpec(d=128, train_len=8192, base=1e6, scheme="proportional", params={"head_dim": 512, "factor": 2.0})
+    got = apply_scheme(spec).inv_freq
+    plain = apply_scheme(RopeSpec(d=128, train_len=8192, base=1e6 ** (128 / 512))).inv_freq
+    assert len(got) == 64 and all(math.isclose(a, b / 2.0, rel_tol=1e-13) for a, b in zip(got, plain))
+    from ropelaw.schemes import exact_inv_freq
+
+    exact = exact_inv_freq(spec, None, mpmath.mp)
+    assert all(abs(mpmath.mpf(a) - e) <= 1e-15 * abs(e) for a, e in zip(got, exact))
+    with pytest.raises(ValueError, match="smaller than the rotated dims"):
+        apply_scheme(RopeSpec(d=128, train_len=8192, base=1e6, scheme="proportional", params={"head_dim": 64}))
+
+
+@pytest.mark.hf
+def test_proportional_is_transformers_function():
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    if "proportional" not in ROPE_INIT_FUNCTIONS:
+        pytest.skip(f"transformers {transformers.__version__} has no proportional RoPE")
+    cfg = transformers.CONFIG_MAPPING["llama"](hidden_size=1024, num_attention_heads=2, head_dim=512,
+                                                rope_parameters={"rope_type": "proportional", "rope_theta": 1e6,
+                                                                 "partial_rotary_factor": 0.25, "factor": 2.0})
+    inv, attention = ROPE_INIT_FUNCTIONS["proportional"](cfg, "cpu")
+    rot = [float(x) for x in inv if float(x) != 0]
+    assert len(rot) == int(0.25 * 512 // 2) == 64 and attention == 1.0
+    ours = apply_scheme(RopeSpec(d=128, train_len=8192, base=1e6, scheme="proportional",
+                                 params={"head_dim": 512, "factor": 2.0})).inv_freq
+    assert all(math.isclose(a, b, rel_tol=2e-6) for a, b in zip(ours, rot))  # float32 pow

@@ -54,11 +54,24 @@ class LayerAnalysis:
     window: int | None
     scheme_result: Any = None  # schemes.SchemeResult at seq_len = length
     bound: Any = None  # theory.BoundResult
+    group: Any = None  # the loader's RopeLayer
+    chunk: int | None = None  # chunked attention: keys per chunk
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"layers": self.label, "window": self.window, "length": self.length,
+        g = self.group
+        out: dict[str, Any] = {"layers": self.label, "window": self.window, "chunk": self.chunk, "length": self.length,
                                "length_from": self.length_note}
+        if g is not None:
+            out["indices"] = list(g.indices) if g.indices is not None else None
+            out["count"] = len(g.indices) if g.indices is not None else None
+            out["kinds"] = list(g.kinds)
+            out["rope"] = bool(g.rope)
+            out["attention"] = bool(g.attention)
+            if not g.rope:
+                out["bounded_by"] = (None if not g.attention else "window" if self.window else
+                                     "chunk" if self.chunk else "nothing")
         out["spec"] = self.spec.to_dict() if self.spec is not None else None
+        out["attention_factor"] = (self.scheme_result.attention_factor if self.scheme_result is not None else None)
         out["bound"] = _clean(self.bound.to_dict()) if self.bound is not None else None
         if self.error:
             out["error"] = self.error
@@ -135,22 +148,39 @@ class LintResult(Result):
         """``path: ok (d=128, base 1e6, trained 32,768, target 32,768, bound 129,027)``."""
         parts = []
         for a in self.layers:
+            g = a.group
+            prefix = "" if a.label == "all layers" else f"{a.label}: "
+            if g is not None and not g.attention:
+                parts.append(prefix.rstrip(": ") + " (no attention)" if prefix else "no attention")
+                continue
+            if g is not None and not g.rope:
+                span = (f"window {fmt_count(a.window)}" if a.window else f"chunk {fmt_count(a.chunk)}" if a.chunk
+                        else "full attention")
+                parts.append(prefix + f"no RoPE, {span}")
+                continue
             if a.spec is None:
                 continue
             s = a.spec
             bits = [f"d={s.d}", f"base {fmt_num(s.base)}"]
             if s.scheme != "default":
-                bits.append(f"{s.scheme} from step 0" if s.pretrained_with_scheme else f"{s.scheme}")
+                factor = s.param_dict().get("factor")
+                name = s.scheme + (f" x{fmt_num(factor)}" if isinstance(factor, (int, float)) and g is not None
+                                   and g.indices is not None else "")
+                bits.append(f"{name} from step 0" if s.pretrained_with_scheme else name)
+                af = a.scheme_result.attention_factor if a.scheme_result is not None else 1.0
+                if g is not None and g.indices is not None and af != 1.0:
+                    bits.append(f"attention factor {af:.5g}")
             if a is self.layers[0]:
                 bits.append(f"trained {fmt_count(s.train_len)}")
                 tune = self.config.tune_len.number() if self.config.tune_len is not None else None
                 if tune is not None:
                     bits.append(f"tuned {fmt_count(tune)}")
-            bits.append(f"{'window' if a.window and a.length == a.window else 'target'} {fmt_count(a.length)}")
+            what = ("window" if a.window and a.length == a.window else "chunk" if a.chunk and a.length == a.chunk
+                    else "target")
+            bits.append(f"{what} {fmt_count(a.length)}")
             if a.bound is not None:
                 b = a.bound.extrapolation_bound
                 bits.append(f"bound {'unbounded' if math.isinf(b) else fmt_count(round(b))}")
-            prefix = "" if a.label == "all layers" else f"{a.label}: "
             parts.append(prefix + ", ".join(bits))
         return f"{self.path}: ok ({'; '.join(parts)})"
 
@@ -198,28 +228,35 @@ def _analyse(cfg: LoadedConfig, i: int, bad_lengths: list[str]) -> LayerAnalysis
     g = cfg.layers[i]
     w = g.window.number() if g.window is not None else None
     window = int(w) if w is not None and w == int(w) and 1 <= w <= MAX_CONTEXT else None
+    c = g.chunk.number() if g.chunk is not None else None
+    chunk = int(c) if c is not None and c == int(c) and 1 <= c <= MAX_CONTEXT else None
     if bad_lengths:
-        return LayerAnalysis(g.label, None, f"{bad_lengths[0]}: not analysed", 0, "no usable target", window)
+        return LayerAnalysis(g.label, None, f"{bad_lengths[0]}: not analysed", 0, "no usable target", window,
+                             group=g, chunk=chunk)
     try:
         length, note = cfg.target_for(i)
     except (ValueError, OverflowError):
         length, note = 0, "no usable target"
+    if not g.rope:  # NoPE layers, layers without attention: no rotary, no RoPE bound
+        return LayerAnalysis(g.label, None, None, length, note, window, group=g, chunk=chunk)
     for v in (cfg.head_dim, g.d):
         if not _whole(v):
             return LayerAnalysis(g.label, None, f"{v.where} {v.raw!r} is not a whole number: not analysed",
-                                 length, note, window)
+                                 length, note, window, group=g, chunk=chunk)
     d = g.d.number()
     if d is not None and d > MAX_D:
         return LayerAnalysis(g.label, None, f"rotary dimension {fmt_count(d)} is beyond any real model "
-                                           f"(> {MAX_D:,}): not analysed", length, note, window)
+                                           f"(> {MAX_D:,}): not analysed", length, note, window, group=g,
+                             chunk=chunk)
     bad_factor = factor_problem(cfg, g)
     if bad_factor is not None:
-        return LayerAnalysis(g.label, None, f"{bad_factor[1]}: not analysed", length, note, window)
+        return LayerAnalysis(g.label, None, f"{bad_factor[1]}: not analysed", length, note, window, group=g,
+                             chunk=chunk)
     try:
         spec = cfg.spec(i)
     except (ValueError, OverflowError) as exc:
-        return LayerAnalysis(g.label, None, str(exc), length, note, window)
-    a = LayerAnalysis(g.label, spec, None, length, note, window)
+        return LayerAnalysis(g.label, None, str(exc), length, note, window, group=g, chunk=chunk)
+    a = LayerAnalysis(g.label, spec, None, length, note, window, group=g, chunk=chunk)
     try:
         a.scheme_result = apply_scheme(spec, seq_len=max(length, 1))
         why = _frequency_problem(a.scheme_result.inv_freq)
@@ -257,6 +294,9 @@ def lint_config(cfg: LoadedConfig, *, shown_only: bool = False) -> LintResult:
             continue
         findings.extend(lengths.check(cfg, i, a, shown_only))
         findings.extend(schemes.check(cfg, i, a))
+    from .rules import layers as layer_rules  # NoPE groups (RL105)
+
+    findings.extend(layer_rules.check(cfg))
     if not bad_lengths:
         findings.extend(dtype.check(cfg))
     return LintResult(cfg.path, cfg, layers, findings)

@@ -31,8 +31,13 @@ Normalisation (the key each value came from is kept, with its line and column):
   transformers 4.57.1 and 5.23.0, e.g. 10000 for ``llama``), and the value says so.
 - scheme: ``rope_type`` or the older ``type`` (``su`` is LongRoPE's old name; ``mrope`` is
   plain RoPE over sections, as transformers runs it).
-- local (sliding-window) layers: Gemma 2/3 ``sliding_window`` with ``rope_local_base_freq``
-  (Gemma 3: base 10000 on local layers), ``layer_types`` lists, Mistral's all-layer window.
+- layer groups: for a ``model_type`` transformers has, what each layer runs comes from the table
+  measured on transformers (``ropelaw/lint/layers/``: its rotary, NoPE, its window or chunk, from
+  ``layer_types`` / ``no_rope_layers`` or the config class's default rule); layers alike are one
+  :class:`RopeLayer` group with their indices; what the table cannot tell is RV024, and a key that
+  changes the rotary but is not read is RV025. Other model types (remote code, training configs):
+  Gemma-2/3-style ``sliding_window`` with ``rope_local_base_freq``, ``layer_types`` lists,
+  Mistral's all-layer window.
 - dtype: ``torch_dtype`` / ``dtype`` / ``params_dtype`` / ``precision`` / ``fp16`` / ``bf16``.
 
 Lengths. ``max_position_embeddings`` is the *advertised* context, not always the length the
@@ -145,9 +150,10 @@ def _finite(x: Any) -> float | None:
 
 @dataclass(frozen=True)
 class RopeLayer:
-    """One group of layers sharing a RoPE setup (all layers; or global vs local layers)."""
+    """One group of layers sharing a RoPE setup and an attention span (all layers; global / local /
+    chunked layers; NoPE layers, which apply no rotary; layers without attention)."""
 
-    label: str  # "all layers", "global layers", "local layers", or a layer type name
+    label: str  # "all layers", "global layers", "local layers", "chunked layers", "NoPE layers", ...
     d: Value
     base: Value
     scheme: Value  # raw rope_type; "default" when none
@@ -156,6 +162,11 @@ class RopeLayer:
     window: Value | None = None  # sliding window (relative distances < window), None: full
     # the scheme was in force from the first pre-training step (RopeSpec.pretrained_with_scheme)
     pretrained_with_scheme: Value | None = None
+    chunk: Value | None = None  # chunked attention: a query sees the earlier keys of its chunk of this length
+    rope: bool = True  # False: the layers apply no rotary (NoPE); d / base / scheme are then the model's, unused
+    attention: bool = True  # False: Mamba / convolution / linear-attention layers (no positions through RoPE)
+    indices: tuple | None = None  # the decoder layers (0-based) of the group, None: not known (all)
+    kinds: tuple = ()  # the layer kinds of the group as the config names them (layer_types values)
 
 
 @dataclass
@@ -223,12 +234,14 @@ class LoadedConfig:
                         params=params, source=source, pretrained_with_scheme=from_start)
 
     def target_for(self, layer: int = 0) -> tuple[int, str]:
-        """``(min(target, window), where that length came from)``: the longest relative distance
-        the layer group sees at the target."""
+        """``(min(target, window or chunk), where that length came from)``: the longest relative
+        distance the layer group sees at the target (a chunk of C keys holds distances up to C - 1;
+        it is compared like a window of C keys)."""
         t = int(self.target.number() or 0)
-        w = self.layers[layer].window
-        if w is not None and w.number() is not None and 0 < w.number() < t:
-            return int(w.number()), w.where
+        g = self.layers[layer]
+        for w in (g.window, g.chunk):
+            if w is not None and w.number() is not None and 0 < w.number() < t:
+                return int(w.number()), w.where
         return t, self.target.where
 
 
@@ -350,6 +363,30 @@ class _Section:
             return None
         return _Section(self.data[k], self.prefix + (k,), self.positions, self.fmt, self.inputs, self.root,
                         self.problems)
+
+
+class _DefaultSection(_Section):
+    """A mapping of the config class's defaults (a default RoPE block): its values carry no key and say
+    they are the default, at the position of model_type."""
+
+    def __init__(self, data, prefix, positions, fmt, inputs, root, problems, *, note: str, at: tuple[int, int]):
+        super().__init__(data, prefix, positions, fmt, [], root, problems)
+        self.note, self.at = note, at
+
+    def get(self, *names: str, expect: str = "number") -> Value | None:
+        for name in names:
+            k = self.keys.get(name)
+            if k is not None and self.data[k] is not None:
+                return Value(_plain(self.data[k]), None, self.at[0], self.at[1],
+                             f"{_dotted(self.prefix + (k,))}: {self.note}", expect)
+        return None
+
+    def sub(self, name: str) -> "_Section | None":
+        k = self.keys.get(name)
+        if k is None or not isinstance(self.data[k], Mapping):
+            return None
+        return _DefaultSection(self.data[k], self.prefix + (k,), self.positions, self.fmt, self.inputs, self.root,
+                               self.problems, note=self.note, at=self.at)
 
 
 def _interpolate(root: Mapping, prefix: tuple, text: str) -> tuple[Any, str | None]:
@@ -649,9 +686,23 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
 
     # -- the RoPE block: rope_parameters (per layer type or flat) or rope_scaling -----------
     block = next((b for b in (s.sub(k) for k in K("rope_block")) if b is not None), None)
+    from_defaults = False
+    if block is None and kind == "hf" and not any(s.has(k) for k in K("rope_block")):
+        # no RoPE block in the file: the config class's default one, when it is more than a base
+        # (gpt-oss: YaRN x32; Gemma 3 in 5.x: one block per layer type); the file's own keys
+        # (rope_theta, rope_local_base_freq) still win, as transformers' conversion lets them
+        for k in ("rope_parameters", "rope_scaling"):
+            if isinstance(defaults.get(k), Mapping):
+                block = _DefaultSection(defaults[k], (k,), positions, fmt, inputs, data, problems,
+                                        note=f"{k} absent: {dclass} default", at=(dline, dcol))
+                from_defaults = True
+                break
     per_type: dict[str, _Section] = {}
-    if block is not None and block.data and all(isinstance(v, Mapping) for v in block.data.values()):
+    if block is not None and block.data and all(isinstance(v, Mapping) or v is None for v in block.data.values()) \
+            and any(isinstance(v, Mapping) for v in block.data.values()):
         for k in block.data:
+            if block.data[k] is None:
+                continue  # a layer type without RoPE (Beam's full_attention: null)
             per_type[_norm(k)] = block.sub(_norm(k)) or _Section(block.data[k], block.prefix + (k,), positions, fmt,
                                                                  inputs, data, problems)
         main_block = per_type.get("full_attention") or next(iter(per_type.values()))
@@ -673,6 +724,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     hidden_v = s.get(*K("hidden"), expect="int") or default("hidden_size", f"default of {dclass}", "int")
     head_v = s.get(*K("head_dim"), expect="int")
     kv_v = s.get(*K("kv_channels"), expect="int")
+    if kv_v is None and kind == "hf" and "kv_channels" in defaults and not s.has("head_dim"):
+        kv_v = default("kv_channels", f"kv_channels absent: {dclass} default (the head dim)", "int")  # JetMoE
     if head_v is None and kv_v is not None:  # Megatron / ChatGLM / Qwen v1: kv_channels is the head dim
         head_v = kv_v
     if head_v is None and "head_dim" in defaults and (hidden_v is None or hidden_v.key is None
@@ -701,7 +754,30 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     if frac_v is None:
         frac_v = (default("partial_rotary_factor", f"partial_rotary_factor default of {dclass}")
                   or default("rotary_pct", f"rotary_pct default of {dclass}"))
+    layer_arch = _layer_arch(arch, root.raw("model_type"), reading) if kind == "hf" and arch else None
+    measured = _layers_entry(layer_arch, reading)
+    if frac_v is not None and frac_v.key and measured is not None and measured.get("partial") \
+            and frac_v.key.split(".")[-1] == "partial_rotary_factor":  # the key the table measured
+        where = "block" if "." in frac_v.key else "top"
+        ratio = measured["partial"].get(where)
+        sv = main_block.get("rope_type", "type", expect="str") if main_block is not None else None
+        if ratio == 1.0 and (sv is None or sv.raw == "default"):
+            # measured with plain RoPE; a scaled rotary may read the factor (5.23.0 llama yarn: inv_freq of
+            # the partial dims, then a crash in forward), so there the factor is read as written  # the runtime rotates the whole head whatever the factor
+            problems.append(("runtime-ignores-key", frac_v,
+                             f"{frac_v.key} is ignored by transformers {reading}: {layer_arch} rotates the same "
+                             f"dims whatever it says (measured with 0.5 and 1.0)"))
+            leaf = frac_v.key.split(".")[-1]
+            frac_v = (next((v for v in (s.get(k) for k in K("partial") if k != leaf) if v is not None), None)
+                      or default("rotary_pct", f"rotary_pct default of {dclass}")  # GPT-NeoX 4.x reads rotary_pct
+                      or default("partial_rotary_factor", f"partial_rotary_factor default of {dclass}"))
+        elif ratio is None and where in measured["partial"]:
+            problems.append(("layer-semantics-unknown", frac_v,
+                             f"transformers {reading} did not run {layer_arch} with {frac_v.key} written there "
+                             f"(measured with 0.5 and 1.0); the rotary dims are read as written"))
     rot_v = next((v for v in (s.get(k, expect="int") for k in K("rotary_dim")) if v is not None), None)
+    if rot_v is None and kind == "hf" and "qk_rope_head_dim" in defaults:  # MLA: only that part rotates
+        rot_v = default("qk_rope_head_dim", f"qk_rope_head_dim absent: {dclass} default", "int")
     if rot_v is not None:
         d_v = rot_v
     else:
@@ -740,7 +816,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     def base_from(sec: _Section | None) -> Value | None:
         return None if sec is None else sec.get(*K("block_base"))
 
-    base_v = base_from(main_block) or s.get(*K("base"))
+    base_v = (s.get(*K("base")) or base_from(main_block)) if from_defaults else \
+        (base_from(main_block) or s.get(*K("base")))
     if base_v is None and is_chatglm:
         ratio = s.get(*K("rope_ratio"))
         r = _finite(ratio.raw) if ratio else 1.0
@@ -765,10 +842,13 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
         if sec is None:
             return Value("default", None, 1, 1, "no rope_scaling", "str"), {}, None
         line, col = positions.get(sec.prefix, (1, 1))
-        blk = Value(_plain(sec.data), _dotted(sec.prefix), line, col, "", "mapping")
+        if isinstance(sec, _DefaultSection):
+            blk = Value(_plain(sec.data), None, sec.at[0], sec.at[1], f"{_dotted(sec.prefix)}: {sec.note}", "mapping")
+        else:
+            blk = Value(_plain(sec.data), _dotted(sec.prefix), line, col, "", "mapping")
         sv = sec.get(*K("rope_type"), expect="str")
         if sv is None:
-            sv = Value("default", blk.key, line, col, "no rope_type", "str")
+            sv = Value("default", blk.key, blk.line, blk.column, "no rope_type", "str")
         params = {}
         for k in sec.data:
             nk = _norm(k)
@@ -911,7 +991,40 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
             if dtype_v is not None:
                 break
 
-    # -- layer groups: all / global + local (sliding window) -------------------------------
+    # -- layer groups: what each layer runs, from the table measured on transformers -------
+    if layer_arch is not None:
+        from . import layers as layer_table
+
+        if measured is not None or layer_table.not_covered(layer_arch, reading):
+            main = RopeLayer("all layers", d_v, base_v, scheme_v, params, block_v, None)
+
+            def own_block(t: str):
+                sec = per_type.get(t)
+                if sec is None:
+                    return None
+                sv, sp, blk = scheme_of(sec)
+                sch = canonical_scheme(sv.raw) if isinstance(sv.raw, str) else "?"
+                rt = hf.runtime_params(sch, sp, top_orig=top_orig, max_pos=max_v, semantics=reading,
+                                       block_key=blk.key if blk is not None else None, block_raw=sec.data)
+                problems.extend(rt.problems)
+                return base_from(sec), sv, rt.params, blk
+
+            def partial_of(t: str | None):  # the partial rotary factor of a layer type's block (None: main)
+                if t is None:
+                    return frac_v
+                sec = per_type.get(t)
+                return sec.get(*K("partial")) if sec is not None else None
+
+            groups = _runtime_groups(layer_arch, s, defaults, dclass, reading, main, own_block, problems, notes,
+                                     (dline, dcol), head_v, partial_of)
+            problems.extend(_unread_rotary_keys(measured, layer_arch, s, inputs, reading))
+            return LoadedConfig(path=path, fmt=fmt, arch=arch, kind=kind, head_dim=head_v, layers=groups,
+                                max_pos=max_v, original_max=orig_v, train_len=train_v, target=target_v,
+                                tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes,
+                                semantics=f"transformers {semantics}", refusals=refusals,
+                                considered=[_dotted(s.prefix + (k,)) for k in (switch, pe_key) if k is not None])
+
+    # -- layer groups (model types transformers does not have): all / global + local -------
     window_v = s.get(*K("window"), expect="int")
     if any(s.raw(k) is False for k in K("use_window")):
         window_v = None
@@ -953,3 +1066,276 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
                         tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes,
                         semantics=f"transformers {semantics}", refusals=refusals,
                         considered=[_dotted(s.prefix + (k,)) for k in (switch, pe_key) if k is not None])
+
+
+# -----------------------------------------------------------------------------------------
+# layer groups from the per-layer table (ropelaw/lint/layers/)
+# -----------------------------------------------------------------------------------------
+def _proportional_group(grp: RopeLayer, e: dict, s: "_Section", idx: tuple, kinds: tuple, head_v: Value | None,
+                        defaults: dict, dclass: str, at: tuple[int, int], frac_v: Value | None) -> RopeLayer:
+    """Proportional RoPE (Gemma 4): the exponent runs over the layers' head dim D (their own, e.g.
+    ``global_head_dim``, measured per layer kind in the table; a file's ``per_layer_config`` first) and
+    d = 2 * int(p * D // 2) dims rotate (transformers 5.23.0 ``_compute_proportional_rope_parameters``)."""
+    from dataclasses import replace
+
+    hd_v = None
+    plc = s.raw("per_layer_config")
+    if isinstance(plc, Mapping):
+        entry = plc.get(str(idx[0])) if isinstance(plc.get(str(idx[0])), Mapping) else None
+        if entry is not None and isinstance(entry.get("head_dim"), int):
+            line, col = s.positions.get(s.prefix + ("per_layer_config",), (1, 1))
+            hd_v = Value(entry["head_dim"], f"per_layer_config.{idx[0]}.head_dim", line, col, "", "int")
+    spec = next((e.get("head_dims", {}).get(k) for k in kinds if k in e.get("head_dims", {})), None)
+    if hd_v is None and spec is not None:
+        if spec.get("key"):
+            hd_v = s.get(spec["key"], expect="int")
+        if hd_v is None:
+            hd_v = Value(spec["default"], None, at[0], at[1],
+                         f"{spec.get('key') or 'head dim'} of {', '.join(kinds)} layers absent: {dclass} default", "int")
+    hd_v = hd_v or head_v
+    D = _finite(hd_v.raw) if hd_v is not None else None
+    p = _finite(frac_v.raw) if frac_v is not None else 1.0
+    if D is None or p is None:
+        return grp
+    dims = 2 * int(p * D // 2)
+    note = f"proportional RoPE: 2 x int({p:g} x {fmt_count(D)} // 2) of the {fmt_count(D)}-dim head [{hd_v.where}]"
+    d_v = Value(dims, None, hd_v.line, hd_v.column, note, "int")
+    params = dict(grp.params)
+    params["head_dim"] = Value(int(D), hd_v.key, hd_v.line, hd_v.column, hd_v.note, "int")
+    return replace(grp, d=d_v, params=params,
+                   pretrained_with_scheme=Value(True, None, grp.scheme.line, grp.scheme.column,
+                                                "proportional RoPE: the model is built with it", "bool"))
+
+
+def _layer_arch(arch: str, root_type: Any, semantics: str) -> str:
+    """The model_type whose per-layer entry describes ``arch``: itself, or its text model's
+    (``llama4`` -> ``llama4_text``), also when only the file's top level names the composite type."""
+    from . import layers as layer_table
+
+    if layer_table.entry(arch, semantics) is not None:
+        return arch
+    return (layer_table.text_type(arch, semantics)
+            or (layer_table.text_type(root_type, semantics) if isinstance(root_type, str) else None) or arch)
+
+
+def _unread_rotary_keys(measured: dict | None, arch: str, s: "_Section", inputs: list, semantics: str) -> list:
+    """RV025 for each key of the file that changes ``arch``'s rotary when transformers runs it
+    (``rotary_keys`` of the table, measured) and that the reading above did not use."""
+    if not measured:
+        return []
+    read = {v.key for v in inputs if v.key}
+    out = []
+    for name in measured.get("rotary_keys", ()):
+        leaf = name.split(".")[-1]
+        for path in ((leaf,), ("rope_parameters", leaf), ("rope_scaling", leaf)):
+            node, full = s.data, s.prefix
+            for part in path:
+                k = next((x for x in node if _norm(x) == part), None) if isinstance(node, Mapping) else None
+                if k is None:
+                    node = None
+                    break
+                node, full = node[k], full + (k,)
+            if node is None or _dotted(full) in read:
+                continue
+            line, col = s.positions.get(full, (1, 1))
+            v = Value(_plain(node), _dotted(full), line, col, "", "any")
+            out.append(("unmodelled-rotary-key", v,
+                        f"{v.key} changes the rotary of {arch} in transformers {semantics} (measured: changing it "
+                        f"alone changes some layer's frequencies, rotated dims, NoPE or span) and ropelaw does not "
+                        f"read it: the analysis leaves it out"))
+    return out
+
+
+def _layers_entry(layer_arch: str | None, semantics: str) -> dict | None:
+    from . import layers as layer_table
+
+    return layer_table.entry(layer_arch, semantics) if layer_arch else None
+
+
+_SPAN_LABEL = {"full": "global", "window": "local", "chunk": "chunked"}
+
+
+def _runtime_groups(arch: str, s: "_Section", defaults: dict, dclass: str, semantics: str, main: RopeLayer,
+                    own_block, problems: list, notes: list, at: tuple[int, int], head_v: Value | None = None,
+                    partial_of=None) -> list:
+    """The layer groups of a Hugging Face config as transformers ``semantics`` runs them: each layer's
+    role from :func:`ropelaw.lint.layers.plan` (measured on the runtime), layers with the same rotary and
+    span grouped. A config the table cannot answer for gets RV024 and one group of every layer with the
+    main rotary and full attention (said in the finding)."""
+    from dataclasses import replace
+
+    from . import layers as layer_table
+
+    e = layer_table.entry(arch, semantics)
+    n_key = e["layers_key"] if e else "num_hidden_layers"
+    n_v = s.get(n_key, expect="int")
+    if n_v is None and defaults.get("num_hidden_layers") is not None:
+        n_v = Value(defaults["num_hidden_layers"], None, at[0], at[1], f"{n_key} absent: {dclass} default", "int")
+
+    def get(key: str):
+        if key in ("sliding_window", "attention_chunk_size"):
+            return s.get(key, expect="int")
+        return s.get(key, expect="layers" if e and any(e.get(f) and e[f]["key"] == key
+                                                        for f in ("kinds", "nope", "bases")) else "any")
+
+    def default(key: str):  # the class's default, unless the file writes the key (null included)
+        return None if key in s.keys else defaults.get(key)
+
+    n = n_v.raw if n_v is not None else None
+    plan = layer_table.plan(arch, n, get, default, semantics)
+    if plan.problem is not None or not plan.roles:
+        anchor = next((v for v, _ in plan.sources.values() if v is not None), None) or n_v or main.base
+        problems.append(("layer-semantics-unknown", anchor,
+                         f"per-layer semantics unknown: {plan.problem or 'no layers'}; every layer is analysed as "
+                         f"running the main rotary over the full context"))
+        idx = tuple(range(n)) if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 1 << 20 else None
+        return [replace(main, indices=idx)]
+    for name, (v, how) in plan.sources.items():
+        if how and v is None or (v is not None and how and how != v.key):
+            notes.append(f"{'layer kinds' if name == 'kinds' else 'NoPE layers'}: {how}")
+    window_v = s.get("sliding_window", expect="int")
+    if window_v is None and default("sliding_window") is not None:
+        window_v = Value(defaults["sliding_window"], None, at[0], at[1], f"sliding_window absent: {dclass} default",
+                         "int")
+    chunk_v = s.get("attention_chunk_size", expect="int")
+    if chunk_v is None and default("attention_chunk_size") is not None:
+        chunk_v = Value(defaults["attention_chunk_size"], None, at[0], at[1],
+                        f"attention_chunk_size absent: {dclass} default", "int")
+    bases = e.get("bases")
+    base_list = s.get(bases["key"], expect="layers") if bases else None
+    tf = f"transformers {semantics}"
+
+    def span_value(v: Value | None, offset: int | None, what: str) -> Value | None:
+        if v is None or not isinstance(v.raw, int) or isinstance(v.raw, bool):
+            return v
+        off = offset or 0
+        if not off:
+            return v
+        note = (f"{what}: {tf} attends {'the last ' if what == 'window' else ''}{fmt_count(v.raw + off)} keys "
+                f"({v.key or 'the default'} {'+' if off > 0 else '-'} {abs(off)})")
+        return Value(v.raw + off, v.key, v.line, v.column, note if not v.note else f"{v.note}; {note}", "int")
+
+    def label_of(kinds: tuple, idx: tuple) -> str:
+        return (f"{', '.join(kinds)} layers" if kinds else "layers") + f" ({fmt_count(len(idx))})"
+
+    groups: dict[tuple, dict] = {}
+    for i, role in enumerate(plan.roles):
+        if not role.attention:
+            key = ("no attention",)
+        elif role.rotary == "none":
+            key = ("none", role.span, role.offset)
+        else:
+            rot = role.rotary
+            if rot == "main" and base_list is not None and isinstance(base_list.raw, list) \
+                    and i < len(base_list.raw):
+                b = base_list.raw[i]
+                rot = "nope" if b == 0 else f"base:{b!r}"
+            key = ("rope", rot, role.span, role.offset) if rot != "nope" else ("none", role.span, role.offset)
+        g = groups.setdefault(key, {"indices": [], "kinds": []})
+        g["indices"].append(i)
+        if role.kind and role.kind not in g["kinds"]:
+            g["kinds"].append(role.kind)
+    out: list[RopeLayer] = []
+    for key, g in groups.items():
+        idx, kinds = tuple(g["indices"]), tuple(g["kinds"])
+        if key[0] == "no attention":
+            out.append(replace(main, label=_group_label("without attention", idx), rope=False, attention=False,
+                               indices=idx,
+                               kinds=kinds))
+            continue
+        span, offset = key[-2], key[-1]
+        window = span_value(window_v, offset, "window") if span == "window" else None
+        chunk = span_value(chunk_v, offset, "chunk") if span == "chunk" else None
+        if key[0] == "none":
+            label = _group_label("NoPE" + _span_words(span, chunk), idx)
+            out.append(replace(main, label=label, rope=False, window=window, chunk=chunk, indices=idx, kinds=kinds))
+            continue
+        rot = key[1]
+        grp = replace(main, label=_group_label(_SPAN_LABEL[span] + _span_words(span, chunk, local=False), idx),
+                      window=window, chunk=chunk, indices=idx, kinds=kinds)
+        if rot.startswith("own:"):
+            t = rot[4:]
+            found = own_block(t)
+            if found is not None:
+                b, sv, sp, blk = found
+                grp = replace(grp, base=b or main.base, scheme=sv, params=sp, block=blk)
+                fv = partial_of(t) if partial_of else None
+                hd = _finite(head_v.raw) if head_v is not None else None
+                if hd is not None and (fv is None or _finite(fv.raw) is not None):
+                    dims, _ = _rotary_dims(hd, _finite(fv.raw) if fv is not None else None)
+                    if dims != _finite(grp.d.raw):  # its own block's partial factor, not the main one's
+                        grp = replace(grp, d=Value(dims, None, (fv or head_v).line, (fv or head_v).column,
+                                                   f"{head_v.where}" + (f" x {fv.where}" if fv is not None else
+                                                                        f" (rope_parameters[{t!r}] has no "
+                                                                        f"partial_rotary_factor)"), "int"))
+            else:
+                lb = s.get("rope_local_base_freq") if t == "sliding_attention" else None
+                dflt = defaults.get("rope_local_base_freq") if t == "sliding_attention" else None
+                if lb is None and dflt is not None:
+                    lb = Value(dflt, None, at[0], at[1], f"{t} layers' base absent: {dclass} default")
+                if lb is None:
+                    problems.append(("layer-semantics-unknown", main.base,
+                                     f"{', '.join(kinds) or t} layers run their own rotary "
+                                     f"(rope_parameters[{t!r}] in {tf}) and the config gives none: analysed with "
+                                     f"the main rotary"))
+                else:
+                    grp = replace(grp, base=lb, scheme=Value("default", None, 1, 1, f"{t} layers: plain RoPE", "str"),
+                                  params={}, block=None)
+        elif rot.startswith("key:"):
+            k = rot[4:]
+            lb = s.get(k)
+            if lb is None and defaults.get(k) is not None:
+                lb = Value(defaults[k], None, at[0], at[1], f"{k} absent: {dclass} default")
+            grp = replace(grp, base=lb or main.base, params={}, block=None,
+                          scheme=Value("default", None, 1, 1, f"{', '.join(kinds)} layers: plain RoPE at {k}", "str"))
+        elif rot == "main-plain":  # the main base without the main scaling (measured: Nemotron in 4.57.1)
+            grp = replace(grp, params={}, block=None,
+                          scheme=Value("default", None, main.scheme.line, main.scheme.column,
+                                       f"{', '.join(kinds) or 'these'} layers run the main base without its scaling "
+                                       f"in {tf} (measured)", "str"))
+            if main.block is not None and isinstance(main.scheme.raw, str) \
+                    and canonical_scheme(main.scheme.raw) != "default" and main.block.key:
+                problems.append(("runtime-ignores-key", main.block,
+                                 f"{main.block.key} is ignored by {tf} for {arch}'s "
+                                 f"{label_of(kinds, idx)}: they run plain RoPE at the main base (measured)"))
+        elif rot.startswith("base:"):
+            j = idx[0]
+            grp = replace(grp, base=Value(base_list.raw[j], f"{base_list.key}[{j}]", base_list.line, base_list.column,
+                                          "the base of these layers", "number"))
+        elif rot != "main":
+            problems.append(("layer-semantics-unknown", main.base,
+                             f"layers {', '.join(map(str, idx[:6]))}: the table's rotary {rot!r} is not one "
+                             f"ropelaw reads; analysed with the main rotary"))
+        if isinstance(grp.scheme.raw, str) and canonical_scheme(grp.scheme.raw) == "proportional":
+            grp = _proportional_group(grp, e, s, idx, kinds, head_v, defaults, dclass, at,
+                                      partial_of(rot[4:] if rot.startswith("own:") else None) if partial_of else None)
+        out.append(grp)
+    # the main group first (layers[0] is what single-group readers use): the main rotary over the
+    # full context, else the main rotary, else any rotary
+    def rank(g: RopeLayer) -> tuple:
+        is_main = g.rope and g.base is main.base and g.scheme is main.scheme
+        return (not g.rope, not is_main, g.window is not None or g.chunk is not None, g.indices[0] if g.indices else 0)
+
+    out.sort(key=rank)
+    if len(out) == 1:
+        out = [replace(out[0], label="all layers")]
+    labels = [g.label for g in out]
+    for j, g in enumerate(out):
+        if labels.count(g.label) > 1:  # two groups alike but for their rotary: name their kinds
+            head, _, tail = g.label.rpartition(" (")
+            out[j] = replace(g, label=f"{head} {'/'.join(g.kinds) or 'from layer ' + str(g.indices[0])} ({tail}")
+    return out
+
+
+def _group_label(role: str, idx: tuple) -> str:
+    """``global (24 layers)``, ``chunked 8,192 (36 layers)``, ``NoPE (12 layers)``."""
+    return f"{role} ({fmt_count(len(idx))} layer{'s' if len(idx) != 1 else ''})"
+
+
+def _span_words(span: str, chunk: "Value | None", local: bool = True) -> str:
+    """What a group's span adds to its label: the chunk's size for chunked layers (``local``: the span's
+    own word too, for NoPE groups)."""
+    if span == "chunk":
+        size = chunk.raw if chunk is not None and isinstance(chunk.raw, int) else None
+        return (" chunked" if local else "") + (f" {fmt_count(size)}" if size is not None else "")
+    return " local" if local and span == "window" else ""

@@ -24,7 +24,22 @@ MODEL_TYPES = (
     "llava", "llava_next", "gemma3", "llama4", "mistral3", "qwen3_vl", "internvl",
 )
 KEYS = ("rope_theta", "max_position_embeddings", "partial_rotary_factor", "head_dim", "sliding_window",
-        "rope_local_base_freq", "original_max_position_embeddings", "num_attention_heads", "hidden_size")
+        "rope_local_base_freq", "original_max_position_embeddings", "num_attention_heads", "hidden_size",
+        "num_hidden_layers", "attention_chunk_size", "qk_rope_head_dim", "kv_channels")
+# the default RoPE block, kept when it is more than a base (a scheme, per-layer-type blocks: gpt-oss's
+# YaRN, Gemma 3's per-type blocks in 5.x)
+BLOCKS = ("rope_parameters", "rope_scaling")
+
+
+def model_types() -> tuple[str, ...]:
+    """:data:`MODEL_TYPES` and every type of the per-layer table of the installed transformers (its
+    RoPE decoders and the composite types that hold one)."""
+    import transformers
+
+    from ..layers.hf_layers import TABLES as LAYER_TABLES
+
+    t = LAYER_TABLES.get(transformers.__version__, {})
+    return tuple(dict.fromkeys(MODEL_TYPES + tuple(sorted(t.get("types", {}))) + tuple(sorted(t.get("wrappers", {})))))
 
 
 def class_defaults(model_type: str) -> dict | None:
@@ -35,10 +50,10 @@ def class_defaults(model_type: str) -> dict | None:
         cfg = transformers.AutoConfig.for_model(model_type)
     except Exception:  # not in this transformers (remote code only)
         return None
-    text = getattr(cfg, "text_config", None)
+    text = _attr(cfg, "text_config")
     if text is not None and not isinstance(text, dict):  # LLaVA, Gemma 3, Qwen2.5-VL: the language model
         cfg = text
-    rp = getattr(cfg, "rope_parameters", None)
+    rp = _attr(cfg, "rope_parameters")
     out: dict = {"_class": type(cfg).__name__}
     for key in KEYS:
         try:
@@ -52,20 +67,41 @@ def class_defaults(model_type: str) -> dict | None:
                 out["rope_local_base_freq"] = rp["sliding_attention"].get("rope_theta")
         if key == "head_dim" and value is not None:
             # a default only when it is not hidden_size // num_attention_heads (Gemma: 256)
-            if value == cfg.hidden_size // cfg.num_attention_heads:
+            if value == _attr(cfg, "hidden_size", 0) // max(_attr(cfg, "num_attention_heads", 1) or 1, 1):
                 value = None
         if key == "partial_rotary_factor" and value == 1.0:
             value = None
         if value is not None and key not in out:
             out[key] = value
+    for key in BLOCKS:
+        block = _attr(cfg, key)
+        if isinstance(block, dict) and _more_than_a_base(block):
+            out[key] = {k: v for k, v in block.items()}
+            break
     return out
+
+
+def _attr(cfg, key: str, default=None):
+    """``getattr`` that treats any error as absent (Gemma 4's per-layer attributes raise on global access)."""
+    try:
+        return getattr(cfg, key, default)
+    except Exception:
+        return default
+
+
+def _more_than_a_base(block: dict) -> bool:
+    """A scheme other than plain RoPE, or blocks per layer type."""
+    if any(isinstance(v, dict) or v is None for v in block.values()) and block:
+        return True
+    kind = block.get("rope_type", block.get("type", "default"))
+    return kind not in ("default", None)
 
 
 def table() -> dict:
     logging.disable(logging.WARNING)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return {mt: d for mt in MODEL_TYPES if (d := class_defaults(mt)) is not None}
+        return {mt: d for mt in model_types() if (d := class_defaults(mt)) is not None}
 
 
 def main() -> None:

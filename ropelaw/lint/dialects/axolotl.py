@@ -62,7 +62,8 @@ def load_with_model(doc: Doc, o: Overrides, name_v: Value, hf: dict, origin: str
         return Value(v.raw, None, name_v.line, name_v.column, what if v.key is None else
                      (what + (f"; {v.note}" if v.note else "")), v.expect)
     layers = [replace(g, d=repoint(g.d), base=repoint(g.base), scheme=repoint(g.scheme), block=repoint(g.block),
-                      window=repoint(g.window), params={k: repoint(p) for k, p in g.params.items()})
+                      window=repoint(g.window), chunk=repoint(g.chunk),
+                      params={k: repoint(p) for k, p in g.params.items()})
               for g in cfg.layers]
     inputs = [repoint(v) for v in cfg.inputs if (v.key or "").split(".")[0] in overrides] + doc.inputs
     notes = list(cfg.notes)

@@ -24,7 +24,7 @@ NEWEST = SEMANTICS[-1]
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "model_type": ("model_type",),
-    "heads": ("num_attention_heads", "n_head", "num_heads"),
+    "heads": ("num_attention_heads", "n_head", "num_heads", "n_heads"),  # DBRX: n_heads
     "hidden": ("hidden_size", "n_embd", "d_model"),
     "head_dim": ("head_dim",),
     "kv_channels": ("kv_channels",),  # Megatron / ChatGLM: the head dim

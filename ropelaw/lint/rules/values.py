@@ -20,6 +20,7 @@ from ..dialects.hf import REQUIRED, SEMANTICS, TRANSFORMERS_SCHEMES, heads_divid
 from ..loader import LoadedConfig, Value, show_value, canonical_scheme
 from .runtime import hf_version, value_refusals, with_runtime
 from . import runtime
+from .layers import LAYER_SEMANTICS_UNKNOWN, UNMODELLED_ROTARY_KEY  # noqa: F401  (problems of the loader)
 
 # -- plausibility limits (values of the right type that no real model has) --------------------
 # Lengths: MAX_CONTEXT = 2**31 - 1 tokens, the int32 limit of sequence offsets (ropelaw.limits);
@@ -302,7 +303,8 @@ BEYOND_CONTEXT = define_rule(
 NOT_EXPLAINING = frozenset({"RV004", "RV009", "RV010", "RV014", "RV019", "RV021", "RV022"})
 _PROBLEM_RULES = {"rotary-dimension-not-integer": "NOT_INTEGER", "unresolved-interpolation": "UNRESOLVED",
                   "runtime-ignores-key": "IGNORED_KEY", "runtime-ignores-block": "IGNORED_KEY",
-                  "training-length-beyond-context": "BEYOND_CONTEXT"}
+                  "training-length-beyond-context": "BEYOND_CONTEXT",
+                  "layer-semantics-unknown": "LAYER_SEMANTICS_UNKNOWN", "unmodelled-rotary-key": "UNMODELLED_ROTARY_KEY"}
 
 
 def length_problem(v: Value | None, *, minimum: bool = True) -> str | None:
@@ -459,6 +461,8 @@ def check(cfg: LoadedConfig) -> list[Finding]:
     # 3. per layer group: dims, base, scheme (a value shared by two groups is reported once)
     shared: set[int] = set()
     for g in cfg.layers:
+        if not g.rope:
+            continue  # NoPE layers / layers without attention: no rotary to check
         label = "" if g.label == "all layers" else f" ({g.label})"
         d = g.d.number()
         if id(g.d) in shared:

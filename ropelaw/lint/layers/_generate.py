@@ -1,0 +1,620 @@
+"""Regenerate ``hf_layers.py``: per-layer semantics of every RoPE decoder in the installed transformers.
+
+    .venv/bin/python -m ropelaw.lint.layers._generate      # transformers 4.57.1
+    .venv-tf5/bin/python -m ropelaw.lint.layers._generate  # transformers 5.23.0
+
+Each run rewrites the table of its own transformers version and keeps the other one.
+``tests/test_hf_layers.py`` checks the table of the installed version against transformers.
+
+Nothing here reads modeling code: every entry is what tiny models of the type do when they run
+(``_probe.observe``), under probe configurations that differ in one thing at a time:
+
+- ``kinds``: the per-layer list that names each layer's kind (``layer_types``), and how the config
+  class fills it when a file has none (a rule fitted to the class's own output for 1..40 layers and
+  for each scalar setting changed alone; ``"unknown"`` when no rule of :func:`fit_rule` explains it);
+- ``nope``: a per-layer 0/1 list that switches RoPE off (``no_rope_layers``), the same way;
+- ``behaviour``: for each kind (and NoPE value), under each condition (a sliding window set or not,
+  a chunk size set or not): attention or not, which rotary (``main``: the config's main RoPE
+  settings; ``own``: the layer type's own settings; ``none``), and the span (``full``, ``window``
+  with the offset between the keys a query sees and ``sliding_window``, ``chunk``);
+- ``own``: where a layer type's own rotary comes from (``block``: ``rope_parameters[<kind>]``;
+  ``key``: plain RoPE at the base in a config key such as ``rope_local_base_freq``);
+- ``problems``: what the probes showed that these fields cannot express (the linter reports it).
+
+The behaviour is read with the rotary made distinguishable: the probe gives the main settings and
+each layer type's own settings different bases, so a layer that runs the shared rotary cannot be
+mistaken for one that runs its own.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pprint
+import sys
+from typing import Any
+
+from . import _probe
+from . import expand_rule, sig_value
+
+MAIN_BASE = 13_000.0  # probe bases: far apart, so a layer's base says whose it is
+OWN_BASES = (3_100.0, 71_000.0, 530_000.0)
+LOCAL_KEYS = ("rope_local_base_freq", "local_rope_theta")  # legacy keys of a local layers' base
+RULE_LAYERS = tuple(range(1, 14)) + (24, 37)  # depths at which a default-list rule is fitted
+
+
+# -----------------------------------------------------------------------------------------
+# default per-layer lists: a rule fitted to the config class
+# -----------------------------------------------------------------------------------------
+def _class_list(cls, base: dict, key: str, n: int, **change) -> list | None:
+    kw = {k: v for k, v in base.items() if k != key and not (isinstance(v, list) and len(v) == _probe.LAYERS)}
+    kw.update(change)
+    kw[_layers_key(cls)] = n
+    try:
+        with _probe.quiet():
+            value = getattr(cls(**kw), key, None)
+    except Exception:
+        return None
+    return list(value) if isinstance(value, (list, tuple)) else None
+
+
+def _layers_key(cls) -> str:
+    return dict(getattr(cls, "attribute_map", None) or {}).get("num_hidden_layers", "num_hidden_layers")
+
+
+def _periodic(values: list) -> tuple | None:
+    """The shortest pattern p with values[i] == p[i % len(p)]."""
+    for p in range(1, len(values) + 1):
+        if all(values[i] == values[i % p] for i in range(len(values))):
+            return tuple(values[:p])
+    return None
+
+
+def fit_rule(lists: dict[int, list], keyed: dict[str, dict[Any, list]], flags: dict[str, Any] | None = None) -> dict:
+    """A rule for a default per-layer list from the class's lists at several depths (``lists``:
+    depth -> list) and, per int key whose change alters the list, the list at depth 24 for other
+    values of that key (``keyed``). Rules (layer i of n):
+
+    - ``{"rule": "constant", "value": v}``;
+    - ``{"rule": "pattern", "values": [...]}``: values[i % len(values)];
+    - ``{"rule": "every", "key": K, "default": P, "value": a, "at": b, "phase": "last"}``: b where
+      (i + 1) % P == 0 (``"first"``: where i % P == 0), else a; P is the config's K (its default P;
+      no key: always P);
+    - any of these with ``"last": v``: the last layer is always v (Gemma 4);
+    - ``"unless": {flag: value}``: the rule holds only while the boolean ``flag`` is not ``value``
+      (``flags``: the flags whose change alters the list, with the value that alters it);
+    - ``{"rule": "unknown", "why": ...}``.
+    """
+    rule = _fit_periodic(lists)
+    if rule is None:
+        lasts = {lst[-1] for lst in lists.values() if lst}
+        body = {n: lst[:-1] for n, lst in lists.items() if len(lst) > 1}
+        rule = _fit_periodic(body) if len(lasts) == 1 else None
+        if rule is None:
+            return {"rule": "unknown", "why": "the default list is not periodic in the layer index"}
+        rule["last"] = lasts.pop()
+    for key, variants in keyed.items():
+        ok = rule["rule"] == "every" and all(
+            isinstance(k, int) and k > 0 and lst == expand_rule({**rule, "key": key}, len(lst), k)
+            for k, lst in variants.items())
+        if not ok:
+            return {"rule": "unknown", "why": f"the default list also depends on {key}"}
+        rule["key"] = key
+    if flags:
+        rule["unless"] = dict(flags)
+    return rule
+
+
+def _fit_periodic(lists: dict[int, list]) -> dict | None:
+    longest = lists[max(lists)]
+    pat = _periodic(longest)
+    if pat is None or len(pat) > len(longest) // 2 or \
+            not all(lst == [pat[i % len(pat)] for i in range(len(lst))] for lst in lists.values()):
+        return None
+    if len(set(pat)) == 1:
+        return {"rule": "constant", "value": pat[0]}
+    # two values, one of them once per period: at its end ("last", tried first: the usual way config
+    # classes write it, (i + 1) % P == 0), else at its start (deterministic for P = 2, where both fit)
+    if len(set(pat)) == 2 and pat.count(pat[-1]) == 1:
+        return {"rule": "every", "default": len(pat), "value": pat[0], "at": pat[-1], "phase": "last"}
+    if len(set(pat)) == 2 and pat.count(pat[0]) == 1:
+        return {"rule": "every", "default": len(pat), "value": pat[-1], "at": pat[0], "phase": "first"}
+    return {"rule": "pattern", "values": list(pat)}
+
+
+def default_rule(cls, base: dict, key: str) -> dict:
+    lists = {}
+    for n in RULE_LAYERS:
+        lst = _class_list(cls, base, key, n)
+        if lst is None or len(lst) != n:
+            return {"rule": "unknown", "why": f"the config class gives no {key} of {n} entries for {n} layers"}
+        lists[n] = lst
+    keyed: dict[str, dict] = {}
+    with _probe.quiet():
+        d = cls(**{k: v for k, v in base.items() if k != key}).to_dict()
+    ref = lists[24]
+    flags: dict[str, Any] = {}
+    params = {k: v for k, v in _signature_params(cls).items() if k not in d}  # 4.x: read in __init__, not kept
+    for k, v in list(d.items()) + list(params.items()):
+        if isinstance(v, bool) and k not in (key,):
+            lst = _class_list(cls, base, key, 24, **{k: not v})
+            if lst is not None and lst != ref:
+                flags[k] = not v
+            continue
+        if k in (key, _layers_key(cls)) or not isinstance(v, int) or not 0 < v <= 64:
+            continue
+        variants = {}
+        for new in (v + 1, v + 2):
+            lst = _class_list(cls, base, key, 24, **{k: new})
+            if lst is not None and lst != ref:
+                variants[new] = lst
+        if variants:
+            variants[v] = ref
+            keyed[k] = variants
+    return fit_rule(lists, keyed, flags)
+
+
+def _signature_params(cls) -> dict:
+    """Constructor parameters with int / bool defaults that are not stored as attributes (4.x)."""
+    import inspect
+
+    out = {}
+    try:
+        for name, p in inspect.signature(cls.__init__).parameters.items():
+            if isinstance(p.default, (int, bool)) and name not in ("self",):
+                out[name] = p.default
+    except (TypeError, ValueError):
+        pass
+    return out
+
+
+# -----------------------------------------------------------------------------------------
+# behaviour of each layer kind, from probes
+# -----------------------------------------------------------------------------------------
+def _per_layer_lists(d: dict, n: int) -> dict[str, list]:
+    return {k: v for k, v in d.items() if isinstance(v, list) and len(v) == n}
+
+
+def _nope_key(d: dict, n: int) -> str | None:
+    for k, v in _per_layer_lists(d, n).items():
+        if "rope" in k.lower() and all(x in (0, 1) for x in v):
+            return k
+    return None
+
+
+def _bases_of(obs) -> list[float]:
+    """The bases a layer's second pair can imply: f_1 = base^(-2/D), D the channels its cos/sin span
+    (zero-frequency pairs included: proportional RoPE divides by the head dim), or one less (an odd
+    rotary dim, as int(head_dim * partial_rotary_factor) can give)."""
+    f = obs.rope.inv_freq
+    if len(f) < 2 or f[1] <= 0 or f[1] >= 1:
+        return []
+    return [f[1] ** (-dd / 2) for dd in (obs.rope.channels, 2 * len(f) - 1)]
+
+
+def _which(bases: list[float], named: dict[str, float]) -> str | None:
+    for base in bases:
+        for name, b in named.items():
+            if abs(math.log(base / b)) < 0.05:
+                return name
+    return None
+
+
+_SCHEME_KEYS = {"type", "factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "mscale",
+                "mscale_all_dim", "attention_factor", "low_freq_factor", "high_freq_factor", "short_factor",
+                "long_factor", "truncate", "alpha"}
+
+
+def _plain_block(block: dict, base: float) -> dict:
+    out = {k: v for k, v in block.items() if k not in _SCHEME_KEYS}
+    if "llama_4_scaling_beta" in block:  # Ministral 3's query scale reads the original length: keep it
+        out["original_max_position_embeddings"] = block.get("original_max_position_embeddings", 16384)
+    out["rope_type"] = "mrope" if block.get("rope_type") == "mrope" or block.get("type") == "mrope" else "default"
+    out["rope_theta"] = base
+    return out
+
+
+_NESTED_KEEP = ("kv_n_heads", "clip_qkv", "attn_pdrop", "rope_theta")  # DBRX attn_config: its own settings only
+
+
+def marked_bases(d: dict) -> tuple[dict, dict[str, float]]:
+    """Constructor arguments giving the main RoPE settings base :data:`MAIN_BASE` and each layer
+    type's own settings (``rope_parameters`` per type, a local-base key) a base of its own, all plain
+    RoPE; and the name -> base map to recognise them."""
+    over: dict[str, Any] = {}
+    named = {"main": MAIN_BASE}
+    rp = d.get("rope_parameters")
+    kinds = set(d.get("layer_types") or ()) | {"full_attention", "sliding_attention"}
+    if isinstance(rp, dict) and rp and all(isinstance(v, dict) or (v is None and k in kinds) for k, v in rp.items()):
+        blocks = {}
+        others = iter(OWN_BASES)
+        for t, blk in rp.items():
+            if blk is None:  # no RoPE for that layer type (Beam's full-attention layers)
+                blocks[t] = None
+                continue
+            b = MAIN_BASE if t == "full_attention" else next(others, None)
+            if b is None:
+                break
+            blocks[t] = _plain_block(blk, b)
+            if t != "full_attention":
+                named[f"own:{t}"] = b
+        over["rope_parameters"] = blocks
+    elif isinstance(rp, dict):
+        over["rope_parameters"] = _plain_block(rp, MAIN_BASE)
+    else:
+        for k in ("rope_theta", "rotary_emb_base", "rotary_base"):  # GPT-NeoX 4.x: rotary_emb_base
+            if k in d:
+                over[k] = MAIN_BASE
+        rs = d.get("rope_scaling")
+        over["rope_scaling"] = _plain_block(rs, MAIN_BASE) if isinstance(rs, dict) and (
+            rs.get("type") == "mrope" or rs.get("rope_type") == "mrope" or "mrope_section" in rs) else None
+        if over["rope_scaling"] is not None:
+            over["rope_scaling"].pop("rope_theta", None)
+    for k, v in d.items():  # nested settings that hold the base (DBRX attn_config.rope_theta)
+        if isinstance(v, dict) and "rope_theta" in v and k not in ("rope_parameters", "rope_scaling"):
+            over[k] = {**{x: y for x, y in v.items() if x in _NESTED_KEEP}, "rope_theta": MAIN_BASE}
+    local = iter(OWN_BASES[::-1])
+    for k in LOCAL_KEYS:
+        if k in d:
+            b = next(local)
+            over[k] = b
+            named[f"key:{k}"] = b
+    return over, named
+
+
+
+def _behaviour(obs, named: dict[str, float]) -> tuple:
+    """(attention, rotary, span, offset) of one observed layer; rotary "main" / "own:<kind>" /
+    "key:<key>" / "none" / "?" (a base none of the probe's settings gave)."""
+    if obs.span == "none":
+        return (False, "none", "none", None)
+    if obs.rope is None:
+        rot = "none"
+    else:
+        rot = _which(_bases_of(obs), named) or "?"
+    offset = None
+    if obs.span == "window":
+        offset = obs.size - _probe.WINDOW
+    elif obs.span == "chunk":
+        offset = obs.size - _probe.CHUNK
+    return (True, rot, obs.span, offset)
+
+
+def _conditions(d: dict) -> list[tuple[bool, bool]]:
+    ws = (True, False) if "sliding_window" in d else (False,)
+    cs = (True, False) if "attention_chunk_size" in d else (False,)
+    return [(w, c) for w in ws for c in cs]
+
+
+def cond_name(window: bool, chunk: bool) -> str:
+    return ("window" if window else "no window") + ", " + ("chunk" if chunk else "no chunk")
+
+
+def _base_list(model_type, class_name, base, marks, d, n, kinds_key, nope_key, entry) -> dict | None:
+    """A per-layer list of bases (Granite SWA's ``layer_rope_theta``: 0 means NoPE): found by giving
+    each layer its own base and 0 to one, and checking that every layer runs exactly its entry."""
+    keys = [k for k, v in _per_layer_lists(d, n).items() if k not in (kinds_key, nope_key)
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+            and ("theta" in k.lower() or "rope" in k.lower())]
+    for key in keys:
+        values = [0 if i == 1 else OWN_BASES[i % len(OWN_BASES)] for i in range(n)]
+        over = dict(base, **marks, **{key: values})
+        if "sliding_window" in d:
+            over["sliding_window"] = _probe.WINDOW
+        probe = _probe.observe(model_type, class_name, over)
+        if probe.error:
+            entry["problems"].append(f"{key} (one base per layer): {probe.error}")
+            continue
+        ok = True
+        for obs in probe.layers:
+            want = values[obs.index]
+            if obs.span == "none":
+                continue
+            got = None if obs.rope is None else _which(_bases_of(obs), {"entry": want} if want else {})
+            if (want == 0) != (obs.rope is None) or (want and got != "entry"):
+                ok = False
+        if ok:
+            return {"key": key, "zero": "nope", "absent": "main"}
+        entry["problems"].append(f"{key}: a per-layer list of bases that the layers do not follow one to one")
+    return None
+
+
+def _channels(probe) -> int | None:
+    """Rotated channels of the first layer that applies RoPE (zero-frequency pairs excluded)."""
+    for obs in probe.layers:
+        if obs.rope is not None:
+            return 2 * len(obs.rope.inv_freq)
+    return None
+
+
+HEAD_DIM_KEYS = ("global_head_dim",)  # constructor arguments tried for a layer kind's own head dim
+
+
+def _head_dims(model_type, class_name, base, d, kinds_key) -> dict:
+    """Layer kinds whose rotary spans a head dim of their own (proportional RoPE appends zero
+    frequencies up to the layer's head dim: Gemma 4's full-attention layers use ``global_head_dim``):
+    kind -> {"default": head dim at the class defaults, "key": the argument that sets it or None}."""
+    window = {"sliding_window": _probe.WINDOW} if "sliding_window" in d else {}
+    probe = _probe.observe(model_type, class_name, dict(base, **window))
+    if probe.error:
+        return {}
+    kinds = probe.config.get(kinds_key) if kinds_key else None
+    out: dict[str, dict] = {}
+    for obs in probe.layers:
+        if obs.rope is None or not obs.rope.zero_pairs:
+            continue
+        kind = sig_value(kinds[obs.index]) if kinds else "-"
+        if obs.rope.channels != probe.config.get("head_dim") and kind not in out:
+            out[kind] = {"default": obs.rope.channels, "key": None}
+    for kind, spec in out.items():
+        for key in HEAD_DIM_KEYS:
+            other = _probe.observe(model_type, class_name, dict(base, **window, **{key: 2 * spec["default"]}))
+            if other.error:
+                continue
+            got = {o.rope.channels for o in other.layers if o.rope is not None and
+                   (sig_value(kinds[o.index]) if kinds else "-") == kind}
+            if got == {2 * spec["default"]}:
+                spec["key"] = key
+    return out
+
+
+def _partial_reading(model_type, class_name, base, d) -> dict:
+    """Whether ``partial_rotary_factor`` is read, written at the top level (``"top"``) or inside a
+    flat ``rope_parameters`` (``"block"``, 5.x): the rotated dims at 0.5 over those at 1.0 (0.5: read;
+    1.0: ignored), None when the model does not run with one of them."""
+    window = {"sliding_window": _probe.WINDOW} if "sliding_window" in d else {}
+    out: dict[str, Any] = {}
+    rp = d.get("rope_parameters")
+
+    def place(where: str, f: float) -> dict:
+        if where == "top":
+            return {"partial_rotary_factor": f}
+        return {"rope_parameters": {**rp, "partial_rotary_factor": f}}
+
+    for where in ("top", "block") if isinstance(rp, dict) and "rope_type" in rp else ("top",):
+        got = []
+        for f in (1.0, 0.5):
+            probe = _probe.observe(model_type, class_name, dict(base, **window, **place(where, f)))
+            got.append(None if probe.error else _channels(probe))
+        out[where] = None if None in got or not got[0] else round(got[1] / got[0], 4)
+    return out
+
+
+# names of the settings whose effect on each layer's rotary and span is measured: anything that
+# could concern positions (the verdict is measured; the names only bound the cost)
+_CANDIDATE = ("rope", "rotary", "theta", "freq", "pos", "scal", "alpha", "beta", "window", "chunk", "nope",
+              "partial", "interleave", "temperature", "attn", "base", "head_dim", "context", "length", "layer",
+              "pattern", "interval", "local", "global")
+
+
+def _fingerprint(probe) -> tuple:
+    return tuple((o.span, o.size, None if o.rope is None else
+                  (o.rope.inv_freq, round(o.rope.attention_factor, 9), o.rope.channels, o.rope.layout))
+                 for o in probe.layers)
+
+
+def _perturbed(v: Any) -> Any:
+    if isinstance(v, bool):
+        return not v
+    if isinstance(v, int):
+        return v * 2 if v > 0 else 1
+    if isinstance(v, float):
+        return v * 1.5 if v else 0.5
+    return None
+
+
+def _rotary_keys(model_type, class_name, base, d) -> list[str]:
+    """The scalar settings (top level and inside a flat ``rope_parameters``) that change some
+    layer's rotary (frequencies, attention factor, rotated dims, NoPE) or span when changed alone,
+    measured against the tiny model at its defaults (with a short window / chunk and its per-layer
+    lists written out, so that a setting that only derives a default list is not counted)."""
+    extra = {k: v for k, v in (("sliding_window", _probe.WINDOW), ("attention_chunk_size", _probe.CHUNK))
+             if d.get(k) is not None}
+    # the per-layer lists written out: a setting that only changes their defaults is read through them
+    extra.update({k: v for k, v in _per_layer_lists(d, _probe.LAYERS).items()
+                  if k in ("layer_types",) or k == _nope_key(d, _probe.LAYERS)})
+    ref = _probe.observe(model_type, class_name, dict(base, **extra))
+    if ref.error:
+        return []
+    ref_print = _fingerprint(ref)
+    out = []
+    rp = d.get("rope_parameters")
+    items = [(k, v, None) for k, v in d.items()]
+    if isinstance(rp, dict) and "rope_type" in rp:
+        items += [(k, v, "rope_parameters") for k, v in rp.items()]
+    for key, value, parent in items:
+        if key in ("num_hidden_layers", "vocab_size") or not any(c in key.lower() for c in _CANDIDATE):
+            continue
+        new = _perturbed(value)
+        if new is None:
+            continue
+        change = {parent: {**rp, key: new}} if parent else {key: new}
+        probe = _probe.observe(model_type, class_name, {**base, **extra, **change})
+        if not probe.error and _fingerprint(probe) != ref_print:
+            out.append(f"{parent}.{key}" if parent else key)
+    return sorted(out)
+
+
+def _scaled_marks(marks: dict) -> dict:
+    """``marks`` with the main settings under linear scaling by 4 (5.x: the main / full-attention
+    block of rope_parameters; 4.x: rope_scaling)."""
+    out = dict(marks)
+    lin = {"rope_type": "linear", "factor": 4.0}
+    rp = out.get("rope_parameters")
+    if isinstance(rp, dict) and "full_attention" in rp and isinstance(rp["full_attention"], dict):
+        out["rope_parameters"] = {**rp, "full_attention": {**rp["full_attention"], **lin}}
+    elif isinstance(rp, dict) and "rope_theta" in rp:
+        if rp.get("rope_type") == "mrope":
+            return {}
+        out["rope_parameters"] = {**rp, **lin}
+    elif "rope_scaling" in out and out["rope_scaling"] is None:
+        out["rope_scaling"] = {"type": "linear", "rope_type": "linear", "factor": 4.0}
+    else:
+        return {}
+    return out
+
+
+def _mark_unscaled(model_type, class_name, base, marks, d, kinds_key, nope_key, seen) -> None:
+    """Layers that run the main base but not the main scaling (Nemotron in 4.57.1 hard-codes plain
+    RoPE; OLMo 3's sliding layers in 4.57.1): their rotary becomes ``"main-plain"``. Measured with
+    the main settings under linear scaling by 4: a "main" layer whose slowest pair is not divided
+    by 4 does not apply it."""
+    lin = _scaled_marks(marks)
+    if not lin:
+        return
+    for cond, table in seen.items():
+        window, chunk = not cond.startswith("no window"), "no chunk" not in cond
+        over = dict(base, **lin)
+        if "sliding_window" in d:
+            over["sliding_window"] = _probe.WINDOW if window else None
+        if "attention_chunk_size" in d:
+            over["attention_chunk_size"] = _probe.CHUNK if chunk else None
+        ref = _probe.observe(model_type, class_name, dict(base, **marks, **{k: over[k] for k in
+                                                                           ("sliding_window", "attention_chunk_size")
+                                                                           if k in over}))
+        probe = _probe.observe(model_type, class_name, over)
+        if probe.error or ref.error:
+            continue
+        for obs, r in zip(probe.layers, ref.layers):
+            if obs.rope is None or r.rope is None or obs.problem:
+                continue
+            sig = "|".join(sig_value(probe.config.get(k, [None] * len(probe.layers))[obs.index]) if k else "-"
+                           for k in (kinds_key, nope_key))
+            b = table.get(sig)
+            if b is None or b[1] != "main":
+                continue
+            ratio = obs.rope.inv_freq[-1] / r.rope.inv_freq[-1]
+            if abs(ratio - 1) < 1e-3:
+                table[sig] = (b[0], "main-plain", b[2], b[3])
+
+
+def derive(model_type: str, class_name: str) -> dict:
+    """The table entry of ``model_type`` (see the module docstring), or ``{"error": why}``."""
+    from transformers import CONFIG_MAPPING
+
+    cls = CONFIG_MAPPING[model_type]
+    try:
+        base = _probe.tiny_overrides(cls)
+        with _probe.quiet():
+            d = cls(**base).to_dict()
+    except Exception as exc:
+        return {"error": f"config: {type(exc).__name__}: {str(exc)[:120]}"}
+    n = _probe.LAYERS
+    kinds_key = "layer_types" if isinstance(d.get("layer_types"), list) and len(d["layer_types"]) == n else None
+    nope_key = _nope_key(d, n)
+    marks, named = marked_bases(d)
+    entry: dict[str, Any] = {"class": cls.__name__, "layers_key": _layers_key(cls), "kinds": None, "nope": None,
+                             "bases": None, "behaviour": {}, "problems": []}
+    lists_off = {k: v for k, v in base.items() if not (isinstance(v, list) and len(v) == n)}
+    for key, slot in ((kinds_key, "kinds"), (nope_key, "nope")):
+        if key is not None:
+            rule = default_rule(cls, lists_off, key)
+            empty = _class_list(cls, lists_off, key, 24, **{key: []})
+            if empty is not None and empty == expand_rule(rule, 24):
+                rule["empty"] = "default"  # an empty list means the default (Llama 4's no_rope_layers: [])
+            entry[slot] = {"key": key, "default": rule}
+    seen: dict[str, dict[str, tuple]] = {}
+    built = 0
+    for window, chunk in _conditions(d):
+        cond = cond_name(window, chunk)
+        over = dict(base, **marks)
+        if "sliding_window" in d:
+            over["sliding_window"] = _probe.WINDOW if window else None
+        if "attention_chunk_size" in d:
+            over["attention_chunk_size"] = _probe.CHUNK if chunk else None
+        variants = [over]
+        lists = {k: d[k] for k in (kinds_key, nope_key) if k is not None}
+        if lists:  # the same lists shifted by one layer: the behaviour must follow the lists
+            variants.append(dict(over, **{k: v[1:] + v[:1] for k, v in lists.items()}))
+        if kinds_key is not None and len(set(d[kinds_key])) > 1:  # every layer of one kind
+            variants += [dict(over, **{kinds_key: [t] * n}) for t in sorted(set(d[kinds_key]))]
+        for ov in variants:
+            probe = _probe.observe(model_type, class_name, ov)
+            if probe.error:
+                if ov is over:
+                    entry["problems"].append(f"{cond}: {probe.error}")
+                continue
+            built += 1
+            for obs in probe.layers:
+                if obs.problem and obs.span != "none":
+                    entry["problems"].append(f"{cond}: layer {obs.index}: {obs.problem}")
+                    continue
+                sig = "|".join(sig_value(probe.config.get(k, [None] * n)[obs.index]) if k else "-"
+                               for k in (kinds_key, nope_key))
+                b = _behaviour(obs, named)
+                old = seen.setdefault(cond, {}).setdefault(sig, b)
+                if old != b:
+                    entry["problems"].append(f"{cond}: layers of kind {sig} behave differently ({old} and {b}): "
+                                             f"the behaviour is not a function of {kinds_key or 'nothing'} / "
+                                             f"{nope_key or 'nothing'}")
+    if not built:
+        return {"error": entry["problems"][0] if entry["problems"] else "no probe built"}
+    _mark_unscaled(model_type, class_name, base, marks, d, kinds_key, nope_key, seen)
+    entry["bases"] = _base_list(model_type, class_name, base, marks, d, n, kinds_key, nope_key, entry)
+    entry["partial"] = _partial_reading(model_type, class_name, base, d)
+    entry["head_dims"] = _head_dims(model_type, class_name, base, d, kinds_key)
+    entry["rotary_keys"] = _rotary_keys(model_type, class_name, base, d)
+    entry["behaviour"] = {c: {sig: list(b) for sig, b in sorted(m.items())} for c, m in seen.items()}
+    entry["problems"] = sorted(set(entry["problems"]))
+    return entry
+
+
+def table(only: tuple[str, ...] = ()) -> dict:
+    """The table of the installed transformers: ``types`` (model_type -> entry), ``wrappers``
+    (composite model_type -> its text model_type) and ``not_covered`` (model_type -> why no entry:
+    not a text decoder, or its tiny model cannot be built or run on CPU)."""
+    import torch
+
+    torch.set_num_threads(1)  # tiny models: one thread is faster than contending for the machine's
+    cands, wrappers, skipped = _probe.candidate_types()
+    types, not_covered = {}, dict(skipped)
+    todo = [(mt, name) for mt, name in cands if not only or mt in only]
+    try:
+        from tqdm import tqdm
+
+        todo_iter = tqdm(todo, disable=not sys.stderr.isatty(), desc="model types")
+    except ImportError:  # pragma: no cover
+        todo_iter = todo
+    for mt, name in todo_iter:
+        entry = derive(mt, name)
+        if "error" in entry:
+            not_covered[mt] = entry["error"]
+            continue
+        spans = {b[2] for m in entry["behaviour"].values() for b in m.values()}
+        if not spans & {"full", "window", "chunk"}:
+            not_covered[mt] = f"not a decoder: its attention is {', '.join(sorted(spans - {'none'})) or 'absent'}"
+            continue
+        types[mt] = entry
+    return {"types": types, "wrappers": dict(sorted(wrappers.items())),
+            "not_covered": dict(sorted(not_covered.items()))}
+
+
+def main(argv: list[str] | None = None) -> None:
+    import transformers
+
+    only = tuple(argv if argv is not None else sys.argv[1:])
+    here = os.path.join(os.path.dirname(__file__), "hf_layers.py")
+    tables: dict = {}
+    if os.path.exists(here):
+        from . import hf_layers
+
+        tables = {v: dict(t) for v, t in hf_layers.TABLES.items()}
+    new = table(only)
+    if only:  # refresh some types of an existing table
+        old = tables.get(transformers.__version__, {"types": {}, "wrappers": {}, "not_covered": {}})
+        for part in ("types", "not_covered"):
+            old[part] = {k: v for k, v in old[part].items() if k not in only}
+            old[part].update(new[part])
+        new = {**old, "wrappers": new["wrappers"]}
+    tables[transformers.__version__] = new
+    with open(here, "w") as fh:
+        fh.write('"""Per-layer semantics of every RoPE decoder in transformers, per version.\n\n'
+                 "GENERATED by ``python -m ropelaw.lint.layers._generate`` (see there for what each field means\n"
+                 "and how it is measured); do not edit. Source: tiny models of each model_type run on CPU by\n"
+                 f"{', '.join('transformers==' + v for v in sorted(tables))} (PyPI), torch 2.13.0.\n"
+                 '"""\n\n')
+        fh.write("TABLES = " + pprint.pformat(tables, width=110, sort_dicts=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()

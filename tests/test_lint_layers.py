@@ -1,0 +1,143 @@
+"""Per-layer groups of Hugging Face configs (ropelaw/lint/layers/): the cases of issue 20.
+
+The configs below are written here with the RoPE keys of the published files they name (gpt-oss-20b,
+Llama 4 Scout's text_config, SmolLM3-3B); every expected number is derived here from the models'
+documented layout, independently of the table: gpt-oss alternates sliding / full layers and applies
+its one YaRN rotary (factor 32, attention factor 0.1 ln 32 + 1) to every layer; Llama 4 makes every
+``no_rope_layer_interval``-th layer NoPE with full attention and chunks the others at
+``attention_chunk_size``; SmolLM3's ``no_rope_layers`` lists 0 for its NoPE layers. That the table says
+what the runtime does is ``tests/test_hf_layers.py``'s job (it runs transformers).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from ropelaw.cli import main
+from ropelaw.lint import layers as layer_table
+from ropelaw.lint.check import lint_config
+from ropelaw.lint.loader import load_mapping
+
+SEMANTICS = ("4.57.1", "5.23.0")
+
+GPT_OSS = {  # openai/gpt-oss-20b config.json, RoPE and layer keys
+    "model_type": "gpt_oss", "num_hidden_layers": 24, "head_dim": 64, "hidden_size": 2880,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 131072,
+    "layer_types": ["sliding_attention", "full_attention"] * 12, "sliding_window": 128, "rope_theta": 150000,
+    "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096,
+                     "rope_type": "yarn", "truncate": False},
+}
+SCOUT = {  # meta-llama/Llama-4-Scout-17B-16E-Instruct text_config: RoPE and layer keys
+    "model_type": "llama4", "text_config": {
+        "model_type": "llama4_text", "num_hidden_layers": 48, "hidden_size": 5120, "head_dim": 128,
+        "num_attention_heads": 40, "num_key_value_heads": 8, "attention_chunk_size": 8192, "no_rope_layers": [],
+        "max_position_embeddings": 10485760, "rope_theta": 500000.0, "interleave_moe_layer_step": 1,
+        "rope_scaling": {"factor": 16.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0,
+                         "original_max_position_embeddings": 8192, "rope_type": "llama3"}}}
+SMOLLM3 = {  # HuggingFaceTB/SmolLM3-3B config.json: RoPE and layer keys
+    "model_type": "smollm3", "num_hidden_layers": 36, "hidden_size": 2048, "num_attention_heads": 16,
+    "num_key_value_heads": 4, "max_position_embeddings": 65536, "rope_theta": 5000000.0, "rope_scaling": None,
+    "no_rope_layer_interval": 4, "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(36)],
+    "layer_types": ["full_attention"] * 36, "sliding_window": None, "use_sliding_window": False,
+}
+
+
+@pytest.fixture(params=SEMANTICS)
+def semantics(request, monkeypatch):
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", request.param)
+    return request.param
+
+
+def groups(config: dict, **kw) -> dict:
+    result = lint_config(load_mapping(config, **kw)).setup()
+    return {g["layers"]: g for g in result["layers"]}, result
+
+
+def test_gpt_oss_local_layers_run_its_one_yarn_rotary(semantics):
+    by, result = groups(GPT_OSS)
+    assert set(by) == {"global (12 layers)", "local (12 layers)"}
+    yarn_attention = 0.1 * math.log(32) + 1  # YaRN's attention factor for s = 32 (Peng et al., eq. 22)
+    for label, window, first in (("global (12 layers)", None, 1), ("local (12 layers)", 128, 0)):
+        g = by[label]
+        assert g["indices"] == list(range(first, 24, 2)) and g["count"] == 12
+        assert g["window"] == window and g["rope"] is True
+        assert g["spec"]["scheme"] == "yarn" and g["spec"]["params"]["factor"] == 32.0
+        assert g["spec"]["base"] == 150000
+        assert g["attention_factor"] == pytest.approx(yarn_attention, rel=1e-12)
+    assert round(by["local (12 layers)"]["attention_factor"], 4) == 1.3466
+    assert result["semantics"] == f"transformers {semantics}"
+
+
+def test_llama4_scout_chunked_rope_layers_and_nope_layers(semantics):
+    by, result = groups(SCOUT)
+    nope = [i for i in range(48) if (i + 1) % 4 == 0]  # no_rope_layers is empty: one NoPE layer in 4
+    assert set(by) == {"chunked 8,192 (36 layers)", "NoPE (12 layers)"}
+    assert by["NoPE (12 layers)"]["indices"] == nope and by["NoPE (12 layers)"]["rope"] is False
+    assert by["NoPE (12 layers)"]["chunk"] is None and by["NoPE (12 layers)"]["bounded_by"] == "nothing"
+    chunked = by["chunked 8,192 (36 layers)"]
+    assert chunked["indices"] == [i for i in range(48) if i not in nope] and chunked["count"] == 36
+    assert chunked["chunk"] == 8192 and chunked["spec"]["scheme"] == "llama3"
+    assert chunked["length"] == 8192 and "attention_chunk_size" in chunked["length_from"]
+    assert not [f for f in result["findings"] if f["code"] in ("RL101", "RL102")]  # 8,192 is no extrapolation
+
+
+def test_llama4_interval_key_sets_the_nope_layers(semantics):
+    cfg = json.loads(json.dumps(SCOUT))
+    cfg["text_config"]["no_rope_layer_interval"] = 3
+    cfg["text_config"]["num_hidden_layers"] = 12
+    by, _ = groups(cfg)
+    assert by["NoPE (4 layers)"]["indices"] == [2, 5, 8, 11]
+
+
+def test_smollm3_reports_its_nope_layers(semantics, capsys):
+    by, result = groups(SMOLLM3)
+    assert by["NoPE (9 layers)"]["indices"] == [i for i, r in enumerate(SMOLLM3["no_rope_layers"]) if r == 0]
+    assert by["global (27 layers)"]["count"] == 27 and by["global (27 layers)"]["spec"]["base"] == 5e6
+    rl105 = [f for f in result["findings"] if f["code"] == "RL105"]
+    assert len(rl105) == 1 and "NoPE (9 layers) apply no RoPE (layers 3, 7, 11, 15, 19, 23, 27, 31, ...)" in rl105[0]["message"]
+    assert "nothing ropelaw models bounds them" in rl105[0]["message"]
+
+
+def test_text_output_names_every_group(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", "5.23.0")
+    p = tmp_path / "smollm3.json"
+    p.write_text(json.dumps(SMOLLM3))
+    assert main(["lint", str(p)]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "global (27 layers): d=128, base 5,000,000" in out and "NoPE (9 layers): no RoPE, full attention" in out
+
+
+def test_unknown_layer_kind_is_rv024(semantics):
+    cfg = {**GPT_OSS, "layer_types": ["sliding_attention", "cross_attention"] * 12}
+    _, result = groups(cfg)
+    rv024 = [f for f in result["findings"] if f["code"] == "RV024"]
+    assert len(rv024) == 1 and "cross_attention" in rv024[0]["message"]
+    assert [g["layers"] for g in result["layers"]] == ["all layers"]
+
+
+def test_layer_list_of_the_wrong_length_is_rv024(semantics):
+    cfg = {**GPT_OSS, "layer_types": ["sliding_attention", "full_attention"] * 5}
+    _, result = groups(cfg)
+    assert [f["code"] for f in result["findings"] if f["code"] == "RV024"] == ["RV024"]
+    assert "10 entries for 24 layers" in next(f["message"] for f in result["findings"] if f["code"] == "RV024")
+
+
+def test_expand_rule_every_nth_layer():
+    rule = {"rule": "every", "default": 6, "value": "sliding_attention", "at": "full_attention", "phase": "last"}
+    got = layer_table.expand_rule(rule, 12)
+    assert [i for i, t in enumerate(got) if t == "full_attention"] == [5, 11]
+    assert layer_table.expand_rule({**rule, "last": "full_attention"}, 8)[-1] == "full_attention"
+    assert layer_table.expand_rule({**rule, "phase": "first"}, 7, 3) == [
+        "full_attention", "sliding_attention", "sliding_attention"] * 2 + ["full_attention"]
+    assert layer_table.expand_rule({"rule": "unknown"}, 4) is None
+
+
+def test_rules_are_documented():
+    from ropelaw.findings import get_rule
+
+    for code in ("RV024", "RV025", "RL105"):
+        doc = get_rule(code).doc()
+        assert "## What it does" in doc and "## Fix" in doc
