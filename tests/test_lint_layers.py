@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import pathlib
 
 import pytest
 
@@ -141,3 +142,22 @@ def test_rules_are_documented():
     for code in ("RV024", "RV025", "RL105"):
         doc = get_rule(code).doc()
         assert "## What it does" in doc and "## Fix" in doc
+
+
+def test_coverage_block_in_the_documentation_is_the_table():
+    """README / docs list what the per-layer table covers and every RoPE decoder it does not, with the reason
+    the probe recorded; the block is generated from the committed table (ropelaw/lint/layers/_coverage.py)."""
+    from ropelaw.lint.layers import _coverage
+    from ropelaw.lint.layers.hf_layers import TABLES
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    docs = _coverage.documents(root)
+    assert docs, "no README / docs page holds the layers-coverage block"
+    for p in docs:
+        block = p.read_text(encoding="utf-8").split(_coverage.BEGIN, 1)[1].split(_coverage.END, 1)[0]
+        assert block.strip() == _coverage.markdown().strip(), f"regenerate: python -m ropelaw.lint.layers._coverage ({p})"
+    text = _coverage.markdown()
+    for version, t in TABLES.items():  # every type not covered is named, with its reason's first words
+        assert f"**transformers {version}**: {len(t['types'])} decoder model types measured" in text
+        for mt in t["not_covered"]:
+            assert f"`{mt}`" in text

@@ -818,6 +818,18 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
 
     base_v = (s.get(*K("base")) or base_from(main_block)) if from_defaults else \
         (base_from(main_block) or s.get(*K("base")))
+    attn_cfg = s.sub("attn_config") if kind == "hf" else None
+    if attn_cfg is not None and attn_cfg.has("rope_theta"):
+        # DBRX: 4.57.1's DbrxAttention reads config.attn_config.rope_theta; 5.23.0's DbrxConfig ignores it
+        # and runs rope_parameters' rope_theta (default 10,000) (both measured by the per-layer
+        # differential, tests/test_hf_layers.py)
+        if reading.startswith("4."):
+            base_v = base_v or attn_cfg.get("rope_theta")
+        else:
+            v = attn_cfg.get("rope_theta")
+            problems.append(("runtime-ignores-key", v,
+                             f"{v.key} is ignored by transformers {reading}: DbrxConfig runs rope_theta / "
+                             f"rope_parameters (4.57.1 reads {v.key})"))
     if base_v is None and is_chatglm:
         ratio = s.get(*K("rope_ratio"))
         r = _finite(ratio.raw) if ratio else 1.0

@@ -71,6 +71,8 @@ def class_defaults(model_type: str) -> dict | None:
                 value = None
         if key == "partial_rotary_factor" and value == 1.0:
             value = None
+        if key == "max_position_embeddings" and value is None:
+            value = _attr(cfg, "max_seq_len")  # DBRX's name for it (read as max_position_embeddings: hf.ALIASES)
         if value is not None and key not in out:
             out[key] = value
     for key in BLOCKS:

@@ -36,7 +36,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "rope_ratio": ("rope_ratio",),  # ChatGLM: base = 10000 * rope_ratio
     "rope_block": ("rope_parameters", "rope_scaling"),
     "rope_type": ("rope_type", "type"),
-    "max_pos": ("max_position_embeddings", "max_sequence_length", "n_positions"),
+    "max_pos": ("max_position_embeddings", "max_sequence_length", "n_positions", "max_seq_len"),  # DBRX: max_seq_len
     "seq_len": ("seq_length", "encoder_seq_length"),
     "original": ("original_max_position_embeddings",),
     "window": ("sliding_window", "sliding_window_size"),

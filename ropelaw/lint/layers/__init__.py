@@ -83,7 +83,7 @@ def sig_value(v: Any) -> str:
 
 def expand_rule(rule: dict, n: int, period: Any = None) -> list | None:
     """The default list ``rule`` gives for ``n`` layers (``period``: the config's value of the rule's
-    key). Rules are described in ``_generate.fit_rule``."""
+    key). Rules are described in ``_rules.fit_rule``."""
     kind = rule.get("rule")
     if kind == "constant":
         out = [rule["value"]] * n

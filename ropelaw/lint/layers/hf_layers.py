@@ -1062,8 +1062,6 @@ TABLES = {'4.57.1': {'not_covered': {'apertus': 'no window, no chunk: cannot bui
                             'csm': 'no window, no chunk: cannot build: MemoryError: 393M parameters after '
                                    'shrinking (> 120M): a sub-model the probe does not shrink',
                             'csm_depth_decoder_model': 'no model class for this config in the auto mappings',
-                            'dbrx': 'no window, no chunk: forward fails: RuntimeError: torch.clamp: At least '
-                                    "one of 'min' or 'max' must not be None",
                             'deepseek_ocr2_encoder': 'no model class for this config in the auto mappings',
                             'deepseek_ocr2_sam_vision_model': 'no model class for this config in the auto '
                                                               'mappings',
@@ -1672,6 +1670,16 @@ TABLES = {'4.57.1': {'not_covered': {'apertus': 'no window, no chunk: cannot bui
                                               'rope_parameters.original_max_position_embeddings',
                                               'rope_parameters.rope_theta',
                                               'sliding_window']},
+                      'dbrx': {'bases': None,
+                               'behaviour': {'no window, no chunk': {'-|-': [True, 'main', 'full', None]}},
+                               'class': 'DbrxConfig',
+                               'head_dims': {},
+                               'kinds': None,
+                               'layers_key': 'n_layers',
+                               'nope': None,
+                               'partial': {'block': 1.0, 'top': 1.0},
+                               'problems': [],
+                               'rotary_keys': ['rope_parameters.rope_theta']},
                       'deepseek_v2': {'bases': None,
                                       'behaviour': {'no window, no chunk': {'-|-': [True,
                                                                                     'main',

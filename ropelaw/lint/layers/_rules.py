@@ -1,0 +1,138 @@
+"""Default per-layer lists (``layer_types``, ``no_rope_layers``): the rule a config class follows when a
+file has none, fitted to the class's own output for many depths and settings (part of
+``_generate.py``'s measurement; the rules are expanded by :func:`ropelaw.lint.layers.expand_rule`).
+Needs transformers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _tiny, expand_rule
+
+RULE_LAYERS = tuple(range(1, 14)) + (24, 37)  # depths at which a default-list rule is fitted
+
+
+# -----------------------------------------------------------------------------------------
+# default per-layer lists: a rule fitted to the config class
+# -----------------------------------------------------------------------------------------
+def _class_list(cls, base: dict, key: str, n: int, **change) -> list | None:
+    kw = {k: v for k, v in base.items() if k != key and not (isinstance(v, list) and len(v) == _tiny.LAYERS)}
+    kw.update(change)
+    kw[_layers_key(cls)] = n
+    try:
+        with _tiny.quiet():
+            value = getattr(cls(**kw), key, None)
+    except Exception:
+        return None
+    return list(value) if isinstance(value, (list, tuple)) else None
+
+
+def _layers_key(cls) -> str:
+    return dict(getattr(cls, "attribute_map", None) or {}).get("num_hidden_layers", "num_hidden_layers")
+
+
+def _periodic(values: list) -> tuple | None:
+    """The shortest pattern p with values[i] == p[i % len(p)]."""
+    for p in range(1, len(values) + 1):
+        if all(values[i] == values[i % p] for i in range(len(values))):
+            return tuple(values[:p])
+    return None
+
+
+def fit_rule(lists: dict[int, list], keyed: dict[str, dict[Any, list]], flags: dict[str, Any] | None = None) -> dict:
+    """A rule for a default per-layer list from the class's lists at several depths (``lists``:
+    depth -> list) and, per int key whose change alters the list, the list at depth 24 for other
+    values of that key (``keyed``). Rules (layer i of n):
+
+    - ``{"rule": "constant", "value": v}``;
+    - ``{"rule": "pattern", "values": [...]}``: values[i % len(values)];
+    - ``{"rule": "every", "key": K, "default": P, "value": a, "at": b, "phase": "last"}``: b where
+      (i + 1) % P == 0 (``"first"``: where i % P == 0), else a; P is the config's K (its default P;
+      no key: always P);
+    - any of these with ``"last": v``: the last layer is always v (Gemma 4);
+    - ``"unless": {flag: value}``: the rule holds only while the boolean ``flag`` is not ``value``
+      (``flags``: the flags whose change alters the list, with the value that alters it);
+    - ``{"rule": "unknown", "why": ...}``.
+    """
+    rule = _fit_periodic(lists)
+    if rule is None:
+        lasts = {lst[-1] for lst in lists.values() if lst}
+        body = {n: lst[:-1] for n, lst in lists.items() if len(lst) > 1}
+        rule = _fit_periodic(body) if len(lasts) == 1 else None
+        if rule is None:
+            return {"rule": "unknown", "why": "the default list is not periodic in the layer index"}
+        rule["last"] = lasts.pop()
+    for key, variants in keyed.items():
+        ok = rule["rule"] == "every" and all(
+            isinstance(k, int) and k > 0 and lst == expand_rule({**rule, "key": key}, len(lst), k)
+            for k, lst in variants.items())
+        if not ok:
+            return {"rule": "unknown", "why": f"the default list also depends on {key}"}
+        rule["key"] = key
+    if flags:
+        rule["unless"] = dict(flags)
+    return rule
+
+
+def _fit_periodic(lists: dict[int, list]) -> dict | None:
+    longest = lists[max(lists)]
+    pat = _periodic(longest)
+    if pat is None or len(pat) > len(longest) // 2 or \
+            not all(lst == [pat[i % len(pat)] for i in range(len(lst))] for lst in lists.values()):
+        return None
+    if len(set(pat)) == 1:
+        return {"rule": "constant", "value": pat[0]}
+    # two values, one of them once per period: at its end ("last", tried first: the usual way config
+    # classes write it, (i + 1) % P == 0), else at its start (deterministic for P = 2, where both fit)
+    if len(set(pat)) == 2 and pat.count(pat[-1]) == 1:
+        return {"rule": "every", "default": len(pat), "value": pat[0], "at": pat[-1], "phase": "last"}
+    if len(set(pat)) == 2 and pat.count(pat[0]) == 1:
+        return {"rule": "every", "default": len(pat), "value": pat[-1], "at": pat[0], "phase": "first"}
+    return {"rule": "pattern", "values": list(pat)}
+
+
+def default_rule(cls, base: dict, key: str) -> dict:
+    lists = {}
+    for n in RULE_LAYERS:
+        lst = _class_list(cls, base, key, n)
+        if lst is None or len(lst) != n:
+            return {"rule": "unknown", "why": f"the config class gives no {key} of {n} entries for {n} layers"}
+        lists[n] = lst
+    keyed: dict[str, dict] = {}
+    with _tiny.quiet():
+        d = cls(**{k: v for k, v in base.items() if k != key}).to_dict()
+    ref = lists[24]
+    flags: dict[str, Any] = {}
+    params = {k: v for k, v in _signature_params(cls).items() if k not in d}  # 4.x: read in __init__, not kept
+    for k, v in list(d.items()) + list(params.items()):
+        if isinstance(v, bool) and k not in (key,):
+            lst = _class_list(cls, base, key, 24, **{k: not v})
+            if lst is not None and lst != ref:
+                flags[k] = not v
+            continue
+        if k in (key, _layers_key(cls)) or not isinstance(v, int) or not 0 < v <= 64:
+            continue
+        variants = {}
+        for new in (v + 1, v + 2):
+            lst = _class_list(cls, base, key, 24, **{k: new})
+            if lst is not None and lst != ref:
+                variants[new] = lst
+        if variants:
+            variants[v] = ref
+            keyed[k] = variants
+    return fit_rule(lists, keyed, flags)
+
+
+def _signature_params(cls) -> dict:
+    """Constructor parameters with int / bool defaults that are not stored as attributes (4.x)."""
+    import inspect
+
+    out = {}
+    try:
+        for name, p in inspect.signature(cls.__init__).parameters.items():
+            if isinstance(p.default, (int, bool)) and name not in ("self",):
+                out[name] = p.default
+    except (TypeError, ValueError):
+        pass
+    return out

@@ -1,0 +1,219 @@
+"""Which transformers model types the probe runs, and the tiny configuration of each (the config
+class's defaults, shrunk). Needs transformers (the generator of ``hf_layers.py`` and the ``hf`` tests
+use it; the linter never imports it). :mod:`._probe` runs the models and observes their layers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import logging
+import warnings
+from typing import Any
+
+PROBE = "ropelaw_probe"  # the attention implementation name the probe registers
+LENGTH = 24  # tokens per forward: longer than the probe's windows and chunks
+WINDOW = 5  # sliding window set by the span variants (< LENGTH)
+CHUNK = 8  # attention_chunk_size set by the span variants (< LENGTH, != WINDOW)
+LAYERS = 8  # decoder layers of a tiny model (Gemma 3's pattern is 6 long)
+MAX_PARAMS = 120_000_000  # a tiny model is far below; more means a part the probe did not shrink
+
+
+@contextlib.contextmanager
+def quiet():
+    logger = logging.getLogger("transformers")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+# -----------------------------------------------------------------------------------------
+# which model types: a decoder with a RotaryEmbedding class in its modeling module
+# -----------------------------------------------------------------------------------------
+def _modeling_module(config_class):
+    name = config_class.__module__.replace(".configuration_", ".modeling_")
+    return importlib.import_module(name)
+
+
+def _rotary_classes(module) -> list[str]:
+    return sorted(n for n, o in vars(module).items()
+                  if inspect.isclass(o) and n.endswith("RotaryEmbedding") and o.__module__ == module.__name__)
+
+
+def _text_sub_config(config_class) -> str | None:
+    """The model_type of a composite config's text part (``text_config``), if it has one."""
+    subs = getattr(config_class, "sub_configs", None) or {}
+    for key in ("text_config", "language_config", "llm_config"):
+        sub = subs.get(key)
+        if sub is not None and hasattr(sub, "model_type") and isinstance(sub.model_type, str) and sub.model_type:
+            return sub.model_type
+    return None
+
+
+def candidate_types() -> tuple[list[tuple[str, str]], dict[str, str], dict[str, str]]:
+    """``(candidates, wrappers, skipped)`` of the installed transformers:
+
+    - candidates: ``(model_type, model class name)`` for every type whose modeling module defines a
+      ``*RotaryEmbedding`` class and that has a causal-LM (else a base) model class and no text
+      sub-config;
+    - wrappers: composite model_type -> the model_type of its text part (a multimodal config.json
+      is read through its ``text_config``);
+    - skipped: model_type -> why it is not a candidate (module not importable, no model class).
+    """
+    from transformers import CONFIG_MAPPING
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_MAPPING_NAMES
+
+    cands, wrappers, skipped = [], {}, {}
+    with quiet():
+        for mt in sorted(CONFIG_MAPPING.keys()):
+            try:
+                cls = CONFIG_MAPPING[mt]
+                module = _modeling_module(cls)
+            except Exception as exc:  # optional dependency missing (torchaudio ...), or no modeling file
+                skipped[mt] = f"modeling module not importable: {type(exc).__name__}: {str(exc)[:80]}"
+                continue
+            if not _rotary_classes(module):
+                continue
+            text = _text_sub_config(cls)
+            if text is not None and text != mt:
+                wrappers[mt] = text
+                continue
+            name = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(mt) or MODEL_MAPPING_NAMES.get(mt)
+            if isinstance(name, (tuple, list)):
+                name = name[0]
+            if not name or not hasattr(module, name):
+                skipped[mt] = "no model class for this config in the auto mappings"
+                continue
+            cands.append((mt, name))
+    return cands, wrappers, skipped
+
+
+def candidate(model_type: str) -> str | None:
+    """The model class name :func:`candidate_types` gives ``model_type`` (None: not a candidate), without
+    importing every other modeling module."""
+    from transformers import CONFIG_MAPPING
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_MAPPING_NAMES
+
+    with quiet():
+        try:
+            cls = CONFIG_MAPPING[model_type]
+            module = _modeling_module(cls)
+        except Exception:
+            return None
+        text = _text_sub_config(cls)
+        if not _rotary_classes(module) or (text is not None and text != model_type):
+            return None
+    name = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type) or MODEL_MAPPING_NAMES.get(model_type)
+    name = name[0] if isinstance(name, (tuple, list)) else name
+    return name if name and hasattr(module, name) else None
+
+
+# -----------------------------------------------------------------------------------------
+# a tiny model from the config class's defaults
+# -----------------------------------------------------------------------------------------
+_KEEP = ("position", "window", "chunk", "rope", "theta", "rotary", "partial", "seq", "length", "context",
+         "layer", "interval", "pattern", "head_dim", "token_id", "token_index", "_id", "sliding", "nope")
+
+
+# Constructor arguments a config class's defaults lack for its model to build at all (a None the
+# modeling code divides by or indexes); each value is the one the published checkpoints use.
+FILL_INS: dict[str, dict] = {
+    "dbrx": {"attn_config": {"rope_theta": 500000.0, "kv_n_heads": 2, "clip_qkv": 8.0}},  # DbrxAttentionConfig
+    # declares no rope_theta but DbrxAttention reads attn_config.rope_theta, and 5.x clamps by clip_qkv
+    # unconditionally (databricks/dbrx-base: 500,000 and 8)
+    "deepseek_v2": {"num_experts_per_tok": 2},  # default None; topk(k=None) fails
+    "lfm2_moe": {"layer_types": ["conv", "full_attention"] * (LAYERS // 2)},  # default None
+}
+
+
+MROPE = ("qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl")
+
+
+def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
+    """Constructor arguments that make ``config_class``'s default model tiny while keeping
+    everything RoPE reads (head_dim, rotary settings, lengths, windows, per-layer patterns): two
+    heads of the default head_dim, ``layers`` layers, vocabulary 128, small MLPs and expert counts."""
+    with quiet():
+        default = config_class()
+    d = default.to_dict()
+    amap = dict(getattr(config_class, "attribute_map", None) or {})
+
+    def real(name: str) -> str:  # DBRX: hidden_size is d_model, num_attention_heads n_heads
+        return amap.get(name, name)
+
+    for name in ("hidden_size", "num_attention_heads", "num_hidden_layers"):
+        if real(name) not in d:
+            raise KeyError(f"no {name} in {config_class.__name__} (not a text decoder config)")
+    hd = d.get("head_dim") if isinstance(d.get("head_dim"), int) and d.get("head_dim") > 0 else \
+        d[real("hidden_size")] // d[real("num_attention_heads")]
+    out: dict[str, Any] = {real("num_hidden_layers"): layers, real("num_attention_heads"): 2,
+                           real("hidden_size"): 2 * hd, real("vocab_size"): 128}
+    if real("num_key_value_heads") in d:
+        out[real("num_key_value_heads")] = 2
+    if "head_dim" in d:
+        out["head_dim"] = hd
+    layers_key = real("num_hidden_layers")
+    n_default = d.get(layers_key)
+    lists: dict[str, list] = {}
+    next_id = 3
+    for key, value in d.items():
+        if isinstance(value, list) and n_default and len(value) == n_default:
+            lists[key] = value[:layers]  # a per-layer list of the default depth: its first layers
+            continue
+        k = key.lower()
+        if key in out or isinstance(value, bool):
+            continue
+        if k.endswith(("token_id", "token_index")) or k in ("bos_token_id", "eos_token_id", "pad_token_id"):
+            if isinstance(value, int) and value >= 128:
+                out[key], next_id = next_id, next_id + 1
+            elif isinstance(value, list) and any(isinstance(v, int) and v >= 128 for v in value):
+                out[key] = [2]
+            continue
+        if not isinstance(value, int):
+            continue
+        if "vocab_size" in k:
+            out[key] = min(value, 128)
+            continue
+        if "per_tok" in k or k in ("top_k", "topk", "moe_topk", "moe_k", "num_experts_per_token", "experts_per_token"):
+            out[key] = min(value, 2)
+        elif "shared_expert" in k and "intermediate" not in k and "size" not in k:
+            out[key] = min(value, 1)
+        elif k in ("n_group", "topk_group", "num_expert_group", "topk_groups"):
+            out[key] = 1
+        elif "expert" in k and "intermediate" not in k and "size" not in k:
+            out[key] = min(value, 4)
+        elif "intermediate" in k or "ffn" in k or k.endswith("_mlp_size"):
+            out[key] = min(value, 64)
+        elif "lora_rank" in k:
+            out[key] = min(value, 16)
+        elif any(s in k for s in _KEEP):
+            continue
+        elif k.endswith("heads") or k.endswith("_groups") or k == "n_mamba_heads":  # linear-attention / mamba heads
+            out[key] = min(value, 2)
+        elif "d_state" in k:  # state-space size (Mamba-2 hybrids)
+            out[key] = min(value, 16)
+    out.update(FILL_INS.get(getattr(config_class, "model_type", ""), {}))
+    if getattr(config_class, "model_type", "") in MROPE and d.get("rope_scaling") is None \
+            and not isinstance(d.get("rope_parameters"), dict):
+        # 4.x Qwen2-VL text configs default to rope_scaling None and index rope_scaling["mrope_section"]
+        # (the published files: {"type": "mrope", "mrope_section": [16, 24, 24]} for 64 pairs)
+        q = hd // 2 // 8
+        out["rope_scaling"] = {"type": "mrope", "mrope_section": [2 * q, 3 * q, hd // 2 - 5 * q]}
+    if getattr(config_class, "model_type", "") == "hunyuan_vl_text" and isinstance(d.get("rope_parameters"), dict) \
+            and not d["rope_parameters"].get("mrope_section"):
+        # 5.x HunYuanVL's rotary indexes rope_parameters["mrope_section"] (the class default has none; the
+        # published HunyuanOCR file: xdrope_section [16, 16, 16, 16] for 64 pairs): four equal sections
+        q = hd // 2 // 4
+        out["rope_parameters"] = {**d["rope_parameters"], "mrope_section": [q, q, q, hd // 2 - 3 * q]}
+    try:  # the class fills its per-layer lists for the new depth itself: leave them to it
+        with quiet():
+            config_class(**out)
+    except Exception:  # lists of the default depth that it does not refill (Zamba 2): their first layers
+        out.update({k: v for k, v in lists.items() if k not in out})
+    return out
