@@ -91,7 +91,7 @@ def test_largest_int32_length_is_still_a_length():
 
 
 @pytest.mark.parametrize("patch,key", [
-    ({"sliding_window": 1e30}, "sliding_window"),
+    ({"model_type": "mistral", "sliding_window": 1e30}, "sliding_window"),  # llama does not read the key (RV024)
     ({"max_position_embeddings": 32768, "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
                                                           "original_max_position_embeddings": 1e30}},
      "original_max_position_embeddings"),
