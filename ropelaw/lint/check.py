@@ -29,7 +29,7 @@ from ..findings import Finding
 from ..results import Result
 from ..spec import RopeSpec
 from ..numfmt import count as fmt_count, number as fmt_num
-from .loader import LoadedConfig
+from .model import LoadedConfig
 from ..limits import MAX_CONTEXT, MAX_D
 from .rules.values import factor_problem, length_problem
 

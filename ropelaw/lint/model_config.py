@@ -22,7 +22,7 @@ import os
 from typing import Any
 
 from ..errors import UsageError
-from .loader import ModelNeeded, Value
+from .model import ModelNeeded, Value
 from .parse import read_document
 
 HOW = "pass its config.json with --model-config PATH (or the directory holding it)"

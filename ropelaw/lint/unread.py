@@ -27,7 +27,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Iterator
 
-from .loader import LoadedConfig, NotARopeConfig, UnreadConfig, Value
+from .model import LoadedConfig, NotARopeConfig, UnreadConfig, Value
 
 _WORD = re.compile(r"[a-z0-9]+")
 ROPE_WORDS = {"rope", "rotary", "yarn", "rotaryemb"}

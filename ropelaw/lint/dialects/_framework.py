@@ -22,7 +22,8 @@ from functools import lru_cache
 from typing import Any
 
 from . import CLAIM, Dialect
-from ..loader import LoadedConfig, OptionError, Overrides, RopeLayer, Value, fmt_count
+from ..model import LoadedConfig, OptionError, Overrides, RopeLayer, Value
+from ...numfmt import count as fmt_count
 from ..parse import Positions
 
 PRESETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "presets")
@@ -120,7 +121,7 @@ class Doc:
     def get(self, *dotted: str, expect: str = "number", note: str = "") -> Value | None:
         """The first of ``dotted`` present with a non-null value (YAML/TOML numeric strings such
         as ``"1e6"`` read as numbers, said in the note)."""
-        from ..loader import _NUMERIC_STR
+        from ..model import _NUMERIC_STR
 
         for name in dotted:
             hit = self._find(name)

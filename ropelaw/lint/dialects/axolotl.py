@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..loader import LoadedConfig, Overrides, Value
+from ..model import LoadedConfig, Overrides, Value
 from ..model_config import hf_model_config, needed, preset_note
 from ._framework import Doc, dialect
 

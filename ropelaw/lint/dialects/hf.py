@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from . import Dialect
+from ..model import SCHEME_ALIASES  # rope_type aliases of the registry's schemes (canonical_scheme's too)
 
 SEMANTICS = ("4.57.1", "5.23.0")  # the transformers versions whose behaviour ropelaw encodes
 NEWEST = SEMANTICS[-1]
@@ -61,7 +62,6 @@ NON_ROPE = {"gpt2": "learned absolute positions", "bert": "learned absolute posi
 # rope_type / type as written -> registry name (ropelaw.schemes); others pass through.
 # "mrope" (Qwen2-VL, Qwen2.5-VL): transformers rewrites it to "default" (multimodal RoPE splits the
 # pairs into sections, each plain RoPE over the same frequencies).
-SCHEME_ALIASES = {"su": "longrope", "none": "default", "rope": "default", "": "default", "mrope": "default"}
 
 # remote-code families (not in transformers): defaults of their own configuration_*.py
 REMOTE_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -175,7 +175,7 @@ class Runtime:
 
 
 def _as(v, note: str, expect: str = "int"):
-    from ..loader import Value
+    from ..model import Value
 
     return Value(v.raw, v.key, v.line, v.column, note if not v.note else f"{v.note}; {note}", expect)
 
@@ -227,7 +227,7 @@ def runtime_params(scheme: str, params: dict, *, top_orig=None, max_pos=None, se
         return out
     if scheme == "yarn":
         if "truncate" in block_raw and block_raw["truncate"] is None:
-            from ..loader import Value
+            from ..model import Value
 
             key = f"{block_key}.truncate" if block_key else "truncate"
             p["truncate"] = Value(False, key, 1, 1, "null: falsy in transformers, no truncation", "bool")
@@ -241,7 +241,7 @@ def runtime_params(scheme: str, params: dict, *, top_orig=None, max_pos=None, se
         for name, default in (("beta_fast", 32), ("beta_slow", 1)):
             bv = p.get(name)
             if bv is not None and bv.key and not isinstance(bv.raw, bool) and bv.raw == 0:
-                from ..loader import Value
+                from ..model import Value
 
                 # `rope_scaling.get("beta_fast") or 32`: a 0 is falsy and becomes the default (both versions)
                 ignored(bv, f"it reads `get({name!r}) or {default}`, so 0 means {default}")

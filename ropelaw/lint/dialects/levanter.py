@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..loader import NoRopeFound, NotARopeConfig, Value
+from ..model import NoRopeFound, NotARopeConfig, Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme
 
 NAME = "levanter"

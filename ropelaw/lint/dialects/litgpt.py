@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...numfmt import count as fmt_count
-from ..loader import Overrides, Value
+from ..model import Overrides, Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, presets, rotary_dims
 
 NAME = "litgpt"
@@ -158,7 +158,7 @@ def _checkpoint_config(doc: Doc, ck: Value, table: dict, o: Overrides | None) ->
     as ``from_name`` matches ``hf_config``); else RV031."""
     import os
 
-    from ..loader import ModelNeeded
+    from ..model import ModelNeeded
     from ..model_config import HOW, given_file
     from ..parse import read_document
 
@@ -182,7 +182,7 @@ def _checkpoint_config(doc: Doc, ck: Value, table: dict, o: Overrides | None) ->
 
 
 def _not_rope(doc: Doc, why: str):
-    from ..loader import NotARopeConfig
+    from ..model import NotARopeConfig
 
     return NotARopeConfig(f"{doc.path}: litgpt config: {why}")
 

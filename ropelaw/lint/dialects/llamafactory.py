@@ -28,7 +28,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..loader import LoadedConfig, Overrides, Value
+from ..model import LoadedConfig, Overrides, Value
 from ..model_config import hf_model_config, needed
 from ._framework import Doc, dialect
 

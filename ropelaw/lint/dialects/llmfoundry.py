@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..loader import LoadedConfig, NotARopeConfig, Overrides, Value
+from ..model import LoadedConfig, NotARopeConfig, Overrides, Value
 from ..model_config import hf_model_config, needed
 from ._framework import Doc, Fields, assemble, derived, dialect, head_dim_of, preset, pretraining_with_scheme
 

@@ -47,7 +47,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from ..loader import NotARopeConfig, Value
+from ..model import NotARopeConfig, Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme, rotary_dims
 
 NAME = "megatron"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..loader import Value
+from ..model import Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset
 
 NAME = "nanotron"

@@ -40,7 +40,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..loader import NotARopeConfig, Value, show_value
+from ..model import NotARopeConfig, Value, show_value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme, rotary_dims
 
 NAME = "nemo"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..loader import NotARopeConfig, Value
+from ..model import NotARopeConfig, Value
 from ._framework import Doc, Fields, dialect, head_dim_of, preset, rotary_dims
 
 NAME = "neox"

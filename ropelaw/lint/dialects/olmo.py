@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..loader import NotARopeConfig
+from ..model import NotARopeConfig
 from ._framework import Doc, Fields, dialect, head_dim_of, preset
 
 NAME = "olmo"

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..loader import NotARopeConfig, Value
+from ..model import NotARopeConfig, Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, rotary_dims
 
 NAME = "olmo_core"

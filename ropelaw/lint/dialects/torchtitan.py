@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..loader import NoRopeFound, NotARopeConfig
+from ..model import NoRopeFound, NotARopeConfig
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, presets, pretraining_with_scheme
 
 NAME = "torchtitan"

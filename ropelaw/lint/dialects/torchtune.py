@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..loader import NoRopeFound, NotARopeConfig
+from ..model import NoRopeFound, NotARopeConfig
 from ._framework import Doc, Fields, derived, dialect, preset, presets
 
 NAME = "torchtune"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ...findings import Finding, define_rule
 from ...numfmt import count as fmt_count
-from ..loader import LoadedConfig
+from ..model import LoadedConfig
 
 SEED = "Baichuan (seed 004): bf16 position ids collide past 256, RoPE loses relative positions"
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 from ...findings import Finding, define_rule
 # the config's own values print in full (number); suggested or rounded bases in short form (5e5, 1.49e5)
 from ...numfmt import count as fmt_count, number as fmt_num, short as fmt_short
-from ..loader import LoadedConfig
+from ..model import LoadedConfig
 
 LIU = "Liu et al. 2023, Scaling Laws of RoPE-based Extrapolation, arXiv 2310.05209, Lemma 1 and Theorem 3"
 MEN = "Men et al. 2024, Base of RoPE Bounds Context Length, arXiv 2405.14591, sec. 3-4 (B_{m,theta} >= 0)"

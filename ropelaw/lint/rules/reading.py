@@ -8,7 +8,7 @@ fine-tuning config names its model elsewhere and that model's config was not giv
 from __future__ import annotations
 
 from ...findings import Finding, define_rule
-from ..loader import LoadedConfig, UnreadConfig
+from ..model import LoadedConfig, UnreadConfig
 
 UNREAD = define_rule(
     "RV030", "unread-rope-settings", "error",

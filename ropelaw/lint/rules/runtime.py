@@ -25,7 +25,7 @@ from typing import Any
 from ...findings import Finding, define_rule
 from ...numfmt import count as fmt_count
 from ..dialects import hf
-from ..loader import LoadedConfig, show_value
+from ..model import LoadedConfig, show_value
 
 V4, V5 = hf.SEMANTICS
 HF_CONFIG = "transformers: src/transformers/configuration_utils.py, models/auto/configuration_auto.py"

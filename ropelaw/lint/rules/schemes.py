@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...findings import Finding, define_rule
 from ...numfmt import count as fmt_count
-from ..loader import LoadedConfig
+from ..model import LoadedConfig
 
 SEED000 = "Su 2023, ReRoPE / Leaky ReRoPE, kexue.fm/archives/9708 (seed 000)"
 

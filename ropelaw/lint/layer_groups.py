@@ -1,0 +1,303 @@
+"""Layer groups of a Hugging Face config as transformers runs them: from the per-layer table measured
+on transformers (:mod:`ropelaw.lint.layers`) each layer's rotary (main, local base, none) and span
+(full, window, chunk), grouped into :class:`~ropelaw.lint.model.RopeLayer` s with their indices and
+labels; rotary keys the table says change the rotary but nothing reads (RV025).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Mapping
+
+from ..numfmt import count as fmt_count
+from .model import RopeLayer, Value, _finite, _plain, canonical_scheme
+from .sections import _dotted, _norm, _Section
+
+# model types whose attention rotates 2 * ceil(d / 2) dims for an odd d = int(head_dim * partial_rotary_factor)
+# (apply_rotary_pos_emb slices by cos.shape[-1]): run in tests/test_severity_parity.py under both versions
+ODD_PARTIAL_ROUNDS_UP = ("gpt_neox", "nemotron", "phi3")
+
+
+def _rotary_dims(head: float, frac: float | None) -> tuple[int, float]:
+    """``(int(head_dim * factor), head_dim * factor)`` in float64, exactly as transformers computes
+    ``dim = int(head_dim * partial_rotary_factor)`` (modeling_rope_utils, 4.57.1 and 5.23.0): phi-2
+    80 x 0.4 = 32.0 -> 32, 80 x 0.6 = 48.0 -> 48 (the exact product 47.99... would give 47)."""
+    prod = float(head) * (1.0 if frac is None else float(frac))
+    if not math.isfinite(prod):  # 128 x 1e308: beyond float range; the exact product says how far (RV017)
+        return int(Fraction(head) * Fraction(1.0 if frac is None else frac)), prod
+    return int(prod), prod
+
+
+
+# -----------------------------------------------------------------------------------------
+# layer groups from the per-layer table (ropelaw/lint/layers/)
+# -----------------------------------------------------------------------------------------
+def _proportional_group(grp: RopeLayer, e: dict, s: "_Section", idx: tuple, kinds: tuple, head_v: Value | None,
+                        defaults: dict, dclass: str, at: tuple[int, int], frac_v: Value | None) -> RopeLayer:
+    """Proportional RoPE (Gemma 4): the exponent runs over the layers' head dim D (their own, e.g.
+    ``global_head_dim``, measured per layer kind in the table; a file's ``per_layer_config`` first) and
+    d = 2 * int(p * D // 2) dims rotate (transformers 5.23.0 ``_compute_proportional_rope_parameters``)."""
+    from dataclasses import replace
+
+    hd_v = None
+    plc = s.raw("per_layer_config")
+    if isinstance(plc, Mapping):
+        entry = plc.get(str(idx[0])) if isinstance(plc.get(str(idx[0])), Mapping) else None
+        if entry is not None and isinstance(entry.get("head_dim"), int):
+            line, col = s.positions.get(s.prefix + ("per_layer_config",), (1, 1))
+            hd_v = Value(entry["head_dim"], f"per_layer_config.{idx[0]}.head_dim", line, col, "", "int")
+    spec = next((e.get("head_dims", {}).get(k) for k in kinds if k in e.get("head_dims", {})), None)
+    if hd_v is None and spec is not None:
+        if spec.get("key"):
+            hd_v = s.get(spec["key"], expect="int")
+        if hd_v is None:
+            hd_v = Value(spec["default"], None, at[0], at[1],
+                         f"{spec.get('key') or 'head dim'} of {', '.join(kinds)} layers absent: {dclass} default", "int")
+    hd_v = hd_v or head_v
+    D = _finite(hd_v.raw) if hd_v is not None else None
+    p = _finite(frac_v.raw) if frac_v is not None else 1.0
+    if D is None or p is None:
+        return grp
+    dims = 2 * int(p * D // 2)
+    note = f"proportional RoPE: 2 x int({p:g} x {fmt_count(D)} // 2) of the {fmt_count(D)}-dim head [{hd_v.where}]"
+    d_v = Value(dims, None, hd_v.line, hd_v.column, note, "int")
+    params = dict(grp.params)
+    params["head_dim"] = Value(int(D), hd_v.key, hd_v.line, hd_v.column, hd_v.note, "int")
+    return replace(grp, d=d_v, params=params,
+                   pretrained_with_scheme=Value(True, None, grp.scheme.line, grp.scheme.column,
+                                                "proportional RoPE: the model is built with it", "bool"))
+
+
+def _layer_arch(arch: str, root_type: Any, semantics: str) -> str:
+    """The model_type whose per-layer entry describes ``arch``: itself, or its text model's
+    (``llama4`` -> ``llama4_text``), also when only the file's top level names the composite type."""
+    from . import layers as layer_table
+
+    if layer_table.entry(arch, semantics) is not None:
+        return arch
+    return (layer_table.text_type(arch, semantics)
+            or (layer_table.text_type(root_type, semantics) if isinstance(root_type, str) else None) or arch)
+
+
+def _unread_rotary_keys(measured: dict | None, arch: str, s: "_Section", inputs: list, semantics: str) -> list:
+    """RV025 for each key of the file that changes ``arch``'s rotary when transformers runs it
+    (``rotary_keys`` of the table, measured) and that the reading above did not use."""
+    if not measured:
+        return []
+    read = {v.key for v in inputs if v.key}
+    out = []
+    for name in measured.get("rotary_keys", ()):
+        leaf = name.split(".")[-1]
+        for path in ((leaf,), ("rope_parameters", leaf), ("rope_scaling", leaf)):
+            node, full = s.data, s.prefix
+            for part in path:
+                k = next((x for x in node if _norm(x) == part), None) if isinstance(node, Mapping) else None
+                if k is None:
+                    node = None
+                    break
+                node, full = node[k], full + (k,)
+            if node is None or _dotted(full) in read:
+                continue
+            line, col = s.positions.get(full, (1, 1))
+            v = Value(_plain(node), _dotted(full), line, col, "", "any")
+            out.append(("unmodelled-rotary-key", v,
+                        f"{v.key} changes the rotary of {arch} in transformers {semantics} (measured: changing it "
+                        f"alone changes some layer's frequencies, rotated dims, NoPE or span) and ropelaw does not "
+                        f"read it: the analysis leaves it out"))
+    return out
+
+
+def _layers_entry(layer_arch: str | None, semantics: str) -> dict | None:
+    from . import layers as layer_table
+
+    return layer_table.entry(layer_arch, semantics) if layer_arch else None
+
+
+_SPAN_LABEL = {"full": "global", "window": "local", "chunk": "chunked"}
+
+
+def _runtime_groups(arch: str, s: "_Section", defaults: dict, dclass: str, semantics: str, main: RopeLayer,
+                    own_block, problems: list, notes: list, at: tuple[int, int], head_v: Value | None = None,
+                    partial_of=None) -> list:
+    """The layer groups of a Hugging Face config as transformers ``semantics`` runs them: each layer's
+    role from :func:`ropelaw.lint.layers.plan` (measured on the runtime), layers with the same rotary and
+    span grouped. A config the table cannot answer for gets RV024 and one group of every layer with the
+    main rotary and full attention (said in the finding)."""
+    from dataclasses import replace
+
+    from . import layers as layer_table
+
+    e = layer_table.entry(arch, semantics)
+    n_key = e["layers_key"] if e else "num_hidden_layers"
+    n_v = s.get(n_key, expect="int")
+    if n_v is None and defaults.get("num_hidden_layers") is not None:
+        n_v = Value(defaults["num_hidden_layers"], None, at[0], at[1], f"{n_key} absent: {dclass} default", "int")
+
+    def get(key: str):
+        if key in ("sliding_window", "attention_chunk_size"):
+            return s.get(key, expect="int")
+        return s.get(key, expect="layers" if e and any(e.get(f) and e[f]["key"] == key
+                                                        for f in ("kinds", "nope", "bases")) else "any")
+
+    def default(key: str):  # the class's default, unless the file writes the key (null included)
+        return None if key in s.keys else defaults.get(key)
+
+    n = n_v.raw if n_v is not None else None
+    plan = layer_table.plan(arch, n, get, default, semantics)
+    if plan.problem is not None or not plan.roles:
+        anchor = next((v for v, _ in plan.sources.values() if v is not None), None) or n_v or main.base
+        problems.append(("layer-semantics-unknown", anchor,
+                         f"per-layer semantics unknown: {plan.problem or 'no layers'}; every layer is analysed as "
+                         f"running the main rotary over the full context"))
+        idx = tuple(range(n)) if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 1 << 20 else None
+        return [replace(main, indices=idx)]
+    for name, (v, how) in plan.sources.items():
+        if how and v is None or (v is not None and how and how != v.key):
+            notes.append(f"{'layer kinds' if name == 'kinds' else 'NoPE layers'}: {how}")
+    window_v = s.get("sliding_window", expect="int")
+    if window_v is None and default("sliding_window") is not None:
+        window_v = Value(defaults["sliding_window"], None, at[0], at[1], f"sliding_window absent: {dclass} default",
+                         "int")
+    chunk_v = s.get("attention_chunk_size", expect="int")
+    if chunk_v is None and default("attention_chunk_size") is not None:
+        chunk_v = Value(defaults["attention_chunk_size"], None, at[0], at[1],
+                        f"attention_chunk_size absent: {dclass} default", "int")
+    bases = e.get("bases")
+    base_list = s.get(bases["key"], expect="layers") if bases else None
+    tf = f"transformers {semantics}"
+
+    def span_value(v: Value | None, offset: int | None, what: str) -> Value | None:
+        if v is None or not isinstance(v.raw, int) or isinstance(v.raw, bool):
+            return v
+        off = offset or 0
+        if not off:
+            return v
+        note = (f"{what}: {tf} attends {'the last ' if what == 'window' else ''}{fmt_count(v.raw + off)} keys "
+                f"({v.key or 'the default'} {'+' if off > 0 else '-'} {abs(off)})")
+        return Value(v.raw + off, v.key, v.line, v.column, note if not v.note else f"{v.note}; {note}", "int")
+
+    def label_of(kinds: tuple, idx: tuple) -> str:
+        return (f"{', '.join(kinds)} layers" if kinds else "layers") + f" ({fmt_count(len(idx))})"
+
+    groups: dict[tuple, dict] = {}
+    for i, role in enumerate(plan.roles):
+        if not role.attention:
+            key = ("no attention",)
+        elif role.rotary == "none":
+            key = ("none", role.span, role.offset)
+        else:
+            rot = role.rotary
+            if rot == "main" and base_list is not None and isinstance(base_list.raw, list) \
+                    and i < len(base_list.raw):
+                b = base_list.raw[i]
+                rot = "nope" if b == 0 else f"base:{b!r}"
+            key = ("rope", rot, role.span, role.offset) if rot != "nope" else ("none", role.span, role.offset)
+        g = groups.setdefault(key, {"indices": [], "kinds": []})
+        g["indices"].append(i)
+        if role.kind and role.kind not in g["kinds"]:
+            g["kinds"].append(role.kind)
+    out: list[RopeLayer] = []
+    for key, g in groups.items():
+        idx, kinds = tuple(g["indices"]), tuple(g["kinds"])
+        if key[0] == "no attention":
+            out.append(replace(main, label=_group_label("without attention", idx), rope=False, attention=False,
+                               indices=idx,
+                               kinds=kinds))
+            continue
+        span, offset = key[-2], key[-1]
+        window = span_value(window_v, offset, "window") if span == "window" else None
+        chunk = span_value(chunk_v, offset, "chunk") if span == "chunk" else None
+        if key[0] == "none":
+            label = _group_label("NoPE" + _span_words(span, chunk), idx)
+            out.append(replace(main, label=label, rope=False, window=window, chunk=chunk, indices=idx, kinds=kinds))
+            continue
+        rot = key[1]
+        grp = replace(main, label=_group_label(_SPAN_LABEL[span] + _span_words(span, chunk, local=False), idx),
+                      window=window, chunk=chunk, indices=idx, kinds=kinds)
+        if rot.startswith("own:"):
+            t = rot[4:]
+            found = own_block(t)
+            if found is not None:
+                b, sv, sp, blk = found
+                grp = replace(grp, base=b or main.base, scheme=sv, params=sp, block=blk)
+                fv = partial_of(t) if partial_of else None
+                hd = _finite(head_v.raw) if head_v is not None else None
+                if hd is not None and (fv is None or _finite(fv.raw) is not None):
+                    dims, _ = _rotary_dims(hd, _finite(fv.raw) if fv is not None else None)
+                    if dims != _finite(grp.d.raw):  # its own block's partial factor, not the main one's
+                        grp = replace(grp, d=Value(dims, None, (fv or head_v).line, (fv or head_v).column,
+                                                   f"{head_v.where}" + (f" x {fv.where}" if fv is not None else
+                                                                        f" (rope_parameters[{t!r}] has no "
+                                                                        f"partial_rotary_factor)"), "int"))
+            else:
+                lb = s.get("rope_local_base_freq") if t == "sliding_attention" else None
+                dflt = defaults.get("rope_local_base_freq") if t == "sliding_attention" else None
+                if lb is None and dflt is not None:
+                    lb = Value(dflt, None, at[0], at[1], f"{t} layers' base absent: {dclass} default")
+                if lb is None:
+                    problems.append(("layer-semantics-unknown", main.base,
+                                     f"{', '.join(kinds) or t} layers run their own rotary "
+                                     f"(rope_parameters[{t!r}] in {tf}) and the config gives none: analysed with "
+                                     f"the main rotary"))
+                else:
+                    grp = replace(grp, base=lb, scheme=Value("default", None, 1, 1, f"{t} layers: plain RoPE", "str"),
+                                  params={}, block=None)
+        elif rot.startswith("key:"):
+            k = rot[4:]
+            lb = s.get(k)
+            if lb is None and defaults.get(k) is not None:
+                lb = Value(defaults[k], None, at[0], at[1], f"{k} absent: {dclass} default")
+            grp = replace(grp, base=lb or main.base, params={}, block=None,
+                          scheme=Value("default", None, 1, 1, f"{', '.join(kinds)} layers: plain RoPE at {k}", "str"))
+        elif rot == "main-plain":  # the main base without the main scaling (measured: Nemotron in 4.57.1)
+            grp = replace(grp, params={}, block=None,
+                          scheme=Value("default", None, main.scheme.line, main.scheme.column,
+                                       f"{', '.join(kinds) or 'these'} layers run the main base without its scaling "
+                                       f"in {tf} (measured)", "str"))
+            if main.block is not None and isinstance(main.scheme.raw, str) \
+                    and canonical_scheme(main.scheme.raw) != "default" and main.block.key:
+                problems.append(("runtime-ignores-key", main.block,
+                                 f"{main.block.key} is ignored by {tf} for {arch}'s "
+                                 f"{label_of(kinds, idx)}: they run plain RoPE at the main base (measured)"))
+        elif rot.startswith("base:"):
+            j = idx[0]
+            grp = replace(grp, base=Value(base_list.raw[j], f"{base_list.key}[{j}]", base_list.line, base_list.column,
+                                          "the base of these layers", "number"))
+        elif rot != "main":
+            problems.append(("layer-semantics-unknown", main.base,
+                             f"layers {', '.join(map(str, idx[:6]))}: the table's rotary {rot!r} is not one "
+                             f"ropelaw reads; analysed with the main rotary"))
+        if isinstance(grp.scheme.raw, str) and canonical_scheme(grp.scheme.raw) == "proportional":
+            grp = _proportional_group(grp, e, s, idx, kinds, head_v, defaults, dclass, at,
+                                      partial_of(rot[4:] if rot.startswith("own:") else None) if partial_of else None)
+        out.append(grp)
+    # the main group first (layers[0] is what single-group readers use): the main rotary over the
+    # full context, else the main rotary, else any rotary
+    def rank(g: RopeLayer) -> tuple:
+        is_main = g.rope and g.base is main.base and g.scheme is main.scheme
+        return (not g.rope, not is_main, g.window is not None or g.chunk is not None, g.indices[0] if g.indices else 0)
+
+    out.sort(key=rank)
+    if len(out) == 1:
+        out = [replace(out[0], label="all layers")]
+    labels = [g.label for g in out]
+    for j, g in enumerate(out):
+        if labels.count(g.label) > 1:  # two groups alike but for their rotary: name their kinds
+            head, _, tail = g.label.rpartition(" (")
+            out[j] = replace(g, label=f"{head} {'/'.join(g.kinds) or 'from layer ' + str(g.indices[0])} ({tail}")
+    return out
+
+
+def _group_label(role: str, idx: tuple) -> str:
+    """``global (24 layers)``, ``chunked 8,192 (36 layers)``, ``NoPE (12 layers)``."""
+    return f"{role} ({fmt_count(len(idx))} layer{'s' if len(idx) != 1 else ''})"
+
+
+def _span_words(span: str, chunk: "Value | None", local: bool = True) -> str:
+    """What a group's span adds to its label: the chunk's size for chunked layers (``local``: the span's
+    own word too, for NoPE groups)."""
+    if span == "chunk":
+        size = chunk.raw if chunk is not None and isinstance(chunk.raw, int) else None
+        return (" chunked" if local else "") + (f" {fmt_count(size)}" if size is not None else "")
+    return " local" if local and span == "window" else ""
