@@ -34,6 +34,57 @@ HF_CHECKPOINT_MODELS = ("llama", "gpt_neox")
 
 
 @dataclass(frozen=True)
+class Source:
+    """One file read from a public repository at a pinned commit (never committed here).
+
+    ``run.py`` looks for it as ``<root>/<owner>__<name>@<commit>/<path>`` under the first of
+    :data:`SOURCE_ROOTS` that has it, checks its sha256 and copies it into the target's install
+    directory at ``path`` (so the static scan prints repository paths and factories import it).
+    """
+
+    repo: str    # owner/name on GitHub
+    commit: str  # 40 hex digits
+    path: str    # inside the repository
+    sha256: str  # of the bytes at that commit (``git show <commit>:<path> | sha256sum``)
+
+    @property
+    def local(self) -> str:
+        return f"{self.repo.replace('/', '__')}@{self.commit}/{self.path}"
+
+
+@dataclass(frozen=True)
+class Module:
+    """One ``ropelaw audit module`` target of a Target: a factory, the CLI options it needs, and the
+    dtypes / lengths it is audited at (None: the target's)."""
+
+    label: str
+    spec: str                      # "audits/targets/file.py:make"
+    args: tuple[str, ...] = ()     # extra CLI options, e.g. ("--head-dim", "128", "--base", "1e6")
+    dtypes: tuple[str, ...] | None = None
+    lengths: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Show:
+    """Where a target's verdict shows, and the independent brute force that must agree with it.
+
+    The runtime row (module label, dtype, length, scenario) of the report gives the auditor's
+    ``exact`` and ``distinct`` counts; ``audits/brute_force.py`` function ``brute`` recomputes
+    them with numpy / ml_dtypes from the dtype flow of the target's own code (what the auditor
+    would have to measure). ``mismatch``: why the two differ, when they do (then the test checks
+    that they still differ, so a fix shows).
+    """
+
+    module: str
+    dtype: str
+    length: int
+    scenario: str
+    brute: str                     # function name in audits/brute_force.py
+    what: str                      # one line: the mechanism the scenario shows
+    mismatch: str = ""
+
+
+@dataclass(frozen=True)
 class Target:
     """One package version to audit (see the module docstring)."""
 
@@ -45,7 +96,7 @@ class Target:
     scan: tuple[str, ...] = ()   # files/dirs (relative to the install dir) for `audit code`
     hf_models: tuple[str, ...] = ()                 # `audit hf MODEL` (transformers targets)
     hf_variants: tuple[tuple[str, str, str], ...] = ()  # (MODEL, "KEY=VALUE", why): `audit hf MODEL --config`
-    modules: tuple[tuple[str, str], ...] = ()       # (label, "audits/targets/file.py:make")
+    modules: tuple = ()          # (label, "audits/targets/file.py:make") or Module(...)
     checkpoints: tuple[str, ...] = ()               # kinds for audits/targets/make_checkpoints.py
     runtime_note: str = ""       # why there is no runtime audit, when there is none
     deps_note: str = ""          # how the install was made to import under torch 2.13
@@ -57,6 +108,22 @@ class Target:
     fetch: str = "install"
     fetch_args: tuple[str, ...] = ()
     extra_pins: tuple[str, ...] = ()  # installed with --no-deps --target next to a fetched source (its runtime deps)
+    # fetch == "git": the files read from public repositories at pinned commits (``Source``), copied
+    # from a local store (:data:`SOURCE_ROOTS`), never from this repository
+    sources: tuple[Source, ...] = ()
+    lengths: tuple[int, ...] = ()      # runtime lengths; () = LENGTHS (a target's own training length added here)
+    shows: tuple[Show, ...] = ()       # issue 21: the scenario that shows the verdict + its brute force
+    verdict: str = ""                  # issue 21 targets: the verdict in one line (README's brute-force table)
+
+    def module_list(self) -> tuple[Module, ...]:
+        return tuple(m if isinstance(m, Module) else Module(*m) for m in self.modules)
+
+    @property
+    def provenance(self) -> str:
+        """How the code was obtained, for the reports: ``repo@commit path`` or ``package==version``."""
+        if self.fetch == "git":
+            return "; ".join(f"`{s.repo}@{s.commit} {s.path}` (sha256 {s.sha256[:12]}...)" for s in self.sources)
+        return ", ".join(f"`{p}`" for p in self.pins)
 
 
 # transformers version -> (tokenizers, huggingface_hub) pins of its own time: each version's
@@ -254,3 +321,341 @@ def by_name(name: str) -> Target:
         if t.name == name:
             return t
     raise KeyError(name)
+
+
+# Issue 21: real rotary implementations beyond the packages above, most of them published only as
+# repositories. Files read from a public repository at a pinned commit are never committed here: each
+# is a ``Source`` (repo@commit path + sha256) that ``run.py`` copies from a local store into the
+# target's install directory. Each target names the scenario that shows its verdict and the brute force
+# (``audits/brute_force.py``) that recomputes the auditor's counts there.
+def _git(repo: str, commit: str, *files: tuple[str, str]) -> tuple[Source, ...]:
+    return tuple(Source(repo, commit, path, sha) for path, sha in files)
+
+
+_MODDED = "KellerJordan/modded-nanogpt", "f411b3d346aa52d3504324ca93c230fd84c6c07f"
+_NEOX = "EleutherAI/gpt-neox", "ea7aefd8f8e183256992d9fede4d7c71a46d67a5"
+_F = "audits/targets/"
+_HD128 = ("--head-dim", "128")
+# Where the auditor on main at the last regeneration cannot show what the brute force counts (each is
+# issue 21's item for i21-auditor; tests/test_audits_brute_force.py fails once they agree, so that
+# the mismatch note is dropped with the regeneration that fixes it)
+_NO_CUDA_AUTOCAST = ("the auditor has no CUDA autocast scenario yet (its autocast is torch.autocast('cpu'), "
+                     "whose op list lacks einsum, addr, baddbmm...): no measurement in this scenario")
+_STACKED = ("the auditor reads the stacked (seq, d/2, 2) cache as 'rotary dims 2, cat(cos, sin)': only pair 0 "
+            "is measured")
+
+ISSUE21: tuple[Target, ...] = (
+    Target(
+        name="modded-nanogpt-2024-10-14", package="modded-nanogpt", version="2024-10-14", pins=(), fetch="git",
+        sources=_git(*_MODDED, ("records/track_1_short/2024-10-14_ModernArch/train_gpt2.py",
+                                "7199ba9f956c20aceffc7112a0e430db68964fa19d4fa427f743fc3d5f33bd4b")),
+        what="Keller Jordan's modded-nanogpt speedrun record of 2024-10-14 (ModernArch): `Rotary(dim).forward(x)` "
+             "-> (cos, sin), float32 `inv_freq` buffer, positions `arange(T).type_as(inv_freq)`, `torch.outer`; "
+             "the model trains in float32 under CUDA bf16 autocast",
+        scan=("records/track_1_short/2024-10-14_ModernArch/train_gpt2.py",),
+        modules=(Module("Rotary (2024-10-14), native: forward(x) -> (cos, sin)", _F + "modded_nanogpt_factory.py:make_2024_10"),),
+        lengths=(1024, *LENGTHS),
+        deps_note="a training script: only the `Rotary` class is executed from it (`audits/targets/modded_nanogpt_factory.py`)",
+        shows=(Show("Rotary (2024-10-14), native: forward(x) -> (cos, sin)", "bf16", 1024, "autocast-cuda", "modded_2024_10_autocast",
+                    "as the record trains: CUDA bf16 autocast; `torch.outer` is not on CUDA's lower-precision list, "
+                    "so positions and angles stay float32",
+                    mismatch=_NO_CUDA_AUTOCAST),),
+        verdict="clean as it trains (CUDA bf16 autocast); a `.bfloat16()` cast would round positions (`type_as(inv_freq)`)",
+        tags=("issue21",),
+    ),
+    Target(
+        name="modded-nanogpt-2024-12-04", package="modded-nanogpt", version="2024-12-04", pins=(), fetch="git",
+        sources=_git(*_MODDED, ("records/track_1_short/2024-12-04_ValueEmbed/train_gpt2.py",
+                                "189e5c3bca9dd296225a81c0310d96551acbd4bd902fb34dee334e1f3d58c0db")),
+        what="modded-nanogpt record of 2024-12-04 (ValueEmbed): `Rotary(dim).forward(x)` -> x rotated, `inv_freq` "
+             "a registered float buffer, `torch.outer(arange(T), inv_freq)`; the script runs "
+             "`model.cuda().bfloat16()` and trains on 64 x 1,024-token sequences",
+        scan=("records/track_1_short/2024-12-04_ValueEmbed/train_gpt2.py",),
+        modules=(Module("Rotary (2024-12-04), native: forward(x) -> x rotated", _F + "modded_nanogpt_factory.py:make_2024_12"),),
+        lengths=(8192, 32768, 65536, 131072),
+        deps_note="a training script: only the `Rotary` class is executed from it (`audits/targets/modded_nanogpt_factory.py`)",
+        shows=(Show("Rotary (2024-12-04), native: forward(x) -> x rotated", "bf16", 65536, "cast", "modded_2024_12_cast",
+                    "`model.bfloat16()` makes `inv_freq` bf16; `torch.outer(int64 positions, bf16 inv_freq)` "
+                    "promotes the positions to bf16"),),
+        verdict="BUG as it trains: `model.bfloat16()` makes the buffer bf16 and `torch.outer` rounds the positions",
+        tags=("issue21",),
+    ),
+    Target(
+        name="modded-nanogpt-2026-08-01", package="modded-nanogpt", version="2026-08-01", pins=(), fetch="git",
+        sources=_git(*_MODDED, ("train_gpt.py", "5afd951e0cde5e42c3e4e25a39288685f62aae13bd0d833a9a27de84f852d232")),
+        what="modded-nanogpt `train_gpt.py` of 2026-08-01: `Yarn(head_dim, max_seq_len).rotary(x)`, half-truncated "
+             "RoPE (half the pairs at frequency 0) with bf16 cos/sin tables built from float32 angles",
+        scan=("train_gpt.py",),
+        modules=(Module("Yarn.rotary (2026-08-01), adapter: forward(x) = yarn.rotary(x)", _F + "modded_nanogpt_factory.py:make_2026_08"),),
+        lengths=(2048, *LENGTHS),
+        deps_note="a training script: only the `Yarn` class is executed from it, with the module-level `device` "
+                  "set to \"cpu\" (`audits/targets/modded_nanogpt_factory.py`)",
+        shows=(Show("Yarn.rotary (2026-08-01), adapter: forward(x) = yarn.rotary(x)", "bf16", 131072, "default", "modded_2026_08",
+                    "angles in float32 (`arange(..., dtype=torch.float32)`), only the tables are bf16"),),
+        verdict="clean: float32 angles, bf16 tables by design",
+        tags=("issue21",),
+    ),
+    Target(
+        name="fair-esm-2.0.0", package="fair-esm", version="2.0.0", pins=("fair-esm==2.0.0",),
+        what="Meta's ESM protein language models (ESM-2): `esm/rotary_embedding.py` `RotaryEmbedding(dim).forward(q, k)`, "
+             "`einsum(\"i,j->ij\", t, inv_freq)` on float32 positions",
+        scan=("esm/rotary_embedding.py", "esm/multihead_attention.py"),
+        modules=(Module("RotaryEmbedding(64), native: forward(q, k) -> (q, k)", _F + "einsum_rotary_factories.py:make_esm"),),
+        lengths=(1024, 2048, *LENGTHS),
+        deps_note="installed with --no-deps; the factory imports the rotary module without `esm/__init__`",
+        shows=(Show("RotaryEmbedding(64), native: forward(q, k) -> (q, k)", "bf16", 1024, "autocast-cuda", "einsum_autocast_cuda",
+                    "CUDA bf16 AMP casts einsum's float32 inputs to bf16: positions rounded",
+                    mismatch=_NO_CUDA_AUTOCAST),
+               Show("RotaryEmbedding(64), native: forward(q, k) -> (q, k)", "bf16", 2048, "cast", "einsum_cast",
+                    "a cast makes `inv_freq` bf16 and `arange(n).type_as(inv_freq)` rounds the positions"),),
+        verdict="BUG under CUDA bf16 AMP (einsum is on CUDA's lower-precision list); a cast rounds the positions too",
+        tags=("issue21",),
+    ),
+    Target(
+        name="fairseq-3d262bb", package="fairseq", version="3d262bb", pins=(), fetch="git",
+        sources=_git("facebookresearch/fairseq", "3d262bb25690e4eb2e7d3c1309b1e9c406ca4b99",
+                     ("fairseq/modules/rotary_positional_embedding.py",
+                      "5f11ef639a42ccff4852b32b9e3b549d7e702ea20ec60c6ad8df27d4e41fbea7")),
+        what="fairseq's `RotaryPositionalEmbedding(dim, base, precision).forward(x, seq_len)` -> (cos, sin) "
+             "(wav2vec 2.0 conformer), `einsum(\"i,j->ij\", t, inv_freq)`",
+        scan=("fairseq/modules/rotary_positional_embedding.py",),
+        modules=(Module("RotaryPositionalEmbedding(64), native: forward(x, seq_len) -> (cos, sin)",
+                        _F + "einsum_rotary_factories.py:make_fairseq"),),
+        lengths=(1024, 2048, *LENGTHS),
+        deps_note="the rotary file imports only torch and is imported as is",
+        shows=(Show("RotaryPositionalEmbedding(64), native: forward(x, seq_len) -> (cos, sin)", "bf16", 2048, "autocast-cuda",
+                    "einsum_autocast_cuda", "CUDA bf16 AMP casts einsum's float32 inputs to bf16: positions rounded",
+                    mismatch=_NO_CUDA_AUTOCAST),
+               Show("RotaryPositionalEmbedding(64), native: forward(x, seq_len) -> (cos, sin)", "bf16", 2048, "cast", "einsum_cast",
+                    "the trainer's `.half()` / `.bfloat16()` makes `inv_freq` low precision; `type_as` rounds the positions"),),
+        verdict="BUG under CUDA bf16 AMP (einsum); a cast rounds the positions too (`type_as(inv_freq)`)",
+        tags=("issue21",),
+    ),
+    Target(
+        name="xformers-0.0.22.post7", package="xformers", version="0.0.22.post7", pins=("xformers==0.0.22.post7",),
+        what="xformers' `components/positional_embedding/rotary.py` `RotaryEmbedding(dim_model).forward(q, k)`: float32 "
+             "positions, `einsum(\"i,j->ij\", t, inv_freq.to(x.dtype))`, tables cast to the input dtype",
+        scan=("xformers/components/positional_embedding/rotary.py",),
+        modules=(Module("RotaryEmbedding(64), native: forward(q, k) -> (q, k)", _F + "einsum_rotary_factories.py:make_xformers"),),
+        lengths=(1024, 2048, *LENGTHS),
+        deps_note="the cp311 wheel installed with --no-deps (its CUDA extension is never loaded); the factory imports "
+                  "the rotary module without `xformers/__init__`",
+        shows=(Show("RotaryEmbedding(64), native: forward(q, k) -> (q, k)", "bf16", 2048, "autocast-cuda", "einsum_autocast_cuda",
+                    "CUDA bf16 AMP casts einsum's float32 positions to bf16",
+                    mismatch=_NO_CUDA_AUTOCAST),
+               Show("RotaryEmbedding(64), native: forward(q, k) -> (q, k)", "bf16", 2048, "cast", "xformers_cast",
+                    "bf16 queries: `inv_freq.to(x.dtype)` rounds the frequencies, float32 positions stay exact"),),
+        verdict="BUG under CUDA bf16 AMP (einsum); with bf16 inputs the frequencies are rounded in every run",
+        tags=("issue21",),
+    ),
+    Target(
+        name="gpt-neox-ea7aefd", package="gpt-neox", version="ea7aefd", pins=(), fetch="git",
+        sources=_git(*_NEOX,
+                     ("megatron/model/positional_embeddings.py", "f30533e2c4e29d0296054612d5c7e17dacb5533fdcb15f20a174d1553aa6a840"),
+                     ("megatron/model/transformer.py", "68533208f74c2f0dda28f3a740d3409b3caa4a51b8fa9485ca80223b88dc6798"),
+                     ("megatron/model/transformer_engine.py", "adf8098983153aa2156d89cb91f4a59c14c3dc078a067dfb1da35090a7609738")),
+        what="EleutherAI GPT-NeoX: `RotaryEmbedding(dim, max_seq_len, base, precision)` along its three paths: "
+             "`forward(x, seq_len)` (cos, sin) in params_dtype for the torch and the fused kernels, and "
+             "`get_emb()`, the angles `.to(precision)` that TransformerEngine applies",
+        scan=("megatron/model/positional_embeddings.py", "megatron/model/transformer.py",
+              "megatron/model/transformer_engine.py"),
+        modules=(Module("forward(x, seq_len), params_dtype bf16 (torch and fused paths)", _F + "gpt_neox_factory.py:make_forward_bf16", dtypes=("bf16",)),
+                 Module("forward(x, seq_len), params_dtype fp16 (torch and fused paths)", _F + "gpt_neox_factory.py:make_forward_fp16", dtypes=("fp16",)),
+                 Module("get_emb() angles (TransformerEngine path), params_dtype bf16", _F + "gpt_neox_factory.py:make_te_bf16", dtypes=("bf16",)),
+                 Module("get_emb() angles (TransformerEngine path), params_dtype fp16", _F + "gpt_neox_factory.py:make_te_fp16", dtypes=("fp16",))),
+        lengths=(2048,),
+        deps_note="`positional_embeddings.py` imports only torch and math; stated patch: `get_emb`'s `.cuda()` is "
+                  "`.cpu()` (`audits/targets/gpt_neox_factory.py`); audited at seq_length 2,048 (the cache is "
+                  "built for it and `forward` asserts `seq_len <= max_seq_len`)",
+        shows=(Show("get_emb() angles (TransformerEngine path), params_dtype bf16", "bf16", 2048, "default", "neox_te_bf16",
+                    "TransformerEngine gets the float32 angles `.to(bf16)`: angles rounded"),
+               Show("forward(x, seq_len), params_dtype bf16 (torch and fused paths)", "bf16", 2048, "cast", "neox_forward_bf16",
+                    "cos/sin computed in float32, stored in bf16: values rounded, positions exact")),
+        verdict="BUG on the TransformerEngine path (`get_emb`: angles rounded to params_dtype); the torch / fused paths are exact",
+        tags=("issue21",),
+    ),
+    Target(
+        name="lit-llama-2a464de", package="lit-llama", version="2a464de", pins=(), fetch="git",
+        sources=_git("Lightning-AI/lit-llama", "2a464de2a1d2f266614d15091d3d7f30330c3ede",
+                     ("lit_llama/model.py", "7bf3cc3fba785b4fddaacc0d3172b61a0cdab4f8fa28c002cca1dc9bb1a22d44")),
+        what="Lightning AI's lit-llama: `build_rope_cache(seq_len, n_elem, dtype=idx.dtype, device)` -> stacked "
+             "`(seq, n_elem / 2, 2)` cache; `arange(0, n_elem, 2, dtype=int64) / n_elem` takes the default dtype",
+        scan=("lit_llama/model.py",),
+        modules=(Module("build_rope_cache, native: f(seq_len) -> stacked (seq, 64, 2) cache", _F + "lit_factories.py:make_lit_llama",
+                        args=_HD128),),
+        lengths=(2048, *LENGTHS),
+        deps_note="imports lightning: only `build_rope_cache` is executed from the file (`audits/targets/lit_factories.py`)",
+        shows=(Show("build_rope_cache, native: f(seq_len) -> stacked (seq, 64, 2) cache", "bf16", 2048, "default", "lit_llama_default",
+                    "under Fabric `bf16-true` (default dtype bf16) the int64 / int division gives bf16 frequencies, "
+                    "and `torch.outer(int64 positions, bf16)` bf16 positions",
+                    mismatch=_STACKED),),
+        verdict="BUG under `bf16-true` (default dtype): positions and frequencies in bf16",
+        tags=("issue21",),
+    ),
+    Target(
+        name="tinyllama-bf12224", package="TinyLlama", version="bf12224", pins=(), fetch="git",
+        sources=_git("jzhang38/TinyLlama", "bf122247c486b6b897050e98cbb7bedae8eeba73",
+                     ("lit_gpt/model.py", "42e8a2c983a8a4a65bc57e30e52793f1285102b7aa8b1251254436dd01dc6fa8")),
+        what="TinyLlama's lit_gpt: `build_rope_cache(seq_len, n_elem, dtype=torch.bfloat16, device, condense_ratio)`, "
+             "positions `arange(seq_len) / condense_ratio` in the default dtype",
+        scan=("lit_gpt/model.py",),
+        modules=(Module("build_rope_cache, native: f(seq_len) -> (cos, sin) bf16", _F + "lit_factories.py:make_tinyllama",
+                        args=("--head-dim", "64")),),
+        lengths=(2048, *LENGTHS),
+        deps_note="imports lightning: only `build_rope_cache` is executed from the file (`audits/targets/lit_factories.py`)",
+        shows=(Show("build_rope_cache, native: f(seq_len) -> (cos, sin) bf16", "bf16", 2048, "default", "tinyllama_default",
+                    "under Fabric `bf16-true` (default dtype bf16) `arange(seq_len) / condense_ratio` is bf16"),),
+        verdict="BUG under `bf16-true` (default dtype): positions and frequencies in bf16",
+        tags=("issue21",),
+    ),
+    Target(
+        name="gpt-fast-32971d3", package="gpt-fast", version="32971d3", pins=(), fetch="git",
+        sources=_git("pytorch-labs/gpt-fast", "32971d3129541c5bfb4f715abc33d1c5f408d204",
+                     ("model.py", "2fa1bf3c9b768c4986ac6a4960770e0e2bb2ff9d4e1bffcca2daeeb2bf1f468b")),
+        what="PyTorch gpt-fast: `precompute_freqs_cis(seq_len, n_elem, base, dtype=torch.bfloat16)` -> stacked "
+             "`(seq, n_elem / 2, 2)` (cos, sin) cache cast to bf16",
+        scan=("model.py",),
+        modules=(Module("precompute_freqs_cis, native: f(seq_len, n_elem) -> stacked bf16 cache", _F + "llama_family_factories.py:make_gpt_fast",
+                        args=_HD128),),
+        lengths=(2048, *LENGTHS),
+        deps_note="the file imports only torch; its two rotary functions are executed from it",
+        shows=(Show("precompute_freqs_cis, native: f(seq_len, n_elem) -> stacked bf16 cache", "bf16", 131072, "default", "gpt_fast",
+                    "int64 positions times float32 frequencies; only the stacked table is bf16",
+                    mismatch=_STACKED),),
+        verdict="clean (positions int64, angles float32; the bf16 table rounds values only)",
+        tags=("issue21",),
+    ),
+    Target(
+        name="llama-689c7f2", package="meta-llama/llama", version="689c7f2", pins=(), fetch="git",
+        sources=_git("meta-llama/llama", "689c7f261b9c5514636ecc3c5fefefcbb3e6eed7",
+                     ("llama/model.py", "b409ea3db2a4029afd4129246d3b5e76ea95b6503364842545403dbcd7476281")),
+        what="Meta's Llama 2 reference: `precompute_freqs_cis(dim, end, theta=10000.0)` -> complex64 `(end, dim / 2)`",
+        scan=("llama/model.py",),
+        modules=(Module("precompute_freqs_cis, native: f(dim, end) -> complex64", _F + "llama_family_factories.py:make_llama", args=_HD128),),
+        deps_note="imports fairscale: only `precompute_freqs_cis` is executed from the file",
+        shows=(Show("precompute_freqs_cis, native: f(dim, end) -> complex64", "bf16", 131072, "default", "llama_complex",
+                    "float32 frequencies (`.float()`), int64 positions: complex64 in every scenario"),),
+        verdict="clean",
+        tags=("issue21",),
+    ),
+    Target(
+        name="llama-models-0.3.0", package="llama-models", version="0.3.0", pins=("llama-models==0.3.0",), fetch="wheel",
+        what="Meta's llama-models: Llama 3 `precompute_freqs_cis(dim, end, theta, use_scaled)` -> complex64",
+        scan=("llama_models/llama3/model.py", "llama_models/llama4/model.py"),
+        modules=(Module("llama3 precompute_freqs_cis, native: f(dim, end) -> complex64", _F + "llama_family_factories.py:make_llama_models",
+                        args=_HD128),),
+        deps_note="the wheel is unpacked (its dependencies are not needed); only `apply_scaling` and "
+                  "`precompute_freqs_cis` are executed from the file (it imports fairscale)",
+        shows=(Show("llama3 precompute_freqs_cis, native: f(dim, end) -> complex64", "bf16", 131072, "default", "llama_complex",
+                    "float32 frequencies and positions (`dtype=torch.float32`)"),),
+        verdict="clean",
+        tags=("issue21",),
+    ),
+    Target(
+        name="llm.c-f1e2ace", package="llm.c", version="f1e2ace", pins=(), fetch="git",
+        sources=_git("karpathy/llm.c", "f1e2ace651495b74ae22d45d1723443fd00ecd3a",
+                     ("train_llama3.py", "b49f74b5c429676f930cede4f4539197e65b24705d4e23ade8bb79bb38200816")),
+        what="Karpathy's llm.c, the PyTorch reference of its Llama 3 trainer (`train_llama3.py`): "
+             "`precompute_freqs_cis(dim, end, theta, use_scaled)` with Llama 3.1 scaling",
+        scan=("train_llama3.py",),
+        modules=(Module("precompute_freqs_cis(theta=500000, use_scaled=True), native: f(dim, end) -> complex64",
+                        _F + "llama_family_factories.py:make_llm_c", args=_HD128),),
+        deps_note="a training script: only `apply_scaling` and `precompute_freqs_cis` are executed from it",
+        shows=(Show("precompute_freqs_cis(theta=500000, use_scaled=True), native: f(dim, end) -> complex64", "bf16", 131072,
+                    "default", "llm_c", "float32 positions and (scaled) frequencies"),),
+        verdict="clean",
+        tags=("issue21",),
+    ),
+    Target(
+        name="mistral-inference-1.6.0", package="mistral-inference", version="1.6.0", pins=("mistral-inference==1.6.0",),
+        what="Mistral AI's mistral-inference: `precompute_freqs_cis(dim, end, theta)` (theta required) -> complex64",
+        scan=("mistral_inference/rope.py", "mistral_inference/transformer.py"),
+        modules=(Module("precompute_freqs_cis, native: f(dim, end, theta) -> complex64 (--base 1e6)",
+                        _F + "llama_family_factories.py:make_mistral", args=(*_HD128, "--base", "1000000")),),
+        deps_note="installed with --no-deps; the factory imports `mistral_inference/rope.py` without the package `__init__`",
+        shows=(Show("precompute_freqs_cis, native: f(dim, end, theta) -> complex64 (--base 1e6)", "bf16", 131072, "default",
+                    "mistral", "theta from --base; float32 frequencies, int64 positions",
+                    mismatch=("refused: 'no calling convention fits' (the prober fills the required theta with the query; `--base` does not reach it)")),),
+        verdict="clean (audited natively with `--base 1e6`)",
+        tags=("issue21",),
+    ),
+    Target(
+        name="deepseek-v3-9b4e978", package="DeepSeek-V3", version="9b4e978", pins=(), fetch="git",
+        sources=_git("deepseek-ai/DeepSeek-V3", "9b4e9788e4a3a731f7567338ed15d3ec549ce03b",
+                     ("inference/model.py", "fdb7995bc234badbf0011b5af8cf391be94343abc51305428cb9a04452116f02")),
+        what="DeepSeek-V3 inference: `precompute_freqs_cis(args)` (YaRN, factor 40 over 4,096 positions) registered "
+             "as the complex64 `freqs_cis` buffer of 16,384 rows, sliced by `forward`",
+        scan=("inference/model.py",),
+        modules=(Module("freqs_cis buffer, adapter: forward(seq_len) = freqs_cis[:seq_len]", _F + "deepseek_v3_factory.py:make"),),
+        lengths=(16384, *LENGTHS),
+        deps_note="imports its triton kernels: only `ModelArgs` and `precompute_freqs_cis` are executed from the file",
+        shows=(Show("freqs_cis buffer, adapter: forward(seq_len) = freqs_cis[:seq_len]", "bf16", 16384, "default", "deepseek_v3",
+                    "as generate.py builds it (default dtype bf16): float32 angles, complex64 buffer"),),
+        verdict="clean as generate.py runs it; lengths past the 16,384-row buffer are refused; a cast would drop the sine (RP123)",
+        tags=("issue21",),
+    ),
+    Target(
+        name="nanochat-92d63d4", package="nanochat", version="92d63d4", pins=(), fetch="git",
+        sources=_git("karpathy/nanochat", "92d63d4e8bb4df75c3b71618f31ddde2378b2bcd",
+                     ("nanochat/gpt.py", "8cdedc2e418b9d4dc45884e07f59904fcdec066bb3d76664b2adf2d415f704e3")),
+        what="Karpathy's nanochat: `GPT._precompute_rotary_embeddings(seq_len, head_dim, base=100000)` -> (cos, sin) "
+             "in the compute dtype, computed in float32",
+        scan=("nanochat/gpt.py",),
+        modules=(Module("_precompute_rotary_embeddings, native: f(seq_len) -> (cos, sin) bf16", _F + "small_factories.py:make_nanochat"),),
+        lengths=(2048, *LENGTHS),
+        deps_note="only the `GPT` class is executed from the file, with `COMPUTE_DTYPE` bf16 (`audits/targets/small_factories.py`)",
+        shows=(Show("_precompute_rotary_embeddings, native: f(seq_len) -> (cos, sin) bf16", "bf16", 131072, "default", "nanochat",
+                    "float32 positions and frequencies, tables cast to bf16"),),
+        verdict="clean",
+        tags=("issue21",),
+    ),
+    Target(
+        name="ai2-olmo-0.6.0", package="ai2-olmo", version="0.6.0", pins=("ai2-olmo==0.6.0",), fetch="wheel",
+        what="AI2's OLMo (1.x): `olmo/model.py` `RotaryEmbedding(config, cache).forward(q, k)`, tables in float32 with "
+             "autocast disabled",
+        scan=("olmo/model.py",),
+        modules=(Module("RotaryEmbedding (OLMo-7B), native: forward(q, k) -> (q, k)", _F + "small_factories.py:make_olmo"),),
+        lengths=(2048, *LENGTHS),
+        deps_note="the wheel is unpacked (.py files of `olmo`; it also ships data sets); `BufferCache`, "
+                  "`_non_meta_init_device` and `RotaryEmbedding` are executed from the file",
+        shows=(Show("RotaryEmbedding (OLMo-7B), native: forward(q, k) -> (q, k)", "bf16", 2048, "autocast-cuda", "olmo",
+                    "`torch.autocast(enabled=False)` around float32 positions",
+                    mismatch=_NO_CUDA_AUTOCAST),
+               Show("RotaryEmbedding (OLMo-7B), native: forward(q, k) -> (q, k)", "bf16", 2048, "cast", "olmo",
+                    "no buffer to cast: the tables are a float32 cache built with autocast disabled"),),
+        verdict="clean",
+        tags=("issue21",),
+    ),
+    Target(
+        name="opennmt-py-3.5.1", package="OpenNMT-py", version="3.5.1", pins=("OpenNMT-py==3.5.1",), fetch="wheel",
+        what="OpenNMT-py: `onmt/modules/multi_headed_attn.py` `rotaryembeddings(dim, maxseqlen=2048, base, device)` -> "
+             "(complex rope, cos, sin)",
+        scan=("onmt/modules/multi_headed_attn.py",),
+        modules=(Module("rotaryembeddings, native: f(dim, maxseqlen) -> (rope, cos, sin)", _F + "small_factories.py:make_opennmt",
+                        args=_HD128),),
+        lengths=(2048, *LENGTHS),
+        deps_note="the wheel is unpacked; only `rotaryembeddings` is executed from the file",
+        shows=(Show("rotaryembeddings, native: f(dim, maxseqlen) -> (rope, cos, sin)", "bf16", 2048, "default", "opennmt",
+                    "int64 positions times float32 frequencies",
+                    mismatch=("refused: 'required parameters  are none of ...' with an empty list (`maxseqlen` is not read as a length)")),),
+        verdict="clean",
+        tags=("issue21",),
+    ),
+    Target(
+        name="mesh-transformer-jax-f8315e3", package="GPT-J (mesh-transformer-jax)", version="f8315e3", pins=(), fetch="git",
+        sources=_git("kingoflolz/mesh-transformer-jax", "f8315e3003033b23f21d78361b288953064e0e76",
+                     ("mesh_transformer/layers.py", "5ee2eafd07329c183ecd44cc3459e50b79444f97244438bda4a5ac197643d984")),
+        what="GPT-J-6B's training code (JAX / haiku): `fixed_pos_embedding(x, seq_dim)`, numpy float64 sin / cos",
+        scan=("mesh_transformer/layers.py",),
+        modules=(Module("fixed_pos_embedding, adapter: forward(x) -> (cos, sin) float32", _F + "small_factories.py:make_gptj"),),
+        lengths=(2048, *LENGTHS),
+        deps_note="JAX code: only the numpy function `fixed_pos_embedding` is executed from the file (the torch adapter "
+                  "converts its output to float32 as JAX does); the static scan reads torch only",
+        shows=(Show("fixed_pos_embedding, adapter: forward(x) -> (cos, sin) float32", "bf16", 2048, "default", "gptj",
+                    "numpy float64 positions and angles; no torch precision setting reaches them"),),
+        verdict="clean (numpy float64; the torch scenarios cannot reach it)",
+        tags=("issue21",),
+    ),
+)
+
+TARGETS = TARGETS + ISSUE21

@@ -197,6 +197,56 @@ RULES: list[tuple[str, str, str, str, str, str, str]] = [
      "FALSE POSITIVE: the class overrides `_apply` so that after any `.to(dtype)` / `.half()` / "
      "`.bfloat16()` it re-registers inv_freq in float32 (`_freq_buffer_dtype` never returns a dtype under "
      "32 bits), and builds positions in float32; the finding at `_apply` is that very repair"),
+    # ---------------------------------------------------------------- issue 21 targets
+    ("modded-nanogpt", "RP121", r"^Rotary\.__init__$", "", "", "",
+     "REAL: the 2024-12-04 script runs `model.cuda().bfloat16()` and only turns the `CastedLinear` layers back "
+     "to float, so this buffer trains in bf16: the frequencies are rounded and, through `torch.outer`, the "
+     "positions too (the RP101 line)"),
+    ("modded-nanogpt", "RP101", r"^Rotary\.forward$", "", "", "",
+     "REAL: this is the record's bug: `torch.outer(arange(T), inv_freq)` with the bf16 buffer computes in bf16, "
+     "so the 64 x 1,024 positions of a training sequence collapse onto 1,281 bf16 values (the cast scenario "
+     "measures it; the brute force agrees)"),
+    ("fair-esm", "RP121", r"RotaryEmbedding\.__init__$", "", "", "",
+     "REAL (cast only): a `.half()` / `.to(bf16)` of an ESM model (common for inference) rounds `inv_freq`; "
+     "ESM trains and ships float32, where it is exact"),
+    ("fair-esm", "RP101", r"RotaryEmbedding\._update_cos_sin_tables$", "", "", "",
+     "REAL (cast only): `arange(seq_len).type_as(self.inv_freq)` takes the buffer's dtype, bf16 / fp16 after a "
+     "cast (the cast scenario measures it). Under CUDA AMP, which ESM-style fine-tuning uses, `einsum` itself "
+     "is on the lower-precision list, a mechanism this line does not describe"),
+    ("fairseq", "RP121", r"RotaryPositionalEmbedding\.__init__$", "", "", "",
+     "REAL (cast only): fairseq's `--fp16` / `--bf16` trainers convert the model (`model.half()` / "
+     "`.bfloat16()`), which rounds `inv_freq`"),
+    ("fairseq", "RP101", r"RotaryPositionalEmbedding\.forward$", "", "", "",
+     "REAL (cast only): positions `type_as(self.inv_freq)` become bf16 / fp16 after the trainer's cast (the cast "
+     "scenario measures it); under `--amp` the float32 model goes through CUDA autocast, where `einsum` "
+     "rounds them instead"),
+    ("xformers", "RP121", r"RotaryEmbedding\.__init__$", "", "", "",
+     "REAL (cast only): a cast rounds `inv_freq`; the forward rounds it to the input's dtype anyway "
+     "(`self.inv_freq.to(x.dtype)`, the RP111 line)"),
+    ("xformers", "RP111", r"RotaryEmbedding\._update_cos_sin_tables$", "", "", "",
+     "REAL: `einsum(t, self.inv_freq.to(x.dtype))` rounds the frequencies to the input dtype whenever the "
+     "queries are bf16 / fp16 (measured: frequencies rounded in every scenario, drift 3.65e-3); the float32 "
+     "positions stay exact except under CUDA AMP, where einsum runs in bf16"),
+    ("gpt-neox", "RP121", r"^SinusoidalPositionalEmbedding\.__init__$", "", "", "",
+     "REAL (cast only; `pos_emb: sinusoidal` runs): DeepSpeed's fp16 / bf16 engine converts the module, "
+     "which rounds this buffer (absolute sinusoidal embeddings, not the rotary)"),
+    ("gpt-neox", "RP101", r"^SinusoidalPositionalEmbedding\.forward$", "", "", "",
+     "REAL (cast only; `pos_emb: sinusoidal` runs): positions `type_as(self.inv_freq)` take the converted "
+     "buffer's dtype"),
+    ("gpt-neox", "RP121", r"^RotaryEmbedding\.__init__$", "", "", "",
+     "FALSE POSITIVE: `forward` and `get_emb` never read `inv_freq`; they return `cos_cached` / `sin_cached` / "
+     "`emb`, computed in float32 at `__init__` (`_prepare_cache`) before any cast. The real rounding is "
+     "`get_emb`'s `.to(self.precision)` of the angles (TransformerEngine path), which the scan does not report "
+     "(false negative; the runtime audit of `get_emb` measures it)"),
+    ("lit-llama", "RP102", r"^build_rope_cache$", "", "", "",
+     "REAL, WRONG MECHANISM: positions are rounded under Lightning's `bf16-true` (the default-dtype scenario "
+     "measures it), but not through `dtype`: `LLaMA.build_rope_cache` passes `idx.dtype`, the int64 token ids, "
+     "and the rounding comes from the default dtype (`arange(0, n_elem, 2, dtype=int64) / n_elem` and "
+     "`torch.outer` with it); making `dtype` float32 as the fix says changes nothing"),
+    ("DeepSeek-V3", "RP123", r"^Transformer\.__init__$", "", "", "",
+     "REAL (cast only, not reached by DeepSeek's own code): `model.to(torch.bfloat16)` would make the complex64 "
+     "`freqs_cis` buffer real (the cast scenario measures it: sine lost), but `generate.py` builds the model "
+     "under `torch.set_default_dtype(torch.bfloat16)` and never casts it"),
 ]
 
 
@@ -624,6 +674,24 @@ README_NOTES = """## What the table says
     vLLM does not instantiate (real under a cast, not reached by vLLM).
   - **litgpt 0.5.13, liger-kernel 0.8.5, axolotl 0.21.0**: clean (litgpt measured exact everywhere; Liger's
     RoPE is triton kernels over Hugging Face's cos/sin; axolotl's rotary classes come from transformers).
+
+- **Issue 21: real implementations published as repositories or wheels** (the table above gives each one's
+  verdict, the scenario that shows it, and the auditor's counts beside an independent brute force):
+  - **modded-nanogpt 2024-12-04**: the record's script casts the model with `.bfloat16()`, so
+    `torch.outer(arange(T), inv_freq)` runs in bf16 and a 65,536-token training sequence keeps only the
+    positions bf16 can hold. The 2024-10-14 record (float32 under CUDA autocast, `outer` not autocast) and
+    the 2026-08-01 script (float32 angles, bf16 tables by design) are exact.
+  - **ESM, fairseq, xformers**: `einsum("i,j->ij", t, inv_freq)` on float32 positions is exact in float32
+    and under CPU autocast, but `einsum` is on CUDA's autocast lower-precision list, so under CUDA bf16 AMP the
+    positions are rounded; fairseq and ESM also round them after a cast (`type_as(inv_freq)`), xformers
+    rounds its frequencies to the query dtype in every run.
+  - **lit-llama, TinyLlama**: positions and frequencies come out of `arange` / integer division without a
+    dtype, i.e. in the default dtype, which Lightning's `bf16-true` sets to bf16 (the `default` scenario).
+  - **GPT-NeoX**: the torch and fused paths apply cos/sin computed in float32 (exact; the tables are stored in
+    params_dtype); the TransformerEngine path hands over the angles themselves `.to(params_dtype)`, rounded.
+  - **gpt-fast, Llama, llama-models, llm.c, mistral-inference, DeepSeek-V3, nanochat, OLMo, OpenNMT-py, GPT-J**:
+    positions int64 or float32 and angles in float32 (GPT-J: numpy float64): exact in every scenario, where the
+    auditor can read them (see the table for the calling conventions and cache layouts it could not).
 
 Where the auditor got a finding wrong, the report says so (findings marked FALSE POSITIVE, false negatives
 named in the "Reading the code" paragraphs). In this run every static finding of every target was judged

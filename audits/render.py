@@ -17,7 +17,10 @@ from typing import Any
 import catalog
 import notes
 
-SCEN = ("cast", "default", "autocast")
+# scenario names in the order reports show them: "autocast" (CPU policy) in reports made before the
+# auditor emulated CUDA's policy; "autocast-cuda" / "autocast-cpu" since
+SCEN = ("cast", "default", "autocast-cuda", "autocast-cpu", "autocast")
+AUTOCAST = ("autocast-cuda", "autocast-cpu", "autocast")
 DRIFT_TOL = 1e-5  # the runtime audit's own threshold for "frequencies rounded"
 
 
@@ -86,6 +89,10 @@ class Runtime:
     def get(self, m: str, dtype: str, n: int, scen: str) -> dict[str, Any] | None:
         return self.rows.get((m, dtype, n, scen))
 
+    def scenarios(self) -> list[str]:
+        seen = {k[3] for k in self.rows}
+        return [s for s in SCEN if s in seen] + sorted(seen - set(SCEN))
+
     def lengths(self) -> list[int]:
         return sorted({k[2] for k in self.rows})
 
@@ -134,7 +141,7 @@ def last_line(text: str) -> str:
 RULE_EVIDENCE = {
     "RP101": (("cast",), "collide"), "RP122": (("cast",), "collide"),
     "RP102": (SCEN, "collide"), "RP103": (("default",), "collide"), "RP104": (SCEN, "collide"),
-    "RP111": (SCEN, "collide"), "RP112": (("autocast",), "collide"), "RP113": (("autocast",), "collide"),
+    "RP111": (SCEN, "collide"), "RP112": (AUTOCAST, "collide"), "RP113": (AUTOCAST, "collide"),
     "RP121": (("cast",), "drift"),
 }
 
@@ -233,11 +240,15 @@ def runtime_section(doc: dict[str, Any], rt: Runtime) -> list[str]:
     lengths = rt.lengths() or doc["lengths"]
     cmd = ("ropelaw audit hf MODEL [--config KEY=VALUE]" if doc["package"] == "transformers" else
            "ropelaw audit module " + " | ".join(spec for _, spec in doc.get("modules", [])))
+    autocast = ("**autocast-cuda** = built in float32, called inside an autocast region with CUDA's op lists "
+                "emulated on CPU (bf16 AMP on a GPU); **autocast-cpu** = inside `torch.autocast('cpu', dtype)`"
+                if any(s.startswith("autocast-") for s in rt.scenarios()) else
+                "**autocast** = built in float32, called inside `torch.autocast('cpu', dtype)`")
     out.append(f"`{cmd} --dtype bf16|fp16 --length {'|'.join(str(n) for n in lengths)} --scenario all "
                "--format json` with PYTHONPATH set to this version's install directory. Scenarios: "
                "**cast** = built in float32 then `.to(dtype)` (`model.bfloat16()`, DeepSpeed); "
-               "**default** = built and run under `torch.set_default_dtype(dtype)`; **autocast** = built in "
-               "float32, called inside `torch.autocast('cpu', dtype)`. Exact = share of positions 0..L-1 "
+               "**default** = built and run under `torch.set_default_dtype(dtype)` (Lightning `bf16-true`); "
+               f"{autocast}. Exact = share of positions 0..L-1 "
                "whose encoding is nearer its own ideal encoding than half the gap to the next position's.\n")
     for m in rt.models:
         meta = rt.meta.get(m)
@@ -264,8 +275,8 @@ def runtime_section(doc: dict[str, Any], rt: Runtime) -> list[str]:
               f"max phase error @{klen(lengths[-1])} | evidence path @{klen(lengths[-1])} |"
         out.append(hdr)
         out.append("|" + "---|" * (hdr.count("|") - 1))
-        for dtype in catalog.DTYPES:
-            for s in SCEN:
+        for dtype in [d for d in catalog.DTYPES if any(k[0] == m and k[1] == d for k in rt.rows)]:
+            for s in rt.scenarios():
                 cells = [pct((rt.get(m, dtype, n, s) or {}).get("exact_fraction")) for n in lengths]
                 last = rt.get(m, dtype, lengths[-1], s) or {}
                 drift = max((r.get("frequency_drift", 0) for n in lengths if (r := rt.get(m, dtype, n, s))),
@@ -331,13 +342,17 @@ def target_report(doc: dict[str, Any], s: dict[str, Any]) -> str:
     a = doc["auditor"]
     out = [f"# {doc['package']} {doc['version']}\n",
            f"{doc['what']}.\n",
-           f"- Installed from PyPI: `pip install --no-deps --target audits/_work/site/{doc['target']} "
-           + " ".join(doc["pins"]) + "`" + (f"; {doc['deps_note']}" if doc.get("deps_note") else "") + ".",
+           (f"- Read from its public repository at a pinned commit (never committed here; `audits/run.py` copies "
+            f"the file into `audits/_work/site/{doc['target']}` from the local store after checking its sha256): "
+            + doc.get("provenance", "") if doc.get("fetch") == "git" else
+            f"- Installed from PyPI: `pip install --no-deps --target audits/_work/site/{doc['target']} "
+            + " ".join(doc["pins"]) + "`") + (f"; {doc['deps_note']}" if doc.get("deps_note") else "") + ".",
            f"- Audited with {a['ropelaw']} (commit {a['commit']}, {a['ropelaw_tree']}), torch {a['torch']}, "
            f"Python {a['python']}, {a['machine']}, {a['date']}.",
            f"- Regenerate: `python audits/run.py --only {doc['target']}` (raw outputs: "
            f"[`{doc['target']}.json`]({doc['target']}.json)).\n",
            "## Verdict\n", s["verdict"]["long"] + "\n"]
+    out += brute_force_section(doc)
     static = next((r for r in doc["results"] if r["kind"] == "static"), None)
     findings = static.get("json") if static and isinstance(static.get("json"), list) else []
     extra = notes.target_notes(doc["package"], doc["version"], findings)
@@ -347,6 +362,77 @@ def target_report(doc: dict[str, Any], s: dict[str, Any]) -> str:
     out += runtime_section(doc, s["rt"])
     out += s["ckpt_lines"]
     return "\n".join(out).rstrip() + "\n"
+
+
+# --------------------------------------------------------------------------- brute force (issue 21)
+
+
+def show_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """For each ``Show`` of the target: the auditor's row there and the stored brute-force counts."""
+    rt = Runtime(doc["results"])
+    out = []
+    try:  # what / mismatch as the catalog states them now (the counts come from the run)
+        shows = {(x.module, x.dtype, x.length, x.scenario): x for x in catalog.by_name(doc["target"]).shows}
+    except KeyError:
+        shows = {}
+    for b in doc.get("brute_force", []):
+        sh = shows.get((b["module"], b["dtype"], b["length"], b["scenario"]))
+        if sh is not None:
+            b = {**b, "what": sh.what, "mismatch": sh.mismatch}
+        row = rt.get(b["module"], b["dtype"], b["length"], b["scenario"])
+        auditor = None if row is None else {"exact": row["exact"], "distinct": row["distinct"], "path": row.get("path")}
+        err = next((e for e in rt.errors.get(b["module"], []) if f"{b['dtype']} {klen(b['length'])}" in e), "")
+        agree = auditor is not None and all(auditor[k] == b["counts"][k] for k in ("exact", "distinct"))
+        out.append({**b, "auditor": auditor, "error": err, "agree": agree})
+    return out
+
+
+def brute_force_section(doc: dict[str, Any]) -> list[str]:
+    rows = show_rows(doc)
+    if not rows:
+        return []
+    out = ["## The scenario that shows it, against a brute force\n",
+           "The brute force (`audits/brute_force.py`, numpy + ml_dtypes, no ropelaw) writes out the dtype flow "
+           "of this code and counts exact and distinct positions with the auditor's definitions; "
+           "`tests/test_audits_brute_force.py` recomputes it and compares.\n",
+           "| module | dtype | length | scenario | what happens | auditor exact / distinct (path) | brute force exact / distinct | agree |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        a = r["auditor"]
+        aud = (f"{a['exact']:,} / {a['distinct']:,} ({a['path']})" if a else
+               f"no measurement ({esc(r['error'].split(': ', 1)[-1]) or 'not run'})")
+        c = r["counts"]
+        bf = f"{c['exact']:,} / {c['distinct']:,}" + (f" (nearest own {c['nearest_own']:,})" if "nearest_own" in c else "")
+        verdict = "yes" if r["agree"] else ("**NO**: " + esc(r.get("mismatch") or "see above"))
+        out.append(f"| {esc(r['module'])} | {r['dtype']} | {r['length']:,} | {r['scenario']} | {esc(r['what'])} | {aud} | {bf} | {verdict} |")
+    out.append("")
+    return out
+
+
+def issue21_table(docs: list[dict[str, Any]]) -> list[str]:
+    rows = [(doc, r) for doc in docs for r in show_rows(doc)]
+    if not rows:
+        return []
+    out = ["## Issue 21: real implementations, the scenario that shows each verdict, and a brute force\n",
+           "Each row: the verdict, the runtime scenario where it shows, the auditor's exact / distinct counts "
+           "there and those of an independent brute force (`audits/brute_force.py`: numpy + ml_dtypes over the "
+           "dtype flow of the target's own code; `tests/test_audits_brute_force.py` recomputes it). Sources: "
+           "each report's header (`repo@commit path` + sha256, or `package==version`).\n",
+           "| target | verdict | scenario | auditor exact / distinct | brute force exact / distinct | agree |",
+           "|---|---|---|---|---|---|"]
+    for doc, r in rows:
+        a = r["auditor"]
+        aud = f"{a['exact']:,} / {a['distinct']:,}" if a else "no measurement"
+        c = r["counts"]
+        try:
+            verdict = catalog.by_name(doc["target"]).verdict
+        except KeyError:
+            verdict = ""
+        out.append(f"| [{doc['package']} {doc['version']}](reports/{doc['target']}.md) | {esc(verdict)} | "
+                   f"{r['scenario']}, {r['dtype']}, {r['length']:,} positions | {aud} | {c['exact']:,} / {c['distinct']:,} | "
+                   + ("yes" if r["agree"] else "**NO**") + " |")
+    out.append("")
+    return out
 
 
 # --------------------------------------------------------------------------- README
@@ -362,7 +448,13 @@ python audits/run.py
 
 It installs each target from PyPI at a pinned version into `audits/_work/site/<target>` (gitignored;
 `pip install --no-deps --target`, several versions side by side, torch is always the venv's
-`torch==2.13.0` CPU build). Targets that cannot be installed here are downloaded as published and
+`torch==2.13.0` CPU build). Targets published only as repositories (issue 21: modded-nanogpt, fairseq,
+GPT-NeoX, lit-llama, TinyLlama, gpt-fast, Llama, llm.c, DeepSeek-V3, nanochat, GPT-J) are files read at a
+pinned commit, never committed here: `audits/catalog.py` records each as `repo@commit path` + sha256, and
+`run.py` copies it into the install directory from the first local store that has it with that sha256
+(`$ROPELAW_AUDIT_SOURCES`, `../shared/corpus/audit-sources/`, `/work/fetched/i21-audits/git/`, laid out as
+`<owner>__<repo>@<commit>/<path>`); a target whose files are absent is skipped, naming them, and keeps its
+committed report. Targets that cannot be installed here are downloaded as published and
 unpacked instead: megatron-core 0.19.2, vLLM 0.33.0 and axolotl 0.21.0 need Python >= 3.12 (`pip download
 --python-version 3.12 --only-binary=:all:`, their wheel), flash-attn 2.8.3 needs CUDA to build (its sdist;
 pip prepares its metadata with `--no-build-isolation`, so the venv needs `wheel`). Then it runs for each target
@@ -376,8 +468,18 @@ pip prepares its metadata with `--no-build-isolation`, so the venv needs `wheel`
 
 and writes `audits/reports/<target>.md` (with the raw outputs in `<target>.json`) and the table below.
 `python audits/run.py --only transformers-4.28` re-runs some targets, `--render-only` rebuilds the
-Markdown from the JSON, `--lengths 8192` makes a quick trial run. What we concluded by reading each
+Markdown from the JSON, `--brute-force-only` recomputes the issue-21 brute-force counts (numpy, no audit),
+`--lengths 8192` makes a quick trial run. What we concluded by reading each
 target's code is in `audits/notes.py`; the targets and their pins are in `audits/catalog.py`.
+
+**Staleness.** A report is stale when the auditor would now give other results on its target.
+`tests/test_audits_reports.py` re-runs the static scan of every target, and the runtime rows of 2,048
+positions or fewer, where the target's code is on the machine (after `run.py`; skipped, by name,
+elsewhere), and compares them with the committed reports. Because the targets' code is not committed,
+a full run also records what determines the results (`audits/behaviour.py`: the audit rule set and the
+auditor's findings and counts on the committed fixtures, `tests/fixtures/static` and the runtime fixtures
+it names) in `reports/_auditor.json`, for a check that needs no target code: a change of the auditor's
+behaviour there means the reports must be regenerated; a refactor that keeps it does not.
 """
 
 
@@ -392,7 +494,8 @@ def readme(docs: list[dict[str, Any]], sums: list[dict[str, Any]], timing: dict[
                       f"workers, including {timing['install_s']} s of pip installs)")
                    + (f"; load average {load[0]:.1f} at the end (other work shared the machine)" if load else "")
                    + f", {timing['date']}.\n")
-    lengths = sorted({n for s in sums for n in s["worst_bf16"]}) or list(catalog.LENGTHS)
+    # the common lengths only: a target's own training length (1K, 2K, 16K, 64K) shows in its report
+    lengths = sorted({n for s in sums for n in s["worst_bf16"]} & set(catalog.LENGTHS)) or list(catalog.LENGTHS)
     out.append("## Summary\n")
     out.append("Static findings are counted by code over the scanned files; the runtime columns give the "
                "smallest exact-position fraction in bf16 over every audited architecture and the three "
@@ -433,6 +536,7 @@ def readme(docs: list[dict[str, Any]], sums: list[dict[str, Any]], timing: dict[
         out.append(f"- **{doc['package']}** ({versions}): {doc['what']}."
                    + (f" {doc['runtime_note'][0].upper()}{doc['runtime_note'][1:]}." if doc.get("runtime_note") else ""))
     out.append("")
+    out += issue21_table(docs)
     out.append(notes.README_NOTES)
     out += crosscheck(docs, sums)
     return "\n".join(out).rstrip() + "\n"
@@ -486,7 +590,8 @@ def write_all(reports: Path, readme_path: Path) -> None:
             t = catalog.by_name(doc["target"])
         except KeyError:
             continue
-        doc.update(what=t.what, deps_note=t.deps_note, runtime_note=t.runtime_note)
+        doc.update(what=t.what, deps_note=t.deps_note, runtime_note=t.runtime_note, provenance=t.provenance,
+                   fetch=t.fetch)
     docs.sort(key=_order)
     sums = []
     for doc in docs:

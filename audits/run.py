@@ -20,13 +20,15 @@ Steps (each target from ``audits/catalog.py``):
 Options: ``--only SUBSTRING`` (repeatable) to run some targets (the README table keeps the others'
 last results from their ``reports/<target>.json``), ``--jobs N`` (default 2: one per core),
 ``--lengths 8192,32768`` to shorten a trial run, ``--render-only`` to rebuild the Markdown from
-the stored JSON without running anything.
+the stored JSON without running anything, ``--brute-force-only`` to recompute the issue-21 brute-force
+counts (numpy only) stored beside the audits.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import concurrent.futures as cf
 import datetime as _dt
 import json
@@ -50,6 +52,7 @@ CKPT = WORK / "checkpoints"
 REPORTS = HERE / "reports"
 sys.path.insert(0, str(HERE))
 
+import brute_force  # noqa: E402
 import catalog  # noqa: E402
 import render  # noqa: E402
 
@@ -79,6 +82,33 @@ def site_of(t: catalog.Target) -> Path:
     return SITE / t.name
 
 
+def source_roots() -> list[Path]:
+    """Where files read from public repositories are kept (outside the repository, never committed):
+    ``$ROPELAW_AUDIT_SOURCES``, the corpus's ``audit-sources/`` (``$ROPELAW_CORPUS`` or
+    ``../shared/corpus``, where they are added between rounds), and the local store they were
+    fetched into, ``/work/fetched/i21-audits/git``."""
+    corpus = Path(os.environ.get("ROPELAW_CORPUS") or ROOT.parent / "shared" / "corpus")
+    roots = [os.environ.get("ROPELAW_AUDIT_SOURCES"), corpus / "audit-sources", "/work/fetched/i21-audits/git"]
+    return [Path(r) for r in roots if r]
+
+
+def find_source(src: catalog.Source) -> tuple[Path | None, str]:
+    """The local copy of ``src`` whose sha256 matches, else (None, why not)."""
+    why = "not found under " + ", ".join(str(r) for r in source_roots())
+    for root in source_roots():
+        f = root / src.local
+        if f.is_file():
+            got = hashlib.sha256(f.read_bytes()).hexdigest()
+            if got == src.sha256:
+                return f, ""
+            why = f"{f}: sha256 {got}, the manifest says {src.sha256}"
+    return None, why
+
+
+def missing_sources(t: catalog.Target) -> list[str]:
+    return [f"{s.repo}@{s.commit[:12]} {s.path}: {why}" for s in t.sources for f, why in [find_source(s)] if f is None]
+
+
 def install(t: catalog.Target) -> None:
     """Put the target's source into its site dir, idempotent: a marker file records the pins (and
     how they were fetched). ``pip install --no-deps --target`` by default; for targets that need
@@ -86,13 +116,29 @@ def install(t: catalog.Target) -> None:
     distribution, unpacked (``.py`` files of the scanned top-level packages)."""
     d = site_of(t)
     marker = d / ".ropelaw-audit-pins"
-    want = "\n".join((*t.pins, *(() if t.fetch == "install" else (t.fetch, *t.fetch_args, *t.extra_pins))))
+    want = "\n".join((*t.pins, *(() if t.fetch == "install" else (t.fetch, *t.fetch_args, *t.extra_pins)),
+                      *(f"{x.repo}@{x.commit} {x.path} {x.sha256}" for x in t.sources)))
     if marker.is_file() and marker.read_text() == want:
         return
     if d.exists():
         shutil.rmtree(d)
     t0 = time.time()
-    if t.fetch == "install":
+    if t.fetch == "git":  # copies of the pinned files, checked against the manifest's sha256
+        missing = missing_sources(t)
+        if missing:
+            raise RuntimeError(f"{t.name}: sources missing: " + "; ".join(missing))
+        for src in t.sources:
+            f, _ = find_source(src)
+            dest = d / src.path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, dest)
+        if t.extra_pins:
+            cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
+                   "--disable-pip-version-check", "--target", str(d), *t.extra_pins]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise RuntimeError(f"pip install of {t.extra_pins} for {t.name} failed:\n{proc.stderr[-2000:]}")
+    elif t.fetch == "install":
         cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
                "--disable-pip-version-check", "--target", str(d), *t.pins]
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -107,8 +153,8 @@ def install(t: catalog.Target) -> None:
             if proc.returncode != 0:
                 raise RuntimeError(f"pip install of {t.extra_pins} for {t.name} failed:\n{proc.stderr[-2000:]}")
     marker.write_text(want)
-    log(f"  {'installed' if t.fetch == 'install' else 'downloaded and unpacked'} {t.name} "
-        f"({', '.join(t.pins)}) in {time.time() - t0:.0f}s")
+    how = {"install": "installed", "git": "copied (sha256 checked)"}.get(t.fetch, "downloaded and unpacked")
+    log(f"  {how} {t.name} ({', '.join(t.pins) or f'{len(t.sources)} files'}) in {time.time() - t0:.0f}s")
 
 
 def download(t: catalog.Target) -> Path:
@@ -260,6 +306,14 @@ def hf_models_present(t: catalog.Target) -> list[str]:
     return [m for m in t.hf_models if (site / f"transformers/models/{m}/modeling_{m}.py").is_file()]
 
 
+def target_lengths(t: catalog.Target, lengths: tuple[int, ...]) -> tuple[int, ...]:
+    """The run's lengths, with the target's own (its training length) added; a trial run with
+    ``--lengths`` shorter than the defaults keeps only those."""
+    if lengths != tuple(catalog.LENGTHS):
+        return lengths
+    return tuple(sorted(set(t.lengths or lengths)))
+
+
 def plan(t: catalog.Target, lengths: tuple[int, ...]) -> list[Job]:
     site = site_of(t)
     jobs: list[Job] = []
@@ -274,18 +328,21 @@ def plan(t: catalog.Target, lengths: tuple[int, ...]) -> list[Job]:
         if m in hf_models_present(t):
             runtime.append((f"{m} ({kv})", "hf", {"argv": ["audit", "hf", m, "--config", kv], "config": kv,
                                                   "config_why": why}))
-    for label, spec in t.modules:
-        runtime.append((label, "module", {"argv": ["audit", "module", spec], "factory": spec}))
+    for mod in t.module_list():
+        runtime.append((mod.label, "module", {"argv": ["audit", "module", mod.spec, *mod.args], "factory": mod.spec,
+                                              "dtypes": mod.dtypes, "lengths": mod.lengths}))
     for m, kind, base in runtime:
         batch = []
-        for dtype in catalog.DTYPES:
-            for n in lengths:
+        dtypes = base.pop("dtypes", None) or catalog.DTYPES
+        mod_lengths = base.pop("lengths", None) or target_lengths(t, lengths)
+        for dtype in dtypes:
+            for n in mod_lengths:
                 batch.append({"kind": kind, "key": f"{kind}/{m}/{dtype}/{n}", "model": m, "dtype": dtype,
                               "length": n, **{k: v for k, v in base.items() if k != "argv"},
                               "cmd": [*base["argv"], "--dtype", dtype, "--length", str(n),
                                       "--scenario", catalog.SCENARIO, "--format", "json"]})
         jobs.append(Job(t.name, "runtime", f"runtime/{m}", BATCH, ROOT, [site], batch=batch,
-                        weight=4 + sum(n / 8192 for n in lengths) * len(catalog.DTYPES) * 0.3))
+                        weight=4 + sum(n / 8192 for n in mod_lengths) * len(dtypes) * 0.3))
     for kind in t.checkpoints:
         if kind.startswith("hf:") and not (site / f"transformers/models/{kind[3:]}").is_dir():
             continue
@@ -401,6 +458,15 @@ def annotate_static(t: catalog.Target, result: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- main
 
 
+def store_brute_force(t: catalog.Target, doc: dict[str, Any]) -> None:
+    """Issue 21: the independent counts where the target's verdict shows (numpy, no ropelaw)."""
+    if t.shows:
+        doc["brute_force"] = [{"module": sh.module, "dtype": sh.dtype, "length": sh.length,
+                               "scenario": sh.scenario, "brute": sh.brute, "what": sh.what,
+                               "mismatch": sh.mismatch, "counts": brute_force.run(sh.brute, sh.dtype, sh.length)}
+                              for sh in t.shows]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", default=[], metavar="SUBSTRING",
@@ -409,6 +475,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lengths", default=",".join(str(n) for n in catalog.LENGTHS),
                     help="comma-separated context lengths (default 8192,32768,131072)")
     ap.add_argument("--render-only", action="store_true", help="only rebuild Markdown from reports/*.json")
+    ap.add_argument("--brute-force-only", action="store_true",
+                    help="only recompute the brute-force counts stored in reports/*.json (no audit), then render")
     args = ap.parse_args(argv)
 
     targets = [t for t in catalog.TARGETS if not args.only or any(s in t.name for s in args.only)]
@@ -416,7 +484,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no target matches {args.only}", file=sys.stderr)
         return 2
     REPORTS.mkdir(parents=True, exist_ok=True)
-    if args.render_only:
+    if args.brute_force_only:
+        for t in targets:
+            path = REPORTS / f"{t.name}.json"
+            if t.shows and path.is_file():
+                doc = json.loads(path.read_text())
+                store_brute_force(t, doc)
+                path.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    if args.render_only or args.brute_force_only:
         render.write_all(REPORTS, HERE / "README.md")
         return 0
 
@@ -424,6 +499,11 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.time()
     log(f"installing {len(targets)} targets into {_rel(SITE)} (pip --no-deps --target, pinned)")
     SITE.mkdir(parents=True, exist_ok=True)
+    absent = {t.name: missing_sources(t) for t in targets if t.fetch == "git"}
+    for name, missing in absent.items():
+        if missing:  # a checkout without the local store: its committed report stays as it is
+            log(f"  skipped {name}: " + "; ".join(missing))
+    targets = [t for t in targets if not absent.get(t.name)]
     with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         list(pool.map(install, targets))
     t_installed = time.time()
@@ -460,9 +540,11 @@ def main(argv: list[str] | None = None) -> int:
             "target": t.name, "package": t.package, "version": t.version, "pins": list(t.pins),
             "what": t.what, "deps_note": t.deps_note, "runtime_note": t.runtime_note,
             "scanned_files": static_files(t), "hf_models": hf_models_present(t),
-            "modules": [list(m) for m in t.modules], "lengths": list(lengths),
+            "modules": [[m.label, m.spec] for m in t.module_list()], "lengths": list(target_lengths(t, lengths)),
+            "provenance": t.provenance, "fetch": t.fetch,
             "auditor": ident, "results": rs,
         }
+        store_brute_force(t, doc)
         (REPORTS / f"{t.name}.json").write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
     timing = {"install_s": round(t_installed - t_start), "audit_s": round(t_audited - t_installed),
               "total_s": round(time.time() - t_start), "jobs": n_cmds, "processes": len(jobs),
@@ -471,6 +553,11 @@ def main(argv: list[str] | None = None) -> int:
     full = not args.only and lengths == tuple(catalog.LENGTHS)
     if full:  # the README quotes the time of the last full regeneration only
         (REPORTS / "_timing.json").write_text(json.dumps(timing, indent=1) + "\n")
+        # what the results depend on, measured on committed inputs (tests/test_audits_reports.py
+        # recomputes it: the reports are stale when the auditor behaves differently on them)
+        snap = run_cmd([sys.executable, "-c", "import json, sys; sys.path.insert(0, 'audits'); import behaviour; "
+                        "from pathlib import Path; print(json.dumps(behaviour.snapshot(Path('.'))))"], ROOT, [ROOT])
+        (REPORTS / "_auditor.json").write_text(json.dumps(json.loads(snap["stdout"]), indent=1) + "\n")
     # closed-form counts for the cross-check in the README (`ropelaw exact`, no torch)
     exact_path = REPORTS / "_exact.json"
     closed = json.loads(exact_path.read_text()) if exact_path.is_file() and not full else {}

@@ -93,3 +93,62 @@ def test_guarded_framework_code_is_not_reported(name):
     assert not any(p == "nanotron/models/starcoder2.py" for p, _ in flagged)
     assert ("vllm/model_executor/layers/rotary_embedding/mrope.py", "RP102") not in flagged
     assert ("megatron/core/models/audio/nemo_transformer_encoder.py", "RP102") not in flagged
+
+
+
+# ---------------------------------------------------------------------------- staleness
+# A report is stale when the auditor now gives other results on its target (audits/behaviour.py).
+
+SITE = AUDITS / "_work" / "site"
+ROOT = AUDITS.parent
+
+
+def _static_result(name: str) -> dict | None:
+    doc = json.loads((REPORTS / f"{name}.json").read_text())
+    return next((r for r in doc["results"] if r["kind"] == "static"), None)
+
+
+@pytest.mark.parametrize("name", [t.name for t in catalog.TARGETS if t.scan])
+def test_static_results_reproduce_where_the_code_is_here(name, monkeypatch, capsys):
+    """Where the target's code is on this machine (after `python audits/run.py`), the static scan
+    gives the committed findings (path, line, column, code)."""
+    from ropelaw.cli import main
+
+    res = _static_result(name)
+    site = SITE / name
+    files = [p for p in json.loads((REPORTS / f"{name}.json").read_text())["scanned_files"]]
+    missing = [p for p in files if not (site / p).exists()]
+    if res is None or not files or missing:
+        pytest.skip(f"{name}: code not on this machine ({site}; run `python audits/run.py --only {name}`)")
+    monkeypatch.chdir(site)
+    main(["audit", "code", *files, "--format", "json", "--no-progress"])
+    got = json.loads(capsys.readouterr().out)
+    key = lambda f: (f["path"], f["line"], f["column"], f["code"])  # noqa: E731
+    assert sorted(map(key, got)) == sorted(map(key, res["json"])), f"{name}: stale static results"
+
+
+QUICK = [(t, s) for t in catalog.TARGETS for s in t.shows if s.length <= 2048 and not s.mismatch]
+
+
+@pytest.mark.parametrize("target, show", QUICK, ids=[f"{t.name}:{s.scenario}" for t, s in QUICK])
+def test_short_runtime_results_reproduce_where_the_code_is_here(target, show):
+    """The runtime rows of 2,048 positions or fewer, re-run where the target's code is here."""
+    import os
+    import subprocess
+
+    site = SITE / target.name
+    if not site.is_dir():
+        pytest.skip(f"{target.name}: code not on this machine ({site})")
+    mod = next(m for m in target.module_list() if m.label == show.module)
+    cmd = [["audit", "module", mod.spec, *mod.args, "--dtype", show.dtype, "--length", str(show.length),
+            "--scenario", show.scenario, "--format", "json"]]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]), "OMP_NUM_THREADS": "1",
+           "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.run([sys.executable, str(AUDITS / "targets" / "cli_batch.py")], input=json.dumps(cmd),
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    out = json.loads(proc.stdout.splitlines()[0])
+    got = json.loads(out["stdout"])["scenarios"][0] if out["exit_code"] in (0, 1) else None
+    doc = json.loads((REPORTS / f"{target.name}.json").read_text())
+    row = render.Runtime(doc["results"]).get(show.module, show.dtype, show.length, show.scenario)
+    assert got is not None and row is not None, (out.get("stderr", "")[-500:], row)
+    assert (got["exact"], got["distinct"], got["path"]) == (row["exact"], row["distinct"], row["path"])

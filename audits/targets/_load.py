@@ -23,7 +23,7 @@ from typing import Any
 def site_root(top: str) -> Path:
     """The PYTHONPATH entry holding the top-level package ``top`` (the target's install directory)."""
     for entry in sys.path:
-        if entry and (Path(entry) / top).is_dir():
+        if entry and (Path(entry) / top).exists():  # a package, or a script at the root (``model.py``)
             return Path(entry)
     raise ImportError(f"{top} is not on PYTHONPATH (run through audits/run.py, which sets it)")
 
@@ -118,6 +118,11 @@ def load_definitions(module_path: str, names: list[str], namespace: dict[str, An
             lines[n.lineno - 1:n.end_lineno] = [seg] + [""] * (n.end_lineno - n.lineno)
         tree = ast.parse("".join(lines), filename=str(file))
         keep = [n for n in tree.body if getattr(n, "name", None) in names]
-    ns = {"__name__": module_path[:-3].replace("/", "."), **namespace}
+    name = module_path[:-3].replace("/", ".")
+    mod = types.ModuleType(name)  # registered, so that dataclasses and pickling find the definitions' module
+    mod.__file__ = str(file)
+    mod.__dict__.update(namespace)
+    sys.modules.setdefault(name, mod)
+    ns = sys.modules[name].__dict__ if sys.modules[name] is mod else mod.__dict__
     exec(compile(ast.Module(body=keep, type_ignores=[]), str(file), "exec"), ns)
     return ns

@@ -1,0 +1,303 @@
+"""Brute-force counts for the issue-21 targets: numpy + ml_dtypes, independent of ropelaw's auditor.
+
+For each target, the dtype flow of its own rotary code (read in the file the catalog pins) is
+written out in numpy: which values are float32, which are rounded to bf16 / fp16 and where, in
+the scenario that shows the target's verdict. Rounding to bf16 / fp16 goes through float32 first,
+as torch computes a low-precision op in float32 and rounds its result; a product of two bf16
+values is exact in float64, so rounding it once gives torch's bf16 product. Torch's rules that
+matter here, each checked against torch in ``tests/test_audits_brute_force.py``:
+
+- an int64 tensor times a bf16 one (``torch.outer``, ``einsum``) is computed in bf16: the positions
+  are rounded to bf16 first (round to nearest even), then the product;
+- ``int64 / int`` and ``arange(n) / k`` give the default dtype (bf16 under ``bf16-true``);
+- ``python_scalar ** bf16_tensor`` converts the scalar to bf16 first (10,000 -> 9,984);
+- CUDA autocast (``aten/src/ATen/autocast_mode.h``, lower-precision list) runs ``einsum`` / ``matmul``
+  on bf16 copies of its float32 inputs; ``outer`` and ``mul`` are not on the list.
+
+Counts, for positions p = 0 .. L-1 and the produced per-pair (cos, sin) (those the code returns,
+in its output dtype), with w the frequencies the code multiplies by (the stored values: a power-of-two
+position times a stored frequency is exact, so these are the frequencies an auditor recovers):
+
+- ``distinct``: distinct (cos, sin) rows;
+- ``exact``: ||wrap(atan2(sin, cos) - p w)||_2 < ||wrap(w)||_2 / 2, the produced encoding is nearer
+  the ideal one of p than half the gap to its neighbour's (the auditor's definition, written out);
+- ``nearest_own`` (L^2 x pairs <= 6e7): the ideal encoding nearest the produced one (over q = 0 .. L-1, by
+  the same wrapped distance) is p's own.
+
+Pure numpy: importable without torch (``audits/run.py`` stores the counts in each report).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import ml_dtypes
+import numpy as np
+
+BF16 = ml_dtypes.bfloat16
+LOW = {"bf16": BF16, "fp16": np.float16}
+
+
+# --------------------------------------------------------------------------- torch's rounding
+
+
+def f32(x) -> np.ndarray:
+    """Round to float32 (float64 result, exact)."""
+    return np.asarray(x, np.float64).astype(np.float32).astype(np.float64)
+
+
+def low(x, dtype: str) -> np.ndarray:
+    """Round to bf16 / fp16 through float32, as torch rounds an op computed in float32."""
+    return np.asarray(x, np.float64).astype(np.float32).astype(LOW[dtype]).astype(np.float64)
+
+
+def theta32(d: int, base: float) -> np.ndarray:
+    """``1.0 / (base ** (torch.arange(0, d, 2).float() / d))`` in float32 (within an ulp of torch's pow)."""
+    x = f32(np.arange(0, d, 2) / d)
+    return f32(1.0 / f32(base ** x))
+
+
+def theta_default_low(d: int, base: float, dtype: str) -> np.ndarray:
+    """The same under ``set_default_dtype(dtype)``: ``arange(0, d, 2) / d`` in dtype, the scalar base
+    converted to dtype, ``pow`` and the reciprocal each rounded to dtype."""
+    x = low(np.arange(0, d, 2) / d, dtype)
+    return low(1.0 / low(float(low(base, dtype)) ** x, dtype), dtype)
+
+
+# --------------------------------------------------------------------------- counts
+
+
+def _wrap(x: np.ndarray) -> np.ndarray:
+    return x - 2 * math.pi * np.round(x / (2 * math.pi))
+
+
+def counts(angles: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], w: np.ndarray, length: int,
+           chunk: int = 16384) -> dict[str, int]:
+    """``angles(p) -> (cos, sin)`` per pair for positions p (float64 arrays of values the code
+    produces); w the stored frequencies. Returns exact / distinct (/ nearest_own for short L)."""
+    w = np.asarray(w, np.float64)
+    keep = w != 0  # a pair at frequency 0 (half-truncated RoPE) never moves: no error, no gap
+    half_gap = np.linalg.norm(_wrap(w[keep])) / 2
+    exact, rows = 0, []
+    phis = []
+    for a in range(0, length, chunk):
+        p = np.arange(a, min(length, a + chunk), dtype=np.float64)
+        c, s = angles(p)
+        rows.append(np.ascontiguousarray(np.concatenate([c, s], axis=1).astype(np.float32)).view(
+            np.dtype((np.void, 8 * c.shape[1]))).ravel())
+        phi = np.arctan2(s, c)[:, keep]
+        err = _wrap(phi - p[:, None] * w[keep][None, :])
+        exact += int((np.linalg.norm(err, axis=1) < half_gap).sum())
+        if length * length * int(keep.sum()) <= 6e7:  # nearest-neighbour search: L^2 k distances
+            phis.append(phi)
+    out = {"exact": exact, "distinct": int(np.unique(np.concatenate(rows)).size)}
+    if phis:
+        phi = np.concatenate(phis)  # (L, k)
+        q = np.arange(length, dtype=np.float64)
+        nearest = 0
+        for a in range(0, length, 256):
+            d = _wrap(phi[a:a + 256, None, :] - q[None, :, None] * w[keep][None, None, :])  # (n, L, k)
+            nearest += int((np.argmin((d * d).sum(axis=2), axis=1) == np.arange(a, min(length, a + 256))).sum())
+        out["nearest_own"] = nearest
+    return out
+
+
+def _float32_path(theta: np.ndarray, out_dtype: str | None = None):
+    """Positions exact (int64 or float32 below 2^24), angle product in float32, cos/sin in float32,
+    optionally stored in ``out_dtype``: the clean path of most targets."""
+
+    def angles(p):
+        a = f32(p[:, None] * theta[None, :])
+        c, s = f32(np.cos(a)), f32(np.sin(a))
+        return (c, s) if out_dtype is None else (low(c, out_dtype), low(s, out_dtype))
+
+    return angles
+
+
+def _low_positions_path(theta_low: np.ndarray, dtype: str, out_dtype: str | None):
+    """Positions rounded to ``dtype``, the product of two ``dtype`` values rounded to ``dtype``,
+    cos/sin in float32 of that angle, stored in ``out_dtype`` (None: float32)."""
+
+    def angles(p):
+        a = low(low(p, dtype)[:, None] * theta_low[None, :], dtype)
+        c, s = f32(np.cos(a)), f32(np.sin(a))
+        return (c, s) if out_dtype is None else (low(c, out_dtype), low(s, out_dtype))
+
+    return angles
+
+
+# --------------------------------------------------------------------------- targets
+
+
+def modded_2024_10_autocast(dtype: str, length: int) -> dict[str, int]:
+    """modded-nanogpt 2024-10-14 under CUDA autocast: ``inv_freq`` float32 (``.float()``), positions
+    ``arange(T).type_as(inv_freq)`` float32, ``torch.outer`` (not autocast) float32, cos/sin float32."""
+    th = theta32(128, 10000.0)
+    return counts(_float32_path(th), th, length)
+
+
+def modded_2024_12_cast(dtype: str, length: int) -> dict[str, int]:
+    """modded-nanogpt 2024-12-04 after ``model.bfloat16()``: the ``inv_freq`` buffer
+    ``(1 / base) ** (arange(0, dim, 2) / dim)`` (float32) rounded to bf16, ``torch.outer(int64 t,
+    bf16 inv_freq)`` in bf16 (positions rounded), ``freqs.cos()`` bf16, rotation output bf16."""
+    th = low(f32((1e-4) ** f32(np.arange(0, 128, 2) / 128)), dtype)
+    return counts(_low_positions_path(th, dtype, dtype), th, length)
+
+
+def modded_2026_08(dtype: str, length: int) -> dict[str, int]:
+    """modded-nanogpt 2026-08-01 ``Yarn``: ``(1/1024) ** linspace(0, 1, 32)`` float32 (plus 32 pairs at
+    frequency 0), float32 positions and angles, cos/sin stored in bf16 (in every scenario)."""
+    af = f32(f32(1 / 1024) ** f32(np.linspace(0, 1, 32)))
+    th = np.concatenate([af, np.zeros(32)])
+    return counts(_float32_path(th, "bf16"), th, length)
+
+
+def einsum_autocast_cuda(dtype: str, length: int) -> dict[str, int]:
+    """ESM / fairseq / xformers under CUDA AMP: ``einsum("i,j->ij", t, inv_freq)`` with float32 t and
+    inv_freq (d = 64, base 10,000) runs on their ``dtype`` copies, the product is rounded to ``dtype``,
+    ``emb.cos()`` of a ``dtype`` tensor is ``dtype``."""
+    th = low(theta32(64, 10000.0), dtype)
+    return counts(_low_positions_path(th, dtype, dtype), th, length)
+
+
+def einsum_cast(dtype: str, length: int) -> dict[str, int]:
+    """ESM / fairseq after a cast: the ``inv_freq`` buffer is ``dtype``, ``arange(n).type_as(inv_freq)``
+    rounds the positions to it, ``einsum`` of two ``dtype`` tensors gives the rounded product, cos / sin
+    in ``dtype``: the same flow as :func:`einsum_autocast_cuda` reached another way."""
+    th = low(theta32(64, 10000.0), dtype)
+    return counts(_low_positions_path(th, dtype, dtype), th, length)
+
+
+def xformers_cast(dtype: str, length: int) -> dict[str, int]:
+    """xformers with ``dtype`` queries (after a cast, or a ``dtype`` model): ``t`` float32 (exact),
+    ``inv_freq.to(x.dtype)`` rounded to ``dtype``, ``einsum`` of float32 and ``dtype`` promoted to
+    float32, the tables ``.to(x.dtype)``: frequencies rounded, positions exact."""
+    th = low(theta32(64, 10000.0), dtype)
+    return counts(_float32_path(th, dtype), th, length)
+
+
+def neox_te_bf16(dtype: str, length: int) -> dict[str, int]:
+    """GPT-NeoX ``get_emb()``: the float32 angles ``einsum(t, inv_freq)`` (d = 24, base 10,000)
+    ``.to(precision)``; TransformerEngine takes cos/sin of the rounded angles. The auditor reads
+    an angles output in float64, as here. Frequencies recovered: the rounded stored ones."""
+    th = theta32(24, 10000.0)
+
+    def angles(p):
+        a = low(f32(p[:, None] * th[None, :]), dtype)
+        return f32(np.cos(a)), f32(np.sin(a))
+
+    return counts(angles, low(th, dtype), length)
+
+
+def neox_forward_bf16(dtype: str, length: int) -> dict[str, int]:
+    """GPT-NeoX ``forward``: cos/sin of float32 angles stored ``.to(precision)``."""
+    th = theta32(24, 10000.0)
+    return counts(_float32_path(th, dtype), th, length)
+
+
+def lit_llama_default(dtype: str, length: int) -> dict[str, int]:
+    """lit-llama under ``bf16-true``: theta from ``arange(0, 128, 2, dtype=int64) / 128`` in the default
+    dtype, ``torch.outer(int64 seq_idx, theta)`` in it, then ``.float()``: float32 cos/sin (the
+    cache is halved only for a float16 / bf16 / int8 ``dtype`` argument, and it is int64)."""
+    th = theta_default_low(128, 10000.0, dtype)
+    return counts(_low_positions_path(th, dtype, None), th, length)
+
+
+def tinyllama_default(dtype: str, length: int) -> dict[str, int]:
+    """TinyLlama under ``bf16-true``: theta (n_elem 64) and ``arange(seq_len) / condense_ratio`` in the
+    default dtype, their outer product in it, cos/sin bf16."""
+    th = theta_default_low(64, 10000.0, dtype)
+    return counts(_low_positions_path(th, dtype, "bf16"), th, length)
+
+
+def gpt_fast(dtype: str, length: int) -> dict[str, int]:
+    """gpt-fast: float32 frequencies, int64 positions, float32 polar, the stacked cache ``.to(bf16)``."""
+    th = theta32(128, 10000.0)
+    return counts(_float32_path(th, "bf16"), th, length)
+
+
+def llama_complex(dtype: str, length: int) -> dict[str, int]:
+    """Llama / llama-models: float32 frequencies (``.float()``), positions int64 or float32, complex64."""
+    th = theta32(128, 10000.0)
+    return counts(_float32_path(th), th, length)
+
+
+def llm_c(dtype: str, length: int) -> dict[str, int]:
+    """llm.c ``train_llama3.py``: theta 500,000, Llama 3.1 scaling (factor 8, low / high frequency
+    factors 1 / 4, original 8,192 positions; ``apply_scaling``), float32 positions and product."""
+    th = theta32(128, 500000.0)
+    low_wl, high_wl = 8192 / 1.0, 8192 / 4.0
+    new = []
+    for f in th:
+        wl = 2 * math.pi / f
+        if wl < high_wl:
+            new.append(f)
+        elif wl > low_wl:
+            new.append(f / 8.0)
+        else:
+            smooth = (8192 / wl - 1.0) / (4.0 - 1.0)
+            new.append((1 - smooth) * f / 8.0 + smooth * f)
+    th = f32(new)
+    return counts(_float32_path(th), th, length)
+
+
+def mistral(dtype: str, length: int) -> dict[str, int]:
+    """mistral-inference with theta 1e6 (``--base``): float32 frequencies, int64 positions, complex64."""
+    th = theta32(128, 1e6)
+    return counts(_float32_path(th), th, length)
+
+
+def deepseek_v3(dtype: str, length: int) -> dict[str, int]:
+    """DeepSeek-V3 ``precompute_freqs_cis``: rope head dim 64, base 10,000, YaRN factor 40 over 4,096
+    original positions (beta_fast 32, beta_slow 1): ``freqs / factor * (1 - smooth) + freqs * smooth``
+    in float32, ``torch.outer(int64 t, freqs)`` float32, complex64."""
+    dim, base, factor, orig = 64, 10000.0, 40.0, 4096
+    th = f32(1.0 / f32(base ** f32(np.arange(0, dim, 2) / dim)))
+
+    def corr(rot):
+        return dim * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(base))
+
+    lo, hi = max(math.floor(corr(32)), 0), min(math.ceil(corr(1)), dim - 1)
+    hi = hi + 0.001 if lo == hi else hi
+    ramp = np.clip(f32((np.arange(dim // 2) - lo) / (hi - lo)), 0, 1)
+    smooth = f32(1 - ramp)
+    th = f32(f32(f32(th / factor) * f32(1 - smooth)) + f32(th * smooth))
+    return counts(_float32_path(th), th, length)
+
+
+def nanochat(dtype: str, length: int) -> dict[str, int]:
+    """nanochat: base 100,000, float32 positions and product, cos/sin stored in bf16 (COMPUTE_DTYPE)."""
+    th = theta32(128, 100000.0)
+    return counts(_float32_path(th, "bf16"), th, length)
+
+
+def olmo(dtype: str, length: int) -> dict[str, int]:
+    """OLMo: float32 with autocast disabled; the rotation returns ``.type_as(q)`` (float32 under AMP)."""
+    th = theta32(128, 10000.0)
+    return counts(_float32_path(th), th, length)
+
+
+def opennmt(dtype: str, length: int) -> dict[str, int]:
+    """OpenNMT-py ``rotaryembeddings``: int64 positions times float32 frequencies, complex rope table."""
+    th = theta32(128, 10000.0)
+    return counts(_float32_path(th), th, length)
+
+
+def gptj(dtype: str, length: int) -> dict[str, int]:
+    """GPT-J ``fixed_pos_embedding``: numpy float64 throughout, float32 when JAX takes it (d = 64)."""
+    th = 1.0 / (10000 ** (np.arange(0, 64, 2) / 64))
+
+    def angles(p):
+        a = p[:, None] * th[None, :]
+        return f32(np.cos(a)), f32(np.sin(a))
+
+    return counts(angles, th, length)
+
+
+def run(name: str, dtype: str, length: int) -> dict[str, int]:
+    """The named brute force (a function of this module) at dtype and length."""
+    fn = globals().get(name)
+    if not callable(fn) or name.startswith("_") or name in ("run", "counts", "f32", "low"):
+        raise KeyError(name)
+    return fn(dtype, length)
