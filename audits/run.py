@@ -222,8 +222,9 @@ def env_for(pythonpath: list[Path]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env.update(ENV_BASE)
     env["HF_HOME"] = str(WORK / "hf_home")
-    if pythonpath:
-        env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
+    # this checkout's ropelaw, always: without it a subprocess imports whatever ropelaw the venv has
+    # installed (an editable install of another checkout), and the report would name the wrong auditor
+    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in [*pythonpath, ROOT] if p)
     return env
 
 
