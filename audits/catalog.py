@@ -637,7 +637,8 @@ ISSUE21: tuple[Target, ...] = (
         deps_note="the wheel is unpacked; only `rotaryembeddings` is executed from the file",
         shows=(Show("rotaryembeddings, native: f(dim, maxseqlen) -> (rope, cos, sin)", "bf16", 2048, "default", "opennmt",
                     "int64 positions times float32 frequencies",
-                    mismatch=("refused: 'required parameters  are none of ...' with an empty list (`maxseqlen` is not read as a length)")),),
+                    mismatch=("refused (exit 2, 'position 0 is not the identity rotation'): the function returns (rope, cos, "
+                              "sin), rope the complex table, and the auditor reads the first two as (cos, sin)")),),
         verdict="clean",
         tags=("issue21",),
     ),

@@ -197,7 +197,63 @@ RULES: list[tuple[str, str, str, str, str, str, str]] = [
      "FALSE POSITIVE: the class overrides `_apply` so that after any `.to(dtype)` / `.half()` / "
      "`.bfloat16()` it re-registers inv_freq in float32 (`_freq_buffer_dtype` never returns a dtype under "
      "32 bits), and builds positions in float32; the finding at `_apply` is that very repair"),
+    # ---------------------------------------------------------------- CUDA autocast policy (issue 21)
+    ("transformers", "RP113", r"RotaryEmbedding\.(_set_cos_sin_cache|forward|cos_sin)$", "", "", "4.44.99",
+     "REAL (CUDA AMP, when the cache is rebuilt): `torch.einsum(\"i,j->ij\", t, self.inv_freq)` is on CUDA "
+     "autocast's lower-precision list, so when forward rebuilds the cache inside a bf16 autocast region "
+     "(sequences past the cached length; dynamic NTK) positions and angles are bf16; the cache built at "
+     "__init__ is outside autocast"),
+    ("transformers", "RP116", r"^create_sinusoidal_positions$", "gptj", "", "",
+     "REAL (bf16 default dtype): `1.0 / (10000 ** (arange(0, dim, 2, dtype=int64) / dim))` takes the default "
+     "dtype, and GPT-J builds this table in `GPTJAttention.__init__`, which `from_pretrained(torch_dtype="
+     "torch.bfloat16)` runs under a bf16 default dtype: the frequencies are rounded (the positions are "
+     "float32: `.float()`). Not measured at runtime (gptj is scanned, not run)"),
+    ("transformers", "RP113", r"^create_sinusoidal_positions$", "gptj", "", "",
+     "FALSE POSITIVE: the einsum runs once, in `GPTJAttention.__init__`, never inside an autocast region"),
+    ("x-transformers", "RP113", r"^(RotaryEmbedding|PolarEmbedding)\.forward$", "", "", "",
+     "FALSE POSITIVE: the method is decorated with x-transformers' `@disable_autocast` (autocast off inside), "
+     "which the scan does not recognise; the runtime audit's autocast-cuda scenario is exact"),
+    ("nanotron", "RP113", r"^StarcoderRotaryEmbedding\.cos_sin$", "", "", "",
+     "REAL (CUDA AMP only): the einsum would run in bf16 under torch autocast; nanotron trains bf16 weights "
+     "without autocast, so its own runs do not reach it"),
+    ("vllm", "RP113", r"\._compute_cos_sin_cache$", "", "", "",
+     "FALSE POSITIVE: the cos/sin cache is computed once at construction, outside any autocast region "
+     "(vLLM does not run its model under autocast)"),
+    ("axolotl", "RP115", r"^cart_weights$", "", "", "",
+     "REAL (bf16 default dtype only; not a rotary): Dream CART's context weights compute token distances "
+     "`(distance - 1) * math.log(1 - cart_p)` in the default dtype; axolotl does not set a bf16 default "
+     "dtype, so its runs keep float32"),
     # ---------------------------------------------------------------- issue 21 targets
+    ("fair-esm", "RP113", r"RotaryEmbedding\._update_cos_sin_tables$", "", "", "",
+     "REAL (CUDA AMP): `einsum(\"i,j->ij\", t, self.inv_freq)` runs on bf16 copies under CUDA autocast: the "
+     "issue-21 bug, measured by the autocast-cuda scenario and the brute force"),
+    ("fairseq", "RP113", r"RotaryPositionalEmbedding\.forward$", "", "", "",
+     "REAL (CUDA AMP, fairseq's --amp): the einsum runs on bf16 / fp16 copies under CUDA autocast, measured "
+     "by the autocast-cuda scenario and the brute force"),
+    ("xformers", "RP113", r"RotaryEmbedding\._update_cos_sin_tables$", "", "", "",
+     "REAL (CUDA AMP): the einsum of the float32 positions runs in bf16 under CUDA autocast (autocast-cuda "
+     "scenario and brute force)"),
+    ("gpt-neox", "RP113", r"^SinusoidalPositionalEmbedding\.forward$", "", "", "",
+     "REAL (CUDA AMP only; not how GPT-NeoX trains): the einsum would be bf16 under torch autocast; NeoX's "
+     "DeepSpeed fp16 / bf16 engines cast the model instead (the RP101 line above)"),
+    ("gpt-neox", "RP111", r"^RotaryEmbedding\.get_emb$", "", "", "",
+     "REAL: the TransformerEngine path: the float32 angles `.to(self.precision)` are rounded to params_dtype "
+     "before TE takes their cos / sin (measured by the get_emb runtime audit; the brute force agrees)"),
+    ("TinyLlama", "RP116", r"^build_rope_cache$", "", "", "",
+     "REAL (Lightning `bf16-true`): `arange(0, n_elem, 2) / n_elem` takes the default dtype, bf16 under "
+     "bf16-true: the frequencies are rounded (the default scenario and the brute force)"),
+    ("TinyLlama", "RP115", r"^build_rope_cache$", "", "", "",
+     "REAL (Lightning `bf16-true`): `arange(seq_len) / condense_ratio` is bf16 under bf16-true, so positions "
+     "collide (the default scenario and the brute force)"),
+    ("GPT-J (mesh-transformer-jax)", "RP117", r"", "", "", "",
+     "REAL (info): the file is JAX / haiku, which the scan does not analyse; the numpy rotary in it is "
+     "audited at runtime instead (exact in every scenario)"),
+    ("GPT-J (mesh-transformer-jax)", "RP116", r"^fixed_pos_embedding$", "", "", "",
+     "FALSE POSITIVE: `np.arange(0, dim, 2) / dim` is numpy float64, not torch's default dtype; no torch "
+     "precision setting reaches it (the runtime audit is exact in every scenario)"),
+    ("GPT-J (mesh-transformer-jax)", "RP115", r"^fixed_pos_embedding$", "", "", "",
+     "FALSE POSITIVE: `np.einsum(..., np.arange(x.shape[seq_dim]), inv_freq)` is numpy float64, not torch's "
+     "default dtype (the runtime audit is exact in every scenario)"),
     ("modded-nanogpt", "RP121", r"^Rotary\.__init__$", "", "", "",
      "REAL: the 2024-12-04 script runs `model.cuda().bfloat16()` and only turns the `CastedLinear` layers back "
      "to float, so this buffer trains in bf16: the frequencies are rounded and, through `torch.outer`, the "
