@@ -143,19 +143,28 @@ TRANSFORMERS = {
 }
 
 
+# huggingface_hub 1.x imports httpx at import time; the venv (transformers 4.57.1's hub 0.36) has no httpx,
+# so the 5.x target gets httpx and its dependencies of the same time
+TRANSFORMERS_EXTRA = {
+    "5.23.0": ("httpx==0.28.1", "httpcore==1.0.9", "h11==0.16.0", "anyio==4.11.0", "sniffio==1.3.1"),
+}
+
+
 def _transformers(version: str) -> Target:
     tok, hub = TRANSFORMERS[version]
     scan = tuple(f"transformers/models/{m}/modeling_{m}.py" for m in HF_STATIC_MODELS)
     scan += ("transformers/modeling_rope_utils.py",)  # frequencies live here from 4.45 on
     return Target(
         name=f"transformers-{version}", package="transformers", version=version,
-        pins=(f"transformers=={version}", f"tokenizers=={tok}", f"huggingface_hub=={hub}"),
+        pins=(f"transformers=={version}", f"tokenizers=={tok}", f"huggingface_hub=={hub}",
+              *TRANSFORMERS_EXTRA.get(version, ())),
         what="Hugging Face transformers: the rotary embeddings of llama, mistral, mixtral, gpt_neox, "
              "falcon, qwen2, gemma, phi3 (those present in this version)",
         scan=scan, hf_models=HF_RUNTIME_MODELS, hf_variants=HF_RUNTIME_VARIANTS, checkpoints=tuple(f"hf:{m}" for m in HF_CHECKPOINT_MODELS),
         deps_note="tokenizers and huggingface_hub pinned to versions of its release time, so that its "
-                  "import-time dependency check passes; numpy, torch, safetensors, regex, requests, filelock "
-                  "and tqdm come from the venv",
+                  "import-time dependency check passes" + ("; httpx and its dependencies, which huggingface_hub 1.x "
+                  "imports" if version in TRANSFORMERS_EXTRA else "") + "; numpy, torch, safetensors, regex, "
+                  "requests, filelock and tqdm come from the venv",
         tags=("transformers",),
     )
 
@@ -336,13 +345,6 @@ _MODDED = "KellerJordan/modded-nanogpt", "f411b3d346aa52d3504324ca93c230fd84c6c0
 _NEOX = "EleutherAI/gpt-neox", "ea7aefd8f8e183256992d9fede4d7c71a46d67a5"
 _F = "audits/targets/"
 _HD128 = ("--head-dim", "128")
-# Where the auditor on main at the last regeneration cannot show what the brute force counts (each is
-# issue 21's item for i21-auditor; tests/test_audits_brute_force.py fails once they agree, so that
-# the mismatch note is dropped with the regeneration that fixes it)
-_NO_CUDA_AUTOCAST = ("the auditor has no CUDA autocast scenario yet (its autocast is torch.autocast('cpu'), "
-                     "whose op list lacks einsum, addr, baddbmm...): no measurement in this scenario")
-_STACKED = ("the auditor reads the stacked (seq, d/2, 2) cache as 'rotary dims 2, cat(cos, sin)': only pair 0 "
-            "is measured")
 
 ISSUE21: tuple[Target, ...] = (
     Target(
@@ -358,8 +360,7 @@ ISSUE21: tuple[Target, ...] = (
         deps_note="a training script: only the `Rotary` class is executed from it (`audits/targets/modded_nanogpt_factory.py`)",
         shows=(Show("Rotary (2024-10-14), native: forward(x) -> (cos, sin)", "bf16", 1024, "autocast-cuda", "modded_2024_10_autocast",
                     "as the record trains: CUDA bf16 autocast; `torch.outer` is not on CUDA's lower-precision list, "
-                    "so positions and angles stay float32",
-                    mismatch=_NO_CUDA_AUTOCAST),),
+                    "so positions and angles stay float32"),),
         verdict="clean as it trains (CUDA bf16 autocast); a `.bfloat16()` cast would round positions (`type_as(inv_freq)`)",
         tags=("issue21",),
     ),
@@ -404,8 +405,7 @@ ISSUE21: tuple[Target, ...] = (
         lengths=(1024, 2048, *LENGTHS),
         deps_note="installed with --no-deps; the factory imports the rotary module without `esm/__init__`",
         shows=(Show("RotaryEmbedding(64), native: forward(q, k) -> (q, k)", "bf16", 1024, "autocast-cuda", "einsum_autocast_cuda",
-                    "CUDA bf16 AMP casts einsum's float32 inputs to bf16: positions rounded",
-                    mismatch=_NO_CUDA_AUTOCAST),
+                    "CUDA bf16 AMP casts einsum's float32 inputs to bf16: positions rounded"),
                Show("RotaryEmbedding(64), native: forward(q, k) -> (q, k)", "bf16", 2048, "cast", "einsum_cast",
                     "a cast makes `inv_freq` bf16 and `arange(n).type_as(inv_freq)` rounds the positions"),),
         verdict="BUG under CUDA bf16 AMP (einsum is on CUDA's lower-precision list); a cast rounds the positions too",
@@ -424,8 +424,7 @@ ISSUE21: tuple[Target, ...] = (
         lengths=(1024, 2048, *LENGTHS),
         deps_note="the rotary file imports only torch and is imported as is",
         shows=(Show("RotaryPositionalEmbedding(64), native: forward(x, seq_len) -> (cos, sin)", "bf16", 2048, "autocast-cuda",
-                    "einsum_autocast_cuda", "CUDA bf16 AMP casts einsum's float32 inputs to bf16: positions rounded",
-                    mismatch=_NO_CUDA_AUTOCAST),
+                    "einsum_autocast_cuda", "CUDA bf16 AMP casts einsum's float32 inputs to bf16: positions rounded"),
                Show("RotaryPositionalEmbedding(64), native: forward(x, seq_len) -> (cos, sin)", "bf16", 2048, "cast", "einsum_cast",
                     "the trainer's `.half()` / `.bfloat16()` makes `inv_freq` low precision; `type_as` rounds the positions"),),
         verdict="BUG under CUDA bf16 AMP (einsum); a cast rounds the positions too (`type_as(inv_freq)`)",
@@ -441,8 +440,7 @@ ISSUE21: tuple[Target, ...] = (
         deps_note="the cp311 wheel installed with --no-deps (its CUDA extension is never loaded); the factory imports "
                   "the rotary module without `xformers/__init__`",
         shows=(Show("RotaryEmbedding(64), native: forward(q, k) -> (q, k)", "bf16", 2048, "autocast-cuda", "einsum_autocast_cuda",
-                    "CUDA bf16 AMP casts einsum's float32 positions to bf16",
-                    mismatch=_NO_CUDA_AUTOCAST),
+                    "CUDA bf16 AMP casts einsum's float32 positions to bf16"),
                Show("RotaryEmbedding(64), native: forward(q, k) -> (q, k)", "bf16", 2048, "cast", "xformers_cast",
                     "bf16 queries: `inv_freq.to(x.dtype)` rounds the frequencies, float32 positions stay exact"),),
         verdict="BUG under CUDA bf16 AMP (einsum); with bf16 inputs the frequencies are rounded in every run",
@@ -487,8 +485,7 @@ ISSUE21: tuple[Target, ...] = (
         deps_note="imports lightning: only `build_rope_cache` is executed from the file (`audits/targets/lit_factories.py`)",
         shows=(Show("build_rope_cache, native: f(seq_len) -> stacked (seq, 64, 2) cache", "bf16", 2048, "default", "lit_llama_default",
                     "under Fabric `bf16-true` (default dtype bf16) the int64 / int division gives bf16 frequencies, "
-                    "and `torch.outer(int64 positions, bf16)` bf16 positions",
-                    mismatch=_STACKED),),
+                    "and `torch.outer(int64 positions, bf16)` bf16 positions"),),
         verdict="BUG under `bf16-true` (default dtype): positions and frequencies in bf16",
         tags=("issue21",),
     ),
@@ -520,8 +517,7 @@ ISSUE21: tuple[Target, ...] = (
         lengths=(2048, *LENGTHS),
         deps_note="the file imports only torch; its two rotary functions are executed from it",
         shows=(Show("precompute_freqs_cis, native: f(seq_len, n_elem) -> stacked bf16 cache", "bf16", 131072, "default", "gpt_fast",
-                    "int64 positions times float32 frequencies; only the stacked table is bf16",
-                    mismatch=_STACKED),),
+                    "int64 positions times float32 frequencies; only the stacked table is bf16"),),
         verdict="clean (positions int64, angles float32; the bf16 table rounds values only)",
         tags=("issue21",),
     ),
@@ -574,8 +570,7 @@ ISSUE21: tuple[Target, ...] = (
                         _F + "llama_family_factories.py:make_mistral", args=(*_HD128, "--base", "1000000")),),
         deps_note="installed with --no-deps; the factory imports `mistral_inference/rope.py` without the package `__init__`",
         shows=(Show("precompute_freqs_cis, native: f(dim, end, theta) -> complex64 (--base 1e6)", "bf16", 131072, "default",
-                    "mistral", "theta from --base; float32 frequencies, int64 positions",
-                    mismatch=("refused: 'no calling convention fits' (the prober fills the required theta with the query; `--base` does not reach it)")),),
+                    "mistral", "theta from --base; float32 frequencies, int64 positions"),),
         verdict="clean (audited natively with `--base 1e6`)",
         tags=("issue21",),
     ),
@@ -619,8 +614,7 @@ ISSUE21: tuple[Target, ...] = (
         deps_note="the wheel is unpacked (.py files of `olmo`; it also ships data sets); `BufferCache`, "
                   "`_non_meta_init_device` and `RotaryEmbedding` are executed from the file",
         shows=(Show("RotaryEmbedding (OLMo-7B), native: forward(q, k) -> (q, k)", "bf16", 2048, "autocast-cuda", "olmo",
-                    "`torch.autocast(enabled=False)` around float32 positions",
-                    mismatch=_NO_CUDA_AUTOCAST),
+                    "`torch.autocast(enabled=False)` around float32 positions"),
                Show("RotaryEmbedding (OLMo-7B), native: forward(q, k) -> (q, k)", "bf16", 2048, "cast", "olmo",
                     "no buffer to cast: the tables are a float32 cache built with autocast disabled"),),
         verdict="clean",
@@ -639,7 +633,7 @@ ISSUE21: tuple[Target, ...] = (
                     "int64 positions times float32 frequencies",
                     mismatch=("refused (exit 2, 'position 0 is not the identity rotation'): the function returns (rope, cos, "
                               "sin), rope the complex table, and the auditor reads the first two as (cos, sin)")),),
-        verdict="clean",
+        verdict="clean by reading and by the brute force; the auditor refuses its (rope, cos, sin) output (exit 2)",
         tags=("issue21",),
     ),
     Target(

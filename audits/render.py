@@ -498,8 +498,8 @@ def readme(docs: list[dict[str, Any]], sums: list[dict[str, Any]], timing: dict[
     lengths = sorted({n for s in sums for n in s["worst_bf16"]} & set(catalog.LENGTHS)) or list(catalog.LENGTHS)
     out.append("## Summary\n")
     out.append("Static findings are counted by code over the scanned files; the runtime columns give the "
-               "smallest exact-position fraction in bf16 over every audited architecture and the three "
-               "scenarios (cast / default / autocast) at each length; `fp16 inf` counts positions "
+               "smallest exact-position fraction in bf16 over every audited architecture and the "
+               "scenarios (cast / default / autocast-cuda / autocast-cpu) at each length; `fp16 inf` counts positions "
                "with non-finite encodings in fp16 over all runs. Verdicts are explained in each report.\n")
     hdr = ("| target | version | static findings | " + " | ".join(f"bf16 worst exact @{klen(n)}" for n in lengths)
            + " | fp16 inf | freq. rounded by cast | checkpoint | verdict |")

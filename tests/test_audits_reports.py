@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -90,7 +91,9 @@ def test_guarded_framework_code_is_not_reported(name):
     flagged = {(f["path"], f["code"]) for f in static["json"]}
     assert ("flash_attn/layers/rotary.py", "RP121") not in flagged
     assert ("flash_attn/layers/rotary.py", "RP122") not in flagged
-    assert not any(p == "nanotron/models/starcoder2.py" for p, _ in flagged)
+    # the lazy float32 re-initialisation guards the buffer (RP101 / RP121 / RP122); its einsum outside
+    # autocast(enabled=False) is a separate, CUDA-AMP-only finding (RP113, judged in notes.py)
+    assert not any(p == "nanotron/models/starcoder2.py" and c != "RP113" for p, c in flagged)
     assert ("vllm/model_executor/layers/rotary_embedding/mrope.py", "RP102") not in flagged
     assert ("megatron/core/models/audio/nemo_transformer_encoder.py", "RP102") not in flagged
 
@@ -132,7 +135,9 @@ def test_static_results_reproduce_where_the_code_is_here(name, monkeypatch, caps
     if res is None or not files or missing:
         pytest.skip(f"{name}: code not on this machine ({site}; run `python audits/run.py --only {name}`)")
     monkeypatch.chdir(site)
-    main(["audit", "code", *files, "--format", "json", "--no-progress"])
+    with warnings.catch_warnings():  # as run.py runs it (PYTHONWARNINGS=ignore): pytest's filters would
+        warnings.simplefilter("ignore")  # turn a file's invalid-escape warning into a parse error (RE001)
+        main(["audit", "code", *files, "--format", "json", "--no-progress"])
     got = json.loads(capsys.readouterr().out)
     key = lambda f: (f["path"], f["line"], f["column"], f["code"])  # noqa: E731
     assert sorted(map(key, got)) == sorted(map(key, res["json"])), f"{name}: stale static results"
