@@ -504,7 +504,7 @@ CODE_PATHS: dict[str, tuple[str, tuple[float, float, float]]] = {
     "hf 4.57.1": ("transformers-4.57.1", (1.0, 1.0, 1.0)),
     "hf 5.23.0": ("transformers-5.23.0", (1.0, 1.0, 1.0)),
     "litgpt": ("litgpt-0.5.13", (1.0, 1.0, 1.0)),
-    "nanotron": ("nanotron-0.4", (1.0, 1.0, 1.0)),
+    "nanotron": ("nanotron-0.4", (1.0, 1.0, 0.0025482177734375)),
     "megatron": ("megatron-core-0.19.2", (1.0, 1.0, 0.0025482177734375)),
     "torchtitan": ("torchtitan-0.3.0", (7.62939453125e-06, 1.0, 1.0)),
 }
