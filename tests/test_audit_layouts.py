@@ -174,6 +174,8 @@ def test_a_partial_keeps_the_values_it_binds():
 
 
 def test_a_complex_rope_first_in_a_tuple_is_read_as_complex():
+    # (L, dim) complex cat((rope, rope), 1): rotate-half, rotary dims = its width (not 2 x 128 pairs)
     a = audit_module(target("opennmt_rope"), "bf16", 512, ["default"])  # dim given by the probe (dim=128)
-    assert (a.output, a.rotary_dim, a.base) == ("complex", 128, 10000.0) and a.scenarios[0].path == "clean"
+    assert (a.output, a.layout, a.rotary_dim, a.base) == ("complex", "rotate-half", 128, 10000.0)
+    assert (a.scenarios[0].path, a.scenarios[0].exact, a.scenarios[0].distinct) == ("clean", 512, 512)
     assert "dim=128" in a.call

@@ -248,10 +248,10 @@ class Probe:
             rows = self._table_rows(t, n)
             if self.output == "complex":
                 if rows.is_complex():
-                    return rows.real.float().numpy(), rows.imag.float().numpy()
+                    return self._split_table(rows.real.float().numpy(), rows.imag.float().numpy(), k)
                 self.imaginary_dropped = True  # a cast made the complex frequencies real: the sine is gone
                 c = rows.float().numpy()
-                return c, np.zeros_like(c)
+                return self._split_table(c, np.zeros_like(c), k)
             if self.output == "angles":
                 a = rows.double().numpy()  # (n, width) float64 from the module's angles
                 cos, sin = np.cos(a), np.sin(a)
@@ -409,7 +409,12 @@ class Probe:
         self.seq_axis = axes[0]
         rows = self._table_rows(t, n)
         if self.output == "complex":
-            self.layout, self.rotary_dim = "per-pair", 2 * int(rows.shape[-1])
+            width = int(rows.shape[-1])
+            if width % 2 == 0 and torch.equal(rows[:, :width // 2], rows[:, width // 2:]):
+                # cat((rope, rope), 1): real / imag are rotate-half cos / sin (OpenNMT-py 3.5.1)
+                self.layout, self.rotary_dim = "rotate-half", width
+            else:
+                self.layout, self.rotary_dim = "per-pair", 2 * width
             return
         if self.output == "angles" and self._detect_stacked(t, n):
             self.output = "stacked"
