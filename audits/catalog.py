@@ -653,3 +653,47 @@ ISSUE21: tuple[Target, ...] = (
 )
 
 TARGETS = TARGETS + ISSUE21
+
+# issue 21's implementations audited by the static scan only (no runtime factory: what each runs on is
+# stated in runtime_note); no brute-force row, so they are not in ISSUE21's table
+ISSUE21_STATIC: tuple[Target, ...] = (
+    Target(
+        name="sglang-0.5.23", package="sglang", version="0.5.23", pins=("sglang==0.5.23",), fetch="wheel",
+        what="SGLang: the rotary embeddings of `sglang/srt/layers/rotary_embedding/` (base, YaRN, MRoPE, "
+             "Bailing MRoPE, Llama 4 vision and the other variants)",
+        scan=("sglang/srt/layers/rotary_embedding",),
+        runtime_note="static scan only: `base.py` imports sglang's platform layer, server environment and runtime "
+                     "context at module level (and `sgl_kernel` on CUDA / XPU); by reading, its cos/sin cache is "
+                     "built from float32 positions (`arange(..., dtype=torch.float)`), as vLLM's",
+        tags=("issue21",),
+    ),
+    Target(
+        name="fairseq2-0.8.1", package="fairseq2", version="0.8.1", pins=("fairseq2==0.8.1",), fetch="wheel",
+        what="fairseq2: `fairseq2/nn/position_encoder.py` (`RotaryEncoder`, `ReferenceRotaryEncoder`, sinusoidal "
+             "and learned encoders)",
+        scan=("fairseq2/nn/position_encoder.py",),
+        runtime_note="static scan only: fairseq2 imports its native library `fairseq2n` (a compiled wheel pinned to "
+                     "one torch version) at package import",
+        tags=("issue21",),
+    ),
+    Target(
+        name="keras-hub-0.32.0", package="keras-hub", version="0.32.0", pins=("keras-hub==0.32.0",), fetch="wheel",
+        what="KerasHub (formerly KerasNLP): `keras_hub/src/layers/modeling/rotary_embedding.py` `RotaryEmbedding`, "
+             "written in `keras.ops`",
+        scan=("keras_hub/src/layers/modeling/rotary_embedding.py",),
+        runtime_note="static scan only, which reads torch, not keras.ops (RP117 says so in the output); keras is "
+                     "not installed here",
+        tags=("issue21",),
+    ),
+    Target(
+        name="mlx-lm-0.32.2", package="mlx-lm", version="0.32.2", pins=("mlx-lm==0.32.2",), fetch="wheel",
+        what="mlx-lm: `mlx_lm/models/rope_utils.py` (Llama 3, YaRN, SuScaled and the other RoPE classes over "
+             "`mx.fast.rope`), written in MLX",
+        scan=("mlx_lm/models/rope_utils.py",),
+        runtime_note="static scan only, which reads torch, not mlx (RP117 says so in the output); mlx is not "
+                     "installed here",
+        tags=("issue21",),
+    ),
+)
+
+TARGETS = TARGETS + ISSUE21_STATIC

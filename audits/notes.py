@@ -303,6 +303,45 @@ RULES: list[tuple[str, str, str, str, str, str, str]] = [
      "REAL (cast only, not reached by DeepSeek's own code): `model.to(torch.bfloat16)` would make the complex64 "
      "`freqs_cis` buffer real (the cast scenario measures it: sine lost), but `generate.py` builds the model "
      "under `torch.set_default_dtype(torch.bfloat16)` and never casts it"),
+    # ---------------------------------------------------------------- issue 21, static scan only
+    ("sglang", "RP123", r"^FourierRotaryEmbedding\.__init__$", "", "", "",
+     "FALSE POSITIVE: FourierRotaryEmbedding's `cos_sin_cache` is a real float32 (cos, sin) table; the scan "
+     "resolved `self._compute_cos_sin_cache()` by its name to another class of the file, "
+     "`Llama4VisionRotaryEmbedding`, whose method does build a complex table (`torch.view_as_complex`). That "
+     "other table would lose its sine in `RotaryEmbedding.__init__` (base.py: `cache.to(dtype)` on platforms other "
+     "than CUDA / HIP / XPU, unless SGLANG_ROPE_CACHE_FP32), but sglang's models do not use that class (mllama4 "
+     "defines its own, keeping the complex table as a plain attribute)"),
+    ("sglang", "RP121", r"^FourierRotaryEmbedding\.__init__$", "", "", "",
+     "REAL (cast only), by reading: the first `forward` rebuilds `cos_sin_cache` from the `inv_freq` buffer "
+     "(`einsum(t_float32, self.inv_freq)`), so after a `.to(bf16)` of the module the frequencies are rounded "
+     "(positions stay float32). sglang builds models under `set_default_torch_dtype` with an explicit float32 "
+     "`inv_freq` and its loader moves models with `.to(target_device)` only, so sglang itself keeps it float32"),
+    ("sglang", "RP113", r"^FourierRotaryEmbedding\._compute_cos_sin_cache$", "", "", "",
+     "REAL (CUDA AMP only; not reached by sglang): the first `forward` rebuilds the cache with this einsum, "
+     "which a caller's CUDA bf16 autocast would run in bf16; sglang serves without autocast (its only "
+     "`torch.autocast` calls turn it off)"),
+    ("sglang", "RP113", r"^Phi3LongRoPEScaledRotaryEmbedding\._compute_cos_sin_cache$", "", "", "",
+     "FALSE POSITIVE: the short and long caches are computed once, in the class's own `__init__` (the scan does "
+     "not see that only `__init__` calls this method), outside any autocast region, from float32 positions"),
+    ("sglang", "RP113", r"\._compute_cos_sin_cache$", "", "", "",
+     "FALSE POSITIVE: the cache is computed once, from `RotaryEmbedding.__init__` (base.py calls the "
+     "subclass's override; the scan does not follow that call across files), outside any autocast region, "
+     "from float32 positions (`arange(..., dtype=torch.float)`)"),
+    ("sglang", "RP113", r"^(RotaryEmbedding\._ensure_cos_sin_cache_length|_extend_yarn_cache)$", "", "", "",
+     "REAL (CUDA AMP only; not reached by sglang): the cache extension runs while serving (the QSA indexer asks "
+     "for positions past the cache) and its einsum would be bf16 under a caller's CUDA autocast; sglang serves "
+     "without autocast (its only `torch.autocast` calls turn it off), and the positions are float32 "
+     "(`arange(..., dtype=inv_freq.dtype)` of a fresh float32 inv_freq)"),
+    ("keras-hub", "RP117", r"", "", "", "",
+     "REAL (info): keras.ops code, which the scan does not analyse. By reading: positions "
+     "(`ops.arange(seq_len, dtype=\"float32\")`, given positions `ops.cast(..., \"float32\")`) and inverse "
+     "frequencies are float32 explicitly (KerasNLP's #1508 fix), the angle einsum runs on them, and only cos / "
+     "sin are cast to the layer's compute dtype: clean by reading, not measured here (no keras)"),
+    ("mlx-lm", "RP117", r"", "", "", "",
+     "REAL (info): MLX code, which the scan does not analyse. By reading: the frequencies handed to "
+     "`mx.fast.rope` are float32 arrays (`mx.arange(..., dtype=mx.float32)`, or `mx.arange(0, dims, 2) / dims`, "
+     "int32 / int, which MLX computes in float32); positions are the kernel's own (an integer offset); not "
+     "measured here (no mlx)"),
 ]
 
 
@@ -462,6 +501,19 @@ _OTHER = {
         "transformers' (Bailing MoE v3's `BailingMoeV3RotaryEmbedding` extends `DeepseekV3RotaryEmbedding`) and "
         "its own default-RoPE helper (Dream) builds inv_freq from int64 `.float()` in float32. The static scan "
         "finds nothing, correctly.",
+    ("sglang", ""):
+        "**Reading the code.** Like vLLM's, sglang's rotary layers build `cos_sin_cache` from float32 positions "
+        "(`torch.arange(..., dtype=torch.float)`) and float32 frequencies, keep it in float32 on CUDA / HIP / XPU "
+        "(cast to the model dtype elsewhere: values rounded, positions exact), and index it with int64 positions. "
+        "The einsums flagged RP113 run at construction or in cache extensions; sglang never runs them under "
+        "autocast. One static finding is a scan error (RP123 on FourierRotaryEmbedding: a method resolved by "
+        "name in another class).",
+    ("fairseq2", ""):
+        "**Reading the code.** `RotaryEncoder` fills a float32 `(max_seq_len + 1, d / 2, 2)` buffer `freqs` "
+        "with `torch.polar` of float32 angles (steps and indices `arange(..., dtype=torch.float32)`, "
+        "`torch.outer`), and `forward` multiplies the queries by it as complex64 in float32; a cast of the buffer "
+        "would round table values, never positions. The static scan finds nothing (issue 21: before, RP121 on "
+        "this float32 table named `freqs` and RP102 on its frequency indices).",
     ("timm", "1.0.31"):
         "**Reading the code.** Fixed deliberately in the rotary classes: `_freq_buffer_dtype` keeps their "
         "frequency and grid buffers at >= float32, and `_apply` re-registers the bands / inv_freq / periods in "
@@ -564,7 +616,8 @@ def _pct(x: float) -> str:
 
 
 def target_verdict(doc, rt, st_counts, verdicts, ck_counts) -> dict[str, str]:
-    """Summary verdict of a target from its measurements (short for the table, long for the report)."""
+    """Summary verdict of a target from its measurements (short for the table, long for the report);
+    ``st_counts``: static findings judged REAL, by code."""
     collide: dict[str, set[str]] = {}
     overflow: set[str] = set()
     drift: set[str] = set()
@@ -648,6 +701,13 @@ def target_verdict(doc, rt, st_counts, verdicts, ck_counts) -> dict[str, str]:
                                      f"rounded by a cast (real, cast only: RP121 x{n121})",
                  ("liger-kernel", "0.8.5"): "clean (triton kernels applying the cos/sin of the patched HF model)",
                  ("axolotl", "0.21.0"): "clean (rotary classes from transformers; float32 inv_freq helper)",
+                 ("sglang", "0.5.23"): "float32 cos/sin caches indexed by int64 positions; RP113: 3 einsums real "
+                                       "under CUDA AMP, which sglang never runs, 6 false positives (construction); "
+                                       "RP121 on FoPE's buffer (cast only); RP123 false positive",
+                 ("fairseq2", "0.8.1"): "clean (float32 frequencies and tables)",
+                 ("keras-hub", "0.32.0"): "not analysed (keras.ops, RP117); float32 positions and frequencies "
+                                          "by reading",
+                 ("mlx-lm", "0.32.2"): "not analysed (MLX, RP117); float32 frequencies by reading",
                  ("vllm", "0.33.0"): "positions int64, cos/sin built in float32; float buffers rounded by a cast "
                                      f"only on paths vLLM does not take (RP121 x{n121}: FoPE, vendored flash-attn "
                                      "layer)"}.get(

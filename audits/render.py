@@ -190,15 +190,17 @@ def judge(doc: dict[str, Any], f: dict[str, Any], rt: Runtime) -> tuple[str, str
 # --------------------------------------------------------------------------- per-target report
 
 
-def static_section(doc: dict[str, Any], rt: Runtime) -> tuple[list[str], Counter, Counter]:
+def static_section(doc: dict[str, Any], rt: Runtime) -> tuple[list[str], Counter, Counter, Counter]:
+    """The report's static section; counts by code, by verdict, and by code of the findings judged REAL."""
     out: list[str] = []
     res = next((r for r in doc["results"] if r["kind"] == "static"), None)
     counts: Counter = Counter()
     verdicts: Counter = Counter()
+    real: Counter = Counter()
     out.append("## Static scan\n")
     if res is None:
         out.append("Not run (no files to scan in this version).\n")
-        return out, counts, verdicts
+        return out, counts, verdicts, real
     nfiles = len(doc["scanned_files"])
     out.append(f"`{' '.join(res['argv'][:3])} FILES --format json` over {nfiles} path{'s' if nfiles != 1 else ''} "
                f"(paths relative to the install directory): "
@@ -206,10 +208,10 @@ def static_section(doc: dict[str, Any], rt: Runtime) -> tuple[list[str], Counter
     findings = res.get("json")
     if not isinstance(findings, list):
         out.append(f"**The static scan failed** (exit {res.get('exit_code')}): {last_line(res.get('stderr', ''))}\n")
-        return out, counts, verdicts
+        return out, counts, verdicts, real
     if not findings:
         out.append("No findings.\n")
-        return out, counts, verdicts
+        return out, counts, verdicts, real
     counts.update(f["code"] for f in findings)
     out.append("Findings by code: " + ", ".join(f"{c} x{n}" for c, n in sorted(counts.items())) + ".\n")
     out.append("| location | code | in | verdict | why |")
@@ -218,6 +220,8 @@ def static_section(doc: dict[str, Any], rt: Runtime) -> tuple[list[str], Counter
     for f in findings:
         v, why = judge(doc, f, rt)
         verdicts[v] += 1
+        if v.startswith("REAL"):
+            real[f["code"]] += 1
         judged.append((f, v, why))
         out.append(f"| `{f['path']}:{f['line']}:{f['column']}` | {f['code']} {f['name']} | `{f.get('scope') or '-'}` "
                    f"| **{v}** | {esc(why)} |")
@@ -226,7 +230,7 @@ def static_section(doc: dict[str, Any], rt: Runtime) -> tuple[list[str], Counter
     for f, _, _ in judged:
         out.append(f"- `{f['path']}:{f['line']}` {f['code']}: {esc(f['message'])}")
     out.append("\n</details>\n")
-    return out, counts, verdicts
+    return out, counts, verdicts, real
 
 
 def runtime_section(doc: dict[str, Any], rt: Runtime) -> list[str]:
@@ -326,13 +330,13 @@ def checkpoint_section(doc: dict[str, Any]) -> tuple[list[str], Counter]:
 
 def summarize(doc: dict[str, Any]) -> dict[str, Any]:
     rt = Runtime(doc["results"])
-    st_lines, st_counts, verdicts = static_section(doc, rt)
+    st_lines, st_counts, verdicts, real_counts = static_section(doc, rt)
     ck_lines, ck_counts = checkpoint_section(doc)
     worst = {n: rt.worst_exact("bf16", n) for n in rt.lengths()}
     worst16 = {n: rt.worst_exact("fp16", n) for n in rt.lengths()}
     nonfinite = sum(r["nonfinite"] for r in rt.rows.values())
     drift_cast = any(r["frequency_drift"] > DRIFT_TOL for k, r in rt.rows.items() if k[3] == "cast")
-    verdict = notes.target_verdict(doc, rt, st_counts, verdicts, ck_counts)
+    verdict = notes.target_verdict(doc, rt, real_counts, verdicts, ck_counts)
     return {"rt": rt, "static_lines": st_lines, "static_counts": st_counts, "verdicts": verdicts,
             "ckpt_lines": ck_lines, "ckpt_counts": ck_counts, "worst_bf16": worst, "worst_fp16": worst16,
             "nonfinite": nonfinite, "drift_cast": drift_cast, "verdict": verdict}
@@ -479,7 +483,10 @@ elsewhere), and compares them with the committed reports. Because the targets' c
 a full run also records what determines the results (`audits/behaviour.py`: the audit rule set and the
 auditor's findings and counts on the committed fixtures, `tests/fixtures/static` and the runtime fixtures
 it names) in `reports/_auditor.json`, for a check that needs no target code: a change of the auditor's
-behaviour there means the reports must be regenerated; a refactor that keeps it does not.
+behaviour there means the reports must be regenerated; a refactor that keeps it does not. When only some
+targets' results changed (the local re-runs name them), `python audits/run.py --only NAME ...` re-runs those
+and `python audits/run.py --snapshot-only` then records the auditor's behaviour, once the local re-runs pass
+for every target.
 """
 
 

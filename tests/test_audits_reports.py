@@ -106,6 +106,19 @@ SITE = AUDITS / "_work" / "site"
 ROOT = AUDITS.parent
 
 
+def test_reports_were_made_by_an_auditor_that_behaves_as_this_one():
+    """Everywhere (CI included): the rule set and the auditor's results on the committed fixtures
+    equal those recorded by the last full `python audits/run.py` (audits/reports/_auditor.json)."""
+    import behaviour
+
+    recorded = json.loads((REPORTS / "_auditor.json").read_text())
+    now = json.loads(json.dumps(behaviour.snapshot(ROOT)))
+    assert now == recorded, ("the auditor behaves differently from the one that made audits/reports "
+                             "(regenerate: `nice python audits/run.py`, or re-run the targets whose results changed "
+                             "with --only, then --snapshot-only; see audits/README.md):\n"
+                             + "\n".join(behaviour.diff(recorded, now)))
+
+
 def _static_result(name: str) -> dict | None:
     doc = json.loads((REPORTS / f"{name}.json").read_text())
     return next((r for r in doc["results"] if r["kind"] == "static"), None)
