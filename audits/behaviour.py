@@ -6,7 +6,8 @@ target's code is on this machine (``audits/_work/site/<target>`` after ``python 
 them with the report. Where it is not (CI: the targets' code is never committed), results are
 pinned through what determines them, re-measured on committed inputs:
 
-- the audit rule set: code, name and severity of every RP / RE rule (``ropelaw rule --all``);
+- the audit rule set: code, name and severity of every RP rule and of the audit's own RE0xx rules
+  (``ropelaw rule --all``; RE1xx are the linter's);
 - the static scan's findings (code, line, column) on every file of ``tests/fixtures/static``;
 - the runtime audit (convention, layout, rotary dims; per scenario exact / distinct / path) of the
   committed runtime fixtures in :data:`RUNTIME_FIXTURES` at bf16, 2,048 positions.
@@ -41,7 +42,7 @@ LENGTH = 2048
 def rule_set() -> list[list[str]]:
     from ropelaw.findings import all_rules
 
-    return sorted([r.code, r.name, r.severity] for r in all_rules() if r.code.startswith(("RP", "RE")))
+    return sorted([r.code, r.name, r.severity] for r in all_rules() if r.code.startswith(("RP", "RE0")))
 
 
 def static_fixtures(root: Path) -> dict[str, list[list[Any]]]:
