@@ -299,6 +299,13 @@ RULES: list[tuple[str, str, str, str, str, str, str]] = [
      "measures it), but not through `dtype`: `LLaMA.build_rope_cache` passes `idx.dtype`, the int64 token ids, "
      "and the rounding comes from the default dtype (`arange(0, n_elem, 2, dtype=int64) / n_elem` and "
      "`torch.outer` with it); making `dtype` float32 as the fix says changes nothing"),
+    ("lit-llama", "RP116", r"^build_rope_cache$", "", "", "",
+     "REAL (Lightning `bf16-true`): `LLaMA.build_rope_cache` passes `idx.dtype`, the int64 token ids, so "
+     "`arange(0, n_elem, 2, dtype=int64) / n_elem` is a true division that takes the default dtype, bf16 under "
+     "bf16-true: the frequencies are rounded (the default scenario and the brute force: 309 / 641 of 2,048)"),
+    ("lit-llama", "RP115", r"^build_rope_cache$", "", "", "",
+     "REAL (Lightning `bf16-true`): the int64 `seq_idx` times those default-dtype frequencies in `torch.outer` "
+     "gives a bf16 product under bf16-true, so positions collide (the default scenario and the brute force)"),
     ("DeepSeek-V3", "RP123", r"^Transformer\.__init__$", "", "", "",
      "REAL (cast only, not reached by DeepSeek's own code): `model.to(torch.bfloat16)` would make the complex64 "
      "`freqs_cis` buffer real (the cast scenario measures it: sine lost), but `generate.py` builds the model "
