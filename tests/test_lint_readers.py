@@ -92,7 +92,11 @@ def test_c_and_pure_loaders_agree_on_generated_documents(text):
             _load(text, pure=False)
         return
     fast = _load(text, pure=False)
-    assert fast[0] == pure[0]
+    try:
+        same = fast[0] == pure[0]
+    except RecursionError:  # an alias inside the node it names ('- &a\n  - *a'): compare what repr prints
+        same = repr(fast[0]) == repr(pure[0])
+    assert same
     if isinstance(pure[0], dict):
         assert _all_positions(fast[1]) == _all_positions(pure[1])
 
