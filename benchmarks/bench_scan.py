@@ -45,12 +45,14 @@ _WRAP = ("import resource, subprocess, sys, time\n"
          "len(p.stderr.splitlines()))\n")
 
 
-def generate(root: pathlib.Path, n: int) -> None:
+def generate(root: pathlib.Path, n: int, only: str | None = None) -> None:
     (root / "cfg").mkdir()
     (root / "src").mkdir()
     for i in range(n):
-        (root / "cfg" / f"c{i:05d}.json").write_text(json.dumps(dict(HEAD, max_position_embeddings=4096 * (1 + i % 3))))
-        (root / "src" / f"m{i:05d}.py").write_text(BUGGY_PY if i % 50 == 0 else PLAIN_PY)
+        if only != "audit":
+            (root / "cfg" / f"c{i:05d}.json").write_text(json.dumps(dict(HEAD, max_position_embeddings=4096 * (1 + i % 3))))
+        if only != "lint":
+            (root / "src" / f"m{i:05d}.py").write_text(BUGGY_PY if i % 50 == 0 else PLAIN_PY)
 
 
 def measure(argv: list[str]) -> dict:
@@ -84,8 +86,8 @@ def main() -> None:
         root = pathlib.Path(tempfile.mkdtemp(prefix="ropelaw-bench-scan-", dir=args.tmp))
         try:
             t0 = time.perf_counter()
-            generate(root, n)
-            print(f"{n:,} files of each kind generated in {time.perf_counter() - t0:.1f} s under {root}")
+            generate(root, n, args.only)
+            print(f"{n:,} files{' of each kind' if not args.only else ''} generated in {time.perf_counter() - t0:.1f} s under {root}")
             for what, fmt, argv in RUNS:
                 if args.only and not what.startswith(args.only):
                     continue

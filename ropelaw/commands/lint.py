@@ -78,8 +78,9 @@ def default_select() -> list[str]:
     return [r.code for r in all_rules() if r.default_on]
 
 
-def collect(paths: list[str], unscanned: list | None = None) -> list[tuple[str, bool]]:
-    """``(file, named)`` pairs: named files as given, directories expanded (sorted).
+def collect(paths: list[str], unscanned: list | None = None, lazy: bool = False):
+    """``(file, named)`` pairs: named files as given, directories expanded (sorted). ``lazy``: an iterator
+    that walks each directory as its files are used (memory flat in their number), after the same checks.
 
     ``UsageError`` for a path that does not exist or that this user may not read, and for a
     directory with no config file in it (and no directory it could not enter). Other files that
@@ -87,17 +88,21 @@ def collect(paths: list[str], unscanned: list | None = None) -> list[tuple[str, 
     directory scan. Directories that could not be entered go to ``unscanned`` as ``(path, why)``.
     """
     from ..errors import UsageError
-    from ..lint.loader import config_files
+    from ..lint.parse import iter_config_files
 
-    out: list[tuple[str, bool]] = []
+    out: list = []
     for p in paths:
         if os.path.isdir(p):
-            gaps: list = []
-            found = config_files(p, gaps)
-            if not found and not gaps:
+            # lazy: the walk appends what it could not enter to ``unscanned`` as it goes (read it after)
+            gaps: list = unscanned if lazy and unscanned is not None else []
+            before = len(gaps)
+            walk = iter_config_files(p, gaps)
+            first = next(walk, None)  # a directory with nothing to check is bad input, found before any output
+            if first is None and len(gaps) == before:
                 raise UsageError(f"no config files found in {p}")
-            out.extend((f, False) for f in found)
-            if unscanned is not None:
+            found = itertools.chain([first] if first is not None else [], walk)
+            out.append(((f, False) for f in found) if lazy else [(f, False) for f in found])
+            if unscanned is not None and gaps is not unscanned:
                 unscanned.extend(gaps)
             continue
         try:
@@ -108,8 +113,8 @@ def collect(paths: list[str], unscanned: list | None = None) -> list[tuple[str, 
             raise UsageError(f"{p}: cannot read: {exc.strerror or exc}") from None
         if not os.access(p, os.R_OK):
             raise UsageError(f"{p}: cannot read: permission denied")
-        out.append((p, True))
-    return out
+        out.append([(p, True)])
+    return itertools.chain.from_iterable(out) if lazy else [pair for part in out for pair in part]
 
 
 def _reason(path: str, message: str) -> str:
@@ -136,9 +141,18 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
     from ..lint.rules.reading import file_finding
 
     unscanned: list = []
-    files = collect(paths, unscanned)
-    for path, why in unscanned:
-        yield "finding", Finding.of(DIRECTORY_NOT_SCANNED, f"not scanned: {why}", path=path, line=1, column=1)
+    # without a progress bar the directories are walked as their files are linted (no list of 50,000 paths);
+    # a bar needs the count first
+    files = collect(paths, unscanned, lazy=not progress)
+    said = 0  # RE103 for the directories that could not be entered, as the walk meets them
+
+    def not_scanned():
+        nonlocal said
+        for path, why in unscanned[said:]:
+            yield "finding", Finding.of(DIRECTORY_NOT_SCANNED, f"not scanned: {why}", path=path, line=1, column=1)
+        said = len(unscanned)
+
+    yield from not_scanned()
     read = 0  # files that parsed (linted, or skipped for holding no RoPE settings)
     first_error: UsageError | None = None
     it = files
@@ -147,6 +161,8 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
 
         it = tqdm(files, desc="lint", unit="file", file=sys.stderr, leave=False, mininterval=0.25)
     for path, named in it:
+        if said < len(unscanned):
+            yield from not_scanned()
         if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES):
             first_error = first_error or UsageError(
                 f"{path}: not a config file (expected .json, .yaml, .yml or .toml)")
@@ -174,6 +190,7 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
             continue
         read += 1
         yield "result", lint_config(cfg, shown_only=shown_only)
+    yield from not_scanned()
     if read == 0 and first_error is not None:
         raise first_error
 

@@ -449,6 +449,11 @@ def config_files(root: str, unscanned: list | None = None) -> list[str]:
     entered (unreadable, a path over PATH_MAX, a symbolic link: not followed) are appended to
     ``unscanned`` as ``(path, why)``; the walk is iterative (:func:`ropelaw.safeio.walk_files`).
     """
+    return list(iter_config_files(root, unscanned))
+
+
+def iter_config_files(root: str, unscanned: list | None = None):
+    """:func:`config_files` one at a time, as the walk finds them (a scan of 50,000 files keeps no list)."""
     from ..safeio import walk_files
 
-    return list(walk_files(root, CONFIG_SUFFIXES, lambda d: d.startswith("."), unscanned))
+    return walk_files(root, CONFIG_SUFFIXES, lambda d: d.startswith("."), unscanned)
