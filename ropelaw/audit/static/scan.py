@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import os
 import re
 import sys
@@ -215,8 +216,10 @@ def scan_file(path: "str | os.PathLike", *, length: int = DEFAULT_LENGTH, displa
     return scan_source(data, shown, length=length)
 
 
-def python_files(paths: Sequence["str | os.PathLike"], unscanned: list | None = None) -> list[Path]:
-    """The .py files named or found (recursively, sorted) under ``paths``.
+def python_files(paths: Sequence["str | os.PathLike"], unscanned: list | None = None, lazy: bool = False):
+    """The .py files named or found (recursively, sorted) under ``paths``: a list, or with ``lazy`` an
+    iterator that walks each directory as its files are used (after the same checks, all made first),
+    so a scan of 50,000 files keeps no list of them.
 
     ``UsageError`` for a missing path, for a file given explicitly that is not ``.py``, for a
     named path that is not a regular file (a FIFO, a device; checked with ``stat`` before any
@@ -230,7 +233,7 @@ def python_files(paths: Sequence["str | os.PathLike"], unscanned: list | None = 
     """
     from ...safeio import regular_file, walk_files
 
-    out: list[Path] = []
+    out: list = []
     if not paths:
         raise UsageError("no paths given")
     for raw in paths:
@@ -240,20 +243,24 @@ def python_files(paths: Sequence["str | os.PathLike"], unscanned: list | None = 
         if not p.exists() and not p.is_symlink():
             raise UsageError(f"no such file or directory: {raw}")
         if p.is_dir():
-            gaps: list = []
-            found = [Path(f) for f in walk_files(str(p), (".py",), lambda d: d in ("__pycache__", ".git"), gaps)]
-            if not found and not gaps:
+            # lazy: the walk appends what it could not enter to ``unscanned`` as it goes (read it after)
+            gaps: list = unscanned if lazy and unscanned is not None else []
+            before = len(gaps)
+            walk = walk_files(str(p), (".py",), lambda d: d in ("__pycache__", ".git"), gaps)
+            first = next(walk, None)  # nothing to check in a directory is bad input, found before any scan
+            if first is None and len(gaps) == before:
                 raise UsageError(f"no Python files found in {raw}")
-            out.extend(found)
-            if unscanned is not None:
+            found = (Path(f) for f in itertools.chain([first] if first is not None else [], walk))
+            out.append(found if lazy else list(found))
+            if unscanned is not None and gaps is not unscanned:
                 unscanned.extend(gaps)
         elif p.suffix == ".py":
             regular_file(str(p))
-            out.append(p)
+            out.append([p])
         else:
             raise UsageError(f"not a Python file: {raw} (audit code reads .py files; for a checkpoint "
                              f"use `ropelaw audit checkpoint`)")
-    return out
+    return itertools.chain.from_iterable(out) if lazy else [f for part in out for f in part]
 
 
 def scan_paths(paths: Sequence["str | os.PathLike"], *, length: int = DEFAULT_LENGTH,
@@ -265,19 +272,24 @@ def scan_paths(paths: Sequence["str | os.PathLike"], *, length: int = DEFAULT_LE
     with the deep-recursion stack (:func:`_run_deep`), not one thread per file: creating two
     512 MiB-stack threads for every file cost 1 ms a file."""
     unscanned: list = []
-    files = python_files(paths, unscanned)
+    # without a progress bar the directories are walked as their files are scanned (no list of 50,000
+    # paths); a bar needs the count first
+    files = python_files(paths, unscanned, lazy=not progress)
     iterator: Iterable[Path] = files
     if progress and len(files) > 1:
         from tqdm import tqdm
 
         iterator = tqdm(files, desc="scanning", unit="file", file=sys.stderr, leave=False, mininterval=0.25)
+    count = 0
 
     def scan_all() -> list[Finding]:
+        nonlocal count
         found: list[Finding] = []
         for f in iterator:
+            count += 1
             found.extend(scan_file(f, length=length, max_bytes=max_bytes))
         return found
 
     findings = _run_deep(scan_all)
     findings.extend(Finding.of(IO.DIRECTORY_NOT_SCANNED, f"not scanned: {why}", path=path) for path, why in unscanned)
-    return ScanResult(select_findings(findings, select, ignore), len(files))
+    return ScanResult(select_findings(findings, select, ignore), count)
