@@ -177,7 +177,7 @@ def _table_lines(name: str, first: str, blocks: int) -> list[str]:
 @pytest.mark.parametrize("name, first, blocks, lines", [
     ("schemes-full", "scheme ", 1, 1 + 22),  # header + rows
     ("bound-sweep-quick", "   d     T     base", 3, (1 + 8) + (1 + 4) + 1),  # rows, per-size medians, summary
-    ("bound-full-d64-T128", "      base   regime", 1, 1 + 4)])
+    ("bound-full-d64-T128", "      base   regime", 1, 1 + 4), ("bound-full-d32-T256", "      base   regime", 1, 1 + 4)])
 def test_manual_shows_the_committed_tables(name, first, blocks, lines):
     # the tables the manual prints are what `ropelaw experiment` renders from the committed JSON
     table = _table_lines(name, first, blocks)
@@ -185,26 +185,29 @@ def test_manual_shows_the_committed_tables(name, first, blocks, lines):
     assert len(table) == lines and [line for line in table if line not in manual] == []
 
 
-def test_full_size_sweep_pair_is_what_the_sweep_runs():
-    # bound-full-d64-T128.json: run_bound at the sweep's full-size pair (64, 128), as the sweep calls it
+# d = 64, T = 128: pairs 0..10 complete a period (2*pi*1e4^(2i/64) <= 128), d_extra = 22;
+# d = 32, T = 256: pairs 0..6 (2*pi*1e4^(2i/32) <= 256), d_extra = 14
+@pytest.mark.parametrize("d, t, d_extra, bases", [(64, 128, 22, [1e5, 3e5, 1e6, 3e6]), (32, 256, 14, [3e4, 1e5, 3e5, 1e6])])
+def test_full_size_sweep_pair_is_what_the_sweep_runs(d, t, d_extra, bases):
+    # bound-full-dD-TT.json: run_bound at one of the sweep's full-size pairs, as the sweep calls it
     from dataclasses import asdict
 
     from ropelaw.experiments import runs, sweep
 
-    r = json.loads((RESULTS / "bound-full-d64-T128.json").read_text())
+    r = json.loads((RESULTS / f"bound-full-d{d}-T{t}.json").read_text())
     full = runs.SIZES["full"]
-    assert r["experiment"] == "bound" and r["size"] == "full" and r["seed"] == 0
-    assert r["sizes"] == json.loads(json.dumps(asdict(sweep.sweep_size(full, 64, 128))))
-    assert [row["base"] for row in r["rows"]] == list(sweep.sweep_bases(full, 64, 128)) == [1e5, 3e5, 1e6, 3e6]
+    assert r["experiment"] == "bound" and r["size"] == "full" and r["seed"] == 0 and r["test_len"] == 16 * t
+    assert r["sizes"] == json.loads(json.dumps(asdict(sweep.sweep_size(full, d, t))))
+    assert [row["base"] for row in r["rows"]] == list(sweep.sweep_bases(full, d, t)) == bases
     for row in r["rows"]:
-        # d = 64, T = 128: pairs 0..10 complete a period (2*pi*1e4^(2i/64) <= 128), d_extra = 22
-        assert row["critical_dimension"] == 22 == 2 * sum(2 * math.pi * 1e4 ** (i / 32) <= 128 for i in range(32))
-        assert row["predicted_bound"] == pytest.approx(2 * math.pi * row["base"] ** (22 / 64), abs=0.06)
+        assert row["critical_dimension"] == d_extra == 2 * sum(2 * math.pi * 1e4 ** (2 * i / d) <= t for i in range(d // 2))
+        assert row["predicted_bound"] == pytest.approx(2 * math.pi * row["base"] ** (d_extra / d), abs=0.06)
         assert row["ratio"] == pytest.approx(row["measured_break"] / row["predicted_bound"], abs=0.0006)
-    assert 0 < r["cpu_seconds"] <= 3600 and (RESULTS / "bound-full-d64-T128.png").stat().st_size > 10_000
+    assert 0 < r["cpu_seconds"] <= 3600 and (RESULTS / f"bound-full-d{d}-T{t}.png").stat().st_size > 10_000
     nb = executed(NAME)
     v = values(nb, "check-sweep-full")
-    assert v["d64_ratio_range"].split() == [str(min(x["ratio"] for x in r["rows"])), str(max(x["ratio"] for x in r["rows"]))]
+    ratios = [x["ratio"] for x in r["rows"]]
+    assert v[f"d{d}_T{t}_ratio_range"].split() == [str(min(ratios)), str(max(ratios))]
     for key, text in v.items():
         if "_base_" in key:
             parts = text.split()
