@@ -94,7 +94,7 @@ def test_committed_scheme_results(size):
     assert 0 < schemes["cpu_seconds"] <= CPU_LIMIT[size]
 
 
-@pytest.mark.parametrize("stem", ["bound-sweep-quick", "bound-sweep-quick-seed1"])
+@pytest.mark.parametrize("stem", ["bound-sweep-quick", "bound-sweep-quick-seed1", "bound-sweep-full"])
 def test_committed_sweep_results(stem):
     sweep = json.loads((RESULTS / f"{stem}.json").read_text())
     assert sweep["experiment"] == "bound-sweep" and stem.startswith(f"bound-sweep-{sweep['size']}")
@@ -136,7 +136,7 @@ def test_notebook_schemes_section_recomputes_the_predictions():
 def test_notebook_sweep_section():
     nb = executed(NAME)
     v = values(nb, "check-sweep")
-    sweep = json.loads((RESULTS / "bound-sweep-quick.json").read_text())  # the full size is not committed yet
+    sweep = json.loads((RESULTS / "bound-sweep-quick.json").read_text())  # the section shows the quick size
     for run in sweep["runs"]:
         d, t = run["d"], run["train_len"]
         parts = v[f"d{d}_T{t}"].split()
@@ -177,6 +177,7 @@ def _table_lines(name: str, first: str, blocks: int) -> list[str]:
 @pytest.mark.parametrize("name, first, blocks, lines", [
     ("schemes-full", "scheme ", 1, 1 + 22),  # header + rows
     ("bound-sweep-quick", "   d     T     base", 3, (1 + 8) + (1 + 4) + 1),  # rows, per-size medians, summary
+    ("bound-sweep-full", "   d     T     base", 3, (1 + 16) + (1 + 4) + 1),
     ("bound-full-d64-T128", "      base   regime", 1, 1 + 4), ("bound-full-d32-T256", "      base   regime", 1, 1 + 4)])
 def test_manual_shows_the_committed_tables(name, first, blocks, lines):
     # the tables the manual prints are what `ropelaw experiment` renders from the committed JSON
