@@ -1,6 +1,6 @@
 """The one number formatter of ropelaw: commands, the linter, the audits and the plots.
 
-Rules (README, "Numbers on the screen"):
+Rules (docs/usage.md, "Numbers on the screen"):
 
 - **Whole numbers** (token counts, lengths, dimensions, integer bases) print in full with
   thousands separators: ``131,072``, ``10,000``, ``1,000,000`` (:func:`count`). From

@@ -181,3 +181,14 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_command_verbat
     assert install.startswith("python3 -m venv .venv && ") and " ropelaw bound " in install, install
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert test in ci, f"README's test command is not a line of .ci/run: {test}"
+
+
+def test_readme_is_a_front_page_and_the_manual_lives_in_docs():
+    # README.md is the front page (what ropelaw answers, the two commands, one example per command,
+    # links); the manual is the pages under docs/ (docs/development.md, "The documentation site")
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines: move the new text to its page under docs/"
+    targets = {target.partition("#")[0] for _, _, target in links(ROOT / "README.md")}
+    nav = set(_nav_pages(yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)["nav"]))
+    unlinked = sorted(p for p in nav if p != "index.md" and not p.startswith("lint/") and f"docs/{p}" not in targets)
+    assert not unlinked, f"README's list of pages misses {unlinked}"

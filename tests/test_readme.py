@@ -1,6 +1,6 @@
 """The terminal examples of README.md and of every page under docs/ print what the page shows.
 
-The rule (stated at the top of README's examples, for everyone who adds one): inside a fenced
+The rule (stated in docs/usage.md, "The examples on these pages are tests", for everyone who adds one): inside a fenced
 block, a line starting with ``$ ropelaw `` is a command, run from the repository root; the lines
 after it, up to the next ``$ `` line or the end of the block, are exactly what it prints (stdout,
 then stderr), trailing spaces and trailing blank lines aside. A line consisting of ``...`` stands
@@ -78,7 +78,7 @@ def page_examples(text: str, page: str = "README.md") -> list[Example]:
 # cos/sin differ in the last ulp between AVX-512, AVX2 and baseline code, and the last printed
 # digit can follow (0.00366 rad with AVX2/AVX-512, 0.00365 with numpy's baseline x86-64-v2 code).
 # Their text is compared exactly, integers exactly, and decimal numbers within 0.5% or one unit of
-# their last printed digit, whichever is larger. README's note on examples says so.
+# their last printed digit, whichever is larger. docs/usage.md's note on examples says so.
 PLATFORM_MATH = ("ropelaw audit module", "ropelaw audit hf")
 REL_TOL = 0.005
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])")
