@@ -192,3 +192,15 @@ def test_readme_is_a_front_page_and_the_manual_lives_in_docs():
     nav = set(_nav_pages(yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)["nav"]))
     unlinked = sorted(p for p in nav if p != "index.md" and not p.startswith("lint/") and f"docs/{p}" not in targets)
     assert not unlinked, f"README's list of pages misses {unlinked}"
+
+
+def test_markdown_inside_html_blocks_is_rendered_on_the_site_too():
+    """GitHub renders Markdown inside <details>; mkdocs does only with md_in_html and markdown="1"
+    on the tag (without them the severity-parity table showed as raw pipes on the site)."""
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+    names = [e if isinstance(e, str) else next(iter(e)) for e in config["markdown_extensions"]]
+    assert "md_in_html" in names
+    bare = [f"{p.relative_to(ROOT)}:{i}" for p in SOURCES
+            for i, line in enumerate(_prose(p.read_text(encoding="utf-8")).splitlines(), 1)
+            if re.match(r"\s*<details(?![^>]*\bmarkdown=)", line)]
+    assert not bare, f"<details> without markdown=\"1\" (its Markdown shows raw on the site): {bare}"
