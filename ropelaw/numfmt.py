@@ -31,7 +31,7 @@ SIG = 6  # significant digits of a non-whole number (and of a huge whole one)
 COMPACT_FROM = 10**12  # whole numbers from here on print in exponent form
 
 
-def plainexponent(text: str) -> str:
+def plain_exponent(text: str) -> str:
     """Drop the ``+`` and leading zeros of an exponent: ``1e+06`` -> ``1e6``, ``3.1e-05`` -> ``3.1e-5``."""
     text = text.replace("e+0", "e").replace("e+", "e")
     while "e-0" in text:
@@ -42,7 +42,7 @@ def plainexponent(text: str) -> str:
 def compact(x: float) -> str:
     """``%g`` without exponent padding, for formulas: ``1e6`` -> ``1e6``, ``500000`` -> ``500000``,
     ``1.5e5`` -> ``150000``, ``1e-5`` -> ``1e-5``, ``1e100`` -> ``1e100``."""
-    return plainexponent(f"{x:g}")
+    return plain_exponent(f"{x:g}")
 
 
 def _special(x: Any) -> str | None:
