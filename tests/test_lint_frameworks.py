@@ -104,9 +104,51 @@ def test_torchtitan_deepseek_yarn_only_past_original(tmp_path):
     assert setup(short) == (64, 10000.0, 4096, 4096, "default")
     long = lint(tmp_path, "b.toml", text)
     assert setup(long) == (64, 10000.0, 8192, 8192, "yarn")
+    # Attention: softmax_scale *= (0.1 mscale ln 40 + 1)^2 with the 16B flavor's mscale 0.7
     assert long.layers[0].spec.param_dict() == {"factor": 40, "beta_fast": 32, "beta_slow": 1,
-                                                "original_max_position_embeddings": 4096}
+                                                "original_max_position_embeddings": 4096,
+                                                "attention_factor": 0.1 * 0.7 * math.log(40) + 1}
+    assert long.layers[0].scheme_result.attention_factor == pytest.approx(1.2582215617879755, rel=1e-15)
     assert long.layers[0].spec.pretrained_with_scheme and not short.layers[0].spec.pretrained_with_scheme
+
+
+LLAMA4 = TITAN.replace('"llama3"', '"llama4"').replace("seq_len = 8192", "seq_len = 65536")
+
+
+@pytest.mark.parametrize("flavor", ["debugmodel", "17bx16e", "debugmodel_irope", "17bx16e_irope"])
+def test_torchtitan_llama4_scaling_args_read_with_their_defaults(tmp_path, flavor):
+    """torchtitan 0.2.2's llama4 flavors set rope_scaling_args=RoPEScalingArgs(), whose fields are the
+    defaults of models/llama4/model/args.py: scaling_factor 16, low 1, high 1, original 8,192 (the
+    preset table stored the bare call; the dialect failed with "malformed ... KeyError: 'scaling_factor'",
+    exit 2). The _irope flavors apply no rotary on layers 0, 4, 8, ... (every_n_layers_nope 4) and their
+    rotary layers attend within fixed blocks (fixed_attn_block_size: 8,192, debugmodel_irope 256).
+    tests/differential/test_diff_torchtitan.py checks all of it against torchtitan's own code."""
+    r = lint(tmp_path, "l4.toml", LLAMA4.replace('"8B"', f'"{flavor}"'))
+    assert r.layers[0].spec.param_dict() == {"factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+                                             "original_max_position_embeddings": 8192}
+    assert [f.code for f in r.findings if f.severity != "info"] == ["RV011"]  # low = high: no smoothing band
+    groups = [(g.label, g.chunk, g.group.rope) for g in r.layers]
+    n, chunk = (6, 256) if flavor.startswith("debug") else (48, 8192)
+    if flavor.endswith("_irope"):
+        nope = tuple(range(0, n, 4))
+        assert groups == [(f"chunked {chunk:,} ({n - len(nope)} layers)", chunk, True), (f"NoPE ({len(nope)} layers)",
+                                                                                       None, False)]
+        assert r.layers[1].group.indices == nope and r.layers[0].length == chunk
+    else:
+        assert groups == [("all layers", None, True)]
+    assert main(["lint", str(tmp_path / "l4.toml")]) == 1
+
+
+def test_torchtitan_gpt_oss(tmp_path):
+    """gpt_oss/20b (torchtitan 0.2.2 GptOssModelArgs): head_dim 64, theta 150,000, YaRN x32 from 4,096 at every
+    length (rope_factor > 1), betas 32 / 1 unrounded, attention factor 0.1 ln 32 + 1; even layers attend a
+    window of 128. Before: "torchtitan model 'gpt_oss' has no RoPE preset", skipped."""
+    r = lint(tmp_path, "g.toml", TITAN.replace('"llama3"', '"gpt_oss"').replace('"8B"', '"20b"'))
+    assert setup(r) == (64, 150000.0, 8192, 8192, "yarn")
+    assert r.layers[0].spec.param_dict() == {"factor": 32, "beta_fast": 32.0, "beta_slow": 1.0,
+                                             "original_max_position_embeddings": 4096, "truncate": False}
+    assert r.layers[0].scheme_result.attention_factor == pytest.approx(0.1 * math.log(32) + 1, rel=1e-15)
+    assert [(g.label, g.window) for g in r.layers] == [("global layers", None), ("local layers", 128)]
 
 
 def test_torchtitan_unknown_flavor_is_skipped(tmp_path):

@@ -229,6 +229,11 @@ class Fields:
     pretrained_with_scheme: Value | None = None  # True: the scheme ran from the first training step
     tune: Value | None = None  # the length a fine-tune of an existing model runs at (litgpt checkpoint_dir)
     local_rope: tuple | None = None  # (base, scheme, params) of those local layers when they differ (Gemma 3)
+    # per-layer groups beyond global/local: the layers (0-based) that apply no rotary (torchtitan llama4
+    # every_n_layers_nope) and a chunk the rotary layers attend within (its fixed_attn_block_size)
+    nope_layers: tuple | None = None
+    n_layers: int | None = None
+    chunk: Value | None = None
     unread: list = field(default_factory=list)  # Values of RoPE settings the dialect read but cannot model (RV030)
     notes: list = field(default_factory=list)
     problems: list = field(default_factory=list)
@@ -266,7 +271,9 @@ def assemble(doc: Doc, f: Fields, o: Overrides) -> LoadedConfig:
     dtype = f.dtype if f.dtype is not None else _cli(o.dtype, "--dtype", "str")
     scheme = f.scheme or Value("default", None, 1, 1, "plain RoPE", "str")
     pws = f.pretrained_with_scheme
-    if f.local_window is None:
+    if f.nope_layers is not None or f.chunk is not None:
+        layers = nope_and_chunked_groups(f, d, base, scheme, pws)
+    elif f.local_window is None:
         layers = [RopeLayer("all layers", d, base, scheme, dict(f.params), f.block, f.window, pws)]
     else:
         lbase, lscheme, lparams = f.local_rope or (base, scheme, f.params)
@@ -278,6 +285,24 @@ def assemble(doc: Doc, f: Fields, o: Overrides) -> LoadedConfig:
                         max_pos=f.target, original_max=f.original_max, train_len=train, target=target,
                         tune_len=tune, dtype=dtype, inputs=doc.inputs, problems=list(f.problems), notes=notes,
                         considered=sorted(doc.considered), unread=list(f.unread))
+
+
+def nope_and_chunked_groups(f: Fields, d: Value, base: Value, scheme: Value, pws: Value | None) -> list[RopeLayer]:
+    """The layer groups of a model whose rotary layers may attend within chunks (``f.chunk``) and whose
+    ``f.nope_layers`` apply no rotary: ``chunked 8,192 (36 layers)`` and ``NoPE (12 layers)``, as the
+    Hugging Face dialect groups Llama 4's ``no_rope_layers`` and ``attention_chunk_size``."""
+    n = f.n_layers or 0
+    nope = tuple(sorted(set(f.nope_layers or ())))
+    rot = tuple(i for i in range(n) if i not in nope) if n else None
+    size = f" {fmt_count(f.chunk.raw)}" if f.chunk is not None and isinstance(f.chunk.raw, int) else ""
+
+    def label(role: str, idx: tuple | None) -> str:
+        return f"{role} ({fmt_count(len(idx))} layer{'s' if len(idx) != 1 else ''})" if idx else f"{role} layers"
+    main = RopeLayer(label(("chunked" + size) if f.chunk is not None else "global", rot), d, base, scheme,
+                     dict(f.params), f.block, f.window, pws, chunk=f.chunk, indices=rot)
+    if not nope:
+        return [main]
+    return [main, RopeLayer(label("NoPE", nope), d, base, scheme, {}, None, None, None, rope=False, indices=nope)]
 
 
 def dialect(name: str, detect, read=None, *, load=None, doc_class: type = Doc) -> Dialect:

@@ -125,10 +125,27 @@ TITAN_FAMILIES = {  # family -> (flavors dict in __init__.py, args module, args 
     "qwen3": ("qwen3_args", "model/args.py", "Qwen3ModelArgs"),
     "deepseek_v3": ("deepseekv3_args", "model/args.py", "DeepSeekV3ModelArgs"),
     "llama4": ("llama4_args", "model/args.py", "TransformerModelArgs"),
+    "gpt_oss": ("gptoss_configs", "model/args.py", "GptOssModelArgs"),
 }
-TITAN_KEYS = ("dim", "n_heads", "head_dim", "rope_theta", "rope_scaling_args", "max_seq_len", "qk_rope_head_dim",
-              "original_seq_len", "rope_factor", "beta_fast", "beta_slow", "mscale", "use_rope",
-              "every_n_layers_nope", "nope_layer_interval")
+TITAN_KEYS = ("dim", "n_layers", "n_heads", "head_dim", "rope_theta", "rope_scaling_args", "max_seq_len",
+              "qk_rope_head_dim", "original_seq_len", "rope_factor", "beta_fast", "beta_slow", "mscale", "use_rope",
+              "every_n_layers_nope", "nope_layer_interval", "fixed_attn_block_size", "attn_type",
+              "sliding_window_size", "ntk_alpha", "ntk_beta")
+
+
+def with_class_defaults(v: Any, tree: ast.Module) -> Any:
+    """``v`` with every ``Cls(...)`` of a dataclass defined in ``tree`` completed by that class's field
+    defaults (torchtitan==0.2.2 llama4 ``rope_scaling_args=RoPEScalingArgs()``: scaling_factor 16, low 1,
+    high 1, original 8,192 from ``model/args.py``; the keywords given win)."""
+    if isinstance(v, list):
+        return [with_class_defaults(x, tree) for x in v]
+    if not isinstance(v, dict):
+        return v
+    out = {k: with_class_defaults(x, tree) for k, x in v.items()}
+    cls = out.get("__class__")
+    if isinstance(cls, str) and any(isinstance(n, ast.ClassDef) and n.name == cls for n in ast.walk(tree)):
+        out = {"__class__": cls, **dataclass_defaults(tree, cls), **{k: x for k, x in out.items() if k != "__class__"}}
+    return out
 
 
 def torchtitan_table(dl: str) -> dict[str, Any]:
@@ -143,7 +160,8 @@ def torchtitan_table(dl: str) -> dict[str, Any]:
                        and any(getattr(t, "id", "") == var for t in n.targets))
         for key_node, call in zip(flavors.keys, flavors.values):
             name = value(key_node)
-            args = {**defaults, **{k: v for k, v in value(call).items() if k != "__class__"}}
+            args = {**defaults, **{k: with_class_defaults(v, args_tree) for k, v in value(call).items()
+                                   if k != "__class__"}}
             out[f"{family}/{name}"] = {
                 "values": {k: args[k] for k in TITAN_KEYS if k in args},
                 "source": f"torchtitan=={version} torchtitan/models/{family}/__init__.py {var}[{name!r}] "
