@@ -104,7 +104,39 @@ def test_only_files_without_rope_settings_is_clean(tmp_path, capsys):
     f = ordinary_repo(tmp_path)
     assert main(["lint", str(f["workflow"]), str(f["bert"])]) == 0
     assert capsys.readouterr().out.splitlines()[-2:] == ["Skipped 2 files without RoPE settings.",
-                                                         "All checks passed: no findings in 0 configs."]
+                                                         "No findings: no config analysed (2 files without RoPE settings)."]
+
+
+def test_a_directory_scan_says_once_which_shell_scripts_it_did_not_read(tmp_path, capsys):
+    """Issue 32: a scan never ends in "All checks passed" after files it found and did not read (launch
+    scripts are read when named); one line says how many, the summary line agrees; JSON lists each."""
+    shutil.copy(LLAMA2, tmp_path / "config.json")
+    (tmp_path / "scripts").mkdir()
+    for name in ("pretrain_gpt.sh", "train_ppo.sh"):
+        (tmp_path / "scripts" / name).write_text("torchrun pretrain_gpt.py --num-attention-heads 32 --hidden-size 4096 "
+                                                  "--seq-length 4096 --position-embedding-type rope\n")
+    assert main(["lint", str(tmp_path), "--ignore", "RL"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == ["2 shell scripts (*.sh) not read: a directory scan reads config files; name a launch script "
+                        "to lint it (Megatron-LM, MaxText, veRL, OpenRLHF).",
+                        "No findings in 1 config; 2 shell scripts not read."]
+    assert not any("All checks passed" in line for line in out)
+    # named as well: read there, not counted as unread
+    named = tmp_path / "scripts" / "pretrain_gpt.sh"
+    main(["lint", str(tmp_path), str(named), "--ignore", "RL"])
+    assert capsys.readouterr().out.splitlines()[-1] == "No findings in 2 configs; 1 shell script not read."
+    assert main(["lint", str(tmp_path), "--format", "json", "--ignore", "RL"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert sorted(Path(s["path"]).name for s in doc["skipped"]) == ["pretrain_gpt.sh", "train_ppo.sh"]
+    # findings: the count of scripts not read joins the gaps of the summary
+    (tmp_path / "config.json").write_text(json.dumps(BROKEN))
+    assert main(["lint", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.splitlines()[-1].endswith("in 1 config (2 shell scripts not read).")
+    # a directory of shell scripts only: nothing to lint there (exit 2), and the message says what it found
+    (tmp_path / "config.json").unlink()
+    assert main(["lint", str(tmp_path / "scripts")]) == 2
+    err = capsys.readouterr().err
+    assert "no config files found in" in err and "(2 shell scripts (*.sh) not read" in err
 
 
 def test_broken_file_among_others_is_a_finding_alone_it_is_bad_input(tmp_path, capsys):

@@ -9,7 +9,9 @@ or found in a directory scan (``*.json``, ``*.yaml``, ``*.yml``, ``*.toml``):
   config.json, an ALiBi model) is skipped with a one-line note ``PATH: skipped: why``;
 - a file that cannot be parsed as a config (binary, not UTF-8, malformed, over 16 MiB) is an
   RE101 / RE102 finding, and the others are still linted;
-- a named file with another suffix (``README.md``) is skipped with a note.
+- a named file with another suffix (``README.md``) is skipped with a note;
+- a shell script found by a directory scan is not read (launch scripts are read when named): one
+  line says how many, and the summary line never says "All checks passed" after them.
 
 Bad input (one line on stderr, exit 2): a path that does not exist, is not a regular file or
 cannot be read by this user; a directory with no config file in it (ruff only warns when there is nothing
@@ -96,11 +98,16 @@ def collect(paths: list[str], unscanned: list | None = None, lazy: bool = False)
             # lazy: the walk appends what it could not enter to ``unscanned`` as it goes (read it after)
             gaps: list = unscanned if lazy and unscanned is not None else []
             before = len(gaps)
-            walk = iter_config_files(p, gaps)
+            walk = iter_config_files(p, gaps, scripts=True)
+            head: list = []  # shell scripts met before the first config file
             first = next(walk, None)  # a directory with nothing to check is bad input, found before any output
+            while first is not None and is_script(first):
+                head.append(first)
+                first = next(walk, None)
             if first is None and len(gaps) == before:
-                raise UsageError(f"no config files found in {p}")
-            found = itertools.chain([first] if first is not None else [], walk)
+                raise UsageError(f"no config files found in {p}" + (
+                    f" ({script_note(len(head))})" if head else ""))
+            found = itertools.chain(head, [first] if first is not None else [], walk)
             out.append(((f, False) for f in found) if lazy else [(f, False) for f in found])
             if unscanned is not None and gaps is not unscanned:
                 unscanned.extend(gaps)
@@ -117,6 +124,18 @@ def collect(paths: list[str], unscanned: list | None = None, lazy: bool = False)
     return itertools.chain.from_iterable(out) if lazy else [pair for part in out for pair in part]
 
 
+def is_script(path: str) -> bool:
+    from ..lint.loader import SHELL_SUFFIXES
+
+    return path.lower().endswith(SHELL_SUFFIXES)
+
+
+def script_note(n: int) -> str:
+    """What a directory scan says, once, of the shell scripts it found and did not read."""
+    return (f"{n:,} shell script{'s' if n != 1 else ''} (*.sh) not read: a directory scan reads config files; "
+            "name a launch script to lint it (Megatron-LM, MaxText, veRL, OpenRLHF)")
+
+
 def _reason(path: str, message: str) -> str:
     return message[len(path) + 2:] if message.startswith(path + ": ") else message
 
@@ -125,8 +144,9 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
               shown_only: bool = False, **fill):
     """Lint every config under ``paths``, one file at a time: yields ``("result", LintResult)``,
     ``("finding", Finding)`` (RE101 / RE102 for a file that could not be read as a config, RE103
-    for a directory that could not be entered) and ``("skipped", (path, why))`` for files that
-    parsed without RoPE settings and named files that are not config files at all.
+    for a directory that could not be entered), ``("skipped", (path, why))`` for files that
+    parsed without RoPE settings and named files that are not config files at all, and
+    ``("unread", path)`` for a shell script a directory scan found (read only when named).
 
     One bad file never stops the scan: whatever a file's reading raises (``UsageError``, a
     ``ValueError`` or ``RecursionError`` from its content) is that file's finding. When nothing
@@ -152,6 +172,7 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
             yield "finding", Finding.of(DIRECTORY_NOT_SCANNED, f"not scanned: {why}", path=path, line=1, column=1)
         said = len(unscanned)
 
+    named_scripts = {os.path.realpath(p) for p in paths if is_script(p) and not os.path.isdir(p)}
     yield from not_scanned()
     read = 0  # files that parsed (linted, or skipped for holding no RoPE settings)
     first_error: UsageError | None = None
@@ -163,6 +184,10 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
     for path, named in it:
         if said < len(unscanned):
             yield from not_scanned()
+        if not named and path.lower().endswith(SHELL_SUFFIXES):
+            if os.path.realpath(path) not in named_scripts:  # named as well: read there
+                yield "unread", path
+            continue
         if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES):
             first_error = first_error or UsageError(
                 f"{path}: not a config file (expected .json, .yaml, .yml or .toml)")
@@ -196,11 +221,17 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
 
 
 def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress: bool = False, **fill):
-    """Lint every config under ``paths``: ``(results, file_findings, skipped)`` (:func:`iter_lint`, as lists)."""
+    """Lint every config under ``paths``: ``(results, file_findings, skipped)`` (:func:`iter_lint`, as lists;
+    a shell script a directory scan did not read is in ``skipped``, with the reason)."""
     results, file_findings, skipped = [], [], []
     for kind, item in iter_lint(paths, train=train, target=target, tune=tune, progress=progress, **fill):
+        if kind == "unread":
+            kind, item = "skipped", (item, UNREAD_SCRIPT)
         {"result": results, "finding": file_findings, "skipped": skipped}[kind].append(item)
     return results, file_findings, skipped
+
+
+UNREAD_SCRIPT = "shell script in a directory scan: not read (name it to lint a launch script)"
 
 
 def _spool():
@@ -252,6 +283,7 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
     hidden = 0  # info findings of the default rule set: shown when selected (--select CODE or ALL)
     hidden_codes: set[str] = set()
     skipped: list = []
+    scripts: list = []  # shell scripts a directory scan found and did not read
     configs = 0
     stream = None
     # one config at a time: a result is reduced to its findings and its ok line (or, for json,
@@ -262,6 +294,9 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
                                 shown_only=select is None):  # default rules: hidden findings only counted
         if kind == "skipped":
             skipped.append(item)
+            continue
+        if kind == "unread":
+            scripts.append(item)
             continue
         if kind == "finding":
             file_findings.append(item)
@@ -291,7 +326,8 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
             stream.value("tool", "ropelaw lint")
             stream.begin_list("configs")
         stream.end_list()
-        stream.value("skipped", [{"path": p, "reason": why} for p, why in skipped])
+        stream.value("skipped", [{"path": p, "reason": why} for p, why in skipped]
+                     + [{"path": p, "reason": UNREAD_SCRIPT} for p in scripts])
         stream.value("summary", {"configs": checked, "findings": len(findings),
                                  "errors": sum(f.severity == "error" for f in findings),
                                  "warnings": sum(f.severity == "warning" for f in findings),
@@ -307,11 +343,14 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
         tail = []
         if skipped:
             tail.append(f"Skipped {len(skipped):,} file{'s' if len(skipped) != 1 else ''} without RoPE settings.")
+        if scripts:
+            tail.append(script_note(len(scripts)) + ".")
         if hidden:
             codes = ",".join(sorted(hidden_codes))
             tail.append(f"{hidden:,} informational finding{'s' if hidden != 1 else ''} not shown "
                         f"({codes}; --select {codes} shows {'them' if hidden != 1 else 'it'}).")
-        for line in text_lines(findings, checked=checked, noun="config", extra_lines=itertools.chain(lines, tail)):
+        for line in text_lines(findings, checked=checked, noun="config", extra_lines=itertools.chain(lines, tail),
+                               not_read=len(scripts), skipped=len(skipped)):
             sys.stdout.write(line + "\n")  # line by line: print(render(...)) held the whole text twice
     else:
         out = render(findings, args.format, checked=checked, noun="config")

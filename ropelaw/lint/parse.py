@@ -452,8 +452,10 @@ def config_files(root: str, unscanned: list | None = None) -> list[str]:
     return list(iter_config_files(root, unscanned))
 
 
-def iter_config_files(root: str, unscanned: list | None = None):
-    """:func:`config_files` one at a time, as the walk finds them (a scan of 50,000 files keeps no list)."""
+def iter_config_files(root: str, unscanned: list | None = None, scripts: bool = False):
+    """:func:`config_files` one at a time, as the walk finds them (a scan of 50,000 files keeps no list);
+    ``scripts``: shell scripts (``*.sh``, ``*.bash``) too, for the scan to say it did not read them."""
     from ..safeio import walk_files
 
-    return walk_files(root, CONFIG_SUFFIXES, lambda d: d.startswith("."), unscanned)
+    return walk_files(root, CONFIG_SUFFIXES + ((".sh", ".bash") if scripts else ()), lambda d: d.startswith("."),
+                      unscanned)
