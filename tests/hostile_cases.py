@@ -648,8 +648,15 @@ def reader_time(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
         f"class C{i}(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         f"        self.register_buffer('inv_freq', torch.ones(3))\n    def a(self, x):\n        return self.b(x)\n"
         f"    def b(self, x):\n        return torch.arange(x.shape[0], dtype=self.inv_freq.dtype)\n"
-        f"    def forward(self, x):\n        return self.a(x)\n" for i in range(k(1000, 50)))
+        f"    def forward(self, x):\n        return self.a(x)\n" for i in range(k(4000, 50)))
     einsum = "import torch\ny = torch.einsum('i,i->', " + ", ".join(["x"] * k(250_000, 5000)) + ")\n"
+    # issue 30: an equation of 1.5M characters whose left indices all appear at the end of the right side
+    # (`c not in rhs` per letter was quadratic), and a product chain of 8,000 factors `* inv_freq`
+    eq = "i" * k(750_000, 5000) + "->" + "j" * k(749_997, 4997) + "i"
+    einsum_eq = f"import torch\ndef rope(inv_freq):\n    t = torch.arange(10)\n    return torch.einsum('{eq}', t, inv_freq)\n"
+    chain = ("import torch\nclass Rotary(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.register_buffer('inv_freq', torch.ones(4))\n    def forward(self, x):\n"
+             "        t = torch.arange(x.shape[1])\n        return t" + " * self.inv_freq" * k(8000, 300) + "\n")
     digits = "9" * k(100_000, 3000) + "x"
     cases = [
         Case("reader-time", "toml-header-spaces", ["lint", "{d}/h.toml"], ANY,
@@ -677,6 +684,10 @@ def reader_time(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
         Case("reader-time", "audit-code-classes-self-calls", ["audit", "code", "{d}/c.py"], OK,
              _write_text("c.py", classes)),
         Case("reader-time", "audit-code-einsum-line", ["audit", "code", "{d}/e.py"], OK, _write_text("e.py", einsum)),
+        Case("reader-time", "audit-code-einsum-equation", ["audit", "code", "{d}/q.py"], OK,
+             _write_text("q.py", einsum_eq)),
+        Case("reader-time", "audit-code-product-chain", ["audit", "code", "{d}/p.py"], OK,
+             _write_text("p.py", chain)),
         Case("reader-time", "yaml-flow-items", ["lint", "{d}/f.yaml"], BAD,
              _write_text("f.yaml", _YAML_HEAD + "x: [" + ", ".join(["1"] * k(4_000_000, 300_000)) + "]\n"),
              expect_any=("comma-separated items",)),

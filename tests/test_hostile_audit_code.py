@@ -7,6 +7,7 @@ reading (named: exit 2; in a directory: RE003); files over --max-file-size are n
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,84 @@ def test_fifo_and_dev_zero_link_refused_before_reading(tmp_path, capsys):
         "regular file; refused",
         "Found 2 findings (2 errors) in 3 files (2 not analysed).",
     ]
+
+
+# --------------------------------------------------------------------------- linear time (issue 30)
+# Not timed (timings belong in benchmarks/): the work is counted as the function calls of the scan, at n and 2n; the issue's sizes run once, for their findings
+# (benchmarks/hostile_sweep.py runs them as subprocesses and times them).
+
+def product_chain(n: int) -> str:
+    """`t * self.inv_freq * self.inv_freq * ...`: n factors (a left-nested BinOp n deep)."""
+    return ("import torch\nclass RotaryEmbedding(torch.nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.register_buffer('inv_freq', torch.ones(4))\n"
+            "    def forward(self, x):\n        t = torch.arange(x.shape[1])\n"
+            "        y = t" + " * self.inv_freq" * n + "\n        return y.cos()\n")
+
+
+def float_scalar_chain(n: int) -> str:
+    """`1.5 * t * t * ...`: the float scalar sits at the bottom of the whole left operand at every level."""
+    return ("import torch\ndef rope(x, inv_freq):\n    t = torch.arange(x.shape[1])\n"
+            "    y = 1.5" + " * t" * n + "\n    return (y * inv_freq).cos()\n")
+
+
+def self_calling_classes(n: int) -> str:
+    """n classes whose methods call each other through self (tests/hostile_cases.py's case)."""
+    return "import torch\n" + "".join(
+        f"class C{i}(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        f"        self.register_buffer('inv_freq', torch.ones(3))\n    def a(self, x):\n        return self.b(x)\n"
+        f"    def b(self, x):\n        return torch.arange(x.shape[0], dtype=self.inv_freq.dtype)\n"
+        f"    def forward(self, x):\n        return self.a(x)\n" for i in range(n))
+
+
+def einsum_equation(chars: int) -> str:
+    """An einsum whose equation is `iii...i->jjj...ji` (`chars` characters): every left index is kept."""
+    half = chars // 2
+    eq = "i" * half + "->" + "j" * (chars - half - 3) + "i"
+    return ("import torch\ndef rope(inv_freq):\n    t = torch.arange(10)\n"
+            f"    return torch.einsum('{eq}', t, inv_freq).cos()\n")
+
+
+def calls(source: str) -> int:
+    """Python and C function calls made while scanning ``source`` (a profile hook counts them, in every thread:
+    the scan runs on a deep-stack thread)."""
+    import threading
+
+    count = 0
+
+    def hook(frame, event, arg):
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    threading.setprofile(hook)
+    sys.setprofile(hook)
+    try:
+        scan_source(source, "hostile.py")
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    return count
+
+
+@pytest.mark.parametrize("make, n", [(product_chain, 500), (float_scalar_chain, 500), (self_calling_classes, 100)])
+def test_work_is_linear_in_the_input(make, n):
+    """Twice the input, at most 2.2 times the calls (a quadratic walk gives nearly 4 times)."""
+    small, large = calls(make(n)), calls(make(2 * n))
+    assert large <= 2.2 * small, (make.__name__, small, large)
+
+
+def codes_of(source: str) -> list[tuple[str, int]]:
+    return sorted((f.code, f.line) for f in scan_source(source, "hostile.py"))
+
+
+def test_issue_sizes_end_with_their_findings():
+    """8,000 factors `* inv_freq` (more than 30 s before), 1,000 self-calling classes (4,000 in
+    benchmarks/hostile_sweep.py: 4 times the work, by the test above), a 1.5M-character einsum: the same
+    findings as at small sizes. Positions are int64 times a float buffer: RP101 at the
+    product (line 8), RP121 at the buffer (line 5); each class's `arange(..., dtype=self.inv_freq.dtype)` is
+    RP101; an einsum of positions and frequencies outside `autocast(enabled=False)` is RP113."""
+    assert codes_of(product_chain(8000)) == [("RP101", 8), ("RP121", 5)]
+    assert codes_of(float_scalar_chain(8000)) == [("RP115", 4)]
+    found = codes_of(self_calling_classes(1000))
+    assert len(found) == 1000 and {c for c, _ in found} == {"RP101"}
+    assert codes_of(einsum_equation(1_500_000)) == [("RP113", 4)]

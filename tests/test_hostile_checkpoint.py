@@ -277,3 +277,29 @@ def test_every_garbage_case_is_a_finding_or_bad_input(tmp_path, capsys):
         if code == 1:  # the audit says what the tensor is not, and only the one rule fires per tensor
             rules = {ln.split(" ")[1] for ln in out.splitlines() if ln.startswith(str(d))}
             assert rules == {want_text}, (case.name, out)
+
+
+@pytest.mark.parametrize("tensors, name, why", [
+    ({"rotary.cos_cached": torch.zeros(0, 64), "rotary.sin_cached": torch.zeros(0, 64)}, "rotary.cos_cached",
+     "0 rows: a cache is measured from positions 0 and 1 on"),
+    ({"cos_cached": torch.ones(1, 64), "sin_cached": torch.zeros(1, 64)}, "cos_cached", "1 row: a cache"),
+    ({"freqs_cis": torch.zeros(0, 32, 2)}, "freqs_cis", "0 rows"),
+    ({"rope_cache": torch.zeros(0, 32, 2)}, "rope_cache", "0 rows"),
+    ({"rotary.inv_freq": torch.tensor(0.5)}, "rotary.inv_freq", "a 0-d tensor (one number)"),
+    ({"rotary.inv_freq": torch.tensor([1.0])}, "rotary.inv_freq", "a single frequency"),
+    ({"rotary.inv_freq": torch.ones(2, 32)}, "rotary.inv_freq", "2 axes longer than 1"),
+    ({"alibi": -torch.arange(64.0)}, "alibi", "(heads, L) with L >= 2 (ALiBi slopes are measured when named"),
+    ({"alibi": torch.zeros(8, 1)}, "alibi", "(heads, L) with L >= 2"),
+])
+def test_nothing_measured_is_never_clean(tmp_path, capsys, tensors, name, why):
+    """Issue 30: a 0-row cos/sin cache read "0 of 0 rows exact (100.00%)", a 0-d inv_freq and a 1-D ALiBi bias
+    "no rotary tensors found", all exit 0. Each is now RP356 naming the tensor and why (exit 1)."""
+    from safetensors.torch import save_file
+
+    path = tmp_path / "c.safetensors"
+    save_file(tensors, str(path))
+    code, out, err = run(capsys, "audit", "checkpoint", str(path))
+    assert (code, err) == (1, "")
+    (line,) = [ln for ln in out.splitlines() if " RP356 " in ln]
+    assert f" {name} (" in line and why in line
+    assert "All checks passed" not in out and "100.00%" not in out

@@ -28,7 +28,7 @@ RAN: Counter = Counter()
 PER_CLASS = {"checkpoint-memory": 10, "safetensors-header": 40, "torch-valid": 10, "lint": 36, "non-regular": 16,
              "audit-code": 16, "output-forgery": 12, "cli-arguments": 30, "audit-module": 9,
              "checkpoint-garbage": 10,  # all 50: test_hostile_checkpoint.py
-             "reader-time": 15, "reader-memory": 8, "internal-errors": 12, "partial-scans": 6, "scan-scale": 5,
+             "reader-time": 17, "reader-memory": 8, "internal-errors": 12, "partial-scans": 6, "scan-scale": 5,
              "wrong-results": 5}
 CASES = H.all_cases(seed=12, per_class=PER_CLASS, scale="ci")
 

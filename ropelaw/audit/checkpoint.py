@@ -217,9 +217,23 @@ def _kind_by_name(leaf: str, shape: tuple) -> str | None:
         return "cos_sin_cache"
     if "slopes" in leaf:
         return "alibi_slopes"
-    if "alibi" in leaf and len(shape) >= 2:
+    if "alibi" in leaf:  # of any shape: one that cannot be a bias is said, not passed over (RP356)
         return "alibi_bias"
     return None
+
+
+def _not_a_frequency_vector(shape: tuple) -> str:
+    """Why a tensor named ``inv_freq`` cannot be measured as rotary frequencies, "" when it can: they are a
+    vector of d/2 >= 1 values (singleton axes allowed), one per pair; an empty one is RP357 further on."""
+    if len(shape) == 0:
+        return "a 0-d tensor (one number), but rotary frequencies are a vector of d/2 values, one per pair"
+    big = [s for s in shape if s != 1]
+    if len(big) > 1:
+        return (f"{len(big)} axes longer than 1, but rotary frequencies are a vector of d/2 values (a stack of "
+                "several embeddings' frequencies is not measured)")
+    if not big and _numel(shape) == 1:
+        return "a single frequency: the base cannot be fitted from theta_0 alone"
+    return ""
 
 
 def _real_float(dtype: str) -> bool:
@@ -279,6 +293,11 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
                 not_frequencies(name, dtype, shape, f"a {dtype} tensor cannot hold rotary frequencies "
                                 "(real floating-point values, base^(-2i/d))")
             continue  # a `freqs` / `theta` of another dtype is something else: not claimed
+        if leaf.endswith("inv_freq"):
+            why = _not_a_frequency_vector(shape)
+            if why:  # named as frequencies but not a vector of them: never passed over in silence
+                skip(name, "inv_freq", dtype, shape, why)
+                continue
         if leaf.endswith(_FREQ_SUFFIXES) and len([s for s in shape if s != 1]) == 1:
             if _numel(shape) > MAX_PAIRS:
                 if leaf.endswith("inv_freq"):
@@ -380,6 +399,10 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
                     return _pairs(cos[a_:b_], layout), _pairs(sin[a_:b_], layout)
                 k = width // 2 if layout in ("rotate-half", "interleaved") else width
             total = int(re_rows.shape[0]) if kind in ("freqs_cis", "stacked_cache") else int(cos.shape[0])
+            if total < 2:  # "0 of 0 rows exact (100.00%)" was a pass on nothing measured
+                skip(name, kind, dtype, shape, f"{total} row{'s' if total != 1 else ''}: a cache is measured from "
+                     "positions 0 and 1 on (its frequencies are read from rows 1, 2, 4, ...)")
+                continue
             if width > MAX_D or width == 0:
                 skip(name, kind, dtype, shape, f"rows of {width:,} values (rotary dims 1 .. {MAX_D:,})")
                 continue
@@ -443,9 +466,11 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
                     f"{name}: ALiBi slopes stored in {dtype}, up to {dev:.2e} (relative) from 2^(-8h/H)",
                     path=path, name_in_file=name, max_rel_deviation=dev))
         elif kind == "alibi_bias":
-            a = load()
-            if a.shape[-1] < 2 or a.size == 0:
+            if len(shape) < 2 or shape[-1] < 2 or _numel(shape) == 0:
+                skip(name, kind, dtype, shape, "an ALiBi bias holds a row of key distances per head, (heads, L) with "
+                     "L >= 2" + (" (ALiBi slopes are measured when named `slopes`)" if len(shape) == 1 else ""))
                 continue
+            a = load()
             b = a.reshape(-1, a.shape[-1])  # (heads, L) view
             nrows, ncols = b.shape
             if nrows * 2 > MAX_ELEMENTS:

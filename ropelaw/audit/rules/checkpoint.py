@@ -151,7 +151,10 @@ ALiBi `slopes` or biases) whose values the audit could not measure, with the rea
 quantized or meta tensor; an expanded (stride-0) view, which holds one value repeated; a dtype
 the reader does not know or that cannot hold the quantity; a shape that is not that of its kind
 (a 1-D cos/sin cache or a 0-d / 1-d `freqs_cis`, which have one row per position; a 0-d ALiBi
-slope, which has one value per head; more frequencies than any rotary dimension); a cos cache
+slope, which has one value per head; a 0-d, single-valued or multi-axis `inv_freq`, which is a
+vector of d/2 frequencies; a 1-D ALiBi bias or one of fewer than 2 key positions, which has a row
+of distances per head; more frequencies than any rotary dimension); a cache of 0 or 1 rows (its
+frequencies are read from rows 1, 2, 4, ...: "0 of 0 rows exact" is no measurement); a cos cache
 without its sin partner.
 """,
     why="""

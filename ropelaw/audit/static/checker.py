@@ -50,6 +50,11 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
         self._angle_attrs: dict[tuple[str, str], bool] = {}  # (class, attribute) assigned float32 angles
         self._read_later: dict[str, frozenset] = {}  # class -> self.X read outside construction-only code
         self._build_only: frozenset | None = None  # module functions only construction calls
+        self._float_scalar_memo: dict[int, bool] = {}  # node id -> a Python float inside (syntax._subtree_has)
+        self._float_tensor_memo: dict[int, bool] = {}  # node id -> a visibly float tensor inside
+        self._registrations_of: dict[int, list] = {}  # id(class) -> Structure._registrations (memo)
+        self._parameters_of: dict[int, list] = {}  # id(class) -> Structure._parameters (memo)
+        self._subclasses: dict[str, list] | None = None  # class name -> in-file subclasses (Structure._family)
         self.incomplete = False  # True when the walk stopped early: scan_source reports RE004
         # each level of a nested expression is two frames, _expr and its visit_<Type>: the walk gets twice
         # the caller's recursion limit, so that limit still counts levels (scan's _DEEP_RECURSION)

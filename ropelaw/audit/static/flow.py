@@ -161,14 +161,15 @@ class Flow:
             if "angle" in kinds:
                 kinds = frozenset({"angle"})
             src = a if a.source else b
+            scalar = isinstance(op, ast.Mult) and _float_scalar_operand(node, a, b, self._float_scalar_memo)
             # int64 stays int64 under + - * // % with integers; true division gives a float
-            integer = ((a.integer or b.integer) and not isinstance(op, ast.Div) and "angle" not in kinds
-                       and not (isinstance(op, ast.Mult) and _float_scalar_operand(node, a, b)))
+            integer = (a.integer or b.integer) and not isinstance(op, ast.Div) and "angle" not in kinds and not scalar
             pending = a.pending + b.pending
             default = a.default or b.default
-            if ((isinstance(op, ast.Div) or (isinstance(op, ast.Mult) and _float_scalar_operand(node, a, b)))
-                    and (a.integer or b.integer) and not (a.source or b.source)
-                    and not (a.kinds | b.kinds) & {"freq", "angle"} and not _float_tensor_operand(node, a, b)
+            if ((isinstance(op, ast.Div) or scalar) and (a.integer or b.integer) and not (a.source or b.source)
+                    and not default  # one finding per value: a chain `1.5 * t * t * ...` is made default once
+                    and not (a.kinds | b.kinds) & {"freq", "angle"}
+                    and not _float_tensor_operand(node, a, b, self._float_tensor_memo)
                     and not self._tensor_attribute_operand(node, a)):
                 # int64 / k: true division gives a float in torch's default dtype (no dtype to follow)
                 default = True

@@ -57,9 +57,36 @@ class Structure:
             todo.extend(self._classes[b.id] for b in c.bases if isinstance(b, ast.Name) and b.id in self._classes)
         return out
 
+    def _family(self, owner: ast.ClassDef) -> list[ast.ClassDef]:
+        """``owner``'s in-file subclasses (those with ``owner`` among their :meth:`_class_chain`, 20 levels
+        at most) and its chain. The subclass index is built once: testing every class of the file for
+        every owner was quadratic (4,000 classes: minutes)."""
+        if self._subclasses is None:
+            self._subclasses = {}
+            for c in self._classes.values():
+                for b in c.bases:
+                    if isinstance(b, ast.Name) and b.id in self._classes and self._classes[b.id] is not c:
+                        self._subclasses.setdefault(b.id, []).append(c)
+        below: list[ast.ClassDef] = []
+        seen, level = {id(owner)}, [owner]
+        for _ in range(20):
+            level = [s for c in level for s in self._subclasses.get(c.name, ()) if id(s) not in seen]
+            seen.update(id(c) for c in level)
+            below.extend(level)
+            if not level:
+                break
+        return below + self._class_chain(owner)
+
     def _registrations(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
         """(buffer name, registering node, value, method) for each buffer the class's methods register:
-        ``self.register_buffer("X", value)`` and ``self.X = nn.Buffer(value)`` (PyTorch >= 2.5)."""
+        ``self.register_buffer("X", value)`` and ``self.X = nn.Buffer(value)`` (PyTorch >= 2.5). Computed
+        once per class (every integer division asks, :meth:`Flow._tensor_attribute_operand`)."""
+        hit = self._registrations_of.get(id(cls))
+        if hit is None:
+            hit = self._registrations_of[id(cls)] = self._registrations_walk(cls)
+        return hit
+
+    def _registrations_walk(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
         out = []
         for meth in cls.body:
             if not isinstance(meth, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -102,7 +129,7 @@ class Structure:
         """The class family defines code that runs after construction (``forward``, a public method): only
         then can "nothing reads the buffer" be seen; a class of ``__init__`` alone is used from elsewhere."""
         _, construction_only = self._call_graph()
-        family = [c for c in self._classes.values() if owner in self._class_chain(c)] + self._class_chain(owner)
+        family = self._family(owner)
         return any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name not in construction_only
                    and m.name != "__init__" for c in family for m in c.body)
 
@@ -112,7 +139,7 @@ class Structure:
         metadata, not values). A buffer nobody reads after ``__init__`` cannot carry a cast into the encoding."""
         if owner.name not in self._read_later:
             _, construction_only = self._call_graph()
-            family = [c for c in self._classes.values() if owner in self._class_chain(c)] + self._class_chain(owner)
+            family = self._family(owner)
             reads: set[str] = set()
             for cls in family:
                 for m in cls.body:
@@ -130,7 +157,14 @@ class Structure:
         return self._read_later[owner.name]
 
     def _parameters(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
-        """(name, node, value, method) for ``self.X = nn.Parameter(v)`` and ``register_parameter("X", ...)``."""
+        """(name, node, value, method) for ``self.X = nn.Parameter(v)`` and ``register_parameter("X", ...)``
+        (computed once per class)."""
+        hit = self._parameters_of.get(id(cls))
+        if hit is None:
+            hit = self._parameters_of[id(cls)] = self._parameters_walk(cls)
+        return hit
+
+    def _parameters_walk(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
         out = []
         for meth in cls.body:
             if not isinstance(meth, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -59,35 +59,58 @@ def _float_argument(call: ast.Call) -> bool:
     return False
 
 
-def _float_scalar_operand(node: ast.AST, a: "Val", b: "Val") -> bool:
-    """The other operand of a product with an integer tensor is a Python float (a float literal, ``math.log``
-    / ``math.pi`` in it): int64 * float gives torch's default dtype."""
-    if not isinstance(node, ast.BinOp):
+def _subtree_has(node: ast.AST, test, memo: dict) -> bool:
+    """Whether ``test`` holds for ``node`` or any node below it, remembered per node in ``memo`` (id ->
+    bool): asked again at every level of a left-nested chain (``t * a * b * ...``), a walk of the whole
+    operand each time was quadratic (8,000 factors: minutes); with the memo each node is tested once.
+    Iterative (post-order), so a 40,000-deep chain needs no recursion."""
+    hit = memo.get(id(node))
+    if hit is not None:
+        return hit
+    stack: list = [(node, False)]
+    while stack:
+        n, expanded = stack.pop()
+        if id(n) in memo:
+            continue
+        if expanded:
+            memo[id(n)] = test(n) or any(memo[id(c)] for c in ast.iter_child_nodes(n))
+            continue
+        stack.append((n, True))
+        stack.extend((c, False) for c in ast.iter_child_nodes(n) if id(c) not in memo)
+    return memo[id(node)]
+
+
+def _is_float_scalar(n: ast.AST) -> bool:
+    """A float literal, ``math.log`` / ``math.sqrt`` / ``math.exp`` / ``float(...)`` or ``math.pi``."""
+    if isinstance(n, ast.Constant):
+        return isinstance(n.value, float)
+    if isinstance(n, ast.Call):
+        return _dotted(n.func) in ("math.log", "math.sqrt", "math.exp", "float")
+    return isinstance(n, ast.Attribute) and _dotted(n) == "math.pi"
+
+
+def _is_float_tensor(n: ast.AST) -> bool:
+    """A ``.float()`` / ``.double()`` or a constructor with an explicit dtype (``torch.ones(n, dtype=...)``)."""
+    if not isinstance(n, ast.Call):
         return False
-    other = node.right if a.integer else node.left
-    for n in ast.walk(other):
-        if isinstance(n, ast.Constant) and isinstance(n.value, float):
-            return True
-        if isinstance(n, ast.Call) and _dotted(n.func) in ("math.log", "math.sqrt", "math.exp", "float"):
-            return True
-        if _dotted(n) == "math.pi":
-            return True
-    return False
+    leaf = _leaf(n)
+    return leaf in ("float", "double") or (leaf in ("tensor", "ones", "zeros", "full") and _kw(n, "dtype") is not None)
 
 
-def _float_tensor_operand(node: ast.AST, a: "Val", b: "Val") -> bool:
+def _float_scalar_operand(node: ast.AST, a: "Val", b: "Val", memo: dict) -> bool:
+    """The other operand of a product with an integer tensor is a Python float (a float literal, ``math.log``
+    / ``math.pi`` in it): int64 * float gives torch's default dtype. ``memo``: see :func:`_subtree_has`."""
+    if not isinstance(node, ast.BinOp) or not (a.integer or b.integer):
+        return False
+    return _subtree_has(node.right if a.integer else node.left, _is_float_scalar, memo)
+
+
+def _float_tensor_operand(node: ast.AST, a: "Val", b: "Val", memo: dict) -> bool:
     """True when the other operand of an integer true division is visibly a float tensor (a ``.float()``,
     a tensor with an explicit dtype): the quotient then takes that dtype, not the default one."""
-    if not isinstance(node, ast.BinOp):
+    if not isinstance(node, ast.BinOp) or not (a.integer or b.integer):
         return False
-    other = node.right if a.integer else node.left
-    for n in ast.walk(other):
-        if isinstance(n, ast.Call) and _leaf(n) in ("float", "double", "tensor", "ones", "zeros", "full") \
-                and (_leaf(n) in ("float", "double") or _kw(n, "dtype") is not None):
-            return True
-    return False
-
-
+    return _subtree_has(node.right if a.integer else node.left, _is_float_tensor, memo)
 
 
 def _einsum_contracts(call: ast.Call) -> bool:
@@ -99,7 +122,8 @@ def _einsum_contracts(call: ast.Call) -> bool:
         ins = [c for c in eq if c.isalpha()]
         return any(ins.count(c) > 1 for c in set(ins))
     lhs, rhs = eq.split("->", 1)
-    return any(c.isalpha() and c not in rhs for c in lhs)
+    kept = set(rhs)  # a set: `c not in rhs` per letter was quadratic in a 1.5M-character equation
+    return any(c.isalpha() and c not in kept for c in set(lhs))
 
 
 _SELF_CALL = re.compile(r"\bself\.([A-Za-z_]\w*)\s*\(")
