@@ -92,6 +92,9 @@ EXPECTED: dict[str, list[tuple[str, int, int]]] = {
     # a framework the scan does not analyse, with position code: a note (info), never a silent pass
     "rp117_keras_rotary.py": [("RP117", 3, 1)],
     "clean_keras_no_position_code.py": [],
+    # issue 33: RP117 only where there is rotary / ALiBi code, imported at module level
+    "clean_tf_sinusoidal_positions.py": [],
+    "clean_torch_rotary_tf_weights_loader.py": [],
 }
 
 # issue 21: a real pattern (written here, or from a wheel) -> its twin; both directions in EXPECTED
@@ -101,6 +104,8 @@ PATTERN_TWINS = {
     "clean_gpt_neox_get_emb_fixed.py": "rp111_gpt_neox_get_emb.py",
     "clean_fairseq2_tables.py": "rp121_freqs_vector_twin.py",
     "clean_keras_no_position_code.py": "rp117_keras_rotary.py",
+    "clean_tf_sinusoidal_positions.py": "rp117_keras_rotary.py",
+    "clean_torch_rotary_tf_weights_loader.py": "rp117_keras_rotary.py",
 }
 
 # guarded real pattern -> its unguarded twin (both directions are in EXPECTED above)

@@ -73,9 +73,14 @@ FRAMEWORK_NOT_ANALYSED = define_rule(
     "the file computes with a framework the static scan does not read (keras.ops, jax.numpy, mlx, TensorFlow)",
     what="""
 Notes a scanned file that imports keras / keras_nlp / keras_hub (keras.ops), jax (jax.numpy), mlx,
-TensorFlow or paddle and mentions rotary or position code: the static scan follows torch's dtype rules
-only, so that code was not analysed. An info finding, so that such a file is never counted in an
-"All checks passed".
+TensorFlow or paddle at module level and holds rotary or ALiBi code (an identifier of the file, not a
+comment or string, has `rotary`, `rope`, `alibi` or `xpos` as a word, or is `RoPE`, `rotate_half`,
+`rotate_every_two`, `freqs_cis`): the static scan follows torch's dtype rules only, so that code was
+not analysed. An info finding, so that such a file is never counted in an "All checks passed".
+
+Not noted: files of other position code (learned or sinusoidal absolute / relative position
+embeddings: transformers' TF Transformer-XL names its sinusoid's frequencies `inv_freq`), and torch
+files that import another framework only inside a function (transformers' `load_tf_weights_in_*`).
 """,
     why="""
 A rotary bug written with keras.ops or jax.numpy passes a torch-only scan silently: keras-nlp's

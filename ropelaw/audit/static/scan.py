@@ -20,7 +20,6 @@ from ..rules import static_defaults as DF
 from ..rules import static_io as IO
 from .checker import DEFAULT_LENGTH, Checker
 from .names import _NOQA, _TRIGGERS
-from .syntax import _code_part
 
 
 @dataclass
@@ -100,31 +99,80 @@ _OTHER_FRAMEWORKS = {"keras": "keras (keras.ops)", "keras_nlp": "keras-nlp (kera
                      "keras_core": "keras-core (keras.ops)", "tf_keras": "tf-keras", "jax": "jax (jax.numpy)",
                      "flax": "flax (jax.numpy)", "mlx": "mlx (mlx.core)", "tensorflow": "TensorFlow",
                      "paddle": "paddle"}
-# words that say a file holds position / rotary code worth a note
-_POSITION_CODE = re.compile(r"rotary|rope|RoPE|sinusoid|position|inv_freq|max_wavelength|alibi", re.I)
+# identifiers that say a file holds rotary or ALiBi code (read from the syntax tree: names, attributes,
+# functions, classes, arguments; not comments, docstrings or strings): `rotary` / `rope` / `alibi` /
+# `xpos` as a word of the name (rotary_emb, TFRotaryEmbedding, apply_rope, LlamaRopeScaling, RoPE,
+# build_alibi_tensor; not property or europe), rotary's own helpers (rotate_half, rotate_every_two,
+# freqs_cis). `inv_freq` alone is not one: Transformer-XL, XLNet and Funnel name their sinusoidal
+# relative encodings' frequencies so.
+_ROTARY_WORDS = frozenset({"rotary", "rope", "alibi", "xpos"})
+_ROTARY_IDENT = re.compile(r"(?i:freqs_cis|rotate_half|rotate_every_two)|RoPE|XPos")
+_WORD_BREAK = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def _identifiers(node: ast.AST) -> Iterable[str]:
+    if isinstance(node, ast.Name):
+        yield node.id
+    elif isinstance(node, ast.Attribute):
+        yield node.attr
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name
+    elif isinstance(node, ast.arg):
+        yield node.arg
+    elif isinstance(node, ast.keyword) and node.arg:
+        yield node.arg
+
+
+def _rotary_identifier(tree: ast.AST) -> str:
+    """The first identifier of the tree that marks rotary / ALiBi code ("" if none)."""
+    for node in ast.walk(tree):
+        for name in _identifiers(node):
+            if _ROTARY_IDENT.search(name) or any(w.lower() in _ROTARY_WORDS for w in _WORD_BREAK.split(name)):
+                return name
+    return ""
+
+
+def _module_level_import(tree: ast.Module) -> tuple[ast.stmt, str] | None:
+    """The first import of a framework the scan does not model that runs when the module is imported (at
+    module level, also under ``if`` / ``try`` / ``with``; not inside a function or class: transformers'
+    torch models import TensorFlow only inside ``load_tf_weights_in_*``)."""
+    todo = list(reversed(tree.body))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if node.module and node.level == 0 else [])
+            mod = next((m for m in mods if m.split(".")[0] in _OTHER_FRAMEWORKS), None)
+            if mod is not None:
+                return node, mod
+        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or type(node).__name__ == "TryStar":
+            inner = [*node.body, *getattr(node, "orelse", ()), *getattr(node, "finalbody", ()),
+                     *(s for h in getattr(node, "handlers", ()) for s in h.body)]
+            todo.extend(reversed(inner))
+    return None
 
 
 def _framework_note(tree: ast.Module, text: str, path: str) -> list[Finding]:
-    """RP117 (info) once per file that imports a framework the scan does not analyse and holds position
-    code: at the first such import. Never silent, never an error."""
-    if not _POSITION_CODE.search("\n".join(_code_part(x) for x in text.splitlines())):
-        return []  # (comments do not count)
-    for node in ast.walk(tree):
-        mods: list[str] = []
-        if isinstance(node, ast.Import):
-            mods = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            mods = [node.module]
-        for mod in mods:
-            top = mod.split(".")[0]
-            if top in _OTHER_FRAMEWORKS:
-                return [Finding.of(
-                    DF.FRAMEWORK_NOT_ANALYSED,
-                    f"this file computes with {_OTHER_FRAMEWORKS[top]} (line {node.lineno} imports `{mod}`), whose "
-                    f"dtype rules the static scan does not model (it follows torch's): its rotary / position code "
-                    f"was not analysed, and any finding here comes from names alone",
-                    path=path, line=node.lineno, column=node.col_offset + 1, framework=top)]
-    return []
+    """RP117 (info) once per file that imports, at module level, a framework the scan does not analyse and
+    holds rotary or ALiBi code (an identifier says so: :data:`_ROTARY_WORDS`), at the first such import. A
+    file of other position code (learned or absolute position embeddings) gets no note: on transformers
+    4.57.1's tree the former test (any mention of "position" and an import anywhere) noted 159 files, 11
+    of them rotary or ALiBi (TF / Flax Llama, Mistral, Gemma, GPT-J, ESM, IDEFICS, RoFormer, Flax BLOOM);
+    this one notes those 11."""
+    first = _module_level_import(tree)
+    if first is None:
+        return []
+    rotary = _rotary_identifier(tree)
+    if not rotary:
+        return []
+    node, mod = first
+    top = mod.split(".")[0]
+    return [Finding.of(
+        DF.FRAMEWORK_NOT_ANALYSED,
+        f"this file computes with {_OTHER_FRAMEWORKS[top]} (line {node.lineno} imports `{mod}`), whose dtype rules "
+        f"the static scan does not model (it follows torch's): its rotary / ALiBi code (`{rotary}`) was not "
+        f"analysed, and any finding here comes from names alone",
+        path=path, line=node.lineno, column=node.col_offset + 1, framework=top)]
 
 
 def _parse_quietly(text: str, path: str) -> ast.Module:
