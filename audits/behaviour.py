@@ -35,6 +35,8 @@ RUNTIME_FIXTURES = (
     "frameworks.py:litgpt_positions_bf16", "frameworks.py:vllm_positions_bf16",
     "rotary.py:legacy_buggy", "rotary.py:current_positions_buggy", "rotary.py:current_frequencies_buggy",
     "rotary.py:current_product_buggy", "gpt_neox_legacy.py:gpt_neox_rotary_512",
+    # issue 33: 2x2 rotation matrices, a 2-D axial layout (refused), angles rounded after a float32 product
+    "layouts.py:flux_rope_factory", "layouts.py:axial_2d", "layouts.py:xpos_rounded_angles",
 )
 LENGTH = 2048
 

@@ -179,3 +179,42 @@ def test_a_complex_rope_first_in_a_tuple_is_read_as_complex():
     assert (a.output, a.layout, a.rotary_dim, a.base) == ("complex", "rotate-half", 128, 10000.0)
     assert (a.scenarios[0].path, a.scenarios[0].exact, a.scenarios[0].distinct) == ("clean", 512, 512)
     assert "dim=128" in a.call
+
+
+# ---------------------------------------------------------------- issue 33
+
+
+def test_2x2_rotation_matrices_are_read_with_every_pair(capsys):
+    """Flux's rope returns [[cos, -sin], [sin, cos]] per pair: read as "rotary dims 2" with a made-up drift
+    before; now 128 rotary dims, base 10,000, every position exact (float64 angles), exit 0."""
+    a = audit_module(target("flux_rope_factory"), "bf16", 128, ["cast", "default"])
+    assert (a.rotary_dim, a.layout, a.base) == (128, "per-pair", 10000.0)
+    assert a.call.endswith("-> 2x2 rotation matrices [[cos, -sin], [sin, cos]]")
+    assert [(s.exact, s.path) for s in a.scenarios] == [(128, "clean"), (128, "clean")] and a.findings == []
+
+
+def test_2d_axial_layout_is_refused_in_one_line(capsys):
+    """A 2-D axial rotary read along one axis of positions was "guessed" (RP302 in every scenario): the float32
+    build's phase at 16 is not twice its phase at 8, so it is refused, exit 2, one line."""
+    code = main(["audit", "module", target("axial_2d"), "--length", "1024"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and err.startswith("ropelaw: error: layout not identified: the float32 build's output")
+    assert "pair 0's phase at position 16 is not twice its phase at 8" in err
+
+
+def test_frequencies_are_those_the_module_multiplies_by():
+    """torchscale's XPos multiplies float32 positions by float32 frequencies and rounds the angles to fp16:
+    at powers of two that reads as frequencies rounded to fp16. The count judged against the frequencies
+    the module multiplies by (a brute force: fp16 angles, fp16 sin / cos, w = the float32 frequencies)."""
+    a = audit_module(target("xpos_rounded_angles"), "fp16", L, ["cast"])
+    s = a.scenarios[0]
+    w = (1.0 / (10000 ** (torch.arange(0, 64) / 64))).double().numpy()  # (32,) as the module computes them
+    p = np.arange(L, dtype=np.float64)
+    ang = (p[:, None] * w[None, :]).astype(np.float32).astype(np.float16).astype(np.float64)
+    c = np.cos(ang).astype(np.float16).astype(np.float64)
+    sn = np.sin(ang).astype(np.float16).astype(np.float64)
+    err = np.arctan2(sn, c) - p[:, None] * w[None, :]
+    err -= 2 * np.pi * np.round(err / (2 * np.pi))
+    exact = int((np.linalg.norm(err, axis=1) < np.linalg.norm(w) / 2).sum())
+    assert s.frequency_source == "float32 build" and s.exact == exact

@@ -109,7 +109,8 @@ class Probe:
         if name in (None, "__call__", "<lambda>"):
             name = "f"
         out = {"rotated": "rotated q", "angles": "angles", "complex": "complex freqs",
-               "cos|sin": "cat(cos, sin)", "stacked": f"stack(cos, sin) on axis {self.pair_axis}"}.get(
+               "cos|sin": "cat(cos, sin)", "stacked": f"stack(cos, sin) on axis {self.pair_axis}",
+               "matrix": "2x2 rotation matrices [[cos, -sin], [sin, cos]]"}.get(
             self.output, self.output)
         where = f" on q {self.tensor_layout}" if self.tensor_layout else ""
         return f"{self.plan.describe(name)} -> {out}{where}"
@@ -233,8 +234,10 @@ class Probe:
                 raise ValueError(f"returned {type(out).__name__}, expected (cos, sin)")
             cos, sin = self._table_rows(out[0], n), self._table_rows(out[1], n)
             self.output_dtype = _dtype_name(out[0])
-        elif self.output == "stacked":
+        elif self.output in ("stacked", "matrix"):
             t = out[0] if isinstance(out, (tuple, list)) else out
+            if self.output == "matrix" and isinstance(t, torch.Tensor) and t.dim() >= 3:
+                t = t.select(-1, 0)  # the first column (cos, sin) of each [[cos, -sin], [sin, cos]]
             if not isinstance(t, torch.Tensor) or self.pair_axis is None or self.pair_axis >= t.dim():
                 raise ValueError("did not return the stacked (cos, sin) tensor of the float32 build")
             self.output_dtype = _dtype_name(t)
@@ -290,6 +293,23 @@ class Probe:
                 self.pair_axis = ax
                 return True
         return False
+
+    def _rotation_matrices(self, t, n: int) -> bool:
+        """A real tensor ``(..., L, d/2, 2, 2)`` of 2x2 rotation matrices [[cos, -sin], [sin, cos]] (Flux):
+        the last two axes are 2 x 2 (not the positions axis), every matrix has m00 = m11 and m01 = -m10,
+        and position 0 is the identity on every pair."""
+        import torch
+
+        if t.dim() < 4 or tuple(t.shape[-2:]) != (2, 2) or self.seq_axis >= t.dim() - 2:
+            return False
+        m = t.float()
+        if not (torch.equal(m[..., 0, 0], m[..., 1, 1]) and torch.equal(m[..., 0, 1], -m[..., 1, 0])):
+            return False
+        try:
+            c, s = self._stacked_rows(m.select(-1, 0), n, m.dim() - 2)
+        except (ValueError, IndexError):
+            return False
+        return bool(torch.all(c[0] == 1) and torch.all(s[0] == 0))
 
     def _split_table(self, cos: np.ndarray, sin: np.ndarray, k: int):
         if self.layout == "rotate-half":
@@ -415,6 +435,13 @@ class Probe:
                 self.layout, self.rotary_dim = "rotate-half", width
             else:
                 self.layout, self.rotary_dim = "per-pair", 2 * width
+            return
+        if self.output == "angles" and self._rotation_matrices(t, n):
+            # (..., L, d/2, 2, 2) [[cos, -sin], [sin, cos]] (Flux `rope`): read as the stacked first column;
+            # not as cat(cos, sin) of 2 values (which gave "rotary dims 2" and a drift of 2 in every scenario)
+            self.output, self.pair_axis = "matrix", t.dim() - 2
+            c, _ = self._stacked_rows(t.select(-1, 0), n)
+            self.layout, self.rotary_dim = "per-pair", 2 * int(c.shape[-1])
             return
         if self.output == "angles" and self._detect_stacked(t, n):
             self.output = "stacked"
