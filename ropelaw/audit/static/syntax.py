@@ -182,10 +182,28 @@ def _last_assignment(name: str, fn: ast.AST | None, before: int) -> ast.AST | No
     return best.value if best is not None else None
 
 
+_RESHAPES = {"unsqueeze", "repeat", "flatten", "reshape", "view", "expand", "repeat_interleave", "contiguous",
+             "squeeze", "transpose", "permute", "t", "clone", "detach", "to"}
+
+
 def _resolved(value: ast.AST | None, fn: ast.AST | None) -> ast.AST | None:
-    """A registered value, with a local name replaced by its last assignment (one level)."""
-    if isinstance(value, ast.Name):
-        return _last_assignment(value.id, fn, getattr(value, "lineno", 1 << 30)) or value
+    """A registered value, with a local name replaced by its last assignment; an assignment that only
+    reshapes the same name (``angle = angle.unsqueeze(-1).repeat(1, 2).flatten()``, torchscale RetNet) is
+    followed to the one before it (a few levels)."""
+    for _ in range(4):
+        if not isinstance(value, ast.Name):
+            return value
+        prev = _last_assignment(value.id, fn, getattr(value, "lineno", 1 << 30))
+        if prev is None:
+            return value
+        inner = prev
+        while (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+               and inner.func.attr in _RESHAPES):
+            inner = inner.func.value
+        if isinstance(inner, ast.Name) and inner.id == value.id and inner is not prev:
+            value = ast.copy_location(ast.Name(id=value.id, ctx=ast.Load()), prev)  # earlier than this line
+            continue
+        return prev
     return value
 
 
@@ -247,8 +265,9 @@ def _frequency_exponent(node: ast.AST, fn: ast.AST | None) -> bool:
               for c in ast.walk(node) if isinstance(c, ast.Call)}
     if "linspace" in leaves:
         return True
-    return "arange" in leaves and any(isinstance(n, (ast.BinOp, ast.UnaryOp)) and isinstance(n.op, (ast.Div, ast.USub))
-                                      for n in ast.walk(node))
+    # a fraction of the dimension (arange / dim): `2 ** (-5 - arange(heads))` is a negative INTEGER power, a
+    # per-head decay or slope (torchscale RetNet's `decay`), not frequencies
+    return "arange" in leaves and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in ast.walk(node))
 
 
 def _frequency_expression(node: ast.AST, fn: ast.AST | None = None) -> bool:
