@@ -45,12 +45,13 @@ nn.Buffer(...)`` that hold frequencies: named so (``inv_freq``, ``freq(s)``, ``t
 pi``, also through a function of the same file). When the dtype of ``self.X`` is bf16 depends on
 *when* the code runs:
 
-- *construction-only* code (``__init__``, and private methods that only ``__init__`` calls, by name
+- *construction-only* code (``__init__``, and the methods that only ``__init__`` calls, by name
   over the file, :meth:`Checker._call_graph`) runs before any ``model.to(dtype)`` can: a buffer
   registered there with an explicit float32 value (``.float()``, ``torch.float32``) is float32,
   so ``arange(n, dtype=self.inv_freq.dtype)`` there is exact (transformers 4.28 Llama's
   ``__init__``). The same line in a method that ``forward`` also calls is the seed 004 bug. A
-  public method called from ``__init__`` counts as later code (a user may call it after a cast);
+  public method that only ``__init__`` calls is construction too (torchtune's ``rope_init`` /
+  ``build_rope_cache``: a cache built from a float32 recompute, flagged 10 times before issue 33);
 - a ``register_buffer("X", <explicit float32>)`` earlier in the same function (even under an
   ``if``: dynamic NTK re-registers exactly on the long-sequence path that rebuilds the cache)
   makes ``self.X`` float32 below it;

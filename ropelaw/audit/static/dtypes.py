@@ -56,6 +56,10 @@ class Dtypes:
                 dotted = _dotted(base)
                 if dotted.startswith("self."):
                     return self._self_dtype(dotted, scope)
+                if isinstance(base, ast.Name) and base.id == "self" and self._float_dtype_attribute():
+                    # self.dtype set in __init__ from a `dtype` argument asserted to be float32 / float64
+                    # (audiocraft's RotaryEmbedding): not the model's precision, not an input's
+                    return _Dtype(None, "`self.dtype` (asserted float32 / float64)", True)
                 if isinstance(base, ast.Name):
                     if base.id in scope.self_aliases:
                         return self._self_dtype(f"self.{scope.self_aliases[base.id]}", scope)
@@ -95,6 +99,30 @@ class Dtypes:
                 return _Dtype("low", node.id, True)
             return _Dtype(None)
         return _Dtype(None)
+
+    def _float_dtype_attribute(self) -> bool:
+        """The class's ``__init__`` sets ``self.dtype = p`` from its argument ``p`` and asserts ``p in
+        [torch.float64, torch.float32]`` (or ``p == torch.float32``): ``self.dtype`` is float32 / float64."""
+        cls = self._class
+        init = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) \
+            if cls is not None else None
+        if init is None:
+            return False
+        params = {a.arg for a in [*init.args.args, *init.args.kwonlyargs]}
+        source = next((n.value.id for n in ast.walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
+                       and n.value.id in params and any(_dotted(t) == "self.dtype" for t in n.targets)), None)
+        if source is None:
+            return False
+        for n in ast.walk(init):
+            if (isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1
+                    and isinstance(n.test.left, ast.Name) and n.test.left.id == source):
+                right = n.test.comparators[0]
+                allowed = right.elts if isinstance(n.test.ops[0], ast.In) and isinstance(right, (ast.List, ast.Tuple, ast.Set)) \
+                    else [right] if isinstance(n.test.ops[0], ast.Eq) else []
+                if allowed and all(_dotted(e) in ("torch.float32", "torch.float64", "torch.float", "torch.double")
+                                   for e in allowed):
+                    return True
+        return False
 
     def _tensor_dtype(self, node: ast.AST, scope: _Scope) -> _Dtype:
         """dtype of a tensor used as a template (``type_as(T)``, ``to(T)``)."""

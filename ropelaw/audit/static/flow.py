@@ -174,9 +174,48 @@ class Flow:
                 # int64 / k: true division gives a float in torch's default dtype (no dtype to follow)
                 default = True
                 pending = pending + (self._default_dtype_finding(node, a.kinds | b.kinds),)
+            bound = (a.bound if "pos" in a.kinds else b.bound) if isinstance(op, (ast.Sub, ast.FloorDiv)) else None
             return Val(kinds, src.source, src.what, src.reported or a.reported or b.reported, pending,
-                       integer=integer, buffer=a.buffer or b.buffer, maybe=a.maybe + b.maybe, default=default)
+                       integer=integer, buffer=a.buffer or b.buffer, maybe=a.maybe + b.maybe, default=default,
+                       bound=bound)
         return _NONE
+
+    def _position_bound(self, call: ast.Call) -> int | None:
+        """How many positions ``arange(stop)`` (one argument) makes, when the file says: a constant, or a
+        parameter of the enclosing function whose constant default no call in the file overrides with
+        anything but a constant (diffusers' ``SinusoidalPositionalEmbedding(embed_dim, max_seq_length=32)``).
+        None when unknown; callers in other files are not seen."""
+        if len(call.args) != 1 or call.keywords and any(k.arg not in ("device", "dtype") for k in call.keywords):
+            return None
+        stop = call.args[0]
+        if isinstance(stop, ast.Constant) and isinstance(stop.value, int) and not isinstance(stop.value, bool):
+            return stop.value
+        fn = self._fn
+        if not isinstance(stop, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+        defaults = dict(zip(names[len(names) - len(fn.args.defaults):], fn.args.defaults))
+        defaults.update((a.arg, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None)
+        default = defaults.get(stop.id)
+        if not (isinstance(default, ast.Constant) and isinstance(default.value, int)):
+            return None
+        bound = default.value
+        init = fn.name == "__init__" and self._class is not None
+        callee = self._class.name if init else fn.name
+        method = bool(names) and names[0] in ("self", "cls")
+        for c in self._calls_to(callee):
+            if any(isinstance(a, ast.Starred) for a in c.args) or any(k.arg is None for k in c.keywords):
+                return None
+            arg = _kw(c, stop.id)
+            if arg is None and stop.id in names:
+                i = names.index(stop.id) - (1 if method and (init or isinstance(c.func, ast.Attribute)) else 0)
+                arg = c.args[i] if 0 <= i < len(c.args) else None
+            if arg is None:
+                continue
+            if not (isinstance(arg, ast.Constant) and isinstance(arg.value, int)):
+                return None
+            bound = max(bound, arg.value)
+        return bound
 
     def _tensor_attribute_operand(self, node: ast.AST, a: Val) -> bool:
         """The other operand of an integer division is ``self.X`` with X a buffer or parameter of the class:
@@ -243,7 +282,7 @@ class Flow:
             if dtype_node is None and _float_argument(call):
                 return Val(frozenset({"pos"}), default=True, pending=(self._default_dtype_finding(call, {"pos"}),))
             integer = dt.what in _INT_DTYPES if dtype_node is not None else True
-            return Val(frozenset({"pos"}), integer=integer)
+            return Val(frozenset({"pos"}), integer=integer, bound=self._position_bound(call))
         if leaf == "linspace" and (receiver is None or dotted.endswith(".linspace")) and _kw(call, "dtype") is None:
             # linspace without a dtype: torch's default dtype (positions or exponents, said when it meets an angle)
             return Val(frozenset({"expo"}), default=True,

@@ -20,8 +20,8 @@ class Structure:
 
         Construction: ``__init__`` and the methods it calls as ``self.m(...)``, transitively (by
         name, over every class in the file, so a subclass's override counts). Later: every other
-        method (``forward``, ``_apply``, ...), every public method (a user may call it after a
-        cast) and what they call. Construction-only = construction - later. No cast can have
+        method (``forward``, ``_apply``, ...) and what they call; a public method that ``__init__``
+        calls counts as construction (torchtune's ``rope_init``: called again, it recomputes in float32). Construction-only = construction - later. No cast can have
         happened while construction-only code runs: ``model.to(dtype)`` needs a built module.
         """
         if self._graph is None:
@@ -41,7 +41,11 @@ class Structure:
                 return seen
 
             construction = closure(["__init__"])
-            entries = [m for m in calls if m != "__init__" and (m not in construction or not m.startswith("_"))]
+            # a public method that __init__ calls (torchtune's rope_init / build_rope_cache) is construction
+            # too: it may be called again later, but then from the float32 recompute it does itself (issue 33:
+            # torchtune's cache built only at construction was flagged 10 times). Entries are the methods
+            # __init__ does not reach: forward, _apply, hooks, helpers only they call.
+            entries = [m for m in calls if m != "__init__" and m not in construction]
             later = closure(entries)
             self._graph = (frozenset(construction), frozenset(construction - later))
         return self._graph

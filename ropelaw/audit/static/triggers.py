@@ -90,6 +90,11 @@ class Triggers:
         self._flush(pos, freq)
         reported = pos.reported
         source, what = None, ""
+        if (pos.integer and not pos.source and freq.default and not freq.source and not scope.alibi
+                and pos.bound is not None and pos.bound <= 257):
+            # positions 0 .. 256 are integers bf16 holds exactly: nothing to lose (diffusers' 32-position
+            # SinusoidalPositionalEmbedding under bf16-true, issue 33); the frequencies' own rounding is RP116
+            return Val(frozenset({"angle"}), "default", "torch's default dtype", True)
         if pos.integer and not pos.source and freq.default and not freq.source and not scope.alibi:
             # int64 positions * frequencies in the default dtype: type promotion gives the product that dtype
             mech = policy.default_dtype_mechanism("bf16")

@@ -22,6 +22,9 @@ class Val:
     # a float tensor in torch's default dtype (made without a dtype: arange of a float, int64 / k,
     # linspace): bf16 under Lightning 'bf16-true' (ropelaw.audit.policy.TRAINER_PRECISIONS)
     default: bool = False
+    # positions known to stay below this many (arange(n) with n a constant, or a parameter whose small
+    # constant default no call in the file overrides): None when unknown
+    bound: int | None = None
 
 
 _NONE = Val()
