@@ -295,6 +295,36 @@ def gptj(dtype: str, length: int) -> dict[str, int]:
     return counts(angles, th, length)
 
 
+# --------------------------------------------------------------------------- issue 33's corpus (audits/corpus.py)
+
+
+def torchscale_xpos_cast(dtype: str, length: int) -> dict[str, int]:
+    """torchscale 0.3.0 ``XPOS(64)`` after a cast: ``fixed_pos_embedding(scale)`` computes float32 frequencies
+    ``1 / 10000 ** (arange(0, 32) / 32)`` and float32 positions on every call, their product ``.to(x)`` (the
+    ``scale`` tensor, in the cast dtype): the angles are rounded; sin / cos in that dtype; both multiplied by
+    the XPos scale ``scale_buf ** (p_c / 512)`` (the buffer cast, centred positions p_c exact, the power
+    rounded) before the rotation reads them back. w = the float32 frequencies it multiplies by."""
+    th = f32(1.0 / f32(10000.0 ** f32(np.arange(0, 32) / 32)))
+    sbuf = low(f32((np.arange(0, 64, 2) + 0.4 * 64) / (1.4 * 64)), dtype)  # (32,)
+
+    def angles(p):
+        a = low(f32(p[:, None] * th[None, :]), dtype)
+        pc = p - length // 2  # min_pos = -(L // 2): positions -L/2 .. L/2 - 1, exact, / 512 exact
+        scale = low(sbuf[None, :] ** (pc[:, None] / 512.0), dtype)
+        c, s = low(np.cos(a), dtype), low(np.sin(a), dtype)
+        return low(c * scale, dtype), low(s * scale, dtype)
+
+    return counts(angles, th, length)
+
+
+def torchscale_retnet_cast(dtype: str, length: int) -> dict[str, int]:
+    """torchscale 0.3.0 ``RetNetRelPos`` (head dim 256: 128 frequencies) after a cast: the ``angle`` buffer
+    ``1 / 10000 ** linspace(0, 1, 128)`` rounded, positions ``arange(slen).to(self.decay)`` rounded,
+    ``index[:, None] * angle[None, :]`` in the cast dtype, sin / cos in it."""
+    th = low(f32(1.0 / f32(10000.0 ** f32(np.linspace(0, 1, 128)))), dtype)
+    return counts(_low_positions_path(th, dtype, dtype), th, length)
+
+
 def run(name: str, dtype: str, length: int) -> dict[str, int]:
     """The named brute force (a function of this module) at dtype and length."""
     fn = globals().get(name)

@@ -14,7 +14,7 @@ _POS_NAME = re.compile(r"^(position_ids?|pos_ids?|positions?|pos|cache_positions
 _FREQ_NAME = re.compile(r"(inv_freq|^theta$|^freq$|^frequencies$|^inv_freqs$|_inv_freq)")
 _SLOPES_NAME = re.compile(r"slopes?$")
 _CACHE_METHOD = re.compile(r"cache", re.I)
-_ROTARY_NAME = re.compile(r"rotary|rope|alibi|rotate|rotemb", re.I)
+_ROTARY_NAME = re.compile(r"rotary|rope|alibi|rotate|rotemb|xpos", re.I)
 # an arange over a feature dimension holds frequency exponents, not positions
 _DIM_WORDS = re.compile(r"dim|feat|head|d_model|hidden|channel|embed|^d$", re.I)
 # tensors whose dtype is an integer dtype: arange(..., dtype=lengths.dtype) stays exact
