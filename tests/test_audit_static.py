@@ -234,8 +234,24 @@ def test_seed_message_carries_the_seed_figure():
     (rp101,) = [f for f in scan_file(FIX / "seed004_llama_original.py") if f.code == "RP101"]
     assert _bf16_exact(8192) == 896  # seed 004: about 10% of 8,192
     assert rp101.message == ("positions take the dtype of `self.inv_freq`, which `model.to(bfloat16)` "
-                             "turns into bf16: 896 of 8,192 positions stay exact")
+                             "turns into bf16: 896 of 8,192 positions stay exact (path: made at line 20 by "
+                             "`torch.arange`, cast at line 20, used at line 21 in `einsum`)")
     assert rp101.fix.startswith("build positions as int64")
+    # issue 33: the path is data too (JSON / SARIF consumers)
+    assert {k: rp101.data[k] for k in ("made_at", "cast_at", "used_at", "used_in")} == {
+        "made_at": 20, "cast_at": 20, "used_at": 21, "used_in": "`einsum`"}
+
+
+def test_a_cast_made_on_one_line_and_used_on_another_shows_both():
+    src = ("import torch\nclass RotaryEmbedding(torch.nn.Module):\n"
+           "    def forward(self, x, position_ids):\n"
+           "        t = position_ids.to(x.dtype)\n"
+           "        s = t + 0\n"
+           "        return (s[:, None] * self.inv_freq).cos()\n")
+    (f,) = scan_source(src, "m.py")
+    assert (f.code, f.line) == ("RP102", 4)
+    assert f.message.endswith("(path: made at line 3 by the argument `position_ids` of `forward`, cast at line 4, "
+                              "used at line 6 in `*`)")
 
 
 def test_promotion_message_matches_torch_type_promotion():

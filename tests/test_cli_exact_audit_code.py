@@ -77,7 +77,8 @@ def test_audit_code_text(capsys):
     assert code == 1
     assert lines[0].startswith(f"{SEED}:12:9: RP121 inv-freq-float-buffer ")
     assert lines[2] == (f"{SEED}:20:13: RP101 positions-in-buffer-dtype positions take the dtype of `self.inv_freq`, "
-                        "which `model.to(bfloat16)` turns into bf16: 896 of 8,192 positions stay exact")
+                        "which `model.to(bfloat16)` turns into bf16: 896 of 8,192 positions stay exact (path: made "
+                        "at line 20 by `torch.arange`, cast at line 20, used at line 21 in `einsum`)")
     assert lines[3].startswith("  fix: build positions as int64")
     assert lines[-1] == "Found 4 findings (1 error, 3 warnings) in 1 file."  # + RP113: CUDA autocast lowers its einsum
 

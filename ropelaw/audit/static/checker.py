@@ -16,7 +16,7 @@ from .flow import Flow, _visitor
 from .names import _FREQ_NAME, _INT_POS_ARG, _LINE_BREAK, _POS_NAME, _ROTARY_NAME, _TRIGGERS
 from .structure import Structure
 from .syntax import _annotation_dtype
-from .triggers import Triggers
+from .triggers import Triggers, _path
 from .values import _NONE, Val, _Dtype, _Scope
 
 DEFAULT_LENGTH = 8192  # the seed's context: bf16 keeps 896 of 8,192 positions
@@ -55,6 +55,7 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
         self._registrations_of: dict[int, list] = {}  # id(class) -> Structure._registrations (memo)
         self._parameters_of: dict[int, list] = {}  # id(class) -> Structure._parameters (memo)
         self._subclasses: dict[str, list] | None = None  # class name -> in-file subclasses (Structure._family)
+        self._deferred: list = []  # position casts in rotary code, reported where used (or at the function's end)
         self.incomplete = False  # True when the walk stopped early: scan_source reports RE004
         # each level of a nested expression is two frames, _expr and its visit_<Type>: the walk gets twice
         # the caller's recursion limit, so that limit still counts levels (scan's _DEEP_RECURSION)
@@ -73,6 +74,8 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
         if key in self._seen:
             return
         self._seen.add(key)
+        if ("made_at" in data or "used_at" in data or "cast_at" in data) and "(path: " not in message:
+            message += _path(data)  # where the value was made, what cast it, where it was used
         self.findings.append(Finding.of(rule, message, path=self.path, line=line, column=col, fix=fix, **data))
 
     def _relevant(self, node: ast.AST) -> bool:
@@ -131,7 +134,8 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
                         inner.dtypes[a.arg] = _Dtype("caller", f"the `{a.arg}` argument", True)
                 elif _POS_NAME.match(a.arg):
                     # position_ids / cache_position arguments are integer tensors by convention (LongTensor)
-                    inner.names[a.arg] = Val(frozenset({"pos"}), integer=bool(_INT_POS_ARG.match(a.arg)))
+                    inner.names[a.arg] = Val(frozenset({"pos"}), integer=bool(_INT_POS_ARG.match(a.arg)),
+                                             origin=(node.lineno, f"the argument `{a.arg}` of `{node.name}`"))
                 elif _FREQ_NAME.search(a.arg):
                     inner.names[a.arg] = Val(frozenset({"freq"}))
         cls_name = self._class.name if self._class is not None else ""
@@ -149,7 +153,11 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
         if any(self._disables_autocast(d) for d in node.decorator_list):
             self._autocast = ["off"]  # @autocast("cuda", enabled=False), @disable_autocast
         self._fn = node
+        saved_deferred, self._deferred = self._deferred, []
         self._block(node.body, inner)
+        for rule, at, msg, fix, data in self._deferred:  # cast positions this function never used: returned
+            self.report(rule, at, msg + _path(data), fix, **data)
+        self._deferred = saved_deferred
         self._autocast, self._fn = saved, saved_fn
 
     def _block(self, body: Sequence[ast.stmt], scope: _Scope) -> None:

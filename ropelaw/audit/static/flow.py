@@ -177,7 +177,7 @@ class Flow:
             bound = (a.bound if "pos" in a.kinds else b.bound) if isinstance(op, (ast.Sub, ast.FloorDiv)) else None
             return Val(kinds, src.source, src.what, src.reported or a.reported or b.reported, pending,
                        integer=integer, buffer=a.buffer or b.buffer, maybe=a.maybe + b.maybe, default=default,
-                       bound=bound)
+                       bound=bound, origin=a.origin if "pos" in a.kinds else b.origin)
         return _NONE
 
     def _position_bound(self, call: ast.Call) -> int | None:
@@ -277,12 +277,14 @@ class Flow:
                 # model activation (numpy has no bfloat16); vLLM's np.arange(..., dtype=out.dtype)
                 dt = _Dtype(None, f"{dt.what} (a numpy array)", True)
             if dt.source:
-                return self._positions_cast(call, Val(frozenset({"pos"})), dt, scope, created=True)
+                return self._positions_cast(call, Val(frozenset({"pos"}), origin=(call.lineno, f"`{dotted or leaf}`")),
+                                            dt, scope, created=True)
             # int64 unless a dtype is given or an argument is a float (then the default dtype)
             if dtype_node is None and _float_argument(call):
                 return Val(frozenset({"pos"}), default=True, pending=(self._default_dtype_finding(call, {"pos"}),))
             integer = dt.what in _INT_DTYPES if dtype_node is not None else True
-            return Val(frozenset({"pos"}), integer=integer, bound=self._position_bound(call))
+            return Val(frozenset({"pos"}), integer=integer, bound=self._position_bound(call),
+                       origin=(call.lineno, f"`{dotted or leaf}`"))
         if leaf == "linspace" and (receiver is None or dotted.endswith(".linspace")) and _kw(call, "dtype") is None:
             # linspace without a dtype: torch's default dtype (positions or exponents, said when it meets an angle)
             return Val(frozenset({"expo"}), default=True,
@@ -314,7 +316,7 @@ class Flow:
                 held = tuple(self._default_dtype_finding(p[1], {"expo"}) for a in args for p in a.pending
                              if p[0] in (DF.POSITIONS_IN_IMPLICIT_DEFAULT_DTYPE, DF.FREQUENCIES_IN_IMPLICIT_DEFAULT_DTYPE))
                 return Val(frozenset({"freq"}), pending=held, default=any(a.default for a in args))
-            self._flush(*args)
+            self._flush(*args, at=call)
             return _NONE
         if receiver is None and leaf in ("get_default_dtype",):
             return _NONE
@@ -323,7 +325,7 @@ class Flow:
             base = self._expr(receiver, scope)
             method = func.attr
             if method in _TRIG:
-                self._flush(base)
+                self._flush(base, at=call)
                 return _NONE
             if method == "cumsum" and scope.alibi:
                 return Val(frozenset({"pos"}), base.source, base.what, base.reported)

@@ -47,6 +47,31 @@ def _phrase(source: str | None, what: str) -> str:
     return f"in {what}" if source == "low" else f"in the dtype of {what}"
 
 
+def _path(data: dict) -> str:
+    """The finding's path, from its data: where the positions were made, where they were cast (the finding's
+    own line), where they were used (an angle product or cos / sin)."""
+    parts = []
+    if data.get("made_at"):
+        parts.append(f"made at line {data['made_at']} by {data['made_by']}")
+    if data.get("cast_at"):
+        parts.append(f"cast at line {data['cast_at']}")
+    if data.get("used_at"):
+        parts.append(f"used at line {data['used_at']} in {data['used_in']}")
+    elif data.get("cast_at"):
+        parts.append("not used in this function (returned)")
+    return f" (path: {', '.join(parts)})" if parts else ""
+
+
+def _used_in(node: ast.AST) -> str:
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "a call")
+        return f"`{name}`"
+    if isinstance(node, ast.BinOp):
+        return "`@`" if isinstance(node.op, ast.MatMult) else "`*`"
+    return "an expression"
+
+
 class Triggers:
     """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: reporting what the dtype flow found."""
 
@@ -87,7 +112,7 @@ class Triggers:
         Autocast lowers it when the policy says so (:mod:`ropelaw.audit.policy`): CUDA's list (the runs
         people make: ``bf16-mixed`` on a GPU) holds ``@``/``matmul``/``mm``/``bmm``, every ``einsum``,
         ``addr``, ``baddbmm``, ``addmm``, ``mv``...; inside an explicit ``torch.autocast("cpu")`` CPU's list."""
-        self._flush(pos, freq)
+        self._flush(pos, freq, at=node)
         reported = pos.reported
         source, what = None, ""
         if (pos.integer and not pos.source and freq.default and not freq.source and not scope.alibi
@@ -104,7 +129,7 @@ class Triggers:
                         f"{self._note('bf16')}",
                         fix="make the frequencies float32 (torch.arange(0, d, 2, dtype=torch.float32) / d) and the "
                             "positions too (torch.arange(n, dtype=torch.float32))",
-                        dtype_source="default", mechanism=_BF16_TRUE, length=self.length)
+                        dtype_source="default", mechanism=_BF16_TRUE, length=self.length, **self._use_path(pos, node))
             return Val(frozenset({"angle"}), "default", "torch's default dtype", True)
         if pos.integer and not pos.source and freq.buffer and not freq.source and not scope.alibi:
             # int64 positions * a float buffer: type promotion takes the buffer's dtype (bf16 after a cast)
@@ -112,7 +137,7 @@ class Triggers:
                         f"integer positions are multiplied with the float buffer `self.{freq.buffer}`: type promotion "
                         f"gives the product the buffer's dtype, which `model.to(bfloat16)` turns into bf16, so the "
                         f"positions are rounded to bf16: {self._note('bf16')}",
-                        fix=P.FIX_POSITIONS, dtype_source="buffer", length=self.length)
+                        fix=P.FIX_POSITIONS, dtype_source="buffer", length=self.length, **self._use_path(pos, node))
             return Val(frozenset({"angle"}), "buffer", f"`self.{freq.buffer}`", True)
         if freq.source and not freq.reported:
             source, what = freq.source, freq.what
@@ -153,6 +178,13 @@ class Triggers:
                             op=policy.PYTHON_PRODUCTS.get(product, product))
         return Val(frozenset({"angle"}), source, what, reported or bool(source))
 
+    def _use_path(self, pos: Val, node: ast.AST) -> dict:
+        """made_at / made_by / used_at / used_in of positions promoted in a product (finding data)."""
+        out = {"used_at": getattr(node, "lineno", 0), "used_in": _used_in(node)}
+        if pos.origin:
+            out.update(made_at=pos.origin[0], made_by=pos.origin[1])
+        return out
+
     def _half_spacing(self, p: int, fmt: str = "bf16") -> float:
         """Largest rounding error of a value near ``p`` in ``fmt``: half the spacing there."""
         from ...formats import exact_positions
@@ -160,10 +192,13 @@ class Triggers:
         s = exact_positions(fmt, p + 1).spacing_at_end
         return (s or 0.0) / 2
 
-    def _flush(self, *vals: Val) -> None:
-        """Report the findings a value held back: it has reached an angle or cos/sin."""
+    def _flush(self, *vals: Val, at: ast.AST | None = None) -> None:
+        """Report the findings a value held back: it has reached an angle or cos/sin (``at``: where)."""
         for v in vals:
             for rule, node, msg, fix, data in v.pending:
+                if at is not None and "cast_at" in data:
+                    data = {**data, "used_at": getattr(at, "lineno", 0), "used_in": _used_in(at)}
+                    msg = msg + _path(data)
                 self.report(rule, node, msg, fix, **data)
 
     def _is_cache_rebuild(self, call: ast.Call, method: str, receiver: ast.AST, scope: _Scope) -> bool:
@@ -186,11 +221,16 @@ class Triggers:
                         dtype_source=dt.source)
             return Val(val.kinds, dt.source, dt.what, True)
         rule, msg, data = self._position_finding(dt, created)
+        data = {**data, "cast_at": call.lineno}
+        if val.origin:
+            data.update(made_at=val.origin[0], made_by=val.origin[1])
+        item = (rule, call, msg, P.FIX_POSITIONS, data)
         if scope.rotary:
-            self.report(rule, call, msg, fix=P.FIX_POSITIONS, **data)
-            return Val(val.kinds, dt.source, dt.what, True)
+            # reported where the positions are used (its path says where), or at the function's end
+            self._deferred.append(item)
+            return Val(val.kinds, dt.source, dt.what, True, val.pending + (item,), origin=val.origin)
         # outside rotary code an arange may be anything: report only if it reaches an angle or cos/sin
-        return Val(val.kinds, dt.source, dt.what, True, val.pending + ((rule, call, msg, P.FIX_POSITIONS, data),))
+        return Val(val.kinds, dt.source, dt.what, True, val.pending + (item,), origin=val.origin)
 
     def _position_finding(self, dt: _Dtype, created: bool) -> tuple[Rule, str, dict]:
         """Rule, message and data for positions created with / converted to a risky dtype."""

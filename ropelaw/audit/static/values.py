@@ -25,6 +25,8 @@ class Val:
     # positions known to stay below this many (arange(n) with n a constant, or a parameter whose small
     # constant default no call in the file overrides): None when unknown
     bound: int | None = None
+    # where positions were made: (line, how), e.g. (18, "`torch.arange`"); shown in the finding's path
+    origin: tuple = field(default=(), compare=False)
 
 
 _NONE = Val()
