@@ -16,7 +16,7 @@ from .flow import Flow, _visitor
 from .names import _FREQ_NAME, _INT_POS_ARG, _LINE_BREAK, _POS_NAME, _ROTARY_NAME, _TRIGGERS
 from .structure import Structure
 from .syntax import _annotation_dtype
-from .triggers import Triggers, _path
+from .triggers import Triggers, path_suffix
 from .values import _NONE, Val, _Dtype, _Scope
 
 DEFAULT_LENGTH = 8192  # the seed's context: bf16 keeps 896 of 8,192 positions
@@ -75,7 +75,7 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
             return
         self._seen.add(key)
         if ("made_at" in data or "used_at" in data or "cast_at" in data) and "(path: " not in message:
-            message += _path(data)  # where the value was made, what cast it, where it was used
+            message += path_suffix(data)  # where the value was made, what cast it, where it was used
         self.findings.append(Finding.of(rule, message, path=self.path, line=line, column=col, fix=fix, **data))
 
     def _relevant(self, node: ast.AST) -> bool:
@@ -156,7 +156,7 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
         saved_deferred, self._deferred = self._deferred, []
         self._block(node.body, inner)
         for rule, at, msg, fix, data in self._deferred:  # cast positions this function never used: returned
-            self.report(rule, at, msg + _path(data), fix, **data)
+            self.report(rule, at, msg + path_suffix(data), fix, **data)
         self._deferred = saved_deferred
         self._autocast, self._fn = saved, saved_fn
 

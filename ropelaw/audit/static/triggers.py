@@ -47,7 +47,7 @@ def _phrase(source: str | None, what: str) -> str:
     return f"in {what}" if source == "low" else f"in the dtype of {what}"
 
 
-def _path(data: dict) -> str:
+def path_suffix(data: dict) -> str:
     """The finding's path, from its data: where the positions were made, where they were cast (the finding's
     own line), where they were used (an angle product or cos / sin)."""
     parts = []
@@ -198,7 +198,7 @@ class Triggers:
             for rule, node, msg, fix, data in v.pending:
                 if at is not None and "cast_at" in data:
                     data = {**data, "used_at": getattr(at, "lineno", 0), "used_in": _used_in(at)}
-                    msg = msg + _path(data)
+                    msg = msg + path_suffix(data)
                 self.report(rule, node, msg, fix, **data)
 
     def _is_cache_rebuild(self, call: ast.Call, method: str, receiver: ast.AST, scope: _Scope) -> bool:
