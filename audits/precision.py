@@ -93,9 +93,11 @@ def table() -> str:
         out.append(f"| {c} | {tp[c]} | {fp[c]} | {other[c]} | {ctp[c]} | {cfp[c]} | {cmiss[c]} |")
     out.append(f"| all | {sum(tp.values())} | {sum(fp.values())} | {sum(other.values())} | {sum(ctp.values())} | "
                f"{sum(cfp.values())} | {sum(cmiss.values())} |")
+    # a blank line between a paragraph and its list: glued, the site renders the list as raw text
     out += ["", "Remaining false findings of the corpus, with their reason:" if fps else "No false finding in the corpus.",
-            *fps, "", "Remaining misses of the corpus, with their reason:" if misses else "No miss in the corpus.",
-            *misses]
+            *([""] + fps if fps else []), "",
+            "Remaining misses of the corpus, with their reason:" if misses else "No miss in the corpus.",
+            *([""] + misses if misses else [])]
     agree, total = brute_rows()
     runtime = [(e, t) for e in corpus.ENTRIES for t in e.truths if t.factory]
     brute_only = sum(1 for e in corpus.ENTRIES for t in e.truths if not t.factory)
@@ -112,9 +114,26 @@ def table() -> str:
 
 
 def write() -> None:
-    text = DOC.read_text()
+    """Rewrite the generated part of docs/audits.md, whole or not at all (``safeio.write_atomic``)."""
+    sys.path.insert(0, str(HERE.parent))
+    from ropelaw.safeio import write_atomic
+
+    text = DOC.read_text(encoding="utf-8")
     a, b = text.index(BEGIN), text.index(END) + len(END)
-    DOC.write_text(text[:a] + table() + text[b:])
+    data = (text[:a] + table() + text[b:]).encode("utf-8")
+
+    def fill(tmp: str) -> None:  # the temporary file write_atomic made, renamed over DOC once written
+        import os
+
+        fd = os.open(tmp, os.O_WRONLY | os.O_TRUNC)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+
+    write_atomic(str(DOC), fill)
 
 
 if __name__ == "__main__":
