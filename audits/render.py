@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import catalog
+from ropelaw.safeio import write_atomic  # every report written whole or not at all
 import notes
 
 # scenario names in the order reports show them: "autocast" (CPU policy) in reports made before the
@@ -604,7 +605,7 @@ def write_all(reports: Path, readme_path: Path) -> None:
     for doc in docs:
         s = summarize(doc)
         sums.append(s)
-        (reports / f"{doc['target']}.md").write_text(target_report(doc, s))
+        write_atomic(str(reports / f"{doc['target']}.md"), target_report(doc, s))
     timing_path = reports / "_timing.json"
     timing = json.loads(timing_path.read_text()) if timing_path.is_file() else None
-    readme_path.write_text(readme(docs, sums, timing))
+    write_atomic(str(readme_path), readme(docs, sums, timing))

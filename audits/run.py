@@ -55,6 +55,7 @@ sys.path.insert(0, str(HERE))
 import brute_force  # noqa: E402
 import catalog  # noqa: E402
 import render  # noqa: E402
+from ropelaw.safeio import write_atomic  # noqa: E402  (every report written whole or not at all)
 
 ENV_BASE = {
     "PYTHONWARNINGS": "ignore",
@@ -152,7 +153,7 @@ def install(t: catalog.Target) -> None:
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 raise RuntimeError(f"pip install of {t.extra_pins} for {t.name} failed:\n{proc.stderr[-2000:]}")
-    marker.write_text(want)
+    write_atomic(str(marker), want)
     how = {"install": "installed", "git": "copied (sha256 checked)"}.get(t.fetch, "downloaded and unpacked")
     log(f"  {how} {t.name} ({', '.join(t.pins) or f'{len(t.sources)} files'}) in {time.time() - t0:.0f}s")
 
@@ -472,7 +473,7 @@ def write_snapshot() -> None:
     """reports/_auditor.json: what the results depend on, measured on committed inputs (audits/behaviour.py)."""
     snap = run_cmd([sys.executable, "-c", "import json, sys; sys.path.insert(0, 'audits'); import behaviour; "
                     "from pathlib import Path; print(json.dumps(behaviour.snapshot(Path('.'))))"], ROOT, [ROOT])
-    (REPORTS / "_auditor.json").write_text(json.dumps(json.loads(snap["stdout"]), indent=1) + "\n")
+    write_atomic(str(REPORTS / "_auditor.json"), json.dumps(json.loads(snap["stdout"]), indent=1) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -504,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
             if t.shows and path.is_file():
                 doc = json.loads(path.read_text())
                 store_brute_force(t, doc)
-                path.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+                write_atomic(str(path), json.dumps(doc, indent=1, sort_keys=False) + "\n")
     if args.render_only or args.brute_force_only:
         render.write_all(REPORTS, HERE / "README.md")
         return 0
@@ -559,14 +560,14 @@ def main(argv: list[str] | None = None) -> int:
             "auditor": ident, "results": rs,
         }
         store_brute_force(t, doc)
-        (REPORTS / f"{t.name}.json").write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+        write_atomic(str(REPORTS / f"{t.name}.json"), json.dumps(doc, indent=1, sort_keys=False) + "\n")
     timing = {"install_s": round(t_installed - t_start), "audit_s": round(t_audited - t_installed),
               "total_s": round(time.time() - t_start), "jobs": n_cmds, "processes": len(jobs),
               "load_average_at_end": list(os.getloadavg()), "workers": args.jobs,
               "targets": [t.name for t in targets], "date": ident["date"], "machine": ident["machine"]}
     full = not args.only and lengths == tuple(catalog.LENGTHS)
     if full:  # the README quotes the time of the last full regeneration only
-        (REPORTS / "_timing.json").write_text(json.dumps(timing, indent=1) + "\n")
+        write_atomic(str(REPORTS / "_timing.json"), json.dumps(timing, indent=1) + "\n")
         # what the results depend on, measured on committed inputs (tests/test_audits_reports.py
         # recomputes it: the reports are stale when the auditor behaves differently on them)
         write_snapshot()
@@ -577,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in lengths:
             r = run_cmd(ropelaw_cmd("exact", "--dtype", dtype, "--length", str(n), "--format", "json"), ROOT, [])
             closed[f"{dtype}/{n}"] = parse_json(r["stdout"])
-    exact_path.write_text(json.dumps(closed, indent=1) + "\n")
+    write_atomic(str(exact_path), json.dumps(closed, indent=1) + "\n")
     render.write_all(REPORTS, HERE / "README.md")
     log(f"done in {time.time() - t_start:.0f}s (install {timing['install_s']}s, audits {timing['audit_s']}s); "
         f"wrote {_rel(REPORTS)}/*.md and {_rel(HERE / 'README.md')}")

@@ -382,8 +382,9 @@ def main(argv=None) -> int:
         res["generate"] = bench_generate([2048, 8192], args.window, steps=8, rounds=3)
     res["machine"]["loadavg_1min_end"] = os.getloadavg()[0]
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(res, fh, indent=1)
+        from ropelaw.safeio import write_atomic
+
+        write_atomic(args.json, json.dumps(res, indent=1))
     return 0
 
 

@@ -111,7 +111,9 @@ def main() -> int:
     for r in rows + [total]:
         print(f"{r[0]:<19} {r[1]:>5} {r[2]:>7} {r[3]:>6} {r[4]:>6} {r[5]:>5} {r[6]:>5} {r[7]:>7.2f} {r[8]:>7.0f}")
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1))
+        from ropelaw.safeio import write_atomic
+
+        write_atomic(args.json, json.dumps(results, indent=1))
     return 0 if all(r[2:7] == (0, 0, 0, 0, 0) for r in rows) else 1
 
 

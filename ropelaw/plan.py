@@ -45,6 +45,7 @@ from fractions import Fraction
 from typing import Any
 
 from .numfmt import count, number, short
+from .reach import reaches
 from .results import Result, table_html
 from .spec import RopeSpec
 
@@ -164,47 +165,7 @@ def _params_text(p: dict) -> str:
     return ", ".join(out) if out else "-"
 
 
-# -- exact decisions ---------------------------------------------------------------------
-def _exact_bound(spec: RopeSpec, r: Any) -> Any:
-    """The bound of ``r`` (a BoundResult of ``spec``) in mpmath at 60 digits, or None where the
-    float is all there is (length-dependent schemes: their bound is already an integer)."""
-    import mpmath
-
-    from .schemes import apply_scheme, exact_inv_freq, scheme_info
-
-    k = r.critical_pair
-    with mpmath.workdps(60):
-        mp = mpmath.mp
-        if spec.scheme == "default":
-            if r.regime != "above_critical_base" or k is None:
-                return mp.mpf(r.extrapolation_bound)
-            return 2 * mp.pi * mp.mpf(spec.base) ** (mp.mpf(r.critical_dimension) / spec.d)
-        if scheme_info(spec.scheme).exact is None and spec.scheme not in ("rerope", "leaky_rerope"):
-            return None
-        res = apply_scheme(spec, spec.tuning_length)
-        if res.window is not None:
-            period = 2 * mp.pi * mp.mpf(spec.base) ** (mp.mpf(2 * k) / spec.d)
-            if res.leaky_k is None or period < res.window:
-                return None
-            return res.window + mp.mpf(res.leaky_k) * (period - res.window)
-        if spec.scheme in ("dynamic", "longrope", "qwen_dynamic"):
-            return None
-        return 2 * mp.pi / exact_inv_freq(spec, spec.tuning_length, mp)[k]
-
-
-def reaches(spec: RopeSpec, target: int, r: Any = None) -> tuple[bool, Any]:
-    """``(bound >= target, BoundResult)`` through ``theory.extrapolation_bound``; within 1e-9 of
-    the target the bound is recomputed exactly (:func:`_exact_bound`)."""
-    from .theory import extrapolation_bound
-
-    r = r if r is not None else extrapolation_bound(spec)
-    b = r.extrapolation_bound
-    if math.isinf(b) or abs(b - target) > 1e-9 * target:
-        return b >= target, r
-    exact = _exact_bound(spec, r)
-    return (b >= target if exact is None else exact >= target), r
-
-
+# -- exact decisions: reaches() (ropelaw.reach) is the one decision plan and lint share ------
 def smallest_whole(make, target: int, limit: int = MAX_WHOLE_FACTOR) -> tuple[int | None, Any]:
     """Smallest integer ``s`` in ``1 .. limit`` with ``make(s)``'s bound >= ``target``, by doubling
     then bisection (the bound does not decrease with s), and its BoundResult; ``(None, r)`` with the

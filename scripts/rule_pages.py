@@ -132,13 +132,15 @@ def main(argv: list[str]) -> int:
     if argv:
         print("usage: python scripts/rule_pages.py [--check]", file=sys.stderr)
         return 2
+    from ropelaw.safeio import write_atomic
+
     OUT.mkdir(parents=True, exist_ok=True)
     for name in {p.name for p in OUT.glob("*.md")} - set(expected):
         (OUT / name).unlink()
     for name, text in expected.items():
         path = OUT / name
         if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
+            write_atomic(str(path), text)
     print(f"docs/rules/: {len(expected) - 1} rule pages and the index")
     return 0
 

@@ -15,7 +15,7 @@ import pytest
 
 from ropelaw import RopeSpec
 from ropelaw.cli import main
-from ropelaw.plan import plan
+from ropelaw.plan import plan, plan_config
 
 T, B, D, L = 4096, 1e4, 128, 131072
 
@@ -254,3 +254,59 @@ def test_every_pair_trained_is_said():
     p = plan(RopeSpec(d=64, train_len=100, base=1.5, pretrain_base=1.5), 1 << 20)
     assert p.critical_dimension == 64
     assert any("every pair completed a period" in n and "no sharp bound" in n for n in p.notes)
+
+
+def test_reaches_follows_the_tuning_regime():
+    """Issue 34 (1): tuned at the target, the bound is the tuning length (Liu et al. Theorem 3), so
+    "reaches" is yes; plan used to re-decide it from the critical pair's period alone and said no."""
+    from ropelaw.reach import reaches
+    from ropelaw.theory import extrapolation_bound
+
+    spec = RopeSpec(d=128, train_len=8192, base=5e5, pretrain_base=5e5, tune_len=131072, scheme="llama3",
+                    params={"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                            "original_max_position_embeddings": 8192})
+    r = extrapolation_bound(spec)
+    assert r.regime == "at_or_below_critical_base" and r.extrapolation_bound == 131072
+    assert reaches(spec, 131072)[0] and not reaches(spec, 131073)[0]
+    assert plan(spec, 131072).option("current").reaches
+
+
+def test_exact_bound_decides_where_the_float_cannot():
+    """A plain-RoPE bound in float64 equal to a target its exact value is below (mpmath at 60 digits, an
+    independent evaluation of 2*pi*beta^(d_extra/d))."""
+    import mpmath
+
+    from ropelaw.reach import exact_bound, reaches
+    from ropelaw.theory import critical_dimension, extrapolation_bound
+
+    d, t = 128, 4096
+    dx = critical_dimension(d, t, 1e4)
+    for target in (131072, 100000, 262144):
+        with mpmath.workdps(80):
+            beta = mpmath.power(mpmath.mpf(target) / (2 * mpmath.pi), mpmath.mpf(d) / dx)
+        for b in (float(beta), math.nextafter(float(beta), 0), math.nextafter(float(beta), math.inf)):
+            spec = RopeSpec(d=d, train_len=t, base=b)
+            r = extrapolation_bound(spec)
+            with mpmath.workdps(80):
+                truth = 2 * mpmath.pi * mpmath.power(mpmath.mpf(b), mpmath.mpf(dx) / d) >= target
+            assert reaches(spec, target)[0] == bool(truth), (target, b)
+            assert (exact_bound(spec, r) >= target) == bool(truth)
+
+
+def test_plan_and_lint_agree_on_reaches_corpus_axolotl():
+    """The issue's file: ``plan ... --target 128k --tune 128k`` printed "reaches: no" beside bound
+    131,072 while lint said ok. Both decide through ``reach.reaches`` now."""
+    import os
+
+    from ropelaw.lint.check import lint_config
+    from ropelaw.lint.loader import load_config
+
+    corpus = os.environ.get("ROPELAW_CORPUS", "../shared/corpus")
+    path = os.path.join(corpus, "frameworks/axolotl/llama-3-fft-8b.yaml")
+    if not os.path.exists(path):
+        pytest.skip(f"not in the corpus yet: {path}")
+    cfg = load_config(path, target=131072, tune=131072)
+    codes = {f.code for f in lint_config(cfg).findings}
+    p = plan_config(load_config(path, tune=131072), 131072)
+    assert p.option("current").reaches and not codes & {"RL101", "RL102"}
+    assert p.option("train").reaches

@@ -151,9 +151,6 @@ def write_outputs(result: dict, out_dir: str) -> None:
     stem = output_stem(result, out_dir)
     from ..safeio import write_atomic
 
-    def write_json(tmp: str) -> None:
-        with open(tmp, "w") as f:
-            f.write(compact_json(json_safe(result)) + "\n")
-    write_atomic(stem + ".json", write_json)
+    write_atomic(stem + ".json", compact_json(json_safe(result)) + "\n")
     fig = plot_result(result)
     write_atomic(stem + ".png", lambda tmp: fig.savefig(tmp, dpi=110))

@@ -60,8 +60,10 @@ def _spec_from_flags(args: argparse.Namespace):
 
 
 def build(args: argparse.Namespace):
-    """``(plan, data, cfg, dialect)`` from the command line (data, cfg, dialect None without CONFIG)."""
+    """``(plan, data, cfg, dialect, text)`` from the command line (all but the plan None without CONFIG;
+    ``text`` is the one read of the config that the plan and ``--apply`` both use)."""
     from ..limits import MAX_CONTEXT
+    from ..lint.loader import load_text, read_source_text
     from ..numfmt import count
     from ..plan import plan, plan_config
 
@@ -78,23 +80,13 @@ def build(args: argparse.Namespace):
         spec = _spec_from_flags(args)
         _check_target(args.target, spec.train_len, "--train")
         inputs = {"d": "--d", "base": "--base", "train_len": "--train", "tune_len": "--tune" if args.tune else None}
-        return plan(spec, args.target, dtype=args.dtype, inputs=inputs), None, None, None
+        return plan(spec, args.target, dtype=args.dtype, inputs=inputs), None, None, None, None
     if args.d is not None or args.base is not None:
         raise ValueError("--d and --base describe a setup without a CONFIG; with CONFIG they come from the file")
-    from ..lint import dialects
-    from ..lint.loader import SHELL_SUFFIXES, load_config
-    from ..lint.parse import read_document
-
     path = args.config
-    if path.lower().endswith(SHELL_SUFFIXES):
-        from ..lint.dialects.megatron import read_shell
-
-        data, _ = read_shell(path)
-        dialect = "megatron"
-    else:
-        data, _, _ = read_document(path)
-        dialect = dialects.pick(data).name if isinstance(data, dict) else None
-    cfg = load_config(path, train=args.train, tune=args.tune, dtype=args.dtype)
+    text = read_source_text(path)  # the one read: planned on, and edited by --apply
+    data, dialect = _document(path, text)
+    cfg = load_text(path, text, train=args.train, tune=args.tune, dtype=args.dtype)
     train = cfg.train_len.number()
     if train is None:
         raise ValueError(f"{path}: no training length ({cfg.train_len.where}); pass --train")
@@ -103,7 +95,24 @@ def build(args: argparse.Namespace):
         p = plan_config(cfg, args.target, dialect=dialect)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
-    return p, data, cfg, dialect
+    return p, data, cfg, dialect, text
+
+
+def _document(path: str, text: str) -> tuple[Any, str | None]:
+    """``(mapping, dialect name)`` of the config's text, as the writers see it."""
+    from ..lint import dialects
+    from ..lint.loader import SHELL_SUFFIXES, format_of, parse_text
+
+    if path.lower().endswith(SHELL_SUFFIXES):
+        from ..lint.dialects.maxtext import launch_of
+        from ..lint.dialects.megatron import shell_flags
+
+        launch = launch_of(path, text)
+        if launch is not None:
+            return launch[0], "maxtext"
+        return shell_flags(path, text)[0], "megatron"
+    data, _ = parse_text(text, format_of(path), path)
+    return data, dialects.pick(data).name if isinstance(data, dict) else None
 
 
 def _check_target(target: int, train: int, where: str) -> None:
@@ -122,7 +131,11 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--apply needs -o OUT (ropelaw plan never edits a config in place)")
     if args.output is not None and args.apply is None:
         raise ValueError("-o needs --apply NAME")
-    p, data, cfg, dialect = build(args)
+    if args.output is not None and args.config is not None:
+        from ..lint.writers import check_output
+
+        check_output(args.config, args.output)  # a FIFO, device or the input itself: refused before any work
+    p, data, cfg, dialect, text = build(args)
     if cfg is not None:
         from ..lint.writers import edit_for
 
@@ -139,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
                              f"{did_you_mean(args.apply, names)}")
         if dialect not in WRITERS:
             raise UsageError(f"--apply: ropelaw has no writer for {dialect} configs (writers: {', '.join(WRITERS)})")
-        notes = write(args.config, p.option(args.apply).edit, args.output)
+        notes = list(write(args.config, text, cfg.fmt, p.option(args.apply).edit, args.output).notes)
+        notes = [n for n in notes if n not in p.option(args.apply).edit.notes]
     if args.format == "json":
         out = p.to_dict()
         if args.apply is not None:

@@ -66,13 +66,14 @@ from .model import (LoadedConfig, ModelNeeded, NoRopeFound, NotARopeConfig, Opti
                     RopeLayer, UnreadConfig, Value, _NUMERIC_STR, canonical_scheme, show_value)
 # the parse layer (files -> mapping + positions, with limits) lives in parse.py; re-exported here
 from .parse import (CONFIG_SUFFIXES, MAX_BYTES, Path, Positions, config_files, json_positions,  # noqa: F401
-                    parse_text, read_document, toml_positions, yaml_positions)
+                    format_of, parse_text, read_document, read_text, toml_positions,
+                    yaml_positions)
 from .sections import _INTERP, _cli  # noqa: F401  (_INTERP re-exported)
 from .table import ROPE_DEFAULT_BASE, _load_table  # noqa: F401
 
 __all__ = [
     "Value", "RopeLayer", "LoadedConfig", "NotARopeConfig", "NoRopeFound", "UnreadConfig", "ModelNeeded", "OptionError", "CONFIG_SUFFIXES", "canonical_scheme",
-    "read_document", "load_config", "load_mapping", "config_files", "fmt_count", "fmt_short", "show_value",
+    "read_document", "load_config", "load_text", "read_source_text", "load_mapping", "config_files", "fmt_count", "fmt_short", "show_value",
     "json_positions", "yaml_positions", "toml_positions",
 ]
 
@@ -93,16 +94,32 @@ def load_config(path: str, *, train: int | None = None, target: int | None = Non
     """
     kw = dict(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype,
               model_config=model_config)
-    if path.lower().endswith(SHELL_SUFFIXES):
-        from .dialects.maxtext import read_launch
-        from .dialects.megatron import read_shell
+    return load_text(path, read_source_text(path), **kw)
 
-        launch = read_launch(path)  # MaxText's trainer with key=value overrides
+
+def read_source_text(path: str) -> str:
+    """The text :func:`load_text` reads for ``path`` (a config file or a launch script), read once."""
+    if path.lower().endswith(SHELL_SUFFIXES):
+        from .dialects.megatron import read_script
+
+        return read_script(path)
+    return read_text(path)
+
+
+def load_text(path: str, text: str, **kw: Any) -> LoadedConfig:
+    """:func:`load_config` of ``text``, the file's content already read (``read_source_text``): a
+    command that also edits the file (``plan --apply``) reads it once and edits what it planned on."""
+    if path.lower().endswith(SHELL_SUFFIXES):
+        from .dialects.maxtext import launch_of
+        from .dialects.megatron import shell_flags
+
+        launch = launch_of(path, text)  # MaxText's trainer with key=value overrides
         if launch is not None:
             return load_mapping(launch[0], launch[1], path=path, fmt="shell", dialect="maxtext", **kw)
-        flags, positions = read_shell(path)
+        flags, positions = shell_flags(path, text)
         return load_mapping(flags, positions, path=path, fmt="shell", dialect="megatron", **kw)
-    data, positions, fmt = read_document(path)
+    fmt = format_of(path)
+    data, positions = parse_text(text, fmt, path)
     return load_mapping(data, positions, path=path, fmt=fmt, **kw)
 
 

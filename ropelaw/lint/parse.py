@@ -34,7 +34,7 @@ from .positions import JsonPositions, Path, Positions, YamlPositions, json_posit
 
 __all__ = ["CONFIG_SUFFIXES", "MAX_BYTES", "MAX_DEPTH", "MAX_ALIAS_EXPANSION", "MAX_ALIAS_BYTES", "MAX_ITEMS", "MAX_TOML_KEY_WEIGHT",
            "Positions", "json_positions",
-           "yaml_positions", "toml_positions", "parse_text", "read_document", "config_files"]
+           "yaml_positions", "toml_positions", "parse_text", "read_text", "read_document", "config_files", "format_of"]
 
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".toml")
 MAX_BYTES = 16 * 1024 * 1024  # a model config is kilobytes; refuse to parse anything huge
@@ -305,7 +305,8 @@ def toml_positions(text: str) -> dict:
 
 
 # ------------------------------------------------------------------------------ reading a document
-def _fmt_of(path: str) -> str:
+def format_of(path: str) -> str:
+    """"json", "yaml" or "toml" by the file's suffix; ``UsageError`` for any other."""
     low = path.lower()
     if low.endswith(".json"):
         return "json"
@@ -421,23 +422,30 @@ def parse_text(text: str, fmt: str, path: str = "-") -> tuple[dict, Positions]:
     return data, positions
 
 
-def read_document(path: str) -> tuple[dict, Positions, str]:
-    """Read and parse one config file: ``(data, positions, fmt)``; ``UsageError`` if unusable.
+def read_text(path: str, what: str | None = None) -> str:
+    """The text of config file ``path``, decoded once (a UTF-8 byte-order mark dropped, line endings
+    kept): what a command parses, plans on and edits, so that all three see one read of the file.
 
-    Only a regular file is opened (a FIFO, device or socket is refused before reading), and
-    at most :data:`MAX_BYTES` of it is read.
+    Only a regular file is opened (a FIFO, device or socket is refused before reading), and at
+    most :data:`MAX_BYTES` of it is read. ``what``: how errors name the file ("JSON config").
     """
-    fmt = _fmt_of(path)
+    what = what or f"{format_of(path).upper()} config"
     if os.path.isdir(path):
         raise UsageError(f"{path}: is a directory (pass it as a directory argument to lint every config in it)")
     raw = read_regular(path, MAX_BYTES, "model config")
     if b"\x00" in raw[:8192]:
-        raise UsageError(f"{path}: binary file, not a {fmt.upper()} config")
+        raise UsageError(f"{path}: binary file, not a {what}")
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); not a {fmt.upper()} config") from None
-    data, positions = parse_text(text, fmt, path)
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); not a {what}") from None
+
+
+def read_document(path: str) -> tuple[dict, Positions, str]:
+    """Read and parse one config file: ``(data, positions, fmt)``; ``UsageError`` if unusable
+    (:func:`read_text`, then :func:`parse_text`)."""
+    fmt = format_of(path)
+    data, positions = parse_text(read_text(path), fmt, path)
     return data, positions, fmt
 
 

@@ -276,8 +276,8 @@ _TRAIN = re.compile(r"(?:^|[/.])train(?:\.py)?$")
 _KV = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 
-def read_launch(path: str) -> tuple[dict, dict] | None:
-    """A shell script that runs MaxText's trainer (``python3 -m maxtext.train CONFIG.yml key=value ...``,
+def launch_of(path: str, text: str) -> tuple[dict, dict] | None:
+    """The text of a shell script that runs MaxText's trainer (``python3 -m maxtext.train CONFIG.yml key=value ...``,
     ``MaxText/train.py``): ``({"base_config": CONFIG, key: value ...}, positions)`` with the values parsed as
     OmegaConf's ``from_cli`` parses them (YAML scalars) and shell variables substituted; None for any other
     script (Megatron's launch scripts are read by the megatron dialect)."""
@@ -285,17 +285,9 @@ def read_launch(path: str) -> tuple[dict, dict] | None:
 
     import yaml
 
-    from ...safeio import read_regular
     from ...errors import UsageError
     from .megatron import _ASSIGN, MAX_SHELL_ENV, MAX_SHELL_VALUE, _logical_lines, _subst
 
-    raw = read_regular(path, 1 << 20, "launch script")
-    if b"\x00" in raw[:8192]:
-        return None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None
     env: dict[str, str] = {}
     env_bytes = 0
     lines = text.splitlines()

@@ -467,7 +467,8 @@ def _locate(lines: list[str], first: int, flag: str, last: int | None = None) ->
     return first, 1
 
 
-def read_shell(path: str) -> tuple[dict, dict]:
+def read_script(path: str) -> str:
+    """The text of launch script ``path`` (a regular file, at most 1 MiB, UTF-8), read once."""
     from ...errors import UsageError
     from ...safeio import read_regular
 
@@ -475,9 +476,19 @@ def read_shell(path: str) -> tuple[dict, dict]:
     if b"\x00" in raw[:8192]:
         raise UsageError(f"{path}: binary file, not a launch script")
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); not a launch script") from None
+
+
+def read_shell(path: str) -> tuple[dict, dict]:
+    return shell_flags(path, read_script(path))
+
+
+def shell_flags(path: str, text: str) -> tuple[dict, dict]:
+    """The Megatron flags of launch script ``text`` (:func:`parse_shell`); ``NotARopeConfig`` without any."""
+    from ...errors import UsageError
+
     try:
         flags, positions = parse_shell(text)
     except UsageError as exc:

@@ -72,10 +72,12 @@ def main() -> None:
     found = documents(root)
     if not found:
         sys.exit(f"no document under {root} holds {BEGIN!r}")
+    from ...safeio import write_atomic
+
     for p in found:
         text = p.read_text(encoding="utf-8")
         head, rest = text.split(BEGIN, 1)
-        p.write_text(f"{head}{BEGIN}\n{markdown()}{END}{rest.split(END, 1)[1]}", encoding="utf-8")
+        write_atomic(str(p), f"{head}{BEGIN}\n{markdown()}{END}{rest.split(END, 1)[1]}")
 
 
 if __name__ == "__main__":

@@ -513,6 +513,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default=None, help="comma-separated tables to build (default: all)")
     args = p.parse_args(argv)
     stale = []
+    from ...safeio import write_atomic
+
     for name, table in build(args.dl, tuple(args.only.split(",")) if args.only else None).items():
         path = os.path.join(HERE, f"{name}.json")
         text = dump(table)
@@ -521,8 +523,7 @@ def main(argv: list[str] | None = None) -> int:
                 if fh.read() != text:
                     stale.append(name)
         else:
-            with open(path, "w") as fh:
-                fh.write(text)
+            write_atomic(path, text)
             print(f"{path}: {len(table['presets'])} presets ({table['package']})")
     if stale:
         print(f"out of date: {', '.join(stale)} (run without --check)")

@@ -224,6 +224,7 @@ def _who(cfg: LoadedConfig, i: int) -> str:
 
 def check(cfg: LoadedConfig, i: int, a, shown_only: bool = False) -> list[Finding]:
     """RL101 / RL102 for layer group ``i`` and RL103 / RL104 (``shown_only``: see :func:`_men`)."""
+    from ...reach import reaches
     from ...theory import base_for_context
 
     out: list[Finding] = []
@@ -234,7 +235,8 @@ def check(cfg: LoadedConfig, i: int, a, shown_only: bool = False) -> list[Findin
     g = cfg.layers[i]
     trained = f"trained at {fmt_count(spec.train_len)} [{cfg.train_len.where}]"
     tuned = (f", tuned at {fmt_count(spec.tune_len)}" if spec.tune_len is not None else "")
-    if spec.scheme == "default" and length > b:
+    beyond = not reaches(spec, length, bound)[0]  # exactly as `ropelaw plan` decides "reaches"
+    if spec.scheme == "default" and beyond:
         try:
             need = base_for_context(spec.d, spec.train_len, length, pretrain_base=spec.pretrain_base)
             need_txt = f"; a base of {fmt_short(need)} reaches it"
@@ -250,7 +252,7 @@ def check(cfg: LoadedConfig, i: int, a, shown_only: bool = False) -> list[Findin
                  f"{fmt_count(spec.train_len)} tokens), or use a scaling scheme for {fmt_count(length)}" if need else None),
             length=length, extrapolation_bound=b, base_for_target=need, critical_dimension=bound.critical_dimension,
         ))
-    elif spec.scheme not in ("default", "dynamic") and length > b:
+    elif spec.scheme not in ("default", "dynamic") and beyond:
         params = ", ".join(f"{k} {fmt_short(v) if isinstance(v, (int, float)) else '[...]'}"
                            for k, v in spec.param_dict().items() if k not in ("short_factor", "long_factor"))
         k = bound.critical_pair

@@ -98,8 +98,10 @@ def check(cfg: LoadedConfig, i: int, a) -> list[Finding]:
                     safe_length=safe, length=length, k_needed=need,
                 ))
     if spec.scheme == "dynamic":
+        from ...reach import reaches
+
         b = a.bound.extrapolation_bound
-        if length > b:
+        if not reaches(spec, length, a.bound)[0]:
             s = float(spec.param("factor"))
             orig = int(spec.param("original_max_position_embeddings") or t)
             try:

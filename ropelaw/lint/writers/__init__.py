@@ -3,7 +3,9 @@ keys that dialect reads, so that the loader reads the edited file as that option
 
 ``edit_for(dialect, data, cfg, option, target) -> Edit``: the changes (``set`` a key path to a value,
 ``delete`` one) or, when the dialect has no key for the option, ``Edit.refused`` saying why.
-``write(path, edit, out)`` applies an edit to a copy of the file (never in place): JSON is re-dumped
+``apply_edit(text, fmt, edit) -> Applied`` applies an edit to a file's text (the one read it was
+planned on) and gives the new text and its diff; ``write`` writes that to a copy of the file,
+atomically (never in place). JSON is re-dumped
 with the file's key order and indentation; YAML and TOML are edited line by line, so comments and
 the rest of the file stay as they were (a YAML file whose edited keys are in flow style is
 re-dumped, and the edit's notes say so). The edited text is parsed again and must hold exactly the
@@ -20,12 +22,13 @@ from __future__ import annotations
 
 import importlib
 import os
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ...errors import UsageError
 from .edit import DELETE, Edit, apply_to_mapping, refuse  # noqa: F401  (DELETE: the marker writers use)
 
-__all__ = ["Edit", "WRITERS", "edit_for", "write", "apply_to_mapping"]
+__all__ = ["Edit", "Applied", "WRITERS", "edit_for", "apply_edit", "check_output", "write", "apply_to_mapping"]
 
 # dialect name -> writer module (each has ``edit(data, cfg, option, target) -> Edit``)
 WRITERS = {"hf": "hf", "axolotl": "axolotl", "megatron": "megatron", "litgpt": "litgpt", "torchtitan": "torchtitan",
@@ -40,38 +43,63 @@ def edit_for(dialect: str, data: Mapping, cfg: Any, option: Any, target: int) ->
     return importlib.import_module(f"{__name__}.{mod}").edit(data, cfg, option, target)
 
 
-def write(path: str, edit: Edit, out: str) -> list[str]:
-    """Write ``path`` with ``edit`` applied to ``out``; returns notes. ``UsageError`` (exit 2) when
-    ``out`` is the input, cannot be written, or the edit was refused."""
-    from ..parse import parse_text, read_document
+@dataclass(frozen=True)
+class Applied:
+    """An edit applied to a file's text: the new text and the unified diff from the old."""
+
+    text: str
+    diff: str
+    notes: tuple = ()
+
+
+def apply_edit(text: str, fmt: str, edit: Edit, path: str = "-") -> Applied:
+    """``text`` (a config's content, as read once) with ``edit`` applied, and the diff: the one
+    function every writer's edit goes through (``plan --apply``; ``lint --fix``).
+
+    The new text must parse to exactly the edited mapping, else :class:`UsageError` and nothing is
+    returned. ``UsageError`` also when the edit was refused."""
+    import difflib
+
+    from ..parse import parse_text
     from . import text as textedit
 
     if edit.refused:
         raise UsageError(f"--apply {edit.option}: {edit.refused}")
-    if os.path.exists(out) and os.path.samefile(path, out) or os.path.abspath(out) == os.path.abspath(path):
-        raise UsageError(f"-o {out} is the input file: ropelaw plan never edits in place; name another file")
-    parent = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or (os.path.exists(out) and
-                                                                      not os.access(out, os.W_OK)):
-        raise UsageError(f"-o {out}: cannot write there (no such directory or no permission)")
-    if os.path.isdir(out):
-        raise UsageError(f"-o {out}: is a directory")
-    data, positions, fmt = read_document(path)
-    with open(path, encoding="utf-8-sig") as fh:
-        original = fh.read()
+    if fmt not in ("json", "yaml", "toml"):
+        raise UsageError(f"--apply {edit.option}: {path}: ropelaw edits JSON, YAML and TOML configs, not {fmt} files")
+    data, positions = parse_text(text, fmt, path)
     expected = apply_to_mapping(data, edit.changes)
     notes = list(edit.notes)
-    new = textedit.edited(original, fmt, data, positions, edit.changes)
-    if new is None or parse_text(new, fmt, out)[0] != expected:
+    new = textedit.edited(text, fmt, data, positions, edit.changes)
+    if new is None or parse_text(new, fmt, path)[0] != expected:
         new = textedit.dump(expected, fmt)
         if fmt != "json":
-            notes.append(f"the edited keys could not be changed line by line: {out} is a fresh dump "
-                         f"(comments not kept)")
-    if parse_text(new, fmt, out)[0] != expected:  # pragma: no cover - dump is the mapping itself
-        raise UsageError(f"-o {out}: the edited file would not read back as the edit (nothing written)")
-    try:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(new)
-    except OSError as exc:
-        raise UsageError(f"-o {out}: cannot write: {exc.strerror or exc}") from None
-    return notes
+            notes.append("the edited keys could not be changed line by line: the file is a fresh dump "
+                         "(comments not kept)")
+    if parse_text(new, fmt, path)[0] != expected:  # pragma: no cover - dump is the mapping itself
+        raise UsageError(f"{path}: the edited file would not read back as the edit (nothing written)")
+    diff = "".join(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        fromfile=path, tofile=path))
+    return Applied(new, diff, tuple(notes))
+
+
+def check_output(path: str, out: str) -> None:
+    """Refuse ``-o OUT`` before any work (exit 2): the input itself, a FIFO, device or directory, a
+    folder that does not exist (:func:`ropelaw.safeio.writable_target`)."""
+    from ...safeio import writable_target
+
+    real = writable_target(out)
+    if os.path.realpath(path) == real or (os.path.exists(real) and os.path.samefile(path, real)):
+        raise UsageError(f"-o {out} is the input file: ropelaw plan never edits in place; name another file")
+
+
+def write(path: str, text: str, fmt: str, edit: Edit, out: str) -> Applied:
+    """Write ``text`` (``path``'s content, the one read the plan was made from) with ``edit`` applied to
+    ``out``, atomically (:func:`ropelaw.safeio.write_atomic`); ``UsageError`` (exit 2) when ``out`` is the
+    input or cannot be written, or the edit was refused."""
+    from ...safeio import write_atomic
+
+    check_output(path, out)
+    applied = apply_edit(text, fmt, edit, path)
+    write_atomic(out, applied.text)
+    return applied
