@@ -29,7 +29,7 @@ CONFIG = str(ROOT / "tests" / "configs" / "llama-2-7b.json")
 BIG_INT = "1" + "0" * 30  # 10**30 as an integer string
 
 BOUND = ["bound", "--d", "128", "--train", "4096", "--base", "1e6"]
-BASE = ["base", "--d", "128", "--train", "4096", "--target", "128k"]
+BASE = ["base", "--d", "128", "--train", "4096", "--base", "1e4", "--target", "128k"]
 DIMS = ["dims", "--d", "128", "--train", "4096", "--base", "5e5"]
 SCHEME = ["schemes", "yarn", "--d", "128", "--train", "4096", "--base", "1e4", "--factor", "8"]
 EXACT = ["exact", "--dtype", "bf16", "--length", "8192"]
@@ -69,6 +69,8 @@ def _cases() -> list[tuple[list[str], int]]:
         for v in NOT_NUMBERS + ["0", "-1", "1", "1e-300"]:
             bad(_with(cmd, "--base", v))
     bad(_without(BOUND, "--base"))
+    bad(_without(BASE, "--base"))  # the pretraining base is never assumed
+    ok(_without(BASE, "--base") + ["--pretrain-base", "1e4"])
     ok(_with(BOUND, "--base", "1.0000001"))  # just above 1: a valid (tiny) base
     ok(_with(BOUND, "--base", "1e308"))
     ok(_with(BOUND, "--d", "2"))

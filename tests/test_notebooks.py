@@ -261,6 +261,7 @@ def test_plan_notebook_numbers():
     assert v["yarn_factor"] == "32.0"  # YaRN's s = L'/L = 131,072 / 4,096
     assert v["base_scaling_law"] == "1.02212e+06"  # README's `ropelaw base` example: 1.02212e6
     assert v["men_lower_bound"] == "8800000.0"  # README's `ropelaw base` example: 8.8e6
+    assert v["base_both_papers"] == "8800000.0"  # the base option satisfies both papers: the larger
     assert v["bf16_exact"] == "1408"  # 256 + 9 * 128: the first 2^8 and 128 per binade up to 2^17
     same = text_of(tagged(nb, "check-same"))
     assert same.count("same_as_bound=True") == 10 and "same_as_bound=False" not in same

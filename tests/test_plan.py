@@ -54,13 +54,16 @@ def test_every_option_bound_equals_ropelaw_bound(llama2):
         code, out, err = run(bound_argv(o.spec))
         assert code == 0, (o.name, err)
         got = json.loads(out)["extrapolation_bound"]
+        if o.name == "leaky_rerope":  # two limits: the pair bound (what `bound` prints) and the safe length
+            assert got == o.extra["pair_bound"] and o.bound == min(got, o.extra["safe_length"]), (got, o.bound)
+            continue
         want = o.bound if math.isfinite(o.bound) else None  # JSON has no infinity: null
         assert got == want, (o.name, got, o.bound)
 
 
 def test_static_scheme_periods_equal_ropelaw_schemes(llama2):
     """The critical pair's period in ``ropelaw schemes NAME`` is the option's bound (identity map)."""
-    for name in ("linear", "ntk", "yarn", "llama3"):
+    for name in ("linear", "yarn", "llama3"):
         o = llama2.option(name)
         s = o.spec
         argv = ["schemes", name, "--d", str(s.d), "--train", str(s.train_len), "--base", repr(s.base),
@@ -86,11 +89,18 @@ def test_parameters_against_closed_forms(llama2):
         assert llama2.option("linear").extra["smallest_factor"] == int(mpmath.ceil(L / P)) == 28
         assert llama2.option("llama3").parameters["factor"] == 28
         # NTK-aware: period 2*pi*(b*s^(d/(d-2)))^(2k/d) >= L  <=>  s >= (L/P)^((d-2)/(2k))
-        assert llama2.option("ntk").parameters["factor"] == int(mpmath.ceil((L / P) ** (mpmath.mpf(D - 2) / (2 * k))))
+        ntk = llama2.option("ntk")
+        s_ntk = ntk.parameters["factor"]
+        assert s_ntk == int(mpmath.ceil((L / P) ** (mpmath.mpf(D - 2) / (2 * k)))) == 96
+        # written as its base, rounded up to 2 significant figures: b*96^(128/126) = 1.032e6 -> 1.1e6
+        exact = mpmath.mpf(B) * mpmath.mpf(s_ntk) ** (mpmath.mpf(D) / (D - 2))
+        assert ntk.extra["exact_scaled_base"] == pytest.approx(float(exact), rel=1e-15)
+        assert ntk.parameters["base"] == ntk.spec.base == 1.1e6 and ntk.spec.scheme == "default"
+        assert ntk.bound == pytest.approx(float(_period_k(1.1e6, k)), rel=1e-13) and ntk.bound >= L
         # YaRN and PI state the paper's s = L'/L
         assert llama2.option("yarn").parameters["factor"] == llama2.option("linear").parameters["factor"] == 32
         # Liu's base: the smallest float beta with 2*pi*beta^(92/128) >= L, decided exactly
-        beta = llama2.option("base").parameters["base"]
+        beta = llama2.option("base").extra["liu_base"]
         assert 2 * mpmath.pi * mpmath.mpf(beta) ** (mpmath.mpf(92) / 128) >= L
         assert 2 * mpmath.pi * mpmath.mpf(math.nextafter(beta, 0)) ** (mpmath.mpf(92) / 128) < L
         # dynamic NTK: at distance L the base is b*(s*(L+1)/T - (s-1))^(d/(d-2)); pair 46 must keep a period >= L
@@ -122,16 +132,66 @@ def test_precision_line_brute_force(llama2):
 
 
 def test_ranking_and_current(llama2):
+    """Issue 34 (4): reaching first, then what a config can state (ReRoPE and Leaky ReRoPE: none), then
+    ropelaw's measured evidence (dynamic NTK broke at 0.21-0.54 of its bound in every row: last of the
+    stateable), then whether the measured low end still reaches the target, then cost."""
     assert llama2.options[0].name == "current" and not llama2.options[0].reaches
     rest = llama2.options[1:]
-    keys = [(not o.reaches, o.cost_rank, -o.bound) for o in rest]
+    keys = [o.rank_key(L) for o in rest]
     assert keys == sorted(keys)
+    names = [o.name for o in rest]
+    assert names[-2:] == ["rerope", "leaky_rerope"] and names[-3] == "dynamic"
+    assert names[0] == "base" and llama2.recommended.name == "base"
+    assert [o.evidence.verdict for o in rest if o.name == "dynamic"] == ["not predicted"]
 
 
 def test_men_lower_bound_beside_base(llama2):
     """Men et al.'s grid bound for 128k at d = 128: 8.8e6 (the `base` command's README example)."""
     assert llama2.option("base").extra["men_lower_bound"] == 8.8e6
     assert llama2.option("train").parameters["base"] == 8.8e6
+
+
+def test_one_base_satisfies_both_papers(llama2):
+    """Issue 34 (4): the base option is the larger of Liu et al.'s base and Men et al.'s bound: its bound
+    reaches the target and B_(m,theta) >= 0 for every m up to it (brute force over m, numpy float64)."""
+    import numpy as np
+
+    o = llama2.option("base")
+    assert o.parameters["base"] == max(8.8e6, o.extra["liu_base"]) and o.reaches
+    theta = 8.8e6 ** (-np.arange(0, D, 2) / D)
+    worst = min(float(np.cos(np.outer(np.arange(lo, min(lo + 8192, L + 1)), theta)).sum(axis=1).min())
+                for lo in range(0, L + 1, 8192))
+    assert worst >= 0 and o.men_supported == L
+    assert not any("below Men et al." in c.text for c in o.caveats)
+
+
+@pytest.mark.parametrize("x,want", [(47731929.65109458, 4.8e7), (1.02212e6, 1.1e6), (8.8e6, 8.8e6), (1e6, 1e6),
+                                    (1000001.0, 1.1e6), (6.25e-3, 6.3e-3), (999.5, 1000.0)])
+def test_written_base_rounds_up_to_two_figures(x, want):
+    from fractions import Fraction
+
+    from ropelaw.plan_options import written_base
+
+    got = written_base(x)
+    assert got == want and Fraction(got) >= Fraction(x)
+
+
+def test_leaky_bound_is_the_smaller_limit(llama2):
+    """Issue 34 (4): "bound 44,668" beside "safe up to 34,801" was a contradiction: both limits hold, the
+    bound is the smaller and the caveat names both."""
+    o = llama2.option("leaky_rerope")
+    assert o.bound == min(o.extra["pair_bound"], o.extra["safe_length"])
+    assert any("the bound is the smaller" in c.text for c in o.caveats)
+
+
+def test_verdict_line_first():
+    code, out, _ = run(["plan", "tests/configs/llama-3.2-1b.json", "--target", "128k"])
+    assert code == 0 and out.startswith("already reaches 131,072: nothing to change (bound 322,850;")
+    code, out, _ = run(["plan", "--d", "128", "--train", "4096", "--base", "1e4", "--target", "128k"])
+    assert out.splitlines()[0] == ("set base 8.8e6: reaches 131,072 (bound 615,924; the toy broke at 0.65-1.53 of "
+                                   "its bound: 398,502-939,899); costs continued training at 4,096 tokens")
+    code, out, _ = run(["plan", "tests/configs/llama-2-7b.json", "--target", "128k"])
+    assert out.splitlines()[0].startswith("set rope_theta = 8800000.0; max_position_embeddings = 131072: reaches")
 
 
 def test_config_plan_equals_bound_llama32(tmp_path):
@@ -143,11 +203,14 @@ def test_config_plan_equals_bound_llama32(tmp_path):
         spec = RopeSpec(**{k: v for k, v in o["spec"].items() if k != "params"}, params=o["spec"]["params"])
         c, bout, berr = run(bound_argv(spec))
         assert c == 0, berr
-        assert json.loads(bout)["extrapolation_bound"] == o["bound"], o["name"]
-        for key in ("name", "parameters", "bound", "reaches", "cost", "source", "caveats", "edit", "spec"):
+        got = json.loads(bout)["extrapolation_bound"]
+        assert got == (o["pair_bound"] if o["name"] == "leaky_rerope" else o["bound"]), o["name"]
+        for key in ("name", "parameters", "bound", "reaches", "cost", "source", "caveats", "edit", "spec",
+                    "evidence", "measured", "expressible"):
             assert key in o
     current = data["options"][0]
     assert current["name"] == "current" and current["reaches"] and round(current["bound"]) == 322850
+    assert data["verdict"].startswith("already reaches 262,144: nothing to change") and data["recommended"]
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -238,6 +301,46 @@ def test_code_paths_against_audit_reports():
         assert (worst["cast"], worst["default"], autocast) == fractions, key
     assert "autocast" in code_path("nemo")["text"] and code_path("neox") is None
     assert code_path("axolotl", "transformers 4.57.1")["audit"] == "transformers-4.57.1"
+    assert code_path("hf", "transformers 4.57.1", "llama") is not None
+    assert code_path("hf", "transformers 4.57.1", "deepseek_v3") is None  # not run by the audit: not claimed
+
+
+def test_audited_float32_architectures_against_the_reports():
+    """``lint.rules.dtype.AUDITED_FLOAT32`` (RP202 is not reported for these): every architecture the
+    transformers report ran, at fp16 and bf16 up to 131,072 tokens, every scenario exact."""
+    from pathlib import Path
+
+    from ropelaw.lint.rules.dtype import AUDITED_FLOAT32
+
+    for version, models in AUDITED_FLOAT32.items():
+        data = json.loads((Path("audits/reports") / f"transformers-{version}.json").read_text())
+        assert sorted(data["hf_models"]) == list(models)
+        seen = set()
+        for r in data["results"]:
+            if r["kind"] == "hf" and r["dtype"] in ("fp16", "bf16") and r.get("json"):
+                assert all(sc["exact_fraction"] == 1.0 for sc in r["json"]["scenarios"]
+                           if sc.get("exact_fraction") is not None), r["key"]
+                seen.add((r["model"], r["dtype"], r["length"]))
+        assert {(m, "fp16", 131072) for m in models} <= seen, version
+
+
+def test_rp202_not_reported_where_the_audit_measured_float32(tmp_path):
+    """Issue 34 (3): ``--apply yarn`` on a Llama-2 (fp16) config made ropelaw's own lint fail with RP202,
+    though the plan's code path said positions stay in float32 (measured); a model type the audit did not run
+    keeps RP202."""
+    from ropelaw.lint.check import lint_config
+    from ropelaw.lint.loader import load_config
+
+    out = tmp_path / "y.json"
+    code, _, err = run(["plan", "tests/configs/llama-2-7b.json", "--target", "128k", "--apply", "yarn", "-o", str(out)])
+    assert code == 0, err
+    codes = {f.code for f in lint_config(load_config(str(out), target=131072)).findings}
+    assert "RP202" not in codes
+    data = json.loads(out.read_text())
+    data["model_type"] = "baichuan"  # remote code: not audited
+    other = tmp_path / "b.json"
+    other.write_text(json.dumps(data))
+    assert "RP202" in {f.code for f in lint_config(load_config(str(other), target=131072)).findings}
 
 
 def test_config_plan_names_the_code_path():

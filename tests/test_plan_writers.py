@@ -56,7 +56,7 @@ def same_option(spec, option) -> None:
     assert spec.d == want.d and spec.train_len == want.train_len
 
 
-HF_OPTIONS = ("linear", "yarn", "llama3", "dynamic")
+HF_OPTIONS = ("linear", "yarn", "llama3")
 
 
 @pytest.mark.parametrize("option", HF_OPTIONS)
@@ -125,6 +125,24 @@ def test_hf_v5_rope_parameters_form(tmp_path, monkeypatch):
                                           "rope_theta": 500000.0}
     spec = load_config(str(out)).spec(0)
     assert spec.scheme == "yarn" and spec.param("factor") == 32.0 and spec.base == 500000.0
+
+
+def test_hf_dynamic_never_lowers_max_position_embeddings(tmp_path):
+    """Issue 34 (5): transformers' dynamic NTK switches at max_position_embeddings; Llama 3.2 advertises
+    131,072 but trained at 8,192, so stating the plan's switch point would lower the advertised context:
+    refused. Llama 2 (max_position_embeddings = its training length) gets the block and nothing else."""
+    code, err = apply(LLAMA32, 262144, "dynamic", tmp_path / "x.json")
+    assert code == 2 and "does not lower max_position_embeddings" in err and not (tmp_path / "x.json").exists()
+    src, target = "tests/configs/llama-2-7b.json", 32768
+    p = planned(src, target)
+    out = tmp_path / "d.json"
+    code, err = apply(src, target, "dynamic", out)
+    assert code == 0, err
+    original, written = json.loads(Path(src).read_text()), json.loads(out.read_text())
+    assert written["max_position_embeddings"] == original["max_position_embeddings"] == 4096
+    assert {k for k in written if written[k] != original.get(k)} == {"rope_scaling"}
+    cfg = load_config(str(out))
+    same_option(cfg.spec(0), p.option("dynamic"))
 
 
 def test_hf_refuses_rerope(tmp_path):

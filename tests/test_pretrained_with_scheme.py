@@ -258,7 +258,7 @@ def test_cli_bound_text_and_errors():
     assert p.returncode == 0, p.stderr
     assert re.search(r"critical dimension +64 of 128", p.stdout)
     assert re.search(r"extrapolation bound +11,971 tokens", p.stdout)
-    assert "same as base: pre-trained with the scheme" in p.stdout
+    assert "same as --base: pre-trained with the scheme at it" in p.stdout
     for args, message in (([], "--pretrained-with-scheme needs the scheme"),
                           (["--scheme", "rerope", "--param", "window=512"], "changes relative positions")):
         p = _cli("bound", "--d", "128", "--train", "8k", "--base", "500k", "--pretrained-with-scheme", *args)

@@ -27,7 +27,7 @@ def imported_by(argv):
 
 
 def test_bound_imports_nothing_heavy():
-    info, out = imported_by(["bound", "--d", "128", "--train", "4096", "--base", "1e6"])
+    info, out = imported_by(["bound", "--d", "128", "--train", "4096", "--pretrain-base", "1e4", "--base", "1e6"])
     assert info["code"] == 0 and "129,027" in out
     assert info["heavy"] == []
     assert info["mpmath"] is False  # no integer boundary was near: mpmath stays unloaded

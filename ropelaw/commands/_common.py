@@ -180,6 +180,26 @@ def _param_int(text: str) -> int:
     return int(text)
 
 
+# One meaning in every command (bound, base, dims, schemes, plan): --base is the base the model runs
+# with (a config's rope_theta); --pretrain-base the base it was pre-trained with, which is --base unless
+# given. Liu et al.'s setting (LLaMA 2 pre-trained at 10,000, tuned at a larger base) is
+# --pretrain-base 1e4 --base 1e6: never assumed (a Llama 3 user, pre-trained at 5e5, got a bound 22x
+# too high from the old default of 10,000).
+PRETRAIN_HELP = ("the base the model was pre-trained with (default: --base, the model as trained; Liu et al.'s "
+                 "LLaMA 2 setting, tuned at a larger base after pre-training at 10,000, is --pretrain-base 1e4; "
+                 "k and M as for --base)")
+NO_BASE = "give --base (the RoPE base the model runs with, rope_theta; the pretraining base too unless --pretrain-base)"
+
+
+def pretrain_base_of(base: float | None, pretrain: float | None) -> float:
+    """The pretraining base of the flags: ``--pretrain-base``, else ``--base`` (ValueError without either)."""
+    if pretrain is not None:
+        return pretrain
+    if base is None:
+        raise ValueError(NO_BASE)
+    return base
+
+
 def add_format(parser: argparse.ArgumentParser, choices=("text", "json")) -> None:
     parser.add_argument("--format", choices=choices, default="text", help="output format (default: text)")
 
@@ -192,10 +212,9 @@ def add_spec_arguments(parser: argparse.ArgumentParser, *, base_required: bool =
     g.add_argument("--train", required=True, type=length, metavar="T",
                    help=f"pre-training context length T_train ({LENGTH_HELP})")
     g.add_argument("--base", required=base_required, type=base, metavar="BETA",
-                   help=f"base used at tuning / inference, beta ({BASE_HELP})")
+                   help=f"the base the model runs with (rope_theta), at tuning and inference ({BASE_HELP})")
     g.add_argument("--pretrain-base", type=base, default=None, metavar="B",
-                   help="base of pre-training (default 10,000, as in Liu et al.; with --pretrained-with-scheme, "
-                        "--base; k and M as for --base)")
+                   help=PRETRAIN_HELP)
     g.add_argument("--tune", type=length, default=None, metavar="T",
                    help="tuning length T_tune (default: the training length; k and M as for --train)")
     s = parser.add_argument_group("scaling scheme")
@@ -230,9 +249,7 @@ def spec_from_args(args: argparse.Namespace) -> RopeSpec:
     from_start = bool(getattr(args, "pretrained_with_scheme", False))
     if from_start and args.scheme == "default":
         raise ValueError("--pretrained-with-scheme needs the scheme the model was pre-trained with (--scheme)")
-    pretrain = args.pretrain_base
-    if pretrain is None:  # Liu et al.'s LLaMA 2 base, unless the model was trained from scratch with the scheme
-        pretrain = args.base if from_start and args.base is not None else 10000.0
+    pretrain = pretrain_base_of(args.base, args.pretrain_base)  # never 10,000 by assumption
     base = args.base if args.base is not None else pretrain
     return RopeSpec(d=args.d, train_len=args.train, base=base, pretrain_base=pretrain,
                     tune_len=args.tune, scheme=args.scheme, params=params, pretrained_with_scheme=from_start)

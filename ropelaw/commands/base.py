@@ -15,13 +15,16 @@ Two answers for a target context length L:
                     B_{m,theta} = sum_i cos(m*theta_i) >= 0 for every m <= L
                     (Men et al. 2024, arXiv 2405.14591)
 
+The pretraining base sets the critical dimension: --base (the model's rope_theta), or
+--pretrain-base when the model runs at another base than it was pre-trained with.
+
 example:
-  ropelaw base --d 128 --train 4096 --target 128k
+  ropelaw base --d 128 --train 4096 --base 1e4 --target 128k
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ._common import LENGTH_HELP, add_format, base, length, number
+    from ._common import BASE_HELP, LENGTH_HELP, PRETRAIN_HELP, add_format, base, length, number
 
     parser.add_argument("--d", required=True, type=number, metavar="D", help="rotary dimension (even)")
     parser.add_argument("--train", required=True, type=length, metavar="T",
@@ -29,8 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", required=True, type=length, metavar="L",
                         help=f"target context length ({LENGTH_HELP}; Men et al.'s table writes "
                              "128k for 128,000: give --target 128000 to compare with it)")
-    parser.add_argument("--pretrain-base", type=base, default=10000.0, metavar="B",
-                        help="base of pre-training (default 10,000, as in Liu et al.; 500k = 500,000, 1M = 1,000,000)")
+    parser.add_argument("--base", type=base, default=None, metavar="B",
+                        help=f"the base the model runs with (rope_theta), its pretraining base unless --pretrain-base "
+                             f"({BASE_HELP})")
+    parser.add_argument("--pretrain-base", type=base, default=None, metavar="B", help=PRETRAIN_HELP)
     add_format(parser)
 
 
@@ -71,11 +76,12 @@ def run(args: argparse.Namespace) -> int:
     from ..spec import RopeSpec
     from ..theory import base_for_context, critical_dimension, extrapolation_bound
     from ..numfmt import count, exponent, number
-    from ._common import check_d_limit, emit_json, suffix_note
+    from ._common import check_d_limit, emit_json, pretrain_base_of, suffix_note
 
     check_d_limit(args.d)
+    pretrain = pretrain_base_of(args.base, args.pretrain_base)
     # validate every input the same way as everywhere else (one-line ValueError -> exit 2)
-    spec = RopeSpec(d=args.d, train_len=args.train, base=args.pretrain_base, pretrain_base=args.pretrain_base)
+    spec = RopeSpec(d=args.d, train_len=args.train, base=pretrain, pretrain_base=pretrain)
     d, t, b, target = spec.d, spec.train_len, spec.pretrain_base, args.target
     d_extra = critical_dimension(d, t, b)
     scaling = base_for_context(d, t, target, b)

@@ -17,9 +17,11 @@ beta_0 = b^(log_{T_train/2pi}(T_tune/2pi)), and the bound 2*pi*beta^(d_extra/d) 
 (T_tune at or below it). With --scheme the bound goes through the scheme registry;
 --pretrained-with-scheme says the scheme was used from the first pre-training step, so the
 critical dimension counts the periods of the scheme's frequencies (torchtitan's Llama 3).
+--base is the base the model runs with; the pretraining base is --base unless --pretrain-base
+says otherwise (Liu et al.'s LLaMA 2, pre-trained at 10,000 and tuned at 1e6: --pretrain-base 1e4).
 
 example:
-  ropelaw bound --d 128 --train 4096 --base 1e6
+  ropelaw bound --d 128 --train 4096 --pretrain-base 1e4 --base 1e6
   ropelaw bound --d 128 --train 4096 --base 1e4 --scheme yarn --factor 8 --format json
   ropelaw bound --d 128 --train 8k --base 500k --scheme llama3 --factor 8 --pretrained-with-scheme
 """
@@ -58,10 +60,9 @@ def render_text(r: Any, spec: Any, suffixes: dict[str, str] | None = None, expli
     lines.append(_row("training length", count(r.train_len), said.get("train", "")))
     lines.append(_row("tuning length", count(r.tune_len),
                       said.get("tune", "") if tuned else "same as training (--tune to change)"))
-    if r.pretrained_with_scheme and not explicit_pretrain:
-        pre_note = "same as base: pre-trained with the scheme (--pretrain-base to change)"
-    elif r.pretrain_base == 10000.0 and "pretrain-base" not in said and not explicit_pretrain:
-        pre_note = "assumed, as in the paper (--pretrain-base to change)"
+    if not explicit_pretrain:
+        pre_note = ("same as --base: pre-trained with the scheme at it (--pretrain-base to change)"
+                    if r.pretrained_with_scheme else "same as --base: pre-trained at it (--pretrain-base to change)")
     else:
         pre_note = f"({said.get('pretrain-base', '--pretrain-base')})"
     lines.append(_row("pretraining base", number(r.pretrain_base), pre_note))

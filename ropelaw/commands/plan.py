@@ -11,32 +11,40 @@ from typing import Any
 
 HELP = "ways to reach a target context: each option's bound, cost, sources and the config edit"
 DESCRIPTION = """\
-Every way to reach --target from a RoPE setup (flags) or a config the linter reads: a larger
-base with continued training (Liu et al.'s scaling-law base, Men et al.'s lower bound),
-continued training at the target, Position Interpolation, NTK-aware, dynamic NTK, YaRN, the
-Llama 3.1 bands, LongRoPE (the config's own factors), ReRoPE and Leaky ReRoPE. Each bound is
-theory.extrapolation_bound of the option's spec: what `ropelaw bound` prints for it.
-Ranked: options that reach the target first, then by cost (none, training at T_train,
-training at the target), then by bound.
+Every way to reach --target from a RoPE setup (flags) or a config the linter reads, the answer first:
+"already reaches L: nothing to change", or "set <edit>: reaches L (<bound>, <measured range>);
+costs <training>". Options: one base for Liu et al. and Men et al. with continued training,
+continued training at the target, Position Interpolation, NTK-aware (as its base), dynamic NTK,
+YaRN, the Llama 3.1 bands, LongRoPE (the config's own factors), ReRoPE and Leaky ReRoPE. Each bound
+is theory.extrapolation_bound of the option's spec (what `ropelaw bound` prints), shown with the
+range ropelaw's experiments measured for such bounds. Ranked: reaching first, then what the
+config's format can state, then that evidence, then cost.
 
---apply NAME -o OUT writes a copy of the config with option NAME in its dialect's keys
-(Hugging Face, axolotl, Megatron-LM flag files, litgpt, torchtitan); never in place.
+--base is the base the model runs with; --pretrain-base (default: --base) the one it was
+pre-trained with, as in `ropelaw bound` and `ropelaw base`.
+
+--apply NAME -o OUT writes a copy of the config with option NAME in its dialect's keys (Hugging
+Face, axolotl, Megatron-LM flag files, litgpt, torchtitan, LLaMA-Factory, MaxText): only the keys
+that change, line endings, order and comments kept; it prints the diff and what `ropelaw lint`
+says of the edited file. --dry-run prints the same and writes nothing. Never in place.
 
 example:
   ropelaw plan --d 128 --train 4096 --base 1e4 --target 128k
   ropelaw plan tests/configs/llama-3.2-1b.json --target 256k
+  ropelaw plan tests/configs/llama-2-7b.json --target 32k --apply yarn --dry-run
   ropelaw plan tests/configs/llama-3.2-1b.json --target 256k --apply yarn -o new.json
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ._common import BASE_HELP, LENGTH_HELP, add_format, base, length, number
+    from ._common import BASE_HELP, LENGTH_HELP, PRETRAIN_HELP, add_format, base, length, number
 
     parser.add_argument("config", nargs="?", metavar="CONFIG",
                         help="a config ropelaw lint reads (config.json, YAML, TOML); or give --d --train --base")
     g = parser.add_argument_group("RoPE setup (without CONFIG)")
     g.add_argument("--d", type=number, metavar="D", help="rotary dimension (even)")
-    g.add_argument("--base", type=base, metavar="B", help=f"the base the model was pre-trained with ({BASE_HELP})")
+    g.add_argument("--base", type=base, metavar="B", help=f"the base the model runs with, rope_theta ({BASE_HELP})")
+    g.add_argument("--pretrain-base", type=base, metavar="B", help=PRETRAIN_HELP)
     parser.add_argument("--train", type=length, metavar="T", help=f"pre-training length ({LENGTH_HELP}); with "
                                                                   "CONFIG it overrides the config's")
     parser.add_argument("--tune", type=length, metavar="T", help="length of a tuning run already done / planned")
@@ -45,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                          "with CONFIG only when the config has none")
     parser.add_argument("--apply", metavar="NAME", help="write the config edit of option NAME (needs CONFIG and -o)")
     parser.add_argument("-o", "--output", metavar="OUT", help="where --apply writes the edited copy")
+    parser.add_argument("--dry-run", action="store_true", help="with --apply: print the diff, write nothing")
     add_format(parser)
 
 
@@ -56,7 +65,8 @@ def _spec_from_flags(args: argparse.Namespace):
     if missing:
         raise ValueError(f"give a CONFIG, or {', '.join(missing)} (with --d, --train and --base)")
     check_d_limit(args.d)
-    return RopeSpec(d=args.d, train_len=args.train, base=args.base, pretrain_base=args.base, tune_len=args.tune)
+    pretrain = args.pretrain_base if args.pretrain_base is not None else args.base
+    return RopeSpec(d=args.d, train_len=args.train, base=args.base, pretrain_base=pretrain, tune_len=args.tune)
 
 
 def build(args: argparse.Namespace):
@@ -75,14 +85,14 @@ def build(args: argparse.Namespace):
 
         get_format(args.dtype)
     if args.config is None:
-        if args.apply is not None:
-            raise ValueError("--apply needs a CONFIG to edit")
         spec = _spec_from_flags(args)
         _check_target(args.target, spec.train_len, "--train")
-        inputs = {"d": "--d", "base": "--base", "train_len": "--train", "tune_len": "--tune" if args.tune else None}
+        inputs = {"d": "--d", "base": "--base", "train_len": "--train", "tune_len": "--tune" if args.tune else None,
+                  "pretrain_base": "--pretrain-base" if args.pretrain_base is not None else "--base"}
         return plan(spec, args.target, dtype=args.dtype, inputs=inputs), None, None, None, None
-    if args.d is not None or args.base is not None:
-        raise ValueError("--d and --base describe a setup without a CONFIG; with CONFIG they come from the file")
+    if args.d is not None or args.base is not None or args.pretrain_base is not None:
+        raise ValueError("--d, --base and --pretrain-base describe a setup without a CONFIG; with CONFIG they come "
+                         "from the file")
     path = args.config
     text = read_source_text(path)  # the one read: planned on, and edited by --apply
     data, dialect = _document(path, text)
@@ -124,48 +134,56 @@ def _check_target(target: int, train: int, where: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UsageError
     from ._common import emit_json
 
-    if args.apply is not None and args.output is None:
-        raise ValueError("--apply needs -o OUT (ropelaw plan never edits a config in place)")
+    _check_apply_flags(args)
+    p, data, cfg, dialect, text = build(args)
+    checked: dict = {}
+    if cfg is not None:
+        from ..lint.writers import edits_for
+        from .plan_apply import check_edits
+
+        edits, why = edits_for(dialect, data, cfg, p.options, p.target)
+        for o, e in zip(p.options, edits):
+            o.edit = e
+        if why:
+            p.notes.append(f"no edit is written: {why}")
+        checked = check_edits(p, cfg, text, args.tune, args.output)  # each edit applied, read back and linted
+        p.rank()  # what the file's format can state ranks first
+    done = None
+    if args.apply is not None:
+        from .plan_apply import applied
+
+        done = applied(args, p, dialect, text, checked)
+    if args.format == "json":
+        out = p.to_dict()
+        if done is not None:
+            out["applied"] = done
+        emit_json(out)
+        return 0
+    if done is not None:  # a reviewable edit: the diff and what lint says of it, not the whole plan again
+        from .plan_apply import render
+
+        print(f"--apply {args.apply}: " + p.option_line(p.option(args.apply)))
+        print(render(done, p.target))
+        return 0
+    print(render_text(p, dialect))
+    return 0
+
+
+def _check_apply_flags(args: argparse.Namespace) -> None:
+    if args.apply is not None and args.config is None:
+        raise ValueError("--apply needs a CONFIG to edit")
+    if args.apply is not None and args.output is None and not args.dry_run:
+        raise ValueError("--apply needs -o OUT (ropelaw plan never edits a config in place), or --dry-run")
     if args.output is not None and args.apply is None:
         raise ValueError("-o needs --apply NAME")
-    if args.output is not None and args.config is not None:
+    if args.dry_run and args.apply is None:
+        raise ValueError("--dry-run needs --apply NAME")
+    if args.output is not None:
         from ..lint.writers import check_output
 
         check_output(args.config, args.output)  # a FIFO, device or the input itself: refused before any work
-    p, data, cfg, dialect, text = build(args)
-    if cfg is not None:
-        from ..lint.writers import edit_for
-
-        for o in p.options:
-            o.edit = edit_for(dialect, data, cfg, o, p.target)
-    notes: list[str] = []
-    if args.apply is not None:
-        from ..errors import did_you_mean
-        from ..lint.writers import WRITERS, write
-
-        names = [o.name for o in p.options]
-        if args.apply not in names:
-            raise UsageError(f"--apply {args.apply!r}: no such option in this plan (options: {', '.join(names)})"
-                             f"{did_you_mean(args.apply, names)}")
-        if dialect not in WRITERS:
-            raise UsageError(f"--apply: ropelaw has no writer for {dialect} configs (writers: {', '.join(WRITERS)})")
-        notes = list(write(args.config, text, cfg.fmt, p.option(args.apply).edit, args.output).notes)
-        notes = [n for n in notes if n not in p.option(args.apply).edit.notes]
-    if args.format == "json":
-        out = p.to_dict()
-        if args.apply is not None:
-            out["applied"] = {"option": args.apply, "output": args.output, "notes": notes}
-        emit_json(out)
-        return 0
-    print(render_text(p, dialect))
-    if args.apply is not None:
-        print(f"\nwrote {args.output}: option {args.apply} ({dialect} keys)")
-        for n in notes + list(p.option(args.apply).edit.notes):
-            print(f"  note: {n}")
-    return 0
 
 
 def _bound(x: float) -> str:
@@ -187,57 +205,76 @@ def short_source(s: str) -> str:
 
 
 def render_text(p: Any, dialect: str | None = None) -> str:
-    from ..numfmt import count, number, short
-    from ..plan import _params_text
+    """The verdict first, then the table (bound beside its measured range), precision, caveats, notes."""
+    from ..numfmt import count, number
 
     s = p.spec
-    head = (f"Plan: {count(p.target)} tokens from d={s.d}, trained {count(s.train_len)}, base {number(s.pretrain_base)}"
+    base = (f"base {number(s.base)}" if s.base == s.pretrain_base else
+            f"pre-trained at base {number(s.pretrain_base)}, now base {number(s.base)}")
+    head = (f"Plan: {count(p.target)} tokens from d={s.d}, trained {count(s.train_len)}, {base}"
             + (f", tuned {count(s.tune_len)}" if s.tune_len is not None else "")
             + (f", scheme {s.scheme}" if s.scheme != "default" else "")
             + f" (critical dimension {p.critical_dimension} of {s.d})")
-    lines = [head]
+    lines = [p.verdict(), "", head]
     if p.inputs.get("path"):
         lines.append(f"  read from {p.inputs['path']} ({dialect or 'config'}): d [{p.inputs['d']}], base "
                      f"[{p.inputs['base']}], trained [{p.inputs['train_len']}]")
     lines.append("")
-    rows = [("rank", "option", "parameters", "bound", "reaches", "cost")]
-    for i, o in enumerate(p.options):
-        rows.append(("-" if o.name == "current" else str(i), o.name, _params_text(o.parameters), _bound(o.bound),
-                     "yes" if o.reaches else "no", o.cost))
-    widths = [max(len(r[c]) for r in rows) for c in range(5)]
-    for r in rows:
-        lines.append("  " + "  ".join(f"{r[c]:>{widths[c]}}" if c in (0, 3) else f"{r[c]:<{widths[c]}}"
-                                      for c in range(5)) + "  " + r[5])
-    if p.precision is not None:
-        pr = p.precision
-        lines.append("")
-        if pr.get("exact") is None:
-            lines.append(f"precision: {pr['dtype']}: {pr['note']}")
-        else:
-            over = f"; overflow from {count(pr['overflow_from'])}" if pr.get("overflow_from") else ""
-            lines.append(f"precision at {count(p.target)} tokens in {pr['dtype']}: {count(pr['exact'])} of "
-                         f"{count(p.target)} positions exact ({100 * pr['exact_fraction']:.2f}%){over}, if positions "
-                         "or angles are computed in it (`ropelaw exact`)")
-            if pr.get("code_path"):
-                lines.append(f"  code path: {pr['code_path']}")
+    lines.extend(_table(p, dialect))
+    lines.extend(_precision_lines(p))
     lines.append("")
     lines.append("how and caveats:")
     for o in p.options:
-        if o.name == "current":
-            continue
-        lines.append(f"  {o.name}: {o.how} [{short_source(o.source)}]")
-        if o.name == "base" and o.extra.get("men_lower_bound") is not None:
-            lines.append(f"    - Men et al.'s lower bound for the target: {short(o.extra['men_lower_bound'])}")
-        for c in o.caveats:
-            lines.append(f"    - {c.text} [{short_source(c.source)}]")
-        if o.men_supported is not None and o.men_supported < p.target:
-            lines.append(f"    - Men et al.: B_(m,theta) >= 0 only to {count(o.men_supported)} of {count(p.target)} "
-                         f"[{short_source('Men')}]")
-        if o.edit is not None:
-            lines.append(f"    edit: {_edit_text(o.edit)}")
+        lines.extend(_option_lines(p, o))
     for n in p.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines)
+
+
+def _table(p: Any, dialect: str | None) -> list[str]:
+    cols = ("rank", "option", "parameters", "bound", "measured (x bound: tokens)", "reaches",
+            f"in {dialect}" if dialect else "in a config", "cost")
+    keys = ("rank", "option", "parameters", "bound", "measured", "reaches", "format", "cost")
+    rows = [cols] + [tuple(r[k] for k in keys) for r in p.rows()]
+    widths = [max(len(r[c]) for r in rows) for c in range(len(cols) - 1)]
+    right = (0, 3)
+    return ["  " + "  ".join(f"{r[c]:>{widths[c]}}" if c in right else f"{r[c]:<{widths[c]}}"
+                             for c in range(len(cols) - 1)) + "  " + r[-1] for r in rows]
+
+
+def _precision_lines(p: Any) -> list[str]:
+    from ..numfmt import count
+
+    pr = p.precision
+    if pr is None:
+        return []
+    if pr.get("exact") is None:
+        return ["", f"precision: {pr['dtype']}: {pr['note']}"]
+    over = f"; overflow from {count(pr['overflow_from'])}" if pr.get("overflow_from") else ""
+    out = ["", f"precision at {count(p.target)} tokens in {pr['dtype']}: {count(pr['exact'])} of {count(p.target)} "
+               f"positions exact ({100 * pr['exact_fraction']:.2f}%){over}, if positions or angles are computed in it "
+               "(`ropelaw exact`)"]
+    if pr.get("code_path"):
+        out.append(f"  code path: {pr['code_path']}")
+    return out
+
+
+def _option_lines(p: Any, o: Any) -> list[str]:
+    from ..numfmt import count
+
+    if o.name == "current":
+        return [f"  current: {o.evidence.text()}"] if o.evidence is not None and o.evidence.low is not None else []
+    lines = [f"  {o.name}: {o.how} [{short_source(o.source)}]"]
+    if o.evidence is not None:
+        lines.append(f"    - measured: {o.evidence.text()}")
+    for c in o.caveats:
+        lines.append(f"    - {c.text} [{short_source(c.source)}]")
+    if o.men_supported is not None and o.men_supported < p.target:
+        lines.append(f"    - Men et al.: B_(m,theta) >= 0 only to {count(o.men_supported)} of {count(p.target)} "
+                     f"[{short_source('Men')}]")
+    if o.edit is not None:
+        lines.append(f"    edit: {_edit_text(o.edit)}")
+    return lines
 
 
 def _edit_text(e: Any) -> str:

@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--tune", type=length, default=None, metavar="T",
                    help="tuning length (bound: default 16k, as in seed 001's observations)")
     g.add_argument("--base", type=base, default=None, metavar="BETA", help="base at tuning / inference (default 10,000; 500k = 500,000, 1M = 1,000,000)")
-    g.add_argument("--pretrain-base", type=base, default=None, metavar="B", help="pre-training base (default 10,000)")
+    g.add_argument("--pretrain-base", type=base, default=None, metavar="B", help="pre-training base (default: --base)")
     g.add_argument("--scheme", default=None, metavar="NAME", help="scaling scheme (periods)")
     g.add_argument("--factor", type=number, default=None, metavar="S", help="scaling factor (periods, schemes; default 8)")
     g.add_argument("--schemes", default=None, metavar="A,B,...", help="schemes to compare (default: every scheme with a factor)")
@@ -110,7 +110,7 @@ def figure_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
     if name == "periods":
         params = {"factor": a["factor"]} if "factor" in a else {}
         spec = RopeSpec(d=d, train_len=a.get("train", 4096), base=a.get("base", a.get("pretrain_base", 10000.0)),
-                        pretrain_base=a.get("pretrain_base", 10000.0), tune_len=a.get("tune"),
+                        pretrain_base=a.get("pretrain_base", a.get("base", 10000.0)), tune_len=a.get("tune"),
                         scheme=a.get("scheme", "default"), params=params)
         return {"spec": spec}
     if name == "exact":

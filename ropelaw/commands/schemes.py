@@ -78,7 +78,8 @@ def _show(args: argparse.Namespace, info) -> int:
     from ..schemes import apply_scheme, default_inv_freq
     from ._common import emit_json, spec_from_args
 
-    ns = argparse.Namespace(d=args.d, train=args.train, base=args.base, pretrain_base=None, tune=None,
+    base = args.base if args.base is not None else 10000.0  # the frequencies' base, printed with them
+    ns = argparse.Namespace(d=args.d, train=args.train, base=base, pretrain_base=base, tune=None,
                             scheme=args.name, factor=args.factor, param=args.param)
     spec = spec_from_args(ns)
     result = apply_scheme(spec, args.seq_len)

@@ -126,11 +126,12 @@ def load_text(path: str, text: str, **kw: Any) -> LoadedConfig:
 def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str = "-", fmt: str = "json",
                  train: int | None = None, target: int | None = None, tune: int | None = None,
                  head_dim: int | None = None, base: float | None = None, dtype: str | None = None,
-                 dialect: Any = None, model_config: str | None = None) -> LoadedConfig:
+                 dialect: Any = None, model_config: str | None = None, semantics: str | None = None) -> LoadedConfig:
     """Normalise an already-parsed config mapping (see the module docstring for the rules).
 
     ``dialect``: a :class:`~ropelaw.lint.dialects.Dialect`, or its name; default: the dialect
-    whose ``detect`` scores ``data`` highest (:func:`ropelaw.lint.dialects.pick`). A dialect with
+    whose ``detect`` scores ``data`` highest (:func:`ropelaw.lint.dialects.pick`). ``semantics``: the
+    transformers version a Hugging Face config is read as (default: the installed one). A dialect with
     a ``load`` of its own (the training frameworks) reads the document; any other is read by the
     table engine (:func:`_load_table`), and --head-dim / --base / --dtype fill what it lacks.
 
@@ -151,7 +152,7 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
             cfg = dia.load(data, positions, path, fmt, o)
         else:
             cfg = _fill_in(_load_table(data, positions, path=path, fmt=fmt, train=train, target=target, tune=tune,
-                                       dia=dia), o)
+                                       dia=dia, semantics=semantics), o)
     except NoRopeFound as exc:
         raise unread_file(data, positions or {}, path, str(exc)) from None
     return check_read(data, positions or {}, cfg)

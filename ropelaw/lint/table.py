@@ -36,11 +36,12 @@ def _hf():
 
 
 def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: str, train: int | None,
-                target: int | None, tune: int | None, dia: Any) -> LoadedConfig:
-    """The engine for a dialect without a ``load`` of its own: its table -> :class:`LoadedConfig`."""
+                target: int | None, tune: int | None, dia: Any, semantics: str | None = None) -> LoadedConfig:
+    """The engine for a dialect without a ``load`` of its own: its table -> :class:`LoadedConfig`
+    (``semantics``: the transformers version to follow, default ``hf.semantics_version()``)."""
     K = dia.keys
     hf = _hf()
-    semantics = hf.semantics_version()
+    semantics = semantics or hf.semantics_version()
     positions = positions or {}
     inputs: list[Value] = []
     problems: list[tuple[str, Value, str]] = []

@@ -7,7 +7,11 @@ transformers' own rotary classes compute them in float32, so on those models the
 custom code. Counts come from ``formats.exact_positions`` (closed form, exact).
 
 RP201 is **off by default** (``default_on=False`` in its definition; every bf16 config would
-carry it): enable it with ``--select RP201`` (or ``--select RP`` / ``ALL``). RP202 is on.
+carry it): enable it with ``--select RP201`` (or ``--select RP`` / ``ALL``). RP202 is on, except for a
+Hugging Face config of an architecture whose rotary code ropelaw's runtime audit ran in the transformers
+version the loader follows (:data:`AUDITED_FLOAT32`): there positions and angles were measured exact in
+fp16 and bf16 up to 131,072 tokens under a cast, a default dtype and autocast, so an overflow "if computed
+in the model dtype" does not happen (the risk is custom code: ``ropelaw audit code``).
 """
 
 from __future__ import annotations
@@ -35,12 +39,35 @@ OVERFLOW = define_rule(
     "RP202", "positions-overflow-in-dtype", "error",
     "position ids at the target context overflow the config's dtype",
     what="Flags a dtype whose largest finite value is below the last position (fp16: 65504; positions from "
-         "65520 round to inf), counting the positions that overflow.",
+         "65520 round to inf), counting the positions that overflow. Not reported for a Hugging Face config of an "
+         "architecture whose transformers rotary code ropelaw's runtime audit measured computing positions in "
+         "float32 (llama, mistral, mixtral, gpt_neox, falcon, qwen2, gemma, phi3 in transformers 4.57.1 and "
+         "5.23.0, fp16 up to 131,072 tokens: audits/reports/).",
     why="An infinite position gives NaN angles: every attention score that uses it becomes NaN.",
     example='{"torch_dtype": "float16", "max_position_embeddings": 131072}',
     fix="Compute positions in float32 (or int64), never in fp16.",
     references=(SEED, "IEEE 754-2019 binary16: largest finite 65504"),
 )
+
+
+# transformers version -> the model types whose rotary embedding ropelaw's runtime audit ran (``ropelaw audit
+# hf MODEL --scenario all`` at fp16 and bf16, 8,192 / 32,768 / 131,072 tokens): every position exact in every
+# scenario. Source: audits/reports/transformers-<version>.json (``hf_models``, results); tests/test_plan.py
+# checks this table against those reports.
+AUDITED_FLOAT32: dict[str, tuple[str, ...]] = {
+    "4.57.1": ("falcon", "gemma", "gpt_neox", "llama", "mistral", "mixtral", "phi3", "qwen2"),
+    "5.23.0": ("falcon", "gemma", "gpt_neox", "llama", "mistral", "mixtral", "phi3", "qwen2"),
+}
+
+
+def audited_float32(cfg: LoadedConfig) -> str | None:
+    """``"transformers 4.57.1"`` when the config runs transformers' own rotary code of an audited
+    architecture (positions measured in float32), else None."""
+    sem = cfg.semantics or ""
+    version = sem.split()[-1] if sem.startswith("transformers ") else None
+    if cfg.kind != "hf" or version is None or cfg.arch not in AUDITED_FLOAT32.get(version, ()):
+        return None
+    return sem
 
 
 def _format(raw):
@@ -86,7 +113,7 @@ def check(cfg: LoadedConfig) -> list[Finding]:
             dtype=counts.dtype, length=n, exact=counts.exact, exact_fraction=counts.exact_fraction,
             first_inexact=counts.first_inexact,
         ))
-    if counts.overflow_from is not None:
+    if counts.overflow_from is not None and audited_float32(cfg) is None:
         out.append(Finding.of(
             OVERFLOW,
             f"position ids in {counts.dtype} overflow from {fmt_count(counts.overflow_from)} on: "

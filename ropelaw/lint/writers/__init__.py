@@ -26,13 +26,29 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ...errors import UsageError
-from .edit import DELETE, Edit, apply_to_mapping, refuse  # noqa: F401  (DELETE: the marker writers use)
+from .edit import DELETE, Edit, apply_to_mapping, leaf_changes, refuse  # noqa: F401  (DELETE: the marker writers use)
 
-__all__ = ["Edit", "Applied", "WRITERS", "edit_for", "apply_edit", "check_output", "write", "apply_to_mapping"]
+__all__ = ["Edit", "Applied", "WRITERS", "edit_for", "edits_for", "apply_edit", "check_output", "write", "apply_to_mapping"]
 
 # dialect name -> writer module (each has ``edit(data, cfg, option, target) -> Edit``)
 WRITERS = {"hf": "hf", "axolotl": "axolotl", "megatron": "megatron", "litgpt": "litgpt", "torchtitan": "torchtitan",
            "llamafactory": "llamafactory", "maxtext": "maxtext"}
+
+def edits_for(dialect: str, data: Mapping, cfg: Any, options: list, target: int) -> tuple[list[Edit], str | None]:
+    """The edit of every option, and why none can be written (None: they can): a Hugging Face config
+    that the installed transformers reads otherwise than the version it names (``hf.version_conflict``)
+    gets every edit refused with that reason."""
+    why = None
+    if dialect == "hf":
+        from .hf import version_conflict
+
+        why = version_conflict(data, cfg)
+    edits = [refuse(dialect, o.name, why) if why else edit_for(dialect, data, cfg, o, target) for o in options]
+    for e in edits:
+        if not e.refused:  # the keys that change in this file: what the plan shows and the diff holds
+            e.changes = leaf_changes(data, e.changes)
+    return edits, why
+
 
 def edit_for(dialect: str, data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     """The edit that states ``option`` in ``dialect``'s keys (``Edit.refused`` when it cannot)."""
@@ -69,18 +85,37 @@ def apply_edit(text: str, fmt: str, edit: Edit, path: str = "-") -> Applied:
         raise UsageError(f"--apply {edit.option}: {path}: ropelaw edits JSON, YAML and TOML configs, not {fmt} files")
     data, positions = parse_text(text, fmt, path)
     expected = apply_to_mapping(data, edit.changes)
+    changes = leaf_changes(data, edit.changes)  # the file's own keys, smallest edits first
     notes = list(edit.notes)
-    new = textedit.edited(text, fmt, data, positions, edit.changes)
+    new = _edited_text(text, fmt, data, positions, changes)
     if new is None or parse_text(new, fmt, path)[0] != expected:
+        if fmt != "json":  # a dump would drop the file's comments and layout: refused instead
+            raise UsageError(f"--apply {edit.option}: {path}: the keys to change cannot be edited line by line (a "
+                             f"flow-style mapping or a shared line); a rewrite would lose the file's comments and layout")
         new = textedit.dump(expected, fmt)
-        if fmt != "json":
-            notes.append("the edited keys could not be changed line by line: the file is a fresh dump "
-                         "(comments not kept)")
+        notes.append("the JSON could not be edited in place: the file is re-dumped with its key order and indentation")
     if parse_text(new, fmt, path)[0] != expected:  # pragma: no cover - dump is the mapping itself
         raise UsageError(f"{path}: the edited file would not read back as the edit (nothing written)")
     diff = "".join(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
                                         fromfile=path, tofile=path))
     return Applied(new, diff, tuple(notes))
+
+
+def _edited_text(text: str, fmt: str, data: Mapping, positions: Any, changes: list) -> str | None:
+    """The text with ``changes`` made in place (line endings kept: a CRLF file is edited as LF and
+    turned back), or None where that is not possible."""
+    from . import jsonedit, text as textedit
+
+    if fmt == "json":
+        return jsonedit.edited(text, changes)
+    crlf = "\r\n" in text
+    if crlf:
+        text = text.replace("\r\n", "\n")
+        from ..parse import parse_text
+
+        data, positions = parse_text(text, fmt)
+    new = textedit.edited(text, fmt, data, positions, changes)
+    return new.replace("\n", "\r\n") if new is not None and crlf else new
 
 
 def check_output(path: str, out: str) -> None:

@@ -14,14 +14,28 @@ SECTION = "overrides_of_model_config"
 
 
 def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
+    from ...plan_types import COST_TARGET
+
+    e = Edit("axolotl", option.name)
+    if option.name != "train" or option.parameters.get("base") is not None:
+        inner = _overrides(data, cfg, option, target)
+        if inner.refused:
+            return inner
+        e.changes.extend(inner.changes)
+        e.notes.extend(inner.notes)
+    if option.cost_rank == COST_TARGET and data.get("sequence_len") != target:  # the run the option costs
+        e.set(("sequence_len",), target)
+        e.notes.append(f"sequence_len {target:,}: the option's cost is training at the target, and axolotl trains "
+                       "at sequence_len (lint reads it as the tuning length)")
+    return e
+
+
+def _overrides(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
+    """The Hugging Face keys of ``option`` under ``overrides_of_model_config``, only those whose value differs
+    from what the base model's config.json (with the file's overrides) already says."""
     from ..dialects.axolotl import hf_config
     from . import hf
 
-    e = Edit("axolotl", option.name)
-    if option.name == "train":
-        e.set(("sequence_len",), target)
-        e.notes.append("sequence_len above the base model's training length is a tuning run at that length")
-        return e
     got = hf_config(str(data.get("base_model")))
     if got is None:
         return refuse("axolotl", option.name, "the base model's config.json is not available locally")
@@ -33,11 +47,13 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     inner = hf.changes(base_cfg, cfg, option, target, dialect="axolotl", sec=())
     if inner.refused:
         return inner
+    e = Edit("axolotl", option.name, notes=list(inner.notes))
     for path, value in inner.changes:
         key = path[-1] if len(path) == 1 else None
         if key is None:  # a nested key (rope_parameters.*): axolotl replaces top-level keys only
             return refuse("axolotl", option.name, f"cannot state {'.'.join(path)} as an override")
-        e.set((SECTION, key), None if value is DELETE else value)
-    e.notes.extend(inner.notes)
+        value = None if value is DELETE else value
+        if base_cfg.get(key) == value and not (isinstance(over, Mapping) and key in over):
+            continue  # the base model states it already
+        e.set((SECTION, key), value)
     return e
-

@@ -59,3 +59,57 @@ def apply_to_mapping(data: Mapping, changes: list) -> dict:
         else:
             node[path[-1]] = copy.deepcopy(value)
     return out
+
+
+def leaf_changes(data: Mapping, changes: list) -> list:
+    """``changes`` as the smallest edits of the file's own keys, with the same result under
+    :func:`apply_to_mapping`: a mapping set over a mapping becomes its changed, added and removed keys (so a
+    block's other keys, their order and comments stay); a key under a missing parent becomes that parent
+    set whole; a change to the value already there is dropped; a whole float over an int stays an int."""
+    import copy
+
+    work = copy.deepcopy(dict(data))
+    out: list = []
+
+    def node(path: tuple) -> Any:
+        cur: Any = work
+        for k in path:
+            if not isinstance(cur, dict) or k not in cur:
+                return _MISSING
+            cur = cur[k]
+        return cur
+
+    def emit(path: tuple, value: Any) -> None:
+        parent = next((path[:i] for i in range(len(path)) if not isinstance(node(path[:i + 1]), dict)
+                       and i < len(path) - 1), None)
+        if parent is not None and value is not DELETE:  # a missing (or scalar) parent: set it whole
+            nested: Any = copy.deepcopy(value)
+            for k in reversed(path[len(parent) + 1:]):
+                nested = {k: nested}
+            path, value = path[:len(parent) + 1], nested
+        old = node(path)
+        if value is DELETE:
+            if old is _MISSING:
+                return
+        elif isinstance(value, Mapping) and isinstance(old, dict):
+            for k in [k for k in old if k not in value]:
+                emit(path + (k,), DELETE)
+            for k, v in value.items():
+                emit(path + (k,), v)
+            return
+        else:
+            if isinstance(old, int) and not isinstance(old, bool) and isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if old is not _MISSING and type(old) is type(value) and old == value:
+                return
+        out.append((path, value))
+        new = apply_to_mapping(work, [(path, value)])
+        work.clear()
+        work.update(new)
+
+    for path, value in changes:
+        emit(tuple(path), value)
+    return out
+
+
+_MISSING = object()

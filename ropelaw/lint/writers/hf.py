@@ -13,9 +13,12 @@ it or names ``transformers_version`` 5.x; else ``rope_scaling`` and a top-level 
 - ``yarn``: ``{"rope_type": "yarn", "factor": s, "original_max_position_embeddings": T}`` with
   ``max_position_embeddings`` = target = s*T (RV010: transformers' own consistency check);
 - ``llama3``: factor, the bands, ``original_max_position_embeddings`` T, max = target;
-- ``dynamic``: ``{"rope_type": "dynamic", "factor": s}`` and ``max_position_embeddings`` = T:
-  transformers' dynamic NTK rescales past max_position_embeddings (4.57.1 / 5.23.0
-  ``_compute_dynamic_ntk_parameters``), so the file cannot state the target (lint with --target).
+- ``dynamic``: ``{"rope_type": "dynamic", "factor": s}`` where ``max_position_embeddings`` is the training
+  length T: transformers' dynamic NTK rescales past max_position_embeddings (4.57.1 / 5.23.0
+  ``_compute_dynamic_ntk_parameters``), so the file cannot state the target (lint with --target); a file
+  that advertises more than T is refused (lowering max_position_embeddings would change what it states).
+No key is written that already holds the value (a ``rope_theta`` the runtime reads from the class default
+is not added), and a null ``rope_scaling`` is no scaling already.
 ReRoPE and Leaky ReRoPE have no rope_type in transformers (loading would fail): refused, with the
 way to run them (``ropelaw.methods.patch_model``).
 """
@@ -68,23 +71,26 @@ def changes(data: Mapping, cfg: Any, option: Any, target: int, dialect: str = "h
     theta_key = next((k for k in ("rope_theta", "rotary_emb_base", "rotary_base") if k in node), "rope_theta")
     t = spec.train_len
 
+    stated = cfg.layers[0].base.number()
+
     def block(b: dict | None, theta: float) -> None:
         if v5:
             entry = {"rope_type": "default"} if b is None else dict(b)
             entry["rope_theta"] = theta
             path = sec + (("rope_parameters", "full_attention") if per_type else ("rope_parameters",))
             e.set(path, entry)
-            if "rope_scaling" in node:
+            if node.get("rope_scaling") is not None:  # null is no scaling already
                 e.delete(sec + ("rope_scaling",))
             if theta_key in node:
                 e.set(sec + (theta_key,), theta)
         else:
             if b is None:
-                if "rope_scaling" in node:
+                if node.get("rope_scaling") is not None:  # null is no scaling already
                     e.delete(sec + ("rope_scaling",))
             else:
                 e.set(sec + ("rope_scaling",), b)
-            e.set(sec + (theta_key,), theta)
+            if theta_key in node or theta != stated:  # the base the runtime reads already: no key added
+                e.set(sec + (theta_key,), theta)
 
     def top_original(value: int) -> None:
         if "original_max_position_embeddings" in node:  # 5.x lets it win over the block's
@@ -125,13 +131,49 @@ def changes(data: Mapping, cfg: Any, option: Any, target: int, dialect: str = "h
         e.set(sec + ("max_position_embeddings",), target)
         top_original(t)
     elif name == "dynamic":
+        mp = cfg.max_pos.number() if cfg.max_pos is not None else None
+        if mp is not None and mp != t:  # lowering the advertised context would change what the file states
+            return refuse(dialect, name, f"transformers' dynamic NTK switches at max_position_embeddings ({mp:,.0f}), "
+                                         f"not at the training length {t:,} the plan's bound assumes; ropelaw does not "
+                                         "lower max_position_embeddings (the context the file advertises)")
         block({"rope_type": "dynamic", "factor": float(spec.param("factor"))}, spec.base)
-        e.set(sec + ("max_position_embeddings",), t)
         e.notes.append(f"transformers' dynamic NTK switches at max_position_embeddings ({t:,}): the file cannot "
                        f"state the target; lint it with --target {target}")
     else:
         return refuse(dialect, name, f"no Hugging Face keys for option {name!r}")
     return e
+
+
+def version_conflict(data: Mapping, cfg: Any) -> str | None:
+    """Why the installed transformers reads the file otherwise than the version the file names
+    (``transformers_version``), or None. Both readings come from the loader (``semantics``): a
+    transformers-5 file's ``rope_parameters.rope_theta`` 1e6 is read by 4.57.1 as the class default
+    10,000, and an edit made from that reading would write 10,000 over what the file states."""
+    from ..dialects.hf import SEMANTICS
+
+    named = str(data.get("transformers_version") or "").strip()
+    installed = (cfg.semantics or "").split()[-1] if cfg.semantics else ""
+    major = named.split(".")[0]
+    theirs = next((v for v in SEMANTICS if v.split(".")[0] == major), None)
+    if theirs is None or not installed or installed.split(".")[0] == major:
+        return None
+    from ..loader import load_mapping
+
+    other = load_mapping(data, None, path=cfg.path, fmt=cfg.fmt, semantics=theirs)
+    ours, them = cfg.spec(0), other.spec(0)
+    if (ours.to_dict(), cfg.train_len.raw) == (them.to_dict(), other.train_len.raw):
+        return None
+    diff = [f"{k} {_show(getattr(ours, k))} where {theirs} reads {_show(getattr(them, k))}"
+            for k in ("base", "d", "train_len", "scheme", "params") if getattr(ours, k) != getattr(them, k)]
+    return (f"the file names transformers {named}, but transformers {installed} is installed and reads it otherwise "
+            f"({'; '.join(diff) or 'its lengths differ'}): an edit from this reading would change what the file states; "
+            f"install transformers {major}.x (pip install 'transformers=={theirs}') and plan again")
+
+
+def _show(v: Any) -> str:
+    from ...numfmt import number
+
+    return number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
 
 
 def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:

@@ -18,6 +18,9 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     e = Edit("maxtext", name)
     if name == "train":
         e.set(("max_target_length",), target)
+        mp = data.get("max_position_embeddings")
+        if str(data.get("rope_type", "")).lower().startswith("yarn") and isinstance(mp, int) and mp < target:
+            e.set(("max_position_embeddings",), target)  # YaRN's table must hold the target's positions (RV020)
         if not (data.get("load_parameters_path") or data.get("load_full_state_path")):
             e.notes.append("no load_parameters_path: MaxText trains from scratch at max_target_length; set it to "
                            "continue from the pre-trained weights")

@@ -56,6 +56,15 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     if name in ("base", "ntk", "train"):
         if name != "train" or option.parameters.get("base") is not None:
             flag("rotary_base", spec.base if name != "ntk" else option.extra["scaled_base"])
+        if name != "train":  # plain RoPE at the new base: no scaling flag stays
+            if mla:
+                return refuse("megatron", name, "multi-latent attention runs its own YaRN (rope_type): a plain base "
+                                                "cannot be stated")
+            for n in SCHEME_FLAGS:
+                drop(n)
+            pet = existing.get("position_embedding_type")
+            if pet is not None and str(node.get(pet)).lower() == "yarn":
+                e.set(sec + (pet,), "rope")
         if name == "train":
             flag("seq_length", target)
     elif name == "linear":

@@ -51,6 +51,16 @@ def yaml_value(v: Any) -> str:
     return json.dumps(s)
 
 
+def yaml_entry(key_text: str, value: Any, indent: int) -> list[str]:
+    """``key: value`` lines at ``indent``, a non-empty mapping in block style (as configs write them)."""
+    if isinstance(value, Mapping) and value:
+        out = [" " * indent + f"{key_text}:"]
+        for k, v in value.items():
+            out += yaml_entry(_ykey(k), v, indent + 2)
+        return out
+    return [" " * indent + f"{key_text}: {yaml_value(value)}"]
+
+
 def _ykey(k: Any) -> str:
     s = str(k)
     return s if _PLAIN_KEY.match(s) and s.lower() not in _RESERVED else json.dumps(s)
@@ -169,7 +179,11 @@ def _one(text: str, fmt: str, path: tuple, value: Any, delete: bool) -> str | No
         if delete:
             return "\n".join(lines[:i] + lines[end:])
         keep = _comment(line[j + 1:])
-        lines[i:end] = [line[:j + 1] + " " + render(value) + keep]
+        if fmt == "yaml" and isinstance(value, Mapping) and value:  # a block, as the file's own mappings are
+            lines[i:end] = [line[:j + 1] + keep] + sum((yaml_entry(_ykey(k), v, _indent(line) + 2)
+                                                        for k, v in value.items()), [])
+        else:
+            lines[i:end] = [line[:j + 1] + " " + render(value) + keep]
         return "\n".join(lines)
     if delete:
         return text
@@ -193,11 +207,11 @@ def _one(text: str, fmt: str, path: tuple, value: Any, delete: bool) -> str | No
     entry_key = _ykey(key)
     if not parent:
         body = "\n".join(lines).rstrip("\n")
-        return body + f"\n{entry_key}: {yaml_value(value)}\n"
+        return body + "\n" + "\n".join(yaml_entry(entry_key, value, 0)) + "\n"
     ppos = positions.get(parent)
     if ppos is None and len(parent) == 1:  # a new top-level section, in block style
         body = "\n".join(lines).rstrip("\n")
-        return body + f"\n{_ykey(parent[0])}:\n  {entry_key}: {yaml_value(value)}\n"
+        return body + "\n" + "\n".join(yaml_entry(_ykey(parent[0]), {key: value}, 0)) + "\n"
     if ppos is None:  # create the parent with this one key
         return _one(text, fmt, parent, {key: value}, False)
     pi = ppos[0] - 1
@@ -207,7 +221,8 @@ def _one(text: str, fmt: str, path: tuple, value: Any, delete: bool) -> str | No
         return None  # the parent is a flow mapping or a scalar
     child = next((ln for ln in lines[pi + 1:] if not _blank(ln)), None)
     ind = _indent(child) if child is not None and _indent(child) > _indent(pline) else _indent(pline) + 2
-    lines.insert(pi + 1, " " * ind + f"{entry_key}: {yaml_value(value)}")
+    at = _block_end(lines, pi)  # after its siblings
+    lines[at:at] = yaml_entry(entry_key, value, ind)
     return "\n".join(lines)
 
 
