@@ -13,7 +13,6 @@ The corpus is required (ROPELAW_REQUIRE_CORPUS=1 in CI); a file listed nowhere i
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections import Counter
 from pathlib import Path
@@ -37,27 +36,20 @@ def corpus_files() -> list[Path]:
 def planned(path: Path):
     """The plan with every option's edit checked, as ``ropelaw plan`` makes it; None for a file that is not
     a plannable RoPE config of a dialect with a writer."""
-    from ropelaw.commands.plan import build
-    from ropelaw.commands.plan_apply import check_edits
+    from ropelaw.commands.plan import evaluated, parse
     from ropelaw.lint.loader import load_config
-    from ropelaw.lint.writers import WRITERS, edits_for
+    from ropelaw.lint.writers import WRITERS
 
     try:
         train = load_config(str(path)).train_len.number()
         if train is None:
             return None
-        ns = argparse.Namespace(config=str(path), d=None, base=None, pretrain_base=None, train=None, tune=None,
-                                target=min(4 * int(train), 2 ** 31 - 1), dtype=None, apply=None, output=None,
-                                dry_run=False, format="text")
-        p, data, cfg, dialect, text = build(ns)
+        p, cfg, dialect, text, checked = evaluated(parse([str(path), "--target", str(min(4 * int(train), 2 ** 31 - 1))]))
     except (UsageError, ValueError):
         return None  # not a RoPE config, a model named elsewhere, several RoPE groups: plan exits 2
     if dialect not in WRITERS:
         return None
-    edits, _ = edits_for(dialect, data, cfg, p.options, p.target)
-    for o, e in zip(p.options, edits):
-        o.edit = e
-    return p, cfg, text, check_edits(p, cfg, text, None)
+    return p, cfg, text, checked
 
 
 def errors(cfg) -> Counter:

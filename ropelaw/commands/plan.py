@@ -45,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--d", type=number, metavar="D", help="rotary dimension (even)")
     g.add_argument("--base", type=base, metavar="B", help=f"the base the model runs with, rope_theta ({BASE_HELP})")
     g.add_argument("--pretrain-base", type=base, metavar="B", help=PRETRAIN_HELP)
+    g.add_argument("--scheme", default="default", metavar="NAME", help="the scaling scheme the model runs now "
+                                                                       "(see `ropelaw schemes`; default: plain RoPE)")
+    g.add_argument("--factor", type=number, metavar="S", help="its factor")
     parser.add_argument("--train", type=length, metavar="T", help=f"pre-training length ({LENGTH_HELP}); with "
                                                                   "CONFIG it overrides the config's")
     parser.add_argument("--tune", type=length, metavar="T", help="length of a tuning run already done / planned")
@@ -57,6 +60,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_format(parser)
 
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The arguments of ``ropelaw plan ARGV`` (what ``explore()`` and the tests build a plan from, as the CLI does);
+    ``ValueError`` for arguments argparse refuses."""
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # one line, as the CLI says it
+            raise ValueError(message)
+
+    parser = _Parser(prog="ropelaw plan", add_help=False)
+    add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def evaluated(args: argparse.Namespace):
+    """``(plan, cfg, dialect, text, checked)`` exactly as ``ropelaw plan`` makes them: the plan, each
+    option's edit for a config, verified (``plan_apply.check_edits``) and ranked."""
+    p, data, cfg, dialect, text = build(args)
+    checked: dict = {}
+    if cfg is not None:
+        from ..lint.writers import edits_for
+        from .plan_apply import check_edits
+
+        edits, why = edits_for(dialect, data, cfg, p.options, p.target)
+        for o, e in zip(p.options, edits):
+            o.edit = e
+        if why:
+            p.notes.append(f"no edit is written: {why}")
+        checked = check_edits(p, cfg, text, args.tune, args.output)  # each edit applied, read back and linted
+        p.rank()  # what the file's format can state ranks first
+    return p, cfg, dialect, text, checked
+
+
 def _spec_from_flags(args: argparse.Namespace):
     from ..spec import RopeSpec
     from ._common import check_d_limit
@@ -66,7 +100,11 @@ def _spec_from_flags(args: argparse.Namespace):
         raise ValueError(f"give a CONFIG, or {', '.join(missing)} (with --d, --train and --base)")
     check_d_limit(args.d)
     pretrain = args.pretrain_base if args.pretrain_base is not None else args.base
-    return RopeSpec(d=args.d, train_len=args.train, base=args.base, pretrain_base=pretrain, tune_len=args.tune)
+    params = {"factor": args.factor} if args.factor is not None else {}
+    if args.scheme == "default" and params:
+        raise ValueError("--factor needs the --scheme it scales")
+    return RopeSpec(d=args.d, train_len=args.train, base=args.base, pretrain_base=pretrain, tune_len=args.tune,
+                    scheme=args.scheme, params=params)
 
 
 def build(args: argparse.Namespace):
@@ -90,9 +128,10 @@ def build(args: argparse.Namespace):
         inputs = {"d": "--d", "base": "--base", "train_len": "--train", "tune_len": "--tune" if args.tune else None,
                   "pretrain_base": "--pretrain-base" if args.pretrain_base is not None else "--base"}
         return plan(spec, args.target, dtype=args.dtype, inputs=inputs), None, None, None, None
-    if args.d is not None or args.base is not None or args.pretrain_base is not None:
-        raise ValueError("--d, --base and --pretrain-base describe a setup without a CONFIG; with CONFIG they come "
-                         "from the file")
+    if (args.d is not None or args.base is not None or args.pretrain_base is not None or args.factor is not None
+            or args.scheme != "default"):
+        raise ValueError("--d, --base, --pretrain-base, --scheme and --factor describe a setup without a CONFIG; "
+                         "with CONFIG they come from the file")
     path = args.config
     text = read_source_text(path)  # the one read: planned on, and edited by --apply
     data, dialect = _document(path, text)
@@ -137,19 +176,7 @@ def run(args: argparse.Namespace) -> int:
     from ._common import emit_json
 
     _check_apply_flags(args)
-    p, data, cfg, dialect, text = build(args)
-    checked: dict = {}
-    if cfg is not None:
-        from ..lint.writers import edits_for
-        from .plan_apply import check_edits
-
-        edits, why = edits_for(dialect, data, cfg, p.options, p.target)
-        for o, e in zip(p.options, edits):
-            o.edit = e
-        if why:
-            p.notes.append(f"no edit is written: {why}")
-        checked = check_edits(p, cfg, text, args.tune, args.output)  # each edit applied, read back and linted
-        p.rank()  # what the file's format can state ranks first
+    p, cfg, dialect, text, checked = evaluated(args)
     done = None
     if args.apply is not None:
         from .plan_apply import applied
@@ -225,7 +252,7 @@ def render_text(p: Any, dialect: str | None = None) -> str:
     lines.append("")
     lines.append("how and caveats:")
     for o in p.options:
-        lines.extend(_option_lines(p, o))
+        lines.extend(option_lines(p, o))
     for n in p.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines)
@@ -259,7 +286,7 @@ def _precision_lines(p: Any) -> list[str]:
     return out
 
 
-def _option_lines(p: Any, o: Any) -> list[str]:
+def option_lines(p: Any, o: Any) -> list[str]:
     from ..numfmt import count
 
     if o.name == "current":
