@@ -99,8 +99,14 @@ def test_maxtext_user_config_composes_base_model_and_overrides(tmp_path):
     text = "base_config: base.yml\nmodel_name: gpt-oss-20b\nmax_target_length: 8192\nrope_max_timescale: 10000\n"
     r = lint(tmp_path, "run.yml", text)
     assert setup(r) == (64, 150000, 8192, 131072, "yarn")
+    # override_model_config keeps the *overrides'* keys (command line, keyword arguments) from the model file, not
+    # the config file's: pyconfig.py merges base chain (this file), model file, overrides; maxtext==0.2.4's own
+    # pyconfig composes run2.yml with rope_max_timescale 150000 (tests/differential/test_diff_maxtext.py)
     own = lint(tmp_path, "run2.yml", text + "override_model_config: true\n")
-    assert own.layers[0].spec.base == 10000
+    assert own.layers[0].spec.base == 150000
+    sh = tmp_path / "run.sh"
+    sh.write_text(f"python3 -m maxtext.train {tmp_path / 'run.yml'} rope_max_timescale=10000 override_model_config=true\n")
+    assert lint_config(load_config(str(sh))).layers[0].spec.base == 10000
     with pytest.raises(ModelNeeded, match="names a MaxText model file"):
         lint(tmp_path, "run3.yml", "base_config: base.yml\nmodel_name: my-model\n")
     local = tmp_path / "models" / "my-model.yml"
