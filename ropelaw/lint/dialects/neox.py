@@ -10,7 +10,8 @@ num-attention-heads``; rotary dims ``int(head_dim * rotary-pct)`` (default 1.0);
 attention that supports it), and flash-attn attends keys i - W .. i inclusive
 (flash-attn==2.8.3 ``flash_attn_interface.py``): distances 0..W, a window of W + 1 positions where
 Hugging Face's ``sliding_window`` W covers W. dtype: ``precision``, or the
-DeepSpeed blocks ``fp16: {enabled: true}`` / ``bf16: {enabled: true}``.
+DeepSpeed blocks ``fp16: {enabled: true}`` / ``bf16: {enabled: true}``. An ``attention_config`` whose every
+layer is ``mamba`` / ``rwkv`` / ``gmlp`` / ``amlp`` has no attention and no rotary (``megatron/model/gpt2_model.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from ._framework import Doc, Fields, dialect, head_dim_of, preset, rotary_dims
 
 NAME = "neox"
 SRC = "GPT-NeoX NeoXArgs"
-_MARKS = ("pos_emb", "rotary_pct", "rotary_emb_base", "sliding_window_width", "num_kv_heads")
+_MARKS = ("pos_emb", "rotary_pct", "rotary_emb_base", "sliding_window_width", "num_kv_heads", "attention_config")
+# layer types of attention_config that are not attention (megatron/model/gpt2_model.py: GMLPBlock,
+# RWKVResidualLayerPipe, ParallelMambaResidualLayerPipe): no rotary
+NOT_ATTENTION = {"mamba", "rwkv", "gmlp", "amlp"}
 
 
 def _keys(data: Mapping) -> set[str]:
@@ -35,7 +39,32 @@ def detect(data: Mapping) -> bool:
         and ("seq_length" in keys or "pos_emb" in keys)
 
 
+def layer_types(config, n_layers) -> list[str] | None:
+    """``attention_config`` expanded to one type per layer, as ``megatron/utils.py`` ``expand_attention_types``
+    does (``[[["mamba"], 48]]``: 48 x mamba; ``[[types], "all"]``: the pattern over every layer); None when it
+    is absent or not in that shape."""
+    if not isinstance(config, list) or not config:
+        return None
+    if all(isinstance(t, str) for t in config):
+        return list(config)
+    out: list[str] = []
+    for item in config:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], list)):
+            return None
+        types, count = [str(t) for t in item[0]], item[1]
+        if count == "all":
+            return types * (n_layers // len(types)) if isinstance(n_layers, int) and types else None
+        if not isinstance(count, int) or count < 0 or len(out) + count * len(types) > 1 << 16:
+            return None
+        out.extend(types * count)
+    return out
+
+
 def read(doc: Doc) -> Fields:
+    types = layer_types(doc.raw("attention_config"), doc.raw("num_layers"))
+    if types and set(types) <= NOT_ATTENTION:
+        raise NotARopeConfig(f"{doc.path}: GPT-NeoX attention_config makes every layer {'/'.join(sorted(set(types)))}:"
+                             " no attention, no rotary (megatron/model/gpt2_model.py)")
     pe = doc.raw("pos_emb") or "learned"
     if str(pe).strip().lower() != "rotary":
         raise NotARopeConfig(f"{doc.path}: GPT-NeoX pos-emb {pe!r} is not rotary"
