@@ -191,3 +191,104 @@ def test_llamafactory_configure_rope_is_llamafactorys(llamafactory_rope, kind):
             ours = {**cfg, **(change or {})}
             assert (ours["rope_scaling"], ours["max_position_embeddings"]) == (hf.rope_scaling,
                                                                              hf.max_position_embeddings), (old, mml)
+
+
+# --------------------------------------------------------------------------------- Megatron --enable-gpt-oss
+CORPUS = pathlib.Path(os.environ.get("ROPELAW_CORPUS", ROOT.parent / "shared" / "corpus"))
+# NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553: the two ModelOpt scripts with --enable-gpt-oss
+# (the 20b one is not in the corpus yet: recorded in tests/differential/megatron_examples.json)
+GPT_OSS_SCRIPTS = {
+    "examples/post_training/modelopt/conf/openai/gpt-oss-120b.sh":
+        "frameworks-examples/Megatron-LM/examples/post_training/modelopt/conf/openai/gpt-oss-120b.sh",
+    "examples/post_training/modelopt/conf/openai/gpt-oss-20b.sh":
+        "frameworks-examples/Megatron-LM/examples/post_training/modelopt/conf/openai/gpt-oss-20b.sh",
+}
+
+
+@pytest.mark.parametrize("script", sorted(GPT_OSS_SCRIPTS))
+def test_megatron_gpt_oss_builder_yarn_is_megatron_cores(megatron_yarn, script):
+    """``--enable-gpt-oss`` (Megatron-LM's ModelOpt builder sets YaRN x32, original 131,072, beta 32 / 1, mscale
+    1 / 0, correction range not rounded; GPTModel builds ``YarnRotaryEmbedding(kv_channels, rotary_base=--rotary-base,
+    ...)`` from it): ropelaw's frequencies and attention factor are those of megatron-core's YarnRotaryEmbedding
+    built with the same arguments, on CPU. Was "'learned_absolute' is not RoPE", exit 0."""
+    from ropelaw.lint.dialects.megatron import GPT_OSS_YARN
+
+    path = CORPUS / GPT_OSS_SCRIPTS[script]
+    if not path.is_file():
+        pytest.skip(f"NVIDIA/Megatron-LM@d98e8a64 {script} is not under {CORPUS} yet")
+    mod, torch = megatron_yarn
+    r = lint_config(load_config(str(path)))
+    global_layers = r.layers[0]
+    assert (global_layers.spec.d, global_layers.spec.base, global_layers.spec.scheme) == (64, 150000.0, "yarn")
+    assert [f.code for f in r.findings if f.severity != "info"] == ["RL102"]  # 40,960 tokens past YaRN's bound
+    y = GPT_OSS_YARN
+    real = torch.cuda.current_device
+    torch.cuda.current_device = lambda: "cpu"  # get_emb moves its buffers to the GPU: kept on the CPU
+    try:
+        emb = mod.YarnRotaryEmbedding(64, rotary_base=150000, scaling_factor=y["factor"],
+                                      original_max_position_embeddings=y["original_max_position_embeddings"],
+                                      beta_fast=y["beta_fast"], beta_slow=y["beta_slow"], mscale=y["mscale"],
+                                      mscale_all_dim=y["mscale_all_dim"],
+                                      correction_range_round_to_int=y["truncate"], use_cpu_initialization=True)
+        freqs, mscale = emb.get_emb(2)
+    finally:
+        torch.cuda.current_device = real
+    assert global_layers.scheme_result.attention_factor == mscale == pytest.approx(0.1 * math.log(32) + 1, abs=0)
+    assert round(mscale, 4) == 1.3466
+    # the ramp's ends, unrounded (float64 on both sides): exactly megatron-core's
+    low, high = mod._yarn_find_correction_range(y["beta_fast"], y["beta_slow"], 64, 150000,
+                                                y["original_max_position_embeddings"], False)
+    assert dict(global_layers.scheme_result.details)["correction_range"] == pytest.approx((low, high), rel=1e-15)
+    assert (math.floor(low), math.ceil(high)) == (17, 27)  # pairs 18-26 in the ramp, 0-17 kept, 27-31 divided by 32
+    inv = freqs[1, 0, 0, :32].double().tolist()
+    # megatron-core computes in float32, ropelaw in float64: outside the ramp within 2 ulps (torch's float32
+    # pow); inside it the mask (i - low) / (high - low) is float32 too, and 1 - mask near the ramp's end
+    # loses digits to cancellation (17 ulps at pair 26 here): 64 ulps, 2^-18
+    for j, (x, y_) in enumerate(zip(inv, global_layers.scheme_result.inv_freq)):
+        ulps = 2 if j <= 17 or j >= 27 else 64
+        assert math.isclose(x, float(y_), rel_tol=ulps * 2.0 ** -24), (j, x, float(y_))
+    # the local layers (--window-size 127,0 on every layer but each 2nd: --window-attn-skip-freq 2): 128 positions
+    assert [g.window for g in r.layers] == [None, 128]
+
+
+MEGATRON_LM = os.environ.get("ROPELAW_MEGATRON_LM")  # a clone (or bare git dir) of NVIDIA/Megatron-LM
+MEGATRON_LM_COMMIT = "d98e8a64ddf34856e74b24714e3bedb2f5a39553"
+
+
+def megatron_lm_source(path: str) -> str:
+    """``path`` of Megatron-LM at the corpus commit, from ``$ROPELAW_MEGATRON_LM`` (skip without it: its training
+    code is not on PyPI for Python 3.11; megatron-core's wheels hold megatron/core and, from 0.17, megatron/training,
+    never megatron/post_training)."""
+    import subprocess
+
+    if not MEGATRON_LM:
+        pytest.skip("Megatron-LM's megatron/post_training is in no registry package: set ROPELAW_MEGATRON_LM to a "
+                    f"clone of NVIDIA/Megatron-LM holding {MEGATRON_LM_COMMIT[:8]} to read it")
+    git_dir = MEGATRON_LM if os.path.isfile(os.path.join(MEGATRON_LM, "HEAD")) else os.path.join(MEGATRON_LM, ".git")
+    return subprocess.run(["git", "--git-dir", git_dir, "show", f"{MEGATRON_LM_COMMIT}:{path}"], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def test_megatron_gpt_oss_builder_values_are_read_from_its_source():
+    """The read-the-code stand-in for the ModelOpt builder (not importable here: it needs ModelOpt and the
+    training loop): the ``config.<field> = <constant>`` assignments under ``if ... args.enable_gpt_oss`` in
+    ``megatron/post_training/model_builder.py`` are exactly ropelaw's GPT_OSS_YARN, and GPTModel takes the
+    config's position_embedding_type over its argument (``gpt_model.py``)."""
+    import ast
+
+    from ropelaw.lint.dialects.megatron import GPT_OSS_YARN
+
+    tree = ast.parse(megatron_lm_source("megatron/post_training/model_builder.py"))
+    block = next(n for n in ast.walk(tree) if isinstance(n, ast.If) and "enable_gpt_oss" in ast.unparse(n.test))
+    set_ = {t.targets[0].attr: ast.literal_eval(t.value) for t in block.body
+            if isinstance(t, ast.Assign) and isinstance(t.targets[0], ast.Attribute)
+            and ast.unparse(t.targets[0].value) == "config"}
+    names = {"yarn_rotary_scaling_factor": "factor", "yarn_original_max_position_embeddings":
+             "original_max_position_embeddings", "yarn_beta_fast": "beta_fast", "yarn_beta_slow": "beta_slow",
+             "yarn_mscale": "mscale", "yarn_mscale_all_dim": "mscale_all_dim",
+             "yarn_correction_range_round_to_int": "truncate"}
+    assert set_.pop("position_embedding_type") == "yarn"
+    assert {names[k]: v for k, v in set_.items()} == GPT_OSS_YARN
+    gpt = megatron_lm_source("megatron/core/models/gpt/gpt_model.py")
+    assert ("if hasattr(self.config, 'position_embedding_type'):\n"
+            "            self.position_embedding_type = self.config.position_embedding_type") in gpt

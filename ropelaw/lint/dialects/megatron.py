@@ -21,6 +21,13 @@ Semantics (Megatron-LM ``megatron/training/arguments.py`` defaults; megatron-cor
   factor ``--rotary-scaling-factor`` (default 1.0: no scaling), original
   ``--original-max-position-embeddings`` / ``--yarn-original-max-position-embeddings`` (MLA default
   4,096), ``--beta-fast`` / ``--beta-slow`` (``--yarn-beta-*``; MLA defaults 32 / 1).
+- ``--enable-gpt-oss`` (Megatron-LM@d98e8a64 ``megatron/post_training/model_builder.py``, the ModelOpt
+  builder) sets YaRN on the model's config whatever the script's ``--position-embedding-type`` and YaRN flags
+  say: factor 32, original 131,072, beta 32 / 1, mscale 1 / 0 (attention factor 0.1 ln 32 + 1 = 1.3466),
+  correction range not rounded; GPTModel builds ``YarnRotaryEmbedding(rotary_base=--rotary-base)`` from it.
+  The flags it overrides are named in a note. Without MLA, ``--position-embedding-type yarn`` takes
+  ``--yarn-original-max-position-embeddings``, ``--yarn-beta-fast`` / ``--yarn-beta-slow`` and
+  ``--no-yarn-correction-range-round-to-int`` (``argument_utils.py`` ``_apply_yarn_config_from_args``).
 - dtype: ``--bf16`` / ``--fp16``, else float32.
 - sliding window: ``--window-size left,right`` (``tuple_type``; -1: unbounded) is
   ``TransformerConfig.window_size``: a query attends keys i - left .. i (megatron-core==0.16.1
@@ -53,6 +60,7 @@ from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pret
 NAME = "megatron"
 ARGS = "Megatron-LM arguments.py default"
 MLA = "megatron-core==0.16.1 MLATransformerConfig default"
+YARN_ARGS = "Megatron-LM@d98e8a64 argument_utils.py _apply_yarn_config_from_args default"
 
 
 def _flag(key: Any) -> str:
@@ -130,6 +138,9 @@ def read(doc: Doc) -> Fields:
     mla_v = get("multi_latent_attention", "any") if mla else None  # MLA's defaults point at this flag
     deprecated = _truthy(raw("use_rotary_position_embeddings"))  # the deprecated switch, read either way
     pe = str(raw("position_embedding_type") or ("rope" if deprecated else "learned_absolute")).strip().lower()
+    gpt_oss = get("enable_gpt_oss", "any") if _truthy(raw("enable_gpt_oss")) and not mla else None
+    if gpt_oss is not None:
+        pe = "yarn"  # the ModelOpt builder sets config.position_embedding_type, which GPTModel obeys
     if not mla and pe not in ("rope", "yarn"):
         raise NotARopeConfig(f"{doc.path}: Megatron position embedding {pe!r} is not RoPE"
                              + (" (learned_absolute is the default)" if raw("position_embedding_type") is None else ""))
@@ -149,18 +160,33 @@ def read(doc: Doc) -> Fields:
     seq = get("seq_length", "int")
     max_pos = get("max_position_embeddings", "int")
     scheme, params, orig, notes = None, {}, None, []
-    if rope_type == "yarn":
+    if gpt_oss is not None:
+        scheme, params, orig = _gpt_oss_yarn(gpt_oss, doc, notes)
+    elif rope_type == "yarn":
         factor = get("rotary_scaling_factor") or preset(1.0, f"rotary_scaling_factor: {ARGS}", None)
         if (factor.number() or 1.0) == 1.0:
             notes.append("YaRN with factor 1 (--rotary-scaling-factor): the frequencies are RoPE's")
         else:
             at = factor if factor.key else None
             scheme = derived("yarn", "MLA rope_type 'yarn'" if mla else "--position-embedding-type yarn", at, "str")
-            orig = (get("original_max_position_embeddings", "int") or get("yarn_original_max_position_embeddings", "int")
-                    or preset(4096, f"original_max_position_embeddings: {MLA}", mla_v, "int"))
+            if mla:  # MLATransformerConfig's own fields
+                orig = get("original_max_position_embeddings", "int") or preset(
+                    4096, f"original_max_position_embeddings: {MLA}", mla_v, "int")
+                fast, slow = get("beta_fast"), get("beta_slow")
+            else:  # argument_utils.py _apply_yarn_config_from_args: config.yarn_* from --yarn-* flags
+                orig = get("yarn_original_max_position_embeddings", "int") or preset(
+                    4096, f"yarn_original_max_position_embeddings: {YARN_ARGS}", None, "int")
+                fast, slow = get("yarn_beta_fast"), get("yarn_beta_slow")
             params = {"factor": factor, "original_max_position_embeddings": orig,
-                      "beta_fast": get("beta_fast") or get("yarn_beta_fast") or preset(32, f"beta_fast: {MLA}", mla_v),
-                      "beta_slow": get("beta_slow") or get("yarn_beta_slow") or preset(1, f"beta_slow: {MLA}", mla_v)}
+                      "beta_fast": fast or preset(32, f"beta_fast: {MLA if mla else YARN_ARGS}", mla_v),
+                      "beta_slow": slow or preset(1, f"beta_slow: {MLA if mla else YARN_ARGS}", mla_v)}
+            for name, rounds in (("no_yarn_correction_range_round_to_int", False),
+                                 ("yarn_correction_range_round_to_int", True)):  # store_false / store_true
+                v = get(name, "any") if not mla and _truthy(raw(name)) else None
+                if v is not None:
+                    params["truncate"] = Value(rounds, v.key, v.line, v.column,
+                                               "config.yarn_correction_range_round_to_int", "bool")
+                    break
             params["attention_factor"] = _concentration(factor, get("mscale"), get("mscale_all_dim"), at)
     if _truthy(raw("use_rope_scaling")):
         flag = get("use_rope_scaling", "any")
@@ -196,6 +222,37 @@ def read(doc: Doc) -> Fields:
                   target=max_pos or seq, scheme=scheme, params=params, original_max=orig, dtype=dtype, notes=notes,
                   problems=problems, pretrained_with_scheme=from_start, window=None if some else window,
                   local_window=window if some else None)
+
+
+GPT_OSS = "Megatron-LM@d98e8a64 megatron/post_training/model_builder.py modelopt_gpt_hybrid_builder (--enable-gpt-oss)"
+# what that builder sets on the TransformerConfig (lines 298-310); GPTModel then builds
+# YarnRotaryEmbedding(kv_channels, rotary_base=--rotary-base, scaling_factor=..., ...) from it
+GPT_OSS_YARN = {"factor": 32.0, "original_max_position_embeddings": 131072, "beta_fast": 32.0, "beta_slow": 1.0,
+                "mscale": 1.0, "mscale_all_dim": 0.0, "truncate": False}
+
+
+def _gpt_oss_yarn(flag: Value, doc: Doc, notes: list) -> tuple[Value, dict, Value]:
+    """``(scheme, params, original length)`` of ``--enable-gpt-oss``: the ModelOpt model builder overwrites
+    the config's position embedding with YaRN x32 (original 131,072, beta 32 / 1, mscale 1 / 0, correction
+    range not rounded: ``yarn_correction_range_round_to_int = False``), whatever the script's
+    --position-embedding-type and YaRN flags say; GPTModel takes the config's type (``gpt_model.py``
+    147-150). Attention factor get_mscale(32, 1) / get_mscale(32, 0) = 0.1 ln 32 + 1."""
+    y = GPT_OSS_YARN
+    overridden = [k for k in ("position_embedding_type", "rotary_scaling_factor", "yarn_original_max_position_embeddings",
+                              "yarn_beta_fast", "yarn_beta_slow", "mscale", "mscale_all_dim",
+                              "yarn_correction_range_round_to_int") if doc.raw(k) is not None]
+    if overridden:
+        doc.consider(*overridden)
+        notes.append(f"--enable-gpt-oss: the ModelOpt builder overrides {', '.join('--' + k.replace('_', '-') for k in overridden)}")
+    params = {k: preset(v, f"{k}: {GPT_OSS}", flag, "int" if k == "original_max_position_embeddings" else
+                        "bool" if k == "truncate" else "number") for k, v in y.items() if k not in ("mscale", "mscale_all_dim")}
+    params["attention_factor"] = derived(
+        yarn_concentration_factor(y["factor"], y["mscale"], y["mscale_all_dim"]),
+        f"Megatron-Core YaRN concentration get_mscale(32, mscale 1) / get_mscale(32, mscale_all_dim 0) ({GPT_OSS}; "
+        "megatron-core _yarn_get_concentration_factor)", flag, "number")
+    notes.append("--enable-gpt-oss: YaRN x32 from the ModelOpt model builder (position_embedding_type 'yarn')")
+    scheme = derived("yarn", f"{GPT_OSS}: config.position_embedding_type = 'yarn'", flag, "str")
+    return scheme, params, params["original_max_position_embeddings"]
 
 
 def yarn_concentration_factor(s: float, mscale: float, mscale_all_dim: float) -> float:
