@@ -434,24 +434,21 @@ LAUNCH = "(launches)"  # pseudo-flag of a launch script: the pretrain_*.py entry
 _PRETRAIN = re.compile(r"(?:^|/)pretrain_\w+\.py$")
 
 
-def parse_shell(text: str) -> tuple[dict, dict]:
-    """The ``--flag value`` pairs of a launch script: ``(flags, positions)``; the first occurrence of a
-    flag wins; a flag followed by another flag (or nothing) is ``True``; a value naming a variable
-    the script does not set is kept as written (``$SEQ_LEN``) and reported by the value rules."""
+def shell_commands(text: str):
+    """Each command line of a launch script as ``(first line, last line, words, env)``: the words shlex
+    splits, with ``VAR=value`` assignments taken into ``env`` (the live mapping of variables set so far,
+    each value substituted as bash would, at most 1 MiB each and 4 MiB for all) and the words of an
+    assignment holding flags (``MODEL_ARGS="--num-layers 27 ..."``) put in place of it. Nothing is run."""
     from ...errors import UsageError
 
     env: dict[str, str] = {}
     env_bytes = 0
-    flags: dict[str, Any] = {}
-    positions: dict[tuple, tuple[int, int]] = {}
-    lines = [ln.removesuffix("\r") for ln in text.split("\n")]
     for first, last, line in _logical_lines(text):
         try:
             words = shlex.split(line, comments=True, posix=True)
         except ValueError as exc:
             raise UsageError(f"line {first:,}: cannot split the command into words ({exc}); the flags on it "
                              "would go unread") from None
-        seen_at: dict[str, tuple[int, int]] | None = None  # first place of each --flag in this command
         if words and words[0] in ("export", "local", "declare", "readonly") and len(words) >= 2:
             words = words[1:]
         expanded: list[str] = []
@@ -475,7 +472,18 @@ def parse_shell(text: str) -> tuple[dict, dict]:
                         env[name] = got
                 continue
             expanded.append(w)
-        words = expanded
+        yield first, last, expanded, env
+
+
+def parse_shell(text: str) -> tuple[dict, dict]:
+    """The ``--flag value`` pairs of a launch script: ``(flags, positions)``; the first occurrence of a
+    flag wins; a flag followed by another flag (or nothing) is ``True``; a value naming a variable
+    the script does not set is kept as written (``$SEQ_LEN``) and reported by the value rules."""
+    flags: dict[str, Any] = {}
+    positions: dict[tuple, tuple[int, int]] = {}
+    lines = [ln.removesuffix("\r") for ln in text.split("\n")]
+    for first, last, words, env in shell_commands(text):
+        seen_at: dict[str, tuple[int, int]] | None = None  # first place of each --flag in this command
         for i, w in enumerate(words):
             if LAUNCH not in flags and _PRETRAIN.search(w):  # torchrun ... pretrain_gpt.py: this script is a run
                 flags[LAUNCH] = w.rsplit("/", 1)[-1]
@@ -499,6 +507,16 @@ def parse_shell(text: str) -> tuple[dict, dict]:
                 seen_at = _flag_places(lines, first, last)
             positions[(name,)] = seen_at.get(name) or _locate(lines, first, name, last)
     return flags, positions
+
+
+def script_argv(text: str) -> list[str]:
+    """Every word of the script's commands in order, variables substituted where the script sets them: the
+    argument vector ropelaw assumes the script hands Megatron-LM (the differential parses it with Megatron's
+    own argparse)."""
+    out: list[str] = []
+    for _, _, words, env in shell_commands(text):
+        out.extend(w if (got := _subst(w, env)) is None else got for w in words)
+    return out
 
 
 _FLAG_TOKEN = re.compile(r"--[\w-]+")
