@@ -87,3 +87,93 @@ def test_megatron_gpt_oss_corpus_script(name):
     assert [(g.spec.d, g.spec.base, g.spec.scheme, g.window) for g in r.layers] == [
         (64, 150000.0, "yarn", None), (64, 150000.0, "yarn", 128)]
     assert [f.code for f in r.findings if f.severity != "info"] == ["RL102"]
+
+
+# ------------------------------------------------------------------------------------------------ veRL, OpenRLHF
+FIXTURES = ROOT / "tests" / "fixtures" / "frameworks" / "rl"
+LLAMA2 = str(ROOT / "tests" / "configs" / "llama-2-7b.json")
+
+
+def test_verl_script_reads_the_model_overrides_and_the_rollout_length():
+    """veRL's main_ppo with Hydra overrides: the model's config.json (here --model-config), its
+    max_position_embeddings raised by override_config (positions accepted, not trained: the frequencies stay),
+    rollouts of max_prompt_length + max_response_length = 2,048 + 8,192 tokens ($((...)) evaluated) as the
+    tuning length and target: a context extension of a model trained at 4,096 (was: read as a Megatron
+    script and skipped)."""
+    cfg = load_config(str(FIXTURES / "verl_grpo.sh"), model_config=LLAMA2)
+    assert (cfg.layers[0].d.raw, cfg.layers[0].base.raw, cfg.train_len.raw) == (128, 10000.0, 4096)
+    assert (cfg.tune_len.raw, cfg.target.raw) == (10240, 10240)
+    assert any("max_position_embeddings 32768 lets the model take" in n for n in cfg.notes)
+    codes = [f.code for f in lint_config(cfg).findings]
+    assert "RL103" in codes
+
+
+def test_verl_and_openrlhf_name_the_model_they_need(tmp_path):
+    """A model that is neither local, given, cached nor a preset: RV031 naming it, never a skip."""
+    from ropelaw.lint.loader import ModelNeeded
+
+    s = tmp_path / "run.sh"
+    s.write_text("python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=org/unseen-model-x data.max_prompt_length=512\n")
+    with pytest.raises(ModelNeeded, match="actor_rollout_ref.model.path 'org/unseen-model-x' names the model"):
+        load_config(str(s))
+    y = tmp_path / "grpo.yaml"  # a Hydra config extending ppo_trainer without a model: veRL's default model
+    y.write_text("defaults:\n  - ppo_trainer\n  - _self_\ndata:\n  max_prompt_length: 1024\nactor_rollout_ref:\n"
+                 "  rollout:\n    name: sglang\n")
+    with pytest.raises(ModelNeeded, match="veRL trains its default model '~/models/deepseek-llm-7b-chat'"):
+        load_config(str(y))
+    o = tmp_path / "ppo.sh"
+    o.write_text("python3 -m openrlhf.cli.train_ppo_ray --actor.model_name_or_path org/unseen-model-x --data.max_len 4096\n")
+    with pytest.raises(ModelNeeded, match="actor.model_name_or_path 'org/unseen-model-x' names the model"):
+        load_config(str(o))
+
+
+def test_openrlhf_here_document_flags():
+    """OpenRLHF's examples keep their flags in a here-document run as ``deepspeed --module $cmd``: model,
+    --data.max_len (the tuning length and target), --ds.param_dtype."""
+    cfg = load_config(str(FIXTURES / "openrlhf_sft.sh"), model_config=LLAMA2)
+    assert (cfg.train_len.raw, cfg.tune_len.raw, cfg.target.raw, cfg.dtype.raw) == (4096, 8192, 8192, "bf16")
+    assert cfg.tune_len.key == "data.max_len" and cfg.tune_len.line == 4
+
+
+@pytest.mark.parametrize("expr,env", [("$((1024 * 2))", {}), ("$((a + b))", {"a": "$((1024 * 2))", "b": "8192"}),
+                                      ("$(((a + b) * 3 / 2))", {"a": "7", "b": "4"}), ("$((-7 / 2))", {}),
+                                      ("$((7 % -3))", {})])
+def test_shell_arithmetic_is_bashs(expr, env):
+    """veRL's scripts compute lengths with ``$((...))``: evaluated as bash does (integer, truncating division);
+    bash itself is the reference (our own expressions only)."""
+    import shutil
+    import subprocess
+
+    from ropelaw.lint.dialects.verl import shell_arithmetic
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash")
+    script = "".join(f"{k}={v}; " for k, v in env.items()) + f"echo {expr}"
+    want = subprocess.run([bash, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
+    assert shell_arithmetic(expr, env) == want
+
+
+@pytest.mark.parametrize("framework,n", [("verl", 138), ("OpenRLHF", 16)])
+def test_rl_scripts_of_the_corpus_are_read_or_named(framework, n):
+    """Every launch script of veRL and OpenRLHF in the corpus: read, RV031 naming the model, or skipped for a
+    stated reason; never a traceback."""
+    from ropelaw.errors import UsageError
+    from ropelaw.lint.loader import NotARopeConfig, UnreadConfig
+
+    root = EXAMPLES / framework
+    scripts = sorted(root.rglob("*.sh"))
+    if not scripts:
+        pytest.skip(f"no {framework} scripts under {root}")
+    assert len(scripts) == n
+    kinds = {}
+    for p in scripts:
+        try:
+            load_config(str(p))
+            kind = "read"
+        except UnreadConfig as exc:
+            kind = exc.code
+        except (NotARopeConfig, UsageError):
+            kind = "skipped"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    assert kinds.get("read", 0) + kinds.get("RV031", 0) >= (n * 3) // 4, kinds

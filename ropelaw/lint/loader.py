@@ -116,11 +116,28 @@ def load_text(path: str, text: str, **kw: Any) -> LoadedConfig:
         launch = launch_of(path, text)  # MaxText's trainer with key=value overrides
         if launch is not None:
             return load_mapping(launch[0], launch[1], path=path, fmt="shell", dialect="maxtext", **kw)
+        rl = read_rl_launch(path, text)  # veRL's Hydra overrides, OpenRLHF's flags
+        if rl is not None:
+            return load_mapping(rl[1], rl[2], path=path, fmt="shell", dialect=rl[0], **kw)
         flags, positions = shell_flags(path, text)
         return load_mapping(flags, positions, path=path, fmt="shell", dialect="megatron", **kw)
     fmt = format_of(path)
     data, positions = parse_text(text, fmt, path)
     return load_mapping(data, positions, path=path, fmt=fmt, **kw)
+
+
+def read_rl_launch(path: str, text: str) -> tuple[str, dict, dict] | None:
+    """``(dialect, data, positions)`` of a launch script (``text``) that runs veRL or OpenRLHF, else None."""
+    from .dialects import script_readers
+
+    for name, reader in script_readers():
+        try:
+            got = reader(text)
+        except UsageError as exc:
+            raise UsageError(f"{path}: {exc}") from None
+        if got is not None:
+            return (name,) + got
+    return None
 
 
 def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str = "-", fmt: str = "json",

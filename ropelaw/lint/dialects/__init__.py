@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable
 
-__all__ = ["CLAIM", "Dialect", "MODULES", "dialects", "pick", "get"]
+__all__ = ["CLAIM", "Dialect", "MODULES", "dialects", "pick", "get", "script_readers"]
 
 
 def _no_defaults(model_type: str) -> dict[str, Any]:
@@ -77,7 +77,7 @@ class Dialect:
 # every dialect module, in the order they are tried (hf first: the tie-breaker; then the
 # training frameworks, the most specific markers first)
 MODULES = ("hf", "torchtitan", "torchtune", "axolotl", "maxtext", "litgpt", "nanotron", "megatron", "nemo", "llmfoundry",
-           "llamafactory", "levanter", "olmo", "olmo_core", "neox")
+           "llamafactory", "levanter", "olmo", "olmo_core", "neox", "verl", "openrlhf")
 
 # the score of a training framework whose markers are present: above anything hf.detect gives
 # (10 for a model_type, else one point per known key)
@@ -93,6 +93,12 @@ def dialects() -> list[Dialect]:
 def _modules(names: tuple[str, ...]) -> tuple:
     """The dialect modules, imported once (import_module per module per file was 5% of a scan)."""
     return tuple(importlib.import_module(f"{__name__}.{m}") for m in names)
+
+
+def script_readers() -> list:
+    """``(name, read_launch_text)`` of each dialect that reads launch scripts of its own (veRL, OpenRLHF):
+    ``read_launch_text(text) -> (data, positions) | None``."""
+    return [(m.NAME, m.read_launch_text) for m in _modules(MODULES) if hasattr(m, "read_launch_text")]
 
 
 def get(name: str) -> Dialect:

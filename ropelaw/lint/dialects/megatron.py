@@ -430,6 +430,11 @@ def _subst(word: str, env: dict[str, str]) -> str | None:
     return None if missing else out
 
 
+def substitute(word: str, env: dict[str, str]) -> str | None:
+    """``word`` with the script's variables substituted (None if one is unknown): for the other launch readers."""
+    return _subst(word, env)
+
+
 LAUNCH = "(launches)"  # pseudo-flag of a launch script: the pretrain_*.py entry point it runs
 _PRETRAIN = re.compile(r"(?:^|/)pretrain_\w+\.py$")
 
@@ -449,6 +454,7 @@ def shell_commands(text: str):
         except ValueError as exc:
             raise UsageError(f"line {first:,}: cannot split the command into words ({exc}); the flags on it "
                              "would go unread") from None
+        words = _join_arithmetic(words)
         if words and words[0] in ("export", "local", "declare", "readonly") and len(words) >= 2:
             words = words[1:]
         expanded: list[str] = []
@@ -473,6 +479,17 @@ def shell_commands(text: str):
                 continue
             expanded.append(w)
         yield first, last, expanded, env
+
+
+def _join_arithmetic(words: list[str]) -> list[str]:
+    """Words split inside ``$(( ... ))`` (shlex splits at its spaces; bash keeps it one word) joined again."""
+    out: list[str] = []
+    for w in words:
+        if out and out[-1].count("$((") > out[-1].count("))"):
+            out[-1] += " " + w
+        else:
+            out.append(w)
+    return out
 
 
 def parse_shell(text: str) -> tuple[dict, dict]:
