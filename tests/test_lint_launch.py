@@ -177,3 +177,44 @@ def test_rl_scripts_of_the_corpus_are_read_or_named(framework, n):
             kind = "skipped"
         kinds[kind] = kinds.get(kind, 0) + 1
     assert kinds.get("read", 0) + kinds.get("RV031", 0) >= (n * 3) // 4, kinds
+
+
+# ------------------------------------------------------------------------------------------------ NeMo .nemo models
+ARCHIVE = {"target": "nemo.collections.nlp.models.language_modeling.megatron_gpt_model.MegatronGPTModel",
+           "mcore_gpt": True, "encoder_seq_length": 4096, "max_position_embeddings": 4096, "hidden_size": 4096,
+           "num_attention_heads": 32, "position_embedding_type": "rope", "rotary_base": 10000, "precision": "bf16"}
+
+
+def nemo_finetuning(tmp_path, restore: str) -> pathlib.Path:
+    import yaml
+
+    p = tmp_path / "megatron_gpt_finetuning_config.yaml"
+    p.write_text(yaml.safe_dump({"trainer": {"devices": 8, "precision": "bf16"},
+                                 "model": {"restore_from_path": restore, "tensor_model_parallel_size": 1,
+                                           "data": {"train_ds": {"max_seq_length": 8192}}}}, sort_keys=False))
+    return p
+
+
+def test_nemo_finetuning_names_its_model(tmp_path):
+    """NeMo's fine-tuning configs name the model with ``model.restore_from_path: ???``: RV031 naming it (was
+    "no RoPE settings found", a silent skip), or the archive's model_config.yaml (--model-config, an extracted
+    directory, or the .nemo tar itself, read without extracting) with the fine-tuning length as the tuning
+    length."""
+    import tarfile
+
+    import yaml
+
+    from ropelaw.lint.loader import ModelNeeded
+
+    with pytest.raises(ModelNeeded, match=r"model.restore_from_path '\?\?\?' names the model \(a .nemo archive\)"):
+        load_config(str(nemo_finetuning(tmp_path, "???")))
+    mc = tmp_path / "model_config.yaml"
+    mc.write_text(yaml.safe_dump(ARCHIVE))
+    cfg = load_config(str(nemo_finetuning(tmp_path, "???")), model_config=str(mc))
+    assert (cfg.layers[0].d.raw, cfg.layers[0].base.raw, cfg.train_len.raw, cfg.tune_len.raw) == (128, 10000, 4096, 8192)
+    nemo = tmp_path / "llama.nemo"
+    with tarfile.open(nemo, "w") as tar:
+        tar.add(mc, arcname="./model_config.yaml")
+    cfg = load_config(str(nemo_finetuning(tmp_path, str(nemo))))
+    assert (cfg.train_len.raw, cfg.tune_len.raw) == (4096, 8192)
+    assert any(f"{nemo}: model_config.yaml" in n for n in cfg.notes)

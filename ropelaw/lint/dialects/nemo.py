@@ -9,6 +9,14 @@ num_attention_heads``), ``position_embedding_type`` (``rope``; NeMo's GPT defaul
 ``${.x}`` that point inside the document are resolved (the value keeps the position of the key
 that holds the interpolation); ``${oc.env:...}`` and other resolvers are not.
 
+A fine-tuning config names its model with ``model.restore_from_path`` (a .nemo archive; ``???`` in
+NeMo's examples: to be given on the command line) and holds no dims of its own: NeMo starts from the
+archive's model config and sets the fine-tuning config's model keys on it (``merge_cfg_with``). The
+archive's ``model_config.yaml`` is read from ``--model-config`` (the file, the .nemo or the directory
+holding it), or from the .nemo or extracted directory at that path (the tar is read, never extracted);
+otherwise RV031 names the model, never a skip. ``model.data.train_ds.max_seq_length`` is then the tuning
+length.
+
 Sliding window (nemo_toolkit==2.5.0 ``megatron_base_model.py`` ``build_transformer_config``
 copies every model key named like a field of megatron-core's ``TransformerConfig``):
 ``model.window_size: [left, right]`` (megatron-core==0.16.1 ``transformer_config.py``; -1 is
@@ -40,8 +48,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import NotARopeConfig, Value, show_value
-from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme, rotary_dims
+from dataclasses import replace
+
+from ..model import LoadedConfig, ModelNeeded, NotARopeConfig, Overrides, Value, show_value
+from ._framework import (Doc, Fields, assemble, derived, dialect, head_dim_of, preset, pretraining_with_scheme,
+                         rotary_dims)
 
 NAME = "nemo"
 NEMO = "nemo_toolkit==2.5.0"
@@ -52,9 +63,74 @@ _REF = re.compile(r"^\$\{(\.*)([A-Za-z_][\w.]*)\}$")
 def detect(data: Mapping) -> bool:
     m = data.get("model")
     if isinstance(m, Mapping) and isinstance(data.get("trainer"), Mapping) and (
-            "encoder_seq_length" in m or "position_embedding_type" in m):
+            "encoder_seq_length" in m or "position_embedding_type" in m or "restore_from_path" in m):
         return True
     return _archive_config(data)
+
+
+def load(doc: Doc, o: Overrides) -> LoadedConfig:
+    """A training config, or a fine-tuning config whose model is a .nemo named by ``model.restore_from_path``
+    (its dims and RoPE are the archive's: NeMo's ``merge_cfg_with`` starts from the archive's model config and
+    sets the fine-tuning config's model keys on it)."""
+    m = doc.data.get("model") if isinstance(doc.data.get("model"), Mapping) else {}
+    named = doc.get("model.restore_from_path", expect="any")
+    if named is None or any(k in m for k in ("hidden_size", "num_attention_heads", "kv_channels")):
+        return assemble(doc, read(doc), o)
+    archive = archive_model_config(str(named.raw), o.model_config)
+    if archive is None:
+        raise ModelNeeded(f"{doc.path}: model.restore_from_path {named.raw!r} names the model (a .nemo archive); "
+                          "its model_config.yaml is needed (not an archive or extracted directory on this machine): "
+                          "pass it with --model-config PATH (the model_config.yaml, the .nemo, or the directory "
+                          "holding it)", named.line, named.column)
+    cfg, origin = archive
+    merged = {**doc.data, "model": {**cfg, **{k: v for k, v in m.items() if v is not None and v != "???"}}}
+    inner = Doc(merged, doc.positions, doc.fmt, doc.path)
+    loaded = assemble(inner, read(inner), o)
+    tune = doc.get("model.data.train_ds.max_seq_length", expect="int")
+    notes = list(loaded.notes) + [f"the model's settings come from {origin} (model.restore_from_path)"]
+    if tune is not None and o.tune is None:
+        from .axolotl import fine_tune_length
+
+        tune = fine_tune_length(tune, loaded.train_len, notes, "NeMo")
+        return replace(loaded, tune_len=tune, notes=notes, inputs=inner.inputs + doc.inputs)
+    return replace(loaded, notes=notes, inputs=inner.inputs + doc.inputs)
+
+
+def archive_model_config(named: str, given: str | None) -> tuple[dict, str] | None:
+    """``(model config, where it came from)`` of a .nemo: ``--model-config`` (a model_config.yaml, a .nemo or a
+    directory holding one), else ``named`` itself when it is on this machine; None when neither is."""
+    import os
+
+    for path in ([given] if given else []) + [named]:
+        if os.path.isdir(path) and os.path.isfile(os.path.join(path, "model_config.yaml")):
+            path = os.path.join(path, "model_config.yaml")
+        if os.path.isfile(path) and path.endswith((".yaml", ".yml")):
+            from ..parse import read_document
+
+            data, _, _ = read_document(path)
+            return dict(data), path
+        if os.path.isfile(path) and path.endswith(".nemo"):
+            got = _from_archive(path)
+            if got is not None:
+                return got, f"{path}: model_config.yaml"
+    return None
+
+
+def _from_archive(path: str) -> dict | None:
+    """model_config.yaml of a .nemo (a tar), read without extracting anything (16 MiB at most)."""
+    import tarfile
+
+    import yaml
+
+    try:
+        with tarfile.open(path) as tar:
+            for member in tar:
+                if member.isfile() and member.name.lstrip("./") == "model_config.yaml" and member.size < 16 << 20:
+                    data = yaml.safe_load(tar.extractfile(member).read())
+                    return dict(data) if isinstance(data, Mapping) else None
+    except (tarfile.TarError, OSError, yaml.YAMLError):
+        return None
+    return None
 
 
 def _archive_config(data: Mapping) -> bool:
@@ -243,4 +319,4 @@ class _Resolved(Doc):
         return None
 
 
-DIALECT = dialect(NAME, detect, read)
+DIALECT = dialect(NAME, detect, load=load)
