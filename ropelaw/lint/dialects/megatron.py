@@ -454,7 +454,7 @@ def shell_commands(text: str):
         except ValueError as exc:
             raise UsageError(f"line {first:,}: cannot split the command into words ({exc}); the flags on it "
                              "would go unread") from None
-        words = _join_arithmetic(words)
+        words = join_arithmetic(words)
         if words and words[0] in ("export", "local", "declare", "readonly") and len(words) >= 2:
             words = words[1:]
         expanded: list[str] = []
@@ -481,7 +481,7 @@ def shell_commands(text: str):
         yield first, last, expanded, env
 
 
-def _join_arithmetic(words: list[str]) -> list[str]:
+def join_arithmetic(words: list[str]) -> list[str]:
     """Words split inside ``$(( ... ))`` (shlex splits at its spaces; bash keeps it one word) joined again."""
     out: list[str] = []
     for w in words:

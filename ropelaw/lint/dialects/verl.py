@@ -110,36 +110,55 @@ DIALECT = dialect(NAME, detect, load=load)
 
 
 # ----------------------------------------------------------------------------------------- launch scripts
-def read_launch_text(text: str) -> tuple[dict, dict] | None:
-    """The Hydra overrides of the ``verl.trainer.*`` command of a launch script as a nested mapping and its
-    positions (``{LAUNCH: module, "data": {"max_prompt_length": 2048, ...}}``); None for another script."""
-    import yaml
+def launch_overrides(text: str) -> tuple[int, int, str, list[str]] | None:
+    """``(first line, last line, entry point, overrides)`` of the ``verl.trainer.*`` command of a launch script:
+    its ``key=value`` words (``+`` / ``++`` / ``~`` kept, as Hydra takes them) with shell variables and
+    ``$((...))`` substituted; None for another script. Nothing is run."""
+    from .megatron import join_arithmetic, shell_commands, substitute
 
-    from .megatron import shell_commands, substitute
-
-    lines = text.split("\n")
     for first, last, words, env in shell_commands(text):
         at = next((i for i, w in enumerate(words) if _MODULE.match(w) or w.endswith(("main_ppo.py",
                                                                                       "fsdp_sft_trainer.py"))), None)
         if at is None:
             continue
-        data: dict[str, Any] = {LAUNCH: words[at]}
-        positions: dict[tuple, tuple[int, int]] = {(LAUNCH,): _place(lines, first, last, words[at])}
+        out = []
         for w in words[at + 1:]:
-            w = substitute(w, env) or w
-            key, eq, raw = w.partition("=")
-            if not eq or key.startswith("-") or key.startswith("~"):
-                continue
-            key = key.lstrip("+")
-            value = shell_arithmetic(raw, env)
-            try:
-                parsed = yaml.safe_load(value) if value else None
-            except yaml.YAMLError:
-                parsed = value
-            _put(data, key.split("."), parsed)
-            positions[tuple(key.split("."))] = _place(lines, first, last, key + "=")
-        return data, positions
+            got = substitute(w, env) or w
+            pieces = join_arithmetic(got.split())
+            # an unquoted variable holding several overrides (ACTOR="a.b=1 c.d=2" ... ${ACTOR}): bash splits it
+            split = got != w and len(pieces) > 1 and all("=" in p for p in pieces)
+            for piece in pieces if split else [got]:
+                key, eq, raw = piece.partition("=")
+                if eq and not key.startswith("-"):
+                    out.append(f"{key}={shell_arithmetic(raw, env)}")
+        return first, last, words[at], out
     return None
+
+
+def read_launch_text(text: str) -> tuple[dict, dict] | None:
+    """The Hydra overrides of the ``verl.trainer.*`` command of a launch script as a nested mapping and its
+    positions (``{LAUNCH: module, "data": {"max_prompt_length": 2048, ...}}``); None for another script."""
+    import yaml
+
+    got = launch_overrides(text)
+    if got is None:
+        return None
+    first, last, module, overrides = got
+    lines = text.split("\n")
+    data: dict[str, Any] = {LAUNCH: module}
+    positions: dict[tuple, tuple[int, int]] = {(LAUNCH,): _place(lines, first, last, module)}
+    for w in overrides:
+        key, _, value = w.partition("=")
+        if key.startswith("~"):
+            continue
+        key = key.lstrip("+")
+        try:
+            parsed = yaml.safe_load(value) if value else None
+        except yaml.YAMLError:
+            parsed = value
+        _put(data, key.split("."), parsed)
+        positions[tuple(key.split("."))] = _place(lines, first, last, key + "=")
+    return data, positions
 
 
 def _put(data: dict, parts: list[str], value: Any) -> None:
