@@ -218,3 +218,20 @@ def test_nemo_finetuning_names_its_model(tmp_path):
     cfg = load_config(str(nemo_finetuning(tmp_path, str(nemo))))
     assert (cfg.train_len.raw, cfg.tune_len.raw) == (4096, 8192)
     assert any(f"{nemo}: model_config.yaml" in n for n in cfg.notes)
+
+
+def test_megatron_script_without_model_flags_names_where_they_are(tmp_path):
+    """A Megatron script that runs a model it gives no flags for (a checkpoint it loads, a script it sources)
+    is RV031 saying where the flags are, not a skip; one that does neither is still a skip."""
+    from ropelaw.lint.loader import ModelNeeded, NotARopeConfig
+
+    p = tmp_path / "finetune.sh"
+    p.write_text('source "${SCRIPT_DIR}/conf/arguments.sh"\ntorchrun finetune.py --finetune --load ckpt/llama\n')
+    with pytest.raises(ModelNeeded, match="--load 'ckpt/llama' runs a model this script gives no flags for"):
+        load_config(str(p))
+    p.write_text('. ./CONFIG.sh\nsrun python pretrain_gpt.py $OPTIONS\n')
+    with pytest.raises(ModelNeeded, match=r"the model flags come from './CONFIG.sh' \(sourced on line 1\)"):
+        load_config(str(p))
+    p.write_text("python tools/preprocess_data.py --input data.json --workers 8\n")
+    with pytest.raises(NotARopeConfig):
+        load_config(str(p))

@@ -54,7 +54,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import NotARopeConfig, Value
+from ..model import ModelNeeded, NotARopeConfig, Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme, rotary_dims
 
 NAME = "megatron"
@@ -586,5 +586,27 @@ def shell_flags(path: str, text: str) -> tuple[dict, dict]:
     except UsageError as exc:
         raise UsageError(f"{path}: {exc}") from None
     if not any(_flag(k) in ("num_attention_heads", "seq_length", "hidden_size") for k in flags):
+        elsewhere = model_elsewhere(text, flags, positions)
+        if elsewhere is not None:
+            raise ModelNeeded(f"{path}: {elsewhere[0]}", *elsewhere[1])
         raise NotARopeConfig(f"{path}: no Megatron model flags (--num-attention-heads, --seq-length) in the script")
     return flags, positions
+
+
+def model_elsewhere(text: str, flags: dict, positions: dict) -> tuple[str, tuple[int, int]] | None:
+    """``(why, (line, column))`` when a script without model flags runs a model whose flags are elsewhere: it
+    loads a checkpoint (``--load``, ``--pretrained-checkpoint``, ``--finetune``, ``--use-checkpoint-args``; the
+    arguments are in that checkpoint) or sources another script (ModelOpt's examples: ``source conf/arguments.sh``,
+    which sources ``conf/<model>.sh``, the model named by its first argument). None otherwise."""
+    for flag in ("--pretrained-checkpoint", "--load", "--finetune", "--use-checkpoint-args"):
+        if flag in flags:
+            value = flags[flag]
+            where = f"{flag} {value!r}" if value is not True else flag
+            return (f"{where} runs a model this script gives no flags for (--num-attention-heads, --seq-length): they "
+                    "are in that checkpoint or another script, not read here; lint the script that sets them",
+                    positions.get((flag,), (1, 1)))
+    for first, _last, words, _env in shell_commands(text):
+        if len(words) >= 2 and words[0] in ("source", "."):
+            return (f"the model flags come from {words[1]!r} (sourced on line {first:,}), not read here; lint the "
+                    "script that sets them (ModelOpt's conf/<org>/<model>.sh)", (first, 1))
+    return None
