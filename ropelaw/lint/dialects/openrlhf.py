@@ -113,8 +113,15 @@ def command_texts(text: str):
     import shlex
 
     yield text
-    for m in _HEREDOC_BODY.finditer(text):
-        yield m.group(3)
+    start = 0
+    for _ in range(16):  # the first 16 here-documents: each match may scan to the end of the script (1 MiB)
+        at = text.find("<<", start)
+        if at < 0:
+            break
+        m = _HEREDOC_BODY.match(text, at)
+        if m is not None:
+            yield m.group(3)
+        start = at + 2
     from .megatron import shell_commands
 
     try:
