@@ -235,3 +235,18 @@ def test_megatron_script_without_model_flags_names_where_they_are(tmp_path):
     p.write_text("python tools/preprocess_data.py --input data.json --workers 8\n")
     with pytest.raises(NotARopeConfig):
         load_config(str(p))
+
+
+def test_verl_rope_scaling_override_reaches_the_model(tmp_path):
+    """``override_config.rope_scaling`` replaces the model's rope_scaling (verl's update_model_config sets the
+    keys on the Hugging Face config): YaRN x4 on Llama 2, the value pointing at the override."""
+    p = tmp_path / "run.sh"
+    p.write_text("python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=meta-llama/Llama-2-7b-hf \\\n"
+                 "  data.max_prompt_length=1024 data.max_response_length=15360 \\\n"
+                 "  '+actor_rollout_ref.model.override_config.rope_scaling={rope_type: yarn, factor: 4.0, "
+                 "original_max_position_embeddings: 4096}'\n")
+    cfg = load_config(str(p), model_config=LLAMA2)
+    g = cfg.layers[0]
+    assert (g.scheme.raw, g.params["factor"].raw, cfg.tune_len.raw) == ("yarn", 4.0, 16384)
+    assert g.scheme.key == "actor_rollout_ref.model.override_config.rope_scaling.rope_type"
+    assert g.scheme.line == 3

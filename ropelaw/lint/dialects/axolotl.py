@@ -52,7 +52,7 @@ def load_with_model(doc: Doc, o: Overrides, name_v: Value, hf: dict, origin: str
         top = (v.key or "").split(".")[0]
         if top in overrides:
             line, col = doc.at(tuple(overrides[top].split(".")))
-            return Value(v.raw, overrides[v.key] if v.key in overrides else f"{overrides[top].split('.')[0]}.{v.key}",
+            return Value(v.raw, overrides[v.key] if v.key in overrides else f"{overrides[top]}{v.key[len(top):]}",
                          line, col, v.note, v.expect)
         if top in computed:
             at, why = computed[top]
