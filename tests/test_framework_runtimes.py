@@ -211,7 +211,7 @@ def test_megatron_gpt_oss_builder_yarn_is_megatron_cores(megatron_yarn, script):
     1 / 0, correction range not rounded; GPTModel builds ``YarnRotaryEmbedding(kv_channels, rotary_base=--rotary-base,
     ...)`` from it): ropelaw's frequencies and attention factor are those of megatron-core's YarnRotaryEmbedding
     built with the same arguments, on CPU. Was "'learned_absolute' is not RoPE", exit 0."""
-    from ropelaw.lint.dialects.megatron import GPT_OSS_YARN
+    from ropelaw.lint.dialects._megatron_yarn import GPT_OSS_YARN
 
     path = CORPUS / GPT_OSS_SCRIPTS[script]
     if not path.is_file():
@@ -276,7 +276,7 @@ def test_megatron_gpt_oss_builder_values_are_read_from_its_source():
     config's position_embedding_type over its argument (``gpt_model.py``)."""
     import ast
 
-    from ropelaw.lint.dialects.megatron import GPT_OSS_YARN
+    from ropelaw.lint.dialects._megatron_yarn import GPT_OSS_YARN
 
     tree = ast.parse(megatron_lm_source("megatron/post_training/model_builder.py"))
     block = next(n for n in ast.walk(tree) if isinstance(n, ast.If) and "enable_gpt_oss" in ast.unparse(n.test))

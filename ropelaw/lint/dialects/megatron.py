@@ -48,7 +48,6 @@ Semantics (Megatron-LM ``megatron/training/arguments.py`` defaults; megatron-cor
 
 from __future__ import annotations
 
-import math
 import re
 import shlex
 from collections.abc import Mapping
@@ -56,6 +55,7 @@ from typing import Any
 
 from ..model import ModelNeeded, NotARopeConfig, Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme, rotary_dims
+from ._megatron_yarn import concentration, gpt_oss_yarn, yarn_concentration_factor  # noqa: F401 (re-exported)
 
 NAME = "megatron"
 ARGS = "Megatron-LM arguments.py default"
@@ -161,7 +161,7 @@ def read(doc: Doc) -> Fields:
     max_pos = get("max_position_embeddings", "int")
     scheme, params, orig, notes = None, {}, None, []
     if gpt_oss is not None:
-        scheme, params, orig = _gpt_oss_yarn(gpt_oss, doc, notes)
+        scheme, params, orig = gpt_oss_yarn(gpt_oss, doc, notes)
     elif rope_type == "yarn":
         factor = get("rotary_scaling_factor") or preset(1.0, f"rotary_scaling_factor: {ARGS}", None)
         if (factor.number() or 1.0) == 1.0:
@@ -187,7 +187,7 @@ def read(doc: Doc) -> Fields:
                     params["truncate"] = Value(rounds, v.key, v.line, v.column,
                                                "config.yarn_correction_range_round_to_int", "bool")
                     break
-            params["attention_factor"] = _concentration(factor, get("mscale"), get("mscale_all_dim"), at)
+            params["attention_factor"] = concentration(factor, get("mscale"), get("mscale_all_dim"), at)
     if _truthy(raw("use_rope_scaling")):
         flag = get("use_rope_scaling", "any")
         scheme = derived("llama3", "Megatron-Core rope scaling (--use-rope-scaling): Llama 3.1 bands", flag, "str")
@@ -222,67 +222,6 @@ def read(doc: Doc) -> Fields:
                   target=max_pos or seq, scheme=scheme, params=params, original_max=orig, dtype=dtype, notes=notes,
                   problems=problems, pretrained_with_scheme=from_start, window=None if some else window,
                   local_window=window if some else None)
-
-
-GPT_OSS = "Megatron-LM@d98e8a64 megatron/post_training/model_builder.py modelopt_gpt_hybrid_builder (--enable-gpt-oss)"
-# what that builder sets on the TransformerConfig (lines 298-310); GPTModel then builds
-# YarnRotaryEmbedding(kv_channels, rotary_base=--rotary-base, scaling_factor=..., ...) from it
-GPT_OSS_YARN = {"factor": 32.0, "original_max_position_embeddings": 131072, "beta_fast": 32.0, "beta_slow": 1.0,
-                "mscale": 1.0, "mscale_all_dim": 0.0, "truncate": False}
-
-
-def _gpt_oss_yarn(flag: Value, doc: Doc, notes: list) -> tuple[Value, dict, Value]:
-    """``(scheme, params, original length)`` of ``--enable-gpt-oss``: the ModelOpt model builder overwrites
-    the config's position embedding with YaRN x32 (original 131,072, beta 32 / 1, mscale 1 / 0, correction
-    range not rounded: ``yarn_correction_range_round_to_int = False``), whatever the script's
-    --position-embedding-type and YaRN flags say; GPTModel takes the config's type (``gpt_model.py``
-    147-150). Attention factor get_mscale(32, 1) / get_mscale(32, 0) = 0.1 ln 32 + 1."""
-    y = GPT_OSS_YARN
-    overridden = [k for k in ("position_embedding_type", "rotary_scaling_factor", "yarn_original_max_position_embeddings",
-                              "yarn_beta_fast", "yarn_beta_slow", "mscale", "mscale_all_dim",
-                              "yarn_correction_range_round_to_int") if doc.raw(k) is not None]
-    if overridden:
-        doc.consider(*overridden)
-        notes.append(f"--enable-gpt-oss: the ModelOpt builder overrides {', '.join('--' + k.replace('_', '-') for k in overridden)}")
-    params = {k: preset(v, f"{k}: {GPT_OSS}", flag, "int" if k == "original_max_position_embeddings" else
-                        "bool" if k == "truncate" else "number") for k, v in y.items() if k not in ("mscale", "mscale_all_dim")}
-    params["attention_factor"] = derived(
-        yarn_concentration_factor(y["factor"], y["mscale"], y["mscale_all_dim"]),
-        f"Megatron-Core YaRN concentration get_mscale(32, mscale 1) / get_mscale(32, mscale_all_dim 0) ({GPT_OSS}; "
-        "megatron-core _yarn_get_concentration_factor)", flag, "number")
-    notes.append("--enable-gpt-oss: YaRN x32 from the ModelOpt model builder (position_embedding_type 'yarn')")
-    scheme = derived("yarn", f"{GPT_OSS}: config.position_embedding_type = 'yarn'", flag, "str")
-    return scheme, params, params["original_max_position_embeddings"]
-
-
-def yarn_concentration_factor(s: float, mscale: float, mscale_all_dim: float) -> float:
-    """The factor Megatron-Core multiplies YaRN's cos and sin by (megatron-core==0.16.1
-    ``models/common/embeddings/yarn_rotary_pos_embedding.py``: ``_yarn_get_concentration_factor``,
-    lines 259-271, from ``_yarn_get_mscale`` lines 252-255): ``get_mscale(s, mscale) /
-    get_mscale(s, mscale_all_dim)`` with ``get_mscale(s, m) = 0.1 * m * ln(s) + 1`` for s > 1, else 1.
-    Megatron-LM passes ``--mscale`` (default 1.0) and ``--mscale-all-dim`` (default 0.0) for MLA and
-    for ``--position-embedding-type yarn`` alike (Megatron-LM@d98e8a64 ``megatron/training/arguments.py``
-    3560-3563, ``argument_utils.py`` 411-412). DeepSeek-V3 / Kimi-K2 scripts set both to 1.0: factor 1
-    (MLA puts ``get_mscale(s, mscale_all_dim)^2`` into the softmax scale instead,
-    ``multi_latent_attention.py`` 123-124), the value transformers gives their config.json. Unlike
-    transformers, a zero ``mscale_all_dim`` is not "unset": the default gives ``0.1 ln s + 1``."""
-
-    def get_mscale(m: float) -> float:
-        return 1.0 if s <= 1 else 0.1 * m * math.log(s) + 1.0
-    return get_mscale(mscale) / get_mscale(mscale_all_dim)
-
-
-def _concentration(factor: Value, mscale: Value | None, mscale_all_dim: Value | None, at: Value | None) -> Value:
-    """``attention_factor`` of a Megatron YaRN run, with where it came from."""
-    m = mscale or preset(1.0, f"mscale: {ARGS} (--mscale)", None)
-    a = mscale_all_dim or preset(0.0, f"mscale_all_dim: {ARGS} (--mscale-all-dim)", None)
-    s, mv, av = factor.number(), m.number(), a.number()
-    if s is None or mv is None or av is None:
-        return derived(None, "not derivable: --rotary-scaling-factor, --mscale and --mscale-all-dim must be numbers",
-                       at, "number")
-    return derived(yarn_concentration_factor(s, mv, av),
-                   f"Megatron-Core YaRN concentration get_mscale(s, {m.where} {mv:g}) / get_mscale(s, {a.where} {av:g}) "
-                   "(megatron-core==0.16.1 _yarn_get_concentration_factor)", at, "number")
 
 
 def _window(size: Value | None, skip: Value | None, problems: list, notes: list) -> tuple[Value | None, bool]:
