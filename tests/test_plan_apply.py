@@ -119,3 +119,47 @@ def test_axolotl_yarn_sets_the_training_length(tmp_path):
     assert code == 0, err
     assert "+sequence_len: 131072" in out and "-sequence_len: 2048" in out
     assert "rope_theta" not in out.split("--- ")[1]  # Qwen3-8B states 1e6 already: not written again
+
+
+MEGATRON = ("# Megatron-LM flags\n--num-layers: 2\n--hidden-size: 4096\n--num-attention-heads: 64\n"
+            "--seq-length: 4096\n--max-position-embeddings: 4096\n--position-embedding-type: rope\n--bf16: true\n")
+
+
+def test_a_raised_base_states_the_rl101_lint_reports(tmp_path):
+    """Issue 34 (round trip): lint reads a flag file's --rotary-base as the pretraining base (a run from
+    scratch: at the critical base, bound T = 4,096, Liu et al. 2310.05209), the plan's base option is for
+    weights pre-trained at 10,000 and continued at 1.7e6: 2 pi 1.7e6^(46/64) with 46 = 2 ceil(32 log_1e4
+    (4096 / 2 pi)) (written out here with mpmath). The plan states that RL101 and why, and ``ropelaw bound``
+    with the command it names gives the plan's bound."""
+    import mpmath
+
+    src = tmp_path / "m.yaml"
+    src.write_text(MEGATRON)
+    d_extra = 2 * int(mpmath.ceil(32 * mpmath.log(mpmath.mpf(4096) / (2 * mpmath.pi)) / mpmath.log(10000)))
+    assert d_extra == 46
+    want = int(2 * mpmath.pi * mpmath.mpf(1.7e6) ** (mpmath.mpf(d_extra) / 64))
+    code, out, err = run(["plan", str(src), "--target", "16k", "--format", "json"])
+    assert code == 0, err
+    base = next(o for o in json.loads(out)["options"] if o["name"] == "base")
+    assert base["edit"]["set"] == {"--rotary-base": 1700000.0, "--max-position-embeddings": 16384}
+    why = base["edit"]["lint_stated"]["RL101"]
+    assert f"RL101 (bound 4,096)" in why and f"the plan's bound {want:,} is for weights pre-trained at base 10,000" in why
+    assert "--pretrained-checkpoint or --load" in why and int(base["bound"]) == want
+    code, out, err = run(["plan", str(src), "--target", "16k", "--apply", "base", "-o", str(tmp_path / "o.yaml")])
+    assert code == 0 and "RL101 error: target 16,384 tokens" in out and f"note: {why}" in out
+    code, lint_out, _ = run(["lint", str(tmp_path / "o.yaml"), "--target", "16k"])
+    assert code == 1 and "RL101" in lint_out and "extrapolation bound 4,096" in lint_out
+    cmd = why.split("(ropelaw ")[1].split(")")[0].split()
+    code, bound_out, _ = run(cmd)
+    assert code == 0 and f"extrapolation bound   {want:,} tokens" in bound_out
+
+
+def test_an_rl101_the_plan_cannot_explain_refuses_the_edit(tmp_path, monkeypatch):
+    """An RL101 in the edited file that the pretraining base does not explain is an incomplete edit: refused."""
+    from ropelaw.commands import plan_apply
+
+    monkeypatch.setattr(plan_apply, "lint_reading", lambda *a: None)
+    src = tmp_path / "m.yaml"
+    src.write_text(MEGATRON)
+    code, out, err = run(["plan", str(src), "--target", "16k", "--apply", "base", "--dry-run"])
+    assert code == 2 and "would fail `ropelaw lint` with RL101" in err

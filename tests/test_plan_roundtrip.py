@@ -5,7 +5,12 @@ folder: a MaxText or axolotl file reads the files it names from there) and linte
 
 - the file reads as the option (scheme, base, factor), and its other keys, comments and line endings are
   the original's;
-- lint reports no error the original file did not have (what ``plan`` states: it refuses such an edit);
+- lint reports no error the plan did not state: each error of the edited file is one the original file has
+  (same code, same message), or one the option's edit states (``Edit.stated``: RL101 where lint reads the new
+  base as the pretraining base), whose statement is checked against Liu et al.'s formulas written out here
+  (a run from scratch at its base is at the critical base: bound T; pre-trained at b and continued at beta:
+  2 pi beta^(d_extra/d), d_extra = 2 ceil((d/2) log_b(T / 2 pi))); an edit that would add any other error
+  is one ``plan`` refuses;
 - an edit ``plan`` refuses carries its reason.
 
 The corpus is required (ROPELAW_REQUIRE_CORPUS=1 in CI); a file listed nowhere is never skipped silently.
@@ -13,7 +18,9 @@ The corpus is required (ROPELAW_REQUIRE_CORPUS=1 in CI); a file listed nowhere i
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -53,12 +60,36 @@ def planned(path: Path):
 
 
 def errors(cfg) -> Counter:
+    """``(code, message)`` of every error ``ropelaw lint`` reports on ``cfg`` (default rules)."""
     from ropelaw.commands.lint import default_select
     from ropelaw.findings import select_findings
     from ropelaw.lint.check import lint_config
 
-    return Counter(f.code for f in select_findings(lint_config(cfg).findings, default_select(), None)
+    return Counter((f.code, f.message) for f in select_findings(lint_config(cfg).findings, default_select(), None)
                    if f.severity == "error")
+
+
+def liu_bound(d: int, train: int, pretrain: float, base: float, tune: int | None) -> float:
+    """Liu et al. 2023 (arXiv 2310.05209) written out: d_extra = 2 ceil((d/2) log_b(T / 2 pi)) from the
+    pretraining base b; a base beta above b: max(2 pi beta^(d_extra/d), T_tune); beta = b (a run from scratch
+    at its base, at the critical base): T_tune."""
+    u = tune or train
+    if base <= pretrain:
+        return float(u)
+    d_extra = 2 * math.ceil(d / 2 * math.log(train / (2 * math.pi)) / math.log(pretrain))
+    return max(2 * math.pi * base ** (d_extra / d), u)
+
+
+def check_statement(where: str, why: str, spec, want, target: int) -> None:
+    """The RL101 an edit states: lint's bound (from scratch at the file's base) is below the target, and the
+    plan's (pre-trained at the original base) reaches it, both as Liu et al.'s formulas give them."""
+    got = re.search(r"RL101 \(bound ([\d,]+)\).* the plan's bound ([\d,]+) is for weights pre-trained at base", why)
+    assert got, (where, why)
+    lint_b, plan_b = (int(g.replace(",", "")) for g in got.groups())
+    assert abs(lint_b - liu_bound(spec.d, spec.train_len, spec.base, spec.base, spec.tune_len)) <= 1, (where, why)
+    tune = want.tune_len if want.tune_len and want.tune_len > spec.train_len else None
+    assert abs(plan_b - liu_bound(spec.d, spec.train_len, want.pretrain_base, spec.base, tune)) <= 1, (where, why)
+    assert lint_b < target <= plan_b, (where, why)
 
 
 def test_every_writer_and_option_round_trips_through_lint():
@@ -87,10 +118,14 @@ def test_every_writer_and_option_round_trips_through_lint():
                 assert spec.base == want.base, where
             if o.name not in ("base", "ntk", "train") and want.param("factor") is not None:
                 assert spec.param("factor") == want.param("factor"), where
-            new = errors(back) - before
-            assert not new, f"{where}: lint errors the original does not have: {sorted(new)}"
+            new = [e for e in errors(back) - before if e[0] not in o.edit.stated]
+            assert not new, f"{where}: lint errors the plan does not state: {sorted(new)}"
+            for code, why in o.edit.stated.items():
+                assert code == "RL101" and any(c == code for c, _ in errors(back)), (where, code)
+                check_statement(where, why, spec, want, p.target)
+                tried["stated"] += 1
             kept = [ln for ln in text.splitlines() if ln.lstrip().startswith("#")]
             assert all(ln in result.text for ln in kept), f"{where}: a comment lost"
             assert ("\r\n" in text) == ("\r\n" in result.text), f"{where}: line endings changed"
             tried[cfg.fmt] += 1
-    assert tried["json"] > 300 and tried["yaml"] > 500 and tried["refused"] > 100, tried
+    assert tried["json"] > 300 and tried["yaml"] > 500 and tried["refused"] > 100 and tried["stated"] > 200, tried

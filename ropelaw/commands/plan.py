@@ -301,6 +301,7 @@ def option_lines(p: Any, o: Any) -> list[str]:
                      f"[{short_source('Men')}]")
     if o.edit is not None:
         lines.append(f"    edit: {_edit_text(o.edit)}")
+        lines += [f"      {why}" for why in o.edit.stated.values()]
     return lines
 
 

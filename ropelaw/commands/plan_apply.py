@@ -5,13 +5,17 @@ Each option's edit is applied to the one read of the config the plan was made fr
 rules) before the plan shows it (:func:`verify`): an edit whose file would read as another setup than the
 option's, or would fail lint with an error the original file does not have (a key the runtime refuses, a
 length past a table), is refused with that reason, so what the plan lists as writable is what ``--apply``
-writes. ``--apply`` then prints the unified diff of the keys it changed and what lint says of the edited
+writes. One error is stated instead (:func:`lint_reading`): RL101 where lint reads the edited file's base as
+the pretraining base (a run from scratch, ``lint.check``'s assumption) and the plan's bound holds for the
+weights pre-trained at the original base, a fact no key of the file states; the statement is checked by
+giving lint's own reading of the file that fact (the bound must then reach the target), else refused. ``--apply`` then prints the unified diff of the keys it changed and what lint says of the edited
 file, and writes it atomically to ``-o OUT`` (``safeio.write_atomic``) unless ``--dry-run``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections import Counter
 from typing import Any
 
@@ -45,6 +49,47 @@ def _reads_as(option: Any, spec: Any) -> str | None:
     return "; ".join(wrong) or None
 
 
+# where each framework's run starts from existing weights (the fact lint cannot read from the file)
+WEIGHTS = {"megatron": "Megatron-LM: --pretrained-checkpoint or --load", "maxtext": "MaxText: load_parameters_path",
+           "litgpt": "litgpt pretrain: initial_checkpoint_dir", "hf": "continued training of this checkpoint"}
+
+
+def lint_reading(option: Any, seen: Any, target: int) -> str | None:
+    """Why ``ropelaw lint`` of the edited file (``back``, read by the loader) reports RL101 where the plan
+    says ``option`` reaches ``target`` (``seen``: the edited file's spec as the loader reads it), or None when
+    that is not the reason (the edit is then incomplete).
+
+    Lint reads a file's base as its pretraining base and only the lengths the file states
+    (``lint.check``: trained from scratch with the config's base). The plan's bound for a raised base is
+    Liu et al.'s for weights pre-trained at the original base and continued at the new one (Theorem 2),
+    tuned at ``tune_len`` where the option says so. The reason holds when lint's own reading of the
+    file, given those two facts, reaches the target (``reach.reaches``, the decision lint makes)."""
+    from ..numfmt import count, short
+    from ..reach import reaches
+
+    want = option.spec
+    given = dataclasses.replace(seen, pretrain_base=want.pretrain_base,
+                                tune_len=want.tune_len if want.tune_len and want.tune_len > seen.train_len else None)
+    if given == seen or not reaches(given, target)[0]:
+        return None
+    lint_bound = reaches(seen, target)[1].extrapolation_bound
+    bound = reaches(given, target)[1].extrapolation_bound
+    tuned = f" and tuned at {count(given.tune_len)} tokens" if given.tune_len else ""
+    flags = f" --tune {given.tune_len}" if given.tune_len else ""
+    start = WEIGHTS.get(option.edit.dialect, "those weights")
+    return (f"`ropelaw lint` of the edited file reports RL101 (bound {count(int(lint_bound))}): it reads base "
+            f"{short(seen.base)} as the pretraining base, a run from scratch at {count(seen.train_len)} tokens; the "
+            f"plan's bound {count(int(bound))} is for weights pre-trained at base {short(want.pretrain_base)}{tuned}, "
+            f"continued at {short(seen.base)} (ropelaw bound --d {seen.d} --train {seen.train_len} --pretrain-base "
+            f"{_flag(want.pretrain_base)} --base {_flag(seen.base)}{flags}), which no key of this file states: the run must "
+            f"start from those weights ({start})")
+
+
+def _flag(x: float) -> str:
+    """A base as a command line takes it: 1.7e6, 10000."""
+    return f"{x:g}".replace("e+0", "e").replace("e+", "e")
+
+
 def verify(option: Any, cfg: Any, text: str, target: int, tune: int | None, before: Counter,
            where: str | None = None) -> tuple[Any, list, str | None]:
     """``(Applied, lint findings, refusal)`` for ``option``'s edit of ``text``, read as the file ``where``
@@ -64,7 +109,15 @@ def verify(option: Any, cfg: Any, text: str, target: int, tune: int | None, befo
     if other:
         return result, [], f"the edited file would read as another setup: {other}"
     found = lint_findings(where or cfg.path, result.text, target, tune)
-    new = Counter(f["code"] for f in found if f["severity"] == "error") - before
+    new = Counter(f["code"] for f in found if f["severity"] == "error" and f["code"] != "RL101") - before
+    reach = [f for f in found if f["code"] == "RL101" and f["severity"] == "error"]
+    if reach and option.reaches:  # lint says the edited file does not reach what the plan says it reaches
+        said = lint_reading(option, back, target)
+        if said is None:
+            new["RL101"] = 1
+        else:
+            option.edit.stated["RL101"] = said
+            result = dataclasses.replace(result, notes=result.notes + (said,))
     if new:
         first = next(f for f in found if f["code"] in new)
         return result, found, (f"the edited file would fail `ropelaw lint` with {', '.join(sorted(new))}, which the file "
@@ -75,7 +128,8 @@ def verify(option: Any, cfg: Any, text: str, target: int, tune: int | None, befo
 def check_edits(p: Any, cfg: Any, text: str, tune: int | None, where: str | None = None) -> dict:
     """Verify every option's edit (:func:`verify`, read as the file ``where``: ``-o OUT``, else the config);
     a failing one becomes ``Edit.refused``. Returns ``{name: (Applied, findings)}`` for those that pass."""
-    before = Counter(f["code"] for f in lint_findings(cfg.path, text, p.target, tune) if f["severity"] == "error")
+    before = Counter(f["code"] for f in lint_findings(cfg.path, text, p.target, tune)
+                     if f["severity"] == "error" and f["code"] != "RL101")  # RL101 is decided per edit (verify)
     out = {}
     for o in p.options:
         if o.edit is None or o.edit.refused:
@@ -115,12 +169,6 @@ def applied(args: argparse.Namespace, p: Any, dialect: str, text: str, checked: 
 
         write_atomic(args.output, result.text)
     notes = list(result.notes) + ([option.extra["rounding"]] if option.extra.get("rounding") else [])
-    if option.spec.pretrain_base != option.spec.base and any(f["code"] in ("RL101", "RL102") for f in findings):
-        notes.append(f"lint reads the file's base as the pretraining base (no key states that the model was pre-trained "
-                     f"at {option.spec.pretrain_base:g}): its bound is that of a model pre-trained at {option.spec.base:g}; "
-                     f"the plan's is Liu et al.'s for one pre-trained at {option.spec.pretrain_base:g} and trained on at "
-                     f"{option.spec.base:g} (ropelaw bound --pretrain-base {option.spec.pretrain_base:g} "
-                     f"--base {option.spec.base:g})")
     return {"option": args.apply, "output": args.output, "written": not args.dry_run, "dialect": dialect,
             "diff": diff, "notes": notes, "lint": findings}
 

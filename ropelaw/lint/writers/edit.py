@@ -23,6 +23,7 @@ class Edit:
     changes: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     refused: str | None = None  # why the dialect cannot state this option
+    stated: dict = field(default_factory=dict)  # lint error code of the edited file -> why the plan states it
 
     def set(self, path: tuple, value: Any) -> "Edit":
         self.changes.append((tuple(path), value))
@@ -36,7 +37,7 @@ class Edit:
         return {"dialect": self.dialect, "refused": self.refused,
                 "set": {".".join(map(str, p)): v for p, v in self.changes if v is not DELETE},
                 "delete": [".".join(map(str, p)) for p, v in self.changes if v is DELETE],
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "lint_stated": dict(self.stated)}
 
 
 def refuse(dialect: str, option: str, why: str) -> Edit:
