@@ -5,10 +5,10 @@ keys that dialect reads, so that the loader reads the edited file as that option
 ``delete`` one) or, when the dialect has no key for the option, ``Edit.refused`` saying why.
 ``apply_edit(text, fmt, edit) -> Applied`` applies an edit to a file's text (the one read it was
 planned on) and gives the new text and its diff; ``write`` writes that to a copy of the file,
-atomically (never in place). JSON is re-dumped
-with the file's key order and indentation; YAML and TOML are edited line by line, so comments and
-the rest of the file stay as they were (a YAML file whose edited keys are in flow style is
-re-dumped, and the edit's notes say so). The edited text is parsed again and must hold exactly the
+atomically (never in place). JSON is edited in place (``jsonedit``; re-dumped with its key order and
+indentation where that fails); YAML and TOML are edited line by line, so comments and the rest of the
+file stay as they were (a YAML file whose edited keys are in flow style is refused); a Megatron launch
+script has its flags' values replaced where they are written (``shell``). The edited text is parsed again and must hold exactly the
 edited mapping, else nothing is written.
 
 One module per dialect: ``hf`` (config.json: ``rope_scaling`` for transformers 4.x,
@@ -81,6 +81,8 @@ def apply_edit(text: str, fmt: str, edit: Edit, path: str = "-") -> Applied:
 
     if edit.refused:
         raise UsageError(f"--apply {edit.option}: {edit.refused}")
+    if fmt == "shell":
+        return _shell_edit(text, edit, path)
     if fmt not in ("json", "yaml", "toml"):
         raise UsageError(f"--apply {edit.option}: {path}: ropelaw edits JSON, YAML and TOML configs, not {fmt} files")
     data, positions = parse_text(text, fmt, path)
@@ -99,6 +101,33 @@ def apply_edit(text: str, fmt: str, edit: Edit, path: str = "-") -> Applied:
     diff = "".join(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
                                         fromfile=path, tofile=path))
     return Applied(new, diff, tuple(notes))
+
+
+def _shell_edit(text: str, edit: Edit, path: str) -> Applied:
+    """A Megatron launch script edited in place (``shell.edited``) and read again: it must hold exactly
+    the edited flags (values as words), else ``UsageError`` naming the hand edit."""
+    import difflib
+
+    from ..dialects.megatron import parse_shell
+    from . import shell
+
+    crlf = "\r\n" in text
+    lf = text.replace("\r\n", "\n") if crlf else text
+    flags, positions = parse_shell(lf)
+    changes = leaf_changes(flags, edit.changes)
+    try:
+        new = shell.edited(lf, flags, positions, changes)
+    except UsageError as exc:
+        raise UsageError(f"--apply {edit.option}: {path}: {exc}") from None
+    want = {k: (v if v is True else shell.shell_word(v)) for k, v in apply_to_mapping(flags, changes).items()}
+    got = parse_shell(new)[0]
+    if {k: (v if v is True else str(v)) for k, v in got.items()} != {k: (v if v is True else str(v)) for k, v in want.items()}:
+        raise UsageError(f"--apply {edit.option}: {path}: the edited script would not read as the edit; edit it by "
+                         f"hand: {shell.hand_edit(changes)}")
+    new = new.replace("\n", "\r\n") if crlf else new
+    diff = "".join(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        fromfile=path, tofile=path))
+    return Applied(new, diff, tuple(edit.notes))
 
 
 def _edited_text(text: str, fmt: str, data: Mapping, positions: Any, changes: list) -> str | None:

@@ -10,13 +10,15 @@ as the flags ``dialects.megatron`` reads, written in the file's own spelling (``
 - ``llama3``: ``--use-rope-scaling`` and ``--rope-scaling-factor``: Megatron-Core fixes the bands
   (low 1, high 4, original 8,192), so only a plan with exactly those is written.
 Every option also sets ``--max-position-embeddings`` to the target. Dynamic NTK, ReRoPE and Leaky
-ReRoPE have no Megatron flag: refused. Launch scripts (``*.sh``) are not edited."""
+ReRoPE have no Megatron flag: refused. ``--rotary-base`` is an int in arguments.py (``type=int``): a base
+is written whole, one that is not is refused. Launch scripts (``*.sh``) are the same flags, edited in place
+by ``writers.shell`` (the data is ``parse_shell``'s flags)."""
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .edit import Edit, refuse
+from .edit import DELETE, Edit, refuse
 
 SCHEME_FLAGS = ("use_rope_scaling", "rope_scaling_factor", "rotary_seq_len_interpolation_factor",
                 "rotary_scaling_factor")
@@ -35,8 +37,6 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     from ..dialects.megatron import _flag
 
     name, spec = option.name, option.spec
-    if cfg.fmt == "shell":
-        return refuse("megatron", name, "launch scripts are not edited; put the flags in a flag file (YAML)")
     sec = ("MODEL_ARGS",) if isinstance(data.get("MODEL_ARGS"), Mapping) else ()
     node = data["MODEL_ARGS"] if sec else data
     keys = [str(k) for k in node]
@@ -55,7 +55,11 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     t = spec.train_len
     if name in ("base", "ntk", "train"):
         if name != "train" or option.parameters.get("base") is not None:
-            flag("rotary_base", spec.base if name != "ntk" else option.extra["scaled_base"])
+            b = float(spec.base if name != "ntk" else option.extra["scaled_base"])
+            if not b.is_integer():
+                return refuse("megatron", name, f"--rotary-base is an int in Megatron-LM's arguments.py; base {b:g} "
+                                                "is not whole")
+            flag("rotary_base", int(b))
         if name != "train":  # plain RoPE at the new base: no scaling flag stays
             if mla:
                 return refuse("megatron", name, "multi-latent attention runs its own YaRN (rope_type): a plain base "
@@ -99,4 +103,6 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     flag("max_position_embeddings", target)
     if name != "train" and "seq_length" not in existing:
         flag("seq_length", t)
+    kept = {p for p, v in e.changes if v is not DELETE}  # a flag dropped and set again is changed where it is
+    e.changes = [(p, v) for p, v in e.changes if v is not DELETE or p not in kept]
     return e
