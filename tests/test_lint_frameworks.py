@@ -127,6 +127,8 @@ def test_torchtitan_llama4_scaling_args_read_with_their_defaults(tmp_path, flavo
     assert r.layers[0].spec.param_dict() == {"factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
                                              "original_max_position_embeddings": 8192}
     assert [f.code for f in r.findings if f.severity != "info"] == ["RV011"]  # low = high: no smoothing band
+    said = next(f.message for f in r.findings if f.code == "RV011")  # torchtitan's runtime, not transformers
+    assert "torchtitan runs it: precompute_freqs_cis" in said and "transformers" not in said
     groups = [(g.label, g.chunk, g.group.rope) for g in r.layers]
     n, chunk = (6, 256) if flavor.startswith("debug") else (48, 8192)
     if flavor.endswith("_irope"):

@@ -79,6 +79,29 @@ def test_maxtext_gpt_oss_model_file(tmp_path):
     assert r.config.unread == []
 
 
+def test_maxtext_distillation_student_and_teacher_bounds_by_brute_force():
+    """The distillation example's student (d=128) and teacher (d=64) show the same bound, 1,055,955: derived
+    here again, apart from ropelaw's theory code. Both load weights, so YaRN x32 is Liu et al.'s extension of a
+    plain-RoPE model trained at 32,768 tokens: the critical pair is the first whose plain period 2 pi base^(2i/d)
+    exceeds 32,768 (brute force over the pairs, mpmath at 30 digits), and YaRN (original 4,096, beta_slow 1)
+    divides that pair's frequency by the whole factor (its period is above 4,096 / beta_slow). Equal because
+    the two critical pairs sit at the same fraction of the head: 46 / 64 = 23 / 32 = 0.71875."""
+    import mpmath
+
+    mpmath.mp.dps = 30
+    r = lint_config(load_config(str(ROOT / "tests/fixtures/frameworks/maxtext/distillation_gpt_oss.yml")))
+    seen = {}
+    for g in r.layers:
+        d, base, train = g.spec.d, mpmath.mpf(g.spec.base), g.spec.train_len
+        pair = next(i for i in range(d // 2) if 2 * mpmath.pi * base ** (mpmath.mpf(2 * i) / d) > train)
+        period = 2 * mpmath.pi * base ** (mpmath.mpf(2 * pair) / d)
+        assert period > mpmath.mpf(4096) / 1  # past original / beta_slow: fully interpolated
+        want = 32 * period
+        assert g.bound.extrapolation_bound == pytest.approx(float(want), rel=1e-12), g.label
+        seen[g.label.split()[0]] = (d, pair, int(want))
+    assert seen == {"student": (128, 46, 1055955), "teacher": (64, 23, 1055955)}
+
+
 def test_maxtext_llama31_from_the_model_name(tmp_path):
     """llama3.1-8b.yml sets no rope_type: MaxText picks LLaMARotaryEmbedding because model_name starts with
     llama3.1 (attentions.py), whose _apply_scaling_factor hard-codes factor 8, low 1, high 4, original 8,192."""

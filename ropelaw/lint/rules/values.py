@@ -81,6 +81,19 @@ def _at(cfg: LoadedConfig, rule, v: Value, message: str, fix: str | None = None,
     return with_runtime(cfg, f, refused)
 
 
+# training frameworks whose own code was run on equal band factors (tests/differential/): what it does
+BAND_RUNTIMES = {"torchtitan": "torchtitan runs it: precompute_freqs_cis, as in its Llama 4 flavors"}
+
+
+def _band_runtime(cfg: LoadedConfig) -> str:
+    """Who runs a Llama 3 band with low = high: transformers for a Hugging Face config, the framework where its
+    own code was run on it (:data:`BAND_RUNTIMES`), else said as the formula's result only."""
+    if cfg.kind == "hf":
+        return "transformers runs it"
+    framework = (cfg.arch or "").split(" ", 1)[0]
+    return BAND_RUNTIMES.get(framework, "the Llama 3.1 band formula; this framework's code was not run on it")
+
+
 def _both(why: str) -> dict:
     """Both supported transformers versions refuse or crash, for the same reason."""
     return {version: why for version in SEMANTICS}
@@ -323,7 +336,7 @@ def _scheme_values(cfg: LoadedConfig, g, label: str) -> Iterator[Finding]:
             # (equal factors: an empty smoothing band, Llama 4 Scout's 1 and 1)
             zero = [n for n, x in (("low_freq_factor", lo_n), ("high_freq_factor", hi_n)) if x == 0]
             what = (f"low_freq_factor {lo_n:g} equals high_freq_factor {hi_n:g}: no smoothing band (wavelengths above "
-                    f"original / {lo_n:g} are divided by the factor, the rest kept; transformers runs it)"
+                    f"original / {lo_n:g} are divided by the factor, the rest kept; {_band_runtime(cfg)})"
                     if lo_n == hi_n and lo_n > 0 else
                     f"low_freq_factor {lo_n:g} must be > 0 and below high_freq_factor {hi_n:g} (wavelength bands "
                     f"original/low > original/high)")
