@@ -48,18 +48,22 @@ _UNSCANNED = ("RE005", "RE103")
 
 
 def summary_line(findings: list[Finding], checked: int, noun: str = "file", not_read: int = 0,
-                 skipped: int = 0) -> str:
+                 skipped: int = 0, not_read_python: int = 0) -> str:
     """``Found 2 findings (1 error, 1 warning) in 3 files.`` or ``All checks passed ...``.
 
     Says what was analysed: ``in 3 files (1 not analysed; 1 directory not scanned)`` when some
     files could not be read or analysed to the end, or directories could not be entered. "All
     checks passed" only when something was analysed and nothing was left unread: ``not_read`` files
     that were found and not read (shell scripts in a directory scan) and a scan where every file was
-    ``skipped`` (no RoPE settings) say so instead."""
+    ``skipped`` (no RoPE settings) say so instead; ``not_read_python``: Python config files (a framework's
+    config scripts, :mod:`ropelaw.lint.pyfiles`) found and not read, said the same way."""
     plural = lambda n, w: f"{n:,} {w}{'' if n == 1 else 's'}"  # noqa: E731
     where = plural(checked, noun)
+    what = " and ".join(plural(n, w) for n, w in ((not_read, "shell script"), (not_read_python, "Python config file"))
+                        if n)
+    not_read = not_read + not_read_python
     if not findings:
-        unread = f"; {plural(not_read, 'shell script')} not read" if not_read else ""
+        unread = f"; {what} not read" if not_read else ""
         if checked == 0:
             return f"No findings: no {noun} analysed ({plural(skipped, 'file')} without RoPE settings{unread})."
         if not_read:
@@ -73,7 +77,7 @@ def summary_line(findings: list[Finding], checked: int, noun: str = "file", not_
     if dirs:
         gaps.append(f"{dirs:,} director{'y' if dirs == 1 else 'ies'} not scanned")
     if not_read:
-        gaps.append(f"{plural(not_read, 'shell script')} not read")
+        gaps.append(f"{what} not read")
     counts = [f"{sum(f.severity == s for f in findings):,} info" if s == "info"
               else plural(sum(f.severity == s for f in findings), s)
               for s in ("error", "warning", "info") if any(f.severity == s for f in findings)]
@@ -88,7 +92,7 @@ def render_text(findings: list[Finding], checked: int, noun: str = "file",
 
 def text_lines(findings: list[Finding], checked: int, noun: str = "file",
                show_fix: bool = True, extra_lines: Iterable[str] = (), not_read: int = 0,
-               skipped: int = 0) -> Iterator[str]:
+               skipped: int = 0, not_read_python: int = 0) -> Iterator[str]:
     """The lines of :func:`render_text`, one at a time (a scan of 50,000 files writes them as they
     come instead of holding the whole text)."""
     for f in _sort(findings):
@@ -97,7 +101,7 @@ def text_lines(findings: list[Finding], checked: int, noun: str = "file",
             yield f"  fix: {clean(f.fix)}"
     for line in extra_lines:
         yield clean(line)
-    yield summary_line(findings, checked, noun, not_read, skipped)
+    yield summary_line(findings, checked, noun, not_read, skipped, not_read_python)
 
 
 def render_json(findings: list[Finding], extra: dict[str, Any] | None = None) -> str:

@@ -11,7 +11,11 @@ or found in a directory scan (``*.json``, ``*.yaml``, ``*.yml``, ``*.toml``):
   RE101 / RE102 finding, and the others are still linted;
 - a named file with another suffix (``README.md``) is skipped with a note;
 - a shell script found by a directory scan is not read (launch scripts are read when named): one
-  line says how many, and the summary line never says "All checks passed" after them.
+  line says how many, and the summary line never says "All checks passed" after them;
+- a Python file a framework configures its runs with (torchtitan's config registries, OLMo-core's and
+  nanotron's config scripts: :mod:`ropelaw.lint.pyfiles`) is not run: a directory scan says once how many it
+  did not read and what to lint instead (the summary line then never says "All checks passed"); other
+  Python files are source code, not counted.
 
 Bad input (one line on stderr, exit 2): a path that does not exist, is not a regular file or
 cannot be read by this user; a directory with no config file in it (ruff only warns when there is nothing
@@ -99,14 +103,13 @@ def collect(paths: list[str], unscanned: list | None = None, lazy: bool = False)
             gaps: list = unscanned if lazy and unscanned is not None else []
             before = len(gaps)
             walk = iter_config_files(p, gaps, scripts=True)
-            head: list = []  # shell scripts met before the first config file
+            head: list = []  # shell scripts and Python files met before the first config file
             first = next(walk, None)  # a directory with nothing to check is bad input, found before any output
-            while first is not None and is_script(first):
+            while first is not None and (is_script(first) or is_python(first)):
                 head.append(first)
                 first = next(walk, None)
             if first is None and len(gaps) == before:
-                raise UsageError(f"no config files found in {p}" + (
-                    f" ({script_note(len(head))})" if head else ""))
+                raise UsageError(f"no config files found in {p}" + not_read_note(head))
             found = itertools.chain(head, [first] if first is not None else [], walk)
             out.append(((f, False) for f in found) if lazy else [(f, False) for f in found])
             if unscanned is not None and gaps is not unscanned:
@@ -130,6 +133,31 @@ def is_script(path: str) -> bool:
     return path.lower().endswith(SHELL_SUFFIXES)
 
 
+def is_python(path: str) -> bool:
+    from ..lint.pyfiles import SUFFIX
+
+    return path.lower().endswith(SUFFIX)
+
+
+def not_read_note(found: list) -> str:
+    """`` (what was found and not read)`` of a directory without config files: its shell scripts and the Python
+    files a framework configures runs with, or ""."""
+    from ..lint.pyfiles import kind_of, summary
+
+    said = []
+    scripts = sum(map(is_script, found))
+    if scripts:
+        said.append(script_note(scripts))
+    kinds: dict = {}
+    for path in found:
+        kind = kind_of(path) if is_python(path) else None
+        if kind is not None:
+            kinds[kind] = kinds.get(kind, 0) + 1
+    if kinds:
+        said.append(summary(kinds))
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def script_note(n: int) -> str:
     """What a directory scan says, once, of the shell scripts it found and did not read."""
     return (f"{n:,} shell script{'s' if n != 1 else ''} (*.sh) not read: a directory scan reads config files; "
@@ -145,8 +173,10 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
     """Lint every config under ``paths``, one file at a time: yields ``("result", LintResult)``,
     ``("finding", Finding)`` (RE101 / RE102 for a file that could not be read as a config, RE103
     for a directory that could not be entered), ``("skipped", (path, why))`` for files that
-    parsed without RoPE settings and named files that are not config files at all, and
-    ``("unread", path)`` for a shell script a directory scan found (read only when named).
+    parsed without RoPE settings and named files that are not config files at all,
+    ``("unread", path)`` for a shell script a directory scan found (read only when named), and
+    ``("unread-python", (path, kind))`` for a Python file a framework configures its runs with
+    (:mod:`ropelaw.lint.pyfiles`; other Python files are passed over).
 
     One bad file never stops the scan: whatever a file's reading raises (``UsageError``, a
     ``ValueError`` or ``RecursionError`` from its content) is that file's finding. When nothing
@@ -159,6 +189,7 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
     from ..lint.loader import CONFIG_SUFFIXES, SHELL_SUFFIXES, NotARopeConfig, OptionError, UnreadConfig, load_config
     from ..lint.rules.files import DIRECTORY_NOT_SCANNED, finding_for
     from ..lint.rules.reading import file_finding
+    from ..lint.pyfiles import kind_of, reason as python_reason
 
     unscanned: list = []
     # without a progress bar the directories are walked as their files are linted (no list of 50,000 paths);
@@ -188,6 +219,17 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
             if os.path.realpath(path) not in named_scripts:  # named as well: read there
                 yield "unread", path
             continue
+        if is_python(path):
+            kind = kind_of(path)
+            if kind is not None and not named:
+                yield "unread-python", (path, kind)
+                continue
+            if kind is not None:
+                first_error = first_error or UsageError(f"{path}: {python_reason(kind)}")
+                yield "skipped", (path, python_reason(kind))
+                continue
+            if not named:
+                continue
         if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES):
             first_error = first_error or UsageError(
                 f"{path}: not a config file (expected .json, .yaml, .yml or .toml)")
@@ -227,6 +269,10 @@ def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress
     for kind, item in iter_lint(paths, train=train, target=target, tune=tune, progress=progress, **fill):
         if kind == "unread":
             kind, item = "skipped", (item, UNREAD_SCRIPT)
+        if kind == "unread-python":
+            from ..lint.pyfiles import reason
+
+            kind, item = "skipped", (item[0], reason(item[1]))
         {"result": results, "finding": file_findings, "skipped": skipped}[kind].append(item)
     return results, file_findings, skipped
 
@@ -253,6 +299,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, ok_lines) -> int:
     from ..findings import parse_selectors, select_findings
+    from ..lint.pyfiles import reason as python_reason, summary as python_summary
     from ..report import JsonStream, clean, exit_code, render, text_lines
 
     select = parse_selectors(args.select, "--select")
@@ -284,6 +331,7 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
     hidden_codes: set[str] = set()
     skipped: list = []
     scripts: list = []  # shell scripts a directory scan found and did not read
+    python: list = []  # (path, kind) of the Python configs a directory scan found and did not read
     configs = 0
     stream = None
     # one config at a time: a result is reduced to its findings and its ok line (or, for json,
@@ -297,6 +345,9 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
             continue
         if kind == "unread":
             scripts.append(item)
+            continue
+        if kind == "unread-python":
+            python.append(item)
             continue
         if kind == "finding":
             file_findings.append(item)
@@ -327,7 +378,8 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
             stream.begin_list("configs")
         stream.end_list()
         stream.value("skipped", [{"path": p, "reason": why} for p, why in skipped]
-                     + [{"path": p, "reason": UNREAD_SCRIPT} for p in scripts])
+                     + [{"path": p, "reason": UNREAD_SCRIPT} for p in scripts]
+                     + [{"path": p, "reason": python_reason(k)} for p, k in python])
         stream.value("summary", {"configs": checked, "findings": len(findings),
                                  "errors": sum(f.severity == "error" for f in findings),
                                  "warnings": sum(f.severity == "warning" for f in findings),
@@ -345,12 +397,17 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
             tail.append(f"Skipped {len(skipped):,} file{'s' if len(skipped) != 1 else ''} without RoPE settings.")
         if scripts:
             tail.append(script_note(len(scripts)) + ".")
+        if python:
+            kinds: dict = {}
+            for _, k in python:
+                kinds[k] = kinds.get(k, 0) + 1
+            tail.append(python_summary(kinds) + ".")
         if hidden:
             codes = ",".join(sorted(hidden_codes))
             tail.append(f"{hidden:,} informational finding{'s' if hidden != 1 else ''} not shown "
                         f"({codes}; --select {codes} shows {'them' if hidden != 1 else 'it'}).")
         for line in text_lines(findings, checked=checked, noun="config", extra_lines=itertools.chain(lines, tail),
-                               not_read=len(scripts), skipped=len(skipped)):
+                               not_read=len(scripts), skipped=len(skipped), not_read_python=len(python)):
             sys.stdout.write(line + "\n")  # line by line: print(render(...)) held the whole text twice
     else:
         out = render(findings, args.format, checked=checked, noun="config")

@@ -462,8 +462,9 @@ def config_files(root: str, unscanned: list | None = None) -> list[str]:
 
 def iter_config_files(root: str, unscanned: list | None = None, scripts: bool = False):
     """:func:`config_files` one at a time, as the walk finds them (a scan of 50,000 files keeps no list);
-    ``scripts``: shell scripts (``*.sh``, ``*.bash``) too, for the scan to say it did not read them."""
+    ``scripts``: shell scripts (``*.sh``, ``*.bash``) and Python files (``*.py``: a framework's configs written in
+    Python, :mod:`ropelaw.lint.pyfiles`) too, for the scan to say it did not read them."""
     from ..safeio import walk_files
 
-    return walk_files(root, CONFIG_SUFFIXES + ((".sh", ".bash") if scripts else ()), lambda d: d.startswith("."),
-                      unscanned)
+    return walk_files(root, CONFIG_SUFFIXES + ((".sh", ".bash", ".py") if scripts else ()),
+                      lambda d: d.startswith("."), unscanned)
