@@ -277,6 +277,80 @@ def test_levanter_yarn_is_not_transformers_yarn(tmp_path):
     assert "divides the positions by the factor" in f.message
 
 
+def hub_cache(tmp_path, monkeypatch, name, theta, max_pos):
+    """A Hugging Face cache holding ``name``'s config.json, written here with values no published model has
+    (a reading of them proves that checkpoint was the one read)."""
+    snap = tmp_path / "hub" / ("models--" + name.replace("/", "--")) / "snapshots" / "0" / "config.json"
+    snap.parent.mkdir(parents=True)
+    snap.write_text(json.dumps({"model_type": "llama", "hidden_size": 2048, "num_attention_heads": 16,
+                                "num_key_value_heads": 8, "num_hidden_layers": 4, "rope_theta": theta,
+                                "max_position_embeddings": max_pos}))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+
+
+@pytest.mark.parametrize("kind, model, ref", [
+    ("mistral", "", "mistralai/Mistral-7B-v0.1"),  # mistral.py line 84: hard-coded
+    ("llama", "", "NousResearch/Llama-2-7b-hf"),  # llama.py line 80: the reference_checkpoint field's default
+    ("llama", "  reference_checkpoint: org/own-llama\n", "org/own-llama"),  # the field, set
+    ("mistral", "  reference_checkpoint: org/own-llama\n", "mistralai/Mistral-7B-v0.1"),  # Mistral ignores it
+    ("gemma2", "", "google/gemma-2-2b"),  # gemma.py line 481: the parameter's default
+])
+def test_levanter_initialize_from_hf_true_is_the_class_checkpoint(tmp_path, monkeypatch, kind, model, ref):
+    """``initialize_from_hf: true`` with ``use_hf_model_config`` (main/train_lm.py lines 79-96): the model is the
+    Hugging Face config of ``config.model.hf_checkpoint_converter()``'s reference checkpoint (stanford-crfm/
+    levanter@9263f81e): the ``reference_checkpoint`` field where the class reads it, else the class's own."""
+    hub_cache(tmp_path, monkeypatch, ref, 123456.0, 12288)
+    text = f"model:\n  type: {kind}\n{model}initialize_from_hf: true\nuse_hf_model_config: true\ntrainer:\n  mp: f32\n"
+    r = lint(tmp_path, "cont.yaml", text)
+    assert setup(r) == (128, 123456.0, 12288, 12288, "default")
+    assert any(f"Levanter trains {ref} at" in n for n in r.config.notes)
+
+
+def test_levanter_eval_harness_reads_the_checkpoint(tmp_path, monkeypatch):
+    """``checkpoint_is_hf: true`` (eval_harness.py lines 691-697): the harness loads ``checkpoint_path`` with its
+    own Hugging Face config, not the file's model section; the note says it evaluates, not trains."""
+    hub_cache(tmp_path, monkeypatch, "org/evaluated", 250000.0, 6144)
+    text = ("model:\n  type: llama\n  seq_len: 1024\ncheckpoint_path: org/evaluated\ncheckpoint_is_hf: true\n"
+            "trainer:\n  mp: f32\n")
+    r = lint(tmp_path, "eval.yaml", text)
+    assert setup(r) == (128, 250000.0, 6144, 6144, "default")
+    assert any("eval harness loads org/evaluated" in n for n in r.config.notes)
+    with pytest.raises(ModelNeeded, match="org/not-cached"):
+        lint(tmp_path, "eval2.yaml", text.replace("org/evaluated", "org/not-cached"))
+
+
+@pytest.mark.parametrize("kind, want", [
+    ("mixtral", (128, 10000.0, 8192)),  # mixtral.py lines 64-68: seq_len 8192, hidden 4096, 32 heads; theta 1e4
+    ("olmo2", (128, 10000.0, 4096)),  # olmo.py lines 53-57
+    ("gemma3", (256, 10000.0, 8192)),  # gemma.py lines 83-89: head_dim 256
+    ("qwen3", (128, 10000.0, 2048)),  # Qwen3Config(LlamaConfig): llama.py lines 54-59
+])
+def test_levanter_model_class_defaults(tmp_path, kind, want):
+    """A model section that sets nothing but its type runs its class's defaults (stanford-crfm/levanter@9263f81e
+    src/levanter/models/*.py), each named in the output."""
+    r = lint(tmp_path, f"{kind}.yaml", f"model:\n  type: {kind}\ntrainer:\n  mp: f32\n")
+    assert setup(r)[:3] == want
+    assert "Config default (stanford-crfm/levanter@9263f81e" in str(r.config.train_len.where)
+
+
+def test_levanter_types_without_rope_and_unregistered(tmp_path):
+    """gpt2 (learned), gpt2_hyena (no attention) and whisper are not RoPE; backpack and olmo (v1) are not
+    registered at 9263f81e (LmConfig.register_subclass): said, never read as a Llama."""
+    for kind, said in (("gpt2_hyena", "Hyena"), ("whisper", "Whisper")):
+        with pytest.raises(NotARopeConfig, match=said):
+            lint(tmp_path, f"{kind}.yaml", f"model:\n  type: {kind}\n  seq_len: 1024\ntrainer:\n  mp: f32\n")
+    for kind in ("backpack", "olmo"):
+        with pytest.raises(NotARopeConfig, match="not one of the model types registered"):
+            lint(tmp_path, f"{kind}.yaml", f"model:\n  type: {kind}\n  seq_len: 1024\ntrainer:\n  mp: f32\n")
+
+
+def test_levanter_export_config_without_trainer(tmp_path):
+    """An export / conversion config (config/export/*.yaml: a model section, no trainer) is Levanter's."""
+    r = lint(tmp_path, "export.yaml", "model:\n  type: qwen3\n  seq_len: 4096\n  hidden_dim: 128\n  num_heads: 8\n"
+                                      "  rope:\n    type: llama3\n")
+    assert setup(r) == (16, 500000, 4096, 4096, "llama3")
+
+
 # ------------------------------------------------------------------------------------- LLaMA-Factory
 LF = """### model
 model_name_or_path: {model}

@@ -40,16 +40,36 @@ ROPE_TYPES = {  # type -> (scheme, defaults)
 }
 CLASSES = {"default": "DefaultRotaryEmbeddingsConfig", "linear": "DefaultRotaryEmbeddingsConfig",
            "llama3": "Llama3RotaryEmbeddingsConfig", "yarn": "YarnRotaryEmbeddingsConfig"}
-ROPE_MODELS = {"llama": 4096 // 32, "mistral": None, "mixtral": None, "qwen": None, "qwen3": None, "olmo": None,
-               "olmo2": None, "gemma": 256, "gemma2": 256, "gemma3": 256}
-LEARNED = {"gpt2": "learned position embeddings (Gpt2Config)", "backpack": "learned position embeddings"}
+# the rotary model types registered at SRC (LmConfig.register_subclass): (class, its file and the line of its
+# seq_len default, seq_len, hidden_dim, num_heads, head_dim or None, the Hugging Face checkpoint its
+# hf_checkpoint_converter defaults to); subclasses inherit what they do not set (QwenConfig: LlamaConfig's)
+ROPE_MODELS = {
+    "llama": ("LlamaConfig", "models/llama.py:54", 2048, 4096, 32, None, "NousResearch/Llama-2-7b-hf"),
+    "mistral": ("MistralConfig", "models/mistral.py:49", 8192, 4096, 32, None, "mistralai/Mistral-7B-v0.1"),
+    "mixtral": ("MixtralConfig", "models/mixtral.py:64", 8192, 4096, 32, None, "mistralai/Mixtral-8x7B-v0.1"),
+    "qwen": ("QwenConfig", "models/llama.py:54", 2048, 4096, 32, None, "NousResearch/Llama-2-7b-hf"),
+    "qwen3": ("Qwen3Config", "models/llama.py:54", 2048, 4096, 32, None, "NousResearch/Llama-2-7b-hf"),
+    "olmo2": ("Olmo2Config", "models/olmo.py:53", 4096, 4096, 32, None, "allenai/OLMo-2-1124-7B"),
+    "gemma": ("GemmaConfig", "models/gemma.py:83", 8192, 2048, 8, 256, "google/gemma-2b"),
+    "gemma2": ("Gemma2Config", "models/gemma.py:83", 8192, 2048, 8, 256, "google/gemma-2-2b"),
+    "gemma3": ("Gemma3Config", "models/gemma.py:83", 8192, 2048, 8, 256, "google/gemma-3-1b-pt"),
+}
+LEARNED = {"gpt2": "learned position embeddings (Gpt2Config)",
+           "gpt2_hyena": "Hyena long convolutions, no attention (Gpt2HyenaConfig)",
+           "whisper": "Whisper's sinusoidal / learned position embeddings (WhisperConfig)"}
 
 
 def detect(data: Mapping) -> bool:
+    """A Levanter LM config: ``model.type`` names a registered model and the file is a Levanter run (a ``trainer``
+    section) or its model section holds Levanter's keys (an export or conversion config: ``seq_len``,
+    ``hidden_dim``, ``rope``)."""
     m = data.get("model")
-    return isinstance(m, Mapping) and isinstance(m.get("type"), str) and (
-        "seq_len" in m or "hidden_dim" in m or "rope" in m or "use_hf_model_config" in data
-        or "initialize_from_hf" in data) and isinstance(data.get("trainer"), Mapping)
+    if not isinstance(m, Mapping) or not isinstance(m.get("type"), str):
+        return False
+    known = m["type"].strip().lower() in ROPE_MODELS or m["type"].strip().lower() in LEARNED
+    return (isinstance(data.get("trainer"), Mapping) and (known or "seq_len" in m or "hidden_dim" in m or "rope" in m
+                                                         or "use_hf_model_config" in data or "initialize_from_hf"
+                                                         in data)) or (known and ("seq_len" in m or "rope" in m))
 
 
 def load(doc: Doc, o):
@@ -63,11 +83,18 @@ def load(doc: Doc, o):
     from .axolotl import load_with_model
 
     use = doc.get("use_hf_model_config", expect="bool")
-    if use is None or use.raw is not True:
+    hf_eval = doc.get("checkpoint_is_hf", expect="bool")  # eval_harness.py: the model is the checkpoint's own
+    if hf_eval is not None and hf_eval.raw is True and isinstance(doc.raw("checkpoint_path"), str):
+        name_v = doc.get("checkpoint_path", expect="str")
+    elif use is None or use.raw is not True:
         return assemble(doc, read(doc), o)
-    name_v = doc.get("initialize_from_hf", expect="any")
-    if name_v is None or not isinstance(name_v.raw, str):
-        name_v = doc.get("model_name_or_path", expect="str") or name_v
+    else:
+        name_v = doc.get("initialize_from_hf", expect="any")
+        if name_v is None or not isinstance(name_v.raw, str):
+            name_v = doc.get("model_name_or_path", expect="str") or name_v
+    if name_v is None or name_v.raw is True:
+        # initialize_from_hf: true: the checkpoint of the model class's hf_checkpoint_converter()
+        name_v = default_checkpoint(doc, name_v)
     if name_v is None or not isinstance(name_v.raw, str):
         raise NoRopeFound(f"{doc.path}: use_hf_model_config without a model name (initialize_from_hf)")
     got = hf_model_config(str(name_v.raw), o.model_config)
@@ -81,10 +108,30 @@ def load(doc: Doc, o):
     if g.scheme.raw == "yarn" and f is not None and f.number() not in (None, 1.0):
         unread.append(Value(f.raw, f.key or "rope_scaling.factor", f.line, f.column,
                             "Levanter's YaRN also divides the positions by the factor", "any"))
-    notes = list(cfg.notes) + [f"use_hf_model_config: Levanter trains {name_v.raw} at its max_position_embeddings "
-                               "(LlamaConfig.from_hf_config: seq_len)"]
+    notes = list(cfg.notes) + [
+        f"checkpoint_is_hf: Levanter's eval harness loads {name_v.raw} with its own config (load_pretrained)"
+        if hf_eval is not None and hf_eval.raw is True else
+        f"use_hf_model_config: Levanter trains {name_v.raw} at its max_position_embeddings "
+        "(LlamaConfig.from_hf_config: seq_len)"]
     return replace(cfg, dtype=_mp(doc, notes) or cfg.dtype, notes=notes, unread=unread,
                    considered=sorted(doc.considered))
+
+
+def default_checkpoint(doc: Doc, at: Value | None) -> Value | None:
+    """The Hugging Face checkpoint ``hf_checkpoint_converter()`` of ``model.type`` loads (``initialize_from_hf:
+    true``): the ``model.reference_checkpoint`` field of the classes that have one (Llama, Qwen, Qwen3, Mixtral,
+    OLMo 2), else the class's default; Mistral and Gemma hard-code theirs. ``at``: the key to point at."""
+    kind_v = doc.get("model.type", expect="str")
+    kind = str(kind_v.raw).strip().lower() if kind_v is not None else None
+    if kind not in ROPE_MODELS or ROPE_MODELS[kind][6] is None:
+        return at
+    where = at or kind_v
+    if kind not in ("mistral", "gemma", "gemma2", "gemma3"):
+        ref = doc.get("model.reference_checkpoint", expect="str")
+        if ref is not None and isinstance(ref.raw, str):
+            return ref
+    return Value(ROPE_MODELS[kind][6], where.key, where.line, where.column, f"the default checkpoint of Levanter's "
+                 f"{kind_v.raw} (hf_checkpoint_converter, {SRC})", "str")
 
 
 def read(doc: Doc) -> Fields:
@@ -93,20 +140,21 @@ def read(doc: Doc) -> Fields:
     if kind in LEARNED:
         raise NotARopeConfig(f"{doc.path}: Levanter model type {kind!r} uses {LEARNED[kind]}, not RoPE")
     if kind not in ROPE_MODELS:
-        raise NoRopeFound(f"{doc.path}: Levanter model type {kind!r} has no RoPE reader in ropelaw "
-                          f"(read: {', '.join(sorted(ROPE_MODELS))})")
+        raise NoRopeFound(f"{doc.path}: Levanter model type {kind!r} is not one of the model types registered at "
+                          f"{SRC} (rotary: {', '.join(sorted(ROPE_MODELS))})")
+    cls_name, line, seq_default, hidden_default, heads_default, head_default, _ = ROPE_MODELS[kind]
+    defaults_at = f"Levanter {cls_name} default ({SRC} src/levanter/{line.split(':')[0]})"
     problems: list = []
     notes: list = []
     unread: list = []
-    heads = doc.get("model.num_heads", expect="int") or preset(32, "num_heads: Levanter LlamaConfig default", None,
+    heads = doc.get("model.num_heads", expect="int") or preset(heads_default, f"num_heads: {defaults_at}", kind_v,
                                                                "int")
     head = doc.get("model.head_dim", expect="int")
-    if head is None and kind.startswith("gemma"):
-        head = preset(256, f"head_dim: Levanter GemmaConfig default ({SRC} src/levanter/models/gemma.py)", kind_v,
-                      "int")
+    if head is None and head_default is not None:
+        head = preset(head_default, f"head_dim: {defaults_at}", kind_v, "int")
     if head is None:
-        hidden = doc.get("model.hidden_dim", expect="int") or preset(4096, "hidden_dim: Levanter LlamaConfig default",
-                                                                     None, "int")
+        hidden = doc.get("model.hidden_dim", expect="int") or preset(hidden_default, f"hidden_dim: {defaults_at}",
+                                                                     kind_v, "int")
         head = head_dim_of(hidden, heads, problems)
     rope = doc.raw("model.rope")
     typ_v = doc.get("model.rope.type", expect="str")
@@ -143,7 +191,7 @@ def read(doc: Doc) -> Fields:
         else:
             unread.append(Value(factor.raw, factor.key or f"model.rope.factor ({factor.where})", factor.line,
                                 factor.column, "Levanter's YaRN also divides the positions by the factor", "any"))
-    seq = doc.get("model.seq_len", expect="int") or preset(2048, "seq_len: Levanter LlamaConfig default", None, "int")
+    seq = doc.get("model.seq_len", expect="int") or preset(seq_default, f"seq_len: {defaults_at}", kind_v, "int")
     loaded = None
     for key in ("initialize_from_hf", "initialize_from_checkpoint_path"):
         v = doc.get(key, expect="any")
