@@ -344,6 +344,23 @@ def test_levanter_types_without_rope_and_unregistered(tmp_path):
             lint(tmp_path, f"{kind}.yaml", f"model:\n  type: {kind}\n  seq_len: 1024\ntrainer:\n  mp: f32\n")
 
 
+def test_levanter_lora_reads_the_named_model(tmp_path, monkeypatch):
+    """main/lora_lm.py (9263f81e lines 56-77): LoRA adapters on ``initialize_from_hf``'s Hugging Face config
+    (was 'no RoPE settings found'); ``max_train_length`` resizes Pos: the fine-tuning length; a model not at
+    hand is RV031."""
+    hub_cache(tmp_path, monkeypatch, "org/lora-base", 321000.0, 12288)
+    text = ("initialize_from_hf: org/lora-base\npeft_save_path: out\nmax_train_length: 2048\n"
+            "trainer:\n  mp: p=f32,c=bfloat16\n")
+    r = lint(tmp_path, "lora.yaml", text)
+    assert setup(r) == (128, 321000.0, 12288, 12288, "default")
+    assert r.config.tune_len.raw == 2048 and r.config.dtype.raw == "bf16-mixed"
+    assert any("within the model's training length" in n for n in r.config.notes)
+    longer = lint(tmp_path, "lora2.yaml", text.replace("2048", "16384"))
+    assert longer.config.tune_len.raw == 16384 and "context extension" in longer.config.tune_len.where
+    with pytest.raises(ModelNeeded, match="org/elsewhere"):
+        lint(tmp_path, "lora3.yaml", text.replace("org/lora-base", "org/elsewhere"))
+
+
 def test_levanter_export_config_without_trainer(tmp_path):
     """An export / conversion config (config/export/*.yaml: a model section, no trainer) is Levanter's."""
     r = lint(tmp_path, "export.yaml", "model:\n  type: qwen3\n  seq_len: 4096\n  hidden_dim: 128\n  num_heads: 8\n"

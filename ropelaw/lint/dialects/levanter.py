@@ -17,7 +17,9 @@ and ``src/levanter/models/*.py``): ``model: {type: llama, ..., rope: {type: ...,
   reported as ``bf16-mixed`` when ``p`` is float32 and ``c`` bfloat16. The angles are float32
   (float32 ``inv_freq`` times the int32 position ids) whatever the policy;
 - a scheme is applied from the first step unless the run starts from existing weights
-  (``initialize_from_hf``, ``initialize_from_checkpoint_path``: ``main/train_lm.py``).
+  (``initialize_from_hf``, ``initialize_from_checkpoint_path``: ``main/train_lm.py``);
+- ``use_hf_model_config``, ``initialize_from_hf: true``, the eval harness's ``checkpoint_is_hf`` and LoRA runs
+  (``main/lora_lm.py``) read the named Hugging Face model (:func:`load`, :func:`load_lora`).
 """
 
 from __future__ import annotations
@@ -62,7 +64,9 @@ LEARNED = {"gpt2": "learned position embeddings (Gpt2Config)",
 def detect(data: Mapping) -> bool:
     """A Levanter LM config: ``model.type`` names a registered model and the file is a Levanter run (a ``trainer``
     section) or its model section holds Levanter's keys (an export or conversion config: ``seq_len``,
-    ``hidden_dim``, ``rope``)."""
+    ``hidden_dim``, ``rope``); or a LoRA run (:func:`is_lora`)."""
+    if is_lora(data):
+        return True
     m = data.get("model")
     if not isinstance(m, Mapping) or not isinstance(m.get("type"), str):
         return False
@@ -70,6 +74,41 @@ def detect(data: Mapping) -> bool:
     return (isinstance(data.get("trainer"), Mapping) and (known or "seq_len" in m or "hidden_dim" in m or "rope" in m
                                                          or "use_hf_model_config" in data or "initialize_from_hf"
                                                          in data)) or (known and ("seq_len" in m or "rope" in m))
+
+
+def is_lora(data: Mapping) -> bool:
+    """A ``main/lora_lm.py`` run (``LoraLmConfig``): ``initialize_from_hf`` names the model, no model section, a
+    ``trainer``, and one of its own keys (``lora``, ``peft_save_path``, ``max_train_length``)."""
+    return (isinstance(data.get("initialize_from_hf"), str) and "model" not in data
+            and isinstance(data.get("trainer"), Mapping)
+            and any(k in data for k in ("lora", "peft_save_path", "max_train_length", "merged_hf_save_path")))
+
+
+def load_lora(doc: Doc, o):
+    """``main/lora_lm.py`` (9263f81e lines 56-77): the model is ``HFCheckpointConverter.from_hf(initialize_from_hf)
+    .default_config`` (its Hugging Face config; ``seq_len = max_position_embeddings``), adapters on it; it
+    fine-tunes at ``max_train_length`` when set (``Pos.resize``), else at the model's length."""
+    from dataclasses import replace
+
+    from ..model_config import hf_model_config, needed
+    from .axolotl import fine_tune_length, load_with_model
+
+    name_v = doc.get("initialize_from_hf", expect="str")
+    got = hf_model_config(str(name_v.raw), o.model_config)
+    if got is None:
+        raise needed(doc.path, name_v)
+    cfg = load_with_model(doc, o, name_v, got[0], got[1], {}, {}, f"levanter LoRA {name_v.raw}")
+    notes = list(cfg.notes)
+    seq = doc.get("max_train_length", expect="int")
+    if o.tune is not None:
+        tune = Value(o.tune, None, 1, 1, "--tune", "int")
+    elif seq is not None and seq.raw is not None:
+        tune = fine_tune_length(seq, cfg.train_len, notes, "Levanter LoRA")
+    else:
+        tune = None
+        notes.append(f"Levanter LoRA fine-tunes {name_v.raw} at its max_position_embeddings (no max_train_length)")
+    return replace(cfg, tune_len=tune, dtype=_mp(doc, notes) or cfg.dtype, notes=notes,
+                   considered=sorted(doc.considered))
 
 
 def load(doc: Doc, o):
@@ -82,6 +121,8 @@ def load(doc: Doc, o):
     from ._framework import assemble
     from .axolotl import load_with_model
 
+    if is_lora(doc.data):
+        return load_lora(doc, o)
     use = doc.get("use_hf_model_config", expect="bool")
     hf_eval = doc.get("checkpoint_is_hf", expect="bool")  # eval_harness.py: the model is the checkpoint's own
     if hf_eval is not None and hf_eval.raw is True and isinstance(doc.raw("checkpoint_path"), str):
