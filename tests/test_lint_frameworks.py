@@ -335,12 +335,15 @@ OLMO_CORE = FIX / "olmo_core"  # written by ai2-olmo-core==3.0.0's own builders 
     # gemma3_1B: named blocks by block_pattern (5 local, 1 global); local theta 10,000, window 1,024
     ("gemma3_1B", [("global layers", 288, 1000000.0, "default", 32768), ("local layers", 288, 10000.0, "default",
                                                                           1024)], {}, [("RL101", "error", 68, 11)]),
-    # qwen3_5_0_8B: GatedDeltaNet blocks have no RoPE; the attention blocks rotate 0.25 x head_dim 256
-    ("qwen3_5_0_8B", [("all layers", 64, 10000000.0, "default", 32768)], {}, [("RL101", "error", 52, 11)]),
+    # qwen3_5_0_8B: GatedDeltaNet blocks (3 of every 4 layers, block_pattern) have no attention; the attention
+    # blocks rotate 0.25 x head_dim 256
+    ("qwen3_5_0_8B", [("global (6 layers)", 64, 10000000.0, "default", 32768),
+                      ("without attention (18 layers)", None, None, None, 32768)], {}, [("RL101", "error", 52, 11)]),
 ])
 def test_olmo_core_model_configs_from_the_wheel(name, groups, params, findings):
     r = lint_config(load_config(str(OLMO_CORE / f"{name}.json"), train=8192, target=32768))
-    assert [(a.label, a.spec.d, a.spec.base, a.spec.scheme, a.length) for a in r.layers] == groups
+    assert [(a.label, *((a.spec.d, a.spec.base, a.spec.scheme) if a.group.attention else (None,) * 3), a.length)
+            for a in r.layers] == groups
     assert r.layers[0].spec.param_dict() == params and found(r) == findings
     assert pick(json.loads((OLMO_CORE / f"{name}.json").read_text())).name == "olmo_core"
 
@@ -386,10 +389,11 @@ def test_olmo_core_attention_variants(tmp_path):
     # no rope: NoPE
     with pytest.raises(NotARopeConfig, match="OLMo-core model has no RoPE: no layer's attention has a rope"):
         _olmo_core(tmp_path, {"n_heads": 16}, name="n.json")
-    # no_global_rope with a sliding window: only the windowed layers rotate (one group, windowed)
+    # no_global_rope with a sliding window: only the windowed layers rotate; the full-attention layers are NoPE
     r = _olmo_core(tmp_path, {"n_heads": 16, "rope": {**rope, "no_global_rope": True},
                               "sliding_window": {"pattern": [1024, -1]}}, name="g.json")
-    assert [(a.label, a.length) for a in r.layers] == [("all layers", 1024)]
+    assert [(a.label, a.length, a.group.indices, a.group.rope) for a in r.layers] == [
+        ("local (1 layer)", 1024, (1,), True), ("NoPE (3 layers)", 4096, (0, 2, 3), False)]
     assert any("no_global_rope" in n for n in r.config.notes)
     # a window of 0 is refused by OLMo-core: RV001 at the pattern
     r = _olmo_core(tmp_path, {"n_heads": 16, "rope": rope, "sliding_window": {"pattern": [0]}}, name="z.json")

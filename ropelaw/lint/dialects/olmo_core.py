@@ -110,10 +110,11 @@ def _window(sw: Any, i: int, n: int) -> int:
     return w if w > 0 or w == -1 else 0
 
 
-def read(doc: Doc) -> Fields:
-    p = _model(doc.data) or ""
-    problems: list = []
-    notes: list = []
+def per_layer(doc: Doc, p: str) -> tuple:
+    """``(n_layers, att, rope_at, windows, no_global, used)``: each layer's attention config path (None: another
+    sequence mixer), its rope-holding attention (None: no rope), its window (-1 full, 0 unusable), the attention
+    configs with ``no_global_rope``, and the layers RoPE acts on (a full-attention layer with
+    ``no_global_rope`` has none: ``AttentionConfig.build``)."""
     n_layers_v = doc.get(f"{p}n_layers", expect="int")
     n_layers = n_layers_v.raw if n_layers_v is not None and _int(n_layers_v.raw) and n_layers_v.raw > 0 else 1
     blocks = _layers(doc, p, min(n_layers, MAX_LAYERS))
@@ -121,11 +122,58 @@ def read(doc: Doc) -> Fields:
     att = [att_of.get(b) for b in blocks]
     has_rope = {a: isinstance(doc.raw(f"{a}.rope"), Mapping) for a in set(att_of.values()) if a}
     rope_at = [a if a is not None and has_rope[a] else None for a in att]
-    sw_of = {a: doc.raw(f"{a}.sliding_window") for a in has_rope}
+    sw_of = {a: doc.raw(f"{a}.sliding_window") for a in set(att_of.values()) if a}
     windows = [_window(sw_of[a], i, n_layers) if a else -1 for i, a in enumerate(att)]
     no_global = {a for a in rope_at if a and doc.raw(f"{a}.rope.no_global_rope") is True}
-    # the layers RoPE acts on: a full-attention layer with no_global_rope has none
     used = [i for i, a in enumerate(rope_at) if a and not (windows[i] == -1 and a in no_global)]
+    return n_layers, att, rope_at, windows, no_global, used
+
+
+def load(doc: Doc, o):
+    """:func:`read`, assembled, with each group's layers (``indices``): the rotary layers (global / local),
+    then the attention layers RoPE does not act on (NoPE: no rope config, or ``no_global_rope`` on a
+    full-attention layer) and the layers whose sequence mixer is no attention (GatedDeltaNet, Mamba)."""
+    from dataclasses import replace
+
+    from ._framework import assemble
+
+    cfg = assemble(doc, read(doc), o)
+    n_layers, att, rope_at, windows, _, used = per_layer(doc, _model(doc.data) or "")
+    if n_layers > MAX_LAYERS:
+        return cfg
+    full = tuple(i for i in used if windows[i] == -1)
+    local = tuple(i for i in used if windows[i] != -1)
+    layers = [replace(g, indices=full if g.label == "global layers" else local if g.label == "local layers"
+                      else tuple(used)) for g in cfg.layers]
+    nope = tuple(i for i, a in enumerate(att) if a is not None and i not in used)
+    mixers = tuple(i for i, a in enumerate(att) if a is None)
+    if (nope or mixers) and layers[0].label == "all layers":  # not all: say which
+        layers[0] = replace(layers[0], label=group_label("local" if layers[0].window else "global", tuple(used)))
+    main = layers[0]
+    if nope:
+        spans = {windows[i] for i in nope}
+        w = next(iter(spans)) if len(spans) == 1 and -1 not in spans and 0 not in spans else None
+        window = Value(w, None, main.d.line, main.d.column, f"window {w:,} ({PKG} Attention: {w:,} positions)",
+                       "int") if w is not None else None
+        layers.append(replace(main, label=group_label("NoPE", nope), rope=False, window=window, chunk=None,
+                              indices=nope, params={}, block=None, pretrained_with_scheme=None))
+    if mixers:
+        layers.append(replace(main, label=group_label("without attention", mixers), rope=False, attention=False,
+                              window=None, chunk=None, indices=mixers, params={}, block=None,
+                              pretrained_with_scheme=None))
+    return replace(cfg, layers=layers)
+
+
+def group_label(role: str, idx: tuple) -> str:
+    """``NoPE (8 layers)``, ``without attention (18 layers)``: as the Hugging Face dialect labels them."""
+    return f"{role} ({len(idx):,} layer{'s' if len(idx) != 1 else ''})"
+
+
+def read(doc: Doc) -> Fields:
+    p = _model(doc.data) or ""
+    problems: list = []
+    notes: list = []
+    n_layers, att, rope_at, windows, no_global, used = per_layer(doc, p)
     if not used:
         why = ("no_global_rope on layers without a sliding window" if no_global else
                "no layer's attention has a rope config (NoPE or another sequence mixer)")
@@ -249,4 +297,4 @@ def _dtype(doc: Doc, p: str) -> Value | None:
                                                          "str")
 
 
-DIALECT = dialect(NAME, detect, read)
+DIALECT = dialect(NAME, detect, load=load)
