@@ -35,6 +35,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .errors import UsageError
 from .schemes import default_inv_freq
 from .spec import check_base, check_positive_int, check_rotary_dim
 
@@ -73,9 +74,9 @@ def default_frequencies(d: int, base: float) -> np.ndarray:
 def _freqs(inv_freq: Any) -> np.ndarray:
     theta = np.asarray(inv_freq, dtype=np.float64).reshape(-1)  # (n,) f64
     if theta.size == 0:
-        raise ValueError("frequency set is empty")
+        raise UsageError("frequency set is empty")
     if not np.all(np.isfinite(theta)):
-        raise ValueError("frequencies must be finite")
+        raise UsageError("frequencies must be finite")
     return theta
 
 
@@ -579,14 +580,14 @@ def base_lower_bound(d: int, length: int, *, convention: str = "grid", digits: i
     d = check_rotary_dim(d)
     length = check_positive_int("length", length)
     if not _supports_cached(d, float(hi), length):
-        raise ValueError(f"no base up to {hi:g} supports length {length} at d={d}")
+        raise UsageError(f"no base up to {hi:g} supports length {length} at d={d}")
     if convention == "grid":
         if digits < 1:
-            raise ValueError(f"digits must be >= 1, got {digits}")
+            raise UsageError(f"digits must be >= 1, got {digits}")
         found = _grid_lower_bound(d, length, int(digits), float(hi))
         return hi if found is None else found  # pragma: no branch  (hi passes, checked above)
     if convention != "bisection":
-        raise ValueError(f"unknown convention {convention!r}: grid or bisection")
+        raise UsageError(f"unknown convention {convention!r}: grid or bisection")
     lo_log, hi_log = math.log(1.0 + 1e-9), math.log(hi)
     hints = []
     while hi_log - lo_log > 1e-6:

@@ -19,7 +19,8 @@ import sys
 import traceback
 from typing import Sequence
 
-from .errors import UsageError
+from .errors import UsageError, internal_error_line
+from .streams import guard_streams
 
 # name -> module; order is the order of `ropelaw --help`
 COMMANDS = {
@@ -86,23 +87,46 @@ EXIT_INTERNAL_ERROR = 3  # distinct from 1 (findings) and 2 (bad input): a crash
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command: 0 clean, 1 findings, 2 bad input, 3 internal error, 130 interrupted."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in argv or os.environ.get("ROPELAW_DEBUG", "") not in ("", "0")
+    from . import errors
+
+    errors.DEBUG = "--debug" in argv
+    debug = errors.debugging()
     argv = [a for a in argv if a != "--debug"]
+    restore = guard_streams()
     try:
         return _main(argv)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # `ropelaw ... | head`: the reader left, not an error (docs/usage.md)
+        return _reader_left()
+    except UsageError as exc:  # bad input found outside a command's run (building the parser)
+        return _bad_input(exc)
     except Exception as exc:  # a bug: one line, a distinct exit code; the traceback on request
-        from .report import clean
-
         if debug:
             traceback.print_exc()
-        text = " ".join(str(exc).split())[:300]
-        print(f"ropelaw: internal error: {type(exc).__name__}{': ' + clean(text) if text else ''} "
-              f"(a bug in ropelaw; rerun with --debug or ROPELAW_DEBUG=1 for the traceback)", file=sys.stderr)
+        print(f"ropelaw: internal error: {internal_error_line(exc)}", file=sys.stderr)
         return EXIT_INTERNAL_ERROR
+    finally:
+        restore()
+
+
+def _bad_input(exc: UsageError) -> int:
+    from .report import clean
+
+    print(f"ropelaw: error: {clean(' '.join(str(exc).splitlines()))}", file=sys.stderr)
+    return 2
+
+
+def _reader_left() -> int:
+    """stdout's reader is gone: later writes (the interpreter's last flush) go to /dev/null, so no
+    "Exception ignored ... BrokenPipeError" follows; exit 0 (docs/usage.md)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ is not None else 1)
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 0
 
 
 def _main(argv: list[str]) -> int:
@@ -122,16 +146,11 @@ def _main(argv: list[str]) -> int:
         parser.print_help()
         return 2 if args.command is None and argv else 0
     try:
-        return int(args._run(args) or 0)
-    except BrokenPipeError:  # `ropelaw ... | head`: the reader left, not an error
-        return 0
-    except (UsageError, ValueError, OSError) as exc:  # bad input: one line, exit 2
-        from .report import clean
-
-        print(f"ropelaw: error: {clean(' '.join(str(exc).splitlines()))}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+        code = int(args._run(args) or 0)
+        sys.stdout.flush()  # a full disk is said now, as bad input, not at the interpreter's exit
+        return code
+    except UsageError as exc:  # bad input, detected as such: one line, exit 2 (anything else is ropelaw's)
+        return _bad_input(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from .errors import UsageError
 from .schemes import default_inv_freq
 from .spec import check_base, check_rotary_dim
 
@@ -42,7 +43,7 @@ def decay_curve(d: int, base: float, distances: Sequence[float] | Any) -> list[f
     theta = np.asarray(_theta(d, base), dtype=np.float64)  # (d/2,) f64
     m = np.asarray(distances, dtype=np.float64).reshape(-1)  # (M,) f64
     if not np.all(np.isfinite(m)):
-        raise ValueError("distances must be finite")
+        raise UsageError("distances must be finite")
     out = np.empty(m.size, dtype=np.float64)
     step = 4096
     for a in range(0, m.size, step):

@@ -1,4 +1,11 @@
-"""Errors that mean "bad input": the CLI prints them as one line and exits 2."""
+"""Errors that mean "bad input": the CLI prints them as one line and exits 2.
+
+:class:`UsageError` is the one declared bad-input type: it is raised where input is validated
+(a flag, a file, a value in a file), says what is wrong and where, and the CLI prints it as one
+line with exit 2. Any other exception reaching the CLI is ropelaw's own failure (exit 3,
+:func:`internal_error_line`), never the user's: a ``KeyError`` inside a dialect is a bug in the
+dialect, not a malformed config.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,40 @@ from typing import Iterable
 
 
 class UsageError(ValueError):
-    """Bad input (file, option, value) detected by ropelaw; one line, exit 2."""
+    """Bad input (file, option, value) detected by ropelaw; one line, exit 2.
+
+    A ``ValueError`` for library callers (``except ValueError`` keeps working); the CLI treats only
+    this type (and its subclasses) as the user's error."""
+
+
+class OutputError(UsageError):
+    """Standard output could not be written (a full disk, a closed descriptor): the user's
+    environment, named as such, exit 2."""
+
+
+REPORT_HINT = ("a bug in ropelaw, not in your input: please report it with the command line and the "
+               "traceback, shown with --debug or ROPELAW_DEBUG=1")
+
+
+DEBUG = False  # set by the CLI's --debug
+
+
+def debugging() -> bool:
+    """Whether ropelaw's own failures show their traceback: ``--debug`` or ``ROPELAW_DEBUG=1``."""
+    import os
+
+    return DEBUG or os.environ.get("ROPELAW_DEBUG", "") not in ("", "0")
+
+
+def internal_error_line(exc: BaseException, *, where: str = "") -> str:
+    """The one line printed for ropelaw's own failure (exit 3): the exception's type and message
+    (whitespace collapsed, at most 300 characters, control characters escaped) and how to report it.
+    ``where``: what was being done (a file's path), said first."""
+    from .escape import clean
+
+    text = " ".join(str(exc).split())[:300]
+    what = f"{type(exc).__name__}{': ' + text if text else ''}"
+    return clean(f"{where + ': ' if where else ''}{what} ({REPORT_HINT})")
 
 
 def install_hint(extra: str) -> str:

@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import UsageError
+
 __all__ = ["Rule", "Finding", "define_rule", "get_rule", "all_rules", "select_findings", "parse_selectors", "SEVERITIES"]
 
 SEVERITIES = ("error", "warning", "info")
@@ -168,7 +170,7 @@ def parse_selectors(values: "str | list[str] | None", flag: str) -> list[str] | 
     known = [r.code for r in all_rules()]
     for c in codes:
         if c.upper() != "ALL" and not any(k.startswith(c.upper()) for k in known):
-            raise ValueError(f"{flag}: {c!r} is not a rule code or prefix (e.g. RP101, RL, ALL; "
+            raise UsageError(f"{flag}: {c!r} is not a rule code or prefix (e.g. RP101, RL, ALL; "
                              "see `ropelaw rule --all`)")
     return codes
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import UsageError
 from .results import Result
 
 __all__ = ["FloatFormat", "FORMATS", "PositionCounts", "get_format", "format_names",
@@ -128,7 +129,7 @@ def get_format(name: "str | FloatFormat | Any") -> FloatFormat:
         from .errors import did_you_mean
 
         hint = did_you_mean(text, [*FORMATS, *_ALIASES])
-        raise ValueError(f"unknown float format {str(name)!r}; choose one of {', '.join(FORMATS)} "
+        raise UsageError(f"unknown float format {str(name)!r}; choose one of {', '.join(FORMATS)} "
                          f"(aliases: bfloat16, float16, half, float32, e4m3, e5m2){hint}")
     return FORMATS[key]
 
@@ -221,9 +222,9 @@ def exact_positions(fmt: "str | FloatFormat", length: int) -> PositionCounts:
         if isinstance(length, float) and length.is_integer():
             length = int(length)
         else:
-            raise ValueError(f"length must be a whole number >= 1, got {length!r}")
+            raise UsageError(f"length must be a whole number >= 1, got {length!r}")
     if length < 1:
-        raise ValueError(f"length must be >= 1, got {length}")
+        raise UsageError(f"length must be >= 1, got {length}")
     exact = _count_exact_below(f, length)
     last = length - 1
     threshold = f.overflow_threshold

@@ -51,6 +51,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import UsageError
 from .numfmt import count, number, short
 from .plan_types import COST_NONE, OPTION_NAMES, SOURCES, Caveat, Option  # noqa: F401  (re-exported)
 from .results import Result, table_html
@@ -181,7 +182,7 @@ def plan(spec: RopeSpec, target: int, *, dtype: str | None = None, inputs: dict 
 
     target = check_positive_int("target", target)
     if target < spec.train_len:
-        raise ValueError(f"target {count(target)} is below the training length {count(spec.train_len)}: "
+        raise UsageError(f"target {count(target)} is below the training length {count(spec.train_len)}: "
                          "nothing to extend")
     notes = list(notes or [])
     current = make_option("current", "as it is" if spec.scheme == "default" else f"as it is ({spec.scheme})", spec,

@@ -12,6 +12,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from .errors import UsageError
 from .numfmt import count, number, short
 from .plan_types import (COST_NONE, COST_TARGET, COST_TRAIN, COST_UNKNOWN, MAX_WHOLE_FACTOR, SOURCES, Caveat,
                    Option)
@@ -275,7 +276,7 @@ def factor_option(name: str, spec: RopeSpec, target: int, extra_params: dict | N
                       "from 8,192 tokens for 131,072 (Llama 3.1 config.json)", SOURCES["llama3"])]
         cost, rank, title = "not stated by the sources", COST_UNKNOWN, "Llama 3.1 bands"
     else:  # pragma: no cover - the callers name only the schemes above
-        raise ValueError(f"no factor option {name!r}")
+        raise UsageError(f"no factor option {name!r}")
     return make_option(name, title, cand, target, params, cost, rank, SOURCES[name if name != "linear" else "pi"],
                    how, cav, r, **extra)
 

@@ -6,33 +6,13 @@ Shared by ``ropelaw audit`` and ``ropelaw lint``; checks never print.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Iterable, Iterator
 
+from .errors import UsageError
+from .escape import clean  # the one escaping function (ropelaw/escape.py), re-exported here
 from .findings import Finding, all_rules
 
 __all__ = ["FORMATS", "render", "summary_line", "exit_code", "clean", "JsonStream", "sarif_uri"]
-
-# C0/C1 controls (newline, carriage return, ESC ...), DEL, Unicode line/paragraph separators and
-# bidirectional overrides: none belongs in a one-line report, and each can forge output (a
-# newline plus "::error" makes a GitHub annotation; ESC sequences drive the terminal); and lone
-# surrogates, which is how Python spells the bytes of a file name that is not UTF-8.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def _escape_char(m: "re.Match[str]") -> str:
-    c = m.group(0)
-    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-    if c in named:
-        return named[c]
-    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
-
-
-def clean(text: str) -> str:
-    """``text`` with control characters shown as escapes (``\\n``, ``\\x1b``, ``\\u202e``): text
-    and GitHub output print names that come from files (paths, keys, tensor names) through it."""
-    text = str(text)
-    return _CONTROL.sub(_escape_char, text) if _CONTROL.search(text) else text
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -106,7 +86,7 @@ def text_lines(findings: list[Finding], checked: int, noun: str = "file",
 
 def render_json(findings: list[Finding], extra: dict[str, Any] | None = None) -> str:
     """A JSON list of findings, or, with ``extra``, an object with ``findings`` and those keys."""
-    from .commands._common import json_safe  # a finding's data may hold inf (an unbounded length)
+    from .jsonout import json_safe  # a finding's data may hold inf (an unbounded length)
 
     items = json_safe([f.to_dict() for f in _sort(findings)])
     extra = json_safe(extra) if extra is not None else None
@@ -116,21 +96,26 @@ def render_json(findings: list[Finding], extra: dict[str, Any] | None = None) ->
 
 
 class JsonStream:
-    """Writes one JSON object key by key (indented as ``json.dumps(obj, indent=2)``), a list item
-    by item (one line each): a scan of 50,000 configs keeps no list of their setups."""
+    """Builds one JSON object key by key (indented as ``json.dumps(obj, indent=2)``), a list item
+    by item (one line each), in a spooled temporary file (past 1 MiB on disk: a scan of 50,000 configs
+    keeps no list of their setups in memory); :meth:`close` writes it to ``target`` whole
+    (``jsonout.write_document``), so an interrupted or failed run leaves a whole document or nothing."""
 
-    def __init__(self, out) -> None:
-        self._out = out
+    def __init__(self, target) -> None:
+        import tempfile
+
+        self._target = target
+        self._out = tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8", newline="\n")
         self._keys = 0
         self._items: int | None = None
-        out.write("{")
+        self._out.write("{")
 
     def _key(self, key: str) -> None:
         self._out.write(("," if self._keys else "") + f"\n  {json.dumps(key)}: ")
         self._keys += 1
 
     def value(self, key: str, value: Any) -> None:
-        from .commands._common import json_safe
+        from .jsonout import json_safe
 
         self._key(key)
         self._out.write(json.dumps(json_safe(value), indent=2, allow_nan=False).replace("\n", "\n  "))
@@ -143,7 +128,7 @@ class JsonStream:
     def item(self, value: Any) -> None:
         """One list item on one line (json's C encoder; ``indent`` would use the pure-Python one,
         3x slower on a scan of many configs)."""
-        from .commands._common import json_safe
+        from .jsonout import json_safe
 
         text = json.dumps(json_safe(value), allow_nan=False)
         self._out.write(("," if self._items else "") + "\n    " + text)
@@ -154,7 +139,17 @@ class JsonStream:
         self._items = None
 
     def close(self) -> None:
+        from .jsonout import write_document
+
         self._out.write("\n}\n" if self._keys else "}\n")
+        try:
+            write_document(self._out, self._target)
+        finally:
+            self._out.close()
+
+    def discard(self) -> None:
+        """Drop what was built (the run failed): nothing reaches the target."""
+        self._out.close()
 
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -244,7 +239,7 @@ def render(findings: list[Finding], fmt: str, *, checked: int = 1, noun: str = "
         return render_sarif(findings, __version__)
     if fmt == "github":
         return render_github(findings)
-    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
 def exit_code(findings: list[Finding]) -> int:

@@ -27,19 +27,21 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
+from .errors import UsageError
+
 __all__ = ["RopeSpec", "check_base", "check_positive_int", "check_real", "check_rotary_dim"]
 
 
 def check_real(name: str, value: Any) -> float:
     """Return ``value`` as a finite float or raise ``ValueError`` naming ``name``."""
     if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, got {value!r}")
+        raise UsageError(f"{name} must be a number, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
+        raise UsageError(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise UsageError(f"{name} must be finite, got {value!r}")
     return x
 
 
@@ -47,10 +49,10 @@ def check_positive_int(name: str, value: Any, minimum: int = 1) -> int:
     """Return ``value`` as an int >= ``minimum``; integral floats (``4096.0``, ``1e6``) pass."""
     x = check_real(name, value)
     if x != int(x):
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
+        raise UsageError(f"{name} must be a whole number, got {value!r}")
     n = int(x)
     if n < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+        raise UsageError(f"{name} must be >= {minimum}, got {value!r}")
     return n
 
 
@@ -60,13 +62,13 @@ def check_rotary_dim(d: Any) -> int:
     Even: dims rotate in pairs (RoFormer, arXiv 2104.09864, eq. 15); at least one pair.
     """
     if isinstance(d, bool) or not isinstance(d, (int, float, str)):
-        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
+        raise UsageError(f"rotary dimension d must be an even integer >= 2, got {d!r}")
     try:
         n = check_positive_int("rotary dimension d", d, minimum=2)
     except ValueError:
-        raise ValueError(f"rotary dimension d must be an even integer >= 2, got {d!r}") from None
+        raise UsageError(f"rotary dimension d must be an even integer >= 2, got {d!r}") from None
     if n % 2:
-        raise ValueError(f"rotary dimension d must be even, an even integer >= 2 (pairs of dims rotate), got {n}")
+        raise UsageError(f"rotary dimension d must be even, an even integer >= 2 (pairs of dims rotate), got {n}")
     return n
 
 
@@ -75,7 +77,7 @@ def check_base(name: str, b: Any) -> float:
     ``ValueError`` naming ``name``."""
     x = check_real(name, b)
     if x <= 1:
-        raise ValueError(f"{name} must be > 1, got {b!r}")
+        raise UsageError(f"{name} must be > 1, got {b!r}")
     return x
 
 
@@ -115,7 +117,7 @@ class RopeSpec:
         set_(self, "d", d)
         train = check_positive_int("training length", self.train_len)
         if train <= 2 * math.pi:
-            raise ValueError(
+            raise UsageError(
                 f"training length must exceed 2*pi (no pair can complete a period otherwise), got {train}"
             )
         set_(self, "train_len", train)
@@ -124,16 +126,16 @@ class RopeSpec:
         if self.tune_len is not None:
             tune = check_positive_int("tuning length", self.tune_len)
             if tune < train:
-                raise ValueError(
+                raise UsageError(
                     f"tuning length must be >= training length {train}, got {tune}"
                 )
             set_(self, "tune_len", tune)
         if not isinstance(self.scheme, str) or not self.scheme:
-            raise ValueError(f"scheme must be a name, got {self.scheme!r}")
+            raise UsageError(f"scheme must be a name, got {self.scheme!r}")
         if not isinstance(self.pretrained_with_scheme, bool):
-            raise ValueError(f"pretrained_with_scheme must be true or false, got {self.pretrained_with_scheme!r}")
+            raise UsageError(f"pretrained_with_scheme must be true or false, got {self.pretrained_with_scheme!r}")
         if self.pretrained_with_scheme and self.scheme == "default":
-            raise ValueError("pretrained_with_scheme needs a scaling scheme: plain RoPE in pre-training is "
+            raise UsageError("pretrained_with_scheme needs a scaling scheme: plain RoPE in pre-training is "
                              "the default (pick the scheme the model was trained with)")
         set_(self, "params", _freeze(dict(self.params) if isinstance(self.params, Mapping) else dict(self.params)))
         set_(self, "source", _freeze(dict(self.source) if isinstance(self.source, Mapping) else dict(self.source)))

@@ -38,6 +38,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .errors import UsageError
 from .numfmt import compact
 from .pair_bound import _inference, _inverse_position, _period, _scheme_formula, _scheme_pair_bound
 from .results import Result
@@ -108,7 +109,7 @@ def _check_length(name: str, t: Any) -> int:
     """A context length: a whole number of tokens > 2*pi (so some pair can complete a period)."""
     n = check_positive_int(name, t)
     if n <= _TWO_PI:
-        raise ValueError(f"{name} must exceed 2*pi (no pair completes a period otherwise), got {t!r}")
+        raise UsageError(f"{name} must exceed 2*pi (no pair completes a period otherwise), got {t!r}")
     return n
 
 
@@ -195,7 +196,7 @@ def trained_critical_dimension(spec: RopeSpec) -> int:
 
     info = scheme_info(spec.scheme)
     if info.exact is None:
-        raise ValueError(f"scheme {info.name!r} changes relative positions, not frequencies: "
+        raise UsageError(f"scheme {info.name!r} changes relative positions, not frequencies: "
                          "pretrained_with_scheme is defined for frequency schemes only")
     pre = _pretraining_spec(spec)
     t = spec.train_len
@@ -226,7 +227,7 @@ def critical_base(train_len: float, tune_len: float, pretrain_base: float = 1000
     u = _check_length("tuning length", tune_len)
     b = check_base("pretraining base", pretrain_base)
     if u < t:
-        raise ValueError(f"tuning length must be >= training length {t:g}, got {u:g}")
+        raise UsageError(f"tuning length must be >= training length {t:g}, got {u:g}")
     if u == t:
         return b
     try:
@@ -462,7 +463,7 @@ def base_for_context(d: int, train_len: float, target: float, pretrain_base: flo
     t = _check_length("training length", train_len)
     target = check_real("target length", target)  # a real distance the bound must reach
     if target <= 0:
-        raise ValueError(f"target length must be > 0, got {target!r}")
+        raise UsageError(f"target length must be > 0, got {target!r}")
     b = check_base("pretraining base", pretrain_base)
     if target <= t:
         return b
@@ -472,7 +473,7 @@ def base_for_context(d: int, train_len: float, target: float, pretrain_base: flo
     except OverflowError:  # e.g. target 1e308 at d_extra < d: beyond float range
         beta = math.inf
     if not math.isfinite(beta):
-        raise ValueError(f"target length {target:g} needs a base beyond float range")
+        raise UsageError(f"target length {target:g} needs a base beyond float range")
 
     def reaches(x: float) -> bool:  # 2*pi*x^(d_extra/d) >= target, exactly; x > b on this path
         if x <= b:

@@ -64,8 +64,39 @@ def test_internal_error_is_one_line_exit_3(capsys, monkeypatch):
     monkeypatch.delenv("ROPELAW_DEBUG", raising=False)
     code, out, err = run(capsys, "exact", "--dtype", "bf16", "--length", "4096")
     assert (code, out) == (EXIT_INTERNAL_ERROR, "") and EXIT_INTERNAL_ERROR == 3
-    assert err == ("ropelaw: internal error: RuntimeError: something broke on two lines (a bug in ropelaw; rerun "
-                   "with --debug or ROPELAW_DEBUG=1 for the traceback)\n")
+    assert err == ("ropelaw: internal error: RuntimeError: something broke on two lines (a bug in ropelaw, not in "
+                   "your input: please report it with the command line and the traceback, shown with --debug or "
+                   "ROPELAW_DEBUG=1)\n")
+
+
+@pytest.mark.parametrize("exc", [ValueError("bad"), OSError(2, "No such file or directory", "/pkg/presets/x.json"),
+                                 KeyError("scaling_factor"), TypeError("unsupported operand")])
+def test_undeclared_errors_are_ropelaws_exit_3(capsys, monkeypatch, exc):
+    """Only UsageError (the declared bad-input type) is the user's: a ValueError, an OSError on a file of the
+    package, a KeyError or TypeError in ropelaw's code is exit 3, said as ropelaw's bug (they were exit 2)."""
+    from ropelaw.commands import exact
+
+    def boom(args):
+        raise exc
+
+    monkeypatch.setattr(exact, "run", boom)
+    monkeypatch.delenv("ROPELAW_DEBUG", raising=False)
+    code, out, err = run(capsys, "exact", "--dtype", "bf16", "--length", "4096")
+    assert (code, out) == (3, "")
+    assert err.startswith(f"ropelaw: internal error: {type(exc).__name__}") and "a bug in ropelaw" in err
+    assert err.count("\n") == 1
+
+
+def test_usage_error_is_the_users_exit_2(capsys, monkeypatch):
+    from ropelaw.commands import exact
+    from ropelaw.errors import UsageError
+
+    def bad(args):
+        raise UsageError("x.json: rope_theta must be > 1")
+
+    monkeypatch.setattr(exact, "run", bad)
+    code, out, err = run(capsys, "exact", "--dtype", "bf16", "--length", "4096")
+    assert (code, out, err) == (2, "", "ropelaw: error: x.json: rope_theta must be > 1\n")
 
 
 @pytest.mark.parametrize("how", ["flag", "env"])

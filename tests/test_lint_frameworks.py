@@ -25,7 +25,8 @@ from ropelaw.lint.loader import NotARopeConfig, load_config
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "frameworks"
 HF = ROOT / "tests" / "configs"
-PRESETS = ROOT / "ropelaw" / "lint" / "presets"
+# the presets the package reads (the installed copy when CI runs these tests against the wheel)
+PRESETS = pathlib.Path(__import__("ropelaw.lint.dialects._framework", fromlist=["PRESETS"]).PRESETS)
 
 
 def lint(tmp_path, name: str, text: str, **kw):

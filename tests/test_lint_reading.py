@@ -124,3 +124,29 @@ def test_model_config_path_must_exist(tmp_path, capsys):
     assert main(["lint", p, "--model-config", str(tmp_path / "nope.json")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--model-config" in err and "no such file or directory" in err
+
+
+def test_re104_internal_error_is_ropelaws_and_re102_stays_the_users(tmp_path, capsys, monkeypatch):
+    """RE104 internal-error: an exception that is not the declared bad-input type, raised while a file is
+    read, is ropelaw's failure on that file (exit 3), not RE102 malformed-config; a truncated file stays RE102."""
+    from ropelaw.cli import main
+    from ropelaw.lint.dialects import torchtitan
+
+    good = tmp_path / "a.toml"
+    good.write_text('[model]\nname = "llama3"\nflavor = "8B"\n[training]\nseq_len = 8192\n')
+    cut = tmp_path / "b.json"
+    cut.write_text('{"hidden_size": 4096, "rope_theta": ')
+    assert main(["lint", str(tmp_path)]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "b.json:1:1: RE102 malformed-config" in out and "RE104" not in out
+
+    def broken(doc):
+        raise KeyError("scaling_factor")
+
+    import dataclasses
+
+    monkeypatch.setattr(torchtitan, "DIALECT", dataclasses.replace(torchtitan.DIALECT, load=lambda *a, **k: broken(None)))
+    assert main(["lint", str(tmp_path)]) == 3
+    out = capsys.readouterr().out
+    assert "a.toml:1:1: RE104 internal-error ropelaw failed on this file: KeyError: 'scaling_factor'" in out
+    assert "b.json:1:1: RE102 malformed-config" in out

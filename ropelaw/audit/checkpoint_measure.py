@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import UsageError
+
 # unit roundoff 2^-p (p significant bits, formats.get_format(...).precision): the largest relative
 # change of a round-to-nearest cast (half an ulp): bf16 2^-8, fp16 2^-11, e4m3 2^-4, e5m2 2^-3
 _ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "bfloat16": 2.0**-8, "float16": 2.0**-11,
@@ -37,7 +39,7 @@ def alibi_slopes(heads: int) -> np.ndarray:
     slopes, then every other slope of the 2n sequence (2^(-4h/n), h = 1, 3, 5, ...) for the rest.
     """
     if heads < 1:
-        raise ValueError("heads must be >= 1")
+        raise UsageError("heads must be >= 1")
     n = 1 << (heads.bit_length() - 1)
     slopes = [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
     if n != heads:

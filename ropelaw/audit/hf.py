@@ -6,6 +6,7 @@ import importlib
 import inspect
 from typing import Any, Callable, Iterable
 
+from ..errors import UsageError
 from .conventions import convention_of, parameters_of
 from .measure import DEFAULT_CHUNK
 from .module import ModuleAudit, audit_module, require_torch, runtime_findings
@@ -40,22 +41,22 @@ def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None, 
     try:
         config = transformers.AutoConfig.for_model(model_type, **(overrides or {}))
     except KeyError:
-        raise ValueError(f"transformers {transformers.__version__} has no model type {model_type!r}") from None
+        raise UsageError(f"transformers {transformers.__version__} has no model type {model_type!r}") from None
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         if "Unrecognized model" in first or "does not recognize" in first:
-            raise ValueError(f"transformers {transformers.__version__} has no model type {model_type!r}") from None
-        raise ValueError(f"cannot build a {model_type!r} config with transformers {transformers.__version__}: "
+            raise UsageError(f"transformers {transformers.__version__} has no model type {model_type!r}") from None
+        raise UsageError(f"cannot build a {model_type!r} config with transformers {transformers.__version__}: "
                          f"{type(exc).__name__}: {first}") from None
     mod_name = f"transformers.models.{model_type}.modeling_{model_type}"
     try:
         module = importlib.import_module(mod_name)
     except Exception as exc:
-        raise ValueError(f"cannot import {mod_name}: {type(exc).__name__}: {exc}") from None
+        raise UsageError(f"cannot import {mod_name}: {type(exc).__name__}: {exc}") from None
     classes = [(n, c) for n, c in vars(module).items()
                if inspect.isclass(c) and n.endswith("RotaryEmbedding") and c.__module__ == module.__name__]
     if not classes:
-        raise ValueError(f"{model_type}: transformers {transformers.__version__} defines no *RotaryEmbedding class "
+        raise UsageError(f"{model_type}: transformers {transformers.__version__} defines no *RotaryEmbedding class "
                          "(this architecture may not use RoPE in this version)")
     prefix = _HF_PREFERRED.get(model_type, "")
     plain = [c for n, c in classes if n.lower() == f"{model_type.replace('_', '')}rotaryembedding"
@@ -132,7 +133,7 @@ def _rope_dims_of(model_type: str, config: Any) -> tuple[int | None, int | None,
     try:
         loaded = load_mapping(config.to_dict(), path=label, dialect="hf")
     except ValueError as exc:  # UsageError / NotARopeConfig: one line naming the config
-        raise ValueError(f"{model_type}: cannot read the RoPE settings of its config: {exc}") from None
+        raise UsageError(f"{model_type}: cannot read the RoPE settings of its config: {exc}") from None
     main = loaded.layers[0]
 
     def whole(v) -> int | None:
@@ -158,7 +159,7 @@ def _config_base(model_type: str, base: Any) -> float:
     try:
         return float(base)
     except (TypeError, ValueError):
-        raise ValueError(f"{model_type}: the config's rope_theta is {base!r}, not a number "
+        raise UsageError(f"{model_type}: the config's rope_theta is {base!r}, not a number "
                          "(--config rope_theta=10000)") from None
 
 

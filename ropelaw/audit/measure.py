@@ -46,6 +46,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..errors import UsageError
 from ..results import Result
 
 TWO_PI = 2.0 * math.pi
@@ -107,7 +108,7 @@ def effective_frequencies(positions: Sequence[int], cos: np.ndarray, sin: np.nda
     Domain: positions[0] must be 1 and omega_i in (-pi, pi] (every RoPE variant in use).
     """
     if not positions or positions[0] != 1:
-        raise ValueError("effective_frequencies needs the encoding at position 1 first")
+        raise UsageError("effective_frequencies needs the encoding at position 1 first")
     phi = np.arctan2(np.asarray(sin, np.float64), np.asarray(cos, np.float64))  # (k, d/2)
     omega = phi[0].copy()
     for row, p in zip(phi[1:], positions[1:]):

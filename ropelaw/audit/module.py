@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ..errors import UsageError
 from ..findings import Finding
 from ..results import Result
 from .measure import DEFAULT_CHUNK, DRIFT_TOLERANCE, ScenarioResult, geometric_nominal, scenario_magnitude_tolerance
@@ -98,12 +99,12 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
     require_torch()
     dtype_name = canonical_dtype(dtype)
     if not isinstance(length, int) or length < 2:
-        raise ValueError(f"length must be an integer >= 2, got {length!r}")
+        raise UsageError(f"length must be an integer >= 2, got {length!r}")
     if length > MAX_RUNTIME_LENGTH:
-        raise ValueError(f"length {length:,} is beyond {MAX_RUNTIME_LENGTH:,} (2^23) positions: the module's own "
+        raise UsageError(f"length {length:,} is beyond {MAX_RUNTIME_LENGTH:,} (2^23) positions: the module's own "
                          "(L, d) tensors would not fit in memory; `ropelaw exact` counts exact positions in closed form")
     if base is not None and not (base > 1 and math.isfinite(base)):
-        raise ValueError(f"base must be a finite number > 1, got {base!r}")
+        raise UsageError(f"base must be a finite number > 1, got {base!r}")
     scen = expand_scenarios(scenarios)
     if isinstance(target, str):
         factory, path, line = load_factory(target)

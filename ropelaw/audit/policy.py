@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import UsageError
+
 TORCH_VERSION = "2.13.0"
 HEADER = "torch 2.13.0 aten/src/ATen/autocast_mode.h"
 SOURCE = "pytorch/pytorch@008ec6b1 aten/src/ATen/autocast_mode.cpp"
@@ -117,7 +119,7 @@ def autocast_policy(device: str) -> dict[str, str]:
     elif device == "cpu":
         groups = ((CPU_LOWER_PRECISION_FP, "lower_precision_fp"), (CPU_FP32, "fp32"), (CPU_PROMOTE, "promote"))
     else:
-        raise ValueError(f"autocast policy for 'cuda' or 'cpu', not {device!r}")
+        raise UsageError(f"autocast policy for 'cuda' or 'cpu', not {device!r}")
     return {op: policy for ops, policy in groups for op in ops}
 
 

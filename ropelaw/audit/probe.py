@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..errors import UsageError
 from .conventions import _HEAD_DIM_CANDIDATES, _PROBE_HEADS, _PROBE_N, _ROLE_WORDS, _SHORT_LAYOUT, LAYOUTS, LENGTH_NAMES
 from .conventions import _Plan, _roles, plans_for
 from .target import head_dim_of
@@ -173,18 +174,18 @@ class Probe:
             if self.plan.with_k:
                 if q is not None and tuple(out[0].shape) == tuple(q.shape):
                     return "(q, k)"
-                raise ValueError(f"returned tensors of shape {tuple(out[0].shape)}, not the query's")
+                raise UsageError(f"returned tensors of shape {tuple(out[0].shape)}, not the query's")
             return "(cos, sin)"
         if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor) and q is not None:
             out = out[0]
         if not isinstance(out, torch.Tensor):
-            raise ValueError(f"returned {type(out).__name__}, not a tensor or a pair of tensors")
+            raise UsageError(f"returned {type(out).__name__}, not a tensor or a pair of tensors")
         if q is not None and tuple(out.shape) == tuple(q.shape):
             return "rotated"
         if out.is_complex():
             return "complex"
         if q is not None and self.plan.kind == "tensor":
-            raise ValueError(f"returned a tensor of shape {tuple(out.shape)}, not the query's")
+            raise UsageError(f"returned a tensor of shape {tuple(out.shape)}, not the query's")
         return "angles"  # or cos|sin, decided from position 0 (:meth:`_detect_table`)
 
     def _rotated_rows(self, out, q):
@@ -193,7 +194,7 @@ class Probe:
 
         t = out[0] if isinstance(out, (tuple, list)) else out
         if not isinstance(t, torch.Tensor) or tuple(t.shape) != tuple(q.shape):
-            raise ValueError("did not return a tensor of the query's shape")
+            raise UsageError("did not return a tensor of the query's shape")
         self.output_dtype = _dtype_name(t)
         _, seq_ax, head_ax = LAYOUTS[self.plan.layout]
         t = t.movedim(seq_ax, 0)  # (n, ...) positions first
@@ -209,7 +210,7 @@ class Probe:
             raise TableTooShort(int(t.shape[axis]), n)
         if axis is None or axis >= t.dim() or t.shape[axis] < n or (
                 t.shape[axis] > n and not self._whole_cache()):
-            raise ValueError(f"returned shape {tuple(t.shape)}, expected {n} positions on axis {axis}")
+            raise UsageError(f"returned shape {tuple(t.shape)}, expected {n} positions on axis {axis}")
         t = t.movedim(axis, 0)[:n]
         while t.dim() > 2:
             t = t.select(1, 0)
@@ -231,7 +232,7 @@ class Probe:
             return c.numpy(), s.numpy()
         if self.output == "(cos, sin)":
             if not (isinstance(out, (tuple, list)) and len(out) >= 2):
-                raise ValueError(f"returned {type(out).__name__}, expected (cos, sin)")
+                raise UsageError(f"returned {type(out).__name__}, expected (cos, sin)")
             cos, sin = self._table_rows(out[0], n), self._table_rows(out[1], n)
             self.output_dtype = _dtype_name(out[0])
         elif self.output in ("stacked", "matrix"):
@@ -239,14 +240,14 @@ class Probe:
             if self.output == "matrix" and isinstance(t, torch.Tensor) and t.dim() >= 3:
                 t = t.select(-1, 0)  # the first column (cos, sin) of each [[cos, -sin], [sin, cos]]
             if not isinstance(t, torch.Tensor) or self.pair_axis is None or self.pair_axis >= t.dim():
-                raise ValueError("did not return the stacked (cos, sin) tensor of the float32 build")
+                raise UsageError("did not return the stacked (cos, sin) tensor of the float32 build")
             self.output_dtype = _dtype_name(t)
             c, s = self._stacked_rows(t, n)
             return self._split_table(c.float().numpy(), s.float().numpy(), k)
         else:
             t = out[0] if isinstance(out, (tuple, list)) else out
             if not isinstance(t, torch.Tensor):
-                raise ValueError(f"returned {type(t).__name__}, expected a tensor")
+                raise UsageError(f"returned {type(t).__name__}, expected a tensor")
             self.output_dtype = _dtype_name(t)
             rows = self._table_rows(t, n)
             if self.output == "complex":
@@ -337,7 +338,7 @@ class Probe:
 
         fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
         if not callable(fn):
-            raise ValueError(f"the factory returned {type(obj).__name__}, which is not callable")
+            raise UsageError(f"the factory returned {type(obj).__name__}, which is not callable")
         hd = head_dim or head_dim_of(obj)
         roles = _roles(fn)[0]
         fname = getattr(fn, "__name__", None) or "f"
@@ -356,7 +357,7 @@ class Probe:
                       "an offset, a dim or the base"
             else:
                 why = "no parameter takes a length, positions or a query"
-            raise ValueError(f"cannot call {fname}: {why} (parameters read: {read}); length names: "
+            raise UsageError(f"cannot call {fname}: {why} (parameters read: {read}); length names: "
                              f"{', '.join(LENGTH_NAMES[:8])}, ...")
         tried: dict[tuple[str, str], tuple[list[str], list[int]]] = {}  # (call, error) -> layouts, head dims
         with torch.no_grad():
@@ -381,7 +382,7 @@ class Probe:
                 f" with d={','.join(map(str, dims))}" if dims else "")
             parts.append(f"{desc}{where} -> {err}")
         more = f" (+{len(tried) - 6} more)" if len(tried) > 6 else ""
-        raise ValueError(f"no calling convention fits; tried {'; '.join(parts)}{more}")
+        raise UsageError(f"no calling convention fits; tried {'; '.join(parts)}{more}")
 
     def _detect(self) -> None:
         n = _PROBE_N
@@ -395,12 +396,12 @@ class Probe:
             self.head_dim = self.rotary_dim
         c, s = self.at_fresh(list(range(n)))
         if not (np.all(np.isfinite(c)) and np.all(np.isfinite(s))):
-            raise ValueError("non-finite encoding in float32")
+            raise UsageError("non-finite encoding in float32")
         ang = np.arctan2(s, c)
         if np.any(np.abs(ang[0]) > 1e-3):
-            raise ValueError("position 0 is not the identity rotation")
+            raise UsageError("position 0 is not the identity rotation")
         if any(np.array_equal(ang[i], ang[i + 1]) for i in range(n - 1)):
-            raise ValueError("consecutive positions share one encoding: not the positions axis")
+            raise UsageError("consecutive positions share one encoding: not the positions axis")
 
     def at_fresh(self, pos):
         out, q = self._call(pos)
@@ -425,7 +426,7 @@ class Probe:
         if not axes and self._whole_cache():  # its whole cache, longer than asked (GPT-NeoX <= 4.31)
             axes = [i for i in range(t.dim() - 1) if t.shape[i] > n]
         if not axes:
-            raise ValueError(f"returned shape {tuple(t.shape)}: no axis of {n} positions")
+            raise UsageError(f"returned shape {tuple(t.shape)}: no axis of {n} positions")
         self.seq_axis = axes[0]
         rows = self._table_rows(t, n)
         if self.output == "complex":
@@ -465,7 +466,7 @@ class Probe:
                 width, half = half, half // 2
                 r = r[:, :width]
             else:
-                raise ValueError("a single real tensor that is neither angles (0 at position 0) nor cat(cos, sin)")
+                raise UsageError("a single real tensor that is neither angles (0 at position 0) nor cat(cos, sin)")
             c = r
         else:
             c = self._table_rows(out[0], n).float()
@@ -484,11 +485,11 @@ class Probe:
         if head_ax is not None and t.shape[head_ax] > 1:
             h0, h1 = t.select(head_ax, 0), t.select(head_ax, 1)
             if not bool((h0 == h1).all()):
-                raise ValueError("heads rotated differently: positions read from another axis")
+                raise UsageError("heads rotated differently: positions read from another axis")
         dim = int(rows.shape[-1])
         moved = np.nonzero(rows[1, 1:].abs().numpy() > 0)[0]
         if moved.size == 0:
-            raise ValueError("did not rotate the first dimension at position 1")
+            raise UsageError("did not rotate the first dimension at position 1")
         partner = int(moved[0]) + 1
         if partner == 1:
             self.layout = "interleaved"
@@ -558,8 +559,8 @@ def user_errors(prefix: str):
     except (UsageError, TableTooShort):
         raise  # says itself what to give (--base, a shorter --length)
     except ValueError as exc:
-        raise ValueError(f"{prefix}unknown rotary convention: {exc}; {_CONVENTIONS}") from None
+        raise UsageError(f"{prefix}unknown rotary convention: {exc}; {_CONVENTIONS}") from None
     except Exception as exc:
-        raise ValueError(f"{prefix}the module raised {type(exc).__name__}: "
+        raise UsageError(f"{prefix}the module raised {type(exc).__name__}: "
                          f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''} "
                          f"(unknown rotary convention? {_CONVENTIONS})") from None

@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import UsageError
 from . import policy
 from .probe import Probe, first_line, user_errors
 from .target import init_cache_length, inv_freq_array
@@ -46,7 +47,7 @@ def canonical_dtype(name: str) -> str:
     """``bf16`` / ``fp16`` / ``fp32`` for any accepted alias; ValueError otherwise."""
     key = str(name).strip().lower()
     if key not in _DTYPES:
-        raise ValueError(f"runtime audit supports bf16, fp16 and fp32, not {name!r} "
+        raise UsageError(f"runtime audit supports bf16, fp16 and fp32, not {name!r} "
                          "(torch cannot run a module in fp8 or tf32 as a default dtype)")
     return _SHORT[_DTYPES[key]]
 
@@ -67,7 +68,7 @@ def expand_scenarios(names) -> list[str]:
     for s in names:
         for x in SCENARIO_ALIASES.get(s, (s,)):
             if x not in SCENARIOS:
-                raise ValueError(f"unknown scenario {s!r}; choose one of {', '.join(SCENARIOS)}, autocast (both "
+                raise UsageError(f"unknown scenario {s!r}; choose one of {', '.join(SCENARIOS)}, autocast (both "
                                  "autocast scenarios) or all")
             if x not in out:
                 out.append(x)
@@ -100,7 +101,7 @@ def _scenario(name: str, dtype, notes: list[str] | None = None):
     elif name in ("cast", "reference"):
         yield
     else:
-        raise ValueError(f"unknown scenario {name!r}; choose one of {', '.join(SCENARIOS)} or all")
+        raise UsageError(f"unknown scenario {name!r}; choose one of {', '.join(SCENARIOS)} or all")
 
 
 @contextlib.contextmanager
@@ -144,9 +145,9 @@ def _build(factory: Callable[[], Any], scenario: str, dtype, notes: list[str] | 
     try:
         obj = factory()
     except Exception as exc:
-        raise ValueError(f"the factory raised {type(exc).__name__}: {exc}") from None
+        raise UsageError(f"the factory raised {type(exc).__name__}: {exc}") from None
     if obj is None:
-        raise ValueError("the factory returned None; it must return the rotary module or callable")
+        raise UsageError("the factory returned None; it must return the rotary module or callable")
     if scenario == "cast":
         owner = obj if hasattr(obj, "to") else getattr(obj, "__self__", None)
         if owner is not None and hasattr(owner, "to"):
@@ -333,7 +334,7 @@ def _measure_scenario(factory, scenario: str, dtype_name: str, length: int, nomi
         else:
             measured = reference.copy()
         if measured.size != nominal.size:
-            raise ValueError(f"{2 * measured.size} rotary dims, float32 build had {2 * nominal.size}")
+            raise UsageError(f"{2 * measured.size} rotary dims, float32 build had {2 * nominal.size}")
         from ..formats import round_to_format
 
         unc = frequency_uncertainty(measured, p2[-1] if p2 else 1, values_precision(c, s, probe.output_dtype)

@@ -8,6 +8,8 @@ import math
 import sys
 from typing import Any
 
+from ..errors import UsageError
+from ..jsonout import emit_json, json_safe  # noqa: F401  (the one JSON encoder, ropelaw/jsonout.py; re-exported)
 from ..limits import MAX_D, MAX_LENGTH
 from .. import numfmt
 from ..spec import RopeSpec
@@ -196,12 +198,35 @@ def pretrain_base_of(base: float | None, pretrain: float | None) -> float:
     if pretrain is not None:
         return pretrain
     if base is None:
-        raise ValueError(NO_BASE)
+        raise UsageError(NO_BASE)
     return base
 
 
 def add_format(parser: argparse.ArgumentParser, choices=("text", "json")) -> None:
     parser.add_argument("--format", choices=choices, default="text", help="output format (default: text)")
+
+
+def add_rule_selection(parser: argparse.ArgumentParser, *, default: str) -> None:
+    """``--select``, ``--extend-select`` and ``--ignore``, as ruff has them: each repeatable and
+    comma-separated, repeated flags accumulate (``--select RV --select RL`` = ``--select RV,RL``).
+    The one parser of rule selection for every command that has it (lint, audit code);
+    :func:`rule_selection` reads them. ``default``: what is selected without --select."""
+    parser.add_argument("--select", action="append", default=None, metavar="CODES",
+                        help=f"only these codes or prefixes, comma-separated, repeatable (RL,RV001; ALL for "
+                             f"every rule); default: {default}")
+    parser.add_argument("--extend-select", action="append", default=None, metavar="CODES",
+                        help="codes or prefixes to add to the selection (comma-separated, repeatable)")
+    parser.add_argument("--ignore", action="append", default=None, metavar="CODES",
+                        help="codes or prefixes to drop, comma-separated, repeatable")
+
+
+def rule_selection(args: argparse.Namespace) -> tuple:
+    """``(select, extend, ignore)``: each a list of codes / prefixes, or ``None`` when its flag was not
+    given; ``UsageError`` for a selector that names no rule."""
+    from ..findings import parse_selectors
+
+    return (parse_selectors(args.select, "--select"), parse_selectors(args.extend_select, "--extend-select"),
+            parse_selectors(args.ignore, "--ignore"))
 
 
 def add_spec_arguments(parser: argparse.ArgumentParser, *, base_required: bool = True) -> None:
@@ -235,20 +260,20 @@ def spec_from_args(args: argparse.Namespace) -> RopeSpec:
     keys = [k for k, _ in pairs]
     twice = sorted({k for k in keys if keys.count(k) > 1})
     if twice:
-        raise ValueError(f"--param {twice[0]} given twice")
+        raise UsageError(f"--param {twice[0]} given twice")
     params = dict(pairs)
     if getattr(args, "factor", None) is not None:
         if "factor" in params:
-            raise ValueError("factor given twice: use --factor or --param factor=..., not both")
+            raise UsageError("factor given twice: use --factor or --param factor=..., not both")
         params["factor"] = args.factor
     if args.scheme == "default" and params:
         flags = ", ".join("--factor" if k == "factor" else f"--param {k}" for k in sorted(params))
-        raise ValueError(f"plain RoPE (scheme 'default') takes no parameters, got {flags}; "
+        raise UsageError(f"plain RoPE (scheme 'default') takes no parameters, got {flags}; "
                          "pick a scaling scheme with --scheme (see `ropelaw schemes`)")
     check_d_limit(args.d)
     from_start = bool(getattr(args, "pretrained_with_scheme", False))
     if from_start and args.scheme == "default":
-        raise ValueError("--pretrained-with-scheme needs the scheme the model was pre-trained with (--scheme)")
+        raise UsageError("--pretrained-with-scheme needs the scheme the model was pre-trained with (--scheme)")
     pretrain = pretrain_base_of(args.base, args.pretrain_base)  # never 10,000 by assumption
     base = args.base if args.base is not None else pretrain
     return RopeSpec(d=args.d, train_len=args.train, base=base, pretrain_base=pretrain,
@@ -258,51 +283,6 @@ def spec_from_args(args: argparse.Namespace) -> RopeSpec:
 def check_d_limit(d: float) -> None:
     """Refuse absurd rotary dimensions up front (the per-pair work is O(d)); RopeSpec checks the rest."""
     if d is not None and d > MAX_D:
-        raise ValueError(f"rotary dimension d={numfmt.number(d)} is beyond any real model (at most {MAX_D:,})")
+        raise UsageError(f"rotary dimension d={numfmt.number(d)} is beyond any real model (at most {MAX_D:,})")
 
 
-_JSON_KEYS = (str, int, float, bool, type(None))
-_AS_IS = {str, int, bool, type(None)}  # exact types json_safe returns unchanged
-
-
-def json_safe(value: Any) -> Any:
-    """A value JSON can encode, recursively: inf/nan -> None (JSON has neither; ``json.dump``
-    would write ``Infinity``), and every other type a YAML or TOML file can hold as JSON does it:
-    dates, times and timestamps (YAML ``2001-12-14``, TOML ``07:32:00``) -> ISO 8601 strings, bytes
-    (YAML ``!!binary``) -> base64 text, sets (``!!set``) -> sorted lists, tuples -> lists, mapping
-    keys that JSON cannot take (a date) -> their JSON text; anything else -> its ``str``."""
-    t = type(value)  # the exact JSON types first: a lint scan meets ~120 values per config
-    if t in _AS_IS:
-        return value
-    if t is float:
-        return value if math.isfinite(value) else None
-    if t is dict:
-        return {(k if type(k) is str or isinstance(k, _JSON_KEYS) else str(json_safe(k))):
-                (v if type(v) in _AS_IS else json_safe(v)) for k, v in value.items()}
-    if t is list:
-        return [v if type(v) in _AS_IS else json_safe(v) for v in value]
-    import datetime
-
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if value is None or isinstance(value, (str, int, bool)):
-        return value
-    if isinstance(value, dict):
-        return {(k if isinstance(k, _JSON_KEYS) else str(json_safe(k))): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, (datetime.date, datetime.time)):  # datetime.datetime is a date
-        return value.isoformat()
-    if isinstance(value, (bytes, bytearray)):
-        import base64
-
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, (set, frozenset)):
-        return [json_safe(v) for v in sorted(value, key=repr)]
-    return str(value)
-
-
-def emit_json(obj: Any) -> None:
-    """Standard JSON on stdout: non-finite floats become null (never NaN/Infinity tokens)."""
-    json.dump(json_safe(obj), sys.stdout, indent=2, allow_nan=False)
-    sys.stdout.write("\n")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import UsageError
+
 HELP = "audit rotary/ALiBi precision: model code (static), modules, HF architectures, checkpoints"
 DESCRIPTION = """\
 Find positions, angles and frequencies that pass through bf16/fp16 (seed 004: bf16 keeps
@@ -23,14 +25,11 @@ Find positions, angles and frequencies that pass through bf16/fp16 (seed 004: bf
 
 def _add_code_arguments(p: argparse.ArgumentParser) -> None:
     from ..report import FORMATS
-    from ._common import add_format, byte_size, length
+    from ._common import add_format, add_rule_selection, byte_size, length
 
     p.add_argument("paths", nargs="+", metavar="PATH", help=".py files or directories (searched recursively for *.py)")
     add_format(p, FORMATS)
-    p.add_argument("--select", action="append", default=[], metavar="CODES",
-                   help="only these codes or prefixes, comma-separated (RP1, RP101); repeatable")
-    p.add_argument("--ignore", action="append", default=[], metavar="CODES",
-                   help="drop these codes or prefixes, comma-separated; repeatable")
+    add_rule_selection(p, default="every rule")
     p.add_argument("--length", type=length, default=8192, metavar="L",
                    help="context length used for the numbers in messages (default 8192)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
@@ -75,18 +74,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     runner = getattr(args, "_audit_run", None)
     if runner is None:
-        raise ValueError("say what to audit: `ropelaw audit code PATH...` (or module, hf, checkpoint); "
+        raise UsageError("say what to audit: `ropelaw audit code PATH...` (or module, hf, checkpoint); "
                          "see `ropelaw audit --help`")
     return int(runner(args) or 0)
 
 
 def run_code(args: argparse.Namespace) -> int:
     from ..audit.static import scan_paths
-    from ..findings import parse_selectors
     from ..report import exit_code, render
+    from ._common import rule_selection
 
-    select = parse_selectors(args.select, "--select")
-    ignore = parse_selectors(args.ignore, "--ignore")
+    select, extend, ignore = rule_selection(args)
+    if select is not None and extend:
+        select = select + extend  # without --select every rule is on: --extend-select adds nothing
 
     progress = (not args.no_progress) and args.format not in ("json", "sarif") and sys.stderr.isatty()
     from ..audit.static import MAX_FILE_BYTES
@@ -101,5 +101,7 @@ def run_code(args: argparse.Namespace) -> int:
     else:
         out = render(result.findings, args.format, checked=result.files)
     if out:
-        print(out)
+        from ..jsonout import write_document
+
+        write_document(out + "\n")  # a json / sarif document whole or not at all
     return exit_code(result.findings)

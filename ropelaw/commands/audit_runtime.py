@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import UsageError
 from ..report import FORMATS
 from ..numfmt import number as _number
 from ._common import add_format, base, emit_json, length, number, param
@@ -156,7 +157,9 @@ def _emit(audit, fmt: str, header: list[str], noun: str) -> int:
         print()
         print(render(audit.findings, "text", checked=1, noun=noun))
     else:
-        print(render(audit.findings, fmt))
+        from ..jsonout import write_document
+
+        write_document(render(audit.findings, fmt) + "\n")  # whole or not at all
     return exit_code(audit.findings)
 
 
@@ -164,13 +167,13 @@ def run_module(args: argparse.Namespace) -> int:
     from ..audit.runtime import audit_module
 
     if args.head_dim is not None and args.head_dim < 2:
-        raise ValueError(f"--head-dim must be >= 2, got {args.head_dim}")
+        raise UsageError(f"--head-dim must be >= 2, got {args.head_dim}")
     from ..audit.guard import run_guarded
     from ..errors import require
 
     require("torch", "torch", "audit module")  # ropelaw's own import: not counted in --timeout
     if not args.timeout >= 0:
-        raise ValueError(f"--timeout must be >= 0 seconds, got {args.timeout:g}")
+        raise UsageError(f"--timeout must be >= 0 seconds, got {args.timeout:g}")
     audit, guard = run_guarded(
         lambda: audit_module(args.target, args.dtype, args.length, _scenarios(args.scenario), base=args.base,
                              head_dim=args.head_dim, progress=_progress(args)),
@@ -208,7 +211,7 @@ def run_hf(args: argparse.Namespace) -> int:
         try:
             obj = factory()
         except Exception as exc:
-            raise ValueError(f"{info['class']}({info['constructor']}) raised {type(exc).__name__}: {exc}") from None
+            raise UsageError(f"{info['class']}({info['constructor']}) raised {type(exc).__name__}: {exc}") from None
         probe = Probe.detect(obj, torch.float32, 4, info["head_dim"])
         info.update(convention=probe.convention, layout=probe.layout, probed_rotary_dim=probe.rotary_dim,
                     call=probe.call_form)

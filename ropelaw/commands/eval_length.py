@@ -6,6 +6,8 @@ import argparse
 import math
 import sys
 
+from ..errors import UsageError
+
 HELP = "loss and accuracy per position band of a local Hugging Face causal LM at several lengths"
 DESCRIPTION = """\
 Scores a Hugging Face causal LM read from disk (config.json + .safetensors; never a
@@ -64,19 +66,19 @@ def run(args: argparse.Namespace) -> int:
 
     if args.threads is not None:
         if args.threads < 1:
-            raise ValueError(f"--threads must be >= 1, got {args.threads}")
+            raise UsageError(f"--threads must be >= 1, got {args.threads}")
         torch.set_num_threads(args.threads)
     if args.method in ("rerope", "leaky_rerope") and args.window is None:
-        raise ValueError(f"--method {args.method} needs --window")
+        raise UsageError(f"--method {args.method} needs --window")
     if args.method == "leaky_rerope" and args.k is None:
-        raise ValueError("--method leaky_rerope needs --k")
+        raise UsageError("--method leaky_rerope needs --k")
     if args.method not in ("rerope", "leaky_rerope") and (args.window is not None or args.k is not None):
-        raise ValueError("--window and --k apply to --method rerope / leaky_rerope only")
+        raise UsageError("--window and --k apply to --method rerope / leaky_rerope only")
     if args.bands < 1:
-        raise ValueError(f"--bands must be >= 1, got {args.bands}")
+        raise UsageError(f"--bands must be >= 1, got {args.bands}")
     model_dir = Path(args.model_dir)
     if not model_dir.is_dir():
-        raise ValueError(f"{model_dir}: not a directory")
+        raise UsageError(f"{model_dir}: not a directory")
     text = Path(args.text).read_bytes()
     bar = None
     if args.format == "text" and sys.stderr.isatty():

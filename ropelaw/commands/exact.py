@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import UsageError
+
 HELP = "count the positions 0..L-1 that a float format (bf16, fp16, fp8...) represents exactly"
 DESCRIPTION = """\
 Count the integer positions 0 .. L-1 that a float format represents exactly, how many
@@ -31,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     fmt = get_format(args.dtype)
     if args.length > 2 ** 53:
-        raise ValueError(f"--length {args.length:,} is beyond 2**53, where positions stop being integers in float64")
+        raise UsageError(f"--length {args.length:,} is beyond 2**53, where positions stop being integers in float64")
     r = exact_positions(fmt, args.length)
     if args.format == "json":
         emit_json(r.to_dict())

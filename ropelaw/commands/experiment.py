@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import UsageError
+
 HELP = "run a seed's experiment at toy scale on the CPU (bound, extrapolation, keynorm, schemes)"
 DESCRIPTION = """\
 Predict, then verify, on a tiny byte-level transformer trained on the Python standard
@@ -73,20 +75,20 @@ def run(args: argparse.Namespace) -> int:
     from ..experiments import runs
 
     if args.threads < 1:
-        raise ValueError(f"--threads must be >= 1, got {args.threads}")
+        raise UsageError(f"--threads must be >= 1, got {args.threads}")
     torch.set_num_threads(args.threads)
     size = runs.SIZES[args.size or "full"]
     kwargs = {}
     name = args.name
     if args.bases is not None:
         if args.name != "bound":
-            raise ValueError("--bases applies to `ropelaw experiment bound` only")
+            raise UsageError("--bases applies to `ropelaw experiment bound` only")
         if args.sweep:
-            raise ValueError("--bases and --sweep cannot be combined (the sweep picks each size's bases)")
+            raise UsageError("--bases and --sweep cannot be combined (the sweep picks each size's bases)")
         kwargs["bases"] = tuple(args.bases)
     if args.sweep:
         if args.name != "bound":
-            raise ValueError("--sweep applies to `ropelaw experiment bound` only")
+            raise UsageError("--sweep applies to `ropelaw experiment bound` only")
         name = "bound-sweep"
     bar = None
     if args.format == "text" and sys.stderr.isatty():

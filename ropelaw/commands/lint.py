@@ -31,6 +31,8 @@ import itertools
 import os
 import sys
 
+from ..errors import UsageError
+
 HELP = "lint config.json / YAML / TOML configs: context vs. bounds, invalid values, dtype"
 DESCRIPTION = (
     "Lint model configs (Hugging Face config.json) and training configs (torchtitan, litgpt, torchtune,\n"
@@ -50,7 +52,7 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..report import FORMATS
-    from ._common import add_format, length, number
+    from ._common import add_format, add_rule_selection, length, number
 
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="config files or directories (every *.json, *.yaml, *.yml, *.toml inside); "
@@ -71,9 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="config.json (or a directory holding it; litgpt: model_config.yaml) of the model a "
                              "fine-tuning config names elsewhere (base_model, model_name_or_path, checkpoint_dir)")
     add_format(parser, FORMATS)
-    parser.add_argument("--select", default=None, metavar="CODES",
-                        help="comma-separated codes or prefixes to report (e.g. RL,RV001; ALL for every rule)")
-    parser.add_argument("--ignore", default=None, metavar="CODES", help="comma-separated codes or prefixes to drop")
+    add_rule_selection(parser, default="every rule but RP201 and RL104, informational findings counted, not shown")
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
 
@@ -178,8 +178,9 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
     ``("unread-python", (path, kind))`` for a Python file a framework configures its runs with
     (:mod:`ropelaw.lint.pyfiles`; other Python files are passed over).
 
-    One bad file never stops the scan: whatever a file's reading raises (``UsageError``, a
-    ``ValueError`` or ``RecursionError`` from its content) is that file's finding. When nothing
+    One bad file never stops the scan: a ``UsageError`` from a file's reading (the declared bad-input
+    error) is that file's RE101 / RE102; any other exception is ropelaw's own failure on that file,
+    RE104 (the command exits 3 at the end; the traceback on stderr with --debug). When nothing
     given could be read and a file was named, the first problem is raised as a ``UsageError``
     (exit 2) at the end: a lone broken file is bad input, not a finding.
     """
@@ -247,19 +248,31 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
             read += 1
             yield "skipped", (path, _reason(path, str(exc)))
             continue
-        except (UsageError, ValueError, RecursionError) as exc:
-            if not isinstance(exc, UsageError):
-                exc = UsageError(f"{path}: malformed config: "
-                                 f"{'nested too deeply' if isinstance(exc, RecursionError) else exc}")
+        except UsageError as exc:  # the file is bad input, said as such by the reader
             if named:
                 first_error = first_error or exc
             yield "finding", finding_for(path, str(exc))
+            continue
+        except Exception as exc:  # noqa: BLE001 - anything else is ropelaw's failure on this file: RE104, exit 3
+            yield "finding", internal_failure(path, exc)
             continue
         read += 1
         yield "result", lint_config(cfg, shown_only=shown_only)
     yield from not_scanned()
     if read == 0 and first_error is not None:
         raise first_error
+
+
+def internal_failure(path: str, exc: BaseException):
+    """RE104 for ``exc`` raised on ``path``; its traceback on stderr when debugging (--debug, ROPELAW_DEBUG=1)."""
+    from ..errors import debugging
+    from ..lint.rules.files import internal_finding
+
+    if debugging():
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    return internal_finding(path, exc)
 
 
 def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress: bool = False, **fill):
@@ -290,32 +303,35 @@ def _spool():
 
 def run(args: argparse.Namespace) -> int:
     ok_lines = _spool() if args.format == "text" else None  # a line per clean config
+    streams: list = []  # the json document being built: dropped if the run fails (nothing or a whole document)
     try:
-        return _run(args, ok_lines)
+        return _run(args, ok_lines, streams)
     finally:
         if ok_lines is not None:
             ok_lines.close()
+        for stream in streams:
+            stream.discard()
 
 
-def _run(args: argparse.Namespace, ok_lines) -> int:
-    from ..findings import parse_selectors, select_findings
+def _run(args: argparse.Namespace, ok_lines, streams: list) -> int:
+    from ..findings import select_findings
     from ..lint.pyfiles import reason as python_reason, summary as python_summary
     from ..report import JsonStream, clean, exit_code, render, text_lines
+    from ._common import rule_selection
 
-    select = parse_selectors(args.select, "--select")
-    ignore = parse_selectors(args.ignore, "--ignore")
+    select, extend, ignore = rule_selection(args)
     from ..numfmt import count as fmt_count
     from ..limits import MAX_CONTEXT
 
     for flag, n in (("--train", args.train), ("--target", args.target), ("--tune", args.tune)):
         if n is not None and n > MAX_CONTEXT:
-            raise ValueError(f"{flag} {fmt_count(n)} is beyond the longest context lint accepts "
+            raise UsageError(f"{flag} {fmt_count(n)} is beyond the longest context lint accepts "
                              f"(2^31 - 1 = {MAX_CONTEXT:,} tokens, see `ropelaw rule RV013`)")
     if args.tune is not None and args.train is not None and args.tune < args.train:
-        raise ValueError(f"--tune {args.tune} must be >= --train {args.train}")
+        raise UsageError(f"--tune {args.tune} must be >= --train {args.train}")
     progress = (not args.no_progress and args.format == "text" and sys.stderr.isatty())
     if args.base is not None and args.base <= 1:
-        raise ValueError(f"--base {args.base:g} must be > 1")
+        raise UsageError(f"--base {args.base:g} must be > 1")
     if args.dtype is not None:
         from ..formats import get_format
 
@@ -324,7 +340,7 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
         from ..lint.model_config import check_model_config_path
 
         check_model_config_path(args.model_config)  # UsageError: exit 2
-    sel = select if select is not None else default_select()
+    sel = (select if select is not None else default_select()) + (extend or [])
     findings: list = []
     file_findings: list = []
     hidden = 0  # info findings of the default rule set: shown when selected (--select CODE or ALL)
@@ -339,7 +355,7 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
     for kind, item in iter_lint(args.paths, train=args.train, target=args.target, tune=args.tune,
                                 progress=progress, head_dim=args.head_dim, base=args.base, dtype=args.dtype,
                                 model_config=args.model_config,
-                                shown_only=select is None):  # default rules: hidden findings only counted
+                                shown_only=select is None and not extend):  # default rules: hidden ones only counted
         if kind == "skipped":
             skipped.append(item)
             continue
@@ -356,24 +372,28 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
         configs += 1
         r.findings = select_findings(r.findings, sel, ignore)
         if select is None:
-            info = [f.code for f in r.findings if f.severity == "info"]  # counted, not kept (memory)
+            asked = [f for f in r.findings if f.severity == "info" and extend and select_findings([f], extend)]
+            info = [f.code for f in r.findings if f.severity == "info" and f not in asked]  # counted, not kept
             hidden += len(info)
             hidden_codes.update(info)
-            r.findings = [f for f in r.findings if f.severity != "info"]
+            r.findings = [f for f in r.findings if f.severity != "info" or f in asked]
         findings.extend(r.findings)
         if args.format == "json":
             if stream is None:
                 stream = JsonStream(sys.stdout)
+                streams.append(stream)
                 stream.value("tool", "ropelaw lint")
                 stream.begin_list("configs")
             stream.item(r.setup())
         elif args.format == "text" and not r.findings:
             ok_lines.write(clean(r.ok_line()) + "\n")  # escaped now: a newline in a path stays one line
-    findings.extend(select_findings(file_findings, sel, ignore))
+    internal = [f for f in file_findings if f.code == "RE104"]  # ropelaw's failures: never filtered out
+    findings.extend(select_findings([f for f in file_findings if f.code != "RE104"], sel, ignore) + internal)
     checked = configs + len({f.path for f in file_findings if f.code != "RE103"})  # RE103: a directory
     if args.format == "json":
         if stream is None:
             stream = JsonStream(sys.stdout)
+            streams.append(stream)
             stream.value("tool", "ropelaw lint")
             stream.begin_list("configs")
         stream.end_list()
@@ -412,5 +432,10 @@ def _run(args: argparse.Namespace, ok_lines) -> int:
     else:
         out = render(findings, args.format, checked=checked, noun="config")
         if out:
-            print(out)
-    return exit_code(findings)
+            from ..jsonout import write_document
+
+            write_document(out + "\n")  # a sarif document whole or not at all
+    return EXIT_INTERNAL_ERROR if internal else exit_code(findings)
+
+
+EXIT_INTERNAL_ERROR = 3  # a file ropelaw failed on (RE104): the run says so after linting the others

@@ -9,6 +9,8 @@ import argparse
 import math
 from typing import Any
 
+from ..errors import UsageError
+
 HELP = "ways to reach a target context: each option's bound, cost, sources and the config edit"
 DESCRIPTION = """\
 Every way to reach --target from a RoPE setup (flags) or a config the linter reads, the answer first:
@@ -65,7 +67,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     ``ValueError`` for arguments argparse refuses."""
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str):  # one line, as the CLI says it
-            raise ValueError(message)
+            raise UsageError(message)
 
     parser = _Parser(prog="ropelaw plan", add_help=False)
     add_arguments(parser)
@@ -97,12 +99,12 @@ def _spec_from_flags(args: argparse.Namespace):
 
     missing = [f for f, v in (("--d", args.d), ("--train", args.train), ("--base", args.base)) if v is None]
     if missing:
-        raise ValueError(f"give a CONFIG, or {', '.join(missing)} (with --d, --train and --base)")
+        raise UsageError(f"give a CONFIG, or {', '.join(missing)} (with --d, --train and --base)")
     check_d_limit(args.d)
     pretrain = args.pretrain_base if args.pretrain_base is not None else args.base
     params = {"factor": args.factor} if args.factor is not None else {}
     if args.scheme == "default" and params:
-        raise ValueError("--factor needs the --scheme it scales")
+        raise UsageError("--factor needs the --scheme it scales")
     return RopeSpec(d=args.d, train_len=args.train, base=args.base, pretrain_base=pretrain, tune_len=args.tune,
                     scheme=args.scheme, params=params)
 
@@ -116,7 +118,7 @@ def build(args: argparse.Namespace):
     from ..plan import plan, plan_config
 
     if args.target > MAX_CONTEXT:
-        raise ValueError(f"--target {count(args.target)} is beyond the longest context ropelaw plans "
+        raise UsageError(f"--target {count(args.target)} is beyond the longest context ropelaw plans "
                          f"(2^31 - 1 = {MAX_CONTEXT:,} tokens, see `ropelaw rule RV013`)")
     if args.dtype is not None:
         from ..formats import get_format
@@ -130,7 +132,7 @@ def build(args: argparse.Namespace):
         return plan(spec, args.target, dtype=args.dtype, inputs=inputs), None, None, None, None
     if (args.d is not None or args.base is not None or args.pretrain_base is not None or args.factor is not None
             or args.scheme != "default"):
-        raise ValueError("--d, --base, --pretrain-base, --scheme and --factor describe a setup without a CONFIG; "
+        raise UsageError("--d, --base, --pretrain-base, --scheme and --factor describe a setup without a CONFIG; "
                          "with CONFIG they come from the file")
     path = args.config
     text = read_source_text(path)  # the one read: planned on, and edited by --apply
@@ -138,12 +140,12 @@ def build(args: argparse.Namespace):
     cfg = load_text(path, text, train=args.train, tune=args.tune, dtype=args.dtype)
     train = cfg.train_len.number()
     if train is None:
-        raise ValueError(f"{path}: no training length ({cfg.train_len.where}); pass --train")
+        raise UsageError(f"{path}: no training length ({cfg.train_len.where}); pass --train")
     _check_target(args.target, int(train), cfg.train_len.where)
     try:
         p = plan_config(cfg, args.target, dialect=dialect)
     except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+        raise UsageError(f"{path}: {exc}") from None
     return p, data, cfg, dialect, text
 
 
@@ -168,7 +170,7 @@ def _check_target(target: int, train: int, where: str) -> None:
     from ..numfmt import count
 
     if target < train:
-        raise ValueError(f"--target {count(target)} is below the training length {count(train)} ({where}): "
+        raise UsageError(f"--target {count(target)} is below the training length {count(train)} ({where}): "
                          "nothing to extend")
 
 
@@ -200,13 +202,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_apply_flags(args: argparse.Namespace) -> None:
     if args.apply is not None and args.config is None:
-        raise ValueError("--apply needs a CONFIG to edit")
+        raise UsageError("--apply needs a CONFIG to edit")
     if args.apply is not None and args.output is None and not args.dry_run:
-        raise ValueError("--apply needs -o OUT (ropelaw plan never edits a config in place), or --dry-run")
+        raise UsageError("--apply needs -o OUT (ropelaw plan never edits a config in place), or --dry-run")
     if args.output is not None and args.apply is None:
-        raise ValueError("-o needs --apply NAME")
+        raise UsageError("-o needs --apply NAME")
     if args.dry_run and args.apply is None:
-        raise ValueError("--dry-run needs --apply NAME")
+        raise UsageError("--dry-run needs --apply NAME")
     if args.output is not None:
         from ..lint.writers import check_output
 
@@ -244,8 +246,10 @@ def render_text(p: Any, dialect: str | None = None) -> str:
             + f" (critical dimension {p.critical_dimension} of {s.d})")
     lines = [p.verdict(), "", head]
     if p.inputs.get("path"):
-        lines.append(f"  read from {p.inputs['path']} ({dialect or 'config'}): d [{p.inputs['d']}], base "
-                     f"[{p.inputs['base']}], trained [{p.inputs['train_len']}]")
+        from ..escape import clean  # names from the command line and the file: escaped, one line each
+
+        lines.append(clean(f"  read from {p.inputs['path']} ({dialect or 'config'}): d [{p.inputs['d']}], base "
+                           f"[{p.inputs['base']}], trained [{p.inputs['train_len']}]"))
     lines.append("")
     lines.extend(_table(p, dialect))
     lines.extend(_precision_lines(p))

@@ -177,7 +177,7 @@ def render(a: dict[str, Any], target: int) -> str:
     """The diff, then one line of what was done and what lint says of the edited file, then the notes."""
     from ..numfmt import count
 
-    lines = [a["diff"].rstrip("\n")] if a["diff"] else ["(no change: the file already states the option)"]
+    lines = a["diff"].rstrip("\n").split("\n") if a["diff"] else ["(no change: the file already states the option)"]
     where = a["output"] if a["written"] else "nothing written (--dry-run)"
     lint = ("lint of the edited file at " + count(target) + " tokens: "
             + ("no findings" if not a["lint"] else f"{len(a['lint'])} finding(s)"))
@@ -186,4 +186,6 @@ def render(a: dict[str, Any], target: int) -> str:
         lines.append(f"  {f['code']} {f['severity']}: {f['message']}")
     for n in a["notes"]:
         lines.append(f"  note: {n}")
-    return "\n".join(lines)
+    from ..escape import clean  # paths, keys and values from the command line and the file: one line each, escaped
+
+    return "\n".join(clean(line) for line in lines)

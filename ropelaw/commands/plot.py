@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
 from ._common import base, length, number
 
 HELP = "draw a figure (bound vs base, periods, exact positions, ...) to PNG/SVG/PDF"
@@ -76,7 +77,7 @@ _OPTIONS = ("d", "train", "tune", "base", "pretrain_base", "scheme", "factor", "
 def _names(text: str, what: str) -> list[str]:
     items = [t.strip() for t in text.split(",") if t.strip()]
     if not items:
-        raise ValueError(f"--{what} needs at least one name")
+        raise UsageError(f"--{what} needs at least one name")
     return items
 
 
@@ -98,7 +99,7 @@ def figure_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
     if wrong:
         flags = ", ".join("--" + o.replace("_", "-") for o in wrong)
         ok = ", ".join("--" + o.replace("_", "-") for o in takes)
-        raise ValueError(f"figure {name!r} does not take {flags} (it takes {ok})")
+        raise UsageError(f"figure {name!r} does not take {flags} (it takes {ok})")
     a = {o: getattr(args, o) for o in given}
     d = a.get("d", 128)
     if name == "bound":
@@ -119,7 +120,7 @@ def figure_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
             kw["dtypes"] = tuple(_names(a["dtypes"], "dtypes"))
         if "max_length" in a:
             if a["max_length"] < 32:
-                raise ValueError(f"--max-length must be >= 32 for this figure, got {a['max_length']}")
+                raise UsageError(f"--max-length must be >= 32 for this figure, got {a['max_length']}")
             from ..plot.precision import _default_lengths
 
             kw["lengths"] = _default_lengths(16, a["max_length"])
@@ -135,7 +136,7 @@ def figure_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
         kw = {"d": d}
         if "max_length" in a:
             if a["max_length"] < 1024:
-                raise ValueError(f"--max-length must be >= 1024 (1k) for this figure, got {a['max_length']}")
+                raise UsageError(f"--max-length must be >= 1024 (1k) for this figure, got {a['max_length']}")
             kw["lengths"] = _powers_of_two(1024, a["max_length"])
         return kw
     if name == "decay":
@@ -146,19 +147,19 @@ def figure_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
         if "schemes" in a:
             kw["schemes"] = _names(a["schemes"], "schemes")
         return kw
-    raise ValueError(f"unknown figure {name!r}")  # pragma: no cover  (FIGURES is checked first)
+    raise UsageError(f"unknown figure {name!r}")  # pragma: no cover  (FIGURES is checked first)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.name not in FIGURES:
-        raise ValueError(f"unknown figure {args.name!r}; choose one of {', '.join(FIGURES)}")
+        raise UsageError(f"unknown figure {args.name!r}; choose one of {', '.join(FIGURES)}")
     out = Path(args.output)
     if out.suffix.lower() not in EXTENSIONS:
-        raise ValueError(f"output {args.output!r} must end in {', '.join(EXTENSIONS)}")
+        raise UsageError(f"output {args.output!r} must end in {', '.join(EXTENSIONS)}")
     if not out.parent.is_dir():
-        raise ValueError(f"output directory {str(out.parent)!r} does not exist")
+        raise UsageError(f"output directory {str(out.parent)!r} does not exist")
     if not 10 <= args.dpi <= 1200:
-        raise ValueError(f"--dpi must be between 10 and 1200, got {args.dpi:g}")
+        raise UsageError(f"--dpi must be between 10 and 1200, got {args.dpi:g}")
     kwargs = figure_kwargs(args.name, args)
 
     from ..errors import require

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import UsageError
+
 HELP = "explain a rule (what it does, why it matters, example, fix)"
 
 
@@ -34,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         from ..errors import did_you_mean
 
         hint = did_you_mean(args.code, [r.code for r in all_rules()] + [r.name for r in all_rules()])
-        raise ValueError(f"unknown rule {args.code!r}{hint} (see `ropelaw rule --all`)") from None
+        raise UsageError(f"unknown rule {args.code!r}{hint} (see `ropelaw rule --all`)") from None
     if args.format == "json":
         emit_json({"code": rule.code, "name": rule.name, "severity": rule.severity, "summary": rule.summary,
                    "what": rule.what, "why": rule.why, "example": rule.example, "fix": rule.fix,

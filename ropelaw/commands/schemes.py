@@ -11,6 +11,8 @@ import argparse
 import math
 from typing import Any
 
+from ..errors import UsageError
+
 HELP = "list the scaling schemes, or show one's per-pair frequencies and attention factor"
 DESCRIPTION = __doc__
 
@@ -43,12 +45,12 @@ def run(args: argparse.Namespace) -> int:
         extra = [f for f, v in (("--d", args.d), ("--train", args.train), ("--base", args.base),
                                 ("--factor", args.factor), ("--seq-len", args.seq_len)) if v is not None]
         if extra or args.param:
-            raise ValueError(f"{(extra or ['--param'])[0]} needs a scheme NAME (see `ropelaw schemes`)")
+            raise UsageError(f"{(extra or ['--param'])[0]} needs a scheme NAME (see `ropelaw schemes`)")
         return _list(args.format)
     info = scheme_info(args.name)  # ValueError (exit 2) for an unknown name
     missing = [f for f, v in (("--d", args.d), ("--train", args.train)) if v is None]
     if missing:
-        raise ValueError(f"`ropelaw schemes {args.name}` needs {' and '.join(missing)}")
+        raise UsageError(f"`ropelaw schemes {args.name}` needs {' and '.join(missing)}")
     return _show(args, info)
 
 

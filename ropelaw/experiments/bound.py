@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..errors import UsageError
 from . import seeds
 from .common import (BOUND_FACTOR, PRETRAIN_BASE, Progress, Size, _finish, _fmt_len, _footer, _header, _mean, _started,
                      evaluate, model_config, train)
@@ -27,7 +28,7 @@ def run_bound(size: Size, seed: int = 0, progress: Progress | None = None,
     if bases is not None:
         bases = tuple(sorted(float(b) for b in bases))
         if not bases or bases[0] <= 1:
-            raise ValueError(f"bases must be > 1, got {list(bases)}")
+            raise UsageError(f"bases must be > 1, got {list(bases)}")
     from ..spec import RopeSpec
     from ..theory import extrapolation_bound
 

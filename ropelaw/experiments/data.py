@@ -27,6 +27,8 @@ from pathlib import Path
 
 import torch
 
+from ..errors import UsageError
+
 __all__ = ["Corpus", "load_corpus", "stdlib_files", "encode", "random_windows", "repeated_samples",
            "nonrepeated_samples", "HELD_OUT_ONE_IN"]
 
@@ -39,7 +41,7 @@ def stdlib_files(root: str | Path | None = None) -> list[Path]:
     path = Path(root) if root is not None else Path(sysconfig.get_paths()["stdlib"])
     files = sorted(p for p in path.glob("*.py") if p.is_file())
     if not files:
-        raise ValueError(f"no Python sources found in {path}: the corpus needs the standard library's .py files")
+        raise UsageError(f"no Python sources found in {path}: the corpus needs the standard library's .py files")
     return files
 
 
@@ -83,7 +85,7 @@ def load_corpus(root: str | Path | None = None, max_bytes: int | None = None) ->
             train += data
             n_train += 1
     if not n_test or not n_train:
-        raise ValueError(f"the corpus needs files in both splits, got {n_train} train and {n_test} test")
+        raise UsageError(f"the corpus needs files in both splits, got {n_train} train and {n_test} test")
     if max_bytes is not None:
         train, test = train[:max_bytes], test[:max_bytes]
     digest = hashlib.sha256(bytes(train) + bytes(test)).hexdigest()
@@ -99,7 +101,7 @@ def random_windows(stream: torch.Tensor, length: int, count: int, generator: tor
     """
     n = stream.numel() - (length + 1)
     if n < 1:
-        raise ValueError(f"a window of {length + 1} tokens does not fit in {stream.numel()} tokens of text")
+        raise UsageError(f"a window of {length + 1} tokens does not fit in {stream.numel()} tokens of text")
     starts = torch.randint(0, n + 1, (count,), generator=generator)  # (count,) int64
     idx = starts.unsqueeze(1) + torch.arange(length + 1).unsqueeze(0)  # (count, length+1)
     return stream[idx].long()
@@ -117,7 +119,7 @@ def repeated_samples(stream: torch.Tensor, length: int, period: int, count: int,
     Token t of a sample equals token t - period for every t >= period.
     """
     if period < 1:
-        raise ValueError(f"period must be >= 1, got {period}")
+        raise UsageError(f"period must be >= 1, got {period}")
     g = torch.Generator().manual_seed(seed)
     base = random_windows(stream, period - 1, count, g)  # (count, period)
     reps = -(-(length + 1) // period)

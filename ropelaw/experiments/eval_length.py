@@ -37,7 +37,7 @@ METHODS = ("none", "rerope", "leaky_rerope", "logn")
 def band_edges(length: int, bands: int) -> list[int]:
     """Edges of ``bands`` (nearly) equal bands over positions 0..length-1: [0, ..., length]."""
     if bands < 1 or length < 1:
-        raise ValueError(f"need length >= 1 and bands >= 1, got {length}, {bands}")
+        raise UsageError(f"need length >= 1 and bands >= 1, got {length}, {bands}")
     bands = min(bands, length)
     return [length * i // bands for i in range(bands + 1)]
 

@@ -28,6 +28,8 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 
+from ..errors import UsageError
+
 __all__ = ["token_metrics", "break_point", "smoothed", "agreement", "band_means", "ordering_agreement",
            "steepest_rise", "BREAK_MARGIN", "AGREEMENT_FACTOR"]
 
@@ -41,7 +43,7 @@ def token_metrics(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Te
     logits (B, L, V), targets (B, L) int64. Divide by B (or the summed count) for means.
     """
     if logits.dim() != 3 or targets.shape != logits.shape[:2]:
-        raise ValueError(f"logits (B, L, V) and targets (B, L) expected, got {tuple(logits.shape)} and "
+        raise UsageError(f"logits (B, L, V) and targets (B, L) expected, got {tuple(logits.shape)} and "
                          f"{tuple(targets.shape)}")
     nll = F.cross_entropy(logits.float().transpose(1, 2), targets, reduction="none")  # (B, L)
     correct = (logits.argmax(-1) == targets)  # (B, L) bool
@@ -51,7 +53,7 @@ def token_metrics(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Te
 def smoothed(curve: Sequence[float], window: int) -> list[float]:
     """Trailing mean: out[p] = mean(curve[max(0, p - window + 1) .. p])."""
     if window < 1:
-        raise ValueError(f"smoothing window must be >= 1, got {window}")
+        raise UsageError(f"smoothing window must be >= 1, got {window}")
     out, acc = [], 0.0
     for p, x in enumerate(curve):
         acc += x
@@ -70,7 +72,7 @@ def break_point(loss: Sequence[float], train_len: int, margin: float = BREAK_MAR
     """
     t = int(train_len)
     if t < 4 or len(loss) < t:
-        raise ValueError(f"the curve ({len(loss)} positions) must cover the training length {t} (>= 4)")
+        raise UsageError(f"the curve ({len(loss)} positions) must cover the training length {t} (>= 4)")
     ref = sum(loss[t // 2: t]) / (t - t // 2)
     sm = smoothed(list(loss), window or max(1, t // 4))
     for p in range(t, len(loss)):
@@ -90,7 +92,7 @@ def steepest_rise(loss: Sequence[float], train_len: int, window: int | None = No
     t = int(train_len)
     s = window or max(1, t // 4)
     if t < 4 or len(loss) < t:
-        raise ValueError(f"the curve ({len(loss)} positions) must cover the training length {t} (>= 4)")
+        raise UsageError(f"the curve ({len(loss)} positions) must cover the training length {t} (>= 4)")
     prefix = [0.0]
     for x in loss:
         prefix.append(prefix[-1] + x)
@@ -124,7 +126,7 @@ def band_means(values: Sequence[float], edges: Sequence[int]) -> list[float]:
     out = []
     for lo, hi in zip(edges[:-1], edges[1:]):
         if not 0 <= lo < hi <= len(values):
-            raise ValueError(f"band [{lo}, {hi}) outside 0..{len(values)}")
+            raise UsageError(f"band [{lo}, {hi}) outside 0..{len(values)}")
         out.append(sum(values[lo:hi]) / (hi - lo))
     return out
 

@@ -34,6 +34,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..errors import UsageError
 from ..methods import apply_rope, logn_scale, rerope_attention
 from ..schemes import apply_scheme
 from ..spec import RopeSpec
@@ -60,13 +61,13 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         if self.attention not in ATTENTIONS:
-            raise ValueError(f"unknown attention {self.attention!r}; known: {', '.join(ATTENTIONS)}")
+            raise UsageError(f"unknown attention {self.attention!r}; known: {', '.join(ATTENTIONS)}")
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "head_dim", "mlp_ratio"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+                raise UsageError(f"{name} must be a positive integer, got {v!r}")
         if self.head_dim % 2:
-            raise ValueError(f"head_dim must be even (RoPE rotates pairs), got {self.head_dim}")
+            raise UsageError(f"head_dim must be even (RoPE rotates pairs), got {self.head_dim}")
         RopeSpec(d=self.head_dim, train_len=self.train_len, base=self.base)  # validates T > 2*pi, base > 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,9 +87,9 @@ class PositionMethod:
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", tuple(sorted(dict(self.params).items())))
         if self.leaky_k is not None and self.window is None:
-            raise ValueError("Leaky ReRoPE needs a window")
+            raise UsageError("Leaky ReRoPE needs a window")
         if self.window is not None and self.scheme != "default":
-            raise ValueError("ReRoPE windows apply to plain RoPE frequencies (scheme 'default')")
+            raise UsageError("ReRoPE windows apply to plain RoPE frequencies (scheme 'default')")
 
 
 DEFAULT_METHOD = PositionMethod()

@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 import torch
 
+from ..errors import UsageError
 from . import seeds
 # shared by every experiment (sizes, training, evaluation, records) and the bound experiment: their own
 # modules, which scheme_bounds.py and sweep.py import too (runs.py dispatches to those two); re-exported here
@@ -198,7 +199,7 @@ def total_steps(name: str, size: Size, bases: int | None = None) -> int:
         return 2 * size.steps
     if name == "keynorm":
         return 8 * size.keynorm_steps
-    raise ValueError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
+    raise UsageError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
 
 
 def render_text(r: dict[str, Any]) -> str:

@@ -60,6 +60,7 @@ from typing import Any
 
 import torch
 
+from ..errors import UsageError
 from ..spec import RopeSpec
 from .data import load_corpus, nonrepeated_samples
 from .metrics import (AGREEMENT_FACTOR, BREAK_MARGIN, agreement, break_point, smoothed, steepest_rise,
@@ -98,7 +99,7 @@ def growing_lengths(train_len: int, length: int, resolution: int) -> list[int]:
     1 + 1/R of the exact p + 1.
     """
     if resolution < 1 or length < 1 or train_len < 1:
-        raise ValueError(f"lengths and resolution must be >= 1, got T={train_len}, length={length}, R={resolution}")
+        raise UsageError(f"lengths and resolution must be >= 1, got T={train_len}, length={length}, R={resolution}")
     ends = [min(train_len, length)]
     while ends[-1] < length:
         ends.append(min(length, ends[-1] + max(1, math.ceil(ends[-1] / resolution))))

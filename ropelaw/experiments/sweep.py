@@ -29,6 +29,7 @@ import statistics
 from dataclasses import replace
 from typing import Any
 
+from ..errors import UsageError
 from .data import load_corpus
 from .metrics import AGREEMENT_FACTOR
 from .bound import run_bound
@@ -83,7 +84,7 @@ def run_bound_sweep(size: Size, seed: int = 0, progress: Progress | None = None)
     for d, t in size.sweep:
         bases = sweep_bases(size, d, t)
         if not bases:
-            raise ValueError(f"no base of {list(size.sweep_bases)} has a bound in [2T, 16T/1.5] at d={d}, T={t}")
+            raise UsageError(f"no base of {list(size.sweep_bases)} has a bound in [2T, 16T/1.5] at d={d}, T={t}")
         sub = sweep_size(size, d, t)
         r = run_bound(sub, seed=seed, progress=progress, bases=bases, corpus=corpus)
         ratios = [row["ratio"] for row in r["rows"] if row["ratio"] is not None]

@@ -79,19 +79,11 @@ class LayerAnalysis:
 
 
 def _clean(x: Any) -> Any:
-    """JSON-safe: inf -> None is wrong (it means unbounded), so inf -> "inf"; tuples -> lists."""
-    t = type(x)  # exact types first (~60 values per config of a scan), then the general checks
-    if t is str or t is int or t is bool or x is None:
-        return x
-    if t is dict:
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, float) and not math.isfinite(x):
-        return "inf" if x > 0 else ("-inf" if x < 0 else "nan")
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    return x
+    """JSON-safe as every command writes JSON (``jsonout.json_safe``: inf and nan -> null, tuples -> lists);
+    an unbounded bound says so in its ``unbounded`` field."""
+    from ..jsonout import json_safe
+
+    return json_safe(x)
 
 
 @dataclass

@@ -153,11 +153,11 @@ class LoadedConfig:
         train = self.train_len.number()
         if d is None or base is None or train is None:
             bad = [v.where for v in (g.d, g.base, self.train_len) if v.number() is None]
-            raise ValueError(f"unusable value(s): {', '.join(bad)}")
+            raise UsageError(f"unusable value(s): {', '.join(bad)}")
         scheme = canonical_scheme(g.scheme.raw)
         info = SCHEMES.get(scheme)
         if info is None:
-            raise ValueError(f"unknown scheme {g.scheme.raw!r}")
+            raise UsageError(f"unknown scheme {g.scheme.raw!r}")
         allowed = set(info.required) | set(info.optional)
         params = {}
         for name, v in g.params.items():

@@ -45,6 +45,7 @@ from typing import Any
 
 import torch
 
+from ..errors import UsageError
 from ..errors import require
 from .logn import logn_scale
 from .rerope import _check_window, far_rotation, rerope_attention_rotated, rerope_decode_rotated
@@ -202,10 +203,10 @@ def _check_version(arch: str, model_type: Any) -> None:
     tf = _transformers()
     mm = ".".join(tf.__version__.split(".")[:2])
     if mm not in TRANSFORMERS_VERSIONS:
-        raise ValueError(f"patch_model supports transformers {' and '.join(TRANSFORMERS_VERSIONS)} "
+        raise UsageError(f"patch_model supports transformers {' and '.join(TRANSFORMERS_VERSIONS)} "
                          f"(read and tested), not {tf.__version__}; cannot patch {arch}")
     if mm == "4.57" and model_type in ONLY_5:
-        raise ValueError(f"patch_model supports {arch} under transformers 5.23 only: in {tf.__version__} "
+        raise UsageError(f"patch_model supports {arch} under transformers 5.23 only: in {tf.__version__} "
                          f"{ONLY_5[model_type]} computes its attention itself, not through the attention interface")
 
 
@@ -260,7 +261,7 @@ def _frequencies(patch: RopePatch, module: Any, cos: torch.Tensor, positions: to
     elif torch.equal(c[..., 0::2], c[..., 1::2]):
         layout, c = "interleaved", c[..., 0::2].repeat(*([1] * (c.dim() - 1)), 2)  # the half table first
     else:
-        raise ValueError(f"{patch.arch}: the rotary cos table is neither rotate-half nor interleaved; not supported")
+        raise UsageError(f"{patch.arch}: the rotary cos table is neither rotate-half nor interleaved; not supported")
     c = c.expand(positions.shape[0], -1, -1)  # one table for the batch when no row is padded
     pos = positions
     tol = 1e-5 if cos.dtype in (torch.float32, torch.float64) else 2e-2
@@ -275,7 +276,7 @@ def _frequencies(patch: RopePatch, module: Any, cos: torch.Tensor, positions: to
     if cand is None or not error(cand) <= tol:
         found = sorted((error(x), i, x) for i, x in enumerate(_rotary_candidates(patch.model)))
         if not found or not found[0][0] <= tol:
-            raise ValueError(f"{patch.arch}: cannot match the cos/sin of layer {module.layer_idx} to a rotary "
+            raise UsageError(f"{patch.arch}: cannot match the cos/sin of layer {module.layer_idx} to a rotary "
                              "embedding of the model; not supported")
         cand = found[0][2]  # the closest table (Gemma 3: global vs local base)
         patch._rotary[id(module)] = cand
@@ -299,7 +300,7 @@ def _row_starts(mask: torch.Tensor | None, B: int, T: int, N: int, arch: str,
     if mask is None:
         return torch.zeros(B, dtype=torch.int64, device=dev)
     if not isinstance(mask, torch.Tensor) or mask.dim() != 4:
-        raise ValueError(f"{arch}: ReRoPE patch needs a 4-D tensor attention mask, got {type(mask).__name__}")
+        raise UsageError(f"{arch}: ReRoPE patch needs a 4-D tensor attention mask, got {type(mask).__name__}")
     m = mask[:, 0, -T:, :N]
     allowed = m if m.dtype == torch.bool else m == 0  # (B|1, T, N) bool
     allowed = allowed.expand(B, T, N)
@@ -317,10 +318,10 @@ def _row_starts(mask: torch.Tensor | None, B: int, T: int, N: int, arch: str,
         want &= kidx[None, None, :] > qidx[None, :, None] - sliding
     real_rows = qidx[None, :] >= starts[:, None]  # (B, T)
     if bool((allowed & (kidx[None, None, :] > qidx[None, :, None]) & real_rows[:, :, None]).any()):
-        raise ValueError(f"{arch}: the attention mask lets tokens see later tokens (bidirectional attention, e.g. "
+        raise UsageError(f"{arch}: the attention mask lets tokens see later tokens (bidirectional attention, e.g. "
                          "Gemma 3's image tokens); ReRoPE is causal: text-only prompts are supported")
     if bool(((allowed != want) & real_rows[:, :, None]).any()):
-        raise ValueError(f"{arch}: the attention mask is not causal over one run of keys per row ending at the "
+        raise UsageError(f"{arch}: the attention mask is not causal over one run of keys per row ending at the "
                          "newest token; ReRoPE supports left padding (tokenizer padding_side='left') and a "
                          "DynamicCache only")
     return starts.to(torch.int64)
@@ -346,10 +347,10 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch
     original = _original_interface(module, impl)
     call = _CALL.get()
     if module.training and dropout:
-        raise ValueError(f"{patch.arch}: the ReRoPE patch is for inference; call model.eval() (attention dropout)")
+        raise UsageError(f"{patch.arch}: the ReRoPE patch is for inference; call model.eval() (attention dropout)")
     sliding = patch.sliding.get(id(module))
     if "sliding_window" in kwargs and (kwargs["sliding_window"] or None) != sliding:  # Qwen2-MoE passes none
-        raise ValueError(f"{patch.arch}: layer {module.layer_idx} runs with sliding window "
+        raise UsageError(f"{patch.arch}: layer {module.layer_idx} runs with sliding window "
                          f"{kwargs.get('sliding_window')}, patched for {sliding}; not supported")
     B, H, T, D = query.shape
     N = key.shape[2]
@@ -369,7 +370,7 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch
         return original(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
     cos = call["cos"] if call else None
     if cos is None:
-        raise ValueError(f"{patch.arch}: the attention module received no position_embeddings")
+        raise UsageError(f"{patch.arch}: the attention module received no position_embeddings")
     inv_freq, rd, layout = _frequencies(patch, module, cos, pos)
     rot = dict(inv_freq=inv_freq, rotary_dim=rd, layout=layout)
     kidx = torch.arange(N, device=query.device)
@@ -377,7 +378,7 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch
     offset = pos[:, -1] - (N - 1)  # (B,)
     if bool((pos != torch.arange(N - T, N, device=pos.device)[None] + offset[:, None])[
             torch.arange(N - T, N, device=pos.device)[None] >= starts[:, None]].any()):
-        raise ValueError(f"{patch.arch}: position_ids are not consecutive within a row; not supported")
+        raise UsageError(f"{patch.arch}: position_ids are not consecutive within a row; not supported")
     kf = _far_keys(patch, module, cache, key, T, offset, rot)
     softcap = kwargs.get("softcap")
     qf = far_rotation(query, pos[:, None, :], patch.window, patch.leaky_k, "query", **rot)
@@ -481,23 +482,23 @@ def _wrapped_forward(patch: RopePatch, names: list[str]):
 
 def _check_params(method: str, window: Any, leaky_k: Any, train_len: Any) -> None:
     if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+        raise UsageError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
     if method in ("rerope", "leaky_rerope"):
         if window is None:
-            raise ValueError(f"{method} needs a window > 0")
+            raise UsageError(f"{method} needs a window > 0")
         if method == "rerope" and leaky_k is not None:
-            raise ValueError("rerope takes no leaky_k; use method='leaky_rerope'")
+            raise UsageError("rerope takes no leaky_k; use method='leaky_rerope'")
         if method == "leaky_rerope" and leaky_k is None:
-            raise ValueError("leaky_rerope needs leaky_k > 1")
+            raise UsageError("leaky_rerope needs leaky_k > 1")
         _check_window(window, leaky_k)
     else:
         if window is not None or leaky_k is not None:
-            raise ValueError("logn takes no window / leaky_k")
+            raise UsageError("logn takes no window / leaky_k")
         if train_len is None:
-            raise ValueError("logn needs train_len")
+            raise UsageError("logn needs train_len")
     if train_len is not None and (isinstance(train_len, bool) or not isinstance(train_len, (int, float))
                                   or not train_len > 1 or not math.isfinite(train_len)):
-        raise ValueError(f"train_len must be a finite number > 1, got {train_len!r}")
+        raise UsageError(f"train_len must be a finite number > 1, got {train_len!r}")
 
 
 def patch_model(model: Any, method: str = "rerope", *, window: float | None = None, leaky_k: float | None = None,
@@ -517,12 +518,12 @@ def patch_model(model: Any, method: str = "rerope", *, window: float | None = No
     model_type = getattr(getattr(model, "config", None), "model_type", None)
     _check_version(arch, model_type)
     if model_type not in ARCHITECTURES:
-        raise ValueError(f"patch_model does not support {arch}; supported model types: {', '.join(ARCHITECTURES)}")
+        raise UsageError(f"patch_model does not support {arch}; supported model types: {', '.join(ARCHITECTURES)}")
     attn = [m for m in model.modules() if _is_rotary_attention(m)]
     if not attn:
-        raise ValueError(f"{arch}: no attention module with the standard rotary interface found")
+        raise UsageError(f"{arch}: no attention module with the standard rotary interface found")
     if any(hasattr(m, _ATTR) for m in attn):
-        raise ValueError(f"{arch} is already patched; call unpatch(model) first")
+        raise UsageError(f"{arch} is already patched; call unpatch(model) first")
     skipped = [(m, _sliding_window(m)) for m in attn if _sliding_window(m) is not None]
     modules = [m for m in attn if _sliding_window(m) is None]
     sliding = {}
@@ -531,7 +532,7 @@ def patch_model(model: Any, method: str = "rerope", *, window: float | None = No
         modules, skipped = [m for m, _ in skipped], []
         s = min(sliding.values())
         if method != "logn" and max(sliding.values()) <= math.ceil(window):
-            raise ValueError(f"{arch}: every attention layer has a sliding window of {s}, which already keeps every "
+            raise UsageError(f"{arch}: every attention layer has a sliding window of {s}, which already keeps every "
                              f"relative position at most {s - 1} < w = {window}; ReRoPE would change nothing "
                              f"(use w < {s})")
     _register_interface()

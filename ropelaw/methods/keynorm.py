@@ -21,6 +21,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from ..errors import UsageError
 from .logn import logn_scale
 from .rope import angle_dtype
 
@@ -32,7 +33,7 @@ VARIANTS = ("kna", "qna", "cosa")
 def cosa_lambda(n: float) -> float:
     """lambda = 4 log n (seed 003, CosA). Domain n >= 1 (lambda = 0 at n = 1)."""
     if not n >= 1:
-        raise ValueError(f"CosA needs n >= 1, got {n}")
+        raise UsageError(f"CosA needs n >= 1, got {n}")
     return 4.0 * math.log(n)
 
 
@@ -53,20 +54,20 @@ def keynorm_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, variant
     ``logn`` needs ``train_len``. Returns (batch, heads, T, d_v); differentiable.
     """
     if variant not in VARIANTS:
-        raise ValueError(f"unknown KeyNorm variant {variant!r}; known: {', '.join(VARIANTS)}")
+        raise UsageError(f"unknown KeyNorm variant {variant!r}; known: {', '.join(VARIANTS)}")
     if q.dim() != 4 or k.dim() != 4 or v.dim() != 4 or q.shape[-1] != k.shape[-1] or k.shape[:3] != v.shape[:3]:
-        raise ValueError(f"incompatible shapes q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+        raise UsageError(f"incompatible shapes q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
     if q.shape[1] % k.shape[1]:
-        raise ValueError(f"query heads ({q.shape[1]}) must be a multiple of key heads ({k.shape[1]})")
+        raise UsageError(f"query heads ({q.shape[1]}) must be a multiple of key heads ({k.shape[1]})")
     T, N = q.shape[2], k.shape[2]
     if N < T:
-        raise ValueError(f"k has {N} positions but q has {T}")
+        raise UsageError(f"k has {N} positions but q has {T}")
     if variant == "cosa" and not dynamic and train_len is None:
-        raise ValueError("CosA with fixed n = T_train/2 needs train_len (or dynamic=True)")
+        raise UsageError("CosA with fixed n = T_train/2 needs train_len (or dynamic=True)")
     if logn and train_len is None:
-        raise ValueError("log-n scaling needs train_len")
+        raise UsageError("log-n scaling needs train_len")
     if variant != "cosa" and dynamic:
-        raise ValueError("dynamic n applies to CosA only")
+        raise UsageError("dynamic n applies to CosA only")
     acc = angle_dtype(q.dtype)
     qpos = torch.arange(N - T, N, dtype=torch.int64, device=q.device)  # (T,) int64
     if variant in ("qna", "cosa"):

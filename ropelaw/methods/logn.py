@@ -12,6 +12,7 @@ import math
 
 import torch
 
+from ..errors import UsageError
 from .rope import PositionsLike, positions_tensor
 
 __all__ = ["logn_scale", "scale_queries_logn"]
@@ -25,12 +26,12 @@ def logn_scale(positions: PositionsLike, train_len: float, *, dtype: torch.dtype
     for pos + 1 <= T_train and grows like log(n) beyond. ``dtype`` is float32 or float64.
     """
     if not (isinstance(train_len, (int, float)) and math.isfinite(train_len) and train_len > 1):
-        raise ValueError(f"train_len for log-n scaling must be a finite number > 1, got {train_len!r}")
+        raise UsageError(f"train_len for log-n scaling must be a finite number > 1, got {train_len!r}")
     dev = torch.device(device) if device is not None else (
         positions.device if isinstance(positions, torch.Tensor) else torch.device("cpu"))
     pos = positions_tensor(positions, dtype, dev)  # (...,) float32|float64
     if bool((pos < 0).any()):
-        raise ValueError("log-n scaling needs positions >= 0")
+        raise UsageError("log-n scaling needs positions >= 0")
     ratio = torch.log1p(pos) / math.log(train_len)  # (...,) log(n)/log(T)
     return torch.clamp(ratio, min=1.0)
 

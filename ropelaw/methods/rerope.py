@@ -43,6 +43,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from ..errors import UsageError
 from ..schemes import encoded_relative_position
 from . import _merged
 from .logn import scale_queries_logn
@@ -65,24 +66,24 @@ def rerope_relative_position(delta: float, window: float, leaky_k: float | None 
 
 def _check_window(window: float, leaky_k: float | None) -> int:
     if isinstance(window, bool) or not isinstance(window, (int, float)) or not math.isfinite(window) or window <= 0:
-        raise ValueError(f"ReRoPE window must be a finite number > 0, got {window!r}")
+        raise UsageError(f"ReRoPE window must be a finite number > 0, got {window!r}")
     if leaky_k is not None and (isinstance(leaky_k, bool) or not isinstance(leaky_k, (int, float))
                                 or math.isnan(leaky_k) or leaky_k <= 1):
         # the same domain as ropelaw.schemes (k = inf is accepted here as ReRoPE)
-        raise ValueError(f"Leaky ReRoPE k must be > 1 (k = 1 is plain RoPE, k < 1 pushes positions past the "
+        raise UsageError(f"Leaky ReRoPE k must be > 1 (k = 1 is plain RoPE, k < 1 pushes positions past the "
                          f"trained range; inf is ReRoPE), got {leaky_k!r}")
     return math.ceil(window)  # near iff i - j < w  <=>  i - j <= ceil(w) - 1 for integer i - j
 
 
 def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
     if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
-        raise ValueError("q, k, v must have shape (batch, heads, seq, head_dim)")
+        raise UsageError("q, k, v must have shape (batch, heads, seq, head_dim)")
     if k.shape[:3] != v.shape[:3] or q.shape[0] != k.shape[0] or q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"incompatible shapes q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+        raise UsageError(f"incompatible shapes q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
     if q.shape[1] % k.shape[1]:
-        raise ValueError(f"query heads ({q.shape[1]}) must be a multiple of key heads ({k.shape[1]})")
+        raise UsageError(f"query heads ({q.shape[1]}) must be a multiple of key heads ({k.shape[1]})")
     if not (q.dtype == k.dtype == v.dtype) or not q.is_floating_point():
-        raise ValueError(f"q, k, v must share one floating dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+        raise UsageError(f"q, k, v must share one floating dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
 
 
 def _leaky_query_positions(qpos: torch.Tensor, window: float, leaky_k: float) -> torch.Tensor:
@@ -290,13 +291,13 @@ def _rotations(q, k, qpos, kpos, window, leaky_k, rd, layout, inv_freq):
 
 def _prepare(q, k, base, rotary_dim, layout, inv_freq):
     if layout not in LAYOUTS:
-        raise ValueError(f"unknown RoPE layout {layout!r}; known: {', '.join(LAYOUTS)}")
+        raise UsageError(f"unknown RoPE layout {layout!r}; known: {', '.join(LAYOUTS)}")
     rd = check_rotary_dim(q.shape[-1], rotary_dim)
     adt = angle_dtype(q.dtype)
     if inv_freq is None:
         inv_freq = rope_inv_freq(rd, base, dtype=adt, device=q.device)  # (d_r/2,) float32|64
     elif tuple(inv_freq.shape) != (rd // 2,):
-        raise ValueError(f"inv_freq must have shape ({rd // 2},), got {tuple(inv_freq.shape)}")
+        raise UsageError(f"inv_freq must have shape ({rd // 2},), got {tuple(inv_freq.shape)}")
     return rd, inv_freq
 
 
@@ -319,10 +320,10 @@ def rerope_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: 
     _check_qkv(q, k, v)
     W = _check_window(window, leaky_k)
     if not isinstance(block_size, int) or block_size < 1:
-        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+        raise UsageError(f"block_size must be a positive integer, got {block_size!r}")
     T, N = q.shape[2], k.shape[2]
     if N < T:
-        raise ValueError(f"k has {N} positions but q has {T}: the queries must be the last positions of k")
+        raise UsageError(f"k has {N} positions but q has {T}: the queries must be the last positions of k")
     rd, inv_freq = _prepare(q, k, base, rotary_dim, layout, inv_freq)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     if T == 1:
@@ -399,11 +400,11 @@ def rerope_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
     """
     _check_qkv(q, k_cache, v_cache)
     if q.shape[2] != 1:
-        raise ValueError(f"rerope_decode takes one query (seq = 1), got {q.shape[2]}; use rerope_attention")
+        raise UsageError(f"rerope_decode takes one query (seq = 1), got {q.shape[2]}; use rerope_attention")
     W = _check_window(window, leaky_k)
     N = k_cache.shape[2]
     if isinstance(position, bool) or not isinstance(position, int) or position < N - 1:
-        raise ValueError(f"position must be an int >= N - 1 = {N - 1} (the cache holds positions 0..N-1), "
+        raise UsageError(f"position must be an int >= N - 1 = {N - 1} (the cache holds positions 0..N-1), "
                          f"got {position!r}")
     rd, inv_freq = _prepare(q, k_cache, base, rotary_dim, layout, inv_freq)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
@@ -455,7 +456,7 @@ def far_rotation(x_rot: torch.Tensor, positions: torch.Tensor, window: float, le
     elif role == "key":
         shift = -f * p
     else:
-        raise ValueError(f"role must be 'query' or 'key', got {role!r}")
+        raise UsageError(f"role must be 'query' or 'key', got {role!r}")
     return apply_rope(x_rot, shift, rotary_dim=rotary_dim, layout=layout, inv_freq=inv_freq)
 
 
@@ -478,7 +479,7 @@ def rerope_attention_rotated(qn: torch.Tensor, kn: torch.Tensor, qf: torch.Tenso
     kn, kf, v = (_expand_heads(x, H) for x in (kn, kf, v))
     if sliding_window is not None:
         if isinstance(sliding_window, bool) or not isinstance(sliding_window, int) or sliding_window <= W:
-            raise ValueError(f"sliding_window must be an integer > ceil(window) = {W}, got {sliding_window!r}")
+            raise UsageError(f"sliding_window must be an integer > ceil(window) = {W}, got {sliding_window!r}")
         return _sliding_rotated(qn, kn, qf, kf, v, W, sliding_window, float(scale), softcap, _SLIDING_BLOCK)
     flash = softcap is None and _merged.flash_supported(qn, kn, v)
     return _ReRoPEFunction.apply(qn.contiguous(), kn.contiguous(), qf.contiguous(), kf.contiguous(), v.contiguous(),

@@ -23,6 +23,8 @@ from typing import Iterator, Union
 
 import torch
 
+from ..errors import UsageError
+
 __all__ = ["LAYOUTS", "rope_inv_freq", "rope_cos_sin", "apply_rope", "angle_dtype", "positions_tensor"]
 
 LAYOUTS = ("rotate_half", "interleaved")
@@ -54,11 +56,11 @@ def rope_inv_freq(rotary_dim: int, base: float = 10000.0, *, dtype: torch.dtype 
     Raises ValueError for an odd or non-positive ``rotary_dim`` or ``base <= 1``.
     """
     if rotary_dim <= 0 or rotary_dim % 2:
-        raise ValueError(f"rotary_dim must be a positive even integer, got {rotary_dim}")
+        raise UsageError(f"rotary_dim must be a positive even integer, got {rotary_dim}")
     if not base > 1.0:
-        raise ValueError(f"RoPE base must be > 1, got {base}")
+        raise UsageError(f"RoPE base must be > 1, got {base}")
     if dtype not in (torch.float32, torch.float64):
-        raise ValueError(f"inv_freq must be float32 or float64, got {dtype}")
+        raise UsageError(f"inv_freq must be float32 or float64, got {dtype}")
     exponents = torch.arange(0, rotary_dim, 2, dtype=torch.int64, device=device).to(torch.float64)  # (d_r/2,)
     inv_freq = torch.pow(torch.tensor(float(base), dtype=torch.float64, device=device), -exponents / rotary_dim)
     return inv_freq.to(dtype)  # (d_r/2,) float32|float64
@@ -72,12 +74,12 @@ def positions_tensor(positions: PositionsLike, dtype: torch.dtype, device: torch
     """
     if isinstance(positions, torch.Tensor):
         if positions.dtype in (torch.float16, torch.bfloat16):
-            raise ValueError(
+            raise UsageError(
                 f"positions in {positions.dtype} are already rounded (bf16 keeps every integer "
                 "only up to 256); pass int64 or float32 positions"
             )
         if positions.is_complex():
-            raise ValueError("positions must be real")
+            raise UsageError("positions must be real")
         return positions.to(device=device, dtype=dtype)
     if isinstance(positions, int):
         return torch.tensor(positions, dtype=torch.int64, device=device).to(dtype)
@@ -98,7 +100,7 @@ def rope_cos_sin(positions: PositionsLike, inv_freq: torch.Tensor, *, dtype: tor
         pos = positions_tensor(positions, torch.float32, device)  # (...,) float32
         freq = inv_freq.to(device=device, dtype=torch.float32)  # (d_r/2,) float32
     else:
-        raise ValueError(f"angles are computed in float32 or float64, not {dtype}")
+        raise UsageError(f"angles are computed in float32 or float64, not {dtype}")
     with no_autocast(pos.device):
         angles = pos.unsqueeze(-1) * freq  # (..., d_r/2) float32|float64
         return torch.cos(angles), torch.sin(angles)
@@ -113,14 +115,14 @@ def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: 
     if layout == "interleaved":
         x1, x2 = x[..., 0::2], x[..., 1::2]
         return torch.stack((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1).flatten(-2)
-    raise ValueError(f"unknown RoPE layout {layout!r}; known: {', '.join(LAYOUTS)}")
+    raise UsageError(f"unknown RoPE layout {layout!r}; known: {', '.join(LAYOUTS)}")
 
 
 def check_rotary_dim(head_dim: int, rotary_dim: int | None) -> int:
     """The rotary dimension d_r (default: the whole head), validated: even, 0 < d_r <= head_dim."""
     rd = head_dim if rotary_dim is None else int(rotary_dim)
     if rd <= 0 or rd % 2 or rd > head_dim:
-        raise ValueError(f"rotary_dim must be even and in (0, {head_dim}], got {rotary_dim}")
+        raise UsageError(f"rotary_dim must be even and in (0, {head_dim}], got {rotary_dim}")
     return rd
 
 
@@ -136,13 +138,13 @@ def apply_rope(x: torch.Tensor, positions: PositionsLike, base: float = 10000.0,
     output has ``x``'s dtype and shape.
     """
     if layout not in LAYOUTS:
-        raise ValueError(f"unknown RoPE layout {layout!r}; known: {', '.join(LAYOUTS)}")
+        raise UsageError(f"unknown RoPE layout {layout!r}; known: {', '.join(LAYOUTS)}")
     rd = check_rotary_dim(x.shape[-1], rotary_dim)
     adt = angle_dtype(x.dtype)
     if inv_freq is None:
         inv_freq = rope_inv_freq(rd, base, dtype=adt, device=x.device)
     elif inv_freq.shape != (rd // 2,):
-        raise ValueError(f"inv_freq must have shape ({rd // 2},), got {tuple(inv_freq.shape)}")
+        raise UsageError(f"inv_freq must have shape ({rd // 2},), got {tuple(inv_freq.shape)}")
     cos, sin = rope_cos_sin(positions, inv_freq, dtype=adt, device=x.device)  # (..., d_r/2) float32|64
     rot = x[..., :rd].to(adt)  # (..., seq, d_r) float32|64
     out = rotate_pairs(rot, cos, sin, layout).to(x.dtype)  # (..., seq, d_r) x.dtype

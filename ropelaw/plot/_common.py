@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ..errors import UsageError
 from ..numfmt import count, number
 from ..spec import RopeSpec
 
@@ -55,7 +56,7 @@ def _as_spec(spec: RopeSpec | Mapping[str, Any] | None, **default: Any) -> RopeS
         return spec
     if isinstance(spec, Mapping):
         return RopeSpec(**{**default, **dict(spec)})
-    raise ValueError(f"expected a RopeSpec or a mapping of its fields, got {type(spec).__name__}")
+    raise UsageError(f"expected a RopeSpec or a mapping of its fields, got {type(spec).__name__}")
 
 
 _MAX_D = 4096  # rotary dims drawn pair by pair (real models use <= 512)
@@ -66,17 +67,17 @@ def _check_figure_setup(spec: RopeSpec) -> RopeSpec:
     """Refuse setups a figure cannot show (one-line ValueError): huge d or base."""
     if spec.d > _MAX_D:
         shown = count(spec.d)
-        raise ValueError(f"rotary dimension d must be <= {_MAX_D} for a figure, got {shown}")
+        raise UsageError(f"rotary dimension d must be <= {_MAX_D} for a figure, got {shown}")
     for name, value in (("base", spec.base), ("pretraining base", spec.pretrain_base)):
         if value > _MAX_BASE:
-            raise ValueError(f"{name} must be <= {number(_MAX_BASE)} for a figure, got {number(value)}")
+            raise UsageError(f"{name} must be <= {number(_MAX_BASE)} for a figure, got {number(value)}")
     return spec
 
 
 def _check_work(pairs: int, points: int, budget: int, what: str) -> None:
     """Refuse a figure whose sums would take minutes: pairs x points above ``budget``."""
     if pairs * points > budget:
-        raise ValueError(f"{what}: d/2 x {points:,} points = {pairs * points:,} terms is too much for a figure "
+        raise UsageError(f"{what}: d/2 x {points:,} points = {pairs * points:,} terms is too much for a figure "
                          f"(at most {budget:,}); lower d or the length")
 
 

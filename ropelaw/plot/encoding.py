@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from ..errors import UsageError
 from ..numfmt import short as _num
 from ..spec import RopeSpec
 from ._common import (_MAX_POINTS, _ROFORMER, _SU, _as_spec, _check_figure_setup, _check_length, _check_work, _mpl,
@@ -29,7 +30,7 @@ def relative_position_panels(length: int = 12, window: int = 4, k: float = 4.0) 
     L = _check_length("length", length, minimum=2)
     w = _check_length("window", window)
     if not float(k) > 1:
-        raise ValueError(f"k (interpolation / leak factor) must be > 1, got {k!r}")
+        raise UsageError(f"k (interpolation / leak factor) must be > 1, got {k!r}")
     k = float(k)
     mats = [
         ("RoPE", "i − j", relative_position_matrix(L)),
@@ -80,7 +81,7 @@ def plot_relative_positions(
     else:
         axs = list(axes)
         if len(axs) != 4:
-            raise ValueError(f"axes must be 4 Axes (RoPE, PI, ReRoPE, Leaky ReRoPE), got {len(axs)}")
+            raise UsageError(f"axes must be 4 Axes (RoPE, PI, ReRoPE, Leaky ReRoPE), got {len(axs)}")
         fig = axs[0].figure
     vmax = max(float(np.max(m)) for _, _, m in panels)
     write = (L <= 16) if annotate is None else bool(annotate)
@@ -123,7 +124,7 @@ def plot_decay(d: int = 128, base: float = 10000.0, max_distance: int = 256,
     spec = _check_figure_setup(RopeSpec(d=d, base=base))
     n = _check_length("max_distance", max_distance)
     if n > _MAX_POINTS:
-        raise ValueError(f"max_distance must be <= {_MAX_POINTS:,} for a figure, got {n:,}")
+        raise UsageError(f"max_distance must be <= {_MAX_POINTS:,} for a figure, got {n:,}")
     _check_work(spec.pairs, n, 1 << 28, "decay curve")
     m = np.arange(n + 1)  # (M,) int64
     from ..decay import decay_curve
@@ -153,7 +154,7 @@ def _scheme_specs(spec: RopeSpec, schemes: Sequence[str] | Mapping[str, Mapping[
     for name, params in items:
         info = SCHEMES.get(name)
         if info is None:
-            raise ValueError(f"unknown scheme {name!r}; known: {', '.join(scheme_names())}")
+            raise UsageError(f"unknown scheme {name!r}; known: {', '.join(scheme_names())}")
         p: dict[str, Any] = dict(params or {})
         if "factor" not in p and ("factor" in info.required or "factor" in info.optional):
             p["factor"] = factor
@@ -190,10 +191,10 @@ def plot_scheme_ratios(
     base_spec = _check_figure_setup(_as_spec(spec_or_params, d=128, train_len=4096, base=10000.0))
     f = float(factor)
     if not 1 <= f <= 1e6:
-        raise ValueError(f"factor must be between 1 and 1e6, got {factor!r}")
+        raise UsageError(f"factor must be between 1 and 1e6, got {factor!r}")
     specs = _scheme_specs(base_spec, schemes, f)
     if not specs:
-        raise ValueError("no scheme to plot")
+        raise UsageError("no scheme to plot")
     n = seq_len if seq_len is not None else int(round(f * base_spec.train_len))
     ref = np.asarray(default_inv_freq(base_spec.d, base_spec.base), dtype=float)  # (d/2,)
     idx = np.arange(base_spec.pairs)

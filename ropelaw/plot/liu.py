@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from ..errors import UsageError
 from ..numfmt import number, short as _num
 from ..spec import RopeSpec
 from ._common import _LIU, _MAX_BASE, _as_spec, _check_figure_setup, _mpl, _new_axes, _tokens
@@ -74,9 +75,9 @@ def plot_bound_vs_base(
     else:
         grid = np.asarray([float(b) for b in bases], dtype=float)
         if grid.size == 0:
-            raise ValueError("bases must not be empty")
+            raise UsageError("bases must not be empty")
         if np.any(grid <= 1) or not np.all(np.isfinite(grid)) or np.any(grid > _MAX_BASE):
-            raise ValueError(f"every base must be a number > 1 and <= {_MAX_BASE:g}")
+            raise UsageError(f"every base must be a number > 1 and <= {_MAX_BASE:g}")
     if bases is None or (grid.min() <= beta0 <= grid.max()):
         # both sides of the step at beta_0 (the side of beta_0's float is decided exactly by theory)
         grid = np.concatenate([grid, [beta0 * (1 - 1e-12), beta0, beta0 * (1 + 1e-12)]])

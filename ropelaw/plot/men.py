@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
+from ..errors import UsageError
 from ..numfmt import short as _num
 from ..spec import RopeSpec
 from ._common import _MAX_POINTS, _MEN, _check_figure_setup, _check_length, _check_work, _mpl, _new_axes
@@ -41,7 +42,7 @@ def plot_men_bmtheta(d: int = 128, base: float = 10000.0, max_m: int | None = No
     else:
         max_m = _check_length("max_m", max_m)
         if max_m > _MAX_POINTS:
-            raise ValueError(f"max_m must be <= {_MAX_POINTS:,} for a figure, got {max_m:,}")
+            raise UsageError(f"max_m must be <= {_MAX_POINTS:,} for a figure, got {max_m:,}")
         _check_work(spec.pairs, max_m, 1 << 28, "B_(m,theta) curve")
         supported = int(supported_length(inv, max_m))
     m = np.arange(max_m + 1)  # (M,) int64

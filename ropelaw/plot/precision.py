@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Sequence
 
+from ..errors import UsageError
 from ._common import _BAICHUAN, _check_length, _mpl, _new_axes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,7 +46,7 @@ def plot_exact_fraction(
         dtypes = (dtypes,)
     formats = list({get_format(n).name: get_format(n) for n in dtypes}.values())  # canonical, deduplicated
     if not formats:
-        raise ValueError("dtypes must name at least one float format")
+        raise UsageError("dtypes must name at least one float format")
     Ls = _default_lengths() if lengths is None else sorted({_check_length("length", n) for n in lengths})
     fig, ax = _new_axes(ax)
     for fmt in formats:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from functools import lru_cache
 import math
 
+from ..errors import UsageError
+
 
 @lru_cache(maxsize=4096, typed=True)  # typed: a numpy float base gives numpy floats, kept apart
 def default_inv_freq(d: int, base: float) -> tuple[float, ...]:
@@ -29,13 +31,13 @@ def ntk_scaled_base(base: float, factor: float, d: int) -> float:
     theta = 1 whatever the base, so no base change can interpolate it: ValueError.
     """
     if d < 4:
-        raise ValueError(f"NTK-aware scaling needs d >= 4 (the base cannot move the single pair of d = 2), got d = {d}")
+        raise UsageError(f"NTK-aware scaling needs d >= 4 (the base cannot move the single pair of d = 2), got d = {d}")
     try:
         scaled = base * factor ** (d / (d - 2))
     except OverflowError:
         scaled = math.inf
     if not math.isfinite(scaled):  # an inf base would zero frequencies that are not negligible
-        raise ValueError(f"the NTK-scaled base {base:.8g} * {factor:.8g}^({d}/{d - 2}) is beyond float range")
+        raise UsageError(f"the NTK-scaled base {base:.8g} * {factor:.8g}^({d}/{d - 2}) is beyond float range")
     return scaled
 
 
@@ -64,7 +66,7 @@ def yarn_correction_dim(num_rotations: float, d: int, base: float, original: int
     """
     ratio = original / (num_rotations * 2 * math.pi)
     if not (math.isfinite(ratio) and ratio > 0):
-        raise ValueError(f"YaRN correction dimension undefined for {num_rotations!r} rotations "
+        raise UsageError(f"YaRN correction dimension undefined for {num_rotations!r} rotations "
                          "(beta_fast / beta_slow must be finite and > 0)")
     return d * math.log(ratio) / (2 * math.log(base))
 
@@ -88,7 +90,7 @@ def yarn_correction_range(
     L = 4096 -> (20, 46). Domain: beta_fast >= beta_slow > 0.
     """
     if not beta_fast >= beta_slow > 0:
-        raise ValueError(f"YaRN needs beta_fast >= beta_slow > 0, got beta_fast={beta_fast}, beta_slow={beta_slow}")
+        raise UsageError(f"YaRN needs beta_fast >= beta_slow > 0, got beta_fast={beta_fast}, beta_slow={beta_slow}")
     low = yarn_correction_dim(beta_fast, d, base, original)
     high = yarn_correction_dim(beta_slow, d, base, original)
     if truncate:

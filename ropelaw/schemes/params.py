@@ -1,12 +1,13 @@
 """Reading a scheme's parameters from a :class:`~ropelaw.spec.RopeSpec`: each helper validates one kind
 (a real, a positive real, a factor, a length, the original length, a flag, a choice, per-pair
-factors) and raises ``ValueError`` with one line naming the scheme, the parameter, the rule and the value."""
+factors) and raises ``UsageError`` (a ``ValueError``) with one line naming the scheme, the parameter, the rule and the value."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+from ..errors import UsageError
 from ..spec import RopeSpec, check_positive_int, check_real
 from .registry import scheme_info
 
@@ -14,8 +15,8 @@ from .registry import scheme_info
 _MISSING = object()
 
 
-def _fail(spec: RopeSpec, message: str) -> ValueError:
-    return ValueError(f"scheme {scheme_info(spec.scheme).name!r}: {message}")
+def _fail(spec: RopeSpec, message: str) -> UsageError:
+    return UsageError(f"scheme {scheme_info(spec.scheme).name!r}: {message}")
 
 
 def _real(spec: RopeSpec, name: str, default: Any = _MISSING) -> float:

@@ -8,6 +8,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from ..errors import UsageError
 from ..spec import check_positive_int, check_real
 
 
@@ -16,15 +17,15 @@ def _check_map(window: Any, leaky_k: Any, interpolation: Any = 1.0) -> tuple[int
     k = None
     if leaky_k is not None:
         if w is None:
-            raise ValueError("leaky_k needs a window (Leaky ReRoPE is defined beyond a window w)")
+            raise UsageError("leaky_k needs a window (Leaky ReRoPE is defined beyond a window w)")
         k = check_real("leaky k", leaky_k)
         if k <= 1:
-            raise ValueError(f"leaky k must be > 1 (k = 1 is plain RoPE; k -> inf is ReRoPE), got {leaky_k!r}")
+            raise UsageError(f"leaky k must be > 1 (k = 1 is plain RoPE; k -> inf is ReRoPE), got {leaky_k!r}")
     s = check_real("interpolation", interpolation)
     if s < 1:
-        raise ValueError(f"interpolation must be >= 1, got {interpolation!r}")
+        raise UsageError(f"interpolation must be >= 1, got {interpolation!r}")
     if s != 1 and w is not None:
-        raise ValueError("interpolation and window cannot be combined (seed 000 defines them separately)")
+        raise UsageError("interpolation and window cannot be combined (seed 000 defines them separately)")
     return w, k, s
 
 
@@ -38,7 +39,7 @@ def encoded_relative_position(delta: float, window: float | None = None, leaky_k
     """
     if interpolation != 1:
         if window is not None:
-            raise ValueError("interpolation and window cannot be combined (seed 000 defines them separately)")
+            raise UsageError("interpolation and window cannot be combined (seed 000 defines them separately)")
         return float(delta) / interpolation
     if window is None or delta < window:
         return float(delta)
@@ -62,7 +63,7 @@ def relative_position_matrix(length: int, window: int | None = None, leaky_k: fl
 
     n = check_positive_int("length", length)
     if n > 8192:
-        raise ValueError(f"length {n} too large for a dense matrix (max 8192); use encoded_relative_position")
+        raise UsageError(f"length {n} too large for a dense matrix (max 8192); use encoded_relative_position")
     w, k, s = _check_map(window, leaky_k, interpolation)
     delta = np.subtract.outer(np.arange(n), np.arange(n)).astype(np.float64)  # (n, n) float64, i - j
     if w is None:
@@ -115,6 +116,6 @@ def leaky_rerope_safe_length(window: int, k: float | None, train_len: int) -> in
         return t
     kk = check_real("leaky k", k)
     if kk <= 1:
-        raise ValueError(f"leaky k must be > 1, got {k!r}")
+        raise UsageError(f"leaky k must be > 1, got {k!r}")
     exact_k = Fraction(k) if isinstance(k, (int, Fraction)) else Fraction(kk)
     return w + 1 + math.floor(exact_k * (t - 1 - w))

@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+from ..errors import UsageError
 from ..spec import RopeSpec
 from .positions import encoded_relative_position
 
@@ -130,7 +131,7 @@ def exact_inv_freq(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
     :func:`exact_frequencies`); ``ValueError`` for a scheme without an exact twin."""
     info = scheme_info(spec.scheme)
     if info.exact is None:
-        raise ValueError(f"scheme {info.name!r} has no exact frequencies")
+        raise UsageError(f"scheme {info.name!r} has no exact frequencies")
     apply_scheme(spec, seq_len)  # validates the parameters exactly as the float path does
     return info.exact(spec, seq_len, mp)
 
@@ -150,7 +151,7 @@ def scheme_info(name: str) -> SchemeInfo:
     if info is None:
         from ..errors import did_you_mean
 
-        raise ValueError(f"unknown scheme {name!r}; known: {', '.join(scheme_names())}{did_you_mean(name, SCHEMES)}")
+        raise UsageError(f"unknown scheme {name!r}; known: {', '.join(scheme_names())}{did_you_mean(name, SCHEMES)}")
     return info
 
 
@@ -165,10 +166,10 @@ def apply_scheme(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     given = {k for k, v in spec.params if v is not None}  # null in a config means absent
     missing = [p for p in info.required if p not in given]
     if missing:
-        raise ValueError(f"scheme {info.name!r} needs parameter(s): {', '.join(missing)}")
+        raise UsageError(f"scheme {info.name!r} needs parameter(s): {', '.join(missing)}")
     unknown = sorted(given - set(info.required) - set(info.optional))
     if unknown:
-        raise ValueError(
+        raise UsageError(
             f"scheme {info.name!r} does not take parameter(s): {', '.join(unknown)}"
             + (f" (takes: {', '.join(info.required + info.optional)})" if info.required + info.optional else "")
         )

@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable
 
+from ...errors import UsageError
+
 __all__ = ["CLAIM", "Dialect", "MODULES", "dialects", "pick", "get", "script_readers"]
 
 
@@ -105,7 +107,7 @@ def get(name: str) -> Dialect:
     for d in dialects():
         if d.name == name:
             return d
-    raise ValueError(f"unknown config dialect {name!r}; known: {', '.join(d.name for d in dialects())}")
+    raise UsageError(f"unknown config dialect {name!r}; known: {', '.join(d.name for d in dialects())}")
 
 
 def pick(data: Mapping) -> Dialect:

@@ -53,3 +53,26 @@ def finding_for(path: str, message: str) -> Finding:
     rule = MALFORMED if ("malformed" in low or "top level" in low) else UNREADABLE
     text = message[len(path) + 2:] if message.startswith(path + ": ") else message
     return Finding.of(rule, text, path=path, line=1, column=1)
+
+
+INTERNAL_ERROR = define_rule(
+    "RE104", "internal-error", "error",
+    "ropelaw failed while reading or checking this file: a bug in ropelaw, not in the config",
+    what="Reports a file on which ropelaw itself failed (an exception that is not a declared bad-input error: a "
+         "KeyError in a dialect, a TypeError in a rule). The other files of the scan are still linted, and the "
+         "command exits 3 at the end (docs/usage.md: exit codes). It is never reported for a config that is "
+         "malformed: that is RE102.",
+    why="A failure of the linter is not a finding about the config, and must not read as \"Fix the syntax\"; "
+        "nothing was checked in that file.",
+    example="a valid config whose preset ropelaw stores without a default (KeyError: 'scaling_factor')",
+    fix="Report it to ropelaw with the file and the traceback (--debug or ROPELAW_DEBUG=1 prints it); "
+        "the finding cannot be ignored with --ignore.",
+)
+
+
+def internal_finding(path: str, exc: BaseException) -> Finding:
+    """RE104 for an exception that is ropelaw's own failure on ``path``."""
+    from ...errors import internal_error_line
+
+    return Finding.of(INTERNAL_ERROR, f"ropelaw failed on this file: {internal_error_line(exc)}",
+                      path=path, line=1, column=1)
