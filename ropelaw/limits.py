@@ -14,7 +14,7 @@ reports a larger rotary dimension (RV017) without analysing it.
 
 from __future__ import annotations
 
-__all__ = ["MAX_D", "MAX_LENGTH", "MAX_CONTEXT"]
+__all__ = ["MAX_D", "MAX_LENGTH", "MAX_CONTEXT", "MAX_MODEL_TYPE"]
 
 # Rotary dimensions: 2**16. Real models rotate 32 .. 512 dims per head (DeepSeek MLA 64, Gemma
 # 256); beyond 65,536 the value is a typo, and the per-pair work (O(d)) would be wasted on it.
@@ -31,3 +31,8 @@ MAX_LENGTH = 2**53
 # public RoPE config advertises (Llama 4 Scout, max_position_embeddings 10,485,760). Anything
 # above is a typo (1e30 is transformers' VERY_LARGE_INTEGER sentinel, found in tokenizer configs).
 MAX_CONTEXT = 2**31 - 1
+
+# The longest ``model_type`` a config may give: an identifier (transformers' longest is under 40
+# characters). The linter matches it against its tables dozens of times and quotes it in messages; a
+# 10 MB string made that 1.2 GB and 6 s, so a longer one is refused before anything reads it.
+MAX_MODEL_TYPE = 256

@@ -102,3 +102,18 @@ def test_a_full_disk_on_stdout_is_exit_2(fmt):
                               stderr=subprocess.PIPE, text=True, timeout=120, cwd=REPO)
     assert (proc.returncode, proc.stderr) == (2, "ropelaw: error: cannot write to standard output: "
                                                  "No space left on device\n")
+
+
+def test_plan_escapes_the_names_it_prints(tmp_path, capsys):
+    """plan printed the -o path and the config path raw: a newline in a file name put a forged
+    ``::error`` line on stdout (lint and audit already escaped the same names)."""
+    forged = "x\n::error file=FORGED,line=1::forged"
+    src = tmp_path / f"in{forged}.json"
+    shutil.copy(REPO / "tests" / "configs" / "llama-3.2-1b.json", src)
+    out_path = tmp_path / f"out{forged}.json"
+    assert main(["plan", str(src), "--target", "256k", "--apply", "yarn", "-o", str(out_path)]) == 0
+    out = capsys.readouterr().out
+    assert not any(line.startswith("::error") for line in out.splitlines()), out
+    assert f"read from {tmp_path}/inx\\n::error file=FORGED,line=1::forged.json (hf)" in out
+    assert f"wrote {tmp_path}/outx\\n::error file=FORGED,line=1::forged.json: option yarn" in out
+    assert out_path.exists()

@@ -161,6 +161,7 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
 
     if not isinstance(data, Mapping):
         raise UsageError(f"{path}: top level must be a mapping of settings, got {type(data).__name__}")
+    check_model_types(data, path)
     dia = dialects.get(dialect) if isinstance(dialect, str) else (dialect or dialects.pick(data))
     o = Overrides(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype,
                   model_config=model_config)
@@ -196,3 +197,15 @@ def _fill_in(cfg: LoadedConfig, o: Overrides) -> LoadedConfig:
     dtype = cfg.dtype if cfg.dtype is not None else _cli(o.dtype, "--dtype", "str")
     notes = [n for n in cfg.notes if not (o.base is not None and n.startswith("base ") and "no base key" in n)]
     return replace(cfg, head_dim=head, layers=layers, dtype=dtype, notes=notes)
+
+
+def check_model_types(data: Mapping, path: str) -> None:
+    """``UsageError`` for a ``model_type`` (at the top level or in a section: ``text_config``) longer than
+    :data:`~ropelaw.limits.MAX_MODEL_TYPE`: it is no model type, and every later step would copy and match it."""
+    from ..limits import MAX_MODEL_TYPE
+
+    for node in (data, *(v for v in data.values() if isinstance(v, Mapping))):
+        mt = node.get("model_type")
+        if isinstance(mt, str) and len(mt) > MAX_MODEL_TYPE:
+            raise UsageError(f"{path}: malformed config: model_type is {len(mt):,} characters long; a model type is "
+                             f"an identifier of at most {MAX_MODEL_TYPE} characters")
