@@ -1,0 +1,92 @@
+"""The JSON Schemas of every command's ``--format json`` output (docs/schemas/, version 1).
+
+Each schema is inferred from the outputs of the runs in :data:`RUNS` (real inputs: the repository's
+configs and fixtures), then committed: tests/test_json_schemas.py validates the outputs of the same runs
+against the committed files (jsonschema), and fails when an output no longer fits (a key renamed, a type
+changed: bump the version, regenerate, say so in docs/usage.md). Regenerate with:
+
+    python scripts/json_schemas.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "schemas"
+VERSION = 1
+RUNS = {
+    "bound": [["bound", "--d", "128", "--train", "4096", "--base", "1e6"],
+              ["bound", "--d", "128", "--train", "4096", "--base", "1e6", "--scheme", "rerope", "--param", "window=512"],
+              ["bound", "--d", "128", "--train", "4096", "--base", "500", "--scheme", "yarn", "--factor", "8"]],
+    "base": [["base", "--d", "128", "--train", "4096", "--target", "32768"]],
+    "dims": [["dims", "--d", "16", "--train", "4096", "--base", "1e6"]],
+    "schemes": [["schemes"], ["schemes", "yarn", "--d", "128", "--train", "4096", "--base", "1e4", "--factor", "8"]],
+    "exact": [["exact", "--dtype", "bf16", "--length", "8192"], ["exact", "--dtype", "fp16", "--length", "100000"]],
+    "plan": [["plan", "tests/configs/llama-3.2-1b.json", "--target", "256k"]],
+    "lint": [["lint", "tests/configs/llama-2-7b.json", "tests/configs/gemma-3-4b-it.json", "--target", "32768"],
+             ["lint", "tests/configs/llama-2-7b.json"]],
+    "audit-code": [["audit", "code", "tests/fixtures/static"]],
+    "rule": [["rule", "RL101"], ["rule", "--all"]],
+}
+
+
+def output(argv: list[str]):
+    """The parsed ``--format json`` output of ``ropelaw argv`` run from the repository root."""
+    import os
+
+    from ropelaw.cli import main
+
+    buf = io.StringIO()
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(buf):
+            code = main([*argv, "--format", "json"])
+    finally:
+        os.chdir(here)
+    assert code in (0, 1), (argv, code)
+    return json.loads(buf.getvalue())
+
+
+_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null", list: "array",
+          dict: "object"}
+
+
+def infer(samples: list) -> dict:
+    """A schema every sample fits: types seen, object keys (required: those in every sample), items."""
+    types = sorted({_TYPES[type(s)] for s in samples})
+    if "integer" in types and "number" in types:
+        types.remove("integer")
+    schema: dict = {"type": types[0] if len(types) == 1 else types}
+    objs = [s for s in samples if isinstance(s, dict)]
+    if objs:
+        keys = sorted({k for o in objs for k in o})
+        schema["properties"] = {k: infer([o[k] for o in objs if k in o]) for k in keys}
+        schema["required"] = [k for k in keys if all(k in o for o in objs)]
+    items = [x for s in samples if isinstance(s, list) for x in s]
+    if items:
+        schema["items"] = infer(items)
+    return schema
+
+
+def schema_of(name: str) -> dict:
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": f"urn:ropelaw:schema:{name}:{VERSION}",
+            "title": f"ropelaw {name.replace('-', ' ')} --format json, version {VERSION}",
+            **infer([output(argv) for argv in RUNS[name]])}
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name in RUNS:
+        (OUT / f"{name}.schema.json").write_text(json.dumps(schema_of(name), indent=1, sort_keys=True) + "\n")
+    print(f"{OUT}: {len(RUNS)} schemas, version {VERSION}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
