@@ -162,8 +162,10 @@ def applied(args: argparse.Namespace, p: Any, dialect: str, text: str, checked: 
         raise UsageError(f"--apply {args.apply}: {why}")
     result, findings = checked[args.apply]
     out = args.output or args.config
+    from ..escape import clean  # a newline in a file name would break the diff header into a forged line
+
     diff = "".join(difflib.unified_diff(text.splitlines(keepends=True), result.text.splitlines(keepends=True),
-                                        fromfile=args.config, tofile=out, n=1))
+                                        fromfile=clean(args.config), tofile=clean(out), n=1))
     if not args.dry_run:
         from ..safeio import write_atomic
 
