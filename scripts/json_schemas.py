@@ -23,7 +23,7 @@ RUNS = {
     "bound": [["bound", "--d", "128", "--train", "4096", "--base", "1e6"],
               ["bound", "--d", "128", "--train", "4096", "--base", "1e6", "--scheme", "rerope", "--param", "window=512"],
               ["bound", "--d", "128", "--train", "4096", "--base", "500", "--scheme", "yarn", "--factor", "8"]],
-    "base": [["base", "--d", "128", "--train", "4096", "--target", "32768"]],
+    "base": [["base", "--d", "128", "--train", "4096", "--target", "32768", "--base", "1e4"]],
     "dims": [["dims", "--d", "16", "--train", "4096", "--base", "1e6"]],
     "schemes": [["schemes"], ["schemes", "yarn", "--d", "128", "--train", "4096", "--base", "1e4", "--factor", "8"]],
     "exact": [["exact", "--dtype", "bf16", "--length", "8192"], ["exact", "--dtype", "fp16", "--length", "100000"]],
