@@ -49,6 +49,13 @@ def ordinary_repo(root: Path) -> dict[str, Path]:
         "mkdocs": root / "mkdocs.yml",
         "k8s": root / "deploy" / "k8s.yaml",
         "cfn": root / "infra" / "stack.yaml",
+        # YAML whose top level is not a mapping: not configs (skipped, never exit 2): a list (pre-commit's own
+        # hook manifest, an Ansible playbook), comments only (NeMo's tp_overlap files), a stream whose first
+        # document is empty
+        "hooks": root / ".pre-commit-hooks.yaml",
+        "playbook": root / "ansible" / "site.yml",
+        "comments": root / "conf" / "overlap.yaml",
+        "k8s_list": root / "deploy" / "list.yaml",
     }
     for p in files.values():
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -65,13 +72,19 @@ def ordinary_repo(root: Path) -> dict[str, Path]:
     files["k8s"].write_text("apiVersion: v1\nkind: Service\n---\napiVersion: apps/v1\nkind: Deployment\n")
     files["cfn"].write_text("Resources:\n  Bucket:\n    Type: AWS::S3::Bucket\n    Properties:\n"
                             "      BucketName: !Ref Name\n")
+    shutil.copy(ROOT / ".pre-commit-hooks.yaml", files["hooks"])
+    files["playbook"].write_text("- hosts: all\n  tasks:\n    - name: ping\n      ping:\n")
+    files["comments"].write_text("# userbuffer settings: none for this shape\n")
+    files["k8s_list"].write_text("---\n# generated\n---\napiVersion: v1\nkind: List\nitems: []\n")
     return files
 
 
 def test_named_files_without_rope_settings_are_skipped_like_a_directory_scan(tmp_path, capsys):
     f = ordinary_repo(tmp_path)
     named = [str(f[k]) for k in ("llama", "workflow", "compose", "bert", "gpt2", "bloom", "pyproject", "mkdocs",
-                                 "k8s", "cfn")]
+                                 "k8s", "cfn", "hooks", "playbook", "comments", "k8s_list")]
+    listed = "skipped: not a config: its top level is a list, not a mapping of settings"
+    empty = "skipped: not a config: its top level is empty (no document, or comments only), not a mapping of settings"
     none = "skipped: no RoPE settings found (need head_dim, rotary_dim, kv_channels or hidden_size with num_attention_heads)"
     assert main(["lint", *named]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -88,7 +101,11 @@ def test_named_files_without_rope_settings_are_skipped_like_a_directory_scan(tmp
         f"{f['mkdocs']}: {none}",  # !!python/name: read as plain data (nothing imported)
         f"{f['k8s']}: {none}",  # a multi-document stream: its first document
         f"{f['cfn']}: {none}",  # !Ref
-        "Skipped 9 files without RoPE settings.",
+        f"{f['hooks']}: {listed}",
+        f"{f['playbook']}: {listed}",
+        f"{f['comments']}: {empty}",
+        f"{f['k8s_list']}: {empty}",  # its first document is empty
+        "Skipped 13 files without RoPE settings.",
         "1 informational finding not shown (RL103; --select RL103 shows it).",
         "All checks passed: no findings in 1 config.",
     ]
@@ -97,7 +114,24 @@ def test_named_files_without_rope_settings_are_skipped_like_a_directory_scan(tmp
     assert main(["lint", str(tmp_path)]) == 0
     scan = capsys.readouterr().out.splitlines()
     assert sorted(scan[:-3]) == sorted(out[:1] + out[2:-3])
-    assert scan[-3:] == ["Skipped 8 files without RoPE settings."] + out[-2:]
+    assert scan[-3:] == ["Skipped 12 files without RoPE settings."] + out[-2:]
+
+
+@pytest.mark.parametrize("key", ["hooks", "playbook", "comments", "k8s_list"])
+def test_a_named_file_that_is_not_a_config_is_said_so_and_passes(tmp_path, capsys, key):
+    """Alone, as pre-commit passes a lone changed .pre-commit-hooks.yaml: the note says why, exit 0 (ruff
+    passes over a file it does not handle); lint --format json lists it as skipped; plan, which needs a
+    config, refuses it with the same reason (exit 2)."""
+    f = ordinary_repo(tmp_path)
+    assert main(["lint", str(f[key])]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{f[key]}: skipped: not a config: its top level is ")
+    assert out[-1] == "No findings: no config analysed (1 file without RoPE settings)."
+    assert main(["lint", str(f[key]), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["path"] for s in doc["skipped"]] == [str(f[key])] and doc["findings"] == []
+    assert main(["plan", str(f[key]), "--target", "32k"]) == 2
+    assert capsys.readouterr().err == f"ropelaw: error: {out[0].replace(': skipped: ', ': ', 1)}\n"
 
 
 def test_only_files_without_rope_settings_is_clean(tmp_path, capsys):

@@ -193,9 +193,12 @@ def test_not_rope_configs():
 # -- bad files ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("text,fmt,match", [
     ('{"hidden_size": 4096, "rope_theta": ', "json", "malformed JSON"),
-    ("[1, 2]", "json", "top level must be a mapping"),
+    ("[1, 2]", "json", "not a config: its top level is a list, not a mapping of settings"),
     ("a: [1, 2\n", "yaml", "malformed YAML"),
-    ("- 1\n- 2\n", "yaml", "top level"),
+    ("- 1\n- 2\n", "yaml", "not a config: its top level is a list"),
+    ("# comments only\n", "yaml", "not a config: its top level is empty"),
+    ("---\n---\nkind: Service\n", "yaml", "not a config: its top level is empty"),  # the first document
+    ("42\n", "yaml", "not a config: its top level is a number"),
     ("a = = 1\n", "toml", "malformed TOML"),
     ("", "json", "malformed JSON"),
 ])

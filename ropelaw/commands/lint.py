@@ -6,7 +6,9 @@ Files are handled the same whether named on the command line (as CI and pre-comm
 or found in a directory scan (``*.json``, ``*.yaml``, ``*.yml``, ``*.toml``):
 
 - a file that parses but holds no RoPE settings (a CI workflow, a compose file, a BERT or GPT-2
-  config.json, an ALiBi model) is skipped with a one-line note ``PATH: skipped: why``;
+  config.json, an ALiBi model), or is not a config at all (its top level a list, as in
+  ``.pre-commit-hooks.yaml``, or empty) is skipped with a one-line note ``PATH: skipped: why``, as
+  ruff passes over a file it does not handle; alone it exits 0 with that note;
 - a file that cannot be parsed as a config (binary, not UTF-8, malformed, over 16 MiB) is an
   RE101 / RE102 finding, and the others are still linted;
 - a named file with another suffix (``README.md``) is skipped with a note;
@@ -188,6 +190,7 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
     from ..lint.check import lint_config
     from ..findings import Finding
     from ..lint.loader import CONFIG_SUFFIXES, SHELL_SUFFIXES, NotARopeConfig, OptionError, UnreadConfig, load_config
+    from ..lint.parse import NotAConfig
     from ..lint.rules.files import DIRECTORY_NOT_SCANNED, finding_for
     from ..lint.rules.reading import file_finding
     from ..lint.pyfiles import kind_of, reason as python_reason
@@ -244,7 +247,7 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
             read += 1
             yield "finding", file_finding(path, exc)
             continue
-        except NotARopeConfig as exc:
+        except (NotARopeConfig, NotAConfig) as exc:  # parsed: no RoPE settings, or not a mapping of settings
             read += 1
             yield "skipped", (path, _reason(path, str(exc)))
             continue

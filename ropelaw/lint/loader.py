@@ -160,7 +160,9 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
     from .unread import check_read, unread_file
 
     if not isinstance(data, Mapping):
-        raise UsageError(f"{path}: top level must be a mapping of settings, got {type(data).__name__}")
+        from .parse import not_a_config
+
+        raise not_a_config(path, data)
     check_model_types(data, path)
     dia = dialects.get(dialect) if isinstance(dialect, str) else (dialect or dialects.pick(data))
     o = Overrides(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype,

@@ -32,7 +32,7 @@ from ..errors import UsageError
 from ..safeio import read_regular
 from .positions import JsonPositions, Path, Positions, YamlPositions, json_positions  # noqa: F401  (re-exported)
 
-__all__ = ["CONFIG_SUFFIXES", "MAX_BYTES", "MAX_DEPTH", "MAX_ALIAS_EXPANSION", "MAX_ALIAS_BYTES", "MAX_ITEMS", "MAX_TOML_KEY_WEIGHT",
+__all__ = ["NotAConfig", "not_a_config", "CONFIG_SUFFIXES", "MAX_BYTES", "MAX_DEPTH", "MAX_ALIAS_EXPANSION", "MAX_ALIAS_BYTES", "MAX_ITEMS", "MAX_TOML_KEY_WEIGHT",
            "Positions", "json_positions",
            "yaml_positions", "toml_positions", "parse_text", "read_text", "read_document", "config_files", "format_of"]
 
@@ -418,8 +418,27 @@ def parse_text(text: str, fmt: str, path: str = "-") -> tuple[dict, Positions]:
             msg = " ".join(str(exc).split())
         raise UsageError(f"{path}: malformed {fmt.upper()}: {msg[:300]}") from None
     if not isinstance(data, dict):
-        raise UsageError(f"{path}: top level must be a mapping of settings, got {type(data).__name__}")
+        raise not_a_config(path, data)
     return data, positions
+
+
+class NotAConfig(UsageError):
+    """The file parsed, but its top level is not a mapping of settings: a YAML list
+    (``.pre-commit-hooks.yaml``, an Ansible playbook, Megatron-LM's RL environment lists), an empty
+    document (comments only: NeMo's tp_overlap files), a lone scalar. Not a config, as a Markdown file is
+    not Python to ruff: ``ropelaw lint`` skips it with this message, named or found; ``plan`` and the
+    audits, which need one config, refuse it (exit 2). A file that does not parse is another matter
+    (RE102: it may be a broken config)."""
+
+
+_KINDS = {list: "a list", tuple: "a list", type(None): "empty (no document, or comments only)", str: "a string",
+          bool: "a boolean", int: "a number", float: "a number"}
+
+
+def not_a_config(path: str, data: Any) -> NotAConfig:
+    """:class:`NotAConfig` for ``data``, the parsed top level of ``path`` (not a mapping)."""
+    kind = _KINDS.get(type(data), f"a {type(data).__name__}")
+    return NotAConfig(f"{path}: not a config: its top level is {kind}, not a mapping of settings")
 
 
 def read_text(path: str, what: str | None = None) -> str:
