@@ -14,7 +14,7 @@ reports a larger rotary dimension (RV017) without analysing it.
 
 from __future__ import annotations
 
-__all__ = ["MAX_D", "MAX_LENGTH", "MAX_CONTEXT", "MAX_MODEL_TYPE"]
+__all__ = ["MAX_D", "MAX_LENGTH", "MAX_CONTEXT", "MAX_MODEL_TYPE", "check_rotary_dim"]
 
 # Rotary dimensions: 2**16. Real models rotate 32 .. 512 dims per head (DeepSeek MLA 64, Gemma
 # 256); beyond 65,536 the value is a typo, and the per-pair work (O(d)) would be wasted on it.
@@ -36,3 +36,17 @@ MAX_CONTEXT = 2**31 - 1
 # characters). The linter matches it against its tables dozens of times and quotes it in messages; a
 # 10 MB string made that 1.2 GB and 6 s, so a longer one is refused before anything reads it.
 MAX_MODEL_TYPE = 256
+
+
+def check_rotary_dim(d: float | None, where: str = "") -> None:
+    """Refuse a rotary dimension above :data:`MAX_D` before anything is allocated for its pairs (the
+    frequencies, a scheme's per-pair factors and every bound are O(d): ``head_dim: 1e308`` in a config made
+    ``plan`` build a list of 10^308 frequencies, a MemoryError); ``UsageError`` naming ``where`` (the key or
+    flag it came from, as the caller says it)."""
+    if d is None or not d > MAX_D:  # NaN and the small values are the callers' to judge (RopeSpec, RV003)
+        return
+    from .errors import UsageError
+    from .numfmt import number
+
+    raise UsageError(f"{where + ': ' if where else ''}rotary dimension d={number(d)} is beyond any real model "
+                     f"(at most 2^16 = {MAX_D:,}; see `ropelaw rule RV017`)")

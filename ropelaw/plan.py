@@ -180,6 +180,9 @@ def plan(spec: RopeSpec, target: int, *, dtype: str | None = None, inputs: dict 
     from .spec import check_positive_int
     from .theory import extrapolation_bound
 
+    from .limits import check_rotary_dim
+
+    check_rotary_dim(spec.d)  # before any per-pair work: every option is O(d)
     target = check_positive_int("target", target)
     if target < spec.train_len:
         raise UsageError(f"target {count(target)} is below the training length {count(spec.train_len)}: "
@@ -277,7 +280,9 @@ def plan_config(cfg: Any, target: int, dialect: str | None = None) -> Plan:
     no change (said in a note); any other second RoPE setup is refused (``UsageError``), since one
     plan would pretend a single spec."""
     from .errors import UsageError
+    from .limits import check_rotary_dim
 
+    check_rotary_dim(cfg.layers[0].d.number(), cfg.layers[0].d.where)  # the path: said by the caller
     spec = cfg.spec(0)
     notes: list[str] = []
     for g in cfg.layers[1:]:

@@ -61,3 +61,27 @@ def test_40000_quoted_shell_flags_are_read_in_bounded_memory(tmp_path):
     assert not isinstance(out, Exception), out
     assert out.config.layers[0].base.raw == 500000
     assert peak < 40 * f.stat().st_size, f"peak {peak:,} bytes for a {f.stat().st_size:,}-byte script"
+
+
+@pytest.mark.parametrize("keys,said", [
+    ({"head_dim": 1e308}, "head_dim: rotary dimension d=1e308"),
+    ({"hidden_size": 1e308}, "hidden_size / num_attention_heads = 1e308 / 32: rotary dimension d=3.125e306"),
+])
+def test_plan_refuses_an_absurd_rotary_dimension_before_any_per_pair_work(tmp_path, capsys, keys, said):
+    """``head_dim: 1e308`` made plan build 10^308 frequencies (MemoryError, exit 3): now exit 2, one line
+    naming the key, as lint's RV017 does (its limit, limits.MAX_D = 2^16); the library's plan() the same."""
+    from ropelaw.cli import main
+    from ropelaw.limits import MAX_D
+    from ropelaw.plan import plan
+    from ropelaw.spec import RopeSpec
+
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+                             "rope_theta": 10000, "max_position_embeddings": 4096, **keys}))
+    assert main(["plan", str(f), "--target", "32k"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"ropelaw: error: {f}: {said} is beyond any real model (at most 2^16 = 65,536; " \
+                  "see `ropelaw rule RV017`)\n"
+    with pytest.raises(UsageError, match="beyond any real model"):
+        plan(RopeSpec(d=2 * MAX_D, base=1e4, train_len=4096), 32768)
+    assert plan(RopeSpec(d=MAX_D, base=1e4, train_len=4096), 32768) is not None  # the limit itself is planned

@@ -282,7 +282,8 @@ def spec_from_args(args: argparse.Namespace) -> RopeSpec:
 
 def check_d_limit(d: float) -> None:
     """Refuse absurd rotary dimensions up front (the per-pair work is O(d)); RopeSpec checks the rest."""
-    if d is not None and d > MAX_D:
-        raise UsageError(f"rotary dimension d={numfmt.number(d)} is beyond any real model (at most {MAX_D:,})")
+    from ..limits import check_rotary_dim
+
+    check_rotary_dim(d, "--d")
 
 
