@@ -17,7 +17,7 @@ import importlib
 import os
 import sys
 import traceback
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from .errors import UsageError, internal_error_line
 from .streams import guard_streams
@@ -40,7 +40,7 @@ COMMANDS = {
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> "NoReturn":  # type: ignore[name-defined]  # noqa: F821
+    def error(self, message: str) -> NoReturn:
         # one line, one prefix, no usage block; where to read more, as git does
         self.exit(2, f"ropelaw: error: {message} (see `{self.prog} --help`)\n")
 

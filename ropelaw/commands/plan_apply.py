@@ -179,7 +179,10 @@ def render(a: dict[str, Any], target: int) -> str:
     """The diff, then one line of what was done and what lint says of the edited file, then the notes."""
     from ..numfmt import count
 
-    lines = a["diff"].rstrip("\n").split("\n") if a["diff"] else ["(no change: the file already states the option)"]
+    # one printed line per diff line, its line ending (a CRLF file's "\r\n") dropped; any other control
+    # character inside a line is escaped below
+    lines = ([ln.removesuffix("\r") for ln in a["diff"].rstrip("\n").split("\n")] if a["diff"]
+             else ["(no change: the file already states the option)"])
     where = a["output"] if a["written"] else "nothing written (--dry-run)"
     lint = ("lint of the edited file at " + count(target) + " tokens: "
             + ("no findings" if not a["lint"] else f"{len(a['lint'])} finding(s)"))
