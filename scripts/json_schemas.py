@@ -82,9 +82,11 @@ def schema_of(name: str) -> dict:
 
 
 def main() -> None:
+    from ropelaw.safeio import write_atomic
+
     OUT.mkdir(parents=True, exist_ok=True)
     for name in RUNS:
-        (OUT / f"{name}.schema.json").write_text(json.dumps(schema_of(name), indent=1, sort_keys=True) + "\n")
+        write_atomic(str(OUT / f"{name}.schema.json"), json.dumps(schema_of(name), indent=1, sort_keys=True) + "\n")
     print(f"{OUT}: {len(RUNS)} schemas, version {VERSION}", file=sys.stderr)
 
 
