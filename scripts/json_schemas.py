@@ -3,7 +3,9 @@
 Each schema is inferred from the outputs of the runs in :data:`RUNS` (real inputs: the repository's
 configs and fixtures), then committed: tests/test_json_schemas.py validates the outputs of the same runs
 against the committed files (jsonschema), and fails when an output no longer fits (a key renamed, a type
-changed: bump the version, regenerate, say so in docs/usage.md). Regenerate with:
+changed: bump the version, regenerate, say so in docs/usage.md). Runs that need files the repository
+does not hold (an experiment's --out folder, a model directory for eval-length) use ``{scratch}``, a
+temporary folder made once per process, where :func:`scratch` writes them. Regenerate with:
 
     python scripts/json_schemas.py
 """
@@ -11,6 +13,7 @@ changed: bump the version, regenerate, say so in docs/usage.md). Regenerate with
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import pathlib
@@ -31,16 +34,64 @@ RUNS = {
     "lint": [["lint", "tests/configs/llama-2-7b.json", "tests/configs/gemma-3-4b-it.json", "--target", "32768"],
              ["lint", "tests/configs/llama-2-7b.json"]],
     "audit-code": [["audit", "code", "tests/fixtures/static"]],
+    # audit module and audit hf print one report type (audit/report.py): one schema for both
+    "audit-module": [["audit", "module", "tests/fixtures/runtime/rotary.py:current_positions_buggy", "--length", "1024"],
+                     ["audit", "hf", "llama", "--length", "1024", "--scenario", "cast"]],
+    "audit-checkpoint": [["audit", "checkpoint", "tests/fixtures/checkpoints/llama-bf16.safetensors"]],
     "rule": [["rule", "RL101"], ["rule", "--all"]],
+    # one schema for the four experiments: the keys every experiment writes are required, the others typed
+    "experiment": [["experiment", name, "--smoke", "--out", "{scratch}/experiments"]
+                   for name in ("bound", "extrapolation", "keynorm", "schemes")],
+    "eval-length": [["eval-length", "{scratch}/tiny-llama", "--text", "README.md", "--lengths", "32,64",
+                     "--tokenizer", "bytes", "--bands", "2", "--samples", "1", "--threads", "1"],
+                    ["eval-length", "{scratch}/tiny-llama", "--text", "README.md", "--lengths", "64",
+                     "--tokenizer", "bytes", "--bands", "2", "--samples", "1", "--threads", "1",
+                     "--method", "rerope", "--window", "16"]],
 }
 
 
+# Outputs of training or scoring a model: their numbers (and whether a value is null, such as a seed
+# comparison without a verdict) depend on the machine's floating point, so their schemas are written from
+# this machine's runs and checked against the outputs, not regenerated and compared in the tests.
+MEASURED = {"experiment", "eval-length"}
+
+
+@functools.lru_cache(maxsize=None)
+def scratch() -> str:
+    """A temporary folder (removed at exit) holding what the runs need: a 2-layer Llama with random
+    weights saved as config.json + model.safetensors (eval-length reads nothing else; its numbers do not
+    matter here, only their types)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="ropelaw-schemas-")
+    atexit.register(shutil.rmtree, folder, True)
+    import torch
+    import transformers
+
+    cfg = transformers.LlamaConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                   num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=32,
+                                   rope_theta=10000.0, tie_word_embeddings=False)
+    torch.manual_seed(0)
+    transformers.LlamaForCausalLM(cfg).save_pretrained(f"{folder}/tiny-llama", safe_serialization=True)
+    return folder
+
+
 def output(argv: list[str]):
-    """The parsed ``--format json`` output of ``ropelaw argv`` run from the repository root."""
+    """The parsed ``--format json`` output of ``ropelaw argv`` run from the repository root (each run once
+    per process: the tests validate and compare the same outputs)."""
+    return json.loads(_output_text(tuple(argv)))
+
+
+@functools.lru_cache(maxsize=None)
+def _output_text(argv: tuple[str, ...]) -> str:
     import os
 
     from ropelaw.cli import main
 
+    if any("{scratch}" in a for a in argv):
+        argv = tuple(a.replace("{scratch}", scratch()) for a in argv)
     buf = io.StringIO()
     here = os.getcwd()
     os.chdir(ROOT)
@@ -50,7 +101,7 @@ def output(argv: list[str]):
     finally:
         os.chdir(here)
     assert code in (0, 1), (argv, code)
-    return json.loads(buf.getvalue())
+    return buf.getvalue()
 
 
 _TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null", list: "array",
@@ -62,6 +113,8 @@ def infer(samples: list) -> dict:
     types = sorted({_TYPES[type(s)] for s in samples})
     if "integer" in types and "number" in types:
         types.remove("integer")
+    if "number" in types and "null" not in types:  # a float is null where it is not finite (docs/usage.md)
+        types.append("null")
     schema: dict = {"type": types[0] if len(types) == 1 else types}
     objs = [s for s in samples if isinstance(s, dict)]
     if objs:
