@@ -26,6 +26,13 @@ from .conventions import _HEAD_DIM_CANDIDATES, _PROBE_HEADS, _PROBE_N, _ROLE_WOR
 from .conventions import _Plan, _roles, plans_for
 from .target import head_dim_of
 
+class ModuleMismatch(UsageError):
+    """The user's module does not behave as a rotary called this way (a shape, a type, positions not
+    found): the user's to fix (exit 2). Raised while trying calling conventions; the one that reaches the
+    command says "unknown rotary convention" (:func:`user_errors`), and the list of what was tried gives
+    these messages without a class name (they are ropelaw's words, not the module's exception)."""
+
+
 class TableTooShort(ValueError):
     """A length-called rotary returned fewer rows than positions asked for: its table ends there
     (DeepSeek-V3's ``freqs_cis`` buffer of ``max_seq_len`` rows sliced ``[:seqlen]``)."""
@@ -37,7 +44,8 @@ class TableTooShort(ValueError):
 
 def first_line(exc: BaseException, limit: int = 90) -> str:
     text = (str(exc).strip().splitlines() or [""])[0]
-    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if not isinstance(exc, ModuleMismatch):
+        text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -174,18 +182,18 @@ class Probe:
             if self.plan.with_k:
                 if q is not None and tuple(out[0].shape) == tuple(q.shape):
                     return "(q, k)"
-                raise UsageError(f"returned tensors of shape {tuple(out[0].shape)}, not the query's")
+                raise ModuleMismatch(f"returned tensors of shape {tuple(out[0].shape)}, not the query's")
             return "(cos, sin)"
         if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor) and q is not None:
             out = out[0]
         if not isinstance(out, torch.Tensor):
-            raise UsageError(f"returned {type(out).__name__}, not a tensor or a pair of tensors")
+            raise ModuleMismatch(f"returned {type(out).__name__}, not a tensor or a pair of tensors")
         if q is not None and tuple(out.shape) == tuple(q.shape):
             return "rotated"
         if out.is_complex():
             return "complex"
         if q is not None and self.plan.kind == "tensor":
-            raise UsageError(f"returned a tensor of shape {tuple(out.shape)}, not the query's")
+            raise ModuleMismatch(f"returned a tensor of shape {tuple(out.shape)}, not the query's")
         return "angles"  # or cos|sin, decided from position 0 (:meth:`_detect_table`)
 
     def _rotated_rows(self, out, q):
@@ -194,7 +202,7 @@ class Probe:
 
         t = out[0] if isinstance(out, (tuple, list)) else out
         if not isinstance(t, torch.Tensor) or tuple(t.shape) != tuple(q.shape):
-            raise UsageError("did not return a tensor of the query's shape")
+            raise ModuleMismatch("did not return a tensor of the query's shape")
         self.output_dtype = _dtype_name(t)
         _, seq_ax, head_ax = LAYOUTS[self.plan.layout]
         t = t.movedim(seq_ax, 0)  # (n, ...) positions first
@@ -210,7 +218,7 @@ class Probe:
             raise TableTooShort(int(t.shape[axis]), n)
         if axis is None or axis >= t.dim() or t.shape[axis] < n or (
                 t.shape[axis] > n and not self._whole_cache()):
-            raise UsageError(f"returned shape {tuple(t.shape)}, expected {n} positions on axis {axis}")
+            raise ModuleMismatch(f"returned shape {tuple(t.shape)}, expected {n} positions on axis {axis}")
         t = t.movedim(axis, 0)[:n]
         while t.dim() > 2:
             t = t.select(1, 0)
@@ -232,7 +240,7 @@ class Probe:
             return c.numpy(), s.numpy()
         if self.output == "(cos, sin)":
             if not (isinstance(out, (tuple, list)) and len(out) >= 2):
-                raise UsageError(f"returned {type(out).__name__}, expected (cos, sin)")
+                raise ModuleMismatch(f"returned {type(out).__name__}, expected (cos, sin)")
             cos, sin = self._table_rows(out[0], n), self._table_rows(out[1], n)
             self.output_dtype = _dtype_name(out[0])
         elif self.output in ("stacked", "matrix"):
@@ -240,14 +248,14 @@ class Probe:
             if self.output == "matrix" and isinstance(t, torch.Tensor) and t.dim() >= 3:
                 t = t.select(-1, 0)  # the first column (cos, sin) of each [[cos, -sin], [sin, cos]]
             if not isinstance(t, torch.Tensor) or self.pair_axis is None or self.pair_axis >= t.dim():
-                raise UsageError("did not return the stacked (cos, sin) tensor of the float32 build")
+                raise ModuleMismatch("did not return the stacked (cos, sin) tensor of the float32 build")
             self.output_dtype = _dtype_name(t)
             c, s = self._stacked_rows(t, n)
             return self._split_table(c.float().numpy(), s.float().numpy(), k)
         else:
             t = out[0] if isinstance(out, (tuple, list)) else out
             if not isinstance(t, torch.Tensor):
-                raise UsageError(f"returned {type(t).__name__}, expected a tensor")
+                raise ModuleMismatch(f"returned {type(t).__name__}, expected a tensor")
             self.output_dtype = _dtype_name(t)
             rows = self._table_rows(t, n)
             if self.output == "complex":
@@ -326,7 +334,7 @@ class Probe:
     @classmethod
     def detect(cls, obj: Any, x_dtype, length: int, head_dim: int | None = None,
                base: float | None = None) -> "Probe":
-        """Find how to call ``obj`` (see the class docstring); ValueError listing what was tried.
+        """Find how to call ``obj`` (see the class docstring); ModuleMismatch listing what was tried.
 
         A parameter named like the RoPE base (:data:`BASE_NAMES`) gets ``base`` (``--base``); a
         required one without it is refused with a UsageError naming the flag (mistral-inference's
@@ -382,7 +390,7 @@ class Probe:
                 f" with d={','.join(map(str, dims))}" if dims else "")
             parts.append(f"{desc}{where} -> {err}")
         more = f" (+{len(tried) - 6} more)" if len(tried) > 6 else ""
-        raise UsageError(f"no calling convention fits; tried {'; '.join(parts)}{more}")
+        raise ModuleMismatch(f"no calling convention fits; tried {'; '.join(parts)}{more}")
 
     def _detect(self) -> None:
         n = _PROBE_N
@@ -396,12 +404,12 @@ class Probe:
             self.head_dim = self.rotary_dim
         c, s = self.at_fresh(list(range(n)))
         if not (np.all(np.isfinite(c)) and np.all(np.isfinite(s))):
-            raise UsageError("non-finite encoding in float32")
+            raise ModuleMismatch("non-finite encoding in float32")
         ang = np.arctan2(s, c)
         if np.any(np.abs(ang[0]) > 1e-3):
-            raise UsageError("position 0 is not the identity rotation")
+            raise ModuleMismatch("position 0 is not the identity rotation")
         if any(np.array_equal(ang[i], ang[i + 1]) for i in range(n - 1)):
-            raise UsageError("consecutive positions share one encoding: not the positions axis")
+            raise ModuleMismatch("consecutive positions share one encoding: not the positions axis")
 
     def at_fresh(self, pos):
         out, q = self._call(pos)
@@ -426,7 +434,7 @@ class Probe:
         if not axes and self._whole_cache():  # its whole cache, longer than asked (GPT-NeoX <= 4.31)
             axes = [i for i in range(t.dim() - 1) if t.shape[i] > n]
         if not axes:
-            raise UsageError(f"returned shape {tuple(t.shape)}: no axis of {n} positions")
+            raise ModuleMismatch(f"returned shape {tuple(t.shape)}: no axis of {n} positions")
         self.seq_axis = axes[0]
         rows = self._table_rows(t, n)
         if self.output == "complex":
@@ -466,7 +474,7 @@ class Probe:
                 width, half = half, half // 2
                 r = r[:, :width]
             else:
-                raise UsageError("a single real tensor that is neither angles (0 at position 0) nor cat(cos, sin)")
+                raise ModuleMismatch("a single real tensor that is neither angles (0 at position 0) nor cat(cos, sin)")
             c = r
         else:
             c = self._table_rows(out[0], n).float()
@@ -485,11 +493,11 @@ class Probe:
         if head_ax is not None and t.shape[head_ax] > 1:
             h0, h1 = t.select(head_ax, 0), t.select(head_ax, 1)
             if not bool((h0 == h1).all()):
-                raise UsageError("heads rotated differently: positions read from another axis")
+                raise ModuleMismatch("heads rotated differently: positions read from another axis")
         dim = int(rows.shape[-1])
         moved = np.nonzero(rows[1, 1:].abs().numpy() > 0)[0]
         if moved.size == 0:
-            raise UsageError("did not rotate the first dimension at position 1")
+            raise ModuleMismatch("did not rotate the first dimension at position 1")
         partner = int(moved[0]) + 1
         if partner == 1:
             self.layout = "interleaved"
@@ -551,11 +559,13 @@ _CONVENTIONS = "the conventions recognised are listed by `ropelaw audit module -
 
 @contextlib.contextmanager
 def user_errors(prefix: str):
-    """Errors raised while calling the user's module become one-line ValueErrors."""
+    """Errors raised while calling the user's module become one-line UsageErrors (exit 2)."""
     from ..errors import UsageError
 
     try:
         yield
+    except ModuleMismatch as exc:
+        raise UsageError(f"{prefix}unknown rotary convention: {exc}; {_CONVENTIONS}") from None
     except (UsageError, TableTooShort):
         raise  # says itself what to give (--base, a shorter --length)
     except ValueError as exc:
