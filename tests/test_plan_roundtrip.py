@@ -123,6 +123,9 @@ def test_every_writer_and_option_round_trips_through_lint():
                 assert spec.base == want.base, where
             if o.name not in ("base", "ntk", "train") and want.param("factor") is not None:
                 assert spec.param("factor") == want.param("factor"), where
+            if o.name in ("yarn", "linear"):  # trained at T; a run at the target is read as the fine-tune it costs
+                assert spec.train_len == want.train_len and spec.tuning_length in (want.train_len, p.target), where
+                tried["tuned at the target"] += spec.tuning_length == p.target > want.train_len
             had = {c for c, _ in before if c != "RL101"}  # the original's RL101 says nothing of the option's reach
             new = [e for e in errors(back) - before if e[0] not in o.edit.stated and e[0] not in had]
             assert not new, f"{where}: lint errors the plan does not state: {sorted(new)}"
@@ -139,3 +142,4 @@ def test_every_writer_and_option_round_trips_through_lint():
             tried[cfg.fmt] += 1
     assert tried["json"] > 300 and tried["yaml"] > 500 and tried["refused"] > 100 and tried["stated"] > 200, tried
     assert tried["shell"] > 100, tried
+    assert tried["tuned at the target"] > 100, tried

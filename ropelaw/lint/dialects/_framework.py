@@ -169,6 +169,23 @@ def pretraining_with_scheme(scheme: Value | None, loaded: Value | None, runtime:
     return None
 
 
+def extension_lengths(seq: Value | None, orig: Value | None, from_start: Value | None, notes: list,
+                      framework: str) -> tuple[Value | None, Value | None]:
+    """``(train_len, tune)`` of a run at ``seq`` tokens whose scheme states ``orig``, the length it scales
+    from (YaRN's ``original_max_position_embeddings``: the pre-training context, Peng et al. 2309.00071).
+    A run that does not start the model (``from_start`` None) past ``orig`` is a fine-tune of a model
+    trained at ``orig``, as axolotl's ``sequence_len`` over its base model: ``(orig, seq)``. Otherwise
+    ``(seq, None)``: the run's length is the training length."""
+    s = seq.number() if seq is not None else None
+    t = orig.number() if orig is not None else None
+    if from_start is not None or s is None or t is None or s <= t:
+        return seq, None
+    notes.append(f"{framework} runs at {seq.where} {s:,.0f} tokens past the {t:,.0f} the scheme scales from "
+                 f"({orig.where}): read as a model trained at {t:,.0f}, fine-tuned at {s:,.0f}")
+    return orig, Value(seq.raw, seq.key, seq.line, seq.column, "the fine-tuning length, past the model's training "
+                                                                "length: a context extension", "int")
+
+
 def rotary_dims(head: Value, frac: Value | None, problems: list) -> Value:
     """``int(head_dim * fraction)`` in float64, as the frameworks compute it: litgpt==0.5.13
     ``Config.rope_n_elem = int(rotary_percentage * head_size)``, megatron-core==0.16.1

@@ -7,7 +7,9 @@
 - ``model_config``, when given, replaces the named config (pretrain.py: "Overrides the
   `model_name`"): its keys over ``Config``'s class defaults.
 - training length: ``train.max_seq_length`` when set (``model.max_seq_length``), else
-  ``block_size``; the target is ``block_size``. ``precision`` as written (``bf16-mixed`` ...).
+  ``block_size``; the target is ``block_size``. A run from ``initial_checkpoint_dir``'s weights with YaRN
+  (``rope_adjustments.original_max_seq_len`` below ``train.max_seq_length``) is a fine-tune at
+  ``train.max_seq_length`` of a model trained at the original length (``_framework.extension_lengths``). ``precision`` as written (``bf16-mixed`` ...).
 - ``block_size`` is the longest input litgpt runs (``GPT.max_seq_length`` raises above it), so a
   ``train.max_seq_length`` above it is RV020. Where litgpt caps a model below its Hugging Face
   context and says so in a comment (0.5.13, Mistral-7B-v0.1: ``block_size=4096,  # should be 32768 but
@@ -23,7 +25,7 @@ from typing import Any
 
 from ...numfmt import count as fmt_count
 from ..model import Overrides, Value
-from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, presets, rotary_dims
+from ._framework import Doc, Fields, derived, dialect, extension_lengths, head_dim_of, preset, presets, rotary_dims
 
 NAME = "litgpt"
 
@@ -131,6 +133,8 @@ def read(doc: Doc, o: Overrides | None = None) -> Fields:
     else:
         train = seq or (derived(block.raw, f"block_size of {src} (train.max_seq_length not set)", block)
                         if block is not None else None)
+        if doc.raw("initial_checkpoint_dir") and scheme is not None and scheme.raw == "yarn":  # from those weights
+            train, tune = extension_lengths(seq, params.get("original_max_position_embeddings"), None, notes, "litgpt")
     window = get("sliding_window_size", "int")
     some = False
     idx_v = get("sliding_window_indices", "list")

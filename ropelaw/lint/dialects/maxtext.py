@@ -44,7 +44,9 @@ are RV030, never read as plain RoPE; ``gpt3`` uses no rotary (``models/gpt3.py``
 Lengths: MaxText trains at ``max_target_length`` (base.yml 2,048); the context is YaRN's
 ``max_position_embeddings`` table, else ``max_target_length``. A scheme MaxText applies is in
 force from the first step unless the run loads weights (``load_parameters_path`` /
-``load_full_state_path``): ``pretrained_with_scheme``.
+``load_full_state_path``): ``pretrained_with_scheme``. A run that loads weights with YaRN and a stated
+``original_max_position_embeddings`` below ``max_target_length`` is a fine-tune at ``max_target_length``
+of a model trained at the original length (``_framework.extension_lengths``).
 
 Precision: the angles are float32 whatever ``dtype`` says (``position / timescale`` with an int32
 position and float32 timescales; YaRN's float32 outer product and complex64 ``exp``); the rotated
@@ -61,7 +63,8 @@ from typing import Any
 from ..model import ModelNeeded, NoRopeFound, NotARopeConfig, Overrides, Value
 from ..model_config import HOW, given_file
 from ..parse import read_document
-from ._framework import Doc, Fields, assemble, derived, dialect, preset, presets, pretraining_with_scheme
+from ._framework import (Doc, Fields, assemble, derived, dialect, extension_lengths, preset, presets,
+                         pretraining_with_scheme)
 
 NAME = "maxtext"
 MODEL_KEYS = ("base_emb_dim", "base_num_query_heads", "base_num_kv_heads", "decoder_block")
@@ -252,7 +255,10 @@ def read(doc: Doc, o: Overrides, kwargs: Mapping | None = None, prefix: str = ""
                      f"(parameters in {wd or 'float32'})")
     for key in _rope_keys(doc):  # every MaxText rotary key of the file was weighed above
         doc.consider(key)
-    return Fields(arch=arch, head_dim=head, d=d, base=base, train_len=seq, target=target, scheme=scheme,
+    train, tune = seq, None
+    if scheme is not None and scheme.raw == "yarn" and orig is not None and orig.key is not None:
+        train, tune = extension_lengths(seq, orig, from_start, notes, "MaxText")  # a fine-tune past YaRN's original
+    return Fields(arch=arch, head_dim=head, d=d, base=base, train_len=train, tune=tune, target=target, scheme=scheme,
                   params={k: v for k, v in params.items() if v is not None}, original_max=orig, dtype=dtype,
                   local_window=local_window, local_rope=local_rope, pretrained_with_scheme=from_start,
                   notes=notes, problems=problems, unread=unread)

@@ -14,7 +14,9 @@ Semantics (Megatron-LM ``megatron/training/arguments.py`` defaults; megatron-cor
 - head dim ``--kv-channels``, else ``--hidden-size // --num-attention-heads``; rotary dims
   ``int(head_dim * --rotary-percent)`` (default 1.0); base ``--rotary-base`` (default 10,000).
 - ``--seq-length`` is the training length; ``--max-position-embeddings`` the context (default:
-  the training length).
+  the training length). With YaRN and a stated ``--original-max-position-embeddings`` below
+  ``--seq-length``, in a run that does not start the model: a fine-tune at ``--seq-length`` of a model
+  trained at the original length (``_framework.extension_lengths``).
 - schemes: ``--rotary-seq-len-interpolation-factor F`` -> linear F; ``--use-rope-scaling`` ->
   Llama 3.1 bands (``--rope-scaling-factor``, default 8; low 1, high 4, original 8192);
   YaRN for ``--position-embedding-type yarn`` or MLA (``--rope-type``, MLA default ``yarn``):
@@ -54,7 +56,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import ModelNeeded, NotARopeConfig, Value
-from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme, rotary_dims
+from ._framework import (Doc, Fields, derived, dialect, extension_lengths, head_dim_of, preset,
+                         pretraining_with_scheme, rotary_dims)
 from ._megatron_yarn import concentration, gpt_oss_yarn, yarn_concentration_factor  # noqa: F401 (re-exported)
 
 NAME = "megatron"
@@ -218,10 +221,21 @@ def read(doc: Doc) -> Fields:
     if _truthy(raw("rotary_interleaved")):
         notes.append("--rotary-interleaved: pairs (2i, 2i+1) rotate together; the bound does not depend on the layout")
     window, some = _window(get("window_size", "any"), get("window_attn_skip_freq", "any"), problems, notes)
-    return Fields(arch="megatron" + (" MLA" if mla else ""), head_dim=head, d=d, base=base, train_len=seq or max_pos,
+    train, tune = _lengths(scheme, seq, max_pos, orig, from_start, notes)
+    return Fields(arch="megatron" + (" MLA" if mla else ""), head_dim=head, d=d, base=base, train_len=train, tune=tune,
                   target=max_pos or seq, scheme=scheme, params=params, original_max=orig, dtype=dtype, notes=notes,
                   problems=problems, pretrained_with_scheme=from_start, window=None if some else window,
                   local_window=window if some else None)
+
+
+def _lengths(scheme: Value | None, seq: Value | None, max_pos: Value | None, orig: Value | None,
+             from_start: Value | None, notes: list) -> tuple[Value | None, Value | None]:
+    """``(training length, tuning length)``: ``--seq-length`` (else ``--max-position-embeddings``), or with
+    YaRN and a stated original length below it, a fine-tune of a model trained there (``extension_lengths``)."""
+    if scheme is not None and scheme.raw == "yarn" and orig is not None and orig.key is not None:
+        train, tune = extension_lengths(seq, orig, from_start, notes, "Megatron-LM")
+        return train or max_pos, tune
+    return seq or max_pos, None
 
 
 def _window(size: Value | None, skip: Value | None, problems: list, notes: list) -> tuple[Value | None, bool]:

@@ -61,6 +61,19 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     if name != "linear" and (mc.get("rope_condense_ratio") or 1) != 1:
         e.set((MC, "rope_condense_ratio"), 1)
     e.set((MC, "block_size"), target)
-    if not (isinstance(data.get("train"), Mapping) and data["train"].get("max_seq_length")):
+    tuned = name == "yarn" and bool(data.get("initial_checkpoint_dir"))
+    if tuned:  # the option's cost: fine-tuning at the target, from the pre-trained weights
+        e.set(("train", "max_seq_length"), target)
+        e.notes.append(f"train.max_seq_length {target:,}: the option's cost is fine-tuning at the target; YaRN scales "
+                       f"from rope_adjustments.original_max_seq_len {t:,}, the length the model was trained at, and "
+                       "lint reads this run as that fine-tune")
+    elif not (isinstance(data.get("train"), Mapping) and data["train"].get("max_seq_length")):
         e.set(("train", "max_seq_length"), t)  # the training length stays T (block_size alone would say target)
+    if name in ("yarn", "linear") and not tuned:
+        why = (", and start from the pre-trained weights (initial_checkpoint_dir): without them litgpt pretrain "
+               "trains with YaRN from the first step") if name == "yarn" else (
+               f" (litgpt states no training length beside rope_condense_ratio, so this file at {target:,} would "
+               f"read as a model trained at {target:,}: lint it then with --train {t} --tune {target})")
+        e.notes.append(f"train.max_seq_length stays {t:,}: set it to {target:,} for the fine-tuning the option "
+                       f"costs{why}")
     return e

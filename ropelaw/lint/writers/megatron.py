@@ -6,7 +6,9 @@ as the flags ``dialects.megatron`` reads, written in the file's own spelling (``
 - ``linear``: ``--rotary-seq-len-interpolation-factor`` (an int in arguments.py: a factor that is not
   whole is refused);
 - ``yarn``: ``--position-embedding-type yarn``, ``--rotary-scaling-factor``,
-  ``--original-max-position-embeddings``, ``--beta-fast 32``, ``--beta-slow 1``;
+  ``--yarn-original-max-position-embeddings``, ``--yarn-beta-fast 32``, ``--yarn-beta-slow 1`` (with
+  multi-latent attention its own ``--original-max-position-embeddings``, ``--beta-fast``, ``--beta-slow``),
+  as ``dialects.megatron`` reads them;
 - ``llama3``: ``--use-rope-scaling`` and ``--rope-scaling-factor``: Megatron-Core fixes the bands
   (low 1, high 4, original 8,192), so only a plan with exactly those is written.
 Every option also sets ``--max-position-embeddings`` to the target. Dynamic NTK, ReRoPE and Leaky
@@ -31,6 +33,28 @@ def _style(keys: list[str]) -> tuple[str, str]:
     if any("-" in k for k in keys):
         return "", "-"
     return "", "_"
+
+
+TUNED = ("--seq-length {target:,}: the option's cost is fine-tuning at the target; YaRN scales from the original "
+         "max position embeddings {t:,}, the length the model was trained at, and lint reads this run as that fine-tune")
+
+
+def _tuning_length(name: str, node: Mapping, existing: dict, target: int, t: int) -> str | None:
+    """Why ``--seq-length`` stays where it is for option ``name`` (fine-tuning at ``target``), or None: it
+    is set to the target for YaRN in a run that does not start the model (its original length states T)."""
+    from ..dialects.megatron import LAUNCH
+
+    keep = f"--seq-length stays {t:,}: set it to {target:,} for the fine-tuning the option costs"
+    if name == "linear":
+        return (f"{keep} (Megatron-LM states no training length beside --rotary-seq-len-interpolation-factor, so "
+                f"this file at {target:,} would read as a model trained at {target:,}: lint it then with --train {t} "
+                f"--tune {target})")
+    loads = any(str(node.get(existing.get(k, ""), "")).lower() not in ("", "false", "none")
+                for k in ("pretrained_checkpoint", "finetune", "load"))
+    if LAUNCH in node and not loads:
+        return (f"{keep}, and start the run from the pre-trained weights (--pretrained-checkpoint or --load): the "
+                f"script runs {node[LAUNCH]} from no weights, a pre-training with YaRN")
+    return None
 
 
 def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
@@ -84,9 +108,10 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
         if not mla:
             flag("position_embedding_type", "yarn")
         flag("rotary_scaling_factor", float(spec.param("factor")))
-        flag("original_max_position_embeddings", t)
-        flag("beta_fast", 32)
-        flag("beta_slow", 1)
+        pre_ = "" if mla else "yarn_"  # MLATransformerConfig's own fields; else argument_utils.py's --yarn-* flags
+        flag(pre_ + "original_max_position_embeddings", t)
+        flag(pre_ + "beta_fast", 32)
+        flag(pre_ + "beta_slow", 1)
     elif name == "llama3":
         lo, hi = float(spec.param("low_freq_factor", 1.0)), float(spec.param("high_freq_factor", 4.0))
         if (t, lo, hi) != (8192, 1.0, 4.0):
@@ -101,7 +126,13 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     if mla and name not in ("yarn", "base", "ntk", "train"):
         return refuse("megatron", name, "multi-latent attention runs its own YaRN (rope_type): only yarn, base and train")
     flag("max_position_embeddings", target)
-    if name != "train" and "seq_length" not in existing:
+    why = _tuning_length(name, node, existing, target, t) if name in ("yarn", "linear") else "not tuned at the target"
+    if why is None:  # the option's cost: fine-tuning at the target
+        flag("seq_length", target)
+        e.notes.append(TUNED.format(target=target, t=t))
+    elif name in ("yarn", "linear"):
+        e.notes.append(why)
+    if why is not None and name != "train" and "seq_length" not in existing:
         flag("seq_length", t)
     kept = {p for p, v in e.changes if v is not DELETE}  # a flag dropped and set again is changed where it is
     e.changes = [(p, v) for p, v in e.changes if v is not DELETE or p not in kept]
