@@ -361,6 +361,18 @@ def test_levanter_lora_reads_the_named_model(tmp_path, monkeypatch):
         lint(tmp_path, "lora3.yaml", text.replace("org/lora-base", "org/elsewhere"))
 
 
+def test_levanter_sampling_reads_the_checkpoint(tmp_path, monkeypatch):
+    """main/sample_lm.py and eval_lm.py (9263f81e: ``hf_checkpoint`` xor ``checkpoint_path``) load the Hugging
+    Face checkpoint with its own config (``load_pretrained``): was 'no RoPE settings found'."""
+    hub_cache(tmp_path, monkeypatch, "org/sampled", 77000.0, 2048)
+    text = "hf_checkpoint: org/sampled\ntrainer:\n  mp: p=bfloat16,c=bfloat16\nengine:\n  max_seqs: 8\n"
+    r = lint(tmp_path, "sample.yaml", text)
+    assert setup(r) == (128, 77000.0, 2048, 2048, "default") and r.config.dtype.raw == "bf16"
+    assert any("sample_lm / eval_lm loads org/sampled with its own config" in n for n in r.config.notes)
+    with pytest.raises(ModelNeeded, match="org/unsampled"):
+        lint(tmp_path, "sample2.yaml", text.replace("org/sampled", "org/unsampled"))
+
+
 def test_levanter_export_config_without_trainer(tmp_path):
     """An export / conversion config (config/export/*.yaml: a model section, no trainer) is Levanter's."""
     r = lint(tmp_path, "export.yaml", "model:\n  type: qwen3\n  seq_len: 4096\n  hidden_dim: 128\n  num_heads: 8\n"

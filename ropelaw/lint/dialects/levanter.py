@@ -18,8 +18,9 @@ and ``src/levanter/models/*.py``): ``model: {type: llama, ..., rope: {type: ...,
   (float32 ``inv_freq`` times the int32 position ids) whatever the policy;
 - a scheme is applied from the first step unless the run starts from existing weights
   (``initialize_from_hf``, ``initialize_from_checkpoint_path``: ``main/train_lm.py``);
-- ``use_hf_model_config``, ``initialize_from_hf: true``, the eval harness's ``checkpoint_is_hf`` and LoRA runs
-  (``main/lora_lm.py``) read the named Hugging Face model (:func:`load`, :func:`load_lora`).
+- ``use_hf_model_config``, ``initialize_from_hf: true``, the eval harness's ``checkpoint_is_hf``, sampling and
+  evaluation's ``hf_checkpoint`` and LoRA runs (``main/lora_lm.py``) read the named Hugging Face model
+  (:func:`load`, :func:`load_lora`).
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ LEARNED = {"gpt2": "learned position embeddings (Gpt2Config)",
 def detect(data: Mapping) -> bool:
     """A Levanter LM config: ``model.type`` names a registered model and the file is a Levanter run (a ``trainer``
     section) or its model section holds Levanter's keys (an export or conversion config: ``seq_len``,
-    ``hidden_dim``, ``rope``); or a LoRA run (:func:`is_lora`)."""
-    if is_lora(data):
+    ``hidden_dim``, ``rope``); or a LoRA run (:func:`is_lora`), or a sampling / evaluation run of a Hugging Face
+    checkpoint (:func:`is_sampling`)."""
+    if is_lora(data) or is_sampling(data):
         return True
     m = data.get("model")
     if not isinstance(m, Mapping) or not isinstance(m.get("type"), str):
@@ -82,6 +84,13 @@ def is_lora(data: Mapping) -> bool:
     return (isinstance(data.get("initialize_from_hf"), str) and "model" not in data
             and isinstance(data.get("trainer"), Mapping)
             and any(k in data for k in ("lora", "peft_save_path", "max_train_length", "merged_hf_save_path")))
+
+
+def is_sampling(data: Mapping) -> bool:
+    """A ``main/sample_lm.py`` or ``main/eval_lm.py`` run from a Hugging Face checkpoint (``hf_checkpoint``, no
+    ``checkpoint_path``: the two exclude each other) with a ``trainer``: it loads that checkpoint's model."""
+    return (isinstance(data.get("hf_checkpoint"), str) and data.get("checkpoint_path") is None
+            and isinstance(data.get("trainer"), Mapping))
 
 
 def load_lora(doc: Doc, o):
@@ -125,8 +134,11 @@ def load(doc: Doc, o):
         return load_lora(doc, o)
     use = doc.get("use_hf_model_config", expect="bool")
     hf_eval = doc.get("checkpoint_is_hf", expect="bool")  # eval_harness.py: the model is the checkpoint's own
+    loads = None  # what loads a Hugging Face checkpoint with its own config, when one does
     if hf_eval is not None and hf_eval.raw is True and isinstance(doc.raw("checkpoint_path"), str):
-        name_v = doc.get("checkpoint_path", expect="str")
+        name_v, loads = doc.get("checkpoint_path", expect="str"), "checkpoint_is_hf: Levanter's eval harness"
+    elif is_sampling(doc.data):
+        name_v, loads = doc.get("hf_checkpoint", expect="str"), "hf_checkpoint: Levanter's sample_lm / eval_lm"
     elif use is None or use.raw is not True:
         return assemble(doc, read(doc), o)
     else:
@@ -150,8 +162,7 @@ def load(doc: Doc, o):
         unread.append(Value(f.raw, f.key or "rope_scaling.factor", f.line, f.column,
                             "Levanter's YaRN also divides the positions by the factor", "any"))
     notes = list(cfg.notes) + [
-        f"checkpoint_is_hf: Levanter's eval harness loads {name_v.raw} with its own config (load_pretrained)"
-        if hf_eval is not None and hf_eval.raw is True else
+        f"{loads} loads {name_v.raw} with its own config (load_pretrained)" if loads is not None else
         f"use_hf_model_config: Levanter trains {name_v.raw} at its max_position_embeddings "
         "(LlamaConfig.from_hf_config: seq_len)"]
     return replace(cfg, dtype=_mp(doc, notes) or cfg.dtype, notes=notes, unread=unread,
