@@ -832,10 +832,11 @@ def test_axolotl_base_model_from_the_table(tmp_path):
         # sequence_len is the fine-tuning length, read and kept; within 40,960 it extends nothing
         assert r.config.tune_len.raw == 2048 and r.config.tune_len.key == "sequence_len"
         assert r.layers[0].spec.tune_len is None and "tuned 2,048" in r.ok_line()
-        assert found(r) == [("RL103", "info", line, 1)]
+        # the table stands in for the model's config.json, and the output says so (RV032, at base_model)
+        assert found(r) == [("RL103", "info", line, 1), ("RV032", "warning", line, 1)]
         assert r.setup()["derived"]["base"]["from"] == (
-            "rope_theta of base_model 'Qwen/Qwen3-8B' (Qwen/Qwen3-8B as litgpt==0.5.13 litgpt/config.py "
-            "Config.from_name('Qwen3-8B'))")
+            "rope_theta of base_model 'Qwen/Qwen3-8B' (ropelaw's table: Qwen/Qwen3-8B as litgpt==0.5.13 "
+            "litgpt/config.py Config.from_name('Qwen3-8B'))")
     # a longer sequence_len is a tuning run; overrides_of_model_config replaces the base's keys
     text = ("base_model: meta-llama/Llama-2-7b-hf\nsequence_len: 16384\nbf16: auto\n"
             "overrides_of_model_config:\n  rope_scaling:\n    type: linear\n    factor: 4.0\n"
@@ -843,7 +844,7 @@ def test_axolotl_base_model_from_the_table(tmp_path):
     r = lint(tmp_path, "ext.yaml", text)
     assert setup(r) == (128, 10000.0, 4096, 16384, "linear") and r.config.tune_len.raw == 16384
     assert r.setup()["derived"]["params"]["factor"]["from"] == "overrides_of_model_config.rope_scaling.factor"
-    with pytest.raises(NotARopeConfig, match="not among ropelaw.s presets of published models"):
+    with pytest.raises(NotARopeConfig, match="not in ropelaw.s table of published models"):
         lint(tmp_path, "unknown.yaml", "base_model: someone/private-model\nsequence_len: 2048\n")
 
 

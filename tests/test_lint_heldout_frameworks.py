@@ -23,8 +23,8 @@ SUFFIXES = (".yaml", ".yml", ".toml", ".json", ".sh")
 # file -> (d, base, train_len, length, scheme, tune_len, non-info finding codes) | ("skip", reason) | (code,)
 EXPECTED = {
     "frameworks/axolotl-branch-context-extension-yarn_v2_8k.yaml": ("RV031",),  # base_model is a local path not on this machine: RV031 (was a skip)
-    "frameworks/axolotl-llama-3-fft-8b.yaml": (128, 500000.0, 8192, 131072, 'llama3', 8192, ['RL102']),  # sequence_len 8,192 kept as the tuning length
-    "frameworks/axolotl-qwen3-8b-fsdp-tp-cp.yaml": (128, 1000000.0, 40960, 40960, 'default', 8192, []),  # sequence_len 8,192 read as the tuning length (was not read)
+    "frameworks/axolotl-llama-3-fft-8b.yaml": (128, 500000.0, 8192, 131072, 'llama3', 8192, ['RL102', 'RV032']),  # sequence_len 8,192 kept as the tuning length; the model from ropelaw's table, said (RV032)
+    "frameworks/axolotl-qwen3-8b-fsdp-tp-cp.yaml": (128, 1000000.0, 40960, 40960, 'default', 8192, ['RV032']),  # sequence_len 8,192 read as the tuning length (was not read); the model from ropelaw's table, said (RV032)
     "frameworks/gpt-neox-llama2-7B.yml": (128, 10000.0, 4096, 4096, 'default', None, []),
     "frameworks/gpt-neox-llama2-codellama_7B.yml": (128, 1000000.0, 16384, 16384, 'default', None, []),
     "frameworks/gpt-neox-mistral-7B.yml": (128, 10000.0, 8192, 4097, 'default', None, []),

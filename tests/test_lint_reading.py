@@ -101,10 +101,11 @@ def test_axolotl_base_model_not_given_is_rv031(tmp_path, capsys):
         load_config(p)
     assert exc.value.code == "RV031" and (exc.value.line, exc.value.column) == (1, 1)
     assert "base_model 'someone/private-model' names the model" in str(exc.value)
-    assert "--model-config PATH" in str(exc.value)
+    assert "--model-config PATH" in exc.value.fix and "`hf download someone/private-model config.json`" in exc.value.fix
     assert main(["lint", p]) == 1
     out = capsys.readouterr().out
     assert "RV031 model-config-needed" in out and "skipped" not in out
+    assert "  fix: run `hf download someone/private-model config.json` and lint again" in out
     # given with --model-config (a file, or the directory holding config.json)
     model = tmp_path / "model"
     model.mkdir()

@@ -135,6 +135,10 @@ def run_example(command: str) -> tuple[int, list[str]]:
     argv = shlex.split(command, comments=True)
     assert argv[0] == "ropelaw", command
     env = {**os.environ, "COLUMNS": "100", "PYTHONWARNINGS": "ignore"}
+    # a model named elsewhere is looked for in the Hugging Face cache: the examples see none (an empty one)
+    for var in ("TRANSFORMERS_CACHE", "PYTORCH_TRANSFORMERS_CACHE", "PYTORCH_PRETRAINED_BERT_CACHE", "HF_HOME"):
+        env.pop(var, None)
+    env["HF_HUB_CACHE"] = str(ROOT / "tests" / "fixtures" / "no-hub-cache")
     proc = subprocess.run([sys.executable, "-m", "ropelaw", *argv[1:]], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     text = proc.stdout + proc.stderr

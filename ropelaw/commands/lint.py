@@ -304,6 +304,15 @@ def _spool():
                                          newline="\n")  # surrogatepass: undecodable file names round-trip
 
 
+def _first_time(f, seen: set) -> bool:
+    """``f`` was not reported before (remembered in ``seen``)."""
+    key = (f.path, f.line, f.column, f.code, f.message)
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     ok_lines = _spool() if args.format == "text" else None  # a line per clean config
     streams: list = []  # the json document being built: dropped if the run fails (nothing or a whole document)
@@ -340,7 +349,7 @@ def _run(args: argparse.Namespace, ok_lines, streams: list) -> int:
 
         get_format(args.dtype)  # ValueError names the known formats
     if args.model_config is not None:
-        from ..lint.model_config import check_model_config_path
+        from ..lint.resolve import check_model_config_path
 
         check_model_config_path(args.model_config)  # UsageError: exit 2
     sel = (select if select is not None else default_select()) + (extend or [])
@@ -353,6 +362,7 @@ def _run(args: argparse.Namespace, ok_lines, streams: list) -> int:
     python: list = []  # (path, kind) of the Python configs a directory scan found and did not read
     configs = 0
     stream = None
+    elsewhere: set = set()
     # one config at a time: a result is reduced to its findings and its ok line (or, for json,
     # written out) before the next is read, so memory does not grow with the number of configs
     for kind, item in iter_lint(args.paths, train=args.train, target=args.target, tune=args.tune,
@@ -374,6 +384,8 @@ def _run(args: argparse.Namespace, ok_lines, streams: list) -> int:
         r = item
         configs += 1
         r.findings = select_findings(r.findings, sel, ignore)
+        # a finding in another file (the config.json of a model named elsewhere): once, for all the configs naming it
+        r.findings = [f for f in r.findings if f.path == r.path or _first_time(f, elsewhere)]
         if select is None:
             asked = [f for f in r.findings if f.severity == "info" and extend and select_findings([f], extend)]
             info = [f.code for f in r.findings if f.severity == "info" and f not in asked]  # counted, not kept

@@ -129,6 +129,7 @@ class LintResult(Result):
                 else f"tune_len {fmt_count(cfg.tune_len.raw)} ({cfg.tune_len.where})",
             ],
             "bound": (_clean(main.bound.to_dict()) if main is not None and main.bound is not None else None),
+            "model": cfg.model.to_dict() if cfg.model is not None else None,  # a model named elsewhere: its config
             "layers": [a.to_dict() for a in self.layers],
             "findings": [f.to_dict() for f in self.findings],
         }
@@ -174,6 +175,10 @@ class LintResult(Result):
                 b = a.bound.extrapolation_bound
                 bits.append(f"bound {'unbounded' if math.isinf(b) else fmt_count(round(b))}")
             parts.append(prefix + ", ".join(bits))
+        m = self.config.model
+        if m is not None:  # a model named elsewhere: where its values came from
+            parts.append(f"model {m.name} from " + ("the Hugging Face cache" if m.source == "hf-cache" else
+                                                    "ropelaw's table" if m.source == "table" else m.file))
         return f"{self.path}: ok ({'; '.join(parts)})"
 
 
@@ -269,6 +274,9 @@ def lint_config(cfg: LoadedConfig, *, shown_only: bool = False) -> LintResult:
     from .rules import dtype, lengths, reading, schemes, values
 
     findings: list[Finding] = list(values.check(cfg)) + reading.check(cfg)
+    m = cfg.model  # a model named elsewhere: its own file's findings (linted alone, lengths aside), at its lines
+    if m is not None and m.loaded is not None:
+        findings += list(values.check(m.loaded)) + reading.check(m.loaded)
     bad_lengths = length_problems(cfg)
     layers = [_analyse(cfg, i, bad_lengths) for i in range(len(cfg.layers))]
     # a value finding already says why a layer group could not be analysed: RV016 only when none does

@@ -40,8 +40,9 @@ class ModelNeeded(UnreadConfig):
     """RV031: the config names its model elsewhere (``base_model``, ``model_name_or_path``,
     ``checkpoint_dir`` ...) and neither a local directory, ``--model-config`` nor a preset gives it."""
 
-    def __init__(self, message: str, line: int = 1, column: int = 1):
+    def __init__(self, message: str, line: int = 1, column: int = 1, fix: str | None = None):
         super().__init__(message, "RV031", line, column)
+        self.fix = fix  # the command that would give the model's config (None: the rule's documented fix)
 
 
 class OptionError(UsageError):
@@ -135,6 +136,8 @@ class LoadedConfig:
     unread: list = field(default_factory=list)  # Values at RoPE-looking keys no reader used (RV030; unread.py)
     # (transformers version, Value, why it refuses the config): RV021 for the followed version, RV022 else
     refusals: list = field(default_factory=list)
+    # a model named elsewhere (axolotl base_model ...): where its config came from (lint/resolve.py ModelConfig)
+    model: Any = None
 
     def location(self, *keys: str) -> tuple[int, int]:
         for v in self.inputs:

@@ -126,9 +126,8 @@ def load(doc: Doc, o):
     rope_scaling as Levanter's rope config, ``seq_len = max_position_embeddings``); else ``read``."""
     from dataclasses import replace
 
-    from ..model_config import hf_model_config, needed
+    from ..resolve import read_model, resolve
     from ._framework import assemble
-    from .axolotl import load_with_model
 
     if is_lora(doc.data):
         return load_lora(doc, o)
@@ -150,11 +149,8 @@ def load(doc: Doc, o):
         name_v = default_checkpoint(doc, name_v)
     if name_v is None or not isinstance(name_v.raw, str):
         raise NoRopeFound(f"{doc.path}: use_hf_model_config without a model name (initialize_from_hf)")
-    got = hf_model_config(str(name_v.raw), o.model_config)
-    if got is None:
-        raise needed(doc.path, name_v)
-    hf, origin = got
-    cfg = load_with_model(doc, o, name_v, hf, origin, {}, {}, f"levanter {name_v.raw} (use_hf_model_config)")
+    model = resolve(doc.path, name_v, o.model_config)
+    cfg = read_model(doc, o, name_v, model, {}, {}, f"levanter {name_v.raw} (use_hf_model_config)")
     unread = list(cfg.unread)
     g = cfg.layers[0]
     f = g.params.get("factor")

@@ -1,6 +1,6 @@
 """LLaMA-Factory training YAML (llamafactory==0.9.5): ``model_name_or_path`` names the model, whose
-config.json holds the RoPE (read as :mod:`ropelaw.lint.model_config` says: a local directory,
-``--model-config``, the Hugging Face cache, the presets; none: RV031).
+config.json holds the RoPE (read as :mod:`ropelaw.lint.resolve` says: ``--model-config``, a local
+directory, the Hugging Face cache at ``model_revision``, else the presets, said by RV032; none: RV031).
 
 ``rope_scaling`` (one of ``linear``, ``dynamic``, ``yarn``, ``llama3``: ``extras/constants.py``
 ``RopeScaling``) is applied to that config by ``model/model_utils/rope.py`` ``configure_rope``
@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import LoadedConfig, Overrides, Value
-from ..model_config import hf_model_config, needed
+from ..resolve import read_model, resolve
 from ._framework import Doc, dialect
 
 NAME = "llamafactory"
@@ -68,13 +68,13 @@ def configure_rope(config: dict, rope_scaling: str, model_max_length: int) -> tu
 
 
 def load(doc: Doc, o: Overrides) -> LoadedConfig:
-    from .axolotl import fine_tune_length, load_with_model
+    from dataclasses import replace
+
+    from .axolotl import fine_tune_length
 
     name_v = doc.get("model_name_or_path", expect="str")
-    got = hf_model_config(str(name_v.raw), o.model_config)
-    if got is None:
-        raise needed(doc.path, name_v)
-    hf, origin = got
+    model = resolve(doc.path, name_v, o.model_config, doc.get("model_revision", expect="str"))
+    hf = dict(model.data)
     cut = doc.get("cutoff_len", expect="int")
     packing = any(doc.raw(k) is True for k in ("packing", "neat_packing"))
     n = cut.number() if cut is not None else DEFAULT_CUTOFF
@@ -97,7 +97,7 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
         else:
             unread.append(Value(rs_v.raw, rs_v.key, rs_v.line, rs_v.column,
                                 f"{PKG} takes rope_scaling as one of {', '.join(SCHEMES)}", "any"))
-    cfg = load_with_model(doc, o, name_v, hf, origin, {}, computed, f"llamafactory {name_v.raw}")
+    cfg = read_model(doc, o, name_v, replace(model, data=hf), {}, computed, f"llamafactory {name_v.raw}")
     scratch = doc.get("train_from_scratch", expect="bool")
     train, tune = cfg.train_len, None
     if o.tune is not None:
@@ -117,8 +117,6 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
             break
     if dtype is None and o.dtype is not None:
         dtype = Value(o.dtype, None, 1, 1, "--dtype", "str")
-    from dataclasses import replace
-
     layers = cfg.layers
     if train is not cfg.train_len:
         from ._framework import pretraining_with_scheme

@@ -15,7 +15,7 @@ MPT (``name: mpt_causal_lm``), ``models/mpt/configuration_mpt.py`` and ``modelin
   context; ``block_overrides`` (per-layer changes, e.g. NoPE layers) is not modelled (RV030).
 
 Hugging Face models (``name: hf_causal_lm``, ``models/hf/hf_causal_lm.py``):
-``pretrained_model_name_or_path`` names the model (:mod:`ropelaw.lint.model_config`; none: RV031),
+``pretrained_model_name_or_path`` names the model (:mod:`ropelaw.lint.resolve`; none: RV031),
 ``config_overrides`` replace its config keys; ``pretrained`` (default true) fine-tunes it at
 ``max_seq_len`` (the tuning length), ``pretrained: false`` trains it from its config at
 ``max_seq_len`` with its scheme from the first step.
@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import LoadedConfig, NotARopeConfig, Overrides, Value
-from ..model_config import hf_model_config, needed
+from ..resolve import read_model, resolve
 from ._framework import Doc, Fields, assemble, derived, dialect, head_dim_of, preset, pretraining_with_scheme
 
 NAME = "llmfoundry"
@@ -179,22 +179,20 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
         f = read_mpt(rdoc, p)
         f.notes.extend(notes)
         return assemble(doc, f, o)
-    from .axolotl import fine_tune_length, load_with_model
+    from .axolotl import fine_tune_length
 
     name_v = rdoc.get(f"{p}.pretrained_model_name_or_path", expect="str")
     if name_v is None:
         raise NotARopeConfig(f"{doc.path}: hf_causal_lm without pretrained_model_name_or_path")
-    got = hf_model_config(str(name_v.raw), o.model_config)
-    if got is None:
-        raise needed(doc.path, name_v)
-    hf, origin = got
+    model = resolve(doc.path, name_v, o.model_config)
+    hf = dict(model.data)
     over = _find(rdoc, f"{p}.config_overrides")
     overrides = {}
     if isinstance(over, Mapping):
         for k, v in over.items():
             hf[str(k)] = v
             overrides[str(k)] = f"{p}.config_overrides.{k}"
-    cfg = load_with_model(rdoc, o, name_v, hf, origin, overrides, {}, f"llm-foundry hf_causal_lm {name_v.raw}")
+    cfg = read_model(rdoc, o, name_v, replace(model, data=hf), overrides, {}, f"llm-foundry hf_causal_lm {name_v.raw}")
     seq = rdoc.get("max_seq_len", f"{p}.max_seq_len", expect="int")
     pretrained = rdoc.get(f"{p}.pretrained", expect="bool")
     train, tune, layers = cfg.train_len, None, cfg.layers

@@ -4,8 +4,8 @@
 
 The trained model is a Hugging Face model named by ``--actor.model_name_or_path`` (PPO) or
 ``--model.model_name_or_path`` (SFT, DPO, RM; ``--pretrain`` in releases before 0.10): its config.json holds
-the RoPE, read as :mod:`ropelaw.lint.model_config` says (a local directory, ``--model-config``, the Hugging
-Face cache, the presets; none of them: RV031 naming the model). OpenRLHF sets no RoPE option of its own: the
+the RoPE, read as :mod:`ropelaw.lint.resolve` says (``--model-config``, a local directory, the Hugging
+Face cache, else ropelaw's table, said by RV032; none of them: RV031 naming the model). OpenRLHF sets no RoPE option of its own: the
 model runs as transformers builds it from that config.
 
 Length: ``--data.max_len``, the longest sample (PPO: "Max total sequence length (prompt + response)"), default
@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from ...errors import UsageError
 from ..model import LoadedConfig, NotARopeConfig, Overrides, Value
-from ..model_config import hf_model_config, needed
+from ..resolve import read_model, resolve
 from ._framework import Doc, dialect, preset
 
 NAME = "openrlhf"
@@ -38,7 +38,7 @@ def detect(data: Mapping) -> bool:
 
 
 def load(doc: Doc, o: Overrides) -> LoadedConfig:
-    from .axolotl import fine_tune_length, load_with_model
+    from .axolotl import fine_tune_length
 
     module = str(doc.raw(LAUNCH))
     doc.consider(LAUNCH)
@@ -46,11 +46,8 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
     if name_v is None:
         raise NotARopeConfig(f"{doc.path}: runs openrlhf.cli.{module} without a model "
                              f"(--{', --'.join(MODEL_FLAGS[:2])})")
-    got = hf_model_config(str(name_v.raw), o.model_config)
-    if got is None:
-        raise needed(doc.path, name_v)
-    hf, origin = got
-    cfg = load_with_model(doc, o, name_v, hf, origin, {}, {}, f"openrlhf {name_v.raw}")
+    model = resolve(doc.path, name_v, o.model_config)
+    cfg = read_model(doc, o, name_v, model, {}, {}, f"openrlhf {name_v.raw}")
     notes = list(cfg.notes)
     length = doc.get("data.max_len", "max_len", expect="int") or preset(
         MAX_LEN.get(module, 2048), f"--data.max_len: {PKG} openrlhf/cli/{module}.py default",

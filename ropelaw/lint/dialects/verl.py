@@ -2,8 +2,8 @@
 and launch scripts (``python3 -m verl.trainer.main_ppo key=value ...``).
 
 veRL trains a Hugging Face model named by ``actor_rollout_ref.model.path`` (SFT: ``model.partial_pretrain``):
-its config.json holds the RoPE, read as :mod:`ropelaw.lint.model_config` says (a local directory,
-``--model-config``, the Hugging Face cache, the presets; none of them: RV031 naming the model). veRL applies
+its config.json holds the RoPE, read as :mod:`ropelaw.lint.resolve` says (``--model-config``, a local
+directory, the Hugging Face cache, else ropelaw's table, said by RV032; none of them: RV031 naming the model). veRL applies
 ``actor_rollout_ref.model.override_config`` to that config before building the model (verl@b178a3cd
 ``verl/workers/fsdp_workers.py``: ``update_model_config(actor_model_config,
 override_config_kwargs=override_model_config)``; the Megatron workers take the keys under
@@ -27,7 +27,8 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import LoadedConfig, ModelNeeded, NotARopeConfig, Overrides, Value
-from ..model_config import HOW, hf_model_config, needed
+from ..model_config import HOW
+from ..resolve import find, needed, read_model
 from ._framework import Doc, dialect, preset
 
 NAME = "verl"
@@ -48,7 +49,7 @@ def detect(data: Mapping) -> bool:
 
 
 def load(doc: Doc, o: Overrides) -> LoadedConfig:
-    from .axolotl import fine_tune_length, load_with_model
+    from .axolotl import fine_tune_length
 
     name_v = doc.get(*MODEL_KEYS, expect="str")
     if name_v is None:
@@ -56,13 +57,13 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
             raise NotARopeConfig(f"{doc.path}: a veRL config that names no model ({', '.join(MODEL_KEYS)})")
         name_v = Value(DEFAULT_MODEL, None, 1, 1, f"actor_rollout_ref.model.path: {VERL} "
                                                   "verl/trainer/config/model/hf_model.yaml default", "str")
-    got = hf_model_config(str(name_v.raw), o.model_config)
-    if got is None:
+    model = find(str(name_v.raw).strip(), given=o.model_config)
+    if model is None:
         if name_v.key is None:
             raise ModelNeeded(f"{doc.path}: no actor_rollout_ref.model.path: veRL trains its default model "
                               f"{DEFAULT_MODEL!r} ({name_v.note}); its config.json is needed: {HOW}", 1, 1)
         raise needed(doc.path, name_v)
-    hf, origin = got
+    hf = dict(model.data)
     overrides: dict[str, str] = {}
     raised = None
     for section in OVERRIDES:
@@ -75,7 +76,7 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
                     hf[str(k)] = v
                     overrides[str(k)] = f"{section}.{k}"
     doc.consider_tree(OVERRIDES[0])
-    cfg = load_with_model(doc, o, name_v, hf, origin, overrides, {}, f"verl {name_v.raw}")
+    cfg = read_model(doc, o, name_v, replace(model, data=hf), overrides, {}, f"verl {name_v.raw}")
     notes = list(cfg.notes)
     if raised is not None:
         notes.append(f"{raised.key} {raised.raw!r} lets the model take that many positions; it was trained at "

@@ -1,8 +1,9 @@
-"""RV030-RV031: what lint could not read is a finding, never a pass or a skip (``ropelaw lint``).
+"""RV030-RV032: what lint could not read is a finding, never a pass or a skip (``ropelaw lint``).
 
 RV030: RoPE-looking keys no reader used (``ropelaw/lint/unread.py``): at the first such key of a
 config that was otherwise read, or for the whole file when no dialect could read it. RV031: a
-fine-tuning config names its model elsewhere and that model's config was not given.
+fine-tuning config names its model elsewhere and that model's config was not found
+(``ropelaw/lint/resolve.py``). RV032: it was not found, and ropelaw's table stood in for it.
 """
 
 from __future__ import annotations
@@ -27,30 +28,49 @@ UNREAD = define_rule(
 )
 MODEL_NEEDED = define_rule(
     "RV031", "model-config-needed", "error",
-    "the config fine-tunes a model named elsewhere whose settings ropelaw was not given",
-    what="A fine-tuning config that names its model elsewhere (axolotl `base_model`, LLaMA-Factory "
-         "`model_name_or_path`, llm-foundry `pretrained_model_name_or_path`, litgpt `checkpoint_dir`) holds no "
-         "rotary dims or base of its own. They are read, in order, from a local directory of that name with a "
-         "config.json (litgpt: model_config.yaml), from `--model-config PATH`, from the Hugging Face cache, or "
-         "from ropelaw's presets of published models; when none has the model, this finding names it.",
+    "the config trains a model named elsewhere whose config.json is not on this machine",
+    what="A training config that names its model elsewhere (axolotl `base_model`, LLaMA-Factory "
+         "`model_name_or_path` or v1 `model:`, llm-foundry `pretrained_model_name_or_path`, litgpt `checkpoint_dir`, "
+         "...) holds no rotary dims or base of its own: the model's config.json does. It is read, in order, from "
+         "`--model-config PATH`, from a local directory of that name, or from the Hugging Face cache (`$HF_HUB_CACHE`, "
+         "`$HF_HOME/hub`, `~/.cache/huggingface/hub`: the snapshot `refs/main`, or the revision the config names, "
+         "points at, as huggingface_hub resolves it); never from the network. When none has it (nor ropelaw's table, "
+         "RV032), this finding names the model and the command that would fetch its config.json.",
     why="Without the model's head dim, base and trained length there is nothing to check, and a skipped file "
         "reads as 'All checks passed'.",
     example="model_name_or_path: my-org/private-7b\nrope_scaling: yarn\ncutoff_len: 65536",
-    fix="Pass the model's config.json: `ropelaw lint train.yaml --model-config path/to/config.json` (or the "
-        "directory holding it), or point the config at a local copy of the model.",
+    fix="Fetch the model's config.json into the Hugging Face cache (`hf download my-org/private-7b config.json`; "
+        "older huggingface_hub: `huggingface-cli download ...`) and lint again, or pass it: `ropelaw lint train.yaml "
+        "--model-config path/to/config.json` (or the directory holding it).",
+)
+MODEL_FROM_TABLE = define_rule(
+    "RV032", "model-config-from-table", "warning",
+    "the model's values come from ropelaw's table of published models, not from its own config.json",
+    what="The config names a Hub model whose config.json is not on this machine, and ropelaw's table of published "
+         "models (`ropelaw/lint/presets/axolotl.json`: each Hub repository's RoPE as litgpt's named configs encode "
+         "it) has a row for it: the findings are computed from that row, and this finding says so.",
+    why="The frameworks load the model's own config.json through transformers, not litgpt's table. The two differ "
+        "where litgpt does not implement what the Hub config asks for: axolotl's `examples/phi/lora-3.5.yaml` names "
+        "microsoft/Phi-3.5-mini-instruct, whose config.json runs LongRoPE (original 4,096, max 131,072) where the "
+        "table had plain RoPE at 4,096; Qwen2.5 Instruct rows said 131,072 where the Hub's config says 32,768.",
+    example="base_model: meta-llama/Llama-3.2-1B\nsequence_len: 8192",
+    fix="Fetch the model's config.json (`hf download meta-llama/Llama-3.2-1B config.json`) and lint again, or pass "
+        "it with `--model-config PATH`.",
 )
 
 
 def check(cfg: LoadedConfig) -> list[Finding]:
-    """RV030 for the keys of ``cfg`` no reader used, at the first of them."""
+    """RV030 for the keys of ``cfg`` no reader used, at the first of them; RV032 when its model's values
+    are ropelaw's table's."""
     from ..unread import list_keys
 
+    out = table_finding(cfg)
     if not cfg.unread:
-        return []
+        return out
     first = cfg.unread[0]
     keys = [v.key for v in cfg.unread]
     why = [f"{v.key} {v.raw!r}: {v.note}" for v in cfg.unread if v.note and v.note != "base"]
-    return [Finding.of(UNREAD, f"unread RoPE settings: {list_keys(keys)} ({cfg.arch or 'this config'} is read "
+    return out + [Finding.of(UNREAD, f"unread RoPE settings: {list_keys(keys)} ({cfg.arch or 'this config'} is read "
                                f"without them; the numbers below ignore them)" + ("; " + "; ".join(why) if why else ""),
                        path=cfg.path, line=first.line, column=first.column, keys=keys)]
 
@@ -60,4 +80,17 @@ def file_finding(path: str, exc: UnreadConfig) -> Finding:
     rule = MODEL_NEEDED if exc.code == "RV031" else UNREAD
     msg = str(exc)
     text = msg[len(path) + 2:] if msg.startswith(path + ": ") else msg
-    return Finding.of(rule, text, path=path, line=exc.line, column=exc.column)
+    return Finding.of(rule, text, path=path, line=exc.line, column=exc.column, fix=getattr(exc, "fix", None))
+
+
+def table_finding(cfg: LoadedConfig) -> list[Finding]:
+    """RV032 at the key naming the model, when its values are the table's (``resolve.find``)."""
+    from ..model_config import HOW, fetch_command
+
+    m = cfg.model
+    if m is None or m.source != "table":
+        return []
+    return [Finding.of(MODEL_FROM_TABLE, f"{m.key} {m.name!r}: its config.json is not on this machine; the model's "
+                                         f"values are ropelaw's table ({m.table_source}), not the config.json the "
+                                         "framework loads", path=cfg.path, line=m.at[0], column=m.at[1],
+                       fix=f"run `{fetch_command(m.name)}` and lint again, or {HOW}", model=m.name)]
