@@ -963,7 +963,8 @@ def corpus_file(key: str) -> pathlib.Path:
 def test_corpus_manifest_covers_every_framework():
     per = {}
     for key, e in MANIFEST.items():
-        if "skipped" not in e and "finding" not in e:
+        # read, or read up to the model it names (RV031: the dialect read the file; the model's config.json is needed)
+        if "skipped" not in e and ("finding" not in e or e["finding"][0] == "RV031"):
             per[key.split("/")[0]] = per.get(key.split("/")[0], 0) + 1
         assert "@" in e["source"].split()[0], key  # repo@commit path
     assert set(per) == {"torchtitan", "litgpt", "neox", "nanotron", "olmo", "olmo_core", "axolotl", "megatron",

@@ -313,3 +313,74 @@ def test_the_model_files_findings_once_for_all_configs_naming_it(hub, tmp_path, 
     assert main(["lint", str(d), "--select", "RV"]) == 1
     out = capsys.readouterr().out
     assert sum(line.startswith(f"{snap}:") for line in out.splitlines()) == 1, out
+
+
+# ---------------------------------------------------------------------------------- ropelaw's table
+HUB_MODELS = json.loads((ROOT / "tests" / "corpus" / "hub_models.json").read_text())["models"]
+
+
+def hub_file(repo_id: str) -> pathlib.Path:
+    """The corpus file of a tests/corpus/hub_models.json entry, sha256 checked; skip naming it when absent."""
+    e = HUB_MODELS[repo_id]
+    path = CORPUS / e["file"]
+    if not path.is_file():
+        if os.environ.get("ROPELAW_REQUIRE_CORPUS"):
+            pytest.fail(f"{e['file']} ({repo_id}) is not in {CORPUS} (ROPELAW_REQUIRE_CORPUS is set)")
+        pytest.skip(f"{e['file']} ({repo_id}, {e['repo']}@{e['commit']} {e['path']}) is not in {CORPUS} yet")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == e["sha256"], repo_id
+    return path
+
+
+def reading(r) -> list[tuple]:
+    """Every layer group as lint reads it: dims, base, scheme and parameters, lengths, window."""
+    out = []
+    for a in r.layers:
+        s = a.spec
+        out.append((a.label, s.d, s.base, s.scheme, sorted((k, v) for k, v in s.param_dict().items()),
+                    s.train_len, a.length, a.window))
+    return out
+
+
+@pytest.mark.parametrize("repo_id", sorted(r for r in HUB_MODELS if resolve.table_entry(r) is not None))
+def test_a_table_row_reads_as_the_models_own_file(hub, tmp_path, repo_id):
+    """Where the corpus holds a model's real config.json, ropelaw's table row for it gives the same reading
+    (every layer group's dims, base, scheme, parameters, lengths and window) as the file does."""
+    path = hub_file(repo_id)
+    p = write(tmp_path, "ax.yaml", f"base_model: {repo_id}\nsequence_len: 1024\n")
+    from_table = lint_config(load_config(p))
+    from_file = lint_config(load_config(p, model_config=str(path)))
+    assert from_table.config.model.source == "table" and from_file.config.model.source == "--model-config"
+    assert reading(from_table) == reading(from_file)
+
+
+@pytest.mark.parametrize("repo_id", ["microsoft/Phi-3.5-mini-instruct", "microsoft/Phi-3-mini-128k-instruct",
+                                     "microsoft/Phi-4-mini-instruct", "Qwen/Qwen2.5-7B-Instruct",
+                                     "Qwen/Qwen2.5-72B-Instruct", "Qwen/Qwen2.5-7B-Instruct-1M", "Qwen/QwQ-32B"])
+def test_rows_litgpt_encodes_differently_are_not_in_the_table(hub, tmp_path, repo_id):
+    """litgpt==0.5.13 runs these models otherwise than their config.json asks (LongRoPE; the YaRN-extended
+    131,072 of Qwen2.5's model cards where the Instruct config.json says 32,768): no row, RV031 asks for the file."""
+    from ropelaw.lint.presets.regenerate import not_the_hub_config
+
+    assert not_the_hub_config(repo_id) and resolve.table_entry(repo_id) is None
+    with pytest.raises(ModelNeeded) as exc:
+        load_config(write(tmp_path, "ax.yaml", f"base_model: {repo_id}\nsequence_len: 4096\n"))
+    assert f"`hf download {repo_id} config.json`" in exc.value.fix
+
+
+def test_phi_3_5_from_its_own_file_is_longrope(hub, tmp_path):
+    """axolotl's examples/phi/lora-3.5.yaml fine-tunes microsoft/Phi-3.5-mini-instruct at 4,096 (here in its
+    format): from the model's config.json (heldout-r2/hub, the Hub's values) it is LongRoPE over an original
+    4,096 with max 131,072 and transformers' attention factor sqrt(1 + ln(32) / ln(4096)) = 1.19024, not the
+    plain RoPE at 4,096 that litgpt's table gave."""
+    import math
+
+    path = CORPUS / "heldout-r2" / "hub" / "onnxdiag_Phi-3.5-mini-instruct.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is not in the corpus (ROPELAW_CORPUS)")
+    p = write(tmp_path, "lora-3.5.yaml", "base_model: microsoft/Phi-3.5-mini-instruct\nsequence_len: 4096\n"
+                                         "bf16: auto\ndatasets:\n  - path: x\n")
+    r = lint_config(load_config(p, model_config=str(path)))
+    a = r.layers[0]
+    assert (a.spec.d, a.spec.scheme, a.spec.train_len, r.config.max_pos.raw) == (96, "longrope", 4096, 131072)
+    assert a.scheme_result.attention_factor == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)), rel=1e-12)
+    assert round(a.scheme_result.attention_factor, 5) == 1.19024

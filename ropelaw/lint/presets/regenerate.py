@@ -415,15 +415,43 @@ def hf_config_of(v: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Repositories whose config.json litgpt's Config does not encode (what transformers runs differs from
+# what litgpt runs): left out of the table, so that a config naming one gets RV031 (fetch the file), never
+# litgpt's reading. Each with the evidence: a real config.json of the corpus ($ROPELAW_CORPUS) or the
+# transformers class.
+NOT_THE_HUB_CONFIG = (
+    (r"microsoft/Phi-3(\.5)?-.*|microsoft/Phi-4-mini-.*",
+     "the Hub's config.json runs LongRoPE (rope_scaling su / longrope, short and long factors over an original "
+     "4,096) for the 128k models, Phi-3.5 and Phi-4-mini, and a sliding window of 2,047 for Phi-3-mini-4k; litgpt "
+     "encodes plain RoPE and a window of 2,048 (heldout-r2/hub onnxdiag_Phi-3.5-mini-instruct.json, "
+     "onnxdiag_Phi-4-mini-reasoning.json, onnxdiag_Phi-3-mini-4k-instruct.json)"),
+    (r"Qwen/Qwen2\.5-(1\.5|7|14|32|72)B(-Instruct)?(-1M)?",
+     "litgpt's block_size is the context Qwen's model cards reach with YaRN (131,072) or Dual Chunk Attention "
+     "(1,010,000), not the config.json transformers loads: Qwen2.5 Instruct configs say 32,768 and no rope_scaling "
+     "(as hf/infinityarpan__qwen-25-api__models__Qwen2.5-0.5B-Instruct__config.json, where litgpt agrees: 32,768; "
+     "issue 22), and which base models say 131,072 no file here proves"),
+    (r"Qwen/QwQ-32B",
+     "litgpt's block_size 131,072 is the YaRN-extended context of the model card, not its config.json"),
+)
+
+
+def not_the_hub_config(repo: str) -> str | None:
+    """Why ``repo``'s row is left out of the axolotl table (:data:`NOT_THE_HUB_CONFIG`), or None."""
+    return next((why for pattern, why in NOT_THE_HUB_CONFIG if re.fullmatch(pattern, repo)), None)
+
+
 def axolotl_table(litgpt: dict[str, Any]) -> dict[str, Any]:
     """Base models by Hugging Face repository id, from litgpt's named configs (each names its
-    ``hf_config`` org/name), plus the public mirrors axolotl's examples use."""
+    ``hf_config`` org/name), plus the public mirrors axolotl's examples use; without the repositories
+    whose config.json litgpt does not encode (:data:`NOT_THE_HUB_CONFIG`)."""
     out = {}
     for name, e in litgpt["presets"].items():
         repo = e.get("hf_repo")
         v = e["values"]
         if not repo or v.get("rope_local_base_freq") or (v.get("sliding_window_indices") and not all(v["sliding_window_indices"])):
             continue  # local/global layer mixes (Gemma 2/3) need the model's own config.json
+        if not_the_hub_config(repo):
+            continue
         out[repo] = {"values": hf_config_of(v), "source": f"{repo} as {e['source']}"}
         cap = e.get("hf_block_size")
         if cap:  # transformers runs the Hub's config.json, not litgpt's cap
