@@ -223,8 +223,7 @@ def read_model(doc, o: Overrides, name_v: Value, model: ModelConfig, overrides: 
         top = (v.key or "").split(".")[0]
         if top in overrides:
             line, col = doc.at(tuple(overrides[top].split(".")))
-            return Value(v.raw, overrides[v.key] if v.key in overrides else f"{overrides[top]}{v.key[len(top):]}",
-                         line, col, v.note, v.expect)
+            return Value(v.raw, overrides[top] + (v.key or "")[len(top):], line, col, v.note, v.expect)
         if top in computed:
             at, why = computed[top]
             return Value(v.raw, None, at.line, at.column, f"{v.key or v.note} from {at.key} {at.raw!r}: {why}",

@@ -16,9 +16,15 @@ MPT (``name: mpt_causal_lm``), ``models/mpt/configuration_mpt.py`` and ``modelin
 
 Hugging Face models (``name: hf_causal_lm``, ``models/hf/hf_causal_lm.py``):
 ``pretrained_model_name_or_path`` names the model (:mod:`ropelaw.lint.resolve`; none: RV031),
-``config_overrides`` replace its config keys; ``pretrained`` (default true) fine-tunes it at
+``config_overrides`` are set on its config as ``utils/config_utils.py`` ``set_config_overrides`` does (a dict
+such as ``rope_scaling`` is updated, not replaced; keys it does not hold are refused: RV033);
+``pretrained`` (default true) fine-tunes it at
 ``max_seq_len`` (the tuning length), ``pretrained: false`` trains it from its config at
 ``max_seq_len`` with its scheme from the first step.
+
+An mcli run file (MosaicML's launcher: ``command``, ``image``, ``compute``) is read through its
+``parameters:``, the YAML its command reads (``/mnt/config/parameters.yaml``); one whose command runs
+another file or no training says so.
 
 dtype: Composer's ``precision`` (``amp_bf16``: float32 parameters, bf16 autocast, reported as
 ``bf16-mixed``; ``amp_fp16`` -> ``16-mixed``; ``fp32``).
@@ -43,26 +49,66 @@ _PRECISION = {"amp_bf16": ("bf16-mixed", "float32 parameters, bf16 autocast"),
               "amp_fp8": ("fp8-mixed", "float32 parameters, fp8 autocast"), "fp32": ("fp32", "float32")}
 
 
+def _root(data: Mapping) -> str:
+    """``"parameters."`` for an mcli run file (MosaicML's launcher injects its ``parameters:`` as the YAML the
+    command reads: ``composer train/train.py /mnt/config/parameters.yaml``), else ``""``."""
+    params = data.get("parameters")
+    return "parameters." if isinstance(params, Mapping) and isinstance(data.get("command"), str) else ""
+
+
 def _model_of(data: Mapping) -> str | None:
+    root = _root(data)
+    if root:
+        data = data["parameters"]
     m = data.get("model")
     if isinstance(m, Mapping) and isinstance(m.get("name"), str) and str(m["name"]).endswith("causal_lm"):
-        return "model"
+        return root + "model"
     ms = data.get("models")
     if isinstance(ms, list) and ms and isinstance(ms[0], Mapping) and isinstance(ms[0].get("model"), Mapping) \
             and str(ms[0]["model"].get("name", "")).endswith("causal_lm"):
-        return "models.0.model"
+        return root + "models.0.model"
     return None
 
 
 def detect(data: Mapping) -> bool:
-    return _model_of(data) is not None
+    return _model_of(data) is not None or is_mcli(data)
+
+
+def is_mcli(data: Mapping) -> bool:
+    """A MosaicML launcher (mcli) run file: a ``command`` with ``integrations`` / ``image`` / ``compute``."""
+    return isinstance(data.get("command"), str) and any(k in data for k in ("integrations", "image", "compute"))
+
+
+def mcli_without_model(doc: Doc) -> NotARopeConfig:
+    """Why an mcli file holds no model to read: its command trains another file, or runs no llm-foundry
+    training or evaluation (data preparation, conversion, benchmarks, generation)."""
+    import re
+
+    cmd = str(doc.data.get("command"))
+    m = re.search(r"composer\s+(?:train|eval)/(?:train|eval)\.py\s+(\S+)", cmd)
+    if m and m.group(1) != "/mnt/config/parameters.yaml":
+        return NotARopeConfig(f"{doc.path}: an mcli run file whose command runs llm-foundry on {m.group(1)} "
+                              "(in the repository's scripts/): lint that file")
+    params = doc.data.get("parameters")
+    models = params.get("models") if isinstance(params, Mapping) else None
+    names = sorted({str(e["model"].get("name")) for e in models if isinstance(e, Mapping)
+                    and isinstance(e.get("model"), Mapping)}) if isinstance(models, list) else []
+    if names and all(n.startswith("openai") for n in names):
+        return NotARopeConfig(f"{doc.path}: an mcli run file evaluating OpenAI API models ({', '.join(names)}): no "
+                              "local model, no RoPE")
+    first = next((ln.strip() for ln in cmd.splitlines() if ln.strip().startswith(("python", "composer"))), cmd[:60])
+    first = first.split(" \\")[0][:80]
+    return NotARopeConfig(f"{doc.path}: an mcli run file with no model in its parameters (its command: {first})")
 
 
 def _doc(doc: Doc) -> Doc:
+    """The document with OmegaConf ``${...}`` references resolved (an mcli file's from its ``parameters``, the
+    root of the YAML llm-foundry reads)."""
     from .nemo import _Resolved, resolve
 
+    if _root(doc.data):
+        return _Resolved({**doc.data, "parameters": resolve(doc.data["parameters"])}, doc)
     return _Resolved(resolve(doc.data), doc)
-
 
 
 def _find(doc: Doc, dotted: str) -> Any:
@@ -77,8 +123,8 @@ def _find(doc: Doc, dotted: str) -> Any:
     return node
 
 
-def _precision(doc: Doc) -> Value | None:
-    v = doc.get("precision", expect="str")
+def _precision(doc: Doc, root: str = "") -> Value | None:
+    v = doc.get(f"{root}precision", expect="str")
     if v is None or not isinstance(v.raw, str) or v.raw.strip().lower() not in _PRECISION:
         return v
     name, why = _PRECISION[v.raw.strip().lower()]
@@ -159,7 +205,8 @@ def read_mpt(doc: Doc, p: str) -> Fields:
                             "per-layer overrides (NoPE layers, other attention) are not modelled", "any"))
     doc.consider(f"{a}.alibi")
     return Fields(arch="llm-foundry mpt", head_dim=head, d=head, base=base, train_len=seq, target=seq,
-                  scheme=scheme, params=params, dtype=_precision(doc), notes=notes, problems=problems, unread=unread)
+                  scheme=scheme, params=params, dtype=_precision(doc, _root(doc.data)), notes=notes, problems=problems,
+                  unread=unread)
 
 
 def load(doc: Doc, o: Overrides) -> LoadedConfig:
@@ -167,9 +214,11 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
 
     rdoc = _doc(doc)
     p = _model_of(rdoc.data)
+    if p is None:
+        raise mcli_without_model(doc)
     name = str(_find(rdoc, f"{p}.name"))
     notes = []
-    many = _find(rdoc, "models")
+    many = _find(rdoc, f"{_root(doc.data)}models")
     if p.startswith("models") and isinstance(many, list) and len(many) > 1:
         notes.append(f"{len(many)} models in this eval file: the first is read")
     if name != "hf_causal_lm":
@@ -185,15 +234,10 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
     if name_v is None:
         raise NotARopeConfig(f"{doc.path}: hf_causal_lm without pretrained_model_name_or_path")
     model = resolve(doc.path, name_v, o.model_config)
-    hf = dict(model.data)
-    over = _find(rdoc, f"{p}.config_overrides")
-    overrides = {}
-    if isinstance(over, Mapping):
-        for k, v in over.items():
-            hf[str(k)] = v
-            overrides[str(k)] = f"{p}.config_overrides.{k}"
+    hf, overrides, problems = set_config_overrides(rdoc, dict(model.data), f"{p}.config_overrides")
     cfg = read_model(rdoc, o, name_v, replace(model, data=hf), overrides, {}, f"llm-foundry hf_causal_lm {name_v.raw}")
-    seq = rdoc.get("max_seq_len", f"{p}.max_seq_len", expect="int")
+    cfg = replace(cfg, problems=list(cfg.problems) + problems)
+    seq = rdoc.get(f"{_root(doc.data)}max_seq_len", f"{p}.max_seq_len", expect="int")
     pretrained = rdoc.get(f"{p}.pretrained", expect="bool")
     train, tune, layers = cfg.train_len, None, cfg.layers
     if o.tune is not None:
@@ -208,9 +252,44 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
             layers = [replace(x, pretrained_with_scheme=pws) for x in layers]
     elif seq is not None and o.train is None:
         tune = fine_tune_length(seq, train, notes, "llm-foundry")
-    dtype = _precision(rdoc) or cfg.dtype
+    dtype = _precision(rdoc, _root(doc.data)) or cfg.dtype
     return replace(cfg, train_len=train, tune_len=tune, layers=layers, dtype=dtype, notes=list(cfg.notes) + notes,
                    considered=sorted(doc.considered))
+
+
+SUB_CONFIGS = ("text_config", "vision_config", "audio_config", "language_config", "llm_config")  # PretrainedConfigs
+
+
+def set_config_overrides(doc: Doc, hf: dict, at: str) -> tuple[dict, dict, list]:
+    """``(config, {key: the override's dotted key}, problems)``: llm-foundry==0.22.0 ``utils/config_utils.py``
+    ``set_config_overrides`` on the model's config: a dict attribute is updated in place (``rope_scaling``,
+    MPT's ``attn_config``: keys it does not hold are refused, ``ValueError``, RV033), a None attribute given a
+    dict takes it, a sub-config (``text_config``) gets each key set, anything else is replaced. An attribute
+    the config.json does not hold is taken from the override: llm-foundry raises unless the model's config
+    class defines it (ropelaw knows a transformers class's defaults for RoPE keys only)."""
+    over = doc.raw(at)
+    overrides: dict[str, str] = {}
+    problems: list = []
+    if not isinstance(over, Mapping):
+        return hf, overrides, problems
+    for k, v in over.items():
+        k = str(k)
+        cur = hf.get(k)
+        if isinstance(cur, Mapping) and isinstance(v, Mapping) and k not in SUB_CONFIGS:
+            extra = [x for x in v if x not in cur]
+            if extra:
+                val = doc.get(f"{at}.{k}", expect="any")
+                problems.append(("framework-refuses-config", val, f"{PKG} refuses config_overrides.{k}: \"Config dict "
+                                 f"override got unknown keys. Extra keys: {extra}. Expected (a subset of) keys: "
+                                 f"{list(cur)}\" (set_config_overrides): the run stops; read without it"))
+                continue
+            hf[k] = {**cur, **v}
+        elif isinstance(cur, Mapping) and isinstance(v, Mapping):
+            hf[k] = {**cur, **v}
+        else:
+            hf[k] = v
+        overrides[k] = f"{at}.{k}"
+    return hf, overrides, problems
 
 
 DIALECT = dialect(NAME, detect, load=load)

@@ -285,9 +285,27 @@ BEYOND_CONTEXT = define_rule(
         "grows with it).",
     references=("litgpt==0.5.13 litgpt/model.py GPT.max_seq_length",),
 )
+FRAMEWORK_REFUSES = define_rule(
+    "RV033", "framework-refuses-config", "error",
+    "the training framework itself refuses this config before its first step",
+    what="Flags a key of a training config that the framework's own config loading rejects, at that key, with the "
+         "framework's reason: llm-foundry `config_overrides` naming an attribute the model's config does not have, "
+         "or a dict override with keys the model's dict lacks (llm-foundry==0.22.0 `utils/config_utils.py` "
+         "`set_config_overrides` raises ValueError); axolotl's top-level `rope_scaling` (axolotl==0.18.0 "
+         "`utils/schemas/deprecated.py` raises: it belongs under `overrides_of_model_config`). ropelaw reads the "
+         "rest of the config as if the key were absent.",
+    why="A run its framework refuses never starts: the RoPE the file seems to ask for is never trained, and the "
+        "fix is in the key the framework names.",
+    example="model:\n  name: hf_causal_lm\n  pretrained_model_name_or_path: meta-llama/Llama-3.2-1B\n"
+            "  config_overrides:\n    max_seq_len: 8192   # LlamaConfig has no max_seq_len: llm-foundry raises",
+    fix="Write the key the framework accepts (the message names it): `max_position_embeddings` for a Hugging Face "
+        "model's length, the keys of the model's own `rope_scaling`, axolotl's `overrides_of_model_config`.",
+    references=("llm-foundry==0.22.0 llmfoundry/utils/config_utils.py set_config_overrides",
+                "axolotl==0.18.0 src/axolotl/utils/schemas/deprecated.py"),
+)
 # value findings that do not explain a layer group left unanalysed (lint_config adds RV016 then)
 NOT_EXPLAINING = frozenset({"RV004", "RV009", "RV010", "RV014", "RV019", "RV021", "RV022"})
 _PROBLEM_RULES = {"rotary-dimension-not-integer": "NOT_INTEGER", "unresolved-interpolation": "UNRESOLVED",
                   "runtime-ignores-key": "IGNORED_KEY", "runtime-ignores-block": "IGNORED_KEY",
-                  "training-length-beyond-context": "BEYOND_CONTEXT",
+                  "training-length-beyond-context": "BEYOND_CONTEXT", "framework-refuses-config": "FRAMEWORK_REFUSES",
                   "layer-semantics-unknown": "LAYER_SEMANTICS_UNKNOWN", "unmodelled-rotary-key": "UNMODELLED_ROTARY_KEY"}

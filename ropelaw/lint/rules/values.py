@@ -24,6 +24,7 @@ from .layers import LAYER_SEMANTICS_UNKNOWN, UNMODELLED_ROTARY_KEY  # noqa: F401
 # the RV rules, their limits and codes: value_rules.py; every name here too (the loader's problems are
 # looked up by rule name in this module's globals)
 from .value_rules import (BAD_LENGTH, BAD_SCHEME, BAND_ORDER, BASE_LE_ONE, BEYOND_CONTEXT, FACTOR_LT_ONE,  # noqa: F401
+                          FRAMEWORK_REFUSES,
                           HF_ROPE, IGNORED_KEY, INVALID_TYPE, LONGROPE_LEN, MAX_FACTOR, MISSING_PARAM, NON_FINITE,
                           NOT_EXPLAINING, NOT_INTEGER, ODD_DIM, ORIG_GT_MAX, OUT_OF_RANGE, SEV, UNKNOWN_PARAM,
                           UNKNOWN_SCHEME, UNRESOLVED, YARN_BETAS, YARN_FACTOR, _FACTOR_LIMIT, _LENGTH_LIMIT,
