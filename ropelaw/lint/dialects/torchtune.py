@@ -8,7 +8,13 @@ max_seq_len, base)`` or ``Llama3ScaledRoPE`` (Llama 3.1 bands: ``scale_factor``,
 odd ones full attention, so the config has a global and a local layer group, as a Hugging Face
 gemma2 config.json does (``presets/regenerate.py`` reads the pattern from the component builder). LoRA / QLoRA builders
 (``lora_llama2_7b``, ``qlora_...``) add adapters to the same model: their RoPE is the base
-builder's. Builder arguments given in the YAML (``max_seq_len``, ``rope_base``) override.
+builder's. Builder arguments given in the YAML (``max_seq_len``, ``rope_base``) override. A recipe
+that names a component builder with its own arguments (``torchtune.models.llama2.llama2`` with ``embed_dim``,
+``num_heads`` ...) gets that builder's rotary evaluated with them (its arguments' expressions are read from the
+builder's source: ``presets/torchtune.json`` ``components``); Llama 3.2 Vision's language decoder is read
+from the ``decoder = llama3_2_vision_decoder(...)`` its builders make. A PPO recipe trains its
+``policy_model``, which is read. A builder that is not in torchtune 0.6.1 (the Qwen3 and Llama 4 builders of
+later commits) is RV030: not read, never a pass.
 
 Lengths: the builder's ``max_seq_len`` is the context (the RoPE cache); the training length is
 ``tokenizer.max_seq_len`` (or ``dataset.max_seq_len``) when set, else the base model's
@@ -26,9 +32,45 @@ from ._framework import Doc, Fields, derived, dialect, preset, presets
 NAME = "torchtune"
 
 
+SECTIONS = ("model", "policy_model")  # a PPO recipe trains its policy_model
+
+
+def _section(data: Mapping) -> str | None:
+    return next((k for k in SECTIONS if isinstance(data.get(k), Mapping)
+                 and str(data[k].get("_component_", "")).startswith("torchtune.models.")), None)
+
+
 def detect(data: Mapping) -> bool:
-    m = data.get("model")
-    return isinstance(m, Mapping) and str(m.get("_component_", "")).startswith("torchtune.models.")
+    return _section(data) is not None
+
+
+def component_values(entry: dict, args: Mapping) -> dict | None:
+    """The rotary values of a component builder named with its own arguments (``presets/torchtune.json``
+    ``components``: its defaults and its rotary's arguments as expressions of its parameters, read from the
+    builder's source), evaluated with ``args``; None when an argument it needs is missing or not a number."""
+    import ast
+    import operator
+
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv}
+    env = {**entry["defaults"], **{str(k): v for k, v in args.items()}}
+
+    def ev(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return node.value
+        if isinstance(node, ast.Name) and isinstance(env.get(node.id), (int, float)) \
+                and not isinstance(env.get(node.id), bool):
+            return env[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in ops:
+            return ops[type(node.op)](ev(node.left), ev(node.right))
+        raise ValueError(ast.unparse(node))
+    out = {}
+    for k, expr in entry["rope"].items():
+        try:
+            out[k] = expr if k in ("rope_class", "scheme") else ev(ast.parse(expr, mode="eval").body)
+        except (ValueError, ZeroDivisionError, SyntaxError):
+            return None
+    return out
 
 
 def _entry(table: dict, component: str) -> tuple[str, dict] | None:
@@ -43,17 +85,31 @@ def _entry(table: dict, component: str) -> tuple[str, dict] | None:
 
 def read(doc: Doc) -> Fields:
     table = presets("torchtune")
-    comp_v = doc.get("model._component_", expect="str")
+    sec = _section(doc.data)
+    comp_v = doc.get(f"{sec}._component_", expect="str")
     hit = _entry(table["presets"], str(comp_v.raw))
-    if hit is None:
-        raise NoRopeFound(f"{doc.path}: torchtune builder {comp_v.raw!r} has no RoPE preset in {table['package']}")
-    name, entry = hit
-    vals, src = entry["values"], f"torchtune {name.rsplit('.', 1)[-1]}()"
-    notes = [] if name == comp_v.raw else [f"{comp_v.raw} adds adapters to {name}: same RoPE"]
+    comp = table.get("components", {}).get(str(comp_v.raw))
+    args = doc.raw(sec) or {}
+    notes = [] if sec == "model" else [f"a PPO recipe: the policy it trains ({sec}) is read"]
+    if hit is None and comp is not None and component_values(comp, args) is not None:
+        name, vals = str(comp_v.raw), component_values(comp, args)
+        src = f"torchtune {name.rsplit('.', 1)[-1]}() with this file's arguments ({comp['source']})"
+        doc.consider(*(f"{sec}.{k}" for k in args if k != "_component_"))
+    elif hit is None:
+        from ..model import UnreadConfig
+
+        raise UnreadConfig(f"{doc.path}: torchtune builder {comp_v.raw!r} is not in {table['package']} (the pinned "
+                           "release; ropelaw reads the builders of that release): its RoPE is not read", "RV030",
+                           comp_v.line, comp_v.column)
+    else:
+        name, entry = hit
+        vals, src = entry["values"], f"torchtune {name.rsplit('.', 1)[-1]}()"
+        if name != comp_v.raw:
+            notes.append(f"{comp_v.raw} adds adapters to {name}: same RoPE")
 
     def get(k: str, arg: str | None = None, expect: str = "number"):
         if arg is not None:
-            v = doc.get(f"model.{arg}", expect=expect)
+            v = doc.get(f"{sec}.{arg}", expect=expect)
             if v is not None:
                 return v
         return None if vals.get(k) is None else preset(vals[k], f"{k} of {src}", comp_v, expect)
