@@ -105,3 +105,13 @@ def test_llmfoundry_mcli_parameters_are_the_config(llama, tmp_path):
              "image: x\nparameters: {}\n")
     with pytest.raises(NotARopeConfig, match="runs llm-foundry on train/yamls/pretrain/mpt-1b.yaml"):
         load_config(write(tmp_path, "other.yaml", other))
+
+
+def test_axolotl_refuses_a_top_level_rope_scaling(llama, tmp_path):
+    """axolotl 0.18.0 raises on a top-level rope_scaling (it belongs under overrides_of_model_config): RV033 at the
+    key, the model read without it; sequence_len absent is axolotl's default 512."""
+    p = write(tmp_path, "ax.yaml", "base_model: meta-llama/Llama-3.2-1B\nrope_scaling:\n  type: linear\n  factor: 2\n"
+                                   "datasets:\n  - path: x\n")
+    r = lint_config(load_config(p))
+    assert [(f.code, f.line) for f in r.findings if f.code == "RV033"] == [("RV033", 2)]
+    assert r.layers[0].spec.scheme == "llama3" and r.config.tune_len.raw == 512

@@ -79,11 +79,29 @@ def unpacked(tmp_path_factory, package: str, version: str) -> pathlib.Path:
 
 
 def namespace(name: str, path: pathlib.Path | None = None) -> types.ModuleType:
-    """An empty package ``name`` in sys.modules (its ``__init__`` is not run), whose submodules load from ``path``."""
+    """An empty package ``name`` in sys.modules (its ``__init__`` is not run), whose submodules load from ``path``
+    (with a module spec: ``importlib.util.find_spec`` of a module without one raises, and transformers 5 asks)."""
+    import importlib.machinery
+
     mod = types.ModuleType(name)
     mod.__path__ = [str(path)] if path is not None else []
+    mod.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    mod.__spec__.submodule_search_locations = mod.__path__
     sys.modules[name] = mod
     return mod
+
+
+def transformers_rotary(config) -> tuple[list, float]:
+    """``(inverse frequencies, attention factor)`` of the rotary transformers builds for the text model of
+    ``config``: its ``*RotaryEmbedding`` class (tests/hf_runtime.py) built from that config; of a model with a
+    rotary per layer type (5.x Gemma 3), the full-attention layers'."""
+    from hf_runtime import rotary_class, rotary_tables, text_config
+
+    rotary = rotary_class(config)(config=text_config(config))
+    tables = rotary_tables(rotary)
+    key = "all" if "all" in tables else "full_attention" if "full_attention" in tables else sorted(tables)[0]
+    inv, attention = tables[key]
+    return [float(x) for x in inv], float(attention)
 
 
 def hub_model_file(repo_id: str) -> pathlib.Path | None:
@@ -137,6 +155,19 @@ def offline_hub(monkeypatch, cache: pathlib.Path) -> None:
     for name, value in (("TRANSFORMERS_CACHE", str(cache)), ("_is_offline_mode", True)):
         if hasattr(th, name):
             monkeypatch.setattr(th, name, value)
+
+
+def refused_by_transformers(config, r) -> bool:
+    """Whether the installed transformers cannot build the rotary of ``config`` (4.57.1 has no ``rope_type``
+    'mrope' for a Qwen2.5-VL file that writes it so); then ropelaw must say so of the model's own file (RV021
+    runtime-refuses-config, reported at that file's line)."""
+    try:
+        transformers_rotary(config)
+    except KeyError as exc:
+        refusals = [f for f in r.findings if f.code == "RV021" and f.path == r.config.model.file]
+        assert refusals, f"transformers raised KeyError {exc} building the rotary; ropelaw did not report RV021"
+        return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ From the wheel, run unchanged on CPU: the argument dataclasses (``hparams/model_
 ``model/model_utils/rope.py`` ``configure_rope`` on it. The model's config.json comes from a fake Hugging Face
 cache of real config.json files (tests/corpus/hub_models.json) with ``HF_HUB_OFFLINE=1``; an example naming a
 model whose file is not in the corpus is skipped, naming it. The rotary is transformers' own
-(``ROPE_INIT_FUNCTIONS`` of the installed version, on the text model's config).
+(the text model's ``*RotaryEmbedding`` class of the installed version, built from its config).
 
 Not run, and stubbed: the package ``__init__`` modules (they import trl, peft, the trainers); ``peft.utils``'s two
 file-name constants that ``extras/constants.py`` imports; ``omegaconf`` (``model_args.py`` uses it only for
@@ -32,7 +32,7 @@ import pytest
 import yaml
 
 from frameworks import (example, example_files, fake_hub, namespace, offline_hub, ropelaw_rotary, same_frequencies,
-                        unpacked)
+                        refused_by_transformers, transformers_rotary, unpacked)
 from ropelaw.lint.check import lint_config
 from ropelaw.lint.loader import NotARopeConfig, load_config
 
@@ -58,12 +58,17 @@ def lf(tmp_path_factory):
     sys.modules["peft.utils"] = peft.utils
     sys.modules["omegaconf"] = types.SimpleNamespace(OmegaConf=None)
     try:
+        import llamafactory.extras.constants  # noqa: F401  (with the peft stub: then the stub goes, before transformers
+        for k in ("peft", "peft.utils"):     # 5.x's training_args asks whether peft is installed)
+            sys.modules.pop(k, None)
         from llamafactory.hparams.data_args import DataArguments
         from llamafactory.hparams.finetuning_args import FinetuningArguments
         from llamafactory.hparams.model_args import ModelArguments
         from llamafactory.model.model_utils.rope import configure_rope
         from llamafactory.v1.config.model_args import ModelArguments as V1Model
         from llamafactory.v1.config.training_args import TrainingArguments as V1Training
+
+        sys.modules.pop("omegaconf", None)
 
         yield types.SimpleNamespace(v0=(ModelArguments, DataArguments, FinetuningArguments), v1=(V1Model, V1Training),
                                     configure_rope=configure_rope, load_config=_load_config(root))
@@ -114,17 +119,6 @@ def llamafactory_run(lf, data: dict):
     return config, model_args.model_max_length
 
 
-def transformers_rotary(config):
-    """``(inverse frequencies, attention factor)`` transformers builds for the text model of ``config``."""
-    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
-
-    text = config.get_text_config()
-    rs = getattr(text, "rope_scaling", None) or {}
-    kind = rs.get("rope_type", rs.get("type", "default"))
-    inv, attention = ROPE_INIT_FUNCTIONS["default" if kind == "mrope" else kind](text, "cpu")
-    return [float(x) for x in inv], float(attention)
-
-
 @pytest.mark.parametrize("rel", FILES)
 def test_llamafactory_reads_its_examples_as_llamafactory_runs_them(lf, hub, monkeypatch, rel):
     path = example("LLaMA-Factory", rel)
@@ -140,8 +134,10 @@ def test_llamafactory_reads_its_examples_as_llamafactory_runs_them(lf, hub, monk
             load_config(str(path))
         return
     config, mml = run
-    theirs, attention = transformers_rotary(config)
     r = lint_config(load_config(str(path)))
+    if refused_by_transformers(config, r):
+        return
+    theirs, attention = transformers_rotary(config)
     ours = ropelaw_rotary(r)
     same_frequencies(theirs, ours.inv_freq)
     assert ours.attention == pytest.approx(attention, rel=1e-12)

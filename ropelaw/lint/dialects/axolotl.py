@@ -9,7 +9,9 @@ its keys, as axolotl passes them to ``AutoConfig``. ``sequence_len`` is the leng
 fine-tuning run trains at (axolotl packs and truncates samples to it): the tuning length
 (``tune_len``) of a fine-tune of ``base_model``, whose own training length stays the model's.
 Past that length it is a context extension (Liu et al.'s tuning length); within it, the bound is
-the pre-trained model's. dtype: ``bf16`` / ``fp16`` (true or auto), else the base config's
+the pre-trained model's (``sequence_len`` absent: axolotl's default 512). A top-level ``rope_scaling``
+is refused by axolotl 0.18.0 (it belongs under ``overrides_of_model_config``): RV033. dtype: ``bf16`` / ``fp16``
+(true or auto), else the base config's
 ``torch_dtype``.
 """
 
@@ -59,7 +61,14 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
                 overrides[str(k)] = f"{section}.{k}"
     cfg = read_model(doc, o, base_v, replace(model, data=hf), overrides, {}, f"axolotl {base_v.raw}")
     notes = list(cfg.notes)
-    seq = doc.get("sequence_len", expect="int")
+    problems = list(cfg.problems)
+    top = doc.get("rope_scaling", expect="any")
+    if top is not None and top.raw:  # schemas/deprecated.py DeprecatedParameters.validate_rope_scaling raises
+        problems.append(("framework-refuses-config", top, f"{PKG} refuses a top-level rope_scaling (\"`rope_scaling` "
+                         "is no longer supported, it should now be be a key under `model_config`\", "
+                         "utils/schemas/deprecated.py): the run stops; read without it"))
+    seq = doc.get("sequence_len", expect="int") or Value(
+        512, None, base_v.line, base_v.column, f"sequence_len default 512 ({PKG} utils/schemas/config.py)", "int")
     tune = None
     if o.tune is not None:
         tune = Value(o.tune, None, 1, 1, "--tune", "int")
@@ -75,7 +84,7 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
     if dtype is None and o.dtype is not None:
         dtype = Value(o.dtype, None, 1, 1, "--dtype", "str")
     return replace(cfg, tune_len=tune, dtype=dtype if dtype is not None else cfg.dtype, notes=notes,
-                   inputs=cfg.inputs, considered=sorted(doc.considered))
+                   inputs=cfg.inputs, problems=problems, considered=sorted(doc.considered))
 
 
 def fine_tune_length(seq: Value, train: Value, notes: list, framework: str) -> Value:

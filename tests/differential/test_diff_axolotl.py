@@ -1,0 +1,82 @@
+"""axolotl's own model-config loading on every example config of its repository (axolotl-ai-cloud/axolotl@067b021c,
+2026-07-24; pinned: axolotl==0.18.0, released 2026-07-17, 9 commits before it) against ropelaw's reading.
+
+Run on CPU from the wheel: ``loaders/utils.py`` ``load_model_config`` (taken from its source alone:
+``AutoConfig.from_pretrained(base_model_config or base_model, trust_remote_code, revision=revision_of_model)``, then
+``setattr`` of each ``overrides_of_model_config`` key) on a fake Hugging Face cache of real config.json files
+(tests/corpus/hub_models.json; an example naming a model whose file is not in the corpus is skipped, naming it),
+and the rotary transformers builds for the text model (its ``*RotaryEmbedding`` class). transformers: the installed one (the README suite's 4.57.1;
+the .ci/run step also runs this file under 5.23.0; axolotl 0.18.0 pins 5.14.1, not installed here).
+
+Not run, and mirrored here: axolotl's pydantic validation (``utils/schemas/``; it imports most of axolotl): its
+aliases (``model_config`` -> ``overrides_of_model_config``, ``model_revision`` -> ``revision_of_model``,
+``schemas/deprecated.py`` ``RemappedParameters`` / ``schemas/model.py``) and its default ``sequence_len`` 512
+(``schemas/config.py``); ``check_model_config`` (use_cache, multimodal and LoRA checks: nothing of the rotary) is a
+stub. The config object axolotl passes around is a ``DictDefault`` (a missing key reads None): a dict subclass
+that does the same stands in for it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+import yaml
+
+from frameworks import (example, example_files, fake_hub, offline_hub, ropelaw_rotary, same_frequencies,
+                        refused_by_transformers, transformers_rotary, unpacked)
+from ropelaw.lint.check import lint_config
+from ropelaw.lint.loader import NotARopeConfig, load_config
+
+FILES = example_files("axolotl")
+ALIASES = {"model_config": "overrides_of_model_config", "model_revision": "revision_of_model"}
+
+
+class DictDefault(dict):
+    """axolotl's ``utils/dict.py`` ``DictDefault``, for reading: a missing key is None."""
+
+    def __getattr__(self, name):
+        return self.get(name)
+
+
+@pytest.fixture(scope="module")
+def load_model_config(tmp_path_factory):
+    transformers = pytest.importorskip("transformers")
+    root = unpacked(tmp_path_factory, "axolotl", "0.18.0") / "axolotl"
+    src = (root / "loaders" / "utils.py").read_text()
+    fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name == "load_model_config")
+    ns = {"AutoConfig": transformers.AutoConfig, "transformers": transformers, "DictDefault": DictDefault,
+          "PretrainedConfig": transformers.PretrainedConfig, "addict": None,
+          "check_model_config": lambda cfg, model_config: None}
+    exec(compile(ast.Module([fn], []), "axolotl/loaders/utils.py", "exec"), ns)
+    return ns["load_model_config"]
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    return fake_hub(tmp_path_factory.mktemp("axolotl-hub"))
+
+
+@pytest.mark.parametrize("rel", FILES)
+def test_axolotl_reads_its_examples_as_axolotl_loads_them(load_model_config, hub, monkeypatch, rel):
+    path = example("axolotl", rel)
+    cache, held = hub
+    data = yaml.safe_load(path.read_text())
+    cfg = DictDefault({ALIASES.get(k, k): v for k, v in data.items()}) if isinstance(data, dict) else None
+    name = (cfg.base_model_config or cfg.base_model) if cfg is not None else None
+    if not isinstance(name, str):  # no model: a cloud launcher's settings (modal, baseten)
+        with pytest.raises(NotARopeConfig):
+            load_config(str(path))
+        return
+    if name not in held:
+        pytest.skip(f"{rel} names {name}, whose config.json is not in the corpus yet (tests/corpus/hub_models.json)")
+    offline_hub(monkeypatch, cache)
+    config = load_model_config(cfg)
+    r = lint_config(load_config(str(path)))
+    if refused_by_transformers(config, r):
+        return
+    theirs, attention = transformers_rotary(config)
+    ours = ropelaw_rotary(r)
+    same_frequencies(theirs, ours.inv_freq)
+    assert ours.attention == pytest.approx(attention, rel=1e-12)
+    assert ours.tune == (cfg.sequence_len or 512) and r.config.model.source == "hf-cache"
