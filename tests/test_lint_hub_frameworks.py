@@ -86,7 +86,7 @@ def test_llmfoundry_refuses_unknown_keys_in_a_dict_override(llama, tmp_path):
     p = write(tmp_path, "f.yaml", text)
     r = lint_config(load_config(p))
     rv033 = [f for f in r.findings if f.code == "RV033"]
-    assert [(f.severity, f.line) for f in rv033] == [("error", 9)]
+    assert [(f.severity, f.line, f.column) for f in rv033] == [("error", 10, 7)]  # at the key it refuses
     assert "Extra keys: ['rope_factor']" in rv033[0].message
     assert r.layers[0].spec.param_dict()["factor"] == 32.0
     assert main(["lint", p]) == 1

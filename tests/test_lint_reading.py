@@ -120,6 +120,23 @@ def test_axolotl_base_model_not_given_is_rv031(tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_a_key_the_framework_refuses_is_rv033(tmp_path):
+    """RV033 framework-refuses-config: llm-foundry's set_config_overrides raises on a rope_scaling override with a key
+    the model's rope_scaling does not hold; axolotl 0.18.0 raises on a top-level rope_scaling. At the key; the rest is
+    read as the framework would without it (tests/test_lint_hub_frameworks.py: the same on a Hugging Face cache)."""
+    model = "tests/configs/llama-3.2-1b.json"  # llama3 rope_scaling {factor, low/high_freq_factor, original, rope_type}
+    foundry = write(tmp_path, "f.yaml", "model:\n  name: hf_causal_lm\n  pretrained_model_name_or_path: m/x\n"
+                                        "  config_overrides:\n    rope_scaling:\n      rope_factor: 16.0\n")
+    r = lint_config(load_config(foundry, model_config=model))
+    assert [(f.code, f.name, f.line, f.column) for f in r.findings if f.code == "RV033"] == [
+        ("RV033", "framework-refuses-config", 6, 7)]
+    assert r.layers[0].spec.param_dict()["factor"] == 32.0  # read without the refused override
+    ax = write(tmp_path, "a.yaml", "base_model: m/x\nsequence_len: 4096\nrope_scaling:\n  type: linear\n  factor: 2\n")
+    r = lint_config(load_config(ax, model_config=model))
+    assert [(f.code, f.line, f.column) for f in r.findings if f.code == "RV033"] == [("RV033", 3, 1)]
+    assert r.layers[0].spec.scheme == "llama3"
+
+
 def test_model_config_path_must_exist(tmp_path, capsys):
     p = write(tmp_path, "ax.yaml", "base_model: someone/private-model\nsequence_len: 8192\n")
     assert main(["lint", p, "--model-config", str(tmp_path / "nope.json")]) == 2

@@ -278,7 +278,7 @@ def set_config_overrides(doc: Doc, hf: dict, at: str) -> tuple[dict, dict, list]
         if isinstance(cur, Mapping) and isinstance(v, Mapping) and k not in SUB_CONFIGS:
             extra = [x for x in v if x not in cur]
             if extra:
-                val = doc.get(f"{at}.{k}", expect="any")
+                val = doc.get(f"{at}.{k}.{extra[0]}", expect="any")  # at the first key it refuses
                 problems.append(("framework-refuses-config", val, f"{PKG} refuses config_overrides.{k}: \"Config dict "
                                  f"override got unknown keys. Extra keys: {extra}. Expected (a subset of) keys: "
                                  f"{list(cur)}\" (set_config_overrides): the run stops; read without it"))
