@@ -32,12 +32,16 @@ import warnings
 import pytest
 import yaml
 
-from frameworks import (example, example_files, fake_hub, namespace, offline_hub, ropelaw_rotary, same_frequencies,
+from frameworks import (CORPUS, example, example_files, fake_hub, namespace, offline_hub, ropelaw_rotary, same_frequencies,
                         unpacked)
 from ropelaw.lint.check import lint_config
 from ropelaw.lint.loader import NotARopeConfig, UnreadConfig, load_config
 
 FILES = example_files("llm-foundry")
+# other real llm-foundry configs of the corpus (sha256 checked by tests/test_lint_frameworks.py and
+# tests/test_lint_frameworks_r3.py): the examples of this commit build no RoPE MPT, these do (DBRX-style)
+EXTRA = ["frameworks/llmfoundry/dbrx-9b.yaml", "frameworks/llmfoundry/dbrx-73b.yaml",
+         "heldout-r3/frameworks/llmfoundry__eval__dbrx-9b.yaml"]
 
 
 @pytest.fixture(scope="module")
@@ -125,9 +129,14 @@ def mpt_rotary(foundry, model: dict):
     return len(inv) * 2, float(a["rope_theta"]), inv.tolist(), float(attention), cfg.max_seq_len
 
 
-@pytest.mark.parametrize("rel", FILES)
+@pytest.mark.parametrize("rel", FILES + EXTRA)
 def test_llmfoundry_reads_its_examples_as_llmfoundry_builds_them(foundry, hub, monkeypatch, rel):
-    path = example("llm-foundry", rel)
+    if rel in EXTRA:
+        path = CORPUS / rel
+        if not path.is_file():
+            pytest.skip(f"{rel} is not in {CORPUS}")
+    else:
+        path = example("llm-foundry", rel)
     cache, held = hub
     model = model_section(yaml.safe_load(path.read_text()))
     name = model.get("name") if model else None
