@@ -837,13 +837,17 @@ def test_axolotl_base_model_from_the_table(tmp_path):
         assert r.setup()["derived"]["base"]["from"] == (
             "rope_theta of base_model 'Qwen/Qwen3-8B' (ropelaw's table: Qwen/Qwen3-8B as litgpt==0.5.13 "
             "litgpt/config.py Config.from_name('Qwen3-8B'))")
-    # a longer sequence_len is a tuning run; overrides_of_model_config replaces the base's keys
+    # a longer sequence_len is a tuning run; overrides_of_model_config replaces the base's keys (axolotl 0.18.0 sets
+    # them after transformers 5 built rope_parameters: a rope_scaling mapping replaces them whole, its rope_theta
+    # included; without one the rotary cannot be built: RV033)
     text = ("base_model: meta-llama/Llama-2-7b-hf\nsequence_len: 16384\nbf16: auto\n"
-            "overrides_of_model_config:\n  rope_scaling:\n    type: linear\n    factor: 4.0\n"
+            "overrides_of_model_config:\n  rope_scaling:\n    type: linear\n    factor: 4.0\n    rope_theta: 10000.0\n"
             "  max_position_embeddings: 16384\n")
     r = lint(tmp_path, "ext.yaml", text)
     assert setup(r) == (128, 10000.0, 4096, 16384, "linear") and r.config.tune_len.raw == 16384
     assert r.setup()["derived"]["params"]["factor"]["from"] == "overrides_of_model_config.rope_scaling.factor"
+    r = lint(tmp_path, "crash.yaml", text.replace("    rope_theta: 10000.0\n", ""))
+    assert "RV033" in {f.code for f in r.findings} and r.layers[0].spec.scheme == "default"
     with pytest.raises(NotARopeConfig, match="not in ropelaw.s table of published models"):
         lint(tmp_path, "unknown.yaml", "base_model: someone/private-model\nsequence_len: 2048\n")
 

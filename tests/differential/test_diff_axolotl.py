@@ -80,3 +80,49 @@ def test_axolotl_reads_its_examples_as_axolotl_loads_them(load_model_config, hub
     same_frequencies(theirs, ours.inv_freq)
     assert ours.attention == pytest.approx(attention, rel=1e-12)
     assert ours.tune == (cfg.sequence_len or 512) and r.config.model.source == "hf-cache"
+
+
+PERTURBED = {  # overrides_of_model_config of an axolotl config naming meta-llama/Llama-3.2-1B (llama3 x32, base 5e5)
+    "rope_theta": {"rope_theta": 1000000.0},
+    "rope_scaling": {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192}},
+    "rope_scaling+theta": {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192,
+                                            "rope_theta": 1000000.0}},
+    "rope_parameters+theta": {"rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 500000.0}},
+    "partial_rotary_factor": {"partial_rotary_factor": 0.5},
+}
+
+
+@pytest.mark.parametrize("case", sorted(PERTURBED))
+def test_axolotl_overrides_as_transformers_5_runs_them(load_model_config, hub, monkeypatch, tmp_path, case):
+    """Perturbed: axolotl sets ``overrides_of_model_config`` on the config after transformers built it. Under
+    transformers 5 (axolotl 0.18.0 pins 5.14.1) the RoPE lives in ``rope_parameters`` by then: ``rope_theta`` changes
+    nothing, a ``rope_scaling`` without its own ``rope_theta`` makes the rotary unbuildable (TypeError), one with it
+    and ``partial_rotary_factor`` take effect. ropelaw reads them so (RV019 warning, RV033) whatever transformers is
+    installed; this runs where transformers 5 is (the .ci/run step's .venv-tf5)."""
+    import transformers
+
+    if int(transformers.__version__.split(".")[0]) < 5:
+        pytest.skip(f"transformers {transformers.__version__}: axolotl 0.18.0 runs transformers 5 (.venv-tf5 runs this)")
+    cache, held = hub
+    if "meta-llama/Llama-3.2-1B" not in held:
+        pytest.skip("meta-llama/Llama-3.2-1B's config.json is not in the corpus")
+    offline_hub(monkeypatch, cache)
+    over = PERTURBED[case]
+    cfg = DictDefault({"base_model": "meta-llama/Llama-3.2-1B", "sequence_len": 4096, "overrides_of_model_config": over})
+    path = tmp_path / "ax.yaml"
+    path.write_text(yaml.safe_dump(dict(cfg)))
+    r = lint_config(load_config(str(path)))
+    codes = {f.code for f in r.findings}
+    import warnings
+
+    try:
+        with warnings.catch_warnings():  # transformers 5: "`rope_scaling` is deprecated ... Set `rope_parameters`
+            warnings.simplefilter("ignore", FutureWarning)  # instead, with `rope_type` and `rope_theta` included"
+            theirs, attention = transformers_rotary(load_model_config(cfg))
+    except TypeError:  # the rotary cannot be built: axolotl's run stops
+        assert "RV033" in codes, codes
+        return
+    ours = ropelaw_rotary(r)
+    same_frequencies(theirs, ours.inv_freq)
+    assert ours.attention == pytest.approx(attention, rel=1e-12)
+    assert ("RV019" in codes) == (case == "rope_theta"), codes  # an override that changes nothing is said

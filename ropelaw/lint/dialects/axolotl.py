@@ -4,8 +4,11 @@ The config comes from ``--model-config``, a local directory (``base_model`` is a
 config.json), the Hugging Face cache (at ``revision_of_model`` when set), or, said by RV032, the
 shipped table of base models (``lint/resolve.py``); never a download; none of them: RV031.
 ``base_model_config``, when set, names the config instead of ``base_model`` (as axolotl loads it). It is read as any Hugging
-Face config (the HF dialect), then ``overrides_of_model_config`` / ``model_config`` keys replace
-its keys, as axolotl passes them to ``AutoConfig``. ``sequence_len`` is the length this
+Face config (the HF dialect), then ``overrides_of_model_config`` / ``model_config`` keys are set on it as
+axolotl 0.18.0 does, after transformers 5 (its pin: 5.14.1) built the config's ``rope_parameters``: a
+``rope_theta`` override then changes nothing (RV019, a warning), a ``rope_scaling`` / ``rope_parameters``
+mapping replaces the parameters whole and, without its own ``rope_theta``, cannot be built (RV033); the other
+keys take effect (measured on transformers 5.23.0: tests/differential/test_diff_axolotl.py). ``sequence_len`` is the length this
 fine-tuning run trains at (axolotl packs and truncates samples to it): the tuning length
 (``tune_len``) of a fine-tune of ``base_model``, whose own training length stays the model's.
 Past that length it is a context extension (Liu et al.'s tuning length); within it, the bound is
@@ -51,17 +54,10 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
     base_v = doc.get("base_model_config", expect="str") or doc.get("base_model", expect="str")
     rev_v = doc.get("revision_of_model", "model_revision", expect="str")
     model = resolve(doc.path, base_v, o.model_config, rev_v)
-    hf = dict(model.data)
-    overrides: dict[str, str] = {}
-    for section in ("overrides_of_model_config", "model_config"):
-        sec = doc.raw(section)
-        if isinstance(sec, Mapping):
-            for k, v in sec.items():
-                hf[str(k)] = v
-                overrides[str(k)] = f"{section}.{k}"
+    hf, overrides, problems = set_overrides(doc, dict(model.data))
     cfg = read_model(doc, o, base_v, replace(model, data=hf), overrides, {}, f"axolotl {base_v.raw}")
     notes = list(cfg.notes)
-    problems = list(cfg.problems)
+    problems = list(cfg.problems) + problems
     top = doc.get("rope_scaling", expect="any")
     if top is not None and top.raw:  # schemas/deprecated.py DeprecatedParameters.validate_rope_scaling raises
         problems.append(("framework-refuses-config", top, f"{PKG} refuses a top-level rope_scaling (\"`rope_scaling` "
@@ -85,6 +81,45 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
         dtype = Value(o.dtype, None, 1, 1, "--dtype", "str")
     return replace(cfg, tune_len=tune, dtype=dtype if dtype is not None else cfg.dtype, notes=notes,
                    inputs=cfg.inputs, problems=problems, considered=sorted(doc.considered))
+
+
+TF5 = "transformers 5 (axolotl==0.18.0 pins 5.14.1; measured on 5.23.0)"
+
+
+def set_overrides(doc: Doc, hf: dict) -> tuple[dict, dict, list]:
+    """``(config, {key: the override's dotted key}, problems)`` of ``overrides_of_model_config`` (alias
+    ``model_config``) as axolotl 0.18.0 applies it: ``setattr`` on the config object after
+    ``AutoConfig.from_pretrained`` built it, under transformers 5, which keeps the RoPE in ``rope_parameters``
+    from then on (measured: tests/differential/test_diff_axolotl.py). So ``rope_theta`` changes nothing (the
+    rotary keeps the model's base: RV019 as a warning); ``rope_scaling`` / ``rope_parameters`` replace the
+    parameters whole, and without their own ``rope_theta`` the rotary cannot be built (TypeError: RV033);
+    ``partial_rotary_factor``, ``head_dim`` and the rest take effect."""
+    overrides: dict[str, str] = {}
+    problems: list = []
+    for section in ("overrides_of_model_config", "model_config"):
+        sec = doc.raw(section)
+        if not isinstance(sec, Mapping):
+            continue
+        for k, v in sec.items():
+            k, at = str(k), f"{section}.{k}"
+            if k == "rope_theta":
+                problems.append(("runtime-ignores-block", doc.get(at, expect="any"), f"{at} changes nothing: {TF5} "
+                                 "keeps the base in rope_parameters, set when the config was built, and axolotl sets "
+                                 "overrides after (loaders/utils.py load_model_config): the model keeps its base"))
+                continue
+            if k in ("rope_scaling", "rope_parameters") and isinstance(v, Mapping) and "rope_theta" not in v:
+                problems.append(("framework-refuses-config", doc.get(at, expect="any"), f"{at} replaces the model's "
+                                 f"rope_parameters whole under {TF5}, without rope_theta: building the rotary raises "
+                                 "TypeError (base None); read without it (add rope_theta to it)"))
+                continue
+            if isinstance(v, Mapping) and "rope_theta" in v:  # the base of the parameters it replaces
+                hf["rope_theta"] = v["rope_theta"]
+                overrides["rope_theta"] = f"{at}.rope_theta"
+                doc.consider(f"{at}.rope_theta")
+                v = {x: y for x, y in v.items() if x != "rope_theta"}
+            hf[k] = v
+            overrides[k] = at
+    return hf, overrides, problems
 
 
 def fine_tune_length(seq: Value, train: Value, notes: list, framework: str) -> Value:

@@ -2,7 +2,10 @@
 ``dialects.axolotl``, which lays those keys over the base model's config.json as axolotl passes them
 to ``AutoConfig``), and ``sequence_len`` for continued training at the target. The base model's
 config.json is read the way the loader reads it (local path, Hugging Face cache, shipped table);
-the keys are written in the ``rope_scaling`` form, which transformers 4.x and 5.x both read."""
+the keys are written in the ``rope_scaling`` form, which transformers 4.x and 5.x both read, with the
+model's ``rope_theta`` in it: axolotl 0.18.0 sets overrides after transformers 5 built ``rope_parameters``,
+which a ``rope_scaling`` without its base replaces whole (the rotary cannot be built), and where a
+top-level ``rope_theta`` changes nothing (``dialects/axolotl.py`` ``set_overrides``)."""
 
 from __future__ import annotations
 
@@ -48,7 +51,10 @@ def _overrides(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     if inner.refused:
         return inner
     e = Edit("axolotl", option.name, notes=list(inner.notes))
-    for path, value in inner.changes:
+    changes = _base_in_mapping(dict(inner.changes), base_cfg, cfg)
+    if changes is None:
+        return refuse("axolotl", option.name, "the base model's rope_theta is not known")
+    for path, value in changes.items():
         key = path[-1] if len(path) == 1 else None
         if key is None:  # a nested key (rope_parameters.*): axolotl replaces top-level keys only
             return refuse("axolotl", option.name, f"cannot state {'.'.join(path)} as an override")
@@ -57,3 +63,25 @@ def _overrides(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
             continue  # the base model states it already
         e.set((SECTION, key), value)
     return e
+
+
+def _base_in_mapping(changes: dict, base_cfg: Mapping, cfg: Any) -> dict | None:
+    """``changes`` with the base inside the RoPE mapping they write (a new ``rope_theta``, else the model's), and
+    no top-level ``rope_theta``: a changed base alone is written as the model's own mapping with it. None when the
+    base is needed and not known."""
+    theta = changes.pop(("rope_theta",), None)
+    changed = theta is not None and theta is not DELETE and base_cfg.get("rope_theta") != theta
+    if theta is None or theta is DELETE:
+        theta = cfg.layers[0].base.number() if getattr(cfg, "layers", None) else None
+    keys = [k for k in changes if k[-1] in ("rope_scaling", "rope_parameters")]
+    if changed and not keys:
+        own = base_cfg.get("rope_scaling") or base_cfg.get("rope_parameters")
+        changes[("rope_scaling",)] = dict(own) if isinstance(own, Mapping) else {"rope_type": "default"}
+        keys = [("rope_scaling",)]
+    for k in keys:
+        value = changes[k]
+        if isinstance(value, Mapping) and "rope_theta" not in value:
+            if theta is None:
+                return None
+            changes[k] = {**value, "rope_theta": theta}
+    return changes
