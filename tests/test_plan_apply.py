@@ -118,7 +118,10 @@ def test_axolotl_yarn_sets_the_training_length(tmp_path):
     code, out, err = run(["plan", src, "--target", "128k", "--apply", "yarn", "--dry-run"])
     assert code == 0, err
     assert "+sequence_len: 131072" in out and "-sequence_len: 2048" in out
-    assert "rope_theta" not in out.split("--- ")[1]  # Qwen3-8B states 1e6 already: not written again
+    diff = out.split("--- ")[1]
+    # Qwen3-8B states 1e6 already: not written again at the top level; inside rope_scaling it must be (axolotl 0.18.0
+    # sets the mapping after transformers 5 built rope_parameters, and takes it whole: without the base, no rotary)
+    assert "\n+  rope_theta:" not in diff and "\n+    rope_theta: 1000000.0" in diff
 
 
 MEGATRON = ("# Megatron-LM flags\n--num-layers: 2\n--hidden-size: 4096\n--num-attention-heads: 64\n"
