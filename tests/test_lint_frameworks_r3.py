@@ -489,12 +489,17 @@ def test_litgpt_finetune_reads_the_checkpoints_config(tmp_path):
     assert r.config.tune_len.raw == 512 and r.layers[0].spec.tune_len is None  # within 8,192: no extension
     gemma = lint(tmp_path, "g.yaml", text.replace("meta-llama/Meta-Llama-3.1-8B", "google/gemma-2-9b"))
     assert [a.label for a in gemma.layers] == ["global layers", "local layers"] and setup(gemma)[:2] == (256, 10000)
-    with pytest.raises(ModelNeeded, match="checkpoint_dir 'checkpoints/me/mine' names the model"):
+    with pytest.raises(ModelNeeded, match="checkpoint_dir 'checkpoints/me/mine' names the model") as exc:
         lint(tmp_path, "m.yaml", text.replace("meta-llama/Meta-Llama-3.1-8B", "me/mine"))
+    # the fix names the file litgpt reads (model_config.yaml), never a config.json litgpt would not read
+    assert "config.json" not in str(exc.value) + exc.value.fix and "model_config.yaml" in exc.value.fix
+    assert (exc.value.line, exc.value.column) == (1, 1)
     ck = tmp_path / "checkpoints" / "me" / "mine"
     ck.mkdir(parents=True)
     (ck / "model_config.yaml").write_text("block_size: 4096\nn_embd: 2048\nn_head: 16\nrope_base: 100000\n"
                                           "rotary_percentage: 1.0\n")
+    given = lint(tmp_path, "m.yaml", text.replace("meta-llama/Meta-Llama-3.1-8B", "me/mine"), model_config=str(ck))
+    assert setup(given) == (128, 100000, 4096, 4096, "default")  # --model-config: the directory holding it
     own = lint(tmp_path, "m.yaml", text.replace("checkpoints/meta-llama/Meta-Llama-3.1-8B", str(ck)))
     assert setup(own) == (128, 100000, 4096, 4096, "default") and own.config.tune_len.raw == 512
 

@@ -28,6 +28,11 @@ from ..model import Overrides, Value
 from ._framework import Doc, Fields, derived, dialect, extension_lengths, head_dim_of, preset, presets, rotary_dims
 
 NAME = "litgpt"
+# RV031's fix for a checkpoint_dir that is neither on disk nor a named Config: litgpt 0.5.13 reads
+# checkpoint_dir/model_config.yaml (finetune/*.py Config.from_file), which convert_hf_checkpoint writes
+# (scripts/download.py: litgpt download ORG/NAME, with --model_name for a repository no Config names)
+LITGPT_HOW = ("pass the checkpoint directory's model_config.yaml (`litgpt download` writes it) with --model-config PATH "
+              "(or the directory holding it)")
 
 
 def detect(data: Mapping) -> bool:
@@ -163,7 +168,7 @@ def _checkpoint_config(doc: Doc, ck: Value, table: dict, o: Overrides | None) ->
     import os
 
     from ..model import ModelNeeded
-    from ..model_config import HOW, given_file
+    from ..model_config import given_file
     from ..parse import read_document
 
     path = str(ck.raw)
@@ -180,8 +185,9 @@ def _checkpoint_config(doc: Doc, ck: Value, table: dict, o: Overrides | None) ->
         repo = "/".join(parts[-2:])
         entry = next((e for e in table["presets"].values() if e.get("hf_repo") == repo), None)
     if entry is None:
-        raise ModelNeeded(f"{doc.path}: checkpoint_dir {path!r} names the model; its model_config.yaml is needed "
-                          f"(not on disk, not a named Config of {table['package']}): {HOW}", ck.line, ck.column)
+        raise ModelNeeded(f"{doc.path}: checkpoint_dir {path!r} names the model; its model_config.yaml is not on "
+                          f"this machine (no {local}; not a named Config of {table['package']})", ck.line, ck.column,
+                          fix=LITGPT_HOW)
     return entry["values"], f"checkpoint_dir {path!r} ({entry['source']})", entry
 
 
