@@ -279,9 +279,13 @@ def test_levanter_yarn_is_not_transformers_yarn(tmp_path):
 
 def hub_cache(tmp_path, monkeypatch, name, theta, max_pos):
     """A Hugging Face cache holding ``name``'s config.json, written here with values no published model has
-    (a reading of them proves that checkpoint was the one read)."""
-    snap = tmp_path / "hub" / ("models--" + name.replace("/", "--")) / "snapshots" / "0" / "config.json"
+    (a reading of them proves that checkpoint was the one read), where huggingface_hub finds it: refs/main names
+    the snapshot's commit."""
+    repo = tmp_path / "hub" / ("models--" + name.replace("/", "--"))
+    snap = repo / "snapshots" / ("0" * 40) / "config.json"
     snap.parent.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0" * 40)
     snap.write_text(json.dumps({"model_type": "llama", "hidden_size": 2048, "num_attention_heads": 16,
                                 "num_key_value_heads": 8, "num_hidden_layers": 4, "rope_theta": theta,
                                 "max_position_embeddings": max_pos}))

@@ -99,14 +99,12 @@ def load_lora(doc: Doc, o):
     fine-tunes at ``max_train_length`` when set (``Pos.resize``), else at the model's length."""
     from dataclasses import replace
 
-    from ..model_config import hf_model_config, needed
-    from .axolotl import fine_tune_length, load_with_model
+    from ..resolve import read_model, resolve
+    from .axolotl import fine_tune_length
 
     name_v = doc.get("initialize_from_hf", expect="str")
-    got = hf_model_config(str(name_v.raw), o.model_config)
-    if got is None:
-        raise needed(doc.path, name_v)
-    cfg = load_with_model(doc, o, name_v, got[0], got[1], {}, {}, f"levanter LoRA {name_v.raw}")
+    model = resolve(doc.path, name_v, o.model_config)
+    cfg = read_model(doc, o, name_v, model, {}, {}, f"levanter LoRA {name_v.raw}")
     notes = list(cfg.notes)
     seq = doc.get("max_train_length", expect="int")
     if o.tune is not None:
