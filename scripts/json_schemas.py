@@ -32,7 +32,11 @@ RUNS = {
     "exact": [["exact", "--dtype", "bf16", "--length", "8192"], ["exact", "--dtype", "fp16", "--length", "100000"]],
     "plan": [["plan", "tests/configs/llama-3.2-1b.json", "--target", "256k"]],
     "lint": [["lint", "tests/configs/llama-2-7b.json", "tests/configs/gemma-3-4b-it.json", "--target", "32768"],
-             ["lint", "tests/configs/llama-2-7b.json"]],
+             ["lint", "tests/configs/llama-2-7b.json"],
+             # a model named elsewhere: from ropelaw's table (RV032), from --model-config, from the Hugging Face cache
+             ["lint", "tests/fixtures/frameworks/axolotl/tinker_sft.yaml"],
+             ["lint", "tests/fixtures/frameworks/rl/openrlhf_sft.sh", "--model-config", "tests/configs/llama-2-7b.json"],
+             ["lint", "{hub}/sft.yaml"]],
     "audit-code": [["audit", "code", "tests/fixtures/static"]],
     # audit module and audit hf print one report type (audit/report.py): one schema for both
     "audit-module": [["audit", "module", "tests/fixtures/runtime/rotary.py:current_positions_buggy", "--length", "1024"],
@@ -78,6 +82,31 @@ def scratch() -> str:
     return folder
 
 
+@functools.lru_cache(maxsize=None)
+def hub() -> str:
+    """A temporary folder (removed at exit) holding a Hugging Face cache of tests/configs/llama-2-7b.json as
+    ``meta-llama/Llama-2-7b-hf`` (refs/main naming its snapshot) and an axolotl config naming that model at
+    ``revision_of_model: main``: the run reads it from the cache (``HF_HUB_CACHE``)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="ropelaw-schemas-hub-"))
+    atexit.register(shutil.rmtree, str(folder), True)
+    repo = folder / "hub" / "models--meta-llama--Llama-2-7b-hf"
+    commit = "0" * 40
+    from ropelaw.safeio import write_atomic
+
+    (repo / "snapshots" / commit).mkdir(parents=True)
+    (repo / "refs").mkdir()
+    write_atomic(str(repo / "refs" / "main"), commit)
+    write_atomic(str(repo / "snapshots" / commit / "config.json"),
+                 (ROOT / "tests" / "configs" / "llama-2-7b.json").read_text(encoding="utf-8"))
+    write_atomic(str(folder / "sft.yaml"), "base_model: meta-llama/Llama-2-7b-hf\nrevision_of_model: main\n"
+                                           "sequence_len: 4096\n")
+    return str(folder)
+
+
 def output(argv: list[str]):
     """The parsed ``--format json`` output of ``ropelaw argv`` run from the repository root (each run once
     per process: the tests validate and compare the same outputs)."""
@@ -92,6 +121,10 @@ def _output_text(argv: tuple[str, ...]) -> str:
 
     if any("{scratch}" in a for a in argv):
         argv = tuple(a.replace("{scratch}", scratch()) for a in argv)
+    uses_hub, cache = any("{hub}" in a for a in argv), os.environ.get("HF_HUB_CACHE")
+    if uses_hub:
+        argv = tuple(a.replace("{hub}", hub()) for a in argv)
+        os.environ["HF_HUB_CACHE"] = f"{hub()}/hub"
     buf = io.StringIO()
     here = os.getcwd()
     os.chdir(ROOT)
@@ -100,6 +133,10 @@ def _output_text(argv: tuple[str, ...]) -> str:
             code = main([*argv, "--format", "json"])
     finally:
         os.chdir(here)
+        if uses_hub and cache is None:
+            del os.environ["HF_HUB_CACHE"]
+        elif uses_hub:
+            os.environ["HF_HUB_CACHE"] = cache
     assert code in (0, 1), (argv, code)
     return buf.getvalue()
 
