@@ -43,9 +43,11 @@ RUNS = {
                      ["audit", "hf", "llama", "--length", "1024", "--scenario", "cast"]],
     "audit-checkpoint": [["audit", "checkpoint", "tests/fixtures/checkpoints/llama-bf16.safetensors"]],
     "rule": [["rule", "RL101"], ["rule", "--all"]],
-    # one schema for the four experiments: the keys every experiment writes are required, the others typed
+    # one schema for the four experiments and bound --sweep: the keys every one writes are required, the
+    # others typed
     "experiment": [["experiment", name, "--smoke", "--out", "{scratch}/experiments"]
-                   for name in ("bound", "extrapolation", "keynorm", "schemes")],
+                   for name in ("bound", "extrapolation", "keynorm", "schemes")]
+                  + [["experiment", "bound", "--sweep", "--smoke", "--out", "{scratch}/experiments"]],
     "eval-length": [["eval-length", "{scratch}/tiny-llama", "--text", "README.md", "--lengths", "32,64",
                      "--tokenizer", "bytes", "--bands", "2", "--samples", "1", "--threads", "1"],
                     ["eval-length", "{scratch}/tiny-llama", "--text", "README.md", "--lengths", "64",
