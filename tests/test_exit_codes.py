@@ -123,3 +123,23 @@ def test_plan_escapes_the_names_it_prints(tmp_path, capsys):
     assert not any(line.startswith("::error") for line in out.splitlines()), out
     assert f"read from {tmp_path}/inx\\n::error file=FORGED,line=1::forged.json (hf)" in out
     assert out_path.exists()
+
+
+def test_plot_and_experiment_escape_the_paths_they_print(tmp_path, capsys, monkeypatch):
+    """plot's -o and experiment's --out were printed raw ("wrote PATH"): a newline in the name put a forged
+    ``::error`` line on stdout. The experiment itself is stubbed (only the printed line is under test)."""
+    from ropelaw.commands import experiment
+    from ropelaw.experiments import runs
+
+    forged = "x\n::error file=FORGED,line=1::forged"
+    (tmp_path / f"d{forged}").mkdir()
+    out = tmp_path / f"d{forged}" / "relpos.png"
+    assert main(["plot", "relpos", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert out.exists() and not any(line.startswith("::error") for line in text.splitlines()), text
+    assert text.startswith(f"wrote {tmp_path}/dx\\n::error file=FORGED,line=1::forged/relpos.png (")
+    monkeypatch.setitem(runs.EXPERIMENTS, "keynorm", lambda size, **kw: {"experiment": "keynorm", "size": size.name})
+    monkeypatch.setattr(runs, "render_text", lambda r: "table")
+    monkeypatch.setattr(experiment, "write_outputs", lambda r, d: None)
+    assert main(["experiment", "keynorm", "--smoke", "--out", str(tmp_path / f"d{forged}")]) == 0
+    assert capsys.readouterr().out == f"table\nwrote {tmp_path}/dx\\n::error file=FORGED,line=1::forged/keynorm-smoke.json and .png\n"

@@ -7,6 +7,7 @@ import math
 import sys
 
 from ..errors import UsageError
+from ..escape import clean
 
 HELP = "loss and accuracy per position band of a local Hugging Face causal LM at several lengths"
 DESCRIPTION = """\
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(render_text(report))
     if args.output:
-        print(f"wrote {args.output}")
+        print(f"wrote {clean(args.output)}")
     return 0
 
 
@@ -116,7 +117,7 @@ def render_text(report) -> str:
     bound = "-" if b is None else "unbounded" if not math.isfinite(b) else f"{b:,.0f} tokens"
     method = report.method + (f" w={report.window:g}" if report.window else "") + (
         f" k={report.leaky_k:g}" if report.leaky_k else "")
-    lines = [f"Loss per position band: {report.model_dir} ({report.tokens:,} tokens of text, method {method})",
+    lines = [f"Loss per position band: {clean(str(report.model_dir))} ({report.tokens:,} tokens of text, method {method})",
              f"predicted bound  {bound}  ({report.prediction})", "",
              f"{'length':>8} {'band':>17} {'loss':>8} {'accuracy':>9} {'samples':>8}"]
     for r in report.rows:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..errors import UsageError
+from ..escape import clean
 
 HELP = "run a seed's experiment at toy scale on the CPU (bound, extrapolation, keynorm, schemes)"
 DESCRIPTION = """\
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(runs.render_text(result))
         if args.out:
-            print(f"wrote {output_stem(result, args.out)}.json and .png")
+            print(f"wrote {clean(str(output_stem(result, args.out)))}.json and .png")
     return 0
 
 

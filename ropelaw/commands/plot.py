@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..escape import clean
 from ._common import base, length, number
 
 HELP = "draw a figure (bound vs base, periods, exact positions, ...) to PNG/SVG/PDF"
@@ -171,5 +172,5 @@ def run(args: argparse.Namespace) -> int:
 
     fig = getattr(plot, FIGURES[args.name][0])(**kwargs)
     write_atomic(str(out), lambda tmp: fig.savefig(tmp, dpi=args.dpi))  # never a partial image over a good one
-    print(f"wrote {out} ({FIGURES[args.name][1]})")
+    print(f"wrote {clean(str(out))} ({FIGURES[args.name][1]})")
     return 0
