@@ -365,6 +365,21 @@ def test_levanter_lora_reads_the_named_model(tmp_path, monkeypatch):
         lint(tmp_path, "lora3.yaml", text.replace("org/lora-base", "org/elsewhere"))
 
 
+
+def test_levanter_model_reference_names_a_revision(tmp_path, monkeypatch):
+    """Levanter's ``<model_name_or_path>@<revision>`` (levanter@9263f81e compat/hf_checkpoints.py
+    ``RepoRef.from_string``, as lora/mpt_biomed.yaml names ``mosaicml/mpt-7b@68e1a8e0...``): the model read at
+    that revision from the cache (a commit hash names its own snapshot); a revision the cache lacks is RV031 with
+    the command that fetches that revision, not a path named 'org/name@rev'."""
+    hub_cache(tmp_path, monkeypatch, "org/pinned", 271828.0, 8192)
+    text = "initialize_from_hf: org/pinned@{rev}\npeft_save_path: out\nmax_train_length: 2048\ntrainer:\n  mp: f32\n"
+    r = lint(tmp_path, "lora.yaml", text.format(rev="0" * 40))
+    assert setup(r) == (128, 271828.0, 8192, 8192, "default") and r.config.model.revision == "0" * 40
+    with pytest.raises(ModelNeeded) as exc:
+        lint(tmp_path, "lora2.yaml", text.format(rev="1" * 40))
+    assert f"`hf download org/pinned config.json --revision {'1' * 40}`" in exc.value.fix
+    assert "is a path" not in str(exc.value) and (exc.value.line, exc.value.column) == (1, 1)
+
 def test_levanter_sampling_reads_the_checkpoint(tmp_path, monkeypatch):
     """main/sample_lm.py and eval_lm.py (9263f81e: ``hf_checkpoint`` xor ``checkpoint_path``) load the Hugging
     Face checkpoint with its own config (``load_pretrained``): was 'no RoPE settings found'."""

@@ -93,17 +93,32 @@ def is_sampling(data: Mapping) -> bool:
             and isinstance(data.get("trainer"), Mapping))
 
 
+def resolve_ref(doc: Doc, name_v: Value, o):
+    """:func:`ropelaw.lint.resolve.resolve` for a Levanter model reference, ``<model_name_or_path>@<revision>``
+    (stanford-crfm/levanter@9263f81e ``compat/hf_checkpoints.py`` ``RepoRef.from_string`` splits it at the ``@``
+    and loads that revision): the model looked up at that revision (lora/mpt_biomed.yaml names
+    ``mosaicml/mpt-7b@68e1a8e0...``), not as a path named ``org/name@rev``."""
+    from dataclasses import replace
+
+    from ..resolve import resolve
+
+    if isinstance(name_v.raw, str) and name_v.raw.count("@") == 1:
+        name, rev = name_v.raw.split("@")
+        return resolve(doc.path, replace(name_v, raw=name), o.model_config, replace(name_v, raw=rev))
+    return resolve(doc.path, name_v, o.model_config)
+
+
 def load_lora(doc: Doc, o):
     """``main/lora_lm.py`` (9263f81e lines 56-77): the model is ``HFCheckpointConverter.from_hf(initialize_from_hf)
     .default_config`` (its Hugging Face config; ``seq_len = max_position_embeddings``), adapters on it; it
     fine-tunes at ``max_train_length`` when set (``Pos.resize``), else at the model's length."""
     from dataclasses import replace
 
-    from ..resolve import read_model, resolve
+    from ..resolve import read_model
     from .axolotl import fine_tune_length
 
     name_v = doc.get("initialize_from_hf", expect="str")
-    model = resolve(doc.path, name_v, o.model_config)
+    model = resolve_ref(doc, name_v, o)
     cfg = read_model(doc, o, name_v, model, {}, {}, f"levanter LoRA {name_v.raw}")
     notes = list(cfg.notes)
     seq = doc.get("max_train_length", expect="int")
@@ -124,7 +139,7 @@ def load(doc: Doc, o):
     rope_scaling as Levanter's rope config, ``seq_len = max_position_embeddings``); else ``read``."""
     from dataclasses import replace
 
-    from ..resolve import read_model, resolve
+    from ..resolve import read_model
     from ._framework import assemble
 
     if is_lora(doc.data):
@@ -147,7 +162,7 @@ def load(doc: Doc, o):
         name_v = default_checkpoint(doc, name_v)
     if name_v is None or not isinstance(name_v.raw, str):
         raise NoRopeFound(f"{doc.path}: use_hf_model_config without a model name (initialize_from_hf)")
-    model = resolve(doc.path, name_v, o.model_config)
+    model = resolve_ref(doc, name_v, o)
     cfg = read_model(doc, o, name_v, model, {}, {}, f"levanter {name_v.raw} (use_hf_model_config)")
     unread = list(cfg.unread)
     g = cfg.layers[0]
