@@ -174,15 +174,22 @@ def run_config(mapping: dict, *, forward: bool = True, build: bool = False, posi
             for k in ("pad_token_id", "bos_token_id", "eos_token_id"):  # ids of the real vocabulary
                 if getattr(cfg, k, None) is not None:
                     setattr(cfg, k, 0)
-            if isinstance(getattr(cfg, "layer_types", None), list) and hasattr(cfg, "num_hidden_layers"):
-                # one layer of each type (Gemma 3 builds a rotary table per type present)
+            if isinstance(getattr(cfg, "layer_types", None), list) and hasattr(cfg, "num_hidden_layers") \
+                    and not isinstance(getattr(type(cfg), "layer_types", None), property):
+                # one layer of each type (Gemma 3 builds a rotary table per type present); 5.23.0's Jamba derives
+                # its layer_types from the layer periods (a property without a setter): left to it
                 cfg.layer_types = list(dict.fromkeys(cfg.layer_types))
                 cfg.num_hidden_layers = len(cfg.layer_types)
             torch.manual_seed(0)
             try:
                 model = AutoModelForCausalLM.from_config(cfg).eval()
             except ValueError:  # a multimodal model's text config: its text model (AutoModel) runs the rotary
-                model = AutoModel.from_config(cfg).eval()
+                try:
+                    model = AutoModel.from_config(cfg).eval()
+                except ValueError:  # 4.57.1 Mllama: its text config is the composite's causal LM's own class
+                    from ropelaw.lint.layers._shrunk import model_class
+
+                    model = model_class(cfg, out.config)(cfg).eval()
         except Exception as exc:  # noqa: BLE001
             out.stage, out.error = "model", _error(exc)
             return out

@@ -26,7 +26,6 @@ import math
 import os
 import time
 
-import numpy as np
 import pytest
 
 pytestmark = [pytest.mark.hf, pytest.mark.torch]
@@ -34,25 +33,15 @@ pytestmark = [pytest.mark.hf, pytest.mark.torch]
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+import hf_compare  # noqa: E402
+
 from ropelaw.lint import layers as layer_table  # noqa: E402
 from ropelaw.lint.check import lint_config  # noqa: E402
 from ropelaw.lint.dialects.hf import semantics_version  # noqa: E402
 from ropelaw.lint.layers import _probe  # noqa: E402
 from ropelaw.lint.loader import load_mapping  # noqa: E402
-from ropelaw.schemes import apply_scheme  # noqa: E402
-from ropelaw.spec import RopeSpec  # noqa: E402
 
-# Relative agreement of ropelaw's float64 frequencies with the runtime's float32 inv_freq buffer.
-# transformers computes base ** (arange / d) in float32: the rounding of the exponent x (<= 2^-24 x)
-# and of the power give a relative error up to about (1 + x ln base) 2^-24, below 2^-19 (1.9e-6) for
-# any base <= 1e12; YaRN / Llama 3 blends add a few float32 operations. 2^-16 (1.5e-5) is noise; a
-# semantic difference (another base, factor, original length, scheme) is 1e-3 or more.
-RTOL = 2.0 ** -16
-ATOL_FACTOR = 1e-6  # attention factor: sqrt(cos^2 + sin^2) of float32 values, relative
-# a rotary that keeps no inv_freq (computes it in forward): its frequencies are read as the slope of the
-# float32 angles over the 24 positions: 6e-8 rad over 23 positions is 3e-9 absolute, 3e-5 of the
-# slowest pair of base 1e4 at d = 128; 1e-3 still tells any other base, factor or scheme apart
-RTOL_ESTIMATED = 1e-3
+RTOL, RTOL_ESTIMATED = hf_compare.RTOL, hf_compare.RTOL_ESTIMATED  # tolerances: tests/hf_compare.py
 ACKNOWLEDGED = {"RV024", "RV025", "RV021", "RV022", "RV008"}  # findings that say "not modelled" / "refused"
 SEMANTICS = semantics_version()
 # the whole differential and the full table check take minutes (every type, built again and again): they
@@ -123,69 +112,10 @@ def ropelaw_layers(config: dict, model_type: str) -> tuple[dict, list]:
 
 def compare(obs_layers: list, result: dict) -> list[str]:
     """The differences between the runtime's layers and ropelaw's groups (empty: they agree)."""
-    groups = result["layers"]
-    out = []
-    for obs in obs_layers:
-        g = next((g for g in groups if g.get("indices") is not None and obs.index in g["indices"]), None)
-        if g is None:
-            out.append(f"layer {obs.index}: in no group of ropelaw's ({[x['layers'] for x in groups]})")
-            continue
-        where = f"layer {obs.index} ({g['layers']})"
-        if obs.span == "none":
-            if g.get("attention", True):
-                out.append(f"{where}: runs no attention, ropelaw says it attends")
-            continue
-        if not g.get("attention", True):
-            out.append(f"{where}: attends, ropelaw says it has no attention")
-            continue
-        if obs.span in ("window", "chunk"):
-            if g.get(obs.span) != obs.size:
-                out.append(f"{where}: {obs.span} of {obs.size} keys, ropelaw says window {g.get('window')}, "
-                           f"chunk {g.get('chunk')}")
-        elif obs.span == "full":
-            for k in ("window", "chunk"):
-                if g.get(k) is not None and g[k] < _probe.LENGTH:
-                    out.append(f"{where}: full attention, ropelaw says {k} {g[k]}")
-        else:
-            out.append(f"{where}: attention span {obs.span!r} (not full, window or chunk)")
-        if obs.rope is None:
-            if g.get("rope", True):
-                out.append(f"{where}: applies no RoPE, ropelaw says it does")
-            continue
-        if not g.get("rope", True):
-            out.append(f"{where}: applies RoPE, ropelaw says NoPE")
-            continue
-        if g["spec"] is None:
-            out.append(f"{where}: applies RoPE, ropelaw has no spec ({g.get('error')})")
-            continue
-        sp = g["spec"]
-        spec = RopeSpec(d=sp["d"], train_len=sp["train_len"], base=sp["base"], pretrain_base=sp["pretrain_base"],
-                        scheme=sp["scheme"], params=sp["params"],
-                        pretrained_with_scheme=sp["pretrained_with_scheme"])
-        try:
-            ours = apply_scheme(spec, seq_len=_probe.LENGTH)
-        except ValueError as exc:
-            out.append(f"{where}: applies RoPE, ropelaw's spec does not compute ({exc})")
-            continue
-        mine, theirs = np.asarray(ours.inv_freq, dtype=float), np.asarray(obs.rope.inv_freq, dtype=float)
-        if mine.shape != theirs.shape:
-            out.append(f"{where}: {theirs.size} rotating pairs, ropelaw {mine.size} (d={spec.d})")
-            continue
-        rel = np.abs(mine / theirs - 1)
-        if obs.rope.estimated:  # frequencies computed in forward: read from the angles, to ~1e-5
-            COUNTS["estimated"] += 1
-        if rel.max() > (RTOL_ESTIMATED if obs.rope.estimated else RTOL):
-            j = int(rel.argmax())
-            out.append(f"{where}: pair {j} frequency {theirs[j]:.9g}, ropelaw {mine[j]:.9g} ({spec.scheme}, "
-                       f"base {spec.base:g})")
-        if abs(ours.attention_factor / obs.rope.attention_factor - 1) > ATOL_FACTOR:
-            out.append(f"{where}: attention factor {obs.rope.attention_factor:.7g}, ropelaw "
-                       f"{ours.attention_factor:.7g}")
-        COUNTS["variant_rel"] = max(COUNTS["variant_rel"], float(rel.max()))
-    return out
+    return hf_compare.compare(obs_layers, result, seq_len=_probe.LENGTH, length=_probe.LENGTH)
 
 
-COUNTS: dict = {"max_rel": 0.0, "variant_rel": 0.0, "estimated": 0}  # largest deviation over agreeing variants / this variant
+COUNTS = hf_compare.COUNTS  # largest deviation over agreeing variants / this variant
 
 
 @pytest.fixture(scope="module")

@@ -120,7 +120,8 @@ def exact_count(dtype_name: str, length: int) -> int:
     return int(np.sum(back == pos))
 
 
-# file -> (d, base, train_len, main length, scheme, [(code, key the finding points at)], dtype)
+# file -> (d, base, train_len, main length, scheme, [(code, key the finding points at)], dtype); the remote-code
+# families (ChatGLM, GLM-4, InternLM2: an auto_map, a model_type no transformers has) carry RV023
 EXPECTED = {
     "llama-2-7b.json": (128, 1e4, 4096, 4096, "default", [("RL103", "model_type"), ("RP201", "torch_dtype")], "fp16"),
     "llama-3-8b.json": (128, 5e5, 8192, 8192, "default", [("RP201", "torch_dtype")], "bf16"),
@@ -141,9 +142,12 @@ EXPECTED = {
     "deepseek-v3.json": (64, 1e4, 4096, 163840, "yarn", [("RL104", "rope_theta"), ("RP201", "torch_dtype")], "bf16"),
     "pythia-6.9b.json": (32, 1e4, 2048, 2048, "default", [("RL103", "rotary_emb_base")], "fp16"),
     "falcon-7b.json": (64, 1e4, 2048, 2048, "default", [("RL103", "model_type"), ("RP201", "torch_dtype")], "bf16"),
-    "chatglm2-6b.json": (64, 1e4, 32768, 32768, "default", [("RL103", "seq_length"), ("RP201", "torch_dtype")], "fp16"),
-    "glm-4-9b-chat.json": (64, 5e6, 131072, 131072, "default", [("RL103", "rope_ratio"), ("RP201", "torch_dtype")], "bf16"),
-    "internlm2_5-7b-chat.json": (128, 1e6, 32768, 32768, "dynamic", [("RP201", "torch_dtype")], "bf16"),
+    "chatglm2-6b.json": (64, 1e4, 32768, 32768, "default", [("RL103", "seq_length"), ("RP201", "torch_dtype"),
+                                                                        ("RV023", "model_type")], "fp16"),
+    "glm-4-9b-chat.json": (64, 5e6, 131072, 131072, "default", [("RL103", "rope_ratio"), ("RP201", "torch_dtype"),
+                                                                             ("RV023", "model_type")], "bf16"),
+    "internlm2_5-7b-chat.json": (128, 1e6, 32768, 32768, "dynamic", [("RP201", "torch_dtype"), ("RV023", "model_type")],
+                                 "bf16"),
     "gpt-neox-20b.yml": (24, 1e4, 2048, 2048, "default", [("RL103", '"max-position-embeddings"')], "fp16"),
     # NeMo trainer.precision bf16 without model.megatron_amp_O2: float32 parameters under bf16 autocast
     # (nemo_toolkit==2.5.0 params_dtype), so no RP201

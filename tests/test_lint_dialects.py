@@ -417,21 +417,35 @@ def test_llama4_scout_warns_like_transformers(sem):
 
 @BOTH
 def test_remote_code_is_named_not_passed(sem):
-    """An auto_map model_type no transformers has runs the repository's code: RV023 (info) says ropelaw read
-    its keys by their transformers names; a known model_type with an auto_map runs transformers' own class
-    (AutoConfig without trust_remote_code), and a remote family ropelaw encodes (ChatGLM) is read as such."""
+    """An auto_map model_type the followed transformers does not have runs the repository's code: RV023, an
+    error (never an "ok" for a model nothing here built), saying what the numbers are instead (the keys by their
+    transformers names; ropelaw's encoding for ChatGLM; the other version's reading where it has the type); a
+    known model_type with an auto_map runs transformers' own class (AutoConfig without trust_remote_code)."""
     remote = {"model_type": "phi-msft", "auto_map": {"AutoModelForCausalLM": "modeling_phi.PhiForCausalLM"},
               "n_embd": 2560, "n_head": 32, "rotary_dim": 32, "n_positions": 2048}
     (f,) = by_code(load_mapping(remote))["RV023"]
-    assert f.severity == "info" and f.message.startswith("model_type 'phi-msft' runs the repository's own code")
+    assert f.severity == "error" and f.message.startswith(f"transformers {sem} does not know model_type 'phi-msft'")
+    assert f.message.endswith("its RoPE keys are read by their transformers names, not checked against that code")
     known = {**remote, "model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32}
     assert "RV023" not in by_code(load_mapping(known))
     chatglm = {"model_type": "chatglm", "auto_map": {"AutoModel": "modeling_chatglm.ChatGLMForConditionalGeneration"},
                "kv_channels": 128, "num_attention_heads": 32, "hidden_size": 4096, "seq_length": 32768}
-    assert "RV023" not in by_code(load_mapping(chatglm)) and "RV021" not in by_code(load_mapping(chatglm))
+    (f,) = by_code(load_mapping(chatglm))["RV023"]
+    assert f.severity == "error" and "ropelaw's encoding of ChatGLMConfig (THUDM remote code)" in f.message
+    assert "RV021" not in by_code(load_mapping(chatglm))
     # the same ChatGLM file without its auto_map: no transformers loads it
     bare = {k: v for k, v in chatglm.items() if k != "auto_map"}
     assert [f.code for f in lint_config(load_mapping(bare)).findings if f.code.startswith("RV02")] == ["RV021"]
+    # Kimi-K2.5: kimi_k25 is 5.23.0's own type; 4.57.1 runs the repository's code
+    kimi = {"model_type": "kimi_k25", "auto_map": {"AutoConfig": "configuration_kimi_k25.KimiK25Config"},
+            "text_config": {"model_type": "deepseek_v3", "hidden_size": 7168, "num_attention_heads": 64,
+                            "qk_rope_head_dim": 64, "max_position_embeddings": 262144}}
+    found = by_code(load_mapping(kimi))
+    if sem == "4.57.1":
+        (f,) = found["RV023"]
+        assert f.severity == "error" and f.message.endswith("the numbers are transformers 5.23.0's reading (it has the type)")
+    else:
+        assert "RV023" not in found
 
 
 @BOTH

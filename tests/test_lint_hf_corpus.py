@@ -44,6 +44,10 @@ HUB = HELDOUT["configs"]
 REMOTE = "remote code (auto_map)"
 
 
+# more corpus roots, searched after ROPELAW_CORPUS (files fetched this round, added to the corpus between rounds)
+EXTRA = [pathlib.Path(p) for p in os.environ.get("ROPELAW_CORPUS_EXTRA", "").split(os.pathsep) if p]
+
+
 def corpus_file(sub: str, entry: dict) -> pathlib.Path:
     folder = CORPUS / sub
     if not folder.is_dir():
@@ -51,8 +55,8 @@ def corpus_file(sub: str, entry: dict) -> pathlib.Path:
         if REQUIRE:
             pytest.fail(msg + ": CI requires it (ROPELAW_REQUIRE_CORPUS=1)")
         pytest.skip(msg)
-    path = folder / entry["file"]
-    if not path.is_file():
+    path = next((p for p in [folder / entry["file"], *(r / sub / entry["file"] for r in EXTRA)] if p.is_file()), None)
+    if path is None:
         pytest.skip(f"{entry['file']} not in {folder} yet ({entry.get('repo', '')} {entry.get('source', '')})")
     assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"], f"{path} is not the recorded file"
     return path
@@ -76,7 +80,7 @@ def reading(path: pathlib.Path) -> dict:
 
 
 def test_manifests_name_every_file_with_provenance():
-    assert len(ENTRIES) == len({e["file"] for e in ENTRIES}) == 29
+    assert len(ENTRIES) == len({e["file"] for e in ENTRIES}) == 40
     for e in ENTRIES:
         assert len(e["commit"]) == 40 and e["path"].endswith(".json") and "/" in e["repo"]
         assert e["file"] == f"{e['repo'].replace('/', '__')}__{e['path'].replace('/', '__')}"
@@ -203,9 +207,15 @@ def check_against_transformers(path: pathlib.Path, entry: dict) -> None:
         assert abs(ours.attention_factor - att) <= 2e-6 * att, (a.label, ours.attention_factor, att)
 
 
+def known_defect(entry: dict) -> list:
+    """A strict xfail for an entry whose layers ropelaw still reads wrong (``known_defect`` names the issue)."""
+    d = entry.get("known_defect")
+    return [pytest.mark.xfail(strict=True, reason=f"{d['issue']}: {d['note']}")] if d else []
+
+
 @pytest.mark.hf
 @pytest.mark.torch
-@pytest.mark.parametrize("entry", ENTRIES, ids=[e["file"][:60] for e in ENTRIES])
+@pytest.mark.parametrize("entry", [pytest.param(e, marks=known_defect(e), id=e["file"][:60]) for e in ENTRIES])
 def test_real_config_against_transformers(entry, monkeypatch):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")

@@ -328,3 +328,4 @@ def test_types_table_is_the_installed_transformers():
     assert {k: set(v) for k, v in now["strict_int"].items()} == {k: set(v) for k, v in table["strict_int"].items()}
     assert set(now["heads_divide_hidden"]) == set(table["heads_divide_hidden"])
     assert set(now["takes_text_config"]) == set(table["takes_text_config"])
+    assert now["text_types"] == table["text_types"]

@@ -35,6 +35,26 @@ def _hf():
 
 
 
+def _text_types(data: Mapping, positions: Positions, root_mt: str | None, known: dict) -> tuple[dict, dict, Any]:
+    """``({version: the type its composite class builds the text_config as}, {version: why it cannot}, the
+    text_config's model_type Value)`` for each version that has ``root_mt`` (:func:`hf.text_type`)."""
+    hf = _hf()
+    found = hf.text_section(data)
+    if found is None or not root_mt:
+        return {}, {}, None
+    key, sec = found
+    written = sec.get("model_type")
+    line, col = positions.get((key, "model_type"), positions.get((key,), (1, 1)))
+    value = Value(written, f"{key}.model_type" if "model_type" in sec else key, line, col, "", "str")
+    types, why = {}, {}
+    for version in hf.SEMANTICS:
+        if known[version]:
+            types[version], refusal = hf.text_type(root_mt, written, version)
+            if refusal:
+                why[version] = refusal
+    return types, why, value
+
+
 def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: str, train: int | None,
                 target: int | None, tune: int | None, dia: Any, semantics: str | None = None) -> LoadedConfig:
     """The engine for a dialect without a ``load`` of its own: its table -> :class:`LoadedConfig`
@@ -58,6 +78,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     known = {v: bool(root_mt) and hf.known_model_type(root_mt, v) for v in hf.SEMANTICS}
     remote = auto_map and bool(root_mt) and not any(known.values())
     reading = semantics
+    text_types, text_why, text_value = _text_types(data, positions, root_mt, known) if dia.name == "hf" else ({}, {}, None)
+    refusals.extend((v, text_value, why) for v, why in text_why.items())
     if dia.name == "hf" and root_mt and not remote:
         mt_pos = positions.get(("model_type",), (1, 1))
         mt_value = Value(data["model_type"], "model_type", mt_pos[0], mt_pos[1], "", "str")
@@ -67,8 +89,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
                                                     f"does not recognize this architecture) and the file has no "
                                                     f"auto_map to remote code"))
         other = hf.other_version(semantics)
-        if not known[semantics] and known[other]:
-            reading = other
+        if (not known[semantics] and known[other]) or (semantics in text_why and text_types.get(other)):
+            reading = other  # the only version that builds it (its model_type, or its text_config's)
         # what that version reads (4.57.1: no rope_parameters; a flattened Llama 4; GPT-J's fixed base), and
         # what each version refuses outright
         data, ignored, refused_here = hf.runtime_view(source, reading)
@@ -89,6 +111,10 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     # -- architecture and kind ------------------------------------------------------------
     model_type = s.raw("model_type") if isinstance(s.raw("model_type"), str) else root.raw("model_type")
     arch = model_type.strip().lower() if isinstance(model_type, str) else ""
+    if s is not root and text_types.get(reading) and text_types[reading] != arch:
+        notes.append(f"{_dotted(s.prefix)}.model_type {s.raw('model_type')!r}: transformers {reading} builds it as "
+                     f"{text_types[reading]!r} ({root_mt}'s config class)")
+        arch = text_types[reading]
     archs = root.raw("architectures")
     arch_names = " ".join(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ""
     if not arch and "ChatGLM" in arch_names:
@@ -97,12 +123,11 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
         arch = "qwen"
     is_chatglm = arch == "chatglm" or "ChatGLM" in arch_names or s.has("rope_ratio")
     kind = "hf" if (arch or arch_names) else "training"
-    if remote and root_mt.lower() not in hf.REMOTE_DEFAULTS:
+    remote_why = hf.remote_code(root_mt, auto_map, known, semantics) if dia.name == "hf" else None
+    if remote_why is not None:
         mt_pos = positions.get(("model_type",), (1, 1))
         problems.append(("remote-code-model", Value(root_mt, "model_type", mt_pos[0], mt_pos[1], "", "str"),
-                         f"model_type {root_mt!r} runs the repository's own code (auto_map), which ropelaw has no "
-                         f"reading of: its RoPE keys are read by their transformers names, not checked against "
-                         f"that code"))
+                         remote_why))
     defaults = dia.defaults(arch) if arch else {}
     if not defaults and s is not root and isinstance(root.raw("model_type"), str):
         defaults = dia.defaults(root.raw("model_type").strip().lower())  # LLaVA: the text model's class
@@ -134,7 +159,7 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     if not (has_dims or (has_heads and (any(s.has(k) for k in K("hidden")) or "hidden_size" in defaults))
             or (has_heads and "head_dim" in defaults)):
         raise NoRopeFound(f"{path}: no RoPE settings found (need head_dim, rotary_dim, kv_channels or "
-                             f"hidden_size with num_attention_heads)")
+                          f"hidden_size with num_attention_heads)" + (f"; {remote_why.split(';')[0]}" if remote_why else ""))
 
     # -- the RoPE block: rope_parameters (per layer type or flat) or rope_scaling -----------
     block = next((b for b in (s.sub(k) for k in K("rope_block")) if b is not None), None)

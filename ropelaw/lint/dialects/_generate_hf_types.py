@@ -100,7 +100,50 @@ def _tables(CONFIG_MAPPING, CONFIG_MAPPING_NAMES) -> dict:  # noqa: N803 - trans
     for mt, keys in sorted(by_type.items()):
         out["strict_int"].setdefault(keys, []).append(mt)
     out["heads_divide_hidden"] = sorted(mt for mt in by_type if refuses_indivisible_heads(CONFIG_MAPPING[mt]))
+    out["text_types"] = {mt: rule for mt in out["takes_text_config"]
+                         if (rule := text_type_rule(CONFIG_MAPPING, CONFIG_MAPPING_NAMES, mt)) is not None}
     return out
+
+
+UNKNOWN = "ropelaw_no_such_type"  # a text_config model_type no transformers has
+
+
+def text_type_rule(CONFIG_MAPPING, CONFIG_MAPPING_NAMES, mt: str) -> tuple | None:  # noqa: N803
+    """How composite ``mt`` builds its ``text_config``, run here: ``("fixed", T)`` (one class of type T whatever
+    the file says), or ``("mapping", default, renames)`` (``CONFIG_MAPPING[text_config["model_type"]]``: a type the
+    version does not have raises; ``default`` the type of a text_config without one, None when that raises;
+    ``renames``: written type -> the type it builds, probed with ``<mt>_text`` (EXAONE 4.5's released
+    ``exaone4_5_text`` is built as ``exaone4`` by 5.23.0). None: the class does not build from a dict here."""
+    import contextlib
+    import io
+
+    cls = CONFIG_MAPPING[mt]
+
+    def built(tc: dict):
+        with contextlib.redirect_stdout(io.StringIO()):
+            t = getattr(cls(text_config=tc), "text_config", None)
+        return None if t is None or isinstance(t, dict) else getattr(type(t), "model_type", None)
+
+    try:
+        fixed = built({"model_type": UNKNOWN})
+    except Exception:  # noqa: BLE001 - KeyError / ValueError: the written type is looked up
+        fixed = None
+    else:
+        return ("fixed", fixed) if isinstance(fixed, str) else None
+    try:
+        default = built({})
+    except Exception:  # noqa: BLE001
+        default = None
+    renames = {}
+    cand = f"{mt}_text"
+    if cand not in CONFIG_MAPPING_NAMES:
+        try:
+            got = built({"model_type": cand})
+        except Exception:  # noqa: BLE001
+            got = None
+        if isinstance(got, str) and got != cand:
+            renames[cand] = got
+    return ("mapping", default, renames)
 
 
 def refuses_indivisible_heads(cls) -> bool:
@@ -133,7 +176,8 @@ def _words(names: list, indent: str) -> str:
 
 
 def render(all_tables: dict) -> str:
-    """The body of hf_types.py: ``TABLES[version] = {"model_types": frozenset, "strict_int": {keys: frozenset}}``."""
+    """The body of hf_types.py: ``TABLES[version] = {"model_types": frozenset, "strict_int": {keys: frozenset},
+    "heads_divide_hidden": frozenset, "takes_text_config": frozenset, "text_types": {composite: rule}}``."""
     out = ["TABLES: dict = {}"]
     for version in sorted(all_tables):
         t = all_tables[version]
@@ -145,6 +189,10 @@ def render(all_tables: dict) -> str:
         out.append("    },")
         out.append(f'    "heads_divide_hidden": frozenset({_words(sorted(t.get("heads_divide_hidden", ())), " " * 37)}),')
         out.append(f'    "takes_text_config": frozenset({_words(sorted(t.get("takes_text_config", ())), " " * 35)}),')
+        out.append('    "text_types": {')
+        for mt, rule in sorted(t.get("text_types", {}).items()):
+            out.append(f"        {mt!r}: {tuple(rule)!r},")
+        out.append("    },")
         out.append("}")
     return "\n".join(out) + "\n"
 

@@ -339,6 +339,62 @@ PHI3_TYPES = ("phi3", "phi4_multimodal")
 LEGACY_TWO_KEYS = ("olmo", "olmo2", "chameleon", "fuyu")
 
 
+TEXT_SECTIONS = ("text_config", "language_config", "llm_config")  # where a composite file holds its language model
+
+
+def text_section(data: Mapping) -> tuple[str, Mapping] | None:
+    """``(key, mapping)`` of a config.json's language-model section, or None."""
+    return next(((k, data[k]) for k in TEXT_SECTIONS if isinstance(data.get(k), Mapping)), None)
+
+
+def text_type(root_type: str, written: Any, version: str) -> tuple[str | None, str | None]:
+    """``(model_type transformers version builds, why it cannot)`` for the ``text_config`` of a composite
+    ``root_type`` whose ``model_type`` reads ``written`` (None: absent), from the generated rules of each
+    composite class (``hf_types.TABLES[version]["text_types"]``): a class of its own whatever is written
+    (Gemma 3: gemma3_text), or the written type looked up in CONFIG_MAPPING after the class's renames (EXAONE
+    4.5's exaone4_5_text -> exaone4 in 5.23.0), its default when none is written (LLaVA: llama); a type the
+    version does not have is refused there (Mistral3Config with text_config ministral3 in 4.57.1: KeyError).
+    ``(None, None)`` when ``root_type`` is not a composite that version has."""
+    from .hf_types import TABLES
+
+    rule = TABLES[version].get("text_types", {}).get(root_type)
+    if rule is None:
+        return None, None
+    if rule[0] == "fixed":
+        return rule[1], None
+    _, default, renames = rule
+    if written is None:
+        if default is None:
+            return None, f"cannot build {root_type}'s text_config without a model_type (no default text model)"
+        return default, None
+    if not isinstance(written, str):
+        return None, None  # RV001 reports it
+    resolved = renames.get(written, written)
+    if resolved not in TABLES[version]["model_types"]:
+        return None, (f"does not know text_config.model_type {written!r}: {root_type}'s config class looks it up in "
+                      f"CONFIG_MAPPING (KeyError)")
+    return resolved, None
+
+
+def remote_code(model_type: str | None, auto_map: bool, known: Mapping, version: str) -> str | None:
+    """Why transformers ``version`` cannot build a config without running its repository's code (RV023), or
+    None: its ``model_type`` is not one of that version's (``known``: version -> bool) and an ``auto_map``
+    names remote code, which ``AutoConfig.from_pretrained`` runs only with ``trust_remote_code=True``
+    (configuration_auto.py of 4.57.1 and 5.23.0; a type the version has runs its own class, whatever the
+    auto_map says). The message says what ropelaw's numbers are instead."""
+    if not (auto_map and model_type) or known.get(version):
+        return None
+    head = (f"transformers {version} does not know model_type {model_type!r}: it builds the model only by running "
+            f"the repository's own code (auto_map, trust_remote_code=True), which ropelaw does not run")
+    other = other_version(version)
+    if known.get(other):
+        return f"{head}; the numbers are transformers {other}'s reading (it has the type)"
+    if model_type.lower() in REMOTE_DEFAULTS:
+        return (f"{head}; the numbers are ropelaw's encoding of {REMOTE_DEFAULTS[model_type.lower()]['_class']}, "
+                f"not checked against that code")
+    return f"{head}; its RoPE keys are read by their transformers names, not checked against that code"
+
+
 def other_version(version: str) -> str:
     """The other supported transformers version."""
     return SEMANTICS[1] if version == SEMANTICS[0] else SEMANTICS[0]

@@ -45,6 +45,13 @@ class RopeObs:
     # True: no inv_freq buffer holds the frequencies (computed in forward): the slope of the angles
     # over the input's positions (float32 cos / sin: about 1e-5 relative for the slowest pairs)
     estimated: bool = False
+    # a factor the layer multiplies its rotated queries by, the same for every head at a position (Ministral 3's
+    # llama_4_scaling_beta: 1 + beta ln(1 + floor(p / original))): (at the first position, at the last); None: 1
+    query_scale: tuple | None = None
+    # estimated frequencies: the angles each rotating pair turned by, (positions, pairs) float64 as atan2 gives
+    # them, and the first position (to compare with a model's frequencies where a slope is too coarse)
+    angles: Any = None
+    first_position: int = 0
 
 
 @dataclass
@@ -77,6 +84,9 @@ def _probe_attention(module, query, key, value, attention_mask, **kwargs):
     eager = getattr(sys.modules[type(module).__module__], "eager_attention_forward", None)
     if eager is None:
         from transformers.integrations.sdpa_attention import sdpa_attention_forward as eager
+    if _STATE.get("unmasked"):  # positions far from the tokens (see _positions): the masks do not fit them
+        attention_mask = None
+        kwargs.pop("sliding_window", None)
     with torch.no_grad():
         return eager(module, query, key, value, attention_mask, **kwargs)
 
@@ -157,11 +167,14 @@ def _identity_output(out):
     raise TypeError(f"rotary output of type {type(out).__name__}")
 
 
-def _table(t, length: int):
+def _table(t, length: int, offset: int = 0):
     """A cos / sin / complex rotary tensor as (length, channels), batch and section axes dropped
-    (the probe's batch rows share their positions; text-only multimodal RoPE has equal sections)."""
+    (the probe's batch rows share their positions; text-only multimodal RoPE has equal sections); a table
+    of every position up to the last (4.57.1's Phi-3.5-MoE: the layer indexes it) as its last ``length`` rows."""
     while t.dim() > 2:
         t = t[0]
+    if offset and t.shape[0] == offset + length:
+        t = t[offset:]
     if t.shape[0] != length:
         raise ValueError(f"rotary table of shape {tuple(t.shape)}: no axis of {length} positions first")
     return t
@@ -215,16 +228,16 @@ def _rotate(q, cos, sin, layout: str, where: str):
     return torch.cat((q[..., : q.shape[-1] - r], y), dim=-1)
 
 
-def _pair_tables(received, length: int) -> list:
+def _pair_tables(received, length: int, offset: int = 0) -> list:
     """Per-pair (cos, sin) tables, float64 (T, pairs), that the received rotary can mean: a complex
     tensor (one entry per pair); a real table whose halves repeat (pairs = first half), whose even and
     odd channels repeat (pairs = even channels), or neither (one entry per pair, as gpt-oss builds it)."""
     import torch
 
     if torch.is_tensor(received) and received.is_complex():
-        z = _table(received, length).to(torch.complex128)
+        z = _table(received, length, offset).to(torch.complex128)
         return [(z.real, z.imag)]
-    cos, sin = (_table(t, length).double() for t in received)
+    cos, sin = (_table(t, length, offset).double() for t in received)
     r = cos.shape[-1]
     out = []
     if r % 2 == 0 and torch.equal(cos[:, : r // 2], cos[:, r // 2:]) and torch.equal(sin[:, : r // 2], sin[:, r // 2:]):
@@ -262,7 +275,7 @@ def _inv_freq_candidates(module):
     return out
 
 
-def observe(model_type: str, class_name: str, overrides: dict, length: int = LENGTH) -> Probe:
+def observe(model_type: str, class_name: str, overrides: dict, length: int = LENGTH, offset: int = 0) -> Probe:
     """Build the tiny model and record every decoder layer (see the module docstring). Models whose
     attention does not go through ``ALL_ATTENTION_FUNCTIONS`` (transformers 4.57.1's per-implementation
     attention classes, Falcon) are observed through their rotary functions instead (:func:`_observe_functions`)."""
@@ -271,16 +284,16 @@ def observe(model_type: str, class_name: str, overrides: dict, length: int = LEN
     except KeyError as exc:
         if PROBE not in str(exc):
             return Probe(model_type, {}, [], f"cannot build: KeyError: {str(exc)[:160]}")
-        return _observe_functions(model_type, class_name, overrides, length)
+        return _observe_functions(model_type, class_name, overrides, length, offset)
     except Exception as exc:
         return Probe(model_type, {}, [], f"cannot build: {type(exc).__name__}: {str(exc)[:160]}")
-    found = _observe_attention(model_type, cfg, model, length)
+    found = _observe_attention(model_type, cfg, model, length, offset)
     if found.error and found.error.startswith("no layer calls attention"):
-        return _observe_functions(model_type, class_name, overrides, length)
+        return _observe_functions(model_type, class_name, overrides, length, offset)
     return found
 
 
-def _observe_attention(model_type: str, cfg, model, length: int) -> Probe:
+def _observe_attention(model_type: str, cfg, model, length: int, offset: int = 0) -> Probe:
     import torch
 
     config = cfg.to_dict()
@@ -288,7 +301,7 @@ def _observe_attention(model_type: str, cfg, model, length: int) -> Probe:
     layers = _layer_list(model, n)
     if layers is None:
         return Probe(model_type, config, [], f"no list of {n} decoder layers in {type(model).__name__}")
-    state = {"layer": None, "outputs": {}, "received": {}, "replaced": {}, "inner": {},
+    state = {"layer": None, "outputs": {}, "received": {}, "replaced": {}, "inner": {}, "offset": offset,
              "rotaries": [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]}
 
     def rot_hook(m, args, kwargs, out):
@@ -307,16 +320,17 @@ def _observe_attention(model_type: str, cfg, model, length: int) -> Probe:
         return hook
 
     handles = []
+    _STATE["unmasked"] = bool(offset)
     try:
         for m in state["rotaries"]:
             handles.append(m.register_forward_hook(rot_hook, with_kwargs=True))
         for i, layer in enumerate(layers):
             handles.append(layer.register_forward_pre_hook(layer_pre(i)))
-        ids = _input_ids(length)
+        ids, where = _input_ids(length), _positions(length, offset)
         # pass 1: which modules call attention
         _STATE["calls"] = []
         with torch.no_grad(), quiet():
-            model(input_ids=ids, use_cache=False)
+            model(input_ids=ids, use_cache=False, **where)
         attn = {c["module"] for c in _STATE["calls"]}
         if not attn:
             return Probe(model_type, config, [], "no layer calls attention through ALL_ATTENTION_FUNCTIONS")
@@ -347,13 +361,14 @@ def _observe_attention(model_type: str, cfg, model, length: int) -> Probe:
         _STATE["calls"] = []
         calls = _STATE["calls"]
         with torch.no_grad(), quiet():
-            model(input_ids=ids, use_cache=False)
+            model(input_ids=ids, use_cache=False, **where)
     except Exception as exc:
         return Probe(model_type, config, [], f"forward fails: {type(exc).__name__}: {str(exc)[:160]}")
     finally:
         for h in handles:
             h.remove()
         _STATE["layer"] = None
+        _STATE["unmasked"] = False
     return Probe(model_type, config, _read_layers(calls, state, n, length, layers))
 
 
@@ -363,13 +378,29 @@ def _input_ids(length: int):
     return torch.randint(3, 128, (2, length), generator=torch.Generator().manual_seed(0))
 
 
-def _observe_functions(model_type: str, class_name: str, overrides: dict, length: int) -> Probe:
+def _positions(length: int, offset: int) -> dict:
+    """The forward's position keywords: none at offset 0 (the model numbers its tokens 0 .. length - 1),
+    else ``position_ids`` offset .. offset + length - 1, and ``cache_position`` the same when
+    ``_STATE["cache_position"]`` says so (4.57.1's Phi-3.5-MoE sizes its cos / sin table by the last cache
+    position). Such a forward reads the rotary only: masks do not fit those positions (:func:`_probe_attention`
+    then attends without one)."""
+    import torch
+
+    if not offset:
+        return {}
+    pos = torch.arange(length) + offset
+    out = {"position_ids": pos[None].expand(2, length)}
+    if _STATE.get("cache_position"):
+        out["cache_position"] = pos
+    return out
+
+
+def _observe_functions(model_type: str, class_name: str, overrides: dict, length: int, offset: int = 0) -> Probe:
     """Observation through the modeling module's rotary functions: every module-level function named
     ``apply_rotary*`` taking (q, k, cos, sin, ...) is wrapped to record its queries before and after,
     and ``torch.nn.functional.scaled_dot_product_attention`` to record each layer's mask (the model
     runs with attn_implementation "sdpa")."""
     import torch
-    import torch.nn.functional as F
     from transformers import CONFIG_MAPPING
 
     cls = CONFIG_MAPPING[model_type]
@@ -382,14 +413,23 @@ def _observe_functions(model_type: str, class_name: str, overrides: dict, length
             model = getattr(module, class_name)(cfg).eval()
     except Exception as exc:
         return Probe(model_type, {}, [], f"cannot build: {type(exc).__name__}: {str(exc)[:160]}")
+    return observe_functions(model_type, cfg, model, module, length, offset)
+
+
+def observe_functions(model_type: str, cfg, model, module, length: int = LENGTH, offset: int = 0) -> Probe:
+    """Every decoder layer of ``model`` (built with attn_implementation "sdpa" from ``cfg``; ``module``
+    its modeling module) observed through the module's rotary functions (see :func:`_observe_functions`)."""
+    import torch
+    import torch.nn.functional as F
+
     config = cfg.to_dict()
     n = cfg.num_hidden_layers
     layers = _layer_list(model, n)
     if layers is None:
-        return Probe(model_type, config, [], f"no list of {n} decoder layers in {class_name}")
+        return Probe(model_type, config, [], f"no list of {n} decoder layers in {type(model).__name__}")
     calls: list = []
-    state = {"layer": None, "outputs": {}, "rotaries": [m for m in model.modules()
-                                                        if type(m).__name__.endswith("RotaryEmbedding")]}
+    state = {"layer": None, "outputs": {}, "offset": offset,
+             "rotaries": [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]}
 
     def wrap(fn):
         def wrapper(q, k, cos, sin, *args, **kwargs):
@@ -399,17 +439,30 @@ def _observe_functions(model_type: str, class_name: str, overrides: dict, length
             return out
         return wrapper
 
+    def wrap_one(fn):  # GPT-J / CodeGen: apply_rotary_pos_emb(tensor, sin, cos), keys then queries
+        def wrapper(x, sin, cos, *args, **kwargs):
+            out = fn(x, sin, cos, *args, **kwargs)
+            calls.append({"kind": "rope", "layer": state["layer"], "q": out.detach().clone(),
+                          "qp": x.detach().clone(), "received": (cos, sin)})
+            return out
+        return wrapper
+
     def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *args, **kwargs):
         calls.append({"kind": "attn", "layer": state["layer"],
                       "mask": None if attn_mask is None else attn_mask.detach().clone(), "causal": is_causal})
+        if offset:  # far positions: the rotary is read, the mask does not fit them (see _positions)
+            attn_mask, is_causal = None, False
         return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
 
     names = [n_ for n_, f in vars(module).items() if n_.startswith("apply_rotary") and callable(f)
              and list(inspect.signature(f).parameters)[:4] == ["q", "k", "cos", "sin"]]
-    if not names:
+    ones = [n_ for n_, f in vars(module).items() if n_.startswith("apply_rotary") and callable(f)
+            and list(inspect.signature(f).parameters)[:3] == ["tensor", "sin", "cos"]]
+    if not names and not ones and _rotary_classes(module):
         return Probe(model_type, config, [], "attention not through ALL_ATTENTION_FUNCTIONS and no "
                                              "apply_rotary*(q, k, cos, sin) function to observe")
-    saved = {n_: getattr(module, n_) for n_ in names}
+    # (no rotary class and no rotary function at all, 4.57.1's Jamba: every attention layer is NoPE)
+    saved = {n_: getattr(module, n_) for n_ in names + ones}
     _sdpa = F.scaled_dot_product_attention
     handles = []
 
@@ -421,11 +474,13 @@ def _observe_functions(model_type: str, class_name: str, overrides: dict, length
     try:
         for n_ in names:
             setattr(module, n_, wrap(saved[n_]))
+        for n_ in ones:
+            setattr(module, n_, wrap_one(saved[n_]))
         F.scaled_dot_product_attention = sdpa
         for i, layer in enumerate(layers):
             handles.append(layer.register_forward_pre_hook(layer_pre(i)))
         with torch.no_grad(), quiet():
-            model(input_ids=_input_ids(length), use_cache=False)
+            model(input_ids=_input_ids(length), use_cache=False, **_positions(length, offset))
     except Exception as exc:
         return Probe(model_type, config, [], f"forward fails: {type(exc).__name__}: {str(exc)[:160]}")
     finally:
@@ -438,11 +493,14 @@ def _observe_functions(model_type: str, class_name: str, overrides: dict, length
     for i in range(n):
         attn = next((c for c in calls if c["layer"] == i and c["kind"] == "attn"), None)
         rope = next((c for c in calls if c["layer"] == i and c["kind"] == "rope"), None)
-        if attn is None:
+        if attn is None and rope is None:
             out.append(LayerObs(i, None, "none", None, "the layer calls no attention (not an attention layer)"))
             continue
-        span, size = _span(attn["mask"], attn["causal"] or None, length)
-        if attn["mask"] is None and not attn["causal"]:
+        if attn is None:  # it rotates and attends by its own matmul (GPT-J's _attn): its span is not seen
+            span, size = "unobserved", None
+        else:
+            span, size = _span(attn["mask"], attn["causal"] or None, length)
+        if attn is not None and attn["mask"] is None and not attn["causal"]:
             span, size = "full", None  # sdpa with neither mask nor is_causal only for a 1-token query
         if rope is None:
             out.append(LayerObs(i, None, span, size))
@@ -513,7 +571,7 @@ def _rotary_candidates(x):
 def _read_rope(i, q, qp, received, state, length, span, size) -> LayerObs:
     import torch
 
-    tables = _pair_tables(received, length)
+    tables = _pair_tables(received, length, int(state.get("offset") or 0))
     # q: (B, H, T, D) or (B, T, H, D): put the positions second to last
     if q.shape[-2] != length:
         q, qp = q.transpose(-2, -3), qp.transpose(-2, -3)
@@ -537,6 +595,8 @@ def _read_rope(i, q, qp, received, state, length, span, size) -> LayerObs:
         raise ValueError("its queries are not the identity-run queries rotated by the cos/sin it received "
                          "(half or interleaved pairs, first or last channels)")
     _, layout, where, pc, ps = fit
+    qscale = _query_scale(q, _rotate(qp, _channels(pc, layout).to(qp.dtype), _channels(ps, layout).to(qp.dtype),
+                                     layout, where))
     r = 2 * pc.shape[-1]
     angles, mag = _pair_angles(pc, ps)
     factor = float(mag.median())
@@ -544,12 +604,13 @@ def _read_rope(i, q, qp, received, state, length, span, size) -> LayerObs:
                                                     if isinstance(received, (tuple, list)) else None)
     modules = ([entry[0]] if entry is not None else []) + state["rotaries"]
     freq = None
+    first = int(state.get("offset") or 0)
     for module in modules:  # the module that produced it first; else any rotary of the model
         best = None
         for name, f in _inv_freq_candidates(module):
             if f.shape[0] != angles.shape[-1]:
                 continue
-            err = float((angles[1] - f).abs().max())
+            err = _angle_error(angles, f, first)
             if err < 1e-6 + 1e-6 * float(f.abs().max()) and (best is None or err < best[0]):
                 best = (err, f)
         if best is not None:
@@ -559,10 +620,44 @@ def _read_rope(i, q, qp, received, state, length, span, size) -> LayerObs:
     if estimated:  # computed in forward, kept nowhere (Phi-3.5-MoE in 4.57.1): the slope of the angles
         import numpy as np
 
-        a = np.unwrap(angles.numpy(), axis=0)  # (T, pairs): m * f, unwrapped along the positions
+        a = np.unwrap(angles.numpy(), axis=0)  # (T, pairs): (offset + m) * f mod 2 pi, unwrapped along the positions
         m = np.arange(a.shape[0], dtype=float)[:, None]
+        if state.get("offset"):  # a + 2 pi k = (offset + m) f: least squares with an intercept
+            m, a = m - m.mean(), a - a.mean(0)
         freq = torch.from_numpy((m * a).sum(0) / (m * m).sum(0))
         freq = torch.where(freq.abs() < 1e-12, torch.zeros_like(freq), freq)
     zero = int((freq == 0).sum())
     kept = tuple(float(x) for x in freq if x != 0)
-    return LayerObs(i, RopeObs(kept, factor, r, zero, layout, where, estimated), span, size)
+    table = angles[:, freq != 0].numpy() if estimated else None
+    return LayerObs(i, RopeObs(kept, factor, r, zero, layout, where, estimated, qscale, table,
+                               int(state.get("offset") or 0)), span, size)
+
+
+def _angle_error(angles, f, first: int) -> float:
+    """How far the angles a layer's pairs turned (positions, pairs; from ``first`` on) are from ``p f``: at the
+    second position when the forward starts at 0 (the table's own f, to float32), else past float32's
+    rounding of p f (2^-21 |p f|, the far positions of a position offset)."""
+    import math
+
+    import torch
+
+    if not first:
+        return float((angles[1] - f).abs().max())
+    pos = (first + torch.arange(angles.shape[0], dtype=torch.float64))[:, None]
+    pred = pos * f[None, :]
+    diff = torch.remainder(angles - pred + math.pi, 2 * math.pi) - math.pi
+    excess = diff.abs() - 2.0 ** -21 * pred.abs()
+    return max(float(excess.max()), 0.0)
+
+
+def _query_scale(q, pred) -> tuple | None:
+    """``(first, last)`` of the factor by which the layer's queries ``q`` exceed ``pred`` (the identity-run
+    queries rotated by the cos/sin it received), position by position (positions second to last), when every
+    head and batch row shares it (a positional query scale); None when it is 1 or not shared (a norm after
+    the rotary rescales each head on its own: Llama 4's qk_norm)."""
+    ratio = q.norm(dim=-1) / pred.norm(dim=-1).clamp_min(1e-30)  # (..., T)
+    ratio = ratio.reshape(-1, ratio.shape[-1])  # (rows, T)
+    lo, hi = ratio.min(0).values, ratio.max(0).values
+    if float((hi / lo - 1).abs().max()) > 1e-5 or float((hi - 1).abs().max()) < 1e-6:
+        return None
+    return float(hi[0]), float(hi[-1])

@@ -135,6 +135,46 @@ FILL_INS: dict[str, dict] = {
 MROPE = ("qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl")
 
 
+def shrunk_value(key: str, value: Any, token_id: int = 3) -> Any:
+    """The small value a size-like setting ``key`` takes in a tiny model (None: keep ``value``): the
+    vocabulary 128 (token ids past it become ``token_id``), experts 4 (2 per token, 1 shared, 1 group),
+    MLP / expert widths 64, LoRA ranks 16, linear-attention / Mamba heads and groups 2, state sizes 16;
+    everything RoPE or the layer layout reads (``_KEEP``: head dims, lengths, windows, per-layer settings)
+    is kept."""
+    k = key.lower()
+    if isinstance(value, bool):
+        return None
+    if k.endswith(("token_id", "token_index")) or k in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        if isinstance(value, int) and value >= 128:
+            return token_id
+        if isinstance(value, list) and any(isinstance(v, int) and v >= 128 for v in value):
+            return [2]
+        return None
+    if not isinstance(value, int):
+        return None
+    if "vocab_size" in k:
+        return min(value, 128)
+    if "per_tok" in k or k in ("top_k", "topk", "moe_topk", "moe_k", "num_experts_per_token", "experts_per_token"):
+        return min(value, 2)
+    if "shared_expert" in k and "intermediate" not in k and "size" not in k:
+        return min(value, 1)
+    if k in ("n_group", "topk_group", "num_expert_group", "topk_groups"):
+        return 1
+    if "expert" in k and "intermediate" not in k and "size" not in k:
+        return min(value, 4)
+    if "intermediate" in k or "ffn" in k or k.endswith("_mlp_size"):
+        return min(value, 64)
+    if "lora_rank" in k:
+        return min(value, 16)
+    if any(s in k for s in _KEEP):
+        return None
+    if k.endswith("heads") or k.endswith("_groups") or k == "n_mamba_heads":  # linear-attention / mamba heads
+        return min(value, 2)
+    if "d_state" in k:  # state-space size (Mamba-2 hybrids)
+        return min(value, 16)
+    return None
+
+
 def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
     """Constructor arguments that make ``config_class``'s default model tiny while keeping
     everything RoPE reads (head_dim, rotary settings, lengths, windows, per-layer patterns): two
@@ -166,38 +206,12 @@ def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
         if isinstance(value, list) and n_default and len(value) == n_default:
             lists[key] = value[:layers]  # a per-layer list of the default depth: its first layers
             continue
-        k = key.lower()
         if key in out or isinstance(value, bool):
             continue
-        if k.endswith(("token_id", "token_index")) or k in ("bos_token_id", "eos_token_id", "pad_token_id"):
-            if isinstance(value, int) and value >= 128:
-                out[key], next_id = next_id, next_id + 1
-            elif isinstance(value, list) and any(isinstance(v, int) and v >= 128 for v in value):
-                out[key] = [2]
-            continue
-        if not isinstance(value, int):
-            continue
-        if "vocab_size" in k:
-            out[key] = min(value, 128)
-            continue
-        if "per_tok" in k or k in ("top_k", "topk", "moe_topk", "moe_k", "num_experts_per_token", "experts_per_token"):
-            out[key] = min(value, 2)
-        elif "shared_expert" in k and "intermediate" not in k and "size" not in k:
-            out[key] = min(value, 1)
-        elif k in ("n_group", "topk_group", "num_expert_group", "topk_groups"):
-            out[key] = 1
-        elif "expert" in k and "intermediate" not in k and "size" not in k:
-            out[key] = min(value, 4)
-        elif "intermediate" in k or "ffn" in k or k.endswith("_mlp_size"):
-            out[key] = min(value, 64)
-        elif "lora_rank" in k:
-            out[key] = min(value, 16)
-        elif any(s in k for s in _KEEP):
-            continue
-        elif k.endswith("heads") or k.endswith("_groups") or k == "n_mamba_heads":  # linear-attention / mamba heads
-            out[key] = min(value, 2)
-        elif "d_state" in k:  # state-space size (Mamba-2 hybrids)
-            out[key] = min(value, 16)
+        small = shrunk_value(key, value, next_id)
+        if small is not None:
+            out[key] = small
+            next_id += small == next_id
     out.update(FILL_INS.get(getattr(config_class, "model_type", ""), {}))
     if getattr(config_class, "model_type", "") in MROPE and d.get("rope_scaling") is None \
             and not isinstance(d.get("rope_parameters"), dict):

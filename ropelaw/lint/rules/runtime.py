@@ -68,17 +68,23 @@ OTHER_REFUSED = define_rule(
 )
 
 REMOTE = define_rule(
-    "RV023", "remote-code-model", "info",
-    "the model runs its repository's own code, which ropelaw has no reading of",
-    what="Names a config.json with an `auto_map` (transformers loads the repository's configuration and modeling "
-         "code with trust_remote_code) whose `model_type` no supported transformers version has and whose code "
-         "ropelaw does not encode (it does encode ChatGLM, InternLM2 and Qwen v1). Its RoPE keys are read by "
-         "their transformers names (`rope_theta`, `rope_scaling`, `partial_rotary_factor` ...).",
-    why="The numbers are ropelaw's reading of the keys, not of the code that runs: that code may read them "
-        "differently (another default base, its own scaling), and nothing here checked it.",
+    "RV023", "remote-code-model", "error",
+    "the transformers version ropelaw follows builds this model only by running its repository's own code",
+    what="Names a config.json with an `auto_map` (code in the model's repository) whose `model_type` the "
+         "transformers version ropelaw follows does not have: `AutoConfig.from_pretrained` builds it only with "
+         "`trust_remote_code=True`, running that code, which ropelaw never runs. The message says what the "
+         "numbers are instead: the other supported version's reading where it has the type (Kimi-K2.5's "
+         "`kimi_k25` under 4.57.1), ropelaw's encoding of the code for the families it encodes (ChatGLM, "
+         "InternLM2, Qwen v1), else the RoPE keys read by their transformers names (`rope_theta`, "
+         "`rope_scaling`, `partial_rotary_factor` ...). A type the version has runs its own class whatever the "
+         "auto_map says: no finding.",
+    why="Without the repository's code the runtime loads nothing, and the numbers are a reading of the keys, not "
+        "of the code that runs: that code may read them differently (another default base, its own scaling), "
+        "and nothing here checked it. An error, never an \"ok\" for a model nobody here built.",
     example='{"model_type": "phi-msft", "auto_map": {"AutoModelForCausalLM": "modeling_phi.PhiForCausalLM"}, ...}',
     fix="Check the repository's modeling code for how it builds its rotary, or use the transformers class of the "
-        "same architecture (microsoft/phi-2 is model_type phi since transformers 4.37).",
+        "same architecture (microsoft/phi-2 is model_type phi since transformers 4.37), or the transformers "
+        "version that has the type.",
     references=(HF_CONFIG,),
 )
 PROBLEMS = {"remote-code-model": REMOTE}  # loader problems this module reports

@@ -1,0 +1,313 @@
+"""Every real config.json through transformers' own forward, shrunk in place, against ropelaw's reading.
+
+The files: every published config.json of the real corpus (``$ROPELAW_CORPUS``: ``hf/``, ``heldout-r2/hub/``,
+``heldout-r3/hub/``) and of the project's manifests, listed with their sha256 in ``tests/corpus/hf_files.json``
+(provenance: ``hf_manifest.json``, ``heldout_hub.json``, ``heldout-r3/SOURCES.tsv``). An entry whose file is
+not in the corpus yet skips, naming it (``$ROPELAW_CORPUS_EXTRA``: more corpus roots, searched after it).
+
+Each file is loaded as users load it and its language model shrunk in place (two heads of its own head dim,
+small vocabulary, MLPs and expert counts; every layer, per-layer list and RoPE key kept:
+``ropelaw.lint.layers._shrunk``), built, and run on CPU with hooks recording what every layer applies:
+no attention (Mamba, convolution, linear attention), NoPE, or RoPE with its frequencies, attention factor and
+query scale, and the span it attends. Three forwards: 24 tokens at positions 0-23 with every window and chunk
+longer than that made 5 and 8 (so the spans show; ropelaw reads the same change), then at the far positions
+(just past the original length where the file has one, else up to max_position_embeddings: LongRoPE's long
+factors, Phi-3.5-MoE's long mscale, a position-dependent query scale) against ropelaw's reading of the file
+itself at that length (``tests/hf_compare.py``).
+
+The verdict per file and transformers version (recorded in ``hf_files.json``, listed in
+docs/lint/huggingface.md): ``right`` (every layer agrees), ``differs`` (a layer differs and ropelaw says it
+does not model it or the runtime refuses: RV021 / RV022 / RV024 / RV025 / RV008, or an error finding left the
+group unanalysed), ``silent`` (a layer differs, nothing says so: a defect; kept as a strict xfail naming the
+issue until fixed), ``false`` (ropelaw's finding says the runtime refuses a file it builds), ``refused``
+(transformers does not load or build it: an unknown type, remote code, a refused value; ropelaw must say so
+with an error, RV021 or RV023), ``not-rope`` (ropelaw reads no RoPE, and the model has no rotary).
+
+Runs in its own CI step under both transformers versions (``.ci/run``, ``ROPELAW_HF_FILES=1``); about
+two CPU-minutes each. ``python tests/test_hf_files.py --record`` rewrites the installed version's verdicts;
+``--docs`` the block of docs/lint/huggingface.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import sys
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+MANIFEST_PATH = REPO / "tests" / "corpus" / "hf_files.json"
+MANIFEST = json.loads(MANIFEST_PATH.read_text())
+ENTRIES = MANIFEST["files"]
+CORPUS = pathlib.Path(os.environ.get("ROPELAW_CORPUS", REPO.parent / "shared" / "corpus"))
+EXTRA = [pathlib.Path(p) for p in os.environ.get("ROPELAW_CORPUS_EXTRA", "").split(os.pathsep) if p]
+FULL = os.environ.get("ROPELAW_HF_FILES") == "1"
+ACKNOWLEDGED = {"RV021", "RV022", "RV024", "RV025", "RV008"}  # say "not modelled" / "refused"
+VERDICTS = ("right", "differs", "silent", "false", "refused", "not-rope")
+RESULTS: dict = {}  # "<set>/<file>" -> (verdict, detail), for the summary
+
+
+def corpus_path(entry: dict) -> pathlib.Path | None:
+    """The entry's file in the corpus (or an extra root), its sha256 checked; None when absent."""
+    for root in [CORPUS, *EXTRA]:
+        path = root / entry["set"] / entry["file"]
+        if path.is_file():
+            assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"], f"{path} is not the recorded file"
+            return path
+    return None
+
+
+def installed() -> str:
+    from ropelaw.lint.dialects import hf
+
+    import transformers
+
+    return hf.SEMANTICS[0] if transformers.__version__.startswith("4.") else hf.SEMANTICS[1]
+
+
+# -----------------------------------------------------------------------------------------
+# ropelaw's reading
+# -----------------------------------------------------------------------------------------
+def ropelaw_reading(data: dict, path: str) -> dict:
+    """``{"result": lint JSON or None, "codes": {code: severity}, "findings": [...], "not_rope": why or None}``
+    of ``data`` (the file's mapping, or the file's with small spans) as ``ropelaw lint`` reads it."""
+    from ropelaw.lint.check import lint_config
+    from ropelaw.lint.loader import NotARopeConfig, UnreadConfig, load_mapping
+
+    try:
+        result = lint_config(load_mapping(data, path=path)).setup()
+    except UnreadConfig as exc:
+        return {"result": None, "codes": {exc.code: "error"}, "findings": [str(exc)], "not_rope": None}
+    except NotARopeConfig as exc:
+        return {"result": None, "codes": {}, "findings": [], "not_rope": str(exc)}
+    codes: dict = {}
+    for f in result["findings"]:
+        if codes.get(f["code"]) != "error":
+            codes[f["code"]] = f["severity"]
+    return {"result": result, "codes": codes, "findings": [f"{f['code']} {f['severity']}: {f['message'][:160]}"
+                                                            for f in result["findings"]], "not_rope": None}
+
+
+def _errors(reading: dict, *codes: str) -> list[str]:
+    return [c for c in codes if reading["codes"].get(c) == "error"]
+
+
+# -----------------------------------------------------------------------------------------
+# the differential of one file
+# -----------------------------------------------------------------------------------------
+def differential(path: pathlib.Path) -> tuple[str, str]:
+    """``(verdict, detail)`` of one file under the installed transformers (see the module docstring)."""
+    import hf_compare
+
+    from ropelaw.lint.layers import _probe, _shrunk
+
+    data = json.loads(path.read_text())
+    real = ropelaw_reading(data, str(path))
+    near = _shrunk.run_file(data)
+    if real["not_rope"] is not None:  # ropelaw reads no RoPE (a skip): the model must have none either
+        rotates = near.probe is not None and any(o.rope is not None for o in near.probe.layers)
+        if near.rotaries or rotates:
+            return "silent", f"ropelaw reads no RoPE ({real['not_rope']}); the model has {near.rotaries}"
+        return "not-rope", real["not_rope"].split(": ", 1)[-1] + (f" (transformers: {near.refused[:80]})"
+                                                                   if near.refused else "")
+    said = _errors(real, "RV021", "RV023", "RV030")  # RV030: ropelaw read nothing of it, and says so
+    if near.refused:
+        if said:
+            return "refused", f"{said}; transformers: {near.refused[:140]}"
+        return "silent", f"transformers refuses it ({near.refused[:140]}); ropelaw: {sorted(real['codes']) or 'ok'}"
+    if said:
+        return "false", f"transformers builds it ({near.model_type}); ropelaw: {said} ({real['findings'][:2]})"
+    if near.problem:
+        return "unobserved", near.problem
+    small, changed = _shrunk.with_small_spans(data)
+    runs = []  # (run, ropelaw's reading of the same mapping, sequence length, compare spans)
+    if changed:
+        spans = _shrunk.run_file(small)
+        if spans.problem or spans.refused:
+            return "unobserved", f"with small windows: {spans.problem or spans.refused}"
+        runs.append((spans, ropelaw_reading(small, str(path)), _probe.LENGTH, True))
+    else:
+        runs.append((near, real, _probe.LENGTH, True))
+    end = _shrunk.far_end(near)
+    if end and end > _probe.LENGTH:
+        far = _shrunk.run_file(data, offset=end - _probe.LENGTH)
+        if far.problem or far.refused:
+            return "unobserved", f"at positions {end - _probe.LENGTH:,}-{end - 1:,}: {far.problem or far.refused}"
+        runs.append((far, real, end, False))
+    diffs = []
+    for run, reading, seq_len, spans in runs:
+        if reading["result"] is None:
+            diffs.append(f"ropelaw analyses nothing ({reading['findings'][:1]})")
+            continue
+        diffs += hf_compare.compare(run.probe.layers, reading["result"], seq_len=seq_len, length=_probe.LENGTH,
+                                    span=spans)
+    if not diffs:
+        return "right", ""
+    codes = set(real["codes"]) & ACKNOWLEDGED
+    groups = real["result"]["layers"] if real["result"] else []
+    if any(g.get("spec") is None and g.get("rope", True) for g in groups) and \
+            any(s == "error" and c.startswith("RV") for c, s in real["codes"].items()):
+        codes.add("error, not analysed")
+    if codes:
+        return "differs", f"{sorted(codes)}: {diffs[0]}"
+    return "silent", "; ".join(diffs[:3])
+
+
+# -----------------------------------------------------------------------------------------
+# the tests
+# -----------------------------------------------------------------------------------------
+def _marks(entry: dict) -> list:
+    want = entry.get("verdict", {})
+    notes = {v: w for v, w in want.items() if w.get("verdict") == "silent"}
+    if not notes:
+        return []
+    # strict: the day ropelaw reads it right, the test fails until the verdict is recorded again
+    return [pytest.mark.xfail(condition=f"installed_version() in {sorted(notes)!r}", strict=True,
+                              reason="; ".join(f"{v}: {w.get('issue', '')} {w.get('note', '')}" for v, w in notes.items()))]
+
+
+def installed_version() -> str | None:
+    try:
+        return installed()
+    except ImportError:
+        return None
+
+
+@pytest.mark.hf
+@pytest.mark.torch
+@pytest.mark.skipif(not FULL, reason="the differential over real files is its own CI step (ROPELAW_HF_FILES=1)")
+@pytest.mark.parametrize("entry", [pytest.param(e, marks=_marks(e), id=f"{e['set']}/{e['file'][:70]}")
+                                   for e in ENTRIES])
+def test_real_file_as_transformers_runs_it(entry, monkeypatch):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import torch
+
+    torch.set_num_threads(1)
+    path = corpus_path(entry)
+    if path is None:
+        pytest.skip(f"{entry['set']}/{entry['file']} not in the corpus yet ({entry.get('source', '')})")
+    version = installed()
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", version)
+    start = time.process_time()
+    verdict, detail = differential(path)
+    RESULTS[f"{entry['set']}/{entry['file']}"] = (verdict, detail, time.process_time() - start)
+    assert verdict != "silent", f"ropelaw silently differs from transformers {version}: {detail}"
+    assert verdict != "unobserved", f"the harness could not observe it: {detail}"
+    want = entry.get("verdict", {}).get(version, {})
+    assert verdict == want.get("verdict"), (f"recorded {want.get('verdict')!r}, now {verdict!r} ({detail}): check it, "
+                                            f"then `python tests/test_hf_files.py --record`")
+
+
+def test_every_real_file_is_listed():
+    """Every published config.json of the corpus and of the manifests is in the differential's list."""
+    listed = {(e["set"], e["file"]) for e in ENTRIES}
+    assert len(listed) == len(ENTRIES)
+    hf_manifest = json.loads((REPO / "tests" / "corpus" / "hf_manifest.json").read_text())["configs"]
+    heldout = json.loads((REPO / "tests" / "corpus" / "heldout_hub.json").read_text())["configs"]
+    want = {("hf", e["file"]) for e in hf_manifest} | \
+        {("heldout-r2/hub", e["file"]) for e in heldout if e["file"].endswith(".json")}
+    for sub in ("hf", "heldout-r2/hub", "heldout-r3/hub"):
+        if (CORPUS / sub).is_dir():
+            want |= {(sub, p.name) for p in (CORPUS / sub).glob("*.json")}
+    assert want <= listed, sorted(want - listed)
+    for e in ENTRIES:
+        assert len(e["sha256"]) == 64 and e["source"], e
+
+
+def summary() -> list[str]:
+    """The lines the terminal summary prints (tests/conftest.py)."""
+    if not RESULTS:
+        return []
+    counts = {v: 0 for v in (*VERDICTS, "unobserved")}
+    for verdict, _, _ in RESULTS.values():
+        counts[verdict] += 1
+    cpu = sum(t for _, _, t in RESULTS.values())
+    lines = [f"[real files through transformers {installed()}] {len(RESULTS)} files, {cpu:.0f} CPU-s: "
+             + ", ".join(f"{k} {n}" for k, n in counts.items())]
+    if os.environ.get("ROPELAW_HF_FILES_VERBOSE"):
+        lines += [f"  {v:9} {k}: {d}" for k, (v, d, _) in sorted(RESULTS.items())]
+    return lines
+
+
+# -----------------------------------------------------------------------------------------
+# the docs block (docs/lint/huggingface.md), from the recorded verdicts
+# -----------------------------------------------------------------------------------------
+DOCS = REPO / "docs" / "lint" / "huggingface.md"
+BEGIN, END = "<!-- real-files: generated by `python tests/test_hf_files.py --docs` from tests/corpus/hf_files.json; do not edit -->", "<!-- /real-files -->"
+LABELS = {"right": "right", "differs": "differs and says so", "silent": "silently wrong", "false": "false finding",
+          "refused": "refused (both agree)", "not-rope": "not RoPE (both agree)", "unobserved": "not observed"}
+
+
+def docs_block() -> str:
+    """The table of verdicts per transformers version and the files that are not simply right."""
+    from ropelaw.lint.dialects import hf
+
+    lines = ["| transformers | files | " + " | ".join(LABELS[v] for v in (*VERDICTS, "unobserved")) + " |",
+             "|---|---|" + "---|" * (len(VERDICTS) + 1)]
+    for version in hf.SEMANTICS:
+        got = [e["verdict"][version]["verdict"] for e in ENTRIES if version in e.get("verdict", {})]
+        lines.append(f"| {version} | {len(got)} | " + " | ".join(str(got.count(v)) for v in (*VERDICTS, "unobserved"))
+                     + " |")
+    lines += ["", '<details markdown="1"><summary>Every file that is not simply right, per transformers version, '
+                  'with what the differential found</summary>']
+    for version in hf.SEMANTICS:
+        rows = [(e["verdict"][version], e) for e in ENTRIES if e.get("verdict", {}).get(version, {}).get("verdict")
+                not in (None, "right")]
+        lines += ["", f"**transformers {version}**:", ""]
+        for v, e in sorted(rows, key=lambda x: (VERDICTS.index(x[0]["verdict"]) if x[0]["verdict"] in VERDICTS else 9,
+                                                 x[1]["set"], x[1]["file"])):
+            issue = f" ({v['issue']})" if v.get("issue") else ""
+            detail = v.get("detail", "").replace("|", "/").replace("\n", " ")
+            lines.append(f"- {LABELS.get(v['verdict'], v['verdict'])}{issue}: `{e['set']}/{e['file']}`: {detail[:220]}")
+    lines += ["", "</details>"]
+    return "\n".join(lines)
+
+
+def test_docs_block_is_fresh():
+    text = DOCS.read_text(encoding="utf-8")
+    assert BEGIN in text and END in text, f"{DOCS} lacks the real-files block"
+    block = text.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n")
+    assert block == docs_block(), "regenerate: python tests/test_hf_files.py --docs"
+
+
+def write_docs() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    DOCS.write_text(f"{head}{BEGIN}\n{docs_block()}\n{END}{tail}", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--record", action="store_true", help="rewrite the installed version's verdicts")
+    ap.add_argument("--docs", action="store_true", help="rewrite the block of docs/lint/huggingface.md")
+    ap.add_argument("--only", default="", help="with --record: only the files whose name holds this")
+    args = ap.parse_args()
+    if args.docs:
+        write_docs()
+    if args.record:
+        import torch
+
+        torch.set_num_threads(1)
+        version = installed()
+        os.environ["ROPELAW_HF_SEMANTICS"] = version
+        for e in (e for e in ENTRIES if args.only in e["file"]):
+            path = corpus_path(e)
+            if path is None:
+                print(f"absent  {e['set']}/{e['file']}")
+                continue
+            t = time.process_time()
+            verdict, detail = differential(path)
+            old = e.setdefault("verdict", {}).get(version, {})
+            e["verdict"][version] = {"verdict": verdict, "detail": detail,
+                                     **({k: old[k] for k in ("issue", "note") if k in old} if verdict == "silent" else {})}
+            print(f"{verdict:9} {time.process_time() - t:5.1f}s {e['set']}/{e['file'][:70]}: {detail[:150]}")
+        MANIFEST_PATH.write_text(json.dumps(MANIFEST, indent=1, ensure_ascii=False) + "\n")
