@@ -596,7 +596,7 @@ def _read_rope(i, q, qp, received, state, length, span, size) -> LayerObs:
                          "(half or interleaved pairs, first or last channels)")
     _, layout, where, pc, ps = fit
     qscale = _query_scale(q, _rotate(qp, _channels(pc, layout).to(qp.dtype), _channels(ps, layout).to(qp.dtype),
-                                     layout, where))
+                                     layout, where), float(_pair_angles(pc, ps)[1].median()))
     r = 2 * pc.shape[-1]
     angles, mag = _pair_angles(pc, ps)
     factor = float(mag.median())
@@ -650,14 +650,17 @@ def _angle_error(angles, f, first: int) -> float:
     return max(float(excess.max()), 0.0)
 
 
-def _query_scale(q, pred) -> tuple | None:
+def _query_scale(q, pred, factor: float) -> tuple | None:
     """``(first, last)`` of the factor by which the layer's queries ``q`` exceed ``pred`` (the identity-run
-    queries rotated by the cos/sin it received), position by position (positions second to last), when every
-    head and batch row shares it (a positional query scale); None when it is 1 or not shared (a norm after
-    the rotary rescales each head on its own: Llama 4's qk_norm)."""
+    queries rotated by the cos/sin it received, of magnitude ``factor``), position by position (positions second
+    to last), when every head and batch row shares it (a positional query scale); None when it is 1, when it is
+    not shared (a norm after the rotary rescales each head on its own: Llama 4's qk_norm), or when it is
+    1 / ``factor`` everywhere (a norm after the rotary takes the attention factor back out: HunYuan's
+    query_layernorm)."""
     ratio = q.norm(dim=-1) / pred.norm(dim=-1).clamp_min(1e-30)  # (..., T)
     ratio = ratio.reshape(-1, ratio.shape[-1])  # (rows, T)
     lo, hi = ratio.min(0).values, ratio.max(0).values
-    if float((hi / lo - 1).abs().max()) > 1e-5 or float((hi - 1).abs().max()) < 1e-6:
+    if float((hi / lo - 1).abs().max()) > 1e-5 or float((hi - 1).abs().max()) < 1e-6 \
+            or float((hi * factor - 1).abs().max()) < 1e-4:
         return None
     return float(hi[0]), float(hi[-1])
