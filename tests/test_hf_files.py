@@ -8,11 +8,11 @@ not in the corpus yet skips, naming it (``$ROPELAW_CORPUS_EXTRA``: more corpus r
 Each file is loaded as users load it and its language model shrunk in place (two heads of its own head dim,
 small vocabulary, MLPs and expert counts; every layer, per-layer list and RoPE key kept:
 ``ropelaw.lint.layers._shrunk``), built, and run on CPU with hooks recording what every layer applies:
-no attention (Mamba, convolution, linear attention), NoPE, or RoPE with its frequencies, attention factor and
-query scale, and the span it attends. Three forwards: 24 tokens at positions 0-23 with every window and chunk
+no attention (Mamba, convolution, linear attention), NoPE, or RoPE with its frequencies and attention factor,
+and the span it attends. Three forwards: 24 tokens at positions 0-23 with every window and chunk
 longer than that made 5 and 8 (so the spans show; ropelaw reads the same change), then at the far positions
 (just past the original length where the file has one, else up to max_position_embeddings: LongRoPE's long
-factors, Phi-3.5-MoE's long mscale, a position-dependent query scale) against ropelaw's reading of the file
+factors, Phi-3.5-MoE's long mscale) against ropelaw's reading of the file
 itself at that length (``tests/hf_compare.py``).
 
 The verdict per file and transformers version (recorded in ``hf_files.json``, listed in
