@@ -14,6 +14,7 @@ from .layer_groups import (ODD_PARTIAL_ROUNDS_UP, _layer_arch, _layers_entry, _r
                            _unread_rotary_keys)
 from .model import (LoadedConfig, NoRopeFound, NotARopeConfig, OptionError, RopeLayer, Value, _finite, _plain,
                     canonical_scheme, show_value)
+from .dialects import hf_keys
 from .parse import Positions
 from .sections import (_MROPE_KEYS, _NOT_PARAMS, _PARAM_EXPECT, _ROPE_SWITCHES, _cli, _DefaultSection, _dotted, _norm,
                        _pick_section, _Section)
@@ -416,8 +417,11 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
                            f"original_max_position_embeddings absent: {dclass} default", "int", at_type=True)
     runtime = hf.runtime_params(scheme, params, top_orig=top_orig, max_pos=max_v, semantics=reading,
                                 block_key=block_v.key if block_v is not None else None,
-                                block_raw=main_block.data if main_block is not None else None)
+                                block_raw=main_block.data if main_block is not None else None, model_type=arch)
     params = runtime.params
+    if kind == "hf" and dia.name == "hf" and not remote:  # rope-block keys the runtime reads (data/hf_keys.json)
+        params, read_keys = hf_keys.split_read_keys(reading, arch, scheme, params)
+        problems.extend(read_keys)
     problems.extend(runtime.problems)
     notes.extend(runtime.notes)
     orig_v = runtime.original

@@ -273,9 +273,10 @@ def _llama3(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     aliases=("su",),
     required=("short_factor", "long_factor"),
     optional=("factor", "max_position_embeddings", "original_max_position_embeddings", "attention_factor",
-              "seq_len"),
+              "seq_len", "short_mscale", "long_mscale"),
     summary="LongRoPE / Phi-3: per-pair factors theta_i / f_i, long factors past L_orig",
-    source="Ding et al. 2024, arXiv 2402.13753; HF _compute_longrope_parameters (Phi-3 'su')",
+    source="Ding et al. 2024, arXiv 2402.13753; HF _compute_longrope_parameters (Phi-3 'su'); "
+           "Phi-3.5-MoE's short_mscale / long_mscale (HF PhimoeRotaryEmbedding.forward)",
 )
 def _longrope(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     """LongRoPE per-pair rescaling: theta'_i = theta_i / f_i.
@@ -284,7 +285,10 @@ def _longrope(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     list of d/2 numbers > 0). Attention factor sqrt(1 + ln(s)/ln(L_orig)) for s > 1, else 1
     (:func:`longrope_attention_factor`), with s = max_position_embeddings/L_orig when
     ``max_position_embeddings`` is given (Phi-3's configs), else ``factor``; an explicit
-    ``attention_factor`` overrides. One of the three must be given; ``factor`` and
+    ``attention_factor`` overrides; ``short_mscale`` / ``long_mscale`` (Phi-3.5-MoE: transformers'
+    ``PhimoeRotaryEmbedding.forward`` multiplies cos and sin by ``long_mscale`` when L > L_orig, else by
+    ``short_mscale``, in place of the computed factor; the HF loader passes them only for the model types
+    whose rotary reads them, ``dialects.hf_type_rotary``) override both. One of the three must be given; ``factor`` and
     ``max_position_embeddings`` must agree when both are. Source: Ding et al. 2024,
     "LongRoPE", arXiv 2402.13753; Hugging Face ``_compute_longrope_parameters``. L: the
     ``seq_len`` argument, else param ``seq_len``, else train_len (short factors, as
@@ -305,6 +309,8 @@ def _longrope(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
                               f"= {max_pos}/{orig} = {implied:g}")
         factor = implied
     explicit = _positive(spec, "attention_factor", None)
+    mscale = _positive(spec, "long_mscale" if length > orig else "short_mscale", None)
+    explicit = mscale if mscale is not None else explicit
     if factor is None and explicit is None:
         raise _fail(spec, "needs factor, max_position_embeddings or attention_factor to set the attention factor")
     if factor is not None and factor < 1:

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from . import Dialect
+from . import Dialect, hf_type_rotary
 from ..model import SCHEME_ALIASES  # rope_type aliases of the registry's schemes (canonical_scheme's too)
 
 SEMANTICS = ("4.57.1", "5.23.0")  # the transformers versions whose behaviour ropelaw encodes
@@ -181,7 +181,8 @@ def _as(v, note: str, expect: str = "int"):
 
 
 def runtime_params(scheme: str, params: dict, *, top_orig=None, max_pos=None, semantics: str = NEWEST,
-                   block_key: str | None = None, block_raw: Mapping | None = None) -> Runtime:
+                   block_key: str | None = None, block_raw: Mapping | None = None,
+                   model_type: str | None = None) -> Runtime:
     """``params`` (name -> Value, as written in ``rope_scaling`` / ``rope_parameters``) rewritten to
     what transformers ``semantics`` computes with. Sources: ``modeling_rope_utils.py`` of 4.57.1 and
     5.23.0 (``_compute_*_parameters``, 5.x ``standardize_rope_params``, ``dynamic_rope_update``):
@@ -202,6 +203,10 @@ def runtime_params(scheme: str, params: dict, *, top_orig=None, max_pos=None, se
       (MiniCPM) -> RV019. 5.23.0: L_orig = top level, else block, else max_position_embeddings;
       s = ``factor``, else max_position_embeddings / L_orig. The long factors apply once the
       length exceeds L_orig.
+      ``short_mscale`` / ``long_mscale`` are read by Phi-3.5-MoE's rotary only (``hf_type_rotary``: both
+      versions' ``PhimoeRotaryEmbedding.forward`` multiplies cos and sin by ``long_mscale`` when the length
+      exceeds the block's ``original_max_position_embeddings``, else by ``short_mscale``, in place of the
+      computed attention factor); for any other model type they are ignored (RV019).
     - llama3: 4.57.1 reads L_orig from the block only; 5.23.0 lets the top level win.
     """
     p = dict(params)
@@ -261,6 +266,7 @@ def runtime_params(scheme: str, params: dict, *, top_orig=None, max_pos=None, se
         out.original = inner or (top_orig if not v4 else None) or (orig if orig is not max_pos else None)
         return out
     if scheme == "longrope":
+        top_orig = hf_type_rotary.longrope_of_type(p, model_type, v4, top_orig, ignored, tf)
         if v4:
             if top_orig is not None:
                 orig = top_orig

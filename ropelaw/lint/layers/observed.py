@@ -41,6 +41,10 @@ class LayerObs:
     span: str  # "full", "window", "chunk", "bidirectional", "other"
     size: int | None  # W (keys a query sees, itself included) or C (chunk length)
     problem: str | None = None  # why the layer could not be read (then rope/span are not meaningful)
+    # per position, the mean norm of the queries its attention gets with the rotary replaced by the identity (a
+    # NoPE layer: its queries): a factor applied to the queries whatever the rotary (Ministral 3's
+    # llama_4_scaling_beta) shows as the ratio of two forwards' norms at different positions (same tokens)
+    query_norm: tuple | None = None
 
 
 def _table(t, length: int, offset: int = 0):
@@ -167,13 +171,14 @@ def read_layers(calls, state, n: int, length: int, layers) -> list:
             out.append(LayerObs(i, None, span, size, "no identity re-run of its attention was recorded"))
             continue
         q, qp = rot["q"].double(), plain["q"].double()
+        norm = query_norms(qp, length)
         if q.shape != qp.shape:
             out.append(LayerObs(i, None, span, size, f"queries change shape under the identity rotary"))
             continue
         if torch.equal(rot["q"], plain["q"]) and torch.equal(rot["k"], plain["k"]):
             # NoPE: it received a rotary and does not apply it, or it receives none and no
             # RotaryEmbedding module runs inside it (transformers builds every rotary in one)
-            out.append(LayerObs(i, None, span, size))
+            out.append(LayerObs(i, None, span, size, query_norm=norm))
             continue
         received = state["received"].get(i)
         if received is None:  # computed inside the layer
@@ -189,8 +194,18 @@ def read_layers(calls, state, n: int, length: int, layers) -> list:
                 break
             except (ValueError, TypeError, RuntimeError, AttributeError, IndexError) as exc:
                 why = str(exc)
-        out.append(found or LayerObs(i, None, span, size, f"rotary not read: {why}"))
+        found = found or LayerObs(i, None, span, size, f"rotary not read: {why}")
+        found.query_norm = norm
+        out.append(found)
     return out
+
+
+def query_norms(q, length: int) -> tuple:
+    """Per position, the mean over batch rows and heads of the queries' norms (``q``: (B, H, T, D) or
+    (B, T, H, D))."""
+    n = q.norm(dim=-1)
+    n = n if n.shape[-1] == length else n.transpose(-1, -2)
+    return tuple(float(x) for x in n.reshape(-1, n.shape[-1]).mean(0))
 
 
 def _rotary_candidates(x):

@@ -124,7 +124,11 @@ UNKNOWN_SCHEME = define_rule(
 UNKNOWN_PARAM = define_rule(
     "RV009", "unknown-scheme-parameter", "warning",
     "rope_scaling holds a parameter its scheme does not take",
-    what="Flags keys in rope_scaling / rope_parameters that the named scheme ignores.",
+    what="Flags keys in rope_scaling / rope_parameters that the named scheme does not take. For a Hugging Face "
+         "config the message says what perturbing real files under transformers showed (ropelaw/data/hf_keys.json: "
+         "the key changed and removed, the forward compared): that the runtime ignores it for this model type, or "
+         "that this is not proven. A key the runtime is measured to read for the model type is never RV009: it is "
+         "modelled (Phi-3.5-MoE's short_mscale / long_mscale) or reported as RV025.",
     why="Usually a typo (`orignal_max_position_embeddings`) or a parameter of another scheme: the value the "
         "author tuned is not used.",
     example='{"rope_scaling": {"rope_type": "linear", "factor": 4, "beta_fast": 32}}',

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 from ...findings import Finding
 from ...limits import MAX_CONTEXT, MAX_D
 from ...numfmt import count as fmt_count
+from ..dialects import hf_keys
 from ..dialects.hf import REQUIRED, SEMANTICS, TRANSFORMERS_SCHEMES, heads_divide_hidden
 from ..model import LoadedConfig, Value, show_value, canonical_scheme
 from .runtime import hf_version, value_refusals, with_runtime
@@ -312,10 +313,15 @@ def _scheme_values(cfg: LoadedConfig, g, label: str) -> Iterator[Finding]:
     allowed = set(info.required) | set(info.optional) | {"max_position_embeddings"}
     anchor = g.block or sv
     yield from _missing_params(cfg, g, info, anchor, label)
+    sem = hf_version(cfg) if cfg.kind == "hf" else None
     for p in sorted(given - allowed):
         v = g.params[p]
+        # a config.json's key: what the perturbation of real files shows (data/hf_keys.json; a key measured as
+        # read never gets here: the loader reports it as RV025)
+        seen = f"; {hf_keys.evidence(hf_keys.rope_key_entry(sem, cfg.arch, info.name, v.key), sem, cfg.arch)}" \
+            if sem and v.key else ""
         yield _at(cfg, UNKNOWN_PARAM, v, f"{v.key} is not a parameter of scheme {info.name!r} (takes: "
-                                         f"{', '.join(info.required + info.optional)})", refused={})
+                                         f"{', '.join(info.required + info.optional)}){seen}", refused={})
     f = g.params.get("factor")
     bad_factor = factor_problem(cfg, g)
     if bad_factor is not None:  # transformers computes with any finite factor (underflowing frequencies)
