@@ -25,6 +25,7 @@ from typing import Any, Mapping
 
 from . import _probe
 from ._tiny import quiet, shrunk_value
+from ...safeio import write_atomic
 
 SPAN_KEYS = {"sliding_window": _probe.WINDOW, "attention_chunk_size": _probe.CHUNK}  # windows the forward can see
 
@@ -50,7 +51,7 @@ def load_as_users_do(mapping: Mapping):
     from transformers import AutoConfig
 
     with tempfile.TemporaryDirectory() as tmp:
-        pathlib.Path(tmp, "config.json").write_text(json.dumps(mapping))
+        write_atomic(str(pathlib.Path(tmp, "config.json")), json.dumps(mapping))
         with quiet():
             return AutoConfig.from_pretrained(tmp, trust_remote_code=False)
 
