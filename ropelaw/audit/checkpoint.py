@@ -47,7 +47,6 @@ What is measured
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -56,7 +55,6 @@ from ..errors import UsageError
 from ..findings import Finding
 from ..numfmt import number
 from ..limits import MAX_D
-from ..results import Result
 from .rules.checkpoint import (CHECKPOINT_ALIBI_LOW_PRECISION, CHECKPOINT_ALIBI_SLOPES_INVALID,
                                CHECKPOINT_CACHE_FREQUENCIES_ROUNDED, CHECKPOINT_CACHE_INEXACT, CHECKPOINT_CACHE_NONFINITE,
                                CHECKPOINT_INV_FREQ_INVALID, CHECKPOINT_INV_FREQ_LOW_PRECISION,
@@ -64,6 +62,7 @@ from .rules.checkpoint import (CHECKPOINT_ALIBI_LOW_PRECISION, CHECKPOINT_ALIBI_
                                CHECKPOINT_TENSOR_NOT_MEASURED)
 from .checkpoint_measure import (_ROUNDOFF, _as_rows, _inv_freq_details, _layout, _not_decreasing_frequencies, _pairs,
                                  alibi_slopes, geometric_frequencies)
+from .checkpoint_result import CheckpointAudit, RotaryTensor
 from .checkpoint_read import (MAX_HEADER, MAX_HEADER_READ, MAX_NESTING, MAX_PICKLE, _UNSEARCHED,  # noqa: F401
                               read_checkpoint)
 
@@ -85,60 +84,6 @@ MAX_ROWS = 1 << 20
 # tensor mapped; 131,072 rows of a d=128 cache) keeps a measurement to seconds and well under 1 GB
 MAX_ELEMENTS = 1 << 24
 CHUNK_ELEMENTS = 1 << 20
-
-
-# --------------------------------------------------------------------------- results
-
-
-@dataclass
-class RotaryTensor(Result):
-    """One rotary or ALiBi tensor found in a checkpoint, with what was measured."""
-
-    name: str
-    kind: str  # inv_freq | cos_sin_cache | freqs_cis | stacked_cache | alibi_slopes | alibi_bias | cos_cache
-    dtype: str
-    shape: list[int]
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def line(self) -> str:
-        d = self.details
-        shape = "x".join(map(str, self.shape))
-        if "note" in d:  # found but not measured (or no partner tensor): say why
-            return f"{self.name}  {self.kind} {self.dtype} [{shape}]: {d['note']}"
-        if self.kind == "inv_freq":
-            base = d.get("base")
-            b = number(base)
-            return (f"{self.name}  inv_freq {self.dtype} [{shape}]: rotary dims {d['rotary_dim']}, base {b} "
-                    f"(fit residual {d['fit_residual']:.1e}), max deviation from base^(-2i/d) "
-                    f"{d['max_rel_deviation']:.1e}{' (formula exact)' if d['formula_exact'] else ''}")
-        if self.kind in ("cos_sin_cache", "freqs_cis", "stacked_cache"):
-            rounded = (f", frequencies base^(-2i/d) rounded to {d['frequencies_rounded_to']}"
-                       if d.get("frequencies_rounded_to") else "")
-            return (f"{self.name}  {self.kind} {self.dtype} [{shape}]: {d['exact']:,} of {d['rows']:,} rows exact "
-                    f"({100 * d['exact_fraction']:.2f}%), {d['distinct']:,} distinct, {d['nonfinite']:,} non-finite, "
-                    f"rotary dims {d['rotary_dim']}, {d['layout']}{rounded}")
-        if self.kind == "alibi_slopes":
-            return (f"{self.name}  ALiBi slopes {self.dtype} [{shape}]: {d['heads']} heads, max deviation from "
-                    f"2^(-8h/H) {d['max_rel_deviation']:.1e}")
-        if self.kind == "alibi_bias":
-            return (f"{self.name}  ALiBi bias {self.dtype} [{shape}]: {d['exact']:,} of {d['columns']:,} distances "
-                    f"exact ({100 * d['exact_fraction']:.2f}%)")
-        return f"{self.name}  {self.kind} {self.dtype} [{shape}]"
-
-
-@dataclass
-class CheckpointAudit(Result):
-    path: str
-    file_format: str  # safetensors | torch
-    tensor_count: int
-    rotary: list[RotaryTensor]
-    findings: list[Finding] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what was skipped or capped, and why
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "file_format": self.file_format, "tensor_count": self.tensor_count,
-                "rotary": [t.to_dict() for t in self.rotary], "findings": [f.to_dict() for f in self.findings],
-                "notes": list(self.notes)}
 
 
 def _cache_details(rows_of: Callable[[int, int], tuple[np.ndarray, np.ndarray]], rows: int, k: int, layout: str,
@@ -248,6 +193,12 @@ def audit_checkpoint(path: str) -> CheckpointAudit:
     rows up to :data:`MAX_ROWS` (and :data:`MAX_ELEMENTS` elements) streamed in chunks, ALiBi
     biases up to :data:`MAX_ELEMENTS` elements. What is capped or skipped is said in ``notes``.
     """
+    from ..lint.gguf import is_gguf
+
+    if path.lower().endswith(".gguf") or is_gguf(path):  # llama.cpp's format: the rotary it computes, position by position (checkpoint_gguf.py)
+        from .checkpoint_gguf import audit_gguf
+
+        return audit_gguf(path)
     notes: list[str] = []
     reasons: dict[str, str] = {}
     file_format, tensors, count = read_checkpoint(path, notes, reasons)

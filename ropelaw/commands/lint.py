@@ -57,8 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ._common import add_format, add_rule_selection, length, number
 
     parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="config files or directories (every *.json, *.yaml, *.yml, *.toml inside); "
-                             "Megatron launch scripts (*.sh) when named")
+                        help="config files or directories (every *.json, *.yaml, *.yml, *.toml, *.gguf inside); "
+                             "launch scripts (*.sh) when named")
     parser.add_argument("--train", type=length, default=None, metavar="T",
                         help="training length (default: derived from the config, see above)")
     parser.add_argument("--target", type=length, default=None, metavar="T",
@@ -189,7 +189,7 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
     from ..errors import UsageError
     from ..lint.check import lint_config
     from ..findings import Finding
-    from ..lint.loader import CONFIG_SUFFIXES, SHELL_SUFFIXES, NotARopeConfig, OptionError, UnreadConfig, load_config
+    from ..lint.loader import CONFIG_SUFFIXES, GGUF_SUFFIXES, SHELL_SUFFIXES, NotARopeConfig, OptionError, UnreadConfig, load_config
     from ..lint.parse import NotAConfig
     from ..lint.rules.files import DIRECTORY_NOT_SCANNED, finding_for
     from ..lint.rules.reading import file_finding
@@ -234,7 +234,7 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
                 continue
             if not named:
                 continue
-        if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES):
+        if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES + GGUF_SUFFIXES):
             first_error = first_error or UsageError(
                 f"{path}: not a config file (expected .json, .yaml, .yml or .toml)")
             yield "skipped", (path, "not a config file (expected .json, .yaml, .yml or .toml)")

@@ -79,6 +79,7 @@ __all__ = [
 
 
 SHELL_SUFFIXES = (".sh", ".bash")  # launch scripts: read for Megatron flags when named
+GGUF_SUFFIXES = (".gguf",)  # llama.cpp model files: header, metadata and RoPE tensors (lint/gguf.py)
 
 
 def load_config(path: str, *, train: int | None = None, target: int | None = None,
@@ -94,6 +95,11 @@ def load_config(path: str, *, train: int | None = None, target: int | None = Non
     """
     kw = dict(train=train, target=target, tune=tune, head_dim=head_dim, base=base, dtype=dtype,
               model_config=model_config)
+    if path.lower().endswith(GGUF_SUFFIXES):
+        from .dialects.gguf import load_file
+
+        return load_file(path, Overrides(train=train, target=target, tune=tune, head_dim=head_dim, base=base,
+                                         dtype=dtype, model_config=model_config))
     return load_text(path, read_source_text(path), **kw)
 
 

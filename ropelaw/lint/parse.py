@@ -485,5 +485,5 @@ def iter_config_files(root: str, unscanned: list | None = None, scripts: bool = 
     Python, :mod:`ropelaw.lint.pyfiles`) too, for the scan to say it did not read them."""
     from ..safeio import walk_files
 
-    return walk_files(root, CONFIG_SUFFIXES + ((".sh", ".bash", ".py") if scripts else ()),
+    return walk_files(root, CONFIG_SUFFIXES + (".gguf",) + ((".sh", ".bash", ".py") if scripts else ()),
                       lambda d: d.startswith("."), unscanned)

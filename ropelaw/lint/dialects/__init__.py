@@ -79,7 +79,7 @@ class Dialect:
 # every dialect module, in the order they are tried (hf first: the tie-breaker; then the
 # training frameworks, the most specific markers first)
 MODULES = ("hf", "torchtitan", "torchtune", "axolotl", "maxtext", "litgpt", "nanotron", "megatron", "nemo", "llmfoundry",
-           "llamafactory", "levanter", "olmo", "olmo_core", "neox", "verl", "openrlhf")
+           "llamafactory", "levanter", "olmo", "olmo_core", "neox", "verl", "openrlhf", "gguf")
 
 # the score of a training framework whose markers are present: above anything hf.detect gives
 # (10 for a model_type, else one point per known key)

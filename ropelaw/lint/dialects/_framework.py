@@ -330,7 +330,7 @@ def dialect(name: str, detect, read=None, *, load=None, doc_class: type = Doc) -
 
     def load_doc(data: Mapping, positions: Positions | None, path: str, fmt: str, overrides: Overrides) -> LoadedConfig:
         doc = doc_class(data, positions, fmt, path)
-        return _guarded(name, path, lambda: load(doc, overrides) if load is not None
+        return guarded(name, path, lambda: load(doc, overrides) if load is not None
                         else assemble(doc, read(doc), overrides))
 
     return Dialect(name=name, aliases={}, detect=lambda data: CLAIM if detect(data) else 0, load=load_doc)
@@ -342,3 +342,6 @@ def _guarded(name: str, path: str, build):
     exception is a bug in the dialect, left to the CLI to report as ropelaw's (exit 3, RE104), never
     as the user's malformed config."""
     return build()
+
+
+guarded = _guarded  # the public name, for dialects in other modules (dialects/gguf.py, llamacpp_launch.py, ollama.py)

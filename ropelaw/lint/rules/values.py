@@ -32,6 +32,16 @@ from .value_rules import (BAD_LENGTH, BAD_SCHEME, BAND_ORDER, BASE_LE_ONE, BEYON
                           _PROBLEM_RULES)
 
 
+def _rule_named(name: str):
+    """A loader problem's rule by its kebab-case name (rules of other modules: rules/serving.py), else RV001."""
+    from ...findings import get_rule
+
+    try:
+        return get_rule(name)
+    except KeyError:
+        return INVALID_TYPE
+
+
 def length_problem(v: Value | None, *, minimum: bool = True) -> str | None:
     """Why ``v`` is not a usable context length, or None (also None when it is not a finite
     number at all: RV001/RV002 report that). A length is a whole number <= MAX_CONTEXT and,
@@ -189,7 +199,7 @@ def check(cfg: LoadedConfig) -> list[Finding]:
     for name, v, message in cfg.problems:
         if v is None or name in runtime.PROBLEMS:  # reported by rules/runtime.py
             continue
-        rule = globals()[_PROBLEM_RULES[name]] if name in _PROBLEM_RULES else INVALID_TYPE
+        rule = globals()[_PROBLEM_RULES[name]] if name in _PROBLEM_RULES else _rule_named(name)
         if rule is INVALID_TYPE and (v.line, v.column) in bad_keys:
             continue
         f = _at(cfg, rule, v, message, refused=_problem_refusals(cfg, rule, v))

@@ -1,0 +1,80 @@
+"""RV040, RV041, RV044, RV045 and RP203: a model as llama.cpp serves it from a GGUF file.
+
+The GGUF dialect (``lint/dialects/gguf.py``, ``gguf_factors.py``) notes these as loader problems by rule
+name; :mod:`.values` reports them at their key. (RV042 and RV043 are kept for the launch-line dialects of
+issue 35: vLLM, SGLang, llama-server, Ollama.)
+"""
+
+from __future__ import annotations
+
+from ...findings import define_rule
+
+LLAMACPP = "llama.cpp as vendored by llama-cpp-python==0.3.36"
+
+FACTORS_DISAGREE = define_rule(
+    "RV040", "gguf-rope-factors-disagree", "error",
+    "a GGUF's rope_freqs tensor and its metadata disagree",
+    what="Compares a GGUF's `rope_freqs.weight` (one factor per pair that llama.cpp divides each angle by; the HF "
+         "conversion writes Llama 3.1's bands there instead of metadata) with the file's metadata: its length "
+         "must be `rope.dimension_count / 2`, its factors must be the Llama 3 formula at the metadata's "
+         "`rope.freq_base` and rotary dims, and no `rope.scaling.type` linear / yarn may stand beside it (llama.cpp "
+         "applies both). Factors that do not fit are not modelled, and RV030 says so: the analysis that follows "
+         "is the metadata's alone.",
+    why="A tensor made for another base or head dim (a base edited with gguf-set-metadata after conversion, a "
+        "tensor copied from another model) or scaled twice runs frequencies that neither the metadata nor the "
+        "model's config describe; llama.cpp refuses a tensor of the wrong length at load.",
+    example="llama.rope.freq_base = 1000000.0   # rope_freqs.weight was computed at 500000 by the conversion",
+    fix="Convert the model again from its config.json (convert_hf_to_gguf.py writes both from one source), or "
+        "restore the metadata value the tensor was made with.",
+    references=(f"{LLAMACPP}: conversion/llama.py generate_extra_tensors, src/llama-model.cpp get_rope_factors",),
+)
+RUNTIME_REFUSES = define_rule(
+    "RV041", "runtime-refuses-setting", "error",
+    "the serving runtime refuses this file at the version it targets",
+    what="Reports a value the serving runtime rejects before it serves a token, with the runtime's version and "
+         "reason: llama.cpp's load of a GGUF (`rope.dimension_count` other than the head dim for llama / deci / "
+         "falcon / llama-embed: 'invalid n_rot'; an unknown `rope.scaling.type`; LongRoPE without its factor "
+         "tensors).",
+    why="A file the runtime refuses never serves: the context and RoPE it seems to set are not what runs once "
+        "someone repairs it.",
+    example="llama.rope.dimension_count = 64   # llama.attention.key_length is 128: llama.cpp refuses the model",
+    fix="Convert the model again from its config.json, or restore the value the conversion wrote.",
+    references=(f"{LLAMACPP}: src/llama-model.cpp load_hparams",),
+)
+IGNORES = define_rule(
+    "RV044", "server-ignores-setting", "info",
+    "the serving runtime does not use a RoPE setting the file holds",
+    what="Names a value the serving runtime reads past: llama.cpp overwrites `rope.scaling.yarn_attn_factor` with "
+         "its own YaRN magnitude and disables Phi-3's sliding window.",
+    why="What the file says and what runs differ; the analysis follows what runs.",
+    example="phi3.attention.sliding_window = 2047   # llama.cpp: every layer attends the whole context",
+    fix="Nothing to change in the file for llama.cpp; know that the numbers follow the runtime.",
+    references=(f"{LLAMACPP}: src/llama-context.cpp 173-214, src/models/phi3.cpp",),
+)
+LAYERS_UNKNOWN = define_rule(
+    "RV045", "server-layer-semantics-unknown", "warning",
+    "the serving runtime sets per-layer windows for this architecture in a way ropelaw does not model",
+    what="A GGUF whose architecture llama.cpp runs with sliding or chunked windows (set in its "
+         "`load_arch_hparams`) other than those ropelaw models (gemma2, gemma3, cohere2, olmo2, gpt-oss). The "
+         "analysis reads every layer as the main rotary over the whole context, and says so.",
+    why="Windowed layers see a shorter context and may run another base: a bound computed as if every layer were "
+        "global can be wrong either way.",
+    example="general.architecture = 'exaone4'   # 64-layer models get 4,096-token windows on 3 of 4 layers",
+    fix="Read the architecture's `src/models/<arch>.cpp` for its windows; lint the model's config.json for the "
+        "transformers semantics.",
+    references=(f"{LLAMACPP}: src/models/*.cpp load_arch_hparams",),
+)
+FACTORS_ROUNDED = define_rule(
+    "RP203", "gguf-rope-factors-rounded", "warning",
+    "a GGUF's rope_freqs factors were rounded to float16 or bfloat16",
+    what="Reads a GGUF's `rope_freqs.weight` (Llama 3.1's bands as llama.cpp stores them): factors stored as "
+         "F16 / BF16, or stored as F32 but every factor of the smooth band exactly a float16 (bfloat16) number, "
+         "were rounded; reports the largest relative deviation from the Llama 3 formula they fit and the phase "
+         "error it makes at the training context.",
+    why="The HF-to-GGUF conversion stores the factors as float32 (unit roundoff 6e-8); rounded to float16 each "
+        "smooth-band pair turns up to 4.9e-4 (relative) too fast or slow, and the angle error grows with the "
+        "position (Baichuan's seed 004 for inv_freq).",
+    example="rope_freqs.weight  F16 [64]   # a re-quantisation that cast 1-D tensors to F16",
+    fix="Keep 1-D tensors in F32 when quantising (llama-quantize does), or convert the model again.",
+    references=(f"{LLAMACPP}: conversion/llama.py generate_extra_tensors (torch.float32)",),
+)
