@@ -279,3 +279,94 @@ def test_example_files_are_what_their_script_makes(tmp_path):
     assert names == sorted(p.name for p in tmp_path.glob("*.gguf")) and len(names) == 3
     for name in names:
         assert (tmp_path / name).read_bytes() == (folder / name).read_bytes(), name
+
+
+# -- llama-server / llama-cli launch lines (ropelaw/lint/dialects/llamacpp_launch.py): semantics read from
+# llama-cpp-python==0.3.36's vendored llama.cpp (common/arg.cpp, src/llama-context.cpp, tools/server/server.cpp,
+# server-context.cpp n_ctx_slot); the expected numbers below are those formulas written out by hand
+
+
+def pad256(n: int) -> int:
+    return -(-n // 256) * 256
+
+
+def launch(tmp_path: Path, line: str, gguf_name: str = "llama31-8b.gguf") -> str:
+    """A launch script beside a copy of the docs' Llama 3.1 8B GGUF (context 131,072)."""
+    import shutil
+
+    src = Path(__file__).resolve().parent / "fixtures" / "gguf" / "llama31-8b.gguf"
+    if not (tmp_path / gguf_name).exists():
+        shutil.copy(src, tmp_path / gguf_name)
+    script = tmp_path / "serve.sh"
+    script.write_text(f"#!/bin/sh\nMODEL={gguf_name}\n{line}\n")
+    return str(script)
+
+
+def test_rv043_slots_divide_the_context(tmp_path, capsys):
+    path = launch(tmp_path, "llama-server -m $MODEL -c 65536 -np 3 --port 8080")
+    cfg = load_config(path)
+    assert cfg.target.number() == pad256(65536 // 3) == 22016
+    code, out, _ = lint(capsys, path)
+    assert "RV043" in codes(out) and "each request gets 22,016 tokens, not the 65,536" in out
+    assert ":3:24: RV043" in out  # at -c on line 3
+
+
+def test_rv043_not_with_a_unified_cache_or_the_default_slots(tmp_path, capsys):
+    for line in ("llama-server -m $MODEL -c 65536 -np 4 -kvu", "llama-server -m $MODEL -c 65536",
+                 "llama-server -m $MODEL"):
+        path = launch(tmp_path, line)
+        code, out, _ = lint(capsys, path)
+        assert "RV043" not in codes(out), (line, out)
+        assert load_config(path).target.number() == (65536 if "65536" in line else 131072)
+
+
+def test_rv043_capped_at_the_training_context_on_the_server_only(tmp_path, capsys):
+    path = launch(tmp_path, "llama-server -m $MODEL -c 262144")
+    assert load_config(path).target.number() == 131072
+    code, out, _ = lint(capsys, path)
+    assert "RV043" in codes(out) and "capped at the training context 131,072" in out
+    path = launch(tmp_path, "llama-cli -m $MODEL -c 262144")  # one sequence, no cap
+    assert load_config(path).target.number() == 262144
+    assert "RV043" not in codes(lint(capsys, path)[1])
+
+
+def test_rv042_flags_that_change_the_model(tmp_path, capsys):
+    path = launch(tmp_path, "llama-server -m $MODEL --rope-freq-base 1000000")
+    code, out, _ = lint(capsys, path)
+    assert "RV042" in codes(out) and "--rope-freq-base 1000000 sets llama.rope.freq_base to 1000000.0; the GGUF has " \
+                                     "500000.0" in out
+    path = launch(tmp_path, "llama-server -m $MODEL --rope-freq-base 500000")  # the model's own value
+    assert "RV042" not in codes(lint(capsys, path)[1])
+
+
+def test_yarn_on_the_line_rescales_the_cap(tmp_path, capsys):
+    """A 32,768-token qwen2 GGUF served with YaRN x4 from the line: n_ctx_train becomes 32,768 / (1/4) = 131,072
+    (llama_init_from_model), so -c 131072 is one slot's context; the analysis runs YaRN x4 (RV042 says the line
+    set it)."""
+    kv = {"{arch}.context_length": 32768, "{arch}.embedding_length": 3584, "{arch}.attention.head_count": 28,
+          "{arch}.rope.freq_base": 1e6, "{arch}.block_count": 28}
+    write_gguf(tmp_path / "qwen.gguf", "qwen2", kv)
+    path = launch(tmp_path, "llama-server -m qwen.gguf -c 131072 -np 1 --rope-scaling yarn --rope-scale 4 "
+                            "--yarn-orig-ctx 32768", gguf_name="qwen.gguf")
+    cfg = load_config(path)
+    grp = cfg.layers[0]
+    assert (grp.scheme.raw, grp.params["factor"].number(), cfg.train_len.number(), cfg.target.number()) == (
+        "yarn", 4.0, 32768, 131072)
+    code, out, _ = lint(capsys, path)
+    assert "RV043" not in codes(out) and out.count("RV042") == 3, out
+
+
+@pytest.mark.parametrize("line, why", [
+    ("llama-cli -hf bartowski/Llama-3.1-8B-GGUF -c 8192", "downloaded by llama.cpp (--hf-repo"),
+    ("llama-server -m elsewhere/model.gguf", "-m 'elsewhere/model.gguf' is not a file here"),
+])
+def test_rv031_model_not_here(tmp_path, capsys, line, why):
+    code, out, _ = lint(capsys, launch(tmp_path, line))
+    assert code == 1 and "RV031" in codes(out) and why in out, out
+
+
+def test_model_config_names_the_gguf_and_rv041_flag_equals(tmp_path, capsys):
+    path = launch(tmp_path, "llama-server -hf org/repo --ctx-size=8192")
+    gguf_file = str(tmp_path / "llama31-8b.gguf")
+    code, out, _ = lint(capsys, path, "--model-config", gguf_file)
+    assert "RV031" not in codes(out) and "RV041" in codes(out) and "no --flag=value form" in out, out

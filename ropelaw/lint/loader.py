@@ -116,8 +116,13 @@ def load_text(path: str, text: str, **kw: Any) -> LoadedConfig:
     """:func:`load_config` of ``text``, the file's content already read (``read_source_text``): a
     command that also edits the file (``plan --apply``) reads it once and edits what it planned on."""
     if path.lower().endswith(SHELL_SUFFIXES):
+        from .dialects.llamacpp_launch import load_launch
         from .dialects.maxtext import launch_of
         from .dialects.megatron import shell_flags
+
+        served = load_launch(path, text, Overrides(**kw))  # llama-server / llama-cli serving a GGUF
+        if served is not None:
+            return served
 
         launch = launch_of(path, text)  # MaxText's trainer with key=value overrides
         if launch is not None:

@@ -1,8 +1,8 @@
-"""RV040, RV041, RV044, RV045 and RP203: a model as llama.cpp serves it from a GGUF file.
+"""RV040-RV045 and RP203: a model as llama.cpp serves it, from a GGUF file or a llama-server / llama-cli line.
 
-The GGUF dialect (``lint/dialects/gguf.py``, ``gguf_factors.py``) notes these as loader problems by rule
-name; :mod:`.values` reports them at their key. (RV042 and RV043 are kept for the launch-line dialects of
-issue 35: vLLM, SGLang, llama-server, Ollama.)
+The GGUF dialect (``lint/dialects/gguf.py``, ``gguf_factors.py``) and the launch lines
+(``lint/dialects/llamacpp_launch.py``) note these as loader problems by rule name; :mod:`.values` reports them
+at their key.
 """
 
 from __future__ import annotations
@@ -34,12 +34,42 @@ RUNTIME_REFUSES = define_rule(
     what="Reports a value the serving runtime rejects before it serves a token, with the runtime's version and "
          "reason: llama.cpp's load of a GGUF (`rope.dimension_count` other than the head dim for llama / deci / "
          "falcon / llama-embed: 'invalid n_rot'; an unknown `rope.scaling.type`; LongRoPE without its factor "
-         "tensors).",
+         "tensors) and its argument parser (`--ctx-size=8192`: llama.cpp takes no `--flag=value` form).",
     why="A file the runtime refuses never serves: the context and RoPE it seems to set are not what runs once "
         "someone repairs it.",
     example="llama.rope.dimension_count = 64   # llama.attention.key_length is 128: llama.cpp refuses the model",
-    fix="Convert the model again from its config.json, or restore the value the conversion wrote.",
-    references=(f"{LLAMACPP}: src/llama-model.cpp load_hparams",),
+    fix="Convert the model again from its config.json, or restore the value the conversion wrote; on a launch "
+        "line, write the value after a space.",
+    references=(f"{LLAMACPP}: src/llama-model.cpp load_hparams, common/arg.cpp",),
+)
+SERVED_OVERRIDE = define_rule(
+    "RV042", "served-rope-override", "warning",
+    "a launch flag changes the model's RoPE from what its GGUF holds",
+    what="Compares the RoPE flags of a llama-server / llama-cli line (`--rope-freq-base`, `--rope-scaling`, "
+         "`--rope-scale`, `--rope-freq-scale`, `--yarn-orig-ctx`) with the GGUF it serves: a base, scaling type, "
+         "factor or original length other than the file's. The analysis follows the line (what llama.cpp runs).",
+    why="A model attends with the frequencies it was trained with; a base or scaling that differs from the "
+        "checkpoint's moves every pair's angle, which reads as fine at short context and degrades as the "
+        "context grows (unless the model was tuned for the new setting).",
+    example="llama-server -m llama-3.1-8b.gguf --rope-freq-base 1000000   # the model was trained at 500000",
+    fix="Drop the flag (llama.cpp reads the GGUF's values), or serve a model trained with it; to extend the "
+        "context, use the scaling the model documents.",
+    references=(f"{LLAMACPP}: common/arg.cpp, src/llama-context.cpp llama_context",),
+)
+SERVED_CONTEXT = define_rule(
+    "RV043", "served-context-capped", "warning",
+    "the context a llama-server line asks for is not the context each request gets",
+    what="Computes the context per request as llama-server does: `-c` (0 or absent: the GGUF's context_length), "
+         "padded to 256, divided among `-np` slots (rounded up to 256) unless the KV cache is unified (`-kvu`, "
+         "and the default when `-np` is absent: 4 slots sharing it), and capped at the model's training context "
+         "(rescaled by a YaRN factor set on the line).",
+    why="A `-c 131072 -np 4` server gives each conversation 32,768 tokens; a `-c` beyond the model's training "
+        "context does not buy a longer window on llama-server.",
+    example="llama-server -m model.gguf -c 65536 -np 4   # 16,384 per slot",
+    fix="Size `-c` as slots x the context each request needs, or use a unified KV cache (`-kvu`); extend beyond "
+        "the training context with the model's scaling (`--rope-scaling yarn --rope-scale s --yarn-orig-ctx L`).",
+    references=(f"{LLAMACPP}: tools/server/server.cpp, tools/server/server-context.cpp n_ctx_slot, "
+                "src/llama-context.cpp",),
 )
 IGNORES = define_rule(
     "RV044", "server-ignores-setting", "info",
