@@ -25,7 +25,8 @@ FACTORS_DISAGREE = define_rule(
         "model's config describe; llama.cpp refuses a tensor of the wrong length at load.",
     example="llama.rope.freq_base = 1000000.0   # rope_freqs.weight was computed at 500000 by the conversion",
     fix="Convert the model again from its config.json (convert_hf_to_gguf.py writes both from one source), or "
-        "restore the metadata value the tensor was made with.",
+        "restore the metadata value the tensor was made with; on a llama-server line, drop the --rope-* flag that "
+        "changed it (RV042 names it).",
     references=(f"{LLAMACPP}: conversion/llama.py generate_extra_tensors, src/llama-model.cpp get_rope_factors",),
 )
 RUNTIME_REFUSES = define_rule(
