@@ -370,3 +370,79 @@ def test_model_config_names_the_gguf_and_rv041_flag_equals(tmp_path, capsys):
     gguf_file = str(tmp_path / "llama31-8b.gguf")
     code, out, _ = lint(capsys, path, "--model-config", gguf_file)
     assert "RV031" not in codes(out) and "RV041" in codes(out) and "no --flag=value form" in out, out
+
+
+# -- Ollama Modelfiles (ropelaw/lint/dialects/ollama.py): semantics read from ollama/ollama@fb3076099687
+# (parser/parser.go ParseFile, api/types.go FormatParams, llm/server.go NewLlamaServer, llm/llama_server.go)
+
+
+def modelfile(tmp_path: Path, text: str) -> str:
+    import shutil
+
+    src = Path(__file__).resolve().parent / "fixtures" / "gguf" / "llama31-8b.gguf"
+    if not (tmp_path / "llama31-8b.gguf").exists():
+        shutil.copy(src, tmp_path / "llama31-8b.gguf")
+    (tmp_path / "Modelfile").write_text(text)
+    return str(tmp_path / "Modelfile")
+
+
+@pytest.mark.parametrize("text, commands", [
+    ("FROM ./m.gguf", [("model", "./m.gguf")]),
+    ("from   ./m.gguf   \nparameter num_ctx 4096\n", [("model", "./m.gguf"), ("num_ctx", "4096")]),
+    ('# a comment\nFROM "./my model.gguf"\nSYSTEM """one\n  two"""\nMESSAGE user hi there\n',
+     [("model", "./my model.gguf"), ("system", "one\n  two"), ("message", "user: hi there")]),
+    ("PARAMETER stop <|eot|>\nFROM x\nPARAMETER stop </s>", [("stop", "<|eot|>"), ("model", "x"), ("stop", "</s>")]),
+])
+def test_modelfile_parsed_as_ollama_parses_it(text, commands):
+    from ropelaw.lint.dialects.ollama import parse_modelfile
+
+    assert [(c, a) for c, a, _ in parse_modelfile(text)] == commands
+
+
+@pytest.mark.parametrize("text, why", [
+    ("PARAMETER num_ctx 4096\n", "no FROM line"),
+    ("FROM x\nBOGUS y\n", "command must be one of"),
+    ('FROM x\nSYSTEM """never closed\n', "unexpected end of file"),
+    ("FROM x\nMESSAGE robot hi\n", "message role must be one of"),
+])
+def test_modelfile_ollama_refuses_exits_2(tmp_path, capsys, text, why):
+    path = modelfile(tmp_path, text)
+    code = main(["lint", path])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and why in err, err
+
+
+def test_rv043_num_ctx_capped_and_padded(tmp_path, capsys):
+    path = modelfile(tmp_path, "FROM ./llama31-8b.gguf\nPARAMETER num_ctx 200000\n")
+    assert load_config(path).target.number() == 131072
+    code, out, _ = lint(capsys, path)
+    assert "RV043" in codes(out) and "capped at the model's context_length 131,072" in out and ":2:1: RV043" in out
+    path = modelfile(tmp_path, "FROM ./llama31-8b.gguf\nPARAMETER num_ctx 30000\n")
+    assert load_config(path).target.number() == pad256(30000) == 30208
+    assert "RV043" not in codes(lint(capsys, path)[1])
+
+
+def test_modelfile_without_num_ctx_analyses_the_models_context(tmp_path):
+    cfg = load_config(modelfile(tmp_path, "FROM ./llama31-8b.gguf\n"))
+    assert cfg.target.number() == 131072
+    assert any("OLLAMA_CONTEXT_LENGTH" in n for n in cfg.notes)
+
+
+def test_rv041_unknown_parameter_and_deprecated_ignored(tmp_path, capsys):
+    path = modelfile(tmp_path, "FROM ./llama31-8b.gguf\nPARAMETER rope_frequency_base 1000000\n")
+    code, out, _ = lint(capsys, path)
+    assert "RV041" in codes(out) and "PARAMETER rope_frequency_base: ollama create refuses" in out
+    path = modelfile(tmp_path, "FROM ./llama31-8b.gguf\nPARAMETER mirostat 1\nPARAMETER num_ctx 8192\n")
+    assert "RV041" not in codes(lint(capsys, path)[1])
+
+
+def test_rv031_from_the_library_or_a_folder_and_model_config(tmp_path, capsys):
+    code, out, _ = lint(capsys, modelfile(tmp_path, "FROM llama3.1:8b\nPARAMETER num_ctx 8192\n"))
+    assert "RV031" in codes(out) and "a model from Ollama's library" in out
+    (tmp_path / "hf-model").mkdir()
+    code, out, _ = lint(capsys, modelfile(tmp_path, "FROM ./hf-model\n"))
+    assert "RV031" in codes(out) and "a model folder Ollama converts" in out
+    path = modelfile(tmp_path, "FROM llama3.1:8b\nPARAMETER num_ctx 8192\n")
+    code, out, _ = lint(capsys, path, "--model-config", str(tmp_path / "llama31-8b.gguf"))
+    assert "RV031" not in codes(out) and load_config(path, model_config=str(tmp_path / "llama31-8b.gguf")
+                                                     ).target.number() == 8192

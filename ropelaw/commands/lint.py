@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="config files or directories (every *.json, *.yaml, *.yml, *.toml, *.gguf inside); "
-                             "launch scripts (*.sh) when named")
+                             "launch scripts (*.sh) and Ollama Modelfiles when named")
     parser.add_argument("--train", type=length, default=None, metavar="T",
                         help="training length (default: derived from the config, see above)")
     parser.add_argument("--target", type=length, default=None, metavar="T",
@@ -191,6 +191,7 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
     from ..findings import Finding
     from ..lint.loader import CONFIG_SUFFIXES, GGUF_SUFFIXES, SHELL_SUFFIXES, NotARopeConfig, OptionError, UnreadConfig, load_config
     from ..lint.parse import NotAConfig
+    from ..lint.dialects.ollama import is_modelfile
     from ..lint.rules.files import DIRECTORY_NOT_SCANNED, finding_for
     from ..lint.rules.reading import file_finding
     from ..lint.pyfiles import kind_of, reason as python_reason
@@ -234,7 +235,8 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
                 continue
             if not named:
                 continue
-        if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES + GGUF_SUFFIXES):
+        if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES + GGUF_SUFFIXES) \
+                and not is_modelfile(path):
             first_error = first_error or UsageError(
                 f"{path}: not a config file (expected .json, .yaml, .yml or .toml)")
             yield "skipped", (path, "not a config file (expected .json, .yaml, .yml or .toml)")

@@ -100,6 +100,15 @@ def load_config(path: str, *, train: int | None = None, target: int | None = Non
 
         return load_file(path, Overrides(train=train, target=target, tune=tune, head_dim=head_dim, base=base,
                                          dtype=dtype, model_config=model_config))
+    from .dialects.ollama import is_modelfile
+
+    if is_modelfile(path):
+        from .dialects.megatron import read_script
+        from .dialects.ollama import load_modelfile
+
+        return load_modelfile(path, read_script(path), Overrides(train=train, target=target, tune=tune,
+                                                                  head_dim=head_dim, base=base, dtype=dtype,
+                                                                  model_config=model_config))
     return load_text(path, read_source_text(path), **kw)
 
 

@@ -1,4 +1,5 @@
-"""RV040-RV045 and RP203: a model as llama.cpp serves it, from a GGUF file or a llama-server / llama-cli line.
+"""RV040-RV045 and RP203: a model as llama.cpp serves it, from a GGUF file, a llama-server / llama-cli line or an
+Ollama Modelfile.
 
 The GGUF dialect (``lint/dialects/gguf.py``, ``gguf_factors.py``) and the launch lines
 (``lint/dialects/llamacpp_launch.py``) note these as loader problems by rule name; :mod:`.values` reports them
@@ -35,13 +36,15 @@ RUNTIME_REFUSES = define_rule(
     what="Reports a value the serving runtime rejects before it serves a token, with the runtime's version and "
          "reason: llama.cpp's load of a GGUF (`rope.dimension_count` other than the head dim for llama / deci / "
          "falcon / llama-embed: 'invalid n_rot'; an unknown `rope.scaling.type`; LongRoPE without its factor "
-         "tensors) and its argument parser (`--ctx-size=8192`: llama.cpp takes no `--flag=value` form).",
+         "tensors) and its argument parser (`--ctx-size=8192`: llama.cpp takes no `--flag=value` form); `ollama create` "
+         "of a Modelfile with a PARAMETER that is not an Ollama option (`rope_frequency_base`: 'unknown parameter').",
     why="A file the runtime refuses never serves: the context and RoPE it seems to set are not what runs once "
         "someone repairs it.",
     example="llama.rope.dimension_count = 64   # llama.attention.key_length is 128: llama.cpp refuses the model",
     fix="Convert the model again from its config.json, or restore the value the conversion wrote; on a launch "
-        "line, write the value after a space.",
-    references=(f"{LLAMACPP}: src/llama-model.cpp load_hparams, common/arg.cpp",),
+        "line, write the value after a space; in a Modelfile, drop the PARAMETER.",
+    references=(f"{LLAMACPP}: src/llama-model.cpp load_hparams, common/arg.cpp",
+                "ollama/ollama@fb3076099687: api/types.go FormatParams"),
 )
 SERVED_OVERRIDE = define_rule(
     "RV042", "served-rope-override", "warning",
@@ -59,18 +62,20 @@ SERVED_OVERRIDE = define_rule(
 )
 SERVED_CONTEXT = define_rule(
     "RV043", "served-context-capped", "warning",
-    "the context a llama-server line asks for is not the context each request gets",
+    "the context a llama-server line or an Ollama Modelfile asks for is not the context each request gets",
     what="Computes the context per request as llama-server does: `-c` (0 or absent: the GGUF's context_length), "
          "padded to 256, divided among `-np` slots (rounded up to 256) unless the KV cache is unified (`-kvu`, "
          "and the default when `-np` is absent: 4 slots sharing it), and capped at the model's training context "
-         "(rescaled by a YaRN factor set on the line).",
+         "(rescaled by a YaRN factor set on the line). Ollama caps a Modelfile's `num_ctx` at the GGUF's "
+         "context_length.",
     why="A `-c 131072 -np 4` server gives each conversation 32,768 tokens; a `-c` beyond the model's training "
         "context does not buy a longer window on llama-server.",
     example="llama-server -m model.gguf -c 65536 -np 4   # 16,384 per slot",
     fix="Size `-c` as slots x the context each request needs, or use a unified KV cache (`-kvu`); extend beyond "
-        "the training context with the model's scaling (`--rope-scaling yarn --rope-scale s --yarn-orig-ctx L`).",
+        "the training context with the model's scaling (`--rope-scaling yarn --rope-scale s --yarn-orig-ctx L`), "
+        "or, in a Modelfile, ask for at most the model's context_length.",
     references=(f"{LLAMACPP}: tools/server/server.cpp, tools/server/server-context.cpp n_ctx_slot, "
-                "src/llama-context.cpp",),
+                "src/llama-context.cpp", "ollama/ollama@fb3076099687: llm/server.go NewLlamaServer"),
 )
 IGNORES = define_rule(
     "RV044", "server-ignores-setting", "info",
