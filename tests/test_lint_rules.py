@@ -334,10 +334,10 @@ def test_every_lint_rule_is_documented_and_tested():
     here = pathlib.Path(__file__).parent
     tested = "".join((here / n).read_text() for n in ("test_lint_rules.py", "test_lint_loader.py",
                                                     "test_lint_limits.py", "test_lint_dialects.py",
+                                                    "test_lint_gguf.py",  # llama.cpp and Ollama serving (RV040-RV045, RP203)
                                                     "test_lint_frameworks.py",  # framework-only rules (RV020)
                                                     "test_lint_reading.py",
-                                                    "test_lint_layers.py",  # per-layer semantics (RV024, RL105)
-                                                    "test_lint_gguf.py"))  # a GGUF as llama.cpp serves it (RV040-RV045, RP203)
+                                                    "test_lint_layers.py"))  # per-layer semantics (RV024, RL105)
     rules = [r for r in all_rules() if r.code.startswith(LINT_FAMILIES)]
     assert len(rules) >= 25
     for r in rules:
