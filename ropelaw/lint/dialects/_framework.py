@@ -330,7 +330,7 @@ def dialect(name: str, detect, read=None, *, load=None, doc_class: type = Doc) -
 
     def load_doc(data: Mapping, positions: Positions | None, path: str, fmt: str, overrides: Overrides) -> LoadedConfig:
         doc = doc_class(data, positions, fmt, path)
-        return guarded(name, path, lambda: load(doc, overrides) if load is not None
+        return _guarded(name, path, lambda: load(doc, overrides) if load is not None
                         else assemble(doc, read(doc), overrides))
 
     return Dialect(name=name, aliases={}, detect=lambda data: CLAIM if detect(data) else 0, load=load_doc)
