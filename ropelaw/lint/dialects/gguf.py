@@ -254,7 +254,8 @@ def _yarn(doc: Doc, p: str, kind: Value, factor: Value, s: float, orig: Value, p
             return 1.0 if s <= 1 else 0.1 * x * math.log(s) + 1.0
         af, how = gm(ms) / gm(mall) * m, f"get_mscale(s, {ms:g}) / get_mscale(s, {mall:g}) from {mult.key}"
     else:
-        af, how = (0.1 * math.log(s) + 1.0) * m, "0.1 ln s + 1 (llama.cpp's YaRN magnitude)"
+        # llama-context.cpp get_mscale: 1 for a factor <= 1 (a negative or zero factor included)
+        af, how = (0.1 * math.log(s) + 1.0 if s > 1 else 1.0) * m, "0.1 ln s + 1 (llama.cpp's YaRN magnitude)"
     if attn is not None and m != 1.0:
         how += f" x {attn.key} {m:g}"
     yattn = doc.get(p + "yarn_attn_factor")

@@ -127,7 +127,7 @@ def load_launch(path: str, text: str, o: Overrides) -> LoadedConfig | None:
     problems = _apply_flags(path, arch, data, positions, flags, places, before)
     doc = G.GgufDoc(data, positions, "shell", path)
     fields = guarded(G.NAME, path, lambda: G.read(doc))
-    served, more = served_context(binary, data, before, arch, flags, places, line)
+    served, more = served_context(binary, data, before, arch, flags, places, line, path)
     fields.target = served
     fields.problems = list(fields.problems) + problems + more
     fields.notes = list(fields.notes) + [f"{binary} on line {line:,} serving {gpath}"]
@@ -145,6 +145,16 @@ def _number(flag: str, raw: Any, path: str) -> float:
         raise UsageError(f"{path}: {flag} {raw!r} is not a number (llama.cpp refuses the line)") from None
 
 
+def _integer(flag: str, raw: Any, path: str) -> int:
+    """An integer flag as llama.cpp's std::stoi reads it (a leading whole number), else UsageError."""
+    from ...errors import UsageError
+
+    m = re.match(r"\s*([+-]?\d+)", str(raw))
+    if m is None:
+        raise UsageError(f"{path}: {flag} {raw!r} is not a whole number (llama.cpp refuses the line)")
+    return int(m.group(1))
+
+
 def _apply_flags(path: str, a: str, data: dict, positions: dict, flags: dict, places: dict, before: dict) -> list:
     """Write the line's RoPE flags over the GGUF's keys (at the flag's place; the GGUF's values into ``before``);
     RV042 / RV041 problems."""
@@ -157,7 +167,9 @@ def _apply_flags(path: str, a: str, data: dict, positions: dict, flags: dict, pl
                          f"{flags['=']!r}: llama.cpp's argument parser has no --flag=value form ('invalid argument'); "
                          "write the value after a space"))
     p = f"{a}.rope."
-    f32 = lambda x: float(np.float32(x))  # noqa: E731  (llama.cpp: std::stof)
+    def f32(x: float) -> float:  # llama.cpp: std::stof (a value past float32's range becomes inf here, said by the rules)
+        with np.errstate(over="ignore"):
+            return float(np.float32(x))
     wanted: dict[str, tuple[str, Any]] = {}
     if "--rope-freq-base" in flags:
         wanted[p + "freq_base"] = ("--rope-freq-base", f32(_number("--rope-freq-base", flags["--rope-freq-base"], path)))
@@ -169,7 +181,7 @@ def _apply_flags(path: str, a: str, data: dict, positions: dict, flags: dict, pl
         wanted[p + "scaling.factor"] = (flag, f32(1.0 / scale) if scale else 0.0)
     if "--yarn-orig-ctx" in flags:
         wanted[p + "scaling.original_context_length"] = ("--yarn-orig-ctx",
-                                                         int(_number("--yarn-orig-ctx", flags["--yarn-orig-ctx"], path)))
+                                                         _integer("--yarn-orig-ctx", flags["--yarn-orig-ctx"], path))
     for key, (flag, value) in wanted.items():
         was_value = before[key] = data.get(key)
         data[key] = value
@@ -184,21 +196,21 @@ def _apply_flags(path: str, a: str, data: dict, positions: dict, flags: dict, pl
 
 
 def served_context(binary: str, data: dict, before: dict, a: str, flags: dict, places: dict,
-                   line: int) -> tuple[Value, list]:
+                   line: int, path: str = "") -> tuple[Value, list]:
     """``(context per request, RV043 problems)`` (module docstring); ``before``: the GGUF's values the line
     replaced."""
     from ._framework import derived
 
     train = data.get(f"{a}.context_length")
-    asked = int(_number("--ctx-size", flags["--ctx-size"], "")) if "--ctx-size" in flags else 0
+    asked = _integer("--ctx-size", flags["--ctx-size"], path) if "--ctx-size" in flags else 0
     n_ctx = asked if asked > 0 else (train if isinstance(train, int) else 0)
     n_ctx = -(-n_ctx // PAD) * PAD
     at = places.get("--ctx-size", (line, 1))
     if binary != "llama-server":
         return Value(n_ctx, "--ctx-size" if asked else f"{a}.context_length", *at,
                      f"{binary}: one sequence of {n_ctx:,} (padded to {PAD})", "int"), []
-    auto = "--parallel" not in flags or int(_number("--parallel", flags["--parallel"], "")) < 0
-    slots = 4 if auto else int(_number("--parallel", flags["--parallel"], ""))
+    auto = "--parallel" not in flags or _integer("--parallel", flags["--parallel"], path) < 0
+    slots = 4 if auto else _integer("--parallel", flags["--parallel"], path)
     unified = (auto and "--no-kv-unified" not in flags) or "--kv-unified" in flags
     seq = n_ctx if unified else -(-(n_ctx // max(slots, 1)) // PAD) * PAD
     cap = _train_cap(data, before, a, train)
@@ -230,5 +242,8 @@ def _train_cap(data: dict, before: dict, a: str, train: Any) -> int | None:
     if data.get(f"{a}.rope.scaling.type", "linear") != "yarn" or freq_scale(data.get(key)) == freq_scale(
             before.get(key, data.get(key))):
         return train
-    orig = data.get(f"{a}.rope.scaling.original_context_length") or train
-    return int(f32(orig) / f32(freq_scale(data.get(key))))
+    orig = data.get(f"{a}.rope.scaling.original_context_length")
+    orig = orig if isinstance(orig, int) and not isinstance(orig, bool) and orig > 0 else train
+    with np.errstate(all="ignore"):
+        cap = f32(orig) / f32(freq_scale(data.get(key)))
+    return int(cap) if np.isfinite(cap) else train
