@@ -446,3 +446,14 @@ def test_rv031_from_the_library_or_a_folder_and_model_config(tmp_path, capsys):
     code, out, _ = lint(capsys, path, "--model-config", str(tmp_path / "llama31-8b.gguf"))
     assert "RV031" not in codes(out) and load_config(path, model_config=str(tmp_path / "llama31-8b.gguf")
                                                      ).target.number() == 8192
+
+
+def test_rv041_block_count_llamacpp_refuses_is_never_walked(tmp_path, capsys):
+    """A llama4 GGUF claiming 2^31 layers: llama.cpp asserts 0 < n_layer <= 512 (LLAMA_MAX_LAYERS); ropelaw says so
+    (RV041) and builds no per-layer list of that length (it used to hang building the NoPE layers)."""
+    kv = {"{arch}.context_length": 8192, "{arch}.embedding_length": 4096, "{arch}.attention.head_count": 32,
+          "{arch}.block_count": 2**31}
+    code, out, _ = lint(capsys, write_gguf(tmp_path / "l4.gguf", "llama4", kv))
+    assert "RV041" in codes(out) and "llama.cpp refuses the model (0 < n_layer <= LLAMA_MAX_LAYERS = 512" in out
+    cfg = load_config(write_gguf(tmp_path / "l4ok.gguf", "llama4", dict(kv, **{"{arch}.block_count": 48})))
+    assert [len(g.indices) for g in cfg.layers] == [36, 12]  # NoPE on every 4th layer (llama4.cpp)

@@ -48,6 +48,7 @@ DEFAULT_SWA_BASE = 10000.0  # llama-hparams.h rope_freq_base_train_swa = 10000.0
 YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0  # llama-hparams.h yarn_beta_fast / yarn_beta_slow
 # llama-model.cpp load_hparams: these architectures refuse rope.dimension_count != the head dim
 FULL_ROTARY = ("llama", "deci", "falcon", "llama-embed")
+MAX_LAYERS = 512  # llama-hparams.h LLAMA_MAX_LAYERS: load_hparams asserts 0 < block_count <= it
 TYPES = ("none", "linear", "yarn", "longrope")  # llama-model.cpp LLAMA_ROPE_SCALING_TYPES
 
 # Sliding windows as each architecture's load_arch_hparams sets them (src/models/<file>.cpp):
@@ -152,8 +153,22 @@ def read(doc: Doc) -> Fields:
                     scheme=scheme, params=params, original_max=orig,
                     dtype=preset("float32", "llama.cpp: ggml_rope_ext computes angles in float32 from int32 "
                                  "positions", None, "str"), notes=notes, problems=problems, unread=unread)
-    _windows(doc, a, fields)
+    _windows(doc, a, fields, _layer_count(doc, a, problems))
     return fields
+
+
+def _layer_count(doc: Doc, a: str, problems: list) -> int | None:
+    """``{arch}.block_count`` when llama.cpp loads it (0 < n <= LLAMA_MAX_LAYERS = 512, llama-model.cpp
+    load_hparams: GGML_ASSERT), else None (RV041 for a count it refuses)."""
+    n = doc.raw(f"{a}.block_count")
+    if not isinstance(n, int) or isinstance(n, bool):
+        return None
+    if 0 < n <= MAX_LAYERS:
+        return n
+    v = doc.get(f"{a}.block_count", expect="any")
+    problems.append(("runtime-refuses-setting", v, f"{v.key} {n:,}: llama.cpp refuses the model (0 < n_layer <= "
+                                                   f"LLAMA_MAX_LAYERS = {MAX_LAYERS}, llama-model.cpp load_hparams)"))
+    return None
 
 
 def _alpha_base(doc: Doc, a: str, base: Value, head: Value) -> Value:
@@ -271,11 +286,12 @@ def _yarn(doc: Doc, p: str, kind: Value, factor: Value, s: float, orig: Value, p
     return derived("yarn", kind.key, kind, "str"), params
 
 
-def _windows(doc: Doc, a: str, f: Fields) -> None:
-    """Sliding windows of the architecture (module docstring, :data:`SWA`) into ``f``."""
+def _windows(doc: Doc, a: str, f: Fields, n: int | None) -> None:
+    """Sliding windows of the architecture (module docstring, :data:`SWA`) into ``f``; ``n`` layers (None: not
+    known)."""
     key = f"{a}.attention.sliding_window"
     w = doc.get(key, expect="int")
-    _nope(doc, a, w, f)
+    _nope(doc, a, w, f, n)
     if a == "llama4":
         if w is None or w.number() != 0:  # llama4.cpp: n_swa = 8192 (the key's value is not used), pattern 4
             f.chunk = preset(8192, "llama.cpp llama4.cpp: chunked attention, n_swa = 8192", w, "int")
@@ -299,7 +315,6 @@ def _windows(doc: Doc, a: str, f: Fields) -> None:
         return
     window = w or preset(rule["window"], f"llama.cpp {rule['file']} default n_swa", None, "int")
     pat = doc.get(f"{a}.attention.sliding_window_pattern", expect="any")
-    n = doc.raw(f"{a}.block_count")
     if pat is not None and isinstance(pat.raw, list):
         local = [i for i, x in enumerate(pat.raw) if x]
         f.notes.append(f"{pat.key}: {len(local)} of {len(pat.raw)} layers windowed")
@@ -321,9 +336,8 @@ def _windows(doc: Doc, a: str, f: Fields) -> None:
         f.n_layers = n
 
 
-def _nope(doc: Doc, a: str, w: Value | None, f: Fields) -> None:
+def _nope(doc: Doc, a: str, w: Value | None, f: Fields, n: int | None) -> None:
     """Layers that apply no RoPE (:data:`NOPE_STEP`, :data:`ROPE_SWITCH`)."""
-    n = doc.raw(f"{a}.block_count")
     if a in ROPE_SWITCH and doc.raw(f"{a}.rope.scaling.finetuned") is False:
         at = doc.get(f"{a}.rope.scaling.finetuned", expect="any")
         f.problems.append(("server-layer-semantics-unknown", at, f"{at.key} false: llama.cpp applies no RoPE on any "
