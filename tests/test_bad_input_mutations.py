@@ -126,7 +126,9 @@ def _outcome(run) -> str | None:
 # their model by a path this machine lacks, RV031 without --model-config; OpenRLHF is read from launch
 # scripts, whose text mutations run under "shell")
 ELSEWHERE = {"verl": "every veRL YAML of the corpus names its model by path (RV031 without --model-config)",
-             "openrlhf": "OpenRLHF is read from launch scripts (the 'shell' cases)"}
+             "openrlhf": "OpenRLHF is read from launch scripts (the 'shell' cases)",
+             "gguf": "the corpus holds no GGUF (binary model files); tests/test_hostile_gguf.py mutates one the gguf "
+                     "package writes: 28 corruptions, every truncation and a fuzzer"}
 
 
 def test_the_corpus_gives_every_dialect():
