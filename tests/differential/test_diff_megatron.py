@@ -34,7 +34,6 @@ and, with ``--write``, regenerates the manifest.
 from __future__ import annotations
 
 import contextlib
-import csv
 import glob
 import hashlib
 import io
@@ -50,6 +49,8 @@ import zipfile
 
 import pytest
 
+import corpus_examples as examples
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DL = pathlib.Path(os.environ.get("ROPELAW_FRAMEWORK_DL", ROOT.parent / "shared" / "dl"))
 CORPUS = pathlib.Path(os.environ.get("ROPELAW_CORPUS", ROOT.parent / "shared" / "corpus"))
@@ -62,18 +63,8 @@ EXTRA = {"examples/post_training/modelopt/conf/openai/gpt-oss-20b.sh":
 
 
 def corpus_entries() -> list[tuple[str, pathlib.Path, str]]:
-    """``(path in the repository, where the corpus holds it, sha256)`` of every Megatron-LM example."""
-    out = []
-    src = CORPUS / "frameworks-examples" / "SOURCES.tsv"
-    if src.is_file():
-        with open(src, encoding="utf-8") as fh:
-            for row in csv.DictReader(fh, delimiter="\t"):
-                if row["framework"] != "Megatron-LM":
-                    continue
-                note = row.get("note") or ""
-                local = (CORPUS / note.split("already in corpus at ", 1)[1].strip() if "already in corpus at " in note
-                         else CORPUS / "frameworks-examples" / "Megatron-LM" / row["path"])
-                out.append((row["path"], local, row["sha256"]))
+    """``(path in the repository, where the corpus holds it, sha256)`` of every Megatron-LM example (corpus_examples.rows)."""
+    out = [(path, CORPUS / rel, sha) for path, (rel, sha) in examples.rows("Megatron-LM").items()]
     for path, sha in EXTRA.items():
         out.append((path, CORPUS / "frameworks-examples" / "Megatron-LM" / path, sha))
     return sorted(out)

@@ -20,7 +20,6 @@ antlr4-python3-runtime==4.9.3, no other dependency); each file's verdict is reco
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import os
@@ -29,6 +28,8 @@ import sys
 
 import pytest
 
+import corpus_examples as examples
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORPUS = pathlib.Path(os.environ.get("ROPELAW_CORPUS", ROOT.parent / "shared" / "corpus"))
 REPO, COMMIT = "NVIDIA/NeMo", "8cfedd7203462cb251a914e700e5605444277561"
@@ -36,17 +37,8 @@ MANIFEST = pathlib.Path(__file__).with_name("nemo_examples.json")
 
 
 def corpus_entries() -> list[tuple[str, pathlib.Path, str]]:
-    out = []
-    src = CORPUS / "frameworks-examples" / "SOURCES.tsv"
-    if src.is_file():
-        with open(src, encoding="utf-8") as fh:
-            for row in csv.DictReader(fh, delimiter="\t"):
-                if row["framework"] != "NeMo":
-                    continue
-                note = row.get("note") or ""
-                local = (CORPUS / note.split("already in corpus at ", 1)[1].strip() if "already in corpus at " in note
-                         else CORPUS / "frameworks-examples" / "NeMo" / row["path"])
-                out.append((row["path"], local, row["sha256"]))
+    """``(path in the repository, where the corpus holds it, sha256)`` of every NeMo example (corpus_examples.rows)."""
+    out = [(path, CORPUS / rel, sha) for path, (rel, sha) in examples.rows("NeMo").items()]
     return sorted(out)
 
 
