@@ -82,7 +82,7 @@ cp "$root/.pre-commit-hooks.yaml" .  # not configs (a YAML list, comments only):
 git add -A
 # The hook must report exactly what the installed `ropelaw lint` reports on the same files (each file's
 # reading is asserted by the corpus tests): no file unread (RE101/RE102), none failed (RE104), no exit 2 or 3.
-"$work/venv/bin/ropelaw" lint $(git ls-files) > "$work/direct.out" 2>&1 && direct_rc=0 || direct_rc=$?
+"$work/venv/bin/ropelaw" lint --verbose $(git ls-files) > "$work/direct.out" 2>&1 && direct_rc=0 || direct_rc=$?
 hook_rc=0
 "$work/venv/bin/python" -m pre_commit try-repo "$work/clone" ropelaw-lint --all-files --verbose \
   > "$work/hook.out" 2>&1 || hook_rc=$?

@@ -298,23 +298,35 @@ def gptj(dtype: str, length: int) -> dict[str, int]:
 # --------------------------------------------------------------------------- issue 33's corpus (audits/corpus.py)
 
 
-def torchscale_xpos_cast(dtype: str, length: int) -> dict[str, int]:
-    """torchscale 0.3.0 ``XPOS(64)`` after a cast: ``fixed_pos_embedding(scale)`` computes float32 frequencies
-    ``1 / 10000 ** (arange(0, 32) / 32)`` and float32 positions on every call, their product ``.to(x)`` (the
-    ``scale`` tensor, in the cast dtype): the angles are rounded; sin / cos in that dtype; both multiplied by
-    the XPos scale ``scale_buf ** (p_c / 512)`` (the buffer cast, centred positions p_c exact, the power
-    rounded) before the rotation reads them back. w = the float32 frequencies it multiplies by."""
+def xpos_cast(dtype: str, length: int, scale_base: float) -> dict[str, int]:
+    """An XPos module of head dim 64 after a cast (torchscale 0.3.0 ``XPOS``, NeMo 1.23 ``XPOSPositionEmbedding``,
+    the same code): ``fixed_pos_embedding(scale)`` computes float32 frequencies ``1 / 10000 ** (arange(0, 32) /
+    32)`` and float32 positions on every call, their product ``.to(x)`` (the ``scale`` tensor, in the cast
+    dtype): the angles are rounded; sin / cos in that dtype; both multiplied by the XPos scale
+    ``scale_buf ** (p_c / scale_base)`` (the buffer cast, centred positions p_c exact, the power rounded)
+    before the rotation reads them back. w = the float32 frequencies it multiplies by."""
     th = f32(1.0 / f32(10000.0 ** f32(np.arange(0, 32) / 32)))
     sbuf = low(f32((np.arange(0, 64, 2) + 0.4 * 64) / (1.4 * 64)), dtype)  # (32,)
 
     def angles(p):
         a = low(f32(p[:, None] * th[None, :]), dtype)
-        pc = p - length // 2  # min_pos = -(L // 2): positions -L/2 .. L/2 - 1, exact, / 512 exact
-        scale = low(sbuf[None, :] ** (pc[:, None] / 512.0), dtype)
+        pc = p - length // 2  # min_pos = -(L // 2): positions -L/2 .. L/2 - 1, exact, / scale_base exact
+        scale = low(sbuf[None, :] ** (pc[:, None] / scale_base), dtype)
         c, s = low(np.cos(a), dtype), low(np.sin(a), dtype)
         return low(c * scale, dtype), low(s * scale, dtype)
 
     return counts(angles, th, length)
+
+
+def torchscale_xpos_cast(dtype: str, length: int) -> dict[str, int]:
+    """torchscale 0.3.0 ``XPOS(64)`` (``scale_base`` 512) after a cast: :func:`xpos_cast`."""
+    return xpos_cast(dtype, length, 512.0)
+
+
+def nemo_xpos_cast(dtype: str, length: int) -> dict[str, int]:
+    """NeMo 1.23 ``XPOSPositionEmbedding(64)`` (``scale_base`` 2048, its default) after a cast (NeMo's
+    ``megatron_amp_O2`` wraps the model in ``Float16Module``, which casts it): :func:`xpos_cast`."""
+    return xpos_cast(dtype, length, 2048.0)
 
 
 def torchscale_retnet_cast(dtype: str, length: int) -> dict[str, int]:
@@ -322,6 +334,47 @@ def torchscale_retnet_cast(dtype: str, length: int) -> dict[str, int]:
     ``1 / 10000 ** linspace(0, 1, 128)`` rounded, positions ``arange(slen).to(self.decay)`` rounded,
     ``index[:, None] * angle[None, :]`` in the cast dtype, sin / cos in it."""
     th = low(f32(1.0 / f32(10000.0 ** f32(np.linspace(0, 1, 128)))), dtype)
+    return counts(_low_positions_path(th, dtype, dtype), th, length)
+
+
+def einsum_cast_d128(dtype: str, length: int) -> dict[str, int]:
+    """:func:`einsum_cast` at head dim 128: NeMo 1.23's ``RotaryEmbedding`` after ``Float16Module`` casts the
+    model (``seq.type_as(self.inv_freq)``, ``einsum`` of two bf16 tensors); FlagAI's Aquila2 (transformers 4.3x
+    copy) after a cast, when the cache is rebuilt past ``max_position_embeddings``."""
+    th = low(theta32(128, 10000.0), dtype)
+    return counts(_low_positions_path(th, dtype, dtype), th, length)
+
+
+def vit5_axial_cast(dtype: str, length: int) -> dict[str, int]:
+    """vit-pytorch 1.26.11 ``vit_5.AxialRotaryEmbedding`` (dim_head 64: ``patch_inv_freq`` from half_dim 32,
+    base 100,000) with ``dtype`` queries (a cast model): ``arange(n, dtype=x.dtype)`` (exact below 257), the
+    frequencies ``.to(dtype)``, the einsum of two ``dtype`` tensors rounded, sin / cos in ``dtype``; one axis
+    of ``length`` patches."""
+    th = low(theta32(32, 100000.0), dtype)
+    return counts(_low_positions_path(th, dtype, dtype), th, length)
+
+
+def cosmos_axis_cast(dtype: str, length: int) -> dict[str, int]:
+    """cosmos-predict2 1.0.9 ``VideoRopePosition3DEmb`` (head dim 128: the height axis has dim_h 42, 21
+    frequencies, theta 10,000 with NTK factor 1) after ``net.to(bf16)``: the ``seq`` buffer (positions, exact
+    below 257) and the ``dim_spatial_range`` buffer (``arange(0, 42, 2) / 42``) are rounded; ``theta **
+    range`` and ``1.0 / ...`` are computed in ``dtype``; ``torch.outer`` of two ``dtype`` tensors rounds the
+    angle; cos / sin of it in float32 (read as the auditor reads an angles output)."""
+    rng = low(f32(np.arange(0, 42, 2) / 42), dtype)
+    w = low(1.0 / low(10000.0 ** rng, dtype), dtype)
+
+    def angles(p):
+        a = low(low(p, dtype)[:, None] * w[None, :], dtype)
+        return f32(np.cos(a)), f32(np.sin(a))
+
+    return counts(angles, w, length)
+
+
+def recurrentgemma_default(dtype: str, length: int) -> dict[str, int]:
+    """recurrentgemma 1.0.1 torch ``_apply_rope`` (rotary on 128 of head dim 256) under a ``dtype`` default
+    dtype: ``2 * arange(64) / 128`` and ``10_000 ** ...`` and its reciprocal in the default dtype, int64
+    ``segment_pos`` times them rounded to it, sin / cos ``.type_as(inputs)``."""
+    th = theta_default_low(128, 10000.0, dtype)
     return counts(_low_positions_path(th, dtype, dtype), th, length)
 
 

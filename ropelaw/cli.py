@@ -40,9 +40,67 @@ COMMANDS = {
 
 
 class _Parser(argparse.ArgumentParser):
+    argv: list[str] = []  # the command line being parsed (for the parser that says an error)
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # as ruff: `--tran` is a typo to name, never `--train`
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
-        # one line, one prefix, no usage block; where to read more, as git does
-        self.exit(2, f"ropelaw: error: {message} (see `{self.prog} --help`)\n")
+        # one line, one prefix, no usage block; where to read more, as git does; a "did you mean" for a
+        # mistyped flag, subcommand or choice, from the parser the word was meant for
+        parser = command_parser(self, _Parser.argv)
+        self.exit(2, f"ropelaw: error: {suggested(message, parser)} (see `{parser.prog} --help`)\n")
+
+
+def command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The deepest (sub)parser the words of ``argv`` name (``ropelaw audit code ...`` -> audit code's)."""
+    words = [a for a in argv if not a.startswith("-")]
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        nxt = next((subs[0].choices[w] for w in words if subs and w in subs[0].choices), None)
+        if nxt is None:
+            return parser
+        words = words[words.index(next(w for w in words if w in subs[0].choices)) + 1:]
+        nxt.parent = parser  # type: ignore[attr-defined]
+        parser = nxt
+
+
+def _parsers_on_path(parser: argparse.ArgumentParser) -> list:
+    """``parser`` and the parsers above it (``ropelaw``, ``ropelaw audit``, ``ropelaw audit code``)."""
+    out, cur = [], parser
+    while cur is not None:
+        out.append(cur)
+        cur = getattr(cur, "parent", None)
+    return out
+
+
+def suggested(message: str, parser: argparse.ArgumentParser) -> str:
+    """argparse's ``message`` with a "did you mean" (:func:`ropelaw.errors.did_you_mean`): an unknown flag
+    among ``parser``'s flags, an invalid choice (a subcommand, a format) among its choices."""
+    import re
+
+    from .errors import did_you_mean
+
+    if message.startswith("the following arguments are required"):  # argparse says this before an unknown flag
+        known = {o for p in _parsers_on_path(parser) for a in p._actions for o in a.option_strings}
+        unknown = [a.split("=", 1)[0] for a in _Parser.argv if a.startswith("--") and a.split("=", 1)[0] not in known]
+        if unknown:
+            message = f"unrecognized arguments: {unknown[0]}"
+    m = re.match(r"unrecognized arguments: (.*)$", message)
+    if m:
+        words = m.group(1).split()
+        flag = next((w for w in words if w.startswith("-")), words[0] if words else "")
+        flags = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+        name = flag.split("=", 1)[0]
+        what = "unknown flag" if flag.startswith("-") else "unexpected argument"
+        return f"{what} {name}{did_you_mean(name, flags) if flag.startswith('-') else ''}" + (
+            f" (with {' '.join(words[1:])})" if len(words) > 1 and not flag.startswith("-") else "")
+    m = re.match(r"(argument .*: invalid choice: '(.*?)' \(choose from (.*)\))$", message)
+    if m:
+        choices = re.findall(r"'([^']*)'", m.group(3))
+        return m.group(1) + did_you_mean(m.group(2), choices).replace(";", ";", 1)
+    return message
 
 
 def _load(name: str):
@@ -139,12 +197,13 @@ def _main(argv: list[str]) -> int:
         return 2
     only = first if first in COMMANDS else None
     parser = build_parser(only)
+    _Parser.argv = argv
     args = parser.parse_args(argv)
-    if getattr(args, "_run", None) is None:
+    if getattr(args, "_run", None) is None:  # no command: the help, and exit 2 (as ruff and git do)
         if only is None:
             parser = build_parser()
         parser.print_help()
-        return 2 if args.command is None and argv else 0
+        return 2
     try:
         code = int(args._run(args) or 0)
         sys.stdout.flush()  # a full disk is said now, as bad input, not at the interpreter's exit

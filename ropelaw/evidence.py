@@ -17,10 +17,10 @@ other scheme its own entry; LongRoPE none.
 from __future__ import annotations
 
 import functools
-import json
 import math
-import os
 from dataclasses import dataclass
+
+from .data import read as read_table
 
 __all__ = ["Evidence", "evidence_for", "VERDICT_RANK", "table"]
 
@@ -31,9 +31,7 @@ _WHAT = {"law": "the bound sweep (4 sizes x 2 seeds)", "tuning_length": "the bou
 
 @functools.lru_cache(maxsize=1)
 def table() -> dict:
-    path = os.path.join(os.path.dirname(__file__), "data", "plan_evidence.json")
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)["options"]
+    return read_table("plan_evidence")["options"]
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from .errors import UsageError
 __all__ = ["Rule", "Finding", "define_rule", "get_rule", "all_rules", "select_findings", "parse_selectors", "SEVERITIES"]
 
 SEVERITIES = ("error", "warning", "info")
+GAPS = ("", "file", "directory")  # Rule.gap: what a finding of the rule leaves unanalysed
 _CODE = re.compile(r"^R[A-Z]\d{3}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -45,6 +46,12 @@ class Rule:
     fix: str  # what to do instead
     references: tuple[str, ...] = ()
     default_on: bool = True  # False: reported only when selected (--select CODE, a prefix of it, or ALL)
+    fix_available: str = ""  # when `ropelaw lint --fix` fixes a finding of this rule ("": never)
+    # lint (RV rules): a finding of this rule says why a layer group got no spec; False: it does not, and
+    # lint_config adds RV016 for an unanalysed group (lint/check.py)
+    explains_unanalysed: bool = True
+    gap: str = ""  # "file": its path was not analysed to the end; "directory": not scanned (report.summary_line)
+    filterable: bool = True  # False: reported whatever --select / --ignore say (ropelaw's own failure)
 
     def doc(self) -> str:
         """The rule's documentation as shown by ``ropelaw rule CODE``."""
@@ -55,9 +62,16 @@ class Rule:
             f"## What it does\n{self.what.strip()}\n\n"
             f"## Why it matters\n{self.why.strip()}\n\n"
             f"## Example\n{self.example.strip()}\n\n"
-            f"## Fix\n{self.fix.strip()}\n\n"
+            f"## Fix\n{self.fix.strip()}\n\n{self.fix_note()}"
             f"## References\n{refs}\n"
         )
+
+    def fix_note(self) -> str:
+        """The paragraph saying when ``--fix`` fixes this rule's findings (ruff's "Fix is sometimes available"),
+        or ""."""
+        if not self.fix_available:
+            return ""
+        return f"Fix sometimes available (`ropelaw lint --fix`, marked [*]): {self.fix_available.strip()}\n\n"
 
 
 _RULES: dict[str, Rule] = {}
@@ -65,10 +79,13 @@ _LOADED = False
 
 
 def define_rule(code: str, name: str, severity: str, summary: str, *, what: str, why: str,
-                example: str, fix: str, references: tuple[str, ...] = (), default_on: bool = True) -> Rule:
+                example: str, fix: str, references: tuple[str, ...] = (), default_on: bool = True,
+                fix_available: str = "", explains_unanalysed: bool = True, gap: str = "",
+                filterable: bool = True) -> Rule:
     """Declare a rule once; a second definition of the same code is a programming error.
 
-    ``default_on=False`` marks a rule that commands report only when selected explicitly.
+    ``default_on=False`` marks a rule that commands report only when selected explicitly; the other
+    properties are :class:`Rule`'s fields of the same names.
     """
     if not _CODE.match(code):
         raise RuntimeError(f"rule code {code!r} is not of the form R<family><3 digits>")
@@ -76,11 +93,14 @@ def define_rule(code: str, name: str, severity: str, summary: str, *, what: str,
         raise RuntimeError(f"rule name {name!r} is not kebab-case")
     if severity not in SEVERITIES:
         raise RuntimeError(f"rule {code}: severity {severity!r} not in {SEVERITIES}")
+    if gap not in GAPS:
+        raise RuntimeError(f"rule {code}: gap {gap!r} not in {GAPS}")
     if code in _RULES:
         raise RuntimeError(f"rule {code} defined twice")
     if any(r.name == name for r in _RULES.values()):
         raise RuntimeError(f"rule name {name} used twice")
-    rule = Rule(code, name, severity, summary, what, why, example, fix, tuple(references), bool(default_on))
+    rule = Rule(code, name, severity, summary, what, why, example, fix, tuple(references), bool(default_on),
+                fix_available, bool(explains_unanalysed), gap, bool(filterable))
     _RULES[code] = rule
     return rule
 
@@ -140,6 +160,11 @@ class Finding:
         return cls(rule.code, rule.name, rule.severity, message, path, line, column,
                    rule.fix.strip().splitlines()[0] if fix is None else fix, data)
 
+    @property
+    def rule(self) -> Rule:
+        """The rule this finding is of (its properties: :class:`Rule`)."""
+        return get_rule(self.code)
+
     def to_dict(self) -> dict[str, Any]:
         out = {
             "code": self.code,
@@ -170,8 +195,11 @@ def parse_selectors(values: "str | list[str] | None", flag: str) -> list[str] | 
     known = [r.code for r in all_rules()]
     for c in codes:
         if c.upper() != "ALL" and not any(k.startswith(c.upper()) for k in known):
+            from .errors import did_you_mean
+
+            hint = did_you_mean(c.upper(), known + sorted({k[:2] for k in known}))
             raise UsageError(f"{flag}: {c!r} is not a rule code or prefix (e.g. RP101, RL, ALL; "
-                             "see `ropelaw rule --all`)")
+                             f"see `ropelaw rule --all`){hint}")
     return codes
 
 

@@ -8,13 +8,15 @@ Two length limits with different meanings, hence different names:
 - :data:`MAX_CONTEXT` (2**31 - 1): the longest context ``ropelaw lint`` accepts in a config or
   on its command line (RV013): the int32 limit of sequence offsets in attention kernels.
 
+:data:`MAX_FACTOR` (2**20) bounds scaling factors: lint's RV017 and the whole factors ``plan`` searches.
+
 :data:`MAX_D` is the same limit everywhere: the CLI refuses larger ``--d`` and the linter
 reports a larger rotary dimension (RV017) without analysing it.
 """
 
 from __future__ import annotations
 
-__all__ = ["MAX_D", "MAX_LENGTH", "MAX_CONTEXT", "MAX_MODEL_TYPE", "check_rotary_dim"]
+__all__ = ["MAX_D", "MAX_LENGTH", "MAX_CONTEXT", "MAX_FACTOR", "MAX_MODEL_TYPE", "check_rotary_dim"]
 
 # Rotary dimensions: 2**16. Real models rotate 32 .. 512 dims per head (DeepSeek MLA 64, Gemma
 # 256); beyond 65,536 the value is a typo, and the per-pair work (O(d)) would be wasted on it.
@@ -31,6 +33,15 @@ MAX_LENGTH = 2**53
 # public RoPE config advertises (Llama 4 Scout, max_position_embeddings 10,485,760). Anything
 # above is a typo (1e30 is transformers' VERY_LARGE_INTEGER sentinel, found in tokenizer configs).
 MAX_CONTEXT = 2**31 - 1
+
+# Scaling factors: 2**20 (RV017 in lint; the largest whole factor `plan` searches). A factor s is
+# designed for s x the original context; with 2,048, the shortest pre-training context in the corpus
+# (tests/configs: GPT-NeoX-20B, Pythia, Falcon), s = 2**20 designs 2**31 tokens, beyond MAX_CONTEXT.
+# Public configs use 2 .. 40 (Qwen2.5 YaRN 4, Llama 3.1 8, DeepSeek-V3 40; Phi-3-128k's LongRoPE ratio
+# is 32). Independently, lint flags a factor with s x original > MAX_CONTEXT for the config's own
+# original length. (Far beyond the limit the scaled frequencies underflow: base 1e4, d 128, s 1e308
+# gives 1e4^(-126/128) / 1e308 = 1.2e-312, a subnormal float64.)
+MAX_FACTOR = 2**20
 
 # The longest ``model_type`` a config may give: an identifier (transformers' longest is under 40
 # characters). The linter matches it against its tables dozens of times and quotes it in messages; a

@@ -14,8 +14,8 @@ from typing import Any
 
 from .errors import UsageError
 from .numfmt import count, number, short
-from .plan_types import (COST_NONE, COST_TARGET, COST_TRAIN, COST_UNKNOWN, MAX_WHOLE_FACTOR, SOURCES, Caveat,
-                   Option)
+from .limits import MAX_FACTOR  # the largest whole factor searched: RV017's limit
+from .plan_types import COST_NONE, COST_TARGET, COST_TRAIN, COST_UNKNOWN, SOURCES, Caveat, Option
 from .reach import reaches
 from .spec import RopeSpec
 
@@ -23,7 +23,7 @@ __all__ = ["smallest_whole", "make_option", "written_base", "plain_spec", "base_
            "factor_option", "rerope_options", "longrope_option"]
 
 
-def smallest_whole(make, target: int, limit: int = MAX_WHOLE_FACTOR) -> tuple[int | None, Any]:
+def smallest_whole(make, target: int, limit: int = MAX_FACTOR) -> tuple[int | None, Any]:
     """Smallest integer ``s`` in ``1 .. limit`` with ``make(s)``'s bound >= ``target``, by doubling
     then bisection (the bound does not decrease with s), and its BoundResult; ``(None, r)`` with the
     result at ``limit`` when none does."""
@@ -223,7 +223,7 @@ def factor_option(name: str, spec: RopeSpec, target: int, extra_params: dict | N
         r = None
     else:
         if smallest is None:
-            s, r = float(MAX_WHOLE_FACTOR), r_small
+            s, r = float(MAX_FACTOR), r_small
             how = "no whole factor up to 2^20 reaches the target: shown at 2^20"
         else:
             s, r = float(smallest), r_small

@@ -10,8 +10,7 @@ from typing import Any
 from .results import Result
 from .spec import RopeSpec
 
-__all__ = ["Caveat", "Option", "SOURCES", "OPTION_NAMES", "COST_NONE", "COST_TRAIN", "COST_TARGET", "COST_UNKNOWN",
-           "MAX_WHOLE_FACTOR"]
+__all__ = ["Caveat", "Option", "SOURCES", "OPTION_NAMES", "COST_NONE", "COST_TRAIN", "COST_TARGET", "COST_UNKNOWN"]
 
 # the citations every option draws on (one place, so text and JSON name them the same way)
 SOURCES = {
@@ -30,7 +29,6 @@ OPTION_NAMES = ("current", "base", "train", "linear", "ntk", "dynamic", "yarn", 
                 "leaky_rerope")
 
 COST_NONE, COST_TRAIN, COST_TARGET, COST_UNKNOWN = 0, 1, 2, 3
-MAX_WHOLE_FACTOR = 2 ** 20  # RV017's limit on scaling factors (lint.rules.values.MAX_FACTOR)
 
 
 @dataclass(frozen=True)

@@ -6,25 +6,21 @@ Shared by ``ropelaw audit`` and ``ropelaw lint``; checks never print.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from .errors import UsageError
 from .escape import clean  # the one escaping function (ropelaw/escape.py), re-exported here
 from .findings import Finding, all_rules
 
-__all__ = ["FORMATS", "render", "summary_line", "exit_code", "clean", "JsonStream", "sarif_uri"]
+__all__ = ["FORMATS", "render", "summary_line", "exit_code", "clean", "JsonStream", "sarif_uri", "TextView",
+           "finding_line", "text_lines", "statistics_rows", "statistics_lines"]
 
 FORMATS = ("text", "json", "sarif", "github")
 
 
 def _sort(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.path, f.line, f.column, f.code))
-
-
-# files that could not be read, parsed or analysed to the end (audit code RE001-RE004, lint
-# RE101-RE102), and directories a scan could not enter (RE005, RE103)
-_UNANALYSED = ("RE001", "RE002", "RE003", "RE004", "RE101", "RE102")
-_UNSCANNED = ("RE005", "RE103")
 
 
 def summary_line(findings: list[Finding], checked: int, noun: str = "file", not_read: int = 0,
@@ -44,16 +40,19 @@ def summary_line(findings: list[Finding], checked: int, noun: str = "file", not_
     not_read = not_read + not_read_python
     if not findings:
         unread = f"; {what} not read" if not_read else ""
+        if checked == 0 and not skipped and not not_read:  # every file named was excluded (lint --force-exclude)
+            return f"No findings: no {noun} analysed."
         if checked == 0:
             return f"No findings: no {noun} analysed ({plural(skipped, 'file')} without RoPE settings{unread})."
         if not_read:
             return f"No findings in {where}{unread}."
         return f"All checks passed: no findings in {where}."
     gaps = []
-    unread = len({f.path for f in findings if f.code in _UNANALYSED})
+    # files that could not be read, parsed or analysed to the end, directories a scan could not enter (Rule.gap)
+    unread = len({f.path for f in findings if f.rule.gap == "file"})
     if unread:
         gaps.append(f"{unread:,} not analysed")
-    dirs = len({f.path for f in findings if f.code in _UNSCANNED})
+    dirs = len({f.path for f in findings if f.rule.gap == "directory"})
     if dirs:
         gaps.append(f"{dirs:,} director{'y' if dirs == 1 else 'ies'} not scanned")
     if not_read:
@@ -70,29 +69,75 @@ def render_text(findings: list[Finding], checked: int, noun: str = "file",
     return "\n".join(text_lines(findings, checked, noun, show_fix, extra_lines))
 
 
+@dataclass(frozen=True)
+class TextView:
+    """How text output shows findings: ``full`` (each finding and its ``fix:`` line) or ``concise`` (one line
+    each); ``quiet`` leaves out the lines after the findings and the summary; ``palette`` colours
+    (``colour.Palette``, None: none)."""
+
+    style: str = "full"
+    quiet: bool = False
+    palette: Any = None
+
+
+def finding_line(f: Finding, view: TextView) -> str:
+    """``path:line:col: CODE name message``, names escaped, then painted."""
+    p = view.palette
+    if p is None or not p.on:
+        return f"{clean(f.path)}:{f.line}:{f.column}: {f.code} {f.name} {clean(f.message)}"
+    return f"{p.path(clean(f.path))}:{f.line}:{f.column}: {p.code(f.code, f.severity)} {f.name} {clean(f.message)}"
+
+
 def text_lines(findings: list[Finding], checked: int, noun: str = "file",
                show_fix: bool = True, extra_lines: Iterable[str] = (), not_read: int = 0,
-               skipped: int = 0, not_read_python: int = 0) -> Iterator[str]:
+               skipped: int = 0, not_read_python: int = 0, view: TextView | None = None) -> Iterator[str]:
     """The lines of :func:`render_text`, one at a time (a scan of 50,000 files writes them as they
     come instead of holding the whole text)."""
+    view = view or TextView()
+    full = view.style == "full"
+    label = view.palette.label if view.palette is not None else (lambda t: t)
     for f in _sort(findings):
-        yield f"{clean(f.path)}:{f.line}:{f.column}: {f.code} {f.name} {clean(f.message)}"
-        if show_fix and f.fix:
-            yield f"  fix: {clean(f.fix)}"
+        yield finding_line(f, view)
+        if full and show_fix and f.fix:
+            yield f"  {label('fix:')} {clean(f.fix)}"
+    if view.quiet:
+        return
     for line in extra_lines:
         yield clean(line)
-    yield summary_line(findings, checked, noun, not_read, skipped, not_read_python)
+    line = summary_line(findings, checked, noun, not_read, skipped, not_read_python)
+    if view.palette is not None and view.palette.on:
+        line = view.palette.passed(line) if line.startswith("All checks passed") else view.palette.found(line)
+    yield line
+
+
+def statistics_rows(findings: list[Finding]) -> list[dict]:
+    """ruff's ``--statistics``: one row per rule with findings, ``{code, name, severity, count}``, most first
+    (then by code)."""
+    rows: dict[str, dict] = {}
+    for f in findings:
+        rows.setdefault(f.code, {"code": f.code, "name": f.name, "severity": f.severity, "count": 0})["count"] += 1
+    return sorted(rows.values(), key=lambda r: (-r["count"], r["code"]))
+
+
+def statistics_lines(rows: list[dict], palette: Any = None) -> Iterator[str]:
+    """``count<TAB>code<TAB>name`` per row, the counts right-aligned and the codes padded, as ruff prints them."""
+    if not rows:
+        return
+    cw = max(len(f"{r['count']:,}") for r in rows)
+    kw = max(len(r["code"]) for r in rows)
+    for r in rows:
+        code = r["code"].ljust(kw)
+        if palette is not None and palette.on:
+            code = palette.code(code, r["severity"])
+        yield f"{r['count']:>{cw},}\t{code}\t{r['name']}"
 
 
 def render_json(findings: list[Finding], extra: dict[str, Any] | None = None) -> str:
     """A JSON list of findings, or, with ``extra``, an object with ``findings`` and those keys."""
-    from .jsonout import json_safe  # a finding's data may hold inf (an unbounded length)
+    from .jsonout import dumps  # a finding's data may hold inf (an unbounded length): jsonout decides
 
-    items = json_safe([f.to_dict() for f in _sort(findings)])
-    extra = json_safe(extra) if extra is not None else None
-    if extra is None:
-        return json.dumps(items, indent=2, allow_nan=False)
-    return json.dumps({**extra, "findings": items}, indent=2, allow_nan=False)
+    items = [f.to_dict() for f in _sort(findings)]
+    return dumps(items if extra is None else {**extra, "findings": items})
 
 
 class JsonStream:
@@ -115,10 +160,10 @@ class JsonStream:
         self._keys += 1
 
     def value(self, key: str, value: Any) -> None:
-        from .jsonout import json_safe
+        from .jsonout import dumps
 
         self._key(key)
-        self._out.write(json.dumps(json_safe(value), indent=2, allow_nan=False).replace("\n", "\n  "))
+        self._out.write(dumps(value).replace("\n", "\n  "))
 
     def begin_list(self, key: str) -> None:
         self._key(key)
@@ -128,9 +173,9 @@ class JsonStream:
     def item(self, value: Any) -> None:
         """One list item on one line (json's C encoder; ``indent`` would use the pure-Python one,
         3x slower on a scan of many configs)."""
-        from .jsonout import json_safe
+        from .jsonout import dumps
 
-        text = json.dumps(json_safe(value), allow_nan=False)
+        text = dumps(value, indent=None)
         self._out.write(("," if self._items else "") + "\n    " + text)
         self._items = (self._items or 0) + 1
 
@@ -204,7 +249,9 @@ def render_sarif(findings: list[Finding], tool_version: str) -> str:
             } for f in _sort(findings)],
         }],
     }
-    return json.dumps(doc, indent=2)
+    from .jsonout import dumps
+
+    return dumps(doc)
 
 
 def _gh_escape(text: str, prop: bool = False) -> str:

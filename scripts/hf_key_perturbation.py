@@ -126,7 +126,7 @@ def main() -> None:
     import transformers
 
     from ropelaw.lint.dialects import hf
-    from ropelaw.safeio import write_atomic
+    from ropelaw import data
 
     torch.set_num_threads(1)
     version = hf.SEMANTICS[0] if transformers.__version__.startswith("4.") else hf.SEMANTICS[1]
@@ -142,7 +142,7 @@ def main() -> None:
         table.setdefault("versions", {})[version] = {t: {s: dict(sorted(k.items())) for s, k in sorted(by.items())
                                                          if k} for t, by in sorted(part.items()) if any(by.values())}
         table.setdefault("files", {})[version] = dict(sorted(files.items()))
-        write_atomic(str(TABLE), json.dumps(table, indent=1, sort_keys=True) + "\n")
+        data.write("hf_keys", table, sort_keys=True)
 
     part, files = measure_all(version, only, table, save)
     save(part, files)

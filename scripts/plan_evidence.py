@@ -107,10 +107,13 @@ def table() -> dict:
 
 
 def render() -> str:
-    return json.dumps(table(), indent=1, sort_keys=True) + "\n"
+    from ropelaw import data
+
+    return data.dump(table(), sort_keys=True)
 
 
 def main(argv: list[str]) -> int:
+    sys.path.insert(0, ROOT)
     text = render()
     if argv == ["--check"]:
         with open(OUT, encoding="utf-8") as fh:
@@ -118,11 +121,9 @@ def main(argv: list[str]) -> int:
         if stale:
             print("ropelaw/data/plan_evidence.json is out of date: python scripts/plan_evidence.py", file=sys.stderr)
         return 1 if stale else 0
-    sys.path.insert(0, ROOT)
-    from ropelaw.safeio import write_atomic
+    from ropelaw import data
 
-    os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    write_atomic(OUT, text)
+    data.write("plan_evidence", table(), sort_keys=True)
     print(f"{os.path.relpath(OUT, ROOT)}: {len(table()['options'])} entries")
     return 0
 

@@ -73,7 +73,7 @@ def rule_page(rule) -> str:
         f"## What it does\n\n{escape(rule.what.strip())}\n\n"
         f"## Why it matters\n\n{escape(rule.why.strip())}\n\n"
         f"## Example\n\n{fence}\n{rule.example.strip()}\n{fence}\n\n"
-        f"## Fix\n\n{escape(rule.fix.strip())}\n\n"
+        f"## Fix\n\n{escape(rule.fix.strip())}\n\n{escape(rule.fix_note())}"
         f"## References\n\n{refs}\n\n"
         f"[All rules](index.md)\n"
     )
@@ -85,7 +85,8 @@ def index_page(rules) -> str:
              "defined once in the rule registry (`ropelaw/findings.py`'s `define_rule`) with what it does, why",
              "it matters, an example and the fix. `ropelaw rule CODE` prints a rule in the terminal,",
              "`ropelaw rule --all` lists them; `--select` and `--ignore` take codes, prefixes and names",
-             "(`--select RL103`, `--ignore RV`). Rules marked *off* are reported only when selected.", ""]
+             "(`--select RL103`, `--ignore RV`). Rules marked *off* are reported only when selected; rules",
+             "marked [*] have a fix `ropelaw lint --fix` applies where their page says.", ""]
     for prefix, title, what in FAMILIES:
         members = [r for r in rules if family(r.code)[0] == prefix]
         if not members:
@@ -93,7 +94,8 @@ def index_page(rules) -> str:
         lines += [f"## {title}", "", what, "", "| code | name | severity | summary |", "|---|---|---|---|"]
         for r in members:
             off = " (off)" if not r.default_on else ""
-            lines.append(f"| [{r.code}]({r.code}.md) | {r.name} | {r.severity}{off} | {escape(r.summary.strip())} |")
+            fix = " [*]" if r.fix_available else ""
+            lines.append(f"| [{r.code}]({r.code}.md) | {r.name}{fix} | {r.severity}{off} | {escape(r.summary.strip())} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _reports_uncoloured(monkeypatch):
+    """Text reports are compared byte for byte: a runner's FORCE_COLOR would colour them (ropelaw/colour.py)."""
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+
 
 def pytest_terminal_summary(terminalreporter):
     """Say how many hostile cases the fuzz suite ran (issue 12), also without -s."""

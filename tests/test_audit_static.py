@@ -95,6 +95,9 @@ EXPECTED: dict[str, list[tuple[str, int, int]]] = {
     # issue 33: RP117 only where there is rotary / ALiBi code, imported at module level
     "clean_tf_sinusoidal_positions.py": [],
     "clean_torch_rotary_tf_weights_loader.py": [],
+    # settings handed on (a constant, keyword arguments) are not rotary code; applying the rotation is
+    "clean_jax_rope_settings_only.py": [],
+    "rp117_jax_rope_applied.py": [("RP117", 3, 1)],
     # issue 33: `.to(<buffer>)` follows the buffer's dtype; a buffer reshaped under its own name; a decay
     "rp101_to_buffer_retnet.py": [("RP121", 15, 9), ("RP101", 19, 17)],
     "clean_to_buffer_device_retnet.py": [],

@@ -72,11 +72,6 @@ def test_brute_force_counts_are_the_recorded_ones(name, i):
 
 
 RUNTIME = [(n, i) for n, e in sorted(ENTRIES.items()) for i, t in enumerate(e.truths) if t.factory]
-# (entry, scenario, dtype): why the runtime audit's distinct count differs from the brute force's, when it does
-DISTINCT_DIFFERS = {("torchscale XPos", "cast", "bf16"): "2,042 vs 2,048 distinct rows: not explained yet (the "
-                    "exact counts agree)"}
-
-
 @pytest.mark.torch
 @pytest.mark.parametrize("name, i", RUNTIME)
 def test_runtime_audit_agrees_with_the_brute_force(name, i, tmp_path, monkeypatch):
@@ -90,5 +85,7 @@ def test_runtime_audit_agrees_with_the_brute_force(name, i, tmp_path, monkeypatc
                      [t.scenario])
     s = a.scenarios[0]
     assert s.exact == t.exact, (name, t.scenario, t.dtype, s.exact, t.exact)
-    if (name, t.scenario, t.dtype) not in DISTINCT_DIFFERS:
-        assert s.distinct == t.distinct, (name, t.scenario, t.dtype, s.distinct, t.distinct)
+    # where the runtime's distinct count differs from the brute force's (XPos in bf16: not explained yet),
+    # the manifest records it and docs/audits.md says so
+    want = t.distinct if t.runtime_distinct < 0 else t.runtime_distinct
+    assert s.distinct == want, (name, t.scenario, t.dtype, s.distinct, want)

@@ -43,6 +43,26 @@ def run(capsys, argv):
     (["rule", "positions-in-buffer-dtpye"],
      "ropelaw: error: unknown rule 'positions-in-buffer-dtpye'; did you mean 'positions-in-buffer-dtype'? "
      "(see `ropelaw rule --all`)"),
+    # flags, subcommands and choices (issue 36): the parser the word was meant for, its --help
+    (["lint", "--taget", "32k", "tests/configs/llama-2-7b.json"],
+     "ropelaw: error: unknown flag --taget; did you mean '--target'? (see `ropelaw lint --help`)"),
+    (["lint", "tests/configs/llama-2-7b.json", "--targt=32k"],
+     "ropelaw: error: unknown flag --targt; did you mean '--target'? (see `ropelaw lint --help`)"),
+    (["bound", "--d", "128", "--tran", "4k", "--base", "1e6"],  # not "--train is required"; no abbreviations
+     "ropelaw: error: unknown flag --tran; did you mean '--train'? (see `ropelaw bound --help`)"),
+    (["audit", "code", "--selec", "RP", "x.py"],
+     "ropelaw: error: unknown flag --selec; did you mean '--select'? (see `ropelaw audit code --help`)"),
+    (["--verison"], "ropelaw: error: unknown flag --verison; did you mean '--version'? (see `ropelaw --help`)"),
+    (["audit", "cod", "x.py"],
+     "ropelaw: error: argument WHAT: invalid choice: 'cod' (choose from 'code', 'module', 'hf', 'checkpoint'); "
+     "did you mean 'code'? (see `ropelaw audit --help`)"),
+    (["lint", "--format", "jsn", "x"],
+     "ropelaw: error: argument --output-format/--format: invalid choice: 'jsn' (choose from 'full', 'concise', "
+     "'text', 'json', 'sarif', 'github'); "
+     "did you mean 'json'? (see `ropelaw lint --help`)"),
+    (["lint", "--select", "RV099", "tests/configs/llama-2-7b.json"],
+     "ropelaw: error: --select: 'RV099' is not a rule code or prefix (e.g. RP101, RL, ALL; see `ropelaw rule "
+     "--all`); did you mean 'RV019'?"),
 ])
 def test_error_lines(capsys, argv, line):
     code, out, err = run(capsys, argv)
@@ -124,3 +144,21 @@ def test_suffixes_are_documented_and_said_in_the_output(capsys):
     for bad in ("abck", "1e308k", "k", "infk"):
         code, _, err = run(capsys, ["bound", "--d", "128", "--train", "4k", "--base", bad])
         assert code == 2 and err.startswith("ropelaw: error: argument --base: ") and err.count("\n") == 1
+
+
+def test_no_command_prints_the_help_and_exits_2(capsys):
+    """As ruff and git: `ropelaw` alone is not a successful run (a script calling it with an empty variable)."""
+    code, out, err = run(capsys, [])
+    assert code == 2 and out.startswith("usage: ropelaw") and "lint" in out and err == ""
+
+
+def test_a_rule_prefix_lists_the_rules_under_it(capsys):
+    """`rule RV01` lists RV010-RV019 (it suggested only RV019); a whole code still explains that rule."""
+    from ropelaw.findings import all_rules
+
+    code, out, err = run(capsys, ["rule", "RV01"])
+    expected = [r.code for r in all_rules() if r.code.startswith("RV01")]
+    assert code == 0 and err == "" and [line.split()[0] for line in out.splitlines()] == expected
+    assert len(expected) == 10
+    code, out, _ = run(capsys, ["rule", "RV019"])
+    assert code == 0 and out.startswith("RV019 runtime-ignores-key (info)")

@@ -48,7 +48,7 @@ def test_an_internal_error_on_one_file_is_re104_and_exit_3(tmp_path, capsys, mon
     shutil.copy(LLAMA, tmp_path / "a-llama.json")
     shutil.copy(REPO / "tests" / "configs" / "falcon-7b.json", tmp_path / "b-falcon.json")
     monkeypatch.delenv("ROPELAW_DEBUG", raising=False)
-    code = main(["lint", str(tmp_path), "--ignore", "RE104,RE102"])
+    code = main(["lint", "-v", str(tmp_path), "--ignore", "RE104,RE102"])
     out, err = capsys.readouterr()
     assert code == 3, out + err
     lines = out.splitlines()

@@ -79,7 +79,7 @@ def test_directory_scan_goes_on_past_recursive_and_exploding_yaml(tmp_path, caps
     (tmp_path / "a.yaml").write_text("rope_scaling: &a [*a]\n")
     (tmp_path / "b.yaml").write_text(billion_laughs())
     (tmp_path / "c.json").write_text(HEAD + ', "torch_dtype": "float32"}')
-    code, out, err = run(capsys, "lint", str(tmp_path))
+    code, out, err = run(capsys, "lint", "-v", str(tmp_path))
     assert code == 1 and err == ""
     assert re.search(r"a\.yaml:1:1: RE102 malformed-config malformed YAML: recursive YAML anchor", out)
     assert re.search(r"b\.yaml:1:1: RE102 malformed-config malformed YAML: YAML aliases expand", out)
@@ -121,7 +121,7 @@ def test_fifo_and_device_links_are_refused_before_reading(tmp_path, capsys):
     with pytest.raises(UsageError, match="is a character device, not a regular file; refused"):
         read_document(str(tmp_path / "zero.yaml"))
     (tmp_path / "ok.json").write_text(HEAD + "}")
-    code, out, err = run(capsys, "lint", str(tmp_path))
+    code, out, err = run(capsys, "lint", "-v", str(tmp_path))
     assert code == 1 and err == ""
     assert "pipe.json:1:1: RE101 unreadable-config is a FIFO (named pipe), not a regular file; refused" in out
     assert "zero.yaml:1:1: RE101 unreadable-config is a character device, not a regular file; refused" in out

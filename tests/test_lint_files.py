@@ -86,7 +86,13 @@ def test_named_files_without_rope_settings_are_skipped_like_a_directory_scan(tmp
     listed = "skipped: not a config: its top level is a list, not a mapping of settings"
     empty = "skipped: not a config: its top level is empty (no document, or comments only), not a mapping of settings"
     none = "skipped: no RoPE settings found (need head_dim, rotary_dim, kv_channels or hidden_size with num_attention_heads)"
+    # quiet by default (issue 36, as ruff): the summary counts what was skipped
     assert main(["lint", *named]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "1 informational finding not shown (RL103; --select RL103 shows it).",
+        "All checks passed: no findings in 1 config."]
+    # --verbose: each file's line
+    assert main(["lint", "--verbose", *named]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [
         f"{f['llama']}: ok (d=128, base 10,000, trained 4,096, target 4,096, bound 4,096)",
@@ -111,7 +117,7 @@ def test_named_files_without_rope_settings_are_skipped_like_a_directory_scan(tmp
     ]
     # the same files found by a directory scan: the same lines (sorted by path there; hidden
     # directories such as .github are not scanned)
-    assert main(["lint", str(tmp_path)]) == 0
+    assert main(["lint", "-v", str(tmp_path)]) == 0
     scan = capsys.readouterr().out.splitlines()
     assert sorted(scan[:-3]) == sorted(out[:1] + out[2:-3])
     assert scan[-3:] == ["Skipped 12 files without RoPE settings."] + out[-2:]
@@ -123,7 +129,9 @@ def test_a_named_file_that_is_not_a_config_is_said_so_and_passes(tmp_path, capsy
     passes over a file it does not handle); lint --format json lists it as skipped; plan, which needs a
     config, refuses it with the same reason (exit 2)."""
     f = ordinary_repo(tmp_path)
-    assert main(["lint", str(f[key])]) == 0
+    assert main(["lint", str(f[key])]) == 0  # quiet by default (issue 36): the summary counts it
+    assert capsys.readouterr().out.splitlines() == ["No findings: no config analysed (1 file without RoPE settings)."]
+    assert main(["lint", "--verbose", str(f[key])]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{f[key]}: skipped: not a config: its top level is ")
     assert out[-1] == "No findings: no config analysed (1 file without RoPE settings)."
@@ -137,6 +145,8 @@ def test_a_named_file_that_is_not_a_config_is_said_so_and_passes(tmp_path, capsy
 def test_only_files_without_rope_settings_is_clean(tmp_path, capsys):
     f = ordinary_repo(tmp_path)
     assert main(["lint", str(f["workflow"]), str(f["bert"])]) == 0
+    assert capsys.readouterr().out.splitlines() == ["No findings: no config analysed (2 files without RoPE settings)."]
+    assert main(["lint", "--verbose", str(f["workflow"]), str(f["bert"])]) == 0
     assert capsys.readouterr().out.splitlines()[-2:] == ["Skipped 2 files without RoPE settings.",
                                                          "No findings: no config analysed (2 files without RoPE settings)."]
 
@@ -205,6 +215,8 @@ def test_named_file_of_another_kind_is_skipped_unless_alone(tmp_path, capsys):
     readme = tmp_path / "README.md"
     readme.write_text("# demo\n")
     assert main(["lint", str(readme), str(f["llama"])]) == 0
+    assert "README.md" not in capsys.readouterr().out  # quiet by default
+    assert main(["lint", "-v", str(readme), str(f["llama"])]) == 0
     assert f"{readme}: skipped: not a config file (expected .json, .yaml, .yml or .toml)" in capsys.readouterr().out
     assert main(["lint", str(readme)]) == 2
     assert capsys.readouterr().err.startswith(f"ropelaw: error: {readme}: not a config file")
@@ -249,12 +261,12 @@ def test_pre_commit_hook_passes_in_an_ordinary_repository_and_fails_naming_a_bro
     its own .pre-commit-config.yaml), and fails naming the file when a config is broken."""
     pytest.importorskip("pre_commit")
     hook = _hook()
-    assert hook["entry"] == "ropelaw lint" and hook["language"] == "python"
+    assert hook["entry"] == "ropelaw lint --force-exclude" and hook["language"] == "python"
     repo = tmp_path / "repo"
     repo.mkdir()
     files = ordinary_repo(repo)
     local = {k: hook[k] for k in ("id", "name", "files", "types_or") if k in hook}
-    local.update(language="system", entry=f"{sys.executable} -m ropelaw lint")
+    local.update(language="system", entry=f"{sys.executable} -m ropelaw lint --force-exclude")
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [local]}]}))
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
@@ -262,8 +274,9 @@ def test_pre_commit_hook_passes_in_an_ordinary_repository_and_fails_naming_a_bro
     home = tmp_path / "pc-home"
     ok = _pre_commit(repo, "run", "--all-files", "--verbose", home=home)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "Passed" in ok.stdout and ".pre-commit-config.yaml: skipped:" in ok.stdout
-    assert "model/config.json: ok (d=128" in ok.stdout  # the model config was linted, not skipped
+    # quiet on clean and unrelated files: the summary says the model config was linted, the rest skipped
+    assert "Passed" in ok.stdout and "skipped:" not in ok.stdout and ": ok (" not in ok.stdout
+    assert "All checks passed: no findings in 1 config." in ok.stdout
     # a broken training config: advertised context far past what the base supports
     (repo / "train").mkdir()
     (repo / "train" / "config.json").write_text(json.dumps(BROKEN, indent=2))
@@ -272,6 +285,13 @@ def test_pre_commit_hook_passes_in_an_ordinary_repository_and_fails_naming_a_bro
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "Failed" in bad.stdout and "train/config.json:6:3: RL101 target-beyond-bound" in bad.stdout
     assert "Found 2 findings (1 error, 1 warning) in 2 configs." in bad.stdout  # RL101 + RL103 past 4,096; the rest skipped
+    # the project's configuration, as the hook reads it (issue 36): train/ excluded (pre-commit names the file:
+    # --force-exclude in the hook's entry leaves it out all the same), the model config's RL103 ignored
+    (repo / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.ropelaw.lint]\nexclude = ["train"]\n')
+    _git(repo, "add", "-A")
+    ok = _pre_commit(repo, "run", "--all-files", "--verbose", home=home)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "All checks passed: no findings in 1 config." in ok.stdout and "train/config.json" not in ok.stdout
 
 
 def _offline(out: str) -> bool:
@@ -315,4 +335,5 @@ def test_pre_commit_try_repo_installs_the_hook_from_this_checkout(tmp_path):
     assert bad.returncode == 1, out
     assert "ropelaw lint (RoPE settings of model / training configs)" in out and "Failed" in out
     assert "train.yaml:5:1: RL101 target-beyond-bound" in out and "train.json" not in out
-    assert "model/config.json: ok (d=128" in out and ".github/workflows/ci.yml: skipped:" in out
+    assert "Found 2 findings (1 error, 1 warning) in 2 configs." in out  # model/config.json linted too, quietly
+    assert ": ok (" not in out and "skipped:" not in out

@@ -26,7 +26,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "frameworks"
 HF = ROOT / "tests" / "configs"
 # the presets the package reads (the installed copy when CI runs these tests against the wheel)
-PRESETS = pathlib.Path(__import__("ropelaw.lint.dialects._framework", fromlist=["PRESETS"]).PRESETS)
+PRESETS = pathlib.Path(__import__("ropelaw.data", fromlist=["FOLDER"]).FOLDER)
 
 
 def lint(tmp_path, name: str, text: str, **kw):
@@ -219,16 +219,6 @@ def test_axolotl_mistral_v01_follows_the_hub_config_not_litgpts_cap(tmp_path):
     assert setup(r) == setup(hf) == (128, 10000.0, 32768, 4096, "default")
     assert r.config.tune_len.raw == 8192 and r.layers[0].spec.tune_len is None  # a fine-tune within 32,768
     assert any("not litgpt's block_size 4,096" in n for n in r.config.notes)
-
-
-def test_regenerate_reads_litgpts_block_size_comments():
-    from ropelaw.lint.presets.regenerate import _litgpt_block_size_comments
-
-    text = ('configs = [\n    dict(\n        name="Mistral-7B-{}v0.1",\n'
-            '        block_size=4096,  # should be 32768 but sliding window attention is not implemented\n'
-            '    ),\n    dict(name="Other", block_size=2048),  # a comment elsewhere\n]\n')
-    assert _litgpt_block_size_comments(text) == {
-        "Mistral-7B-{}v0.1": (32768, "should be 32768 but sliding window attention is not implemented")}
 
 
 def test_litgpt_scaled_configs(tmp_path):
@@ -585,7 +575,7 @@ def test_launch_script_without_model_flags_is_skipped(tmp_path, capsys):
     (tmp_path / "setup.sh").write_text("#!/bin/sh\npip install -e .\n")
     (tmp_path / "ok.json").write_text(json.dumps({"hidden_size": 4096, "num_attention_heads": 32,
                                                   "max_position_embeddings": 4096, "rope_theta": 5e5}))
-    assert main(["lint", str(tmp_path / "setup.sh"), str(tmp_path / "ok.json")]) == 0
+    assert main(["lint", "-v", str(tmp_path / "setup.sh"), str(tmp_path / "ok.json")]) == 0
     assert "setup.sh: skipped: no Megatron model flags" in capsys.readouterr().out
 
 
@@ -792,7 +782,7 @@ def test_torchtune_gemma2_layer_pattern_is_transformers_gemma2():
     """Independent source: transformers' Gemma2Config.layer_types (sliding on (i + 1) % 2) marks the
     same layers local as torchtune's (layer_idx % 2) == 0, for each builder's layer count."""
     transformers = pytest.importorskip("transformers")
-    tune = json.loads((PRESETS / "torchtune.json").read_text())["presets"]
+    tune = json.loads((PRESETS / "presets_torchtune.json").read_text())["presets"]
     for size in ("2b", "9b", "27b"):
         v = tune[f"torchtune.models.gemma2.gemma2_{size}"]["values"]
         assert v["sliding_window_layers"] == "even"
@@ -800,26 +790,6 @@ def test_torchtune_gemma2_layer_pattern_is_transformers_gemma2():
         cfg = transformers.Gemma2Config(num_hidden_layers=v["num_layers"])
         assert [t == "sliding_attention" for t in cfg.layer_types] == local
         assert v["sliding_window"] == cfg.sliding_window == 4096
-
-
-def test_regenerate_reads_sliding_window_patterns():
-    """regenerate.py's reading of a component builder's per-layer sliding_window_size."""
-    import ast
-
-    from ropelaw.lint.presets.regenerate import _tune_windows
-
-    def windows(body: str, **args):
-        fn = ast.parse("def comp(num_layers, sliding_window_size=4096):\n"
-                       "    for layer_idx in range(num_layers):\n"
-                       f"        layers.append(Attn({body}))\n").body[0]
-        return _tune_windows(fn, {"num_layers": 26, "sliding_window_size": 4096, **args})
-
-    assert windows("sliding_window_size=sliding_window_size if (layer_idx % 2)==0 else None") == \
-        {"sliding_window": 4096, "sliding_window_layers": "even", "num_layers": 26}
-    assert windows("sliding_window_size=sliding_window_size")["sliding_window_layers"] == "all"
-    assert windows("sliding_window_size=None") == {} and windows("head_dim=64") == {}
-    with pytest.raises(SystemExit, match="unknown sliding-window layer pattern"):
-        windows("sliding_window_size=sliding_window_size if layer_idx % 3 == 0 else None")
 
 
 def test_axolotl_base_model_from_the_table(tmp_path):
@@ -834,9 +804,10 @@ def test_axolotl_base_model_from_the_table(tmp_path):
         assert r.layers[0].spec.tune_len is None and "tuned 2,048" in r.ok_line()
         # the table stands in for the model's config.json, and the output says so (RV032, at base_model)
         assert found(r) == [("RL103", "info", line, 1), ("RV032", "warning", line, 1)]
-        assert r.setup()["derived"]["base"]["from"] == (
-            "rope_theta of base_model 'Qwen/Qwen3-8B' (ropelaw's table: Qwen/Qwen3-8B as litgpt==0.5.13 "
-            "litgpt/config.py Config.from_name('Qwen3-8B'))")
+        assert r.setup()["derived"]["base"]["from"] == "rope_theta of base_model 'Qwen/Qwen3-8B'"  # the origin once:
+        rv032 = next(f.message for f in r.findings if f.code == "RV032")
+        assert "ropelaw's table (Qwen/Qwen3-8B as litgpt==0.5.13 litgpt/config.py Config.from_name('Qwen3-8B'))" \
+            in rv032 and r.setup()["model"]["from"].startswith("ropelaw's table: ")
     # a longer sequence_len is a tuning run; overrides_of_model_config replaces the base's keys (axolotl 0.18.0 sets
     # them after transformers 5 built rope_parameters: a rope_scaling mapping replaces them whole, its rope_theta
     # included; without one the rotary cannot be built: RV033)
@@ -901,9 +872,9 @@ def test_preset_tables_agree_with_the_published_hf_configs():
     """Independent sources agree: the frameworks' presets (read from their code) against the
     Hugging Face config.json of the same model (tests/configs)."""
     hf = {p.stem: json.loads(p.read_text()) for p in HF.glob("*.json")}
-    titan = json.loads((PRESETS / "torchtitan.json").read_text())["presets"]
-    lit = json.loads((PRESETS / "litgpt.json").read_text())["presets"]
-    tune = json.loads((PRESETS / "torchtune.json").read_text())["presets"]
+    titan = json.loads((PRESETS / "presets_torchtitan.json").read_text())["presets"]
+    lit = json.loads((PRESETS / "presets_litgpt.json").read_text())["presets"]
+    tune = json.loads((PRESETS / "presets_torchtune.json").read_text())["presets"]
     l31 = hf["llama-3.1-8b"]
     t = titan["llama3/8B"]["values"]
     assert (t["dim"] // t["n_heads"], t["rope_theta"]) == (l31["hidden_size"] // l31["num_attention_heads"],
@@ -928,22 +899,12 @@ def test_preset_tables_agree_with_the_published_hf_configs():
 def test_preset_tables_name_their_pinned_source():
     for name, pkg in (("torchtitan", "torchtitan==0.2.2"), ("litgpt", "litgpt==0.5.13"),
                       ("torchtune", "torchtune==0.6.1")):
-        table = json.loads((PRESETS / f"{name}.json").read_text())
+        table = json.loads((PRESETS / f"presets_{name}.json").read_text())
         assert table["package"] == pkg and len(table["presets"]) >= 20
         assert all(e["source"].startswith(pkg) for e in table["presets"].values()), name
 
 
 DL = pathlib.Path(os.environ.get("ROPELAW_FRAMEWORK_DL", ROOT.parent / "shared" / "dl"))  # wheels, as pip download leaves them
-
-
-@pytest.mark.skipif(not (DL / "litgpt").is_dir(), reason=f"no downloaded framework wheels in {DL}")
-def test_preset_tables_regenerate_from_the_wheels():
-    """With the wheels present (ROPELAW_FRAMEWORK_DL), the shipped tables are exactly what
-    regenerate.py reads from them."""
-    from ropelaw.lint.presets import regenerate
-
-    for name, table in regenerate.build(str(DL), ("torchtitan", "litgpt", "torchtune", "axolotl")).items():
-        assert regenerate.dump(table) == (PRESETS / f"{name}.json").read_text(), name
 
 
 # ------------------------------------------------------------------------------------ the corpus

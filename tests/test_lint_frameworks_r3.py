@@ -1,7 +1,7 @@
 """MaxText, llm-foundry, Levanter and LLaMA-Factory configs (issue 22): each dialect reads what the
 framework runs. Inline fixtures are written here in each framework's format (the real files are in
 the corpus manifest, tests/fixtures/frameworks/frameworks_corpus.json); the model tables come from
-the frameworks' own code (presets/maxtext.json from AI-Hypercomputer/maxtext's configs by
+the frameworks' own code (ropelaw/data/presets_maxtext.json from AI-Hypercomputer/maxtext's configs by
 regenerate.py) and the Hub configs of tests/configs.
 """
 
@@ -19,7 +19,7 @@ from ropelaw.lint.loader import ModelNeeded, NotARopeConfig, load_config
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HF = ROOT / "tests" / "configs"
-PRESETS = ROOT / "ropelaw" / "lint" / "presets"
+PRESETS = ROOT / "ropelaw" / "data"
 
 
 def lint(tmp_path, name, text, **kw):
@@ -161,7 +161,7 @@ def test_maxtext_mla_and_unmodelled_paths(tmp_path):
 def test_maxtext_base_yml_reads_every_rope_key(tmp_path):
     """base.yml itself (model_name default): rope_max_timescale 10,000 at max_target_length 2,048; every RoPE
     key of base.yml is weighed (none unread: they belong to other models' paths)."""
-    table = json.loads((PRESETS / "maxtext.json").read_text())
+    table = json.loads((PRESETS / "presets_maxtext.json").read_text())
     text = "".join(f"{k}: {json.dumps(v)}\n" for k, v in table["base"]["values"].items()) + \
         "".join(f"{k}: 1\n" for k in table["rope_keys"] if k not in table["base"]["values"])
     r = lint(tmp_path, "base.yml", text)
@@ -169,7 +169,7 @@ def test_maxtext_base_yml_reads_every_rope_key(tmp_path):
 
 
 def test_maxtext_table_is_read_from_maxtexts_configs():
-    table = json.loads((PRESETS / "maxtext.json").read_text())
+    table = json.loads((PRESETS / "presets_maxtext.json").read_text())
     assert table["package"].startswith("AI-Hypercomputer/maxtext@")
     oss = table["presets"]["gpt-oss-20b"]
     assert oss["values"]["rope_max_timescale"] == 150000 and oss["values"]["rope_factor"] == 32
@@ -308,6 +308,40 @@ def test_levanter_initialize_from_hf_true_is_the_class_checkpoint(tmp_path, monk
     r = lint(tmp_path, "cont.yaml", text)
     assert setup(r) == (128, 123456.0, 12288, 12288, "default")
     assert any(f"Levanter trains {ref} at" in n for n in r.config.notes)
+
+
+CONTINUED = "frameworks-examples/levanter/config/llama2_7b_continued.yaml"  # initialize_from_hf: true (line 6)
+
+
+@pytest.mark.parametrize("value", [None, "false", '""', "'false'"])
+def test_levanter_use_hf_model_config_without_initialize_from_hf(tmp_path, monkeypatch, value):
+    """``use_hf_model_config: true`` is read only inside ``if config.initialize_from_hf:`` (stanford-crfm/levanter@
+    9263f81e main/train_lm.py lines 79-96; draccus decodes false and "false" as False, "" stays an empty,
+    false-y name): with initialize_from_hf absent, false or empty the run builds the file's own model section
+    from scratch. Truth: Levanter's config without the ignored key, i.e. ropelaw's reading of the same file with
+    use_hf_model_config deleted, never the class's default checkpoint (planted in a Hub cache with values no model
+    has, so reading it would show)."""
+    import os
+
+    corpus = pathlib.Path(os.environ.get("ROPELAW_CORPUS", ROOT.parent / "shared" / "corpus"))
+    if not (corpus / CONTINUED).is_file():
+        pytest.skip(f"{CONTINUED} is not in {corpus}")
+    hub_cache(tmp_path, monkeypatch, "NousResearch/Llama-2-7b-hf", 123456.0, 12288)
+    text = (corpus / CONTINUED).read_text()
+    assert "initialize_from_hf: true\n" in text and "use_hf_model_config: true\n" in text
+    mutated = text.replace("initialize_from_hf: true\n", "" if value is None else f"initialize_from_hf: {value}\n")
+    r = lint(tmp_path, "a/continued.yaml", mutated)
+    truth = lint(tmp_path, "b/continued.yaml", mutated.replace("use_hf_model_config: true\n", ""))
+    assert setup(r) == setup(truth) == (128, 10000.0, 2048, 2048, "default")  # LlamaConfig's defaults
+    assert r.layers[0].spec.pretrained_with_scheme == truth.layers[0].spec.pretrained_with_scheme
+    assert r.config.arch == truth.config.arch == "levanter llama"
+    line = 6 if value is None else 7
+    assert any(f"use_hf_model_config: true (line {line}) is ignored" in n for n in r.config.notes)
+    # the unmutated file and the string "true" (draccus's True) read the class's checkpoint
+    for spelled in ("true", '"true"'):
+        named = lint(tmp_path, f"c/{len(spelled)}.yaml", text.replace("initialize_from_hf: true",
+                                                                     f"initialize_from_hf: {spelled}"))
+        assert setup(named) == (128, 123456.0, 12288, 12288, "default")
 
 
 def test_levanter_eval_harness_reads_the_checkpoint(tmp_path, monkeypatch):
@@ -525,17 +559,19 @@ def test_litgpt_finetune_reads_the_checkpoints_config(tmp_path):
 
 def test_maxtext_table_regenerates_from_maxtexts_source():
     """With MaxText's configs at the pinned commit under ROPELAW_FRAMEWORK_DL (maxtext-<commit>/src/maxtext/configs,
-    a git archive of AI-Hypercomputer/maxtext), the shipped table is exactly what regenerate.py reads."""
+    a git archive of AI-Hypercomputer/maxtext), the shipped table is exactly what scripts/presets.py reads."""
     import os
+    import sys
 
-    from ropelaw.lint.presets import regenerate
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import presets as regenerate
 
     dl = pathlib.Path(os.environ.get("ROPELAW_FRAMEWORK_DL", ROOT.parent / "shared" / "dl"))
     commit = regenerate.MAXTEXT[1]
     if not (dl / f"maxtext-{commit}").is_dir():
         pytest.skip(f"no MaxText source at {dl}/maxtext-{commit} (ROPELAW_FRAMEWORK_DL)")
     table = regenerate.build(str(dl), ("maxtext",))["maxtext"]
-    assert regenerate.dump(table) == (PRESETS / "maxtext.json").read_text()
+    assert regenerate.dump(table) == (PRESETS / "presets_maxtext.json").read_text()
 
 
 MAXTEXT_SH = """#!/bin/bash

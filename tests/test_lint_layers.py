@@ -106,7 +106,7 @@ def test_text_output_names_every_group(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ROPELAW_HF_SEMANTICS", "5.23.0")
     p = tmp_path / "smollm3.json"
     p.write_text(json.dumps(SMOLLM3))
-    assert main(["lint", str(p)]) in (0, 1)
+    assert main(["lint", "--verbose", str(p)]) in (0, 1)
     out = capsys.readouterr().out
     assert "global (27 layers): d=128, base 5,000,000" in out and "NoPE (9 layers): no RoPE, full attention" in out
 

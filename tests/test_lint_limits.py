@@ -311,4 +311,6 @@ def test_directory_of_configs_without_rope_settings_is_skipped_not_an_error(tmp_
     d.mkdir()
     (d / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 10**30}))
     assert main(["lint", str(d)]) == 0
+    assert capsys.readouterr().out == "No findings: no config analysed (1 file without RoPE settings).\n"
+    assert main(["lint", "--verbose", str(d)]) == 0
     assert "Skipped 1 file without RoPE settings." in capsys.readouterr().out

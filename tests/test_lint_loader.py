@@ -269,7 +269,7 @@ def test_cli_directory_bad_file_is_a_finding(tmp_path, capsys):
     (tmp_path / "ci.yaml").write_text("on: [push]\njobs: {}\n")
     (tmp_path / "ok.json").write_text(json.dumps({"hidden_size": 4096, "num_attention_heads": 32,
                                                   "rope_theta": 5e5, "max_position_embeddings": 8192}))
-    rc = main(["lint", str(tmp_path)])
+    rc = main(["lint", "-v", str(tmp_path)])
     out = capsys.readouterr().out
     assert rc == 1
     assert re.search(r"bad\.json:1:1: RE102 malformed-config malformed JSON", out)

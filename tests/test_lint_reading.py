@@ -78,7 +78,7 @@ def test_a_file_nothing_reads_is_rv030_not_a_skip(tmp_path, capsys):
     assert [f["code"] for f in doc["findings"]] == ["RV030"] and doc["skipped"] == []
     # a file without any RoPE-looking key is still skipped, with the reason
     q = write(tmp_path, "ci.yml", "name: ci\non: [push]\n")
-    assert main(["lint", q]) == 0
+    assert main(["lint", "-v", q]) == 0
     assert "skipped: no RoPE settings found" in capsys.readouterr().out
 
 

@@ -81,3 +81,56 @@ def test_a_broken_script_in_a_directory_is_its_finding(tmp_path, capsys):
     assert main(["lint", str(tmp_path / "bad.sh"), str(tmp_path / "c.json")]) == 1
     out, _ = capsys.readouterr()
     assert f"{tmp_path / 'bad.sh'}:1:1: RE102 malformed-config" in out or "RE101" in out
+
+
+# bash(1) Parameter Expansion: each word expanded by bash itself (the truth) and by ropelaw's reader
+EXPANSIONS = ["${A:-${B:-x}}", "${Z:-${B:-x}}", "${Z:-${Y:-4096}}", "${E:-d}", "${E-d}", "${Z-${A}}",
+              "pre${A}mid$B-post", "--seq-length=${Z:-${Y:-${A}}}", "${A:-${Z}}", "${Z:-a}${Y:-b}"]
+
+
+@pytest.mark.parametrize("word", EXPANSIONS)
+def test_nested_shell_defaults_expand_as_bash_expands_them(word):
+    import shutil
+    import subprocess
+
+    from ropelaw.lint.dialects.megatron import substitute
+
+    if shutil.which("bash") is None:
+        pytest.skip("no bash on this machine")
+    env = {"A": "1", "B": "7", "E": ""}
+    script = "".join(f"{k}='{v}'; " for k, v in env.items()) + f'printf %s "{word}"'
+    truth = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], capture_output=True, text=True,
+                           env={"PATH": "/usr/bin:/bin"}, check=True).stdout
+    assert substitute(word, env) == truth
+
+
+def test_an_unset_variable_without_a_default_is_unknown_and_deep_nesting_is_bounded():
+    from ropelaw.lint.dialects.megatron import substitute
+
+    assert substitute("${Z:-${Y}}", {}) is None and substitute("$Z", {}) is None
+    assert substitute("${A:-" * 20 + "x" + "}" * 20, {}) is None  # nested deeper than 16: unknown, no recursion
+    assert substitute("${A:-" * 10 + "x" + "}" * 10, {}) == "x"
+
+
+def test_the_last_occurrence_of_a_repeated_flag_wins_as_argparse_keeps_it():
+    """Megatron parses its flags with argparse (megatron/training/arguments.py: ``ArgumentParser(allow_abbrev=
+    False)``, ``store`` actions): the last occurrence wins. Python's argparse with the same flags is the truth."""
+    import argparse
+    import shlex
+
+    text = ("#!/bin/bash\nSEQ=2048\ntorchrun pretrain_gpt.py --seq-length $SEQ --rotary-base 10000 \\\n"
+            "    --num-attention-heads 32 --use-rope-scaling \\\n    --seq-length=${LEN:-${SEQ2:-8192}} \\\n"
+            "    --rotary-base 500000 --use-rope-scaling\n")
+    flags, positions = parse_shell(text)
+    parser = argparse.ArgumentParser(allow_abbrev=False)
+    parser.add_argument("--seq-length", type=int)
+    parser.add_argument("--rotary-base", type=int)
+    parser.add_argument("--num-attention-heads", type=int)
+    parser.add_argument("--use-rope-scaling", action="store_true")
+    argv = shlex.split(text.split("pretrain_gpt.py", 1)[1].replace("$SEQ", "2048")
+                       .replace("${LEN:-${SEQ2:-8192}}", "8192").replace("\\\n", " "))
+    truth = parser.parse_args(argv)
+    assert (int(flags["--seq-length"]), int(flags["--rotary-base"]), int(flags["--num-attention-heads"])) == \
+        (truth.seq_length, truth.rotary_base, truth.num_attention_heads) == (8192, 500000, 32)
+    assert flags["--use-rope-scaling"] is True and truth.use_rope_scaling is True
+    assert positions[("--seq-length",)] == (5, 5) and positions[("--rotary-base",)] == (6, 5)

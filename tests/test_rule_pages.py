@@ -32,7 +32,10 @@ def test_every_rule_has_a_page_and_a_row_in_the_index():
     index = (rule_pages.OUT / "index.md").read_text(encoding="utf-8")
     for rule in all_rules():
         assert (rule_pages.OUT / f"{rule.code}.md").is_file(), rule.code
-        assert f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity}" in index, rule.code
+        fix = " [*]" if rule.fix_available else ""  # a rule --fix fixes is marked as ruff marks it
+        assert f"| [{rule.code}]({rule.code}.md) | {rule.name}{fix} | {rule.severity}" in index, rule.code
+        page = (rule_pages.OUT / f"{rule.code}.md").read_text(encoding="utf-8")
+        assert ("Fix sometimes available (`ropelaw lint --fix`" in page) == bool(rule.fix_available), rule.code
 
 
 def _unescape(markdown: str) -> str:

@@ -313,19 +313,27 @@ if __name__ == "__main__":  # rewrite the table of docs/lint/huggingface.md
 
 @pytest.mark.hf
 def test_types_table_is_the_installed_transformers():
-    """``dialects/hf_types.py`` (known model types, strict int fields, the heads check) is what the installed
-    transformers' config classes say (regenerate: python -m ropelaw.lint.dialects._generate_hf_types)."""
+    """``ropelaw/data/hf_types.json`` (known model types, strict int fields, the heads check) is what the installed
+    transformers' config classes say (regenerate: python scripts/hf_types.py), and it reads back as the hf dialect
+    uses it (``hf.types_table``)."""
     pytest.importorskip("transformers")
+    import pathlib
+    import sys
+
     import transformers
 
-    from ropelaw.lint.dialects import _generate_hf_types as gen
-    from ropelaw.lint.dialects.hf_types import TABLES
+    from ropelaw import data
+    from ropelaw.lint.dialects.hf import types_table
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "scripts"))
+    import hf_types as gen
 
     installed = transformers.__version__
-    assert installed in TABLES, "regenerate: python -m ropelaw.lint.dialects._generate_hf_types"
-    now, table = gen.tables(), TABLES[installed]
-    assert set(now["model_types"]) == set(table["model_types"])
+    assert installed in data.read("hf_types")["versions"], "regenerate: python scripts/hf_types.py"
+    now, table = gen.tables(), types_table(installed)
+    assert gen.version_json(now) == data.read("hf_types")["versions"][installed]
+    assert set(now["model_types"]) == table["model_types"]
     assert {k: set(v) for k, v in now["strict_int"].items()} == {k: set(v) for k, v in table["strict_int"].items()}
-    assert set(now["heads_divide_hidden"]) == set(table["heads_divide_hidden"])
-    assert set(now["takes_text_config"]) == set(table["takes_text_config"])
+    assert set(now["heads_divide_hidden"]) == table["heads_divide_hidden"]
+    assert set(now["takes_text_config"]) == table["takes_text_config"]
     assert now["text_types"] == table["text_types"]

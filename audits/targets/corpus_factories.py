@@ -10,6 +10,11 @@ and ``audits/corpus.py --runtime`` set it), without the package's ``__init__`` c
   argparse fields it reads (decoder_embed_dim 512, 2 retention heads: a head dim of 256, 128 frequencies;
   recurrent_chunk_size 512), wrapped to return its (cos, sin) of the parallel form (its mask is the decay).
 
+- NeMo 1.23 ``RotaryEmbedding`` and ``XPOSPositionEmbedding``, X-CLIP 0.14.4 and Ring Attention 0.5.20
+  ``RotaryEmbedding``, Chronos-2's and Fish Speech's: run from their definitions (``load_definitions``) with
+  einops (CI's corpus step installs it) and the stand-ins each factory names (a decorator replaced by the
+  identity).
+
 The corpus's other entries are scanned statically and judged against a brute force of their code
 (``audits/corpus.py``): their callables are not conventions the runtime audit calls (local-attention's
 ``forward(x) -> (angles, scale)`` is refused in one line, exit 2), or their package needs more than torch.
@@ -50,3 +55,97 @@ def make_torchscale_retnet():
     ns = load_definitions("torchscale/architecture/retnet.py", ["RetNetRelPos"], {"torch": torch, "nn": nn})
     args = argparse.Namespace(decoder_embed_dim=512, decoder_retention_heads=2, recurrent_chunk_size=512)
     return _RetNetCosSin(ns["RetNetRelPos"](args))
+
+
+def _einops():
+    import einops  # CI's corpus step installs einops==0.8.2 (--no-deps): NeMo's and X-CLIP's own imports
+
+    return einops
+
+
+def make_nemo_rope():
+    """NeMo 1.23 ``RotaryEmbedding(128)`` (kv channels 128, base 10,000): ``forward(max_seq_len)`` returns the
+    angles (n, 1, 1, 128); the file's other top-level code (apply_rotary_pos_emb) is not executed."""
+    ns = load_definitions("nemo/collections/nlp/modules/common/megatron/position_embedding/"
+                          "rotary_position_embedding.py", ["RotaryEmbedding"],
+                          {"torch": torch, "nn": nn, "einsum": torch.einsum, "rearrange": _einops().rearrange})
+    return ns["RotaryEmbedding"](128)
+
+
+class _SeqLenDevice(nn.Module):
+    """Calls ``forward(seq_len, device)`` (X-CLIP's signature) with the module's own device."""
+
+    def __init__(self, rotary: nn.Module):
+        super().__init__()
+        self.rotary = rotary
+
+    def forward(self, seq_len: int):
+        return self.rotary(seq_len, self.rotary.inv_freq.device)
+
+
+def make_xclip_rope():
+    """X-CLIP 0.14.4 ``RotaryEmbedding(64)`` (dim_head 64): ``forward(seq_len, device)`` returns the angles."""
+    ns = load_definitions("x_clip/x_clip.py", ["RotaryEmbedding"], {"torch": torch, "nn": nn,
+                                                                   "rearrange": _einops().rearrange})
+    return _SeqLenDevice(ns["RotaryEmbedding"](64))
+
+
+def make_ring_rope():
+    """Ring Attention 0.5.20 ``RingRotaryEmbedding(64)`` (ring=False): ``forward(seq)`` returns the angles. Run
+    from its definition (the file imports the distributed ring stack); beartype's decorator is replaced by the
+    identity (it checks argument types, it computes nothing)."""
+    from torch.amp import autocast
+
+    ns = load_definitions("ring_attention_pytorch/ring_attention.py", ["exists", "RingRotaryEmbedding"],
+                          {"torch": torch, "nn": nn, "Module": nn.Module, "einsum": torch.einsum,
+                           "autocast": autocast, "beartype": lambda f: f, "Tensor": torch.Tensor,
+                           "rearrange": _einops().rearrange, "repeat": _einops().repeat})
+    return _SeqLen(ns["RingRotaryEmbedding"](64))
+
+
+class _SeqLen(nn.Module):
+    """Calls ``forward(seq)`` (Ring Attention's parameter name, which the probe reads as a tensor) with a length."""
+
+    def __init__(self, rotary: nn.Module):
+        super().__init__()
+        self.rotary = rotary
+
+    def forward(self, seq_len: int):
+        return self.rotary(seq_len)
+
+
+def make_nemo_xpos():
+    """NeMo 1.23 ``XPOSPositionEmbedding(64)`` (scale_base 2048): ``forward(x)`` rotates and scales x in
+    (seq, batch, heads, dim). NeMo's ``@experimental`` decorator (it logs a warning) is replaced by the identity;
+    the file's own helper functions run unchanged."""
+    ns = load_definitions("nemo/collections/nlp/modules/common/megatron/position_embedding/"
+                          "xpos_position_embedding.py",
+                          ["fixed_pos_embedding", "rotate_every_two", "duplicate_interleave", "apply_rotary_pos_emb",
+                           "XPOSPositionEmbedding"],
+                          {"torch": torch, "nn": nn, "rearrange": _einops().rearrange, "experimental": lambda c: c})
+    return ns["XPOSPositionEmbedding"](64)
+
+
+def make_chronos2_rope():
+    """Chronos-2 (chronos-forecasting 2.3.2) ``Chronos2RotaryEmbedding`` with d_kv 64 and rope_theta 10,000
+    (its config's defaults): ``forward(x, position_ids)`` returns (cos, sin) in x's dtype. Run from its
+    definition (the file imports transformers); ``maybe_autocast`` is ``torch.autocast``, the file's own
+    fallback when transformers lacks it."""
+    from types import SimpleNamespace
+
+    ns = load_definitions("chronos/chronos2/layers.py", ["Chronos2RotaryEmbedding"],
+                          {"torch": torch, "nn": nn, "maybe_autocast": torch.autocast})
+    return ns["Chronos2RotaryEmbedding"](SimpleNamespace(rope_theta=10000.0, d_kv=64))
+
+
+def make_fish_speech_rope():
+    """Fish Speech 0.1.0 ``precompute_freqs_cis(seq_len, n_elem, base)`` (gpt-fast's: a bf16 (n, d/2, 2)
+    cache) at head dim 128, run from its definition (the file imports its training stack)."""
+    ns = load_definitions("fish_speech/models/text2semantic/llama.py", ["precompute_freqs_cis"],
+                          {"torch": torch, "Tensor": torch.Tensor})
+    fn = ns["precompute_freqs_cis"]
+
+    def precompute_freqs_cis(seq_len: int, n_elem: int = 128):
+        return fn(seq_len, n_elem)
+
+    return precompute_freqs_cis

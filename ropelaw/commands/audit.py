@@ -24,12 +24,15 @@ Find positions, angles and frequencies that pass through bf16/fp16 (seed 004: bf
 
 
 def _add_code_arguments(p: argparse.ArgumentParser) -> None:
-    from ..report import FORMATS
-    from ._common import add_format, add_rule_selection, byte_size, length
+    from ..output import add_output_arguments
+    from ._common import add_rule_selection, byte_size, length
 
     p.add_argument("paths", nargs="+", metavar="PATH", help=".py files or directories (searched recursively for *.py)")
-    add_format(p, FORMATS)
+    from .lint_settings import add_project_arguments
+
+    add_output_arguments(p)
     add_rule_selection(p, default="every rule")
+    add_project_arguments(p)
     p.add_argument("--length", type=length, default=8192, metavar="L",
                    help="context length used for the numbers in messages (default 8192)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
@@ -80,28 +83,55 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_code(args: argparse.Namespace) -> int:
-    from ..audit.static import scan_paths
-    from ..report import exit_code, render
-    from ._common import rule_selection
+    from ..audit.static import MAX_FILE_BYTES, scan_paths
+    from ..output import exit_status, opened, prepare
+    from ..report import exit_code
 
-    select, extend, ignore = rule_selection(args)
-    if select is not None and extend:
-        select = select + extend  # without --select every rule is on: --extend-select adds nothing
+    settings = code_settings(args)
+    out = prepare(args, default=settings.output_format() or "full")
+    if args.show_settings:
+        from .lint_settings import show_settings
 
-    progress = (not args.no_progress) and args.format not in ("json", "sarif") and sys.stderr.isatty()
-    from ..audit.static import MAX_FILE_BYTES
-
+        return show_settings(settings, args.paths)
+    progress = (not args.no_progress) and out.text and not out.silent and sys.stderr.isatty()
     max_bytes = args.max_file_size if args.max_file_size is not None else MAX_FILE_BYTES
-    result = scan_paths(args.paths, length=args.length, select=select or None,
-                        ignore=ignore or None, progress=progress, max_bytes=max_bytes)
-    if args.format == "text" and args.no_fix:
-        from ..report import render_text
+    result = scan_paths(args.paths, length=args.length, progress=progress, max_bytes=max_bytes)
+    findings = [f for f in result.findings if settings.selection_for(f.path).on(f.code)]
+    with opened(out) as stream:
+        write_code_report(findings, result.files, out, stream, show_fix=not args.no_fix)
+    return exit_status(exit_code(findings), out)
 
-        out = render_text(result.findings, result.files, show_fix=False)
+
+def code_settings(args: argparse.Namespace):
+    """The rules on for each file ``audit code`` scans (``lint_settings.LintSettings``): every rule, then the
+    file's ``[audit-code]`` project configuration, then --select / --extend-select / --ignore."""
+    from ..findings import all_rules
+    from .lint_settings import LintSettings
+
+    codes = [r.code for r in all_rules()]
+    return LintSettings(args, codes, codes, section="audit-code")
+
+
+def write_code_report(findings: list, files: int, out, stream, *, show_fix: bool = True) -> None:
+    """``audit code``'s report in the run's format (``output.Output``): findings, statistics or a document."""
+    from ..colour import Palette
+    from ..jsonout import write_document
+    from ..report import TextView, render, statistics_lines, statistics_rows, summary_line, text_lines
+
+    if out.statistics:
+        rows = statistics_rows(findings)
+        if out.format == "json":
+            from ..jsonout import dumps
+
+            write_document(dumps(rows) + "\n", stream)
+            return
+        lines = list(statistics_lines(rows, Palette(out.colour)))
+        lines += [] if out.quiet else [summary_line(findings, files)]
+    elif out.text:
+        view = TextView(style=out.style, quiet=out.quiet, palette=Palette(out.colour))
+        lines = list(text_lines(findings, files, show_fix=show_fix, view=view))
     else:
-        out = render(result.findings, args.format, checked=result.files)
-    if out:
-        from ..jsonout import write_document
-
-        write_document(out + "\n")  # a json / sarif document whole or not at all
-    return exit_code(result.findings)
+        text = render(findings, out.format, checked=files)
+        lines = [text] if text else []
+    if lines:
+        write_document("\n".join(lines) + "\n", stream)  # a json / sarif document whole or not at all

@@ -34,6 +34,7 @@ import os
 import sys
 
 from ..errors import UsageError
+from .lint_report import UNREAD_SCRIPT, script_note  # noqa: F401  (lint_paths and the tests use them)
 
 HELP = "lint config.json / YAML / TOML configs: context vs. bounds, invalid values, dtype"
 DESCRIPTION = (
@@ -47,14 +48,14 @@ DESCRIPTION = (
     "max_position_embeddings / factor for linear scaling without it, a training config's seq_length,\n"
     "else max_position_embeddings; the target is max_position_embeddings. --train / --target /\n"
     "--tune override; --head-dim / --base / --dtype fill in only what a config and its framework lack\n"
-    "(each shown as [--flag] in findings). RP201 and RL104 are off by default (--select RP201,RL104 to enable); informational\n"
+    "(each shown as [--flag] in findings). {off} are off by default (--select {codes} to enable); informational\n"
     "findings (RL103 within the training length) are shown only when selected."
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..report import FORMATS
-    from ._common import add_format, add_rule_selection, length, number
+    from ..output import add_output_arguments
+    from ._common import add_rule_selection, length, number
 
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="config files or directories (every *.json, *.yaml, *.yml, *.toml, *.gguf inside); "
@@ -74,16 +75,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-config", default=None, metavar="PATH",
                         help="config.json (or a directory holding it; litgpt: model_config.yaml) of the model a "
                              "fine-tuning config names elsewhere (base_model, model_name_or_path, checkpoint_dir)")
-    add_format(parser, FORMATS)
-    add_rule_selection(parser, default="every rule but RP201 and RL104, informational findings counted, not shown")
+    add_output_arguments(parser)
+    off = off_by_default()  # Rule.default_on: the rules name themselves
+    parser.description = DESCRIPTION.format(off=" and ".join(off), codes=",".join(off))
+    add_rule_selection(parser, default=f"every rule but {' and '.join(off)}, informational findings counted, not shown")
+    from .lint_settings import add_project_arguments
+
+    add_project_arguments(parser, "config", exclude=True)
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply the fixes marked [*] (keys transformers was measured to ignore: removed), in place, "
+                             "atomically; the findings left are reported")
+    parser.add_argument("--diff", action="store_true",
+                        help="print the diff --fix would make and write nothing (exit 1 when there is one)")
 
 
 def default_select() -> list[str]:
-    """Every rule that is on by default (``Rule.default_on``; RP201 and RL104 are not)."""
+    """Every rule that is on by default (``Rule.default_on``)."""
     from ..findings import all_rules
 
     return [r.code for r in all_rules() if r.default_on]
+
+
+def off_by_default() -> list[str]:
+    """The codes of the rules reported only when selected (``Rule.default_on`` False)."""
+    from ..findings import all_rules
+
+    return [r.code for r in all_rules() if not r.default_on]
 
 
 def collect(paths: list[str], unscanned: list | None = None, lazy: bool = False):
@@ -160,18 +178,12 @@ def not_read_note(found: list) -> str:
     return f" ({'; '.join(said)})" if said else ""
 
 
-def script_note(n: int) -> str:
-    """What a directory scan says, once, of the shell scripts it found and did not read."""
-    return (f"{n:,} shell script{'s' if n != 1 else ''} (*.sh) not read: a directory scan reads config files; "
-            "name a launch script to lint it (Megatron-LM, MaxText, veRL, OpenRLHF)")
-
-
 def _reason(path: str, message: str) -> str:
     return message[len(path) + 2:] if message.startswith(path + ": ") else message
 
 
 def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress: bool = False,
-              shown_only: bool = False, **fill):
+              shown_only: bool = False, settings=None, **fill):
     """Lint every config under ``paths``, one file at a time: yields ``("result", LintResult)``,
     ``("finding", Finding)`` (RE101 / RE102 for a file that could not be read as a config, RE103
     for a directory that could not be entered), ``("skipped", (path, why))`` for files that
@@ -184,12 +196,14 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
     error) is that file's RE101 / RE102; any other exception is ropelaw's own failure on that file,
     RE104 (the command exits 3 at the end; the traceback on stderr with --debug). When nothing
     given could be read and a file was named, the first problem is raised as a ``UsageError``
-    (exit 2) at the end: a lone broken file is bad input, not a finding.
+    (exit 2) at the end: a lone broken file is bad input, not a finding. ``settings``
+    (``lint_settings.LintSettings``): each file's project configuration (its lengths and dtype where no
+    flag gives them, which files a directory scan leaves out, ``shown_only`` from its rule selection).
     """
     from ..errors import UsageError
     from ..lint.check import lint_config
     from ..findings import Finding
-    from ..lint.loader import CONFIG_SUFFIXES, GGUF_SUFFIXES, SHELL_SUFFIXES, NotARopeConfig, OptionError, UnreadConfig, load_config
+    from ..lint.loader import CONFIG_SUFFIXES, GGUF_SUFFIXES, PYTHON_SUFFIXES, SHELL_SUFFIXES, NotARopeConfig, OptionError, UnreadConfig, load_config
     from ..lint.parse import NotAConfig
     from ..lint.dialects.ollama import is_modelfile
     from ..lint.rules.files import DIRECTORY_NOT_SCANNED, finding_for
@@ -220,6 +234,8 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
     for path, named in it:
         if said < len(unscanned):
             yield from not_scanned()
+        if settings is not None and (not named or settings.force_exclude) and settings.excluded(path):
+            continue  # the project's exclude: left out of directory scans (and of named files with --force-exclude)
         if not named and path.lower().endswith(SHELL_SUFFIXES):
             if os.path.realpath(path) not in named_scripts:  # named as well: read there
                 yield "unread", path
@@ -235,14 +251,18 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
                 continue
             if not named:
                 continue
-        if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES + GGUF_SUFFIXES) \
+        if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES + GGUF_SUFFIXES + PYTHON_SUFFIXES) \
                 and not is_modelfile(path):
             first_error = first_error or UsageError(
                 f"{path}: not a config file (expected .json, .yaml, .yml or .toml)")
             yield "skipped", (path, "not a config file (expected .json, .yaml, .yml or .toml)")
             continue
+        kw = dict(train=train, target=target, tune=tune, **fill)
+        only = shown_only
+        if settings is not None:
+            kw, only = settings.lint_kwargs(path, kw), settings.selection_for(path).default
         try:
-            cfg = load_config(path, train=train, target=target, tune=tune, **fill)
+            cfg = load_config(path, **kw)
         except OptionError:
             raise
         except UnreadConfig as exc:  # RV030 / RV031: what could not be read is a finding, not a skip
@@ -262,7 +282,9 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
             yield "finding", internal_failure(path, exc)
             continue
         read += 1
-        yield "result", lint_config(cfg, shown_only=shown_only)
+        if settings is not None:
+            cfg = settings.relabel(path, cfg)
+        yield "result", lint_config(cfg, shown_only=only)
     yield from not_scanned()
     if read == 0 and first_error is not None:
         raise first_error
@@ -295,47 +317,10 @@ def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress
     return results, file_findings, skipped
 
 
-UNREAD_SCRIPT = "shell script in a directory scan: not read (name it to lint a launch script)"
-
-
-def _spool():
-    """Text written past 1 MiB goes to a temporary file (50,000 ok lines were 7 MB held to the end)."""
-    import tempfile  # lazy: 5 ms of start-up for the other formats
-
-    return tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8", errors="surrogatepass",
-                                         newline="\n")  # surrogatepass: undecodable file names round-trip
-
-
-def _first_time(f, seen: set) -> bool:
-    """``f`` was not reported before (remembered in ``seen``)."""
-    key = (f.path, f.line, f.column, f.code, f.message)
-    if key in seen:
-        return False
-    seen.add(key)
-    return True
-
-
-def run(args: argparse.Namespace) -> int:
-    ok_lines = _spool() if args.format == "text" else None  # a line per clean config
-    streams: list = []  # the json document being built: dropped if the run fails (nothing or a whole document)
-    try:
-        return _run(args, ok_lines, streams)
-    finally:
-        if ok_lines is not None:
-            ok_lines.close()
-        for stream in streams:
-            stream.discard()
-
-
-def _run(args: argparse.Namespace, ok_lines, streams: list) -> int:
-    from ..findings import select_findings
-    from ..lint.pyfiles import reason as python_reason, summary as python_summary
-    from ..report import JsonStream, clean, exit_code, render, text_lines
-    from ._common import rule_selection
-
-    select, extend, ignore = rule_selection(args)
-    from ..numfmt import count as fmt_count
+def check_flags(args: argparse.Namespace) -> None:
+    """The flags' values, before anything is read (``UsageError``, exit 2)."""
     from ..limits import MAX_CONTEXT
+    from ..numfmt import count as fmt_count
 
     for flag, n in (("--train", args.train), ("--target", args.target), ("--tune", args.tune)):
         if n is not None and n > MAX_CONTEXT:
@@ -343,116 +328,87 @@ def _run(args: argparse.Namespace, ok_lines, streams: list) -> int:
                              f"(2^31 - 1 = {MAX_CONTEXT:,} tokens, see `ropelaw rule RV013`)")
     if args.tune is not None and args.train is not None and args.tune < args.train:
         raise UsageError(f"--tune {args.tune} must be >= --train {args.train}")
-    progress = (not args.no_progress and args.format == "text" and sys.stderr.isatty())
     if args.base is not None and args.base <= 1:
         raise UsageError(f"--base {args.base:g} must be > 1")
     if args.dtype is not None:
         from ..formats import get_format
 
-        get_format(args.dtype)  # ValueError names the known formats
+        get_format(args.dtype)  # UsageError names the known formats
     if args.model_config is not None:
         from ..lint.resolve import check_model_config_path
 
         check_model_config_path(args.model_config)  # UsageError: exit 2
-    sel = (select if select is not None else default_select()) + (extend or [])
-    findings: list = []
-    file_findings: list = []
-    hidden = 0  # info findings of the default rule set: shown when selected (--select CODE or ALL)
-    hidden_codes: set[str] = set()
-    skipped: list = []
-    scripts: list = []  # shell scripts a directory scan found and did not read
-    python: list = []  # (path, kind) of the Python configs a directory scan found and did not read
-    configs = 0
-    stream = None
-    elsewhere: set = set()
-    # one config at a time: a result is reduced to its findings and its ok line (or, for json,
-    # written out) before the next is read, so memory does not grow with the number of configs
-    for kind, item in iter_lint(args.paths, train=args.train, target=args.target, tune=args.tune,
-                                progress=progress, head_dim=args.head_dim, base=args.base, dtype=args.dtype,
-                                model_config=args.model_config,
-                                shown_only=select is None and not extend):  # default rules: hidden ones only counted
-        if kind == "skipped":
-            skipped.append(item)
-            continue
-        if kind == "unread":
-            scripts.append(item)
-            continue
-        if kind == "unread-python":
-            python.append(item)
-            continue
-        if kind == "finding":
-            file_findings.append(item)
-            continue
-        r = item
-        configs += 1
-        r.findings = select_findings(r.findings, sel, ignore)
-        # a finding in another file (the config.json of a model named elsewhere): once, for all the configs naming it
-        r.findings = [f for f in r.findings if f.path == r.path or _first_time(f, elsewhere)]
-        if select is None:
-            asked = [f for f in r.findings if f.severity == "info" and extend and select_findings([f], extend)]
-            info = [f.code for f in r.findings if f.severity == "info" and f not in asked]  # counted, not kept
-            hidden += len(info)
-            hidden_codes.update(info)
-            r.findings = [f for f in r.findings if f.severity != "info" or f in asked]
-        findings.extend(r.findings)
-        if args.format == "json":
-            if stream is None:
-                stream = JsonStream(sys.stdout)
-                streams.append(stream)
-                stream.value("tool", "ropelaw lint")
-                stream.begin_list("configs")
-            stream.item(r.setup())
-        elif args.format == "text" and not r.findings:
-            ok_lines.write(clean(r.ok_line()) + "\n")  # escaped now: a newline in a path stays one line
-    internal = [f for f in file_findings if f.code == "RE104"]  # ropelaw's failures: never filtered out
-    findings.extend(select_findings([f for f in file_findings if f.code != "RE104"], sel, ignore) + internal)
-    checked = configs + len({f.path for f in file_findings if f.code != "RE103"})  # RE103: a directory
-    if args.format == "json":
-        if stream is None:
-            stream = JsonStream(sys.stdout)
-            streams.append(stream)
-            stream.value("tool", "ropelaw lint")
-            stream.begin_list("configs")
-        stream.end_list()
-        stream.value("skipped", [{"path": p, "reason": why} for p, why in skipped]
-                     + [{"path": p, "reason": UNREAD_SCRIPT} for p in scripts]
-                     + [{"path": p, "reason": python_reason(k)} for p, k in python])
-        stream.value("summary", {"configs": checked, "findings": len(findings),
-                                 "errors": sum(f.severity == "error" for f in findings),
-                                 "warnings": sum(f.severity == "warning" for f in findings),
-                                 "info": sum(f.severity == "info" for f in findings),
-                                 "hidden_info": hidden})
-        stream.value("findings", [f.to_dict() for f in sorted(findings, key=lambda f: (f.path, f.line, f.column,
-                                                                                        f.code))])
-        stream.close()
-    elif args.format == "text":
-        ok_lines.seek(0)
-        lines = itertools.chain((line.rstrip("\n") for line in ok_lines),
-                                (f"{p}: skipped: {why}" for p, why in skipped))
-        tail = []
-        if skipped:
-            tail.append(f"Skipped {len(skipped):,} file{'s' if len(skipped) != 1 else ''} without RoPE settings.")
-        if scripts:
-            tail.append(script_note(len(scripts)) + ".")
-        if python:
-            kinds: dict = {}
-            for _, k in python:
-                kinds[k] = kinds.get(k, 0) + 1
-            tail.append(python_summary(kinds) + ".")
-        if hidden:
-            codes = ",".join(sorted(hidden_codes))
-            tail.append(f"{hidden:,} informational finding{'s' if hidden != 1 else ''} not shown "
-                        f"({codes}; --select {codes} shows {'them' if hidden != 1 else 'it'}).")
-        for line in text_lines(findings, checked=checked, noun="config", extra_lines=itertools.chain(lines, tail),
-                               not_read=len(scripts), skipped=len(skipped), not_read_python=len(python)):
-            sys.stdout.write(line + "\n")  # line by line: print(render(...)) held the whole text twice
-    else:
-        out = render(findings, args.format, checked=checked, noun="config")
-        if out:
-            from ..jsonout import write_document
-
-            write_document(out + "\n")  # a sarif document whole or not at all
-    return EXIT_INTERNAL_ERROR if internal else exit_code(findings)
 
 
-EXIT_INTERNAL_ERROR = 3  # a file ropelaw failed on (RE104): the run says so after linting the others
+def settings_of(args: argparse.Namespace):
+    """Each file's settings (``lint_settings.LintSettings``): its project configuration, then the flags."""
+    from ..findings import all_rules
+    from .lint_settings import LintSettings
+
+    return LintSettings(args, [r.code for r in all_rules()], default_select())
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..output import exit_status, opened, prepare
+    from .lint_report import LintReport
+
+    check_flags(args)
+    settings = settings_of(args)
+    out = prepare(args, default=settings.output_format() or "full")
+    if args.show_settings:
+        from .lint_settings import show_settings
+
+        return show_settings(settings, args.paths)
+    progress = not args.no_progress and out.text and not out.silent and sys.stderr.isatty()
+    from .lint_fix import Fixer
+
+    fixer = Fixer(write=not args.diff) if args.fix or args.diff else None
+    if args.diff:
+        return diff_only(args, settings, fixer, progress)
+    with opened(out) as stream:
+        report = LintReport(out, stream, fixer=fixer)
+        try:
+            # one config at a time: a result is reduced to its findings and its ok line (or, for json,
+            # written out) before the next is read, so memory does not grow with the number of configs
+            for kind, item in iter_lint(args.paths, train=args.train, target=args.target, tune=args.tune,
+                                        progress=progress, head_dim=args.head_dim, base=args.base, dtype=args.dtype,
+                                        model_config=args.model_config, settings=settings):
+                if kind == "result":
+                    report.add_result(fixed(item, args, settings, fixer), settings.selection_for(item.path))
+                elif kind == "finding":
+                    report.add_file_finding(item, settings.selection_for(item.path))
+                else:
+                    {"skipped": report.skipped, "unread": report.scripts, "unread-python": report.python}[kind].append(item)
+            report.write()
+        finally:
+            report.close()
+    return exit_status(report.exit_code(), out)
+
+
+def fixed(r, args: argparse.Namespace, settings, fixer):
+    """Result ``r`` with its fixes said on its findings (``[*]``) and, under --fix / --diff, applied."""
+    from ..lint.fixes import with_fix
+
+    if fixer is not None:
+        kw = dict(train=args.train, target=args.target, tune=args.tune, head_dim=args.head_dim, base=args.base,
+                  dtype=args.dtype, model_config=args.model_config)
+        r = fixer.fix(r, settings.lint_kwargs(r.path, kw), settings.selection_for(r.path), settings.relabel)
+    r.findings = with_fix(r.config, r.findings)
+    return r
+
+
+def diff_only(args: argparse.Namespace, settings, fixer, progress: bool) -> int:
+    """``--diff``: the unified diff of every fix on stdout, what would be fixed on stderr; exit 1 when there
+    is a diff (as ruff's ``--diff``), else 0; nothing written."""
+    for kind, item in iter_lint(args.paths, train=args.train, target=args.target, tune=args.tune, progress=progress,
+                                head_dim=args.head_dim, base=args.base, dtype=args.dtype,
+                                model_config=args.model_config, settings=settings):
+        if kind == "result":
+            fixed(item, args, settings, fixer)
+    from ..escape import clean
+
+    for d in fixer.diffs:
+        sys.stdout.write("".join(clean(line.rstrip("\r\n")) + "\n" for line in d.splitlines(keepends=True)))
+    for line in fixer.tail() or ["No fixes available."]:
+        print(clean(line), file=sys.stderr)
+    return 1 if fixer.diffs else 0

@@ -10,7 +10,8 @@ HELP = "explain a rule (what it does, why it matters, example, fix)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("code", nargs="?", help="rule code (e.g. RP101) or kebab-case name")
+    parser.add_argument("code", nargs="?", help="rule code (e.g. RP101) or kebab-case name; a prefix (RV01) "
+                                                "lists the rules under it")
     parser.add_argument("--all", action="store_true", help="list every rule")
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -19,8 +20,10 @@ def run(args: argparse.Namespace) -> int:
     from ..findings import all_rules, get_rule
     from ._common import emit_json
 
-    if args.all or args.code is None:
-        rules = all_rules()
+    prefix = (args.code or "").strip().upper()
+    family = [r for r in all_rules() if prefix and r.code.startswith(prefix) and r.code != prefix]
+    if args.all or args.code is None or (family and not any(r.code == prefix for r in all_rules())):
+        rules = family if family and not args.all else all_rules()  # `rule RV01`: the rules under that prefix
         if args.format == "json":
             emit_json([{"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary,
                         "default_on": r.default_on} for r in rules])

@@ -20,12 +20,14 @@ Model assumptions (said in every finding that uses them):
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..findings import Finding
+from ..jsonout import json_safe  # JSON as every command writes it: inf and nan -> null
 from ..results import Result
 from ..spec import RopeSpec
 from ..numfmt import count as fmt_count, number as fmt_num
@@ -33,7 +35,7 @@ from .model import LoadedConfig
 from ..limits import MAX_CONTEXT, MAX_D
 from .rules.values import factor_problem, length_problem
 
-__all__ = ["LayerAnalysis", "LintResult", "lint_config", "MAX_D", "MAX_CONTEXT", "length_problems"]
+__all__ = ["LayerAnalysis", "LintResult", "Linting", "checks", "lint_config", "length_problems"]
 
 SMALLEST_NORMAL = sys.float_info.min  # 2.2250738585072014e-308: below it a frequency has lost precision
 # Fastest meaningful rotation: pi rad/token. A pair turning theta > pi per token is indistinguishable from
@@ -72,18 +74,10 @@ class LayerAnalysis:
                                      "chunk" if self.chunk else "nothing")
         out["spec"] = self.spec.to_dict() if self.spec is not None else None
         out["attention_factor"] = (self.scheme_result.attention_factor if self.scheme_result is not None else None)
-        out["bound"] = _clean(self.bound.to_dict()) if self.bound is not None else None
+        out["bound"] = json_safe(self.bound.to_dict()) if self.bound is not None else None
         if self.error:
             out["error"] = self.error
         return out
-
-
-def _clean(x: Any) -> Any:
-    """JSON-safe as every command writes JSON (``jsonout.json_safe``: inf and nan -> null, tuples -> lists);
-    an unbounded bound says so in its ``unbounded`` field."""
-    from ..jsonout import json_safe
-
-    return json_safe(x)
 
 
 @dataclass
@@ -108,7 +102,7 @@ class LintResult(Result):
         def val(v):
             if v is None:
                 return None
-            return {"value": _clean(v.raw), "from": v.where, "line": v.line if v.key else None,
+            return {"value": json_safe(v.raw), "from": v.where, "line": v.line if v.key else None,
                     "column": v.column if v.key else None}
 
         return {
@@ -128,7 +122,7 @@ class LintResult(Result):
                 "tune_len = train_len unless --tune" if cfg.tune_len is None
                 else f"tune_len {fmt_count(cfg.tune_len.raw)} ({cfg.tune_len.where})",
             ],
-            "bound": (_clean(main.bound.to_dict()) if main is not None and main.bound is not None else None),
+            "bound": (json_safe(main.bound.to_dict()) if main is not None and main.bound is not None else None),
             "model": cfg.model.to_dict() if cfg.model is not None else None,  # a model named elsewhere: its config
             "layers": [a.to_dict() for a in self.layers],
             "findings": [f.to_dict() for f in self.findings],
@@ -175,6 +169,8 @@ class LintResult(Result):
                 b = a.bound.extrapolation_bound
                 bits.append(f"bound {'unbounded' if math.isinf(b) else fmt_count(round(b))}")
             parts.append(prefix + ", ".join(bits))
+        if self.config.served_by:
+            parts.append(f"served by {self.config.served_by}")
         m = self.config.model
         if m is not None:  # a model named elsewhere: where its values came from
             parts.append(f"model {m.name} from " + ("the Hugging Face cache" if m.source == "hf-cache" else
@@ -266,37 +262,76 @@ def _analyse(cfg: LoadedConfig, i: int, bad_lengths: list[str]) -> LayerAnalysis
     return a
 
 
-def lint_config(cfg: LoadedConfig, *, shown_only: bool = False) -> LintResult:
-    """All findings for ``cfg`` (unfiltered; ``findings.select_findings`` filters). ``shown_only``: for an
-    output of the default rule set, which hides informational findings and leaves out rules that are off
-    by default: those are then decided but not detailed (``rules.lengths._men``; the same codes and
-    severities, a shorter message for the hidden ones)."""
-    from .rules import dtype, lengths, reading, schemes, values
+@dataclass
+class Linting:
+    """What every lint check reads, its one argument (``check(linting) -> list[Finding]``, :func:`checks`): the
+    loaded config, its layer groups' analyses, the findings of the checks before it, whether the output shows
+    the default rule set only (``rules.lengths._men``), and why the config's lengths are not usable."""
 
-    findings: list[Finding] = list(values.check(cfg)) + reading.check(cfg)
-    m = cfg.model  # a model named elsewhere: its own file's findings (linted alone, lengths aside), at its lines
-    if m is not None and m.loaded is not None:
-        findings += list(values.check(m.loaded)) + reading.check(m.loaded)
+    cfg: LoadedConfig
+    layers: list = field(default_factory=list)  # list[LayerAnalysis], one per cfg.layers
+    found: list = field(default_factory=list)  # list[Finding]: what the checks before this one found
+    shown_only: bool = False
+    bad_lengths: list = field(default_factory=list)  # length_problems(cfg)
+    only: int | None = None  # set by each_group: the one layer group a per-group check looks at
+
+    def groups(self):
+        """``(i, analysis)`` of the layer groups with a spec, a bound and a length (what RL / RS checks read)."""
+        for i, a in enumerate(self.layers):
+            if (self.only is None or i == self.only) and a.spec is not None and a.bound is not None and a.length >= 1:
+                yield i, a
+
+
+def each_group(*group_checks):
+    """One check running ``group_checks`` over the analysed layer groups in turn: group 0's findings of every
+    check, then group 1's (the order the findings are listed in)."""
+    from dataclasses import replace
+
+    def run(lt: Linting) -> list[Finding]:
+        return [f for i, _ in lt.groups() for check in group_checks for f in check(replace(lt, only=i))]
+
+    return run
+
+
+def named_model(lt: Linting) -> list[Finding]:
+    """A model named elsewhere (axolotl's base_model ...): its own file's findings, at its lines, linted alone
+    with :func:`model_checks` (its lengths aside: the config naming it sets those)."""
+    m = lt.cfg.model
+    if m is None or m.loaded is None:
+        return []
+    return _run(Linting(m.loaded), model_checks())
+
+
+@functools.lru_cache(maxsize=1)
+def checks() -> tuple:
+    """The one dispatch list of the lint rules, in the order their findings are listed; each is
+    ``check(linting) -> list[Finding]`` and sees the findings of those before it in ``linting.found``."""
+    from .rules import dtype, lengths, layers, reading, runtime, schemes, values
+
+    return (values.check, runtime.check, reading.check, named_model, lengths.missing_training_length,
+            values.unanalysed, each_group(lengths.check, schemes.check), layers.check, dtype.check)
+
+
+@functools.lru_cache(maxsize=1)
+def model_checks() -> tuple:
+    """The checks of a model's config.json named by another config (:func:`named_model`)."""
+    from .rules import reading, runtime, values
+
+    return (values.check, runtime.check, reading.check)
+
+
+def _run(lt: Linting, dispatch: tuple) -> list[Finding]:
+    for check in dispatch:
+        lt.found.extend(check(lt))
+    return lt.found
+
+
+def lint_config(cfg: LoadedConfig, *, shown_only: bool = False) -> LintResult:
+    """All findings for ``cfg`` (unfiltered; ``findings.select_findings`` filters): every check of
+    :func:`checks` in turn. ``shown_only``: for an output of the default rule set, which hides informational
+    findings and leaves out rules that are off by default: those are then decided but not detailed
+    (``rules.lengths._men``; the same codes and severities, a shorter message for the hidden ones)."""
     bad_lengths = length_problems(cfg)
     layers = [_analyse(cfg, i, bad_lengths) for i in range(len(cfg.layers))]
-    # a value finding already says why a layer group could not be analysed: RV016 only when none does
-    # (severity no longer tells: RV005, RV013, RV017 ... are warnings where transformers runs the value)
-    has_value_error = any(f.code.startswith("RV") and f.code not in values.NOT_EXPLAINING for f in findings)
-    no_train = lengths.missing_training_length(cfg)
-    if no_train is not None:
-        findings.append(no_train)  # its own rule, not RV016: nothing is invalid, a length is missing
-    for g, a in zip(cfg.layers, layers):
-        if a.error and not has_value_error and no_train is None:
-            findings.append(values.scheme_error(cfg, g, a.error))
-            has_value_error = True
-    for i, a in enumerate(layers):
-        if a.spec is None or a.bound is None or a.length < 1:
-            continue
-        findings.extend(lengths.check(cfg, i, a, shown_only))
-        findings.extend(schemes.check(cfg, i, a))
-    from .rules import layers as layer_rules  # NoPE groups (RL105)
-
-    findings.extend(layer_rules.check(cfg))
-    if not bad_lengths:
-        findings.extend(dtype.check(cfg))
-    return LintResult(cfg.path, cfg, layers, findings)
+    lt = Linting(cfg, layers, [], shown_only, bad_lengths)
+    return LintResult(cfg.path, cfg, layers, _run(lt, checks()))

@@ -13,6 +13,9 @@ from typing import Any, Mapping
 from ..numfmt import count as fmt_count
 from .model import RopeLayer, Value, _finite, _plain, canonical_scheme
 from .sections import _dotted, _norm, _Section
+from .model import Problem
+from .rules.layers import LAYER_SEMANTICS_UNKNOWN, UNMODELLED_ROTARY_KEY
+from .rules.value_rules import IGNORED_KEY
 
 # model types whose attention rotates 2 * ceil(d / 2) dims for an odd d = int(head_dim * partial_rotary_factor)
 # (apply_rotary_pos_emb slices by cos.shape[-1]): run in tests/test_severity_parity.py under both versions
@@ -101,7 +104,7 @@ def _unread_rotary_keys(measured: dict | None, arch: str, s: "_Section", inputs:
                 continue
             line, col = s.positions.get(full, (1, 1))
             v = Value(_plain(node), _dotted(full), line, col, "", "any")
-            out.append(("unmodelled-rotary-key", v,
+            out.append(Problem(UNMODELLED_ROTARY_KEY, v,
                         f"{v.key} changes the rotary of {arch} in transformers {semantics} (measured: changing it "
                         f"alone changes some layer's frequencies, rotated dims, NoPE or span) and ropelaw does not "
                         f"read it: the analysis leaves it out"))
@@ -147,7 +150,7 @@ def _runtime_groups(arch: str, s: "_Section", defaults: dict, dclass: str, seman
     plan = layer_table.plan(arch, n, get, default, semantics)
     if plan.problem is not None or not plan.roles:
         anchor = next((v for v, _ in plan.sources.values() if v is not None), None) or n_v or main.base
-        problems.append(("layer-semantics-unknown", anchor,
+        problems.append(Problem(LAYER_SEMANTICS_UNKNOWN, anchor,
                          f"per-layer semantics unknown: {plan.problem or 'no layers'}; every layer is analysed as "
                          f"running the main rotary over the full context"))
         idx = tuple(range(n)) if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 1 << 20 else None
@@ -236,7 +239,7 @@ def _runtime_groups(arch: str, s: "_Section", defaults: dict, dclass: str, seman
                 if lb is None and dflt is not None:
                     lb = Value(dflt, None, at[0], at[1], f"{t} layers' base absent: {dclass} default")
                 if lb is None:
-                    problems.append(("layer-semantics-unknown", main.base,
+                    problems.append(Problem(LAYER_SEMANTICS_UNKNOWN, main.base,
                                      f"{', '.join(kinds) or t} layers run their own rotary "
                                      f"(rope_parameters[{t!r}] in {tf}) and the config gives none: analysed with "
                                      f"the main rotary"))
@@ -257,7 +260,7 @@ def _runtime_groups(arch: str, s: "_Section", defaults: dict, dclass: str, seman
                                        f"in {tf} (measured)", "str"))
             if main.block is not None and isinstance(main.scheme.raw, str) \
                     and canonical_scheme(main.scheme.raw) != "default" and main.block.key:
-                problems.append(("runtime-ignores-key", main.block,
+                problems.append(Problem(IGNORED_KEY, main.block,
                                  f"{main.block.key} is ignored by {tf} for {arch}'s "
                                  f"{label_of(kinds, idx)}: they run plain RoPE at the main base (measured)"))
         elif rot.startswith("base:"):
@@ -265,7 +268,7 @@ def _runtime_groups(arch: str, s: "_Section", defaults: dict, dclass: str, seman
             grp = replace(grp, base=Value(base_list.raw[j], f"{base_list.key}[{j}]", base_list.line, base_list.column,
                                           "the base of these layers", "number"))
         elif rot != "main":
-            problems.append(("layer-semantics-unknown", main.base,
+            problems.append(Problem(LAYER_SEMANTICS_UNKNOWN, main.base,
                              f"layers {', '.join(map(str, idx[:6]))}: the table's rotary {rot!r} is not one "
                              f"ropelaw reads; analysed with the main rotary"))
         if isinstance(grp.scheme.raw, str) and canonical_scheme(grp.scheme.raw) == "proportional":

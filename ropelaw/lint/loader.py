@@ -79,7 +79,8 @@ __all__ = [
 
 
 SHELL_SUFFIXES = (".sh", ".bash")  # launch scripts: read for Megatron flags when named
-GGUF_SUFFIXES = (".gguf",)  # llama.cpp model files: header, metadata and RoPE tensors (lint/gguf.py)
+GGUF_SUFFIXES = (".gguf",)
+PYTHON_SUFFIXES = (".py",)  # vLLM LLM(...) / SGLang Engine(...) calls, read with ast when named  # llama.cpp model files: header, metadata and RoPE tensors (lint/gguf.py)
 
 
 def load_config(path: str, *, train: int | None = None, target: int | None = None,
@@ -118,6 +119,8 @@ def read_source_text(path: str) -> str:
         from .dialects.megatron import read_script
 
         return read_script(path)
+    if path.lower().endswith(PYTHON_SUFFIXES):
+        return read_text(path, "Python file")
     return read_text(path)
 
 
@@ -132,6 +135,9 @@ def load_text(path: str, text: str, **kw: Any) -> LoadedConfig:
         served = load_launch(path, text, Overrides(**kw))  # llama-server / llama-cli serving a GGUF
         if served is not None:
             return served
+        served = serving().load_text(path, text, "shell", Overrides(**kw))  # vLLM / SGLang
+        if served is not None:
+            return served
 
         launch = launch_of(path, text)  # MaxText's trainer with key=value overrides
         if launch is not None:
@@ -141,9 +147,26 @@ def load_text(path: str, text: str, **kw: Any) -> LoadedConfig:
             return load_mapping(rl[1], rl[2], path=path, fmt="shell", dialect=rl[0], **kw)
         flags, positions = shell_flags(path, text)
         return load_mapping(flags, positions, path=path, fmt="shell", dialect="megatron", **kw)
+    if path.lower().endswith(PYTHON_SUFFIXES):
+        served = serving().load_text(path, text, "python", Overrides(**kw))
+        if served is None:
+            raise UsageError(f"{path}: no vLLM LLM(...) or SGLang Engine(...) call (the Python files lint reads)")
+        return served
     fmt = format_of(path)
     data, positions = parse_text(text, fmt, path)
+    if fmt == "yaml":
+        served = serving().load_text(path, text, fmt, Overrides(**kw), data, positions)  # docker-compose / Kubernetes
+        if served is not None:
+            return served
     return load_mapping(data, positions, path=path, fmt=fmt, **kw)
+
+
+def serving() -> Any:
+    """``dialects/serving.py`` (vLLM / SGLang launches), imported by name as every dialect is (``dialects._modules``):
+    it reads the served model through ``resolve``, which imports this engine."""
+    import importlib
+
+    return importlib.import_module(".dialects.serving", __package__)
 
 
 def read_rl_launch(path: str, text: str) -> tuple[str, dict, dict] | None:

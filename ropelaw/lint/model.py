@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from ..errors import UsageError
+from ..findings import Rule
 from ..numfmt import COMPACT_FROM, count as fmt_count
 from ..spec import RopeSpec
 
@@ -111,6 +112,33 @@ class RopeLayer:
     kinds: tuple = ()  # the layer kinds of the group as the config names them (layer_types values)
 
 
+class Problem(NamedTuple):
+    """Something a loader noticed while deriving the settings, reported by ``rule`` at ``value``
+    (``rules/values.py`` check, step 2; ``rules/runtime.py`` for the rules in its ``PROBLEMS``).
+    The rule is the object its module declares, never a name looked up later."""
+
+    rule: Rule
+    value: Any  # the Value the finding points at
+    message: str
+    fix: str | None = None  # this occurrence's fix; None: the first line of the rule's documented fix
+    severity: str | None = None  # this occurrence's severity where it differs from the rule's
+
+
+def as_problem(p: Any) -> Problem:
+    """``p`` as a :class:`Problem`. Code written before problems carried their rule may still give a
+    ``(rule name, value, message)`` tuple: the name must be a rule's kebab-case name, else ``KeyError`` (an
+    internal error, exit 3), never the silent RV001 it was; tests/test_rule_protocol.py lists such code."""
+    if isinstance(p, Problem):
+        return p
+    from ..findings import all_rules
+
+    name, value, message = p
+    rule = next((r for r in all_rules() if r.name == name), None)
+    if rule is None:
+        raise KeyError(f"loader problem {name!r}: no rule has this name")
+    return Problem(rule, value, message)
+
+
 @dataclass
 class LoadedConfig:
     """A config normalised: its RoPE layer groups, lengths and dtype, each with provenance."""
@@ -128,7 +156,7 @@ class LoadedConfig:
     tune_len: Value | None
     dtype: Value | None
     inputs: list = field(default_factory=list)  # every Value read from the file (rules type-check these)
-    problems: list = field(default_factory=list)  # (rule_name, Value, message) noticed while deriving
+    problems: list = field(default_factory=list)  # list[Problem] noticed while deriving
     notes: list = field(default_factory=list)  # human-readable assumptions made
     semantics: str | None = None  # whose behaviour the numbers follow, e.g. "transformers 5.23.0"
     # dotted keys the dialect looked at and judged (a switch, a key of another model's path): not "unread"
@@ -138,6 +166,8 @@ class LoadedConfig:
     refusals: list = field(default_factory=list)
     # a model named elsewhere (axolotl base_model ...): where its config came from (lint/resolve.py ModelConfig)
     model: Any = None
+    # a serving launch (vLLM, SGLang): the runtime and version it is read as, e.g. "vLLM 0.32.0 (current)"
+    served_by: str | None = None
 
     def location(self, *keys: str) -> tuple[int, int]:
         for v in self.inputs:
@@ -206,7 +236,10 @@ def _plain(x: Any) -> Any:
     return x
 
 
-# rope_type spellings transformers accepts for a registry scheme (the hf dialect passes it on as its aliases)
+# The one table of a config's spellings of rope_type for a registry scheme (canonical_scheme: every dialect reads
+# a scheme's name through it). The registry's own aliases (schemes/frequencies.py: "pi", "ntk-aware", "su" ...)
+# are the names --scheme takes; a rope_type only they know ("pi") is analysed as that scheme, and transformers'
+# refusal of it is RV021.
 SCHEME_ALIASES = {"su": "longrope", "none": "default", "rope": "default", "": "default", "mrope": "default"}
 
 

@@ -19,7 +19,7 @@ order, and never on the network:
    (huggingface_hub ``constants.py``); transformers 4.x reads ``$TRANSFORMERS_CACHE`` (then
    ``$PYTORCH_TRANSFORMERS_CACHE``, ``$PYTORCH_PRETRAINED_BERT_CACHE``) instead when set
    (transformers 4.57.1 ``utils/hub.py``; 5.x dropped them): that directory is looked in first;
-4. ropelaw's table of published models (``presets/axolotl.json``), only where no file is available,
+4. ropelaw's table of published models (``ropelaw/data/presets_axolotl.json``), only where no file is available,
    and never silently: RV032 says the values are the table's and how to get the model's own file.
 
 None of them: :func:`needed` (RV031), naming the model and the command that fetches its file. The
@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import UsageError
-from .model import LoadedConfig, ModelNeeded, Overrides, Value
+from .model import LoadedConfig, ModelNeeded, Overrides, Value, as_problem
 from .model_config import HOW, check_model_config_path, fetch_command, given_file  # noqa: F401  (re-exported)
 
 FILE = "config.json"
@@ -137,7 +137,7 @@ def _read(path: str) -> dict:
 
 
 def table_entry(name: str) -> dict | None:
-    """ropelaw's table row of Hub model ``name`` (``presets/axolotl.json``), or None."""
+    """ropelaw's table row of Hub model ``name`` (``ropelaw/data/presets_axolotl.json``), or None."""
     from .dialects._framework import presets
 
     return presets("axolotl")["presets"].get(name)
@@ -215,7 +215,7 @@ def read_model(doc, o: Overrides, name_v: Value, model: ModelConfig, overrides: 
     if model.file is not None:
         raw, positions, fmt = read_document(model.file)
         alone = load_mapping(raw, positions, path=model.file, fmt=fmt, dialect="hf")
-    src = f"{name_v.key} {name_v.raw!r} ({model.origin})"
+    src = f"{name_v.key} {name_v.raw!r}"  # where the model came from is said once (LintReport, RV032, JSON "model")
 
     def repoint(v: Value | None) -> Value | None:
         if v is None or v.key is None and not v.note:
@@ -240,7 +240,8 @@ def read_model(doc, o: Overrides, name_v: Value, model: ModelConfig, overrides: 
                       params={k: repoint(p) for k, p in g.params.items()})
               for g in cfg.layers]
     inputs = [repoint(v) for v in cfg.inputs if ours(v)] + doc.inputs
-    problems = [(n, repoint(v), m) for n, v, m in cfg.problems if ours(v)] if alone is not None else list(cfg.problems)
+    problems = [p._replace(value=repoint(p.value)) for p in map(as_problem, cfg.problems) if ours(p.value)] \
+        if alone is not None else list(cfg.problems)
     refusals = [(ver, repoint(v), why) for ver, v, why in cfg.refusals if ours(v)] if alone is not None \
         else list(cfg.refusals)
     train = Value(o.train, None, 1, 1, "--train", "int") if o.train is not None else repoint(cfg.train_len)

@@ -10,6 +10,8 @@ from typing import Any, Mapping
 
 from .model import _NUMERIC_STR, Value, _plain
 from .parse import Positions
+from .model import Problem
+from .rules.value_rules import UNRESOLVED
 
 
 def _norm(key: Any) -> str:
@@ -72,7 +74,7 @@ class _Section:
                 if why is not None:
                     v = Value(raw, _dotted(path), line, col, "", "interpolation")
                     self.inputs.append(v)
-                    self.problems.append(("unresolved-interpolation", v, f"{_dotted(path)} is {raw}: {why}"))
+                    self.problems.append(Problem(UNRESOLVED, v, f"{_dotted(path)} is {raw}: {why}"))
                     return v
                 raw, note = resolved, f"{raw.strip()} resolved"
             if (self.fmt in ("yaml", "toml") and expect in ("number", "int") and isinstance(raw, str)

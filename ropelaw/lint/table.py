@@ -18,6 +18,9 @@ from .dialects import hf_keys
 from .parse import Positions
 from .sections import (_MROPE_KEYS, _NOT_PARAMS, _PARAM_EXPECT, _ROPE_SWITCHES, _cli, _DefaultSection, _dotted, _norm,
                        _pick_section, _Section)
+from .model import Problem, as_problem
+from .rules.layers import LAYER_SEMANTICS_UNKNOWN
+from .rules.value_rules import IGNORED_KEY, INVALID_TYPE, NOT_INTEGER
 
 
 # -----------------------------------------------------------------------------------------
@@ -106,8 +109,9 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
         raw = source
         for p in path_keys:
             raw = raw[p]
-        problems.append(("runtime-ignores-block", Value(raw, _dotted(path_keys), line, col, "", "any"),
-                         f"{_dotted(path_keys)} is ignored by transformers {semantics}: {why}"))
+        problems.append(Problem(IGNORED_KEY, Value(raw, _dotted(path_keys), line, col, "", "any"),
+                                f"{_dotted(path_keys)} is ignored by transformers {semantics}: {why}",
+                                severity="warning"))  # a whole block or text model unread: other frequencies run
 
     # -- architecture and kind ------------------------------------------------------------
     model_type = s.raw("model_type") if isinstance(s.raw("model_type"), str) else root.raw("model_type")
@@ -127,7 +131,9 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     remote_why = hf.remote_code(root_mt, auto_map, known, semantics) if dia.name == "hf" else None
     if remote_why is not None:
         mt_pos = positions.get(("model_type",), (1, 1))
-        problems.append(("remote-code-model", Value(root_mt, "model_type", mt_pos[0], mt_pos[1], "", "str"),
+        from .rules.runtime import REMOTE  # rules/runtime.py imports the hf dialect, which imports this module
+
+        problems.append(Problem(REMOTE, Value(root_mt, "model_type", mt_pos[0], mt_pos[1], "", "str"),
                          remote_why))
     defaults = dia.defaults(arch) if arch else {}
     if not defaults and s is not root and isinstance(root.raw("model_type"), str):
@@ -193,7 +199,7 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
             megatron_llama3 = s.get("rope_scaling", expect="bool")
             notes.append("rope_scaling: true is Megatron-Core's Llama 3.1 scaling (low 1, high 4, original 8192)")
         else:
-            problems.append(("invalid-value-type", s.get("rope_scaling", expect="mapping"),
+            problems.append(Problem(INVALID_TYPE, s.get("rope_scaling", expect="mapping"),
                              f"rope_scaling must be a mapping or null, got {type(rs_raw).__name__} "
                              f"{show_value(rs_raw)}"))
 
@@ -216,7 +222,7 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
             q = Fraction(h) / Fraction(n)
             note = f"{hidden_v.where} / {heads_v.where} = {fmt_count(h)} / {fmt_count(n)}"
             if q.denominator != 1:
-                problems.append(("rotary-dimension-not-integer", hidden_v,
+                problems.append(Problem(NOT_INTEGER, hidden_v,
                                  f"hidden_size {fmt_count(h)} is not divisible by num_attention_heads "
                                  f"{fmt_count(n)}: head_dim {float(q):g} "
                                  f"(transformers truncates to {fmt_count(int(q))})"))
@@ -242,7 +248,7 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
         if ratio == 1.0 and (sv is None or sv.raw == "default"):
             # measured with plain RoPE; a scaled rotary may read the factor (5.23.0 llama yarn: inv_freq of
             # the partial dims, then a crash in forward), so there the factor is read as written  # the runtime rotates the whole head whatever the factor
-            problems.append(("runtime-ignores-key", frac_v,
+            problems.append(Problem(IGNORED_KEY, frac_v,
                              f"{frac_v.key} is ignored by transformers {reading}: {layer_arch} rotates the same "
                              f"dims whatever it says (measured with 0.5 and 1.0)"))
             leaf = frac_v.key.split(".")[-1]
@@ -250,7 +256,7 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
                       or default("rotary_pct", f"rotary_pct default of {dclass}")  # GPT-NeoX 4.x reads rotary_pct
                       or default("partial_rotary_factor", f"partial_rotary_factor default of {dclass}"))
         elif ratio is None and where in measured["partial"]:
-            problems.append(("layer-semantics-unknown", frac_v,
+            problems.append(Problem(LAYER_SEMANTICS_UNKNOWN, frac_v,
                              f"transformers {reading} did not run {layer_arch} with {frac_v.key} written there "
                              f"(measured with 0.5 and 1.0); the rotary dims are read as written"))
     rot_v = next((v for v in (s.get(k, expect="int") for k in K("rotary_dim")) if v is not None), None)
@@ -272,15 +278,15 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
                 dims, prod = dims // 2, prod / 2
                 parts.append("ChatGLM rotates half: / 2")
             if math.isfinite(prod) and prod != int(prod):
-                problems.append(("rotary-dimension-not-integer", frac_v or head_v,
+                problems.append(Problem(NOT_INTEGER, frac_v or head_v,
                                  f"rotary dims {' x '.join(parts)} = {prod:g} is not a whole number "
                                  f"(transformers truncates to {fmt_count(dims)})"))
             if frac_v is not None and dims % 2 and arch in ODD_PARTIAL_ROUNDS_UP and not is_chatglm:
                 # their RotaryEmbedding makes d/2 = ceil(dims / 2) frequencies (arange(0, dims, 2)) and their
                 # apply_rotary_pos_emb slices the head by cos.shape[-1]: dims + 1 dims rotate
-                if problems and problems[-1][0] == "rotary-dimension-not-integer" and problems[-1][1] is frac_v:
+                if problems and as_problem(problems[-1]).rule is NOT_INTEGER and problems[-1][1] is frac_v:
                     problems.pop()  # one message for the truncation and the rounding
-                problems.append(("rotary-dimension-not-integer", frac_v,
+                problems.append(Problem(NOT_INTEGER, frac_v,
                                  f"rotary dims {' x '.join(parts)} = {prod:g} -> int {fmt_count(dims)} is odd: "
                                  f"transformers' {arch} rotates {fmt_count(dims + 1)} (cos/sin of "
                                  f"2 x ceil({fmt_count(dims)} / 2) dims; the head is sliced by their size)"))
@@ -305,7 +311,7 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
             base_v = base_v or attn_cfg.get("rope_theta")
         else:
             v = attn_cfg.get("rope_theta")
-            problems.append(("runtime-ignores-key", v,
+            problems.append(Problem(IGNORED_KEY, v,
                              f"{v.key} is ignored by transformers {reading}: DbrxConfig runs rope_theta / "
                              f"rope_parameters (4.57.1 reads {v.key})"))
     if base_v is None and is_chatglm:
@@ -391,7 +397,7 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
                        f"(HunYuan's NTK alpha)")
         for name, v in params.items():
             if name != "alpha" and v.key:
-                problems.append(("runtime-ignores-key", v,
+                problems.append(Problem(IGNORED_KEY, v,
                                  f"{v.key} is ignored by transformers {reading}: HunYuan runs rope_scaling "
                                  f"type dynamic with an alpha as a fixed NTK-aware base"))
         scheme_v = Value("default", scheme_v.key, scheme_v.line, scheme_v.column,

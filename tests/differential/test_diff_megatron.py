@@ -426,6 +426,48 @@ def test_megatron_reads_the_example_as_recorded(megatron, path, local, sha):
     assert got == want["verdict"], (theirs, {k: v for k, v in ours.items() if k != "groups"})
 
 
+EXTRA_FLAGS = ["--seq-length", "3072", "--max-position-embeddings", "3072", "--rotary-base", "123457"]
+# the same three flags as a launch line writes them, the length through nested shell defaults (bash(1); the
+# expansion is checked against bash itself in tests/test_lint_shell.py)
+EXTRA_LINE = "    --seq-length ${UNSET_LEN:-${UNSET_SEQ:-3072}} --max-position-embeddings 3072 --rotary-base 123457 \\"
+
+
+def mutated(text: str) -> str | None:
+    """``text`` with :data:`EXTRA_LINE` continued into the command after the last line holding one of its three
+    flags, so that each is given again after its last occurrence (None where that line is not continued)."""
+    lines = text.split("\n")
+    at = [n for n, line in enumerate(lines) if any(f in line for f in EXTRA_FLAGS[::2])]
+    if not at or not lines[at[-1]].rstrip().endswith("\\"):
+        return None
+    return "\n".join(lines[:at[-1] + 1] + [EXTRA_LINE] + lines[at[-1] + 1:])
+
+
+def test_repeated_flags_and_nested_defaults_read_as_megatron_parses_them(megatron, tmp_path):
+    """Mutations of every rotary example ropelaw reads right: the three flags given again later in the command
+    (argparse keeps the last occurrence) with the length behind nested defaults ``${A:-${B:-3072}}``. Megatron's
+    own parse_args gets the example's argument vector with the three flags appended; ropelaw reads the mutated
+    script; the verdict must stay "right" (length, context, base, frequencies)."""
+    done = 0
+    for path, local, _sha in ENTRIES:
+        want = manifest()["files"][f"{REPO}@{COMMIT} {path}"]["verdict"]
+        if want != "right" or not local.is_file() or local.suffix != ".sh":
+            continue
+        text = mutated(local.read_text(encoding="utf-8", errors="replace"))
+        argv = megatron_argv(local)
+        if text is None or argv is None:
+            continue
+        theirs = megatron_rotary(megatron, argv + EXTRA_FLAGS)
+        if not theirs.get("rope"):
+            continue
+        copy = tmp_path / f"{done}.sh"
+        copy.write_text(text)
+        ours = ropelaw_reading(copy)
+        assert (theirs["seq"], theirs["max_pos"], theirs["base"]) == (3072, 3072, 123457.0), path
+        assert compare(theirs, ours) == "right", (path, {k: v for k, v in ours.items() if k != "groups"})
+        done += 1
+    assert done >= 25, done  # 29 rotary examples of the corpus mutated (a count, not a result)
+
+
 def main(argv: list[str]) -> int:
     """Print the table (and with --write, regenerate megatron_examples.json) from a wheel under DL."""
     import tempfile

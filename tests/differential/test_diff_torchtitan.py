@@ -36,7 +36,7 @@ from ropelaw.lint.loader import load_config
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DL = pathlib.Path(os.environ.get("ROPELAW_FRAMEWORK_DL", ROOT.parent / "shared" / "dl"))
 VERSION = "0.2.2"
-TABLE = json.loads((ROOT / "ropelaw" / "lint" / "presets" / "torchtitan.json").read_text())
+TABLE = json.loads((ROOT / "ropelaw" / "data" / "presets_torchtitan.json").read_text())
 FLAVORS = sorted(TABLE["presets"])
 # family -> (flavor dict in __init__.py, its args class, the module defining that class)
 FAMILIES = {"llama3": ("llama3_args", "TransformerModelArgs"), "llama4": ("llama4_args", "TransformerModelArgs"),
@@ -167,11 +167,12 @@ def test_every_family_of_the_wheel_is_in_the_table(titan):
 
 
 def test_table_is_what_regenerate_reads_from_this_wheel():
-    """presets/torchtitan.json is exactly what regenerate.py reads from the same wheel (nested dataclass
-    calls such as ``RoPEScalingArgs()`` completed with their field defaults)."""
-    from ropelaw.lint.presets import regenerate
+    """ropelaw/data/presets_torchtitan.json is exactly what scripts/presets.py reads from the same wheel (nested
+    dataclass calls such as ``RoPEScalingArgs()`` completed with their field defaults)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import presets as regenerate
 
     if not sorted(glob.glob(str(DL / "**" / f"torchtitan-{VERSION}-*.whl"), recursive=True)):
         pytest.skip(f"no torchtitan=={VERSION} wheel under {DL} (ROPELAW_FRAMEWORK_DL)")
     table = regenerate.torchtitan_table(str(DL))
-    assert regenerate.dump(table) == (ROOT / "ropelaw" / "lint" / "presets" / "torchtitan.json").read_text()
+    assert regenerate.dump(table) == (ROOT / "ropelaw" / "data" / "presets_torchtitan.json").read_text()

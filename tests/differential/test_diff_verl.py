@@ -99,9 +99,11 @@ def test_verl_script(script):
         assert model in alone.layers[0].base.note
     except ModelNeeded as named:  # named as the script writes it when it comes from the environment
         assert repr(env_model if env_model is not None else model) in str(named)
-    if generation:  # inference only: its lengths (rollout.prompt_length / response_length) are not compared
-        return
     ours = load_config(str(path), model_config=STAND_IN)
+    if generation:  # inference only: prompts cut at rollout.prompt_length, up to response_length more tokens
+        assert ours.tune_len is None
+        assert ours.target.raw == cfg.rollout.prompt_length + cfg.rollout.response_length
+        return
     if sft:
         assert ours.tune_len.raw == cfg.data.max_length
         return
@@ -158,3 +160,32 @@ def test_verl_yaml(config):
     assert repr(model) in str(named.value)
     ours = load_config(str(path), model_config=STAND_IN)
     assert ours.tune_len.raw == cfg.data.max_prompt_length + cfg.data.max_response_length
+
+
+@pytest.mark.parametrize("script", [s for s in scripts() if "/generation/" in s])
+@pytest.mark.parametrize("mutation", ["drop rollout.prompt_length", "rollout.response_length=30000",
+                                      "drop both"])
+def test_main_generation_lengths_mutated(script, mutation, tmp_path):
+    """veRL's main_generation scripts with their lengths changed: Hydra composes generation.yaml with the
+    mutated overrides (a dropped key: generation.yaml's default), and ropelaw's length must be their
+    prompt_length + response_length (main_generation.py line 109, vllm_async_server.py line 472)."""
+    pytest.importorskip("hydra", reason="the CI step 'NeMo and OpenRLHF' installs hydra-core==1.3.2 beside the suite")
+    from ropelaw.lint.loader import load_config
+
+    path = VERL / script
+    if not path.is_file():
+        pytest.skip(f"volcengine/verl@b178a3cd {script} is not under {CORPUS} yet")
+    lines = path.read_text().split("\n")
+    if mutation.startswith("drop"):
+        gone = ("rollout.prompt_length=",) if "prompt" in mutation else ("rollout.prompt_length=",
+                                                                         "rollout.response_length=")
+        lines = [ln for ln in lines if not ln.strip().startswith(gone)]
+    else:
+        lines = [("    " + mutation + " \\") if ln.strip().startswith("rollout.response_length=") else ln
+                 for ln in lines]
+    copy = tmp_path / pathlib.Path(script).name
+    copy.write_text("\n".join(lines))
+    cfg, _ = verl_config(copy)
+    ours = load_config(str(copy), model_config=STAND_IN)
+    assert ours.tune_len is None
+    assert ours.target.raw == cfg.rollout.prompt_length + cfg.rollout.response_length

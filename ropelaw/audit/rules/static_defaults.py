@@ -79,7 +79,9 @@ comment or string, has `rotary`, `rope`, `alibi` or `xpos` as a word, or is `RoP
 not analysed. An info finding, so that such a file is never counted in an "All checks passed".
 
 Not noted: files of other position code (learned or sinusoidal absolute / relative position
-embeddings: transformers' TF Transformer-XL names its sinusoid's frequencies `inv_freq`), and torch
+embeddings: transformers' TF Transformer-XL names its sinusoid's frequencies `inv_freq`), files that
+only hand RoPE settings on (an upper-case constant such as `DEFAULT_ROPE_BASE_FREQUENCY`, a keyword
+argument such as `rope_base_frequency=`: Gemma's JAX config and transformer files), and torch
 files that import another framework only inside a function (transformers' `load_tf_weights_in_*`).
 """,
     why="""

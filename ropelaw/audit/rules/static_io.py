@@ -15,6 +15,7 @@ SYNTAX_ERROR = define_rule(
     example="def forward(self, x:\n    return x",
     fix="Fix the syntax error, or exclude the file from the scan (pass only the files you mean).",
     references=("Python language reference: https://docs.python.org/3/reference/grammar.html",),
+    gap="file",
 )
 
 UNDECODABLE_FILE = define_rule(
@@ -25,6 +26,7 @@ UNDECODABLE_FILE = define_rule(
     example="a .py file saved as Latin-1 with no `# -*- coding: latin-1 -*-` line",
     fix="Save the file as UTF-8, or declare its encoding on the first or second line (PEP 263).",
     references=("PEP 263, Defining Python Source Code Encodings",),
+    gap="file",
 )
 
 UNREADABLE_FILE = define_rule(
@@ -35,6 +37,7 @@ UNREADABLE_FILE = define_rule(
     example="src/model/rotary.py with mode 000, or a dangling symbolic link",
     fix="Make the file readable (chmod u+r), or remove the broken link.",
     references=(),
+    gap="file",
 )
 
 INCOMPLETE_ANALYSIS = define_rule(
@@ -50,6 +53,7 @@ INCOMPLETE_ANALYSIS = define_rule(
     fix="Split the expression (sum(...) over a list), raise --max-file-size for a genuinely large file, or "
         "exclude generated files from the scan.",
     references=(),
+    gap="file",
 )
 
 DIRECTORY_NOT_SCANNED = define_rule(
@@ -65,4 +69,5 @@ DIRECTORY_NOT_SCANNED = define_rule(
     fix="Make the directory readable, or pass the symlink's target (or the directory itself) on the command "
         "line; to accept the gap, --ignore RE005.",
     references=(),
+    gap="directory",
 )

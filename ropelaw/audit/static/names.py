@@ -1,10 +1,19 @@
 """What names and calls say to the static checker: the words that mark positions, frequencies, rotary
 code and feature dimensions, and the dtype spellings it tells apart (low precision, clean, integer,
-complex). Pure data; :mod:`ropelaw.audit.policy` holds what autocast and trainers do with dtypes."""
+complex). Pure data; :mod:`ropelaw.audit.policy` holds what autocast and trainers do with dtypes, and the
+spellings of the products (``policy.PYTHON_PRODUCTS``) the sets below are drawn from."""
 
 from __future__ import annotations
 
 import re
+
+from ..policy import PYTHON_PRODUCTS
+
+
+def _product_calls(*ops: str) -> frozenset[str]:
+    """The function spellings of ``policy.PYTHON_PRODUCTS`` that dispatch to one of ``ops``."""
+    return frozenset(s for s, op in PYTHON_PRODUCTS.items() if op in ops and s.isidentifier())
+
 
 # names that hold integer positions
 _POS_NAME = re.compile(r"^(position_ids?|pos_ids?|positions?|pos|cache_positions?|seq_idx|seq_ids|"
@@ -28,12 +37,12 @@ _PRESERVING = {"expand", "expand_as", "reshape", "view", "unsqueeze", "squeeze",
                "cuda", "cpu", "narrow", "roll", "flip", "repeat_interleave", "masked_fill", "clamp",
                "clamp_min", "clamp_max", "abs", "neg", "t", "mT"}
 _TRIG = {"cos", "sin", "exp", "polar", "cos_", "sin_", "tan", "sigmoid", "softmax"}
-_MATMUL_FUNCS = {"matmul", "mm", "bmm", "mv"}
-_ADD_PRODUCTS = {"addr", "baddbmm", "addmm", "addbmm", "addmv"}
+_MATMUL_FUNCS = _product_calls("matmul", "mm", "bmm", "mv")  # matmul, mm, bmm, mv
+_ADD_PRODUCTS = _product_calls("addr", "baddbmm", "addmm", "addbmm", "addmv")  # each its own op
 _NON_TORCH_ARRAYS = ("np.", "numpy.", "jnp.", "jax.", "mx.", "mlx.", "tf.", "ops.", "keras.")
 # decorators that run the function with autocast off (x-transformers' @disable_autocast)
 _AUTOCAST_OFF_DECORATOR = re.compile(r"(disable|no|without)_?autocast|autocast_?(off|disabled)", re.I)
-_ELEMENTWISE_PRODUCTS = {"outer", "ger", "mul", "multiply"}
+_ELEMENTWISE_PRODUCTS = _product_calls("outer", "mul")  # outer, ger, mul, multiply
 # a file or function with none of these words cannot hold a finding: skip its walk (speed)
 _TRIGGERS = ("arange", "position", "freq", "autocast", "alibi", "register_buffer", "Buffer(", "cumsum", "theta",
              "polar", "complex")

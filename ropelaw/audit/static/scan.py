@@ -124,9 +124,16 @@ def _identifiers(node: ast.AST) -> Iterable[str]:
 
 
 def _rotary_identifier(tree: ast.AST) -> str:
-    """The first identifier of the tree that marks rotary / ALiBi code ("" if none)."""
+    """The first identifier of the tree that marks rotary / ALiBi code ("" if none). Settings handed on are
+    not code: an upper-case constant (``DEFAULT_ROPE_BASE_FREQUENCY``) or a keyword argument's name
+    (``rope_base_frequency=...``) does not count (gemma 3.3.0's ``gm/nn/_config.py`` and ``_transformer.py``
+    only pass Gemma's RoPE settings to the modules that apply them)."""
     for node in ast.walk(tree):
+        if isinstance(node, ast.keyword):
+            continue
         for name in _identifiers(node):
+            if name.isupper():
+                continue
             if _ROTARY_IDENT.search(name) or any(w.lower() in _ROTARY_WORDS for w in _WORD_BREAK.split(name)):
                 return name
     return ""

@@ -66,7 +66,6 @@ class Dialect:
     non_rope: Mapping[str, str] = field(default_factory=dict)
     detect: Callable[[Mapping], int] = _never
     load: Callable[..., Any] | None = None  # (data, positions, path, fmt, overrides) -> LoadedConfig
-    scheme_aliases: Mapping[str, str] = field(default_factory=dict)  # rope_type as written -> registry name
 
     def keys(self, name: str) -> tuple[str, ...]:
         """The keys holding canonical setting ``name`` (empty if the family has none)."""

@@ -26,6 +26,8 @@ from dataclasses import replace
 from ..model import LoadedConfig, Overrides, Value
 from ..resolve import ModelConfig, find, read_model, resolve
 from ._framework import Doc, dialect
+from ..model import Problem
+from ..rules.value_rules import FRAMEWORK_REFUSES, IGNORED_KEY
 
 NAME = "axolotl"
 PKG = "axolotl==0.18.0"
@@ -60,7 +62,7 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
     problems = list(cfg.problems) + problems
     top = doc.get("rope_scaling", expect="any")
     if top is not None and top.raw:  # schemas/deprecated.py DeprecatedParameters.validate_rope_scaling raises
-        problems.append(("framework-refuses-config", top, f"{PKG} refuses a top-level rope_scaling (\"`rope_scaling` "
+        problems.append(Problem(FRAMEWORK_REFUSES, top, f"{PKG} refuses a top-level rope_scaling (\"`rope_scaling` "
                          "is no longer supported, it should now be be a key under `model_config`\", "
                          "utils/schemas/deprecated.py): the run stops; read without it"))
     seq = doc.get("sequence_len", expect="int") or Value(
@@ -103,12 +105,13 @@ def set_overrides(doc: Doc, hf: dict) -> tuple[dict, dict, list]:
         for k, v in sec.items():
             k, at = str(k), f"{section}.{k}"
             if k == "rope_theta":
-                problems.append(("runtime-ignores-block", doc.get(at, expect="any"), f"{at} changes nothing: {TF5} "
+                problems.append(Problem(IGNORED_KEY, doc.get(at, expect="any"), f"{at} changes nothing: {TF5} "
                                  "keeps the base in rope_parameters, set when the config was built, and axolotl sets "
-                                 "overrides after (loaders/utils.py load_model_config): the model keeps its base"))
+                                 "overrides after (loaders/utils.py load_model_config): the model keeps its base",
+                                        severity="warning"))  # the override is lost whole: above RV019's info
                 continue
             if k in ("rope_scaling", "rope_parameters") and isinstance(v, Mapping) and "rope_theta" not in v:
-                problems.append(("framework-refuses-config", doc.get(at, expect="any"), f"{at} replaces the model's "
+                problems.append(Problem(FRAMEWORK_REFUSES, doc.get(at, expect="any"), f"{at} replaces the model's "
                                  f"rope_parameters whole under {TF5}, without rope_theta: building the rotary raises "
                                  "TypeError (base None); read without it (add rope_theta to it)"))
                 continue

@@ -40,6 +40,8 @@ from typing import Any
 
 from ..model import LoadedConfig, NoRopeFound, NotARopeConfig, Overrides, Value
 from ._framework import Doc, Fields, assemble, derived, dialect, guarded, preset
+from ..model import Problem
+from ..rules.serving import FACTORS_DISAGREE, IGNORES, LAYERS_UNKNOWN, RUNTIME_REFUSES
 
 NAME = "gguf"
 LLAMACPP = "llama.cpp (llama-cpp-python==0.3.36)"
@@ -166,7 +168,7 @@ def _layer_count(doc: Doc, a: str, problems: list) -> int | None:
     if 0 < n <= MAX_LAYERS:
         return n
     v = doc.get(f"{a}.block_count", expect="any")
-    problems.append(("runtime-refuses-setting", v, f"{v.key} {n:,}: llama.cpp refuses the model (0 < n_layer <= "
+    problems.append(Problem(RUNTIME_REFUSES, v, f"{v.key} {n:,}: llama.cpp refuses the model (0 < n_layer <= "
                                                    f"LLAMA_MAX_LAYERS = {MAX_LAYERS}, llama-model.cpp load_hparams)"))
     return None
 
@@ -204,7 +206,7 @@ def _dims(doc: Doc, a: str, problems: list) -> tuple[Value, Value]:
                        if ok else "not derivable: needs embedding_length and attention.head_count", embd or heads)
     d = doc.get(f"{a}.rope.dimension_count", expect="int") or head
     if a in FULL_ROTARY and d is not head and d.raw != head.raw:
-        problems.append(("runtime-refuses-setting", d, f"llama.cpp refuses this {a} model: {d.key} {d.raw!r} is not "
+        problems.append(Problem(RUNTIME_REFUSES, d, f"llama.cpp refuses this {a} model: {d.key} {d.raw!r} is not "
                                                        f"the head dim {head.raw!r} ('invalid n_rot', "
                                                        "llama-model.cpp load_hparams)"))
     return head, d
@@ -219,7 +221,7 @@ def _scheme(doc: Doc, a: str, ctx: Value, d: Value, base: Value, problems: list,
     kind = doc.get(p + "type", expect="str")
     typ = str(kind.raw).strip() if kind is not None else "linear"
     if typ not in TYPES:
-        problems.append(("runtime-refuses-setting", kind, f"llama.cpp aborts on {kind.key} {kind.raw!r} (it knows "
+        problems.append(Problem(RUNTIME_REFUSES, kind, f"llama.cpp aborts on {kind.key} {kind.raw!r} (it knows "
                                                           f"{', '.join(TYPES)}: llama_rope_scaling_type_from_string)"))
         return None, {}, None, []
     factor = doc.get(p + "factor") or doc.get(f"{a}.rope.scale_linear")
@@ -240,7 +242,7 @@ def _scheme(doc: Doc, a: str, ctx: Value, d: Value, base: Value, problems: list,
         # get_rope_factors applies rope_factors_long / _short whatever the scaling type (Phi-3's conversion
         # writes none); a linear / yarn factor beside them would scale twice
         if scheme is None and s != 1.0 and typ != "longrope":
-            problems.append(("gguf-rope-factors-disagree", factor, f"{LONG} / {SHORT} and {factor.key} {factor.raw!r}: "
+            problems.append(Problem(FACTORS_DISAGREE, factor, f"{LONG} / {SHORT} and {factor.key} {factor.raw!r}: "
                                                                     "llama.cpp applies both"))
         scheme, params = long_short(doc, a, kind or doc.get("general.architecture", expect="str"), orig, ctx,
                                     problems)
@@ -275,7 +277,7 @@ def _yarn(doc: Doc, p: str, kind: Value, factor: Value, s: float, orig: Value, p
         how += f" x {attn.key} {m:g}"
     yattn = doc.get(p + "yarn_attn_factor")
     if yattn is not None:
-        problems.append(("server-ignores-setting", yattn, f"llama.cpp overwrites {yattn.key} {yattn.raw!r} with its own "
+        problems.append(Problem(IGNORES, yattn, f"llama.cpp overwrites {yattn.key} {yattn.raw!r} with its own "
                                                           f"YaRN magnitude {af:.6g} (llama-context.cpp 177-214)"))
     params = {"factor": factor, "original_max_position_embeddings": orig,
               "beta_fast": doc.get(p + "yarn_beta_fast") or preset(YARN_BETA_FAST, "llama.cpp default yarn_beta_fast",
@@ -299,7 +301,7 @@ def _windows(doc: Doc, a: str, f: Fields, n: int | None) -> None:
         return
     if a == "phi3":
         if w is not None and w.number():
-            f.problems.append(("server-ignores-setting", w, f"{key} {w.raw!r}: llama.cpp disables Phi's sliding window "
+            f.problems.append(Problem(IGNORES, w, f"{key} {w.raw!r}: llama.cpp disables Phi's sliding window "
                                                             "(models/phi3.cpp: 'Phi SWA is currently disabled'): every "
                                                             "layer attends the whole context"))
         return
@@ -307,7 +309,7 @@ def _windows(doc: Doc, a: str, f: Fields, n: int | None) -> None:
     if rule is None:
         if a in SWA_ARCHS or w is not None:
             at = w or doc.get("general.architecture", expect="str")
-            f.problems.append(("server-layer-semantics-unknown", at,
+            f.problems.append(Problem(LAYERS_UNKNOWN, at,
                                f"llama.cpp sets sliding windows for {a} in a way ropelaw does not model; every layer is "
                                "read as attending the whole context with the main rotary"))
         return
@@ -340,7 +342,7 @@ def _nope(doc: Doc, a: str, w: Value | None, f: Fields, n: int | None) -> None:
     """Layers that apply no RoPE (:data:`NOPE_STEP`, :data:`ROPE_SWITCH`)."""
     if a in ROPE_SWITCH and doc.raw(f"{a}.rope.scaling.finetuned") is False:
         at = doc.get(f"{a}.rope.scaling.finetuned", expect="any")
-        f.problems.append(("server-layer-semantics-unknown", at, f"{at.key} false: llama.cpp applies no RoPE on any "
+        f.problems.append(Problem(LAYERS_UNKNOWN, at, f"{at.key} false: llama.cpp applies no RoPE on any "
                                                                  f"{a} layer (models/granite*.cpp); not modelled"))
         return
     step = NOPE_STEP.get(a)

@@ -19,6 +19,8 @@ import numpy as np
 from ..model import Value
 from ..rope_factors import ROUNDOFF, fit_llama3, llama3_factors, rounded_to, snapped
 from ._framework import Doc, derived, preset
+from ..model import Problem
+from ..rules.serving import FACTORS_DISAGREE, FACTORS_ROUNDED, RUNTIME_REFUSES
 
 FREQS = "rope_freqs.weight"
 LONG, SHORT = "rope_factors_long.weight", "rope_factors_short.weight"
@@ -51,7 +53,7 @@ def freq_factors(doc: Doc, a: str, d: Value, base: Value, ctx: Value, scheme, pa
     if dn is None or b is None:
         return scheme, params, orig
     if vals.size != int(dn) // 2:
-        problems.append(("gguf-rope-factors-disagree", t, f"{FREQS} holds {vals.size:,} factors, but {d.where} "
+        problems.append(Problem(FACTORS_DISAGREE, t, f"{FREQS} holds {vals.size:,} factors, but {d.where} "
                          f"{int(dn)} rotates {int(dn) // 2} pairs: llama.cpp refuses to load it (its shape must be "
                          "{n_rot/2})"))
         return scheme, params, orig
@@ -59,7 +61,7 @@ def freq_factors(doc: Doc, a: str, d: Value, base: Value, ctx: Value, scheme, pa
         notes.append(f"{FREQS}: every factor is 1 (no effect)")
         return scheme, params, orig
     if scheme is not None:
-        problems.append(("gguf-rope-factors-disagree", t, f"{FREQS} divides the frequencies by its own factors and "
+        problems.append(Problem(FACTORS_DISAGREE, t, f"{FREQS} divides the frequencies by its own factors and "
                          f"the metadata sets {scheme.raw} scaling too ({scheme.where}): llama.cpp applies both; a "
                          "converted Llama 3.1 carries only the tensor"))
         unread.append(Value(_shown(t), FREQS, 1, 1, "frequency factors on top of the metadata's scaling: not modelled",
@@ -76,7 +78,7 @@ def freq_factors(doc: Doc, a: str, d: Value, base: Value, ctx: Value, scheme, pa
         why = ("not Llama 3.1's bands (1 on the fastest pair, rising to the largest)" if fit is None else
                f"not the Llama 3 formula at {base.where} {b:g} and d={int(dn)}: off by up to {fit.residual:.2e} "
                "(made for another base or head dim?)")
-        problems.append(("gguf-rope-factors-disagree", t, f"{FREQS} ({fmt}, {vals.size} factors) is {why}"))
+        problems.append(Problem(FACTORS_DISAGREE, t, f"{FREQS} ({fmt}, {vals.size} factors) is {why}"))
         unread.append(Value(_shown(t), FREQS, 1, 1, "frequency factors ropelaw does not model", "any"))
         return scheme, params, orig
     return _llama3(t, vals, fmt, fit, b, int(dn), ctx, problems, notes)
@@ -120,7 +122,7 @@ def _rounded(t: Value, vals: np.ndarray, fmt: str, r: str, s: float, high: float
     drift = np.abs(theta / vals - theta / exact)  # (d/2,) rad per token
     T = ctx.number() or 0
     where = "stored as" if fmt == r else f"stored as {fmt} but every smooth factor is exactly a"
-    problems.append(("gguf-rope-factors-rounded", t,
+    problems.append(Problem(FACTORS_ROUNDED, t,
                      f"{FREQS}'s factors were rounded: {where} {r} (unit roundoff {ROUNDOFF[r]:.2e}); they are up to "
                      f"{dev:.2e} (relative) from the Llama 3 formula they fit, a phase error of up to "
                      f"{T * float(drift.max()):.3g} rad at position {int(T):,} ({ctx.where})"))
@@ -131,7 +133,7 @@ def long_short(doc: Doc, a: str, kind: Value, orig: Value | None, ctx: Value, pr
     lt, lv, _ = _tensor(doc, LONG)
     st, sv, _ = _tensor(doc, SHORT)
     if lv is None or sv is None:
-        problems.append(("runtime-refuses-setting", kind, f"{kind.key} longrope without float {LONG} and {SHORT} "
+        problems.append(Problem(RUNTIME_REFUSES, kind, f"{kind.key} longrope without float {LONG} and {SHORT} "
                          "tensors: llama.cpp has no factors to apply"))
         return None, {}
     o = orig or preset(ctx.raw, f"{ctx.key} (llama.cpp default n_ctx_orig_yarn)", ctx, "int")

@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import json
 import os
+from ..model import Problem
+from ..rules.layers import UNMODELLED_ROTARY_KEY
 
 ROPE_BLOCKS = ("rope_scaling", "rope_parameters")
 TABLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "data", "hf_keys.json")
@@ -75,7 +77,7 @@ def split_read_keys(version: str, model_type: str | None, scheme: str, params: d
     for name, v in params.items():
         entry = rope_key_entry(version, model_type, info.name, v.key) if v.key and name not in takes else None
         if entry is not None and entry["verdict"] == "reads":
-            problems.append(("unmodelled-rotary-key", v, f"{v.key} is not a parameter of scheme {info.name!r} and "
+            problems.append(Problem(UNMODELLED_ROTARY_KEY, v, f"{v.key} is not a parameter of scheme {info.name!r} and "
                                                          f"{evidence(entry, version, model_type)}; ropelaw does not "
                                                          f"model it: the analysis leaves it out"))
         else:

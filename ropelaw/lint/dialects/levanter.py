@@ -18,9 +18,11 @@ and ``src/levanter/models/*.py``): ``model: {type: llama, ..., rope: {type: ...,
   (float32 ``inv_freq`` times the int32 position ids) whatever the policy;
 - a scheme is applied from the first step unless the run starts from existing weights
   (``initialize_from_hf``, ``initialize_from_checkpoint_path``: ``main/train_lm.py``);
-- ``use_hf_model_config``, ``initialize_from_hf: true``, the eval harness's ``checkpoint_is_hf``, sampling and
+- ``use_hf_model_config`` with ``initialize_from_hf`` set (without it Levanter ignores the key: the YAML's model
+  is read, and the notes say so), ``initialize_from_hf: true``, the eval harness's ``checkpoint_is_hf``, sampling and
   evaluation's ``hf_checkpoint`` and LoRA runs (``main/lora_lm.py``) read the named Hugging Face model
-  (:func:`load`, :func:`load_lora`).
+  (:func:`load`, :func:`load_lora`); so do SFT runs (``main/sft.py``, ``main/sft_mixture.py``) with
+  ``initialize_from_hf``, at ``max_seq_len`` (:func:`load_sft`); without it they fine-tune the model section.
 """
 
 from __future__ import annotations
@@ -86,6 +88,55 @@ def is_lora(data: Mapping) -> bool:
             and any(k in data for k in ("lora", "peft_save_path", "max_train_length", "merged_hf_save_path")))
 
 
+SFT_KEYS = ("max_seq_len", "model_name_or_path", "supervised_data", "chat_train_urls", "dataset_type",
+            "mixture_weights", "messages_field")  # fields of SFTConfig / SFTMixtureConfig that TrainLmConfig lacks
+SFT_DEFAULT = {"main/sft.py": "NousResearch/Llama-2-7b-hf", "main/sft_mixture.py": "marin-community/marin-8b-base"}
+
+
+def is_sft(data: Mapping) -> bool:
+    """A ``main/sft.py`` or ``main/sft_mixture.py`` run (``SFTConfig`` line 58, ``SFTMixtureConfig`` line 59): a
+    ``trainer``, no ``data`` section (TrainLmConfig's) and one of their own fields (:data:`SFT_KEYS`)."""
+    return (isinstance(data.get("trainer"), Mapping) and "data" not in data and not is_lora(data)
+            and any(k in data for k in SFT_KEYS))
+
+
+def load_sft(doc: Doc, o):
+    """``main/sft.py`` / ``main/sft_mixture.py`` (9263f81e lines 108-133 of each): with ``initialize_from_hf`` set
+    the model is ``HFCheckpointConverter.from_hf(model_name_or_path)``'s ``default_config`` (the Hugging Face
+    config of ``initialize_from_hf`` when it is a name, else of ``model_name_or_path``) with ``seq_len =
+    max_seq_len`` (default 2,048): the file's model section is not read; without it the run must start from
+    ``trainer.initialize_from`` (else Levanter raises "Must specify either --initialize_from_hf or
+    --initialize_from") and builds the file's model section: never a pre-training."""
+    from dataclasses import replace
+
+    from ..resolve import read_model
+    from ._framework import assemble
+    from .axolotl import fine_tune_length
+
+    main = "main/sft_mixture.py" if any(k in doc.data for k in ("mixture_weights", "mixture_block_size",
+                                                                    "stop_strategy")) else "main/sft.py"
+    init = doc.get("initialize_from_hf", expect="any")
+    if not loads_weights(init):
+        f = read(doc, sft=True)
+        if not isinstance(doc.raw("trainer.initialize_from"), str):
+            f.notes.append(f"Levanter's SFT ({main}) refuses this file without --trainer.initialize_from (or "
+                           "initialize_from_hf): read as a fine-tune of the model section's weights")
+        return assemble(doc, f, o)
+    name_v = init if not names_default_checkpoint(init) else doc.get("model_name_or_path", expect="str")
+    if name_v is None:
+        name_v = Value(SFT_DEFAULT[main], init.key, init.line, init.column,
+                       f"model_name_or_path: the default of {main} ({SRC})", "str")
+    model = resolve_ref(doc, name_v, o)
+    cfg = read_model(doc, o, name_v, model, {}, {}, f"levanter SFT {name_v.raw}")
+    notes = [*cfg.notes, f"Levanter's SFT ({main}) builds {name_v.raw}'s own config; the model section is not read"]
+    seq = doc.get("max_seq_len", expect="int") or Value(2048, init.key, init.line, init.column,
+                                                        f"max_seq_len: the default of {main} ({SRC})", "int")
+    tune = Value(o.tune, None, 1, 1, "--tune", "int") if o.tune is not None else \
+        fine_tune_length(seq, cfg.train_len, notes, "Levanter SFT")
+    return replace(cfg, tune_len=tune, dtype=_mp(doc, notes) or cfg.dtype, notes=notes,
+                   considered=sorted(doc.considered))
+
+
 def is_sampling(data: Mapping) -> bool:
     """A ``main/sample_lm.py`` or ``main/eval_lm.py`` run from a Hugging Face checkpoint (``hf_checkpoint``, no
     ``checkpoint_path``: the two exclude each other) with a ``trainer``: it loads that checkpoint's model."""
@@ -134,7 +185,7 @@ def load_lora(doc: Doc, o):
 
 
 def load(doc: Doc, o):
-    """``use_hf_model_config: true``: the model is the Hugging Face config of ``initialize_from_hf``
+    """``use_hf_model_config: true`` with ``initialize_from_hf`` set: the model is the Hugging Face config of it
     (``main/train_lm.py``: ``converter.default_config``, ``LlamaConfig.from_hf_config``: rope_theta and
     rope_scaling as Levanter's rope config, ``seq_len = max_position_embeddings``); else ``read``."""
     from dataclasses import replace
@@ -144,6 +195,8 @@ def load(doc: Doc, o):
 
     if is_lora(doc.data):
         return load_lora(doc, o)
+    if is_sft(doc.data):
+        return load_sft(doc, o)
     use = doc.get("use_hf_model_config", expect="bool")
     hf_eval = doc.get("checkpoint_is_hf", expect="bool")  # eval_harness.py: the model is the checkpoint's own
     loads = None  # what loads a Hugging Face checkpoint with its own config, when one does
@@ -155,9 +208,11 @@ def load(doc: Doc, o):
         return assemble(doc, read(doc), o)
     else:
         name_v = doc.get("initialize_from_hf", expect="any")
-        if name_v is None or not isinstance(name_v.raw, str):
+        if not loads_weights(name_v):
+            return use_hf_model_config_ignored(doc, use, o)
+        if names_default_checkpoint(name_v):
             name_v = doc.get("model_name_or_path", expect="str") or name_v
-    if name_v is None or name_v.raw is True:
+    if names_default_checkpoint(name_v):
         # initialize_from_hf: true: the checkpoint of the model class's hf_checkpoint_converter()
         name_v = default_checkpoint(doc, name_v)
     if name_v is None or not isinstance(name_v.raw, str):
@@ -178,6 +233,34 @@ def load(doc: Doc, o):
                    considered=sorted(doc.considered))
 
 
+def loads_weights(v: Value | None) -> bool:
+    """Whether ``initialize_from_hf`` / ``initialize_from_checkpoint_path`` starts the run from existing weights:
+    Levanter tests the value's truth (``main/train_lm.py`` line 79, ``if config.initialize_from_hf:``), so true or a
+    non-empty name; false, an empty name or the key absent start from scratch. draccus (>= 0.11.5, Levanter's pin;
+    ``decode_bool`` and ``decode_union`` of 0.11.6) decodes a ``Union[bool, str]`` as a bool first, which takes only
+    true / false and the strings ``"true"`` / ``"false"``: any other string is a name, ``"False"`` included."""
+    return v is not None and v.raw is not False and v.raw not in (None, "", "false")
+
+
+def names_default_checkpoint(v: Value | None) -> bool:
+    """``initialize_from_hf: true`` (or the string ``"true"``, draccus's bool): the class's default checkpoint."""
+    return v is None or v.raw is True or v.raw == "true"
+
+
+def use_hf_model_config_ignored(doc: Doc, use: Value, o):
+    """``use_hf_model_config: true`` without ``initialize_from_hf``: ``main/train_lm.py`` (9263f81e lines 79-96)
+    reads ``use_hf_model_config`` only inside ``if config.initialize_from_hf:``, so the run builds the YAML's own
+    model section from scratch; read as such, and said."""
+    from dataclasses import replace
+
+    from ._framework import assemble
+
+    cfg = assemble(doc, read(doc), o)
+    note = (f"use_hf_model_config: true (line {use.line}) is ignored: Levanter reads it only with initialize_from_hf "
+            f"set (main/train_lm.py, {SRC}); the model is this file's model section, trained from scratch")
+    return replace(cfg, notes=[*cfg.notes, note])
+
+
 def default_checkpoint(doc: Doc, at: Value | None) -> Value | None:
     """The Hugging Face checkpoint ``hf_checkpoint_converter()`` of ``model.type`` loads (``initialize_from_hf:
     true``): the ``model.reference_checkpoint`` field of the classes that have one (Llama, Qwen, Qwen3, Mixtral,
@@ -195,7 +278,8 @@ def default_checkpoint(doc: Doc, at: Value | None) -> Value | None:
                  f"{kind_v.raw} (hf_checkpoint_converter, {SRC})", "str")
 
 
-def read(doc: Doc) -> Fields:
+def read(doc: Doc, sft: bool = False) -> Fields:
+    """The file's model section as Levanter builds it (``sft``: a run of ``main/sft.py``, which fine-tunes)."""
     kind_v = doc.get("model.type", expect="str")
     kind = str(kind_v.raw).strip().lower()
     if kind in LEARNED:
@@ -254,11 +338,14 @@ def read(doc: Doc) -> Fields:
                                 factor.column, "Levanter's YaRN also divides the positions by the factor", "any"))
     seq = doc.get("model.seq_len", expect="int") or preset(seq_default, f"seq_len: {defaults_at}", kind_v, "int")
     loaded = None
-    for key in ("initialize_from_hf", "initialize_from_checkpoint_path"):
+    for key in ("initialize_from_hf", "initialize_from_checkpoint_path", "trainer.initialize_from"):
         v = doc.get(key, expect="any")
-        if v is not None and v.raw not in (False, None, "", "false", "False"):
+        if loads_weights(v):
             loaded = v
             break
+    if loaded is None and sft:  # main/sft.py line 124: no initialize_from_hf needs trainer.initialize_from
+        loaded = derived("trainer.initialize_from", "Levanter's SFT starts from trainer.initialize_from (it "
+                         "refuses a run without it or initialize_from_hf)", kind_v, "str")
     from_start = pretraining_with_scheme(scheme, loaded, "Levanter", "no initialize_from_hf or "
                                          "initialize_from_checkpoint_path, so this run is the model's pre-training",
                                          at, notes)

@@ -1,6 +1,6 @@
 """litgpt pre-training / fine-tuning YAML (litgpt==0.5.13, ``litgpt/pretrain.py``).
 
-- ``model_name`` names a ``litgpt.Config`` (shipped table ``presets/litgpt.json``): ``head_size``,
+- ``model_name`` names a ``litgpt.Config`` (shipped table ``ropelaw/data/presets_litgpt.json``): ``head_size``,
   ``rope_n_elem = int(rotary_percentage * head_size)`` (or MLA's ``qk_rope_head_dim``),
   ``rope_base``, ``rope_condense_ratio`` (positions divided by it: linear interpolation),
   ``rope_adjustments`` (``low_freq_factor``: Llama 3.1 bands; ``beta_fast``: YaRN), ``block_size``.
@@ -13,7 +13,7 @@
 - ``block_size`` is the longest input litgpt runs (``GPT.max_seq_length`` raises above it), so a
   ``train.max_seq_length`` above it is RV020. Where litgpt caps a model below its Hugging Face
   context and says so in a comment (0.5.13, Mistral-7B-v0.1: ``block_size=4096,  # should be 32768 but
-  sliding window attention is not implemented``; ``presets/litgpt.json`` ``hf_block_size``), the
+  sliding window attention is not implemented``; ``ropelaw/data/presets_litgpt.json`` ``hf_block_size``), the
   lint keeps litgpt's 4,096, which is what runs, and notes the difference; axolotl, which runs
   transformers, takes the 32,768 of the Hub's config.json.
 """
@@ -26,6 +26,8 @@ from typing import Any
 from ...numfmt import count as fmt_count
 from ..model import Overrides, Value
 from ._framework import Doc, Fields, derived, dialect, extension_lengths, head_dim_of, preset, presets, rotary_dims
+from ..model import Problem
+from ..rules.value_rules import BEYOND_CONTEXT
 
 NAME = "litgpt"
 # RV031's fix for a checkpoint_dir that is neither on disk nor a named Config: litgpt 0.5.13 reads
@@ -117,7 +119,7 @@ def read(doc: Doc, o: Overrides | None = None) -> Fields:
     seq = doc.get("train.max_seq_length", expect="int")
     if block is not None and seq is not None and seq.number() is not None and block.number() is not None \
             and seq.number() > block.number():
-        problems.append(("training-length-beyond-context", seq,
+        problems.append(Problem(BEYOND_CONTEXT, seq,
                          f"train.max_seq_length {fmt_count(seq.number())} exceeds block_size "
                          f"{fmt_count(block.number())} ({block.where}): litgpt refuses inputs that long (\"Cannot attend to "
                          f"{int(seq.number())}, block size is only {int(block.number())}\")"))

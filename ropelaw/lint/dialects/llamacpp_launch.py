@@ -28,6 +28,8 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import LoadedConfig, ModelNeeded, Overrides, Value
+from ..model import Problem
+from ..rules.serving import RUNTIME_REFUSES, SERVED_CONTEXT, SERVED_OVERRIDE
 
 NAME = "llamacpp"
 BINARIES = ("llama-server", "llama-cli")
@@ -163,7 +165,7 @@ def _apply_flags(path: str, a: str, data: dict, positions: dict, flags: dict, pl
     problems: list = []
     if "=" in flags:
         at = places["="]
-        problems.append(("runtime-refuses-setting", Value(flags["="], flags["="], *at, "", "any"),
+        problems.append(Problem(RUNTIME_REFUSES, Value(flags["="], flags["="], *at, "", "any"),
                          f"{flags['=']!r}: llama.cpp's argument parser has no --flag=value form ('invalid argument'); "
                          "write the value after a space"))
     p = f"{a}.rope."
@@ -188,7 +190,7 @@ def _apply_flags(path: str, a: str, data: dict, positions: dict, flags: dict, pl
         positions[(key,)] = places[flag]
         if was_value != value and not (key.endswith("scaling.factor") and was_value in (None, 0.0) and value == 1.0):
             was = f"{was_value!r}" if was_value is not None else "unset (llama.cpp's default)"
-            problems.append(("served-rope-override", Value(value, key, *places[flag], f"{flag} on the launch line",
+            problems.append(Problem(SERVED_OVERRIDE, Value(value, key, *places[flag], f"{flag} on the launch line",
                                                            "any"),
                              f"{flag} {flags[flag]} sets {key} to {value!r}; the GGUF has {was}: the model runs RoPE "
                              "it was not trained with unless it was tuned for it"))
@@ -221,7 +223,7 @@ def served_context(binary: str, data: dict, before: dict, a: str, flags: dict, p
     value = Value(slot, "--ctx-size" if asked else f"{a}.context_length", *at, how, "int")
     problems = []
     if slot < n_ctx:
-        problems.append(("served-context-capped", value, f"{how}: each request gets {slot:,} tokens, not the {n_ctx:,} "
+        problems.append(Problem(SERVED_CONTEXT, value, f"{how}: each request gets {slot:,} tokens, not the {n_ctx:,} "
                          "the line asks for"))
     return value, problems
 

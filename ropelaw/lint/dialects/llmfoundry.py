@@ -38,6 +38,8 @@ from typing import Any
 from ..model import LoadedConfig, NotARopeConfig, Overrides, Value
 from ..resolve import read_model, resolve
 from ._framework import Doc, Fields, assemble, derived, dialect, head_dim_of, preset, pretraining_with_scheme
+from ..model import Problem
+from ..rules.value_rules import FRAMEWORK_REFUSES
 
 NAME = "llmfoundry"
 PKG = "llm-foundry==0.22.0"
@@ -279,7 +281,7 @@ def set_config_overrides(doc: Doc, hf: dict, at: str) -> tuple[dict, dict, list]
             extra = [x for x in v if x not in cur]
             if extra:
                 val = doc.get(f"{at}.{k}.{extra[0]}", expect="any")  # at the first key it refuses
-                problems.append(("framework-refuses-config", val, f"{PKG} refuses config_overrides.{k}: \"Config dict "
+                problems.append(Problem(FRAMEWORK_REFUSES, val, f"{PKG} refuses config_overrides.{k}: \"Config dict "
                                  f"override got unknown keys. Extra keys: {extra}. Expected (a subset of) keys: "
                                  f"{list(cur)}\" (set_config_overrides): the run stops; read without it"))
                 continue

@@ -1,4 +1,4 @@
-"""MaxText YAML (AI-Hypercomputer/maxtext at the commit of ``presets/maxtext.json``): a config file
+"""MaxText YAML (AI-Hypercomputer/maxtext at the commit of ``ropelaw/data/presets_maxtext.json``): a config file
 composed as MaxText composes it (``src/maxtext/configs/pyconfig.py`` ``_initialize_pydantic``):
 
 - the config file and its ``base_config`` chain (``_load_config``: a parent is merged under its
@@ -65,6 +65,8 @@ from ..model_config import HOW, given_file
 from ..parse import read_document
 from ._framework import (Doc, Fields, assemble, derived, dialect, extension_lengths, preset, presets,
                          pretraining_with_scheme)
+from ..model import Problem
+from ..rules.value_rules import BEYOND_CONTEXT
 
 NAME = "maxtext"
 MODEL_KEYS = ("base_emb_dim", "base_num_query_heads", "base_num_kv_heads", "decoder_block")
@@ -317,7 +319,7 @@ def _yarn(c: _Composed, seq: Value | None, problems: list) -> tuple:
     # with rope_attention_scaling the factor is 0.1 ln(s) + 1: the registry's YaRN default
     max_pos = get("max_position_embeddings", "int")
     if max_pos is not None and seq is not None and (seq.number() or 0) > (max_pos.number() or 0):
-        problems.append(("training-length-beyond-context", seq,
+        problems.append(Problem(BEYOND_CONTEXT, seq,
                          f"{seq.where} {seq.raw} exceeds {max_pos.where} {max_pos.raw}: MaxText's YaRN table "
                          f"holds that many positions and JAX clamps later ones to the last row"))
     return scheme, params, orig, max_pos or seq

@@ -56,9 +56,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import ModelNeeded, NotARopeConfig, Value
+from ..shellwords import expand_word
 from ._framework import (Doc, Fields, derived, dialect, extension_lengths, head_dim_of, preset,
                          pretraining_with_scheme, rotary_dims)
 from ._megatron_yarn import concentration, gpt_oss_yarn, yarn_concentration_factor  # noqa: F401 (re-exported)
+from ..model import Problem
+from ..rules.value_rules import INVALID_TYPE
 
 NAME = "megatron"
 ARGS = "Megatron-LM arguments.py default"
@@ -249,8 +252,10 @@ def _window(size: Value | None, skip: Value | None, problems: list, notes: list)
     try:
         left, right = (int(str(x).strip()) for x in parts)
     except (TypeError, ValueError):
-        problems.append(("invalid-window-size", size, f"{size.key} must be 'left,right', two whole numbers "
-                                                      f"(arguments.py tuple_type), got {raw!r}"))
+        problems.append(Problem(INVALID_TYPE, size, f"{size.key} must be 'left,right', two whole numbers "
+                                                      f"(arguments.py tuple_type), got {raw!r}",
+                                fix="write --window-size as two whole numbers left,right, e.g. 4095,0 "
+                                    "(left -1: no window)"))
         return None, False
     if left < 0:
         notes.append(f"{size.key} left -1: no window (Megatron's 'infinite window size')")
@@ -268,8 +273,10 @@ def _window(size: Value | None, skip: Value | None, problems: list, notes: list)
         return window, int(s) > 1
     flags = set(re.findall(r"\d+", " ".join(re.findall(r"\[([^\]]*)\]", s))))
     if not flags or not flags <= {"0", "1"}:
-        problems.append(("invalid-window-size", skip, f"{skip.key} must be N or a pattern of 0/1 per layer such as "
-                                                      f"\"[1,1,1,0]*3\", got {s!r}"))
+        problems.append(Problem(INVALID_TYPE, skip, f"{skip.key} must be N or a pattern of 0/1 per layer such as "
+                                                      f"\"[1,1,1,0]*3\", got {s!r}",
+                                fix="write --window-attn-skip-freq as N (every N-th layer attends fully) or a "
+                                    "pattern of 0/1 per layer (1: windowed), e.g. \"[1,1,1,0]*3\""))
         return window, True
     if flags == {"0"}:
         notes.append(f"{skip.key} marks no windowed layer (1 marks one)")
@@ -283,7 +290,6 @@ DIALECT = dialect(NAME, detect, read, doc_class=FlagDoc)
 
 # ----------------------------------------------------------------------------- shell launch scripts
 _ASSIGN = re.compile(r"^(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 _SPECIAL_OUT = re.compile(r"""[\\'"#]""")  # what changes the quoting state outside quotes
@@ -366,21 +372,7 @@ def _logical_lines(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _subst(word: str, env: dict[str, str]) -> str | None:
-    """``word`` with ``$VAR`` / ``${VAR}`` / ``${VAR:-default}`` substituted; None if one is unknown."""
-    missing = False
-
-    def rep(m: re.Match) -> str:
-        nonlocal missing
-        name = m.group(1) or m.group(3)
-        if name in env:
-            return env[name]
-        if m.group(2) is not None:
-            return m.group(2)
-        missing = True
-        return ""
-    out = _VAR.sub(rep, word)
-    return None if missing else out
+_subst = expand_word  # the name the other launch readers import (maxtext)
 
 
 def substitute(word: str, env: dict[str, str]) -> str | None:
@@ -446,14 +438,15 @@ def join_arithmetic(words: list[str]) -> list[str]:
 
 
 def parse_shell(text: str) -> tuple[dict, dict]:
-    """The ``--flag value`` pairs of a launch script: ``(flags, positions)``; the first occurrence of a
-    flag wins; a flag followed by another flag (or nothing) is ``True``; a value naming a variable
+    """The ``--flag value`` pairs of a launch script: ``(flags, positions)``; the last occurrence of a flag
+    wins, as argparse keeps it (the script's words in order, as :func:`script_argv` gives them), and its
+    position is that occurrence's; a flag followed by another flag (or nothing) is ``True``; a value naming a variable
     the script does not set is kept as written (``$SEQ_LEN``) and reported by the value rules."""
     flags: dict[str, Any] = {}
     positions: dict[tuple, tuple[int, int]] = {}
     lines = [ln.removesuffix("\r") for ln in text.split("\n")]
     for first, last, words, env in shell_commands(text):
-        seen_at: dict[str, tuple[int, int]] | None = None  # first place of each --flag in this command
+        seen_at: dict[str, tuple[int, int]] | None = None  # last place of each --flag in this command
         for i, w in enumerate(words):
             if LAUNCH not in flags and _PRETRAIN.search(w):  # torchrun ... pretrain_gpt.py: this script is a run
                 flags[LAUNCH] = w.rsplit("/", 1)[-1]
@@ -461,8 +454,6 @@ def parse_shell(text: str) -> tuple[dict, dict]:
             if not w.startswith("--") or len(w) < 3:
                 continue
             name, _, inline = w.partition("=")
-            if name in flags:
-                continue
             if inline:
                 val: Any = inline
             elif i + 1 < len(words) and not words[i + 1].startswith("--") and words[i + 1] not in (")", "\\"):
@@ -493,13 +484,13 @@ _FLAG_TOKEN = re.compile(r"--[\w-]+")
 
 
 def _flag_places(lines: list[str], first: int, last: int) -> dict[str, tuple[int, int]]:
-    """``--flag -> (line, column)`` of its first appearance in lines ``first`` .. ``last``: one pass
+    """``--flag -> (line, column)`` of its last appearance in lines ``first`` .. ``last``: one pass
     per command (a lookup per flag from its first line was quadratic: a command continued over
     10,000 lines took 10 s)."""
     places: dict[str, tuple[int, int]] = {}
     for n in range(first - 1, min(last, len(lines))):
         for m in _FLAG_TOKEN.finditer(lines[n]):
-            places.setdefault(m.group(), (n + 1, m.start() + 1))
+            places[m.group()] = (n + 1, m.start() + 1)
     return places
 
 

@@ -53,6 +53,8 @@ from dataclasses import replace
 from ..model import LoadedConfig, ModelNeeded, NotARopeConfig, Overrides, Value, show_value
 from ._framework import (Doc, Fields, assemble, derived, dialect, head_dim_of, preset, pretraining_with_scheme,
                          rotary_dims)
+from ..model import Problem
+from ..rules.value_rules import INVALID_TYPE
 
 NAME = "nemo"
 NEMO = "nemo_toolkit==2.5.0"
@@ -233,9 +235,11 @@ def _window(doc: Doc, problems: list, notes: list) -> tuple[Value | None, bool]:
         return None, False
     raw = v.raw
     if not (isinstance(raw, list) and len(raw) == 2 and all(_int(x) for x in raw)):
-        problems.append(("invalid-window-size", v, f"model.window_size must be [left, right], two whole numbers "
+        problems.append(Problem(INVALID_TYPE, v, f"model.window_size must be [left, right], two whole numbers "
                                                    f"(-1: unbounded; {MCORE} TransformerConfig.window_size), "
-                                                   f"got {show_value(raw)}"))
+                                                   f"got {show_value(raw)}",
+                                fix="write model.window_size as [left, right], two whole numbers, e.g. [4095, 0] "
+                                    "(left -1: no window)"))
         return None, False
     left, right = raw
     if doc.raw("model.mcore_gpt") is not True:
@@ -261,9 +265,11 @@ def _window(doc: Doc, problems: list, notes: list) -> tuple[Value | None, bool]:
                 notes.append("model.window_attn_skip_freq lists no windowed layer (1 marks one)")
                 return None, False
             return window, not all(s)
-        problems.append(("invalid-window-size", skip, f"model.window_attn_skip_freq must be a whole number >= 1 or "
+        problems.append(Problem(INVALID_TYPE, skip, f"model.window_attn_skip_freq must be a whole number >= 1 or "
                                                       f"a list of 0/1 per layer ({MCORE} "
-                                                      f"is_layer_window_attention), got {show_value(s)}"))
+                                                      f"is_layer_window_attention), got {show_value(s)}",
+                                fix="write model.window_attn_skip_freq as a whole number N >= 1 (every N-th layer "
+                                    "attends fully) or a list of 0/1 per layer (1: windowed)"))
         return window, True
     if str(doc.raw("model.name") or "") == "megatron_gemma2":
         notes.append(f"NeMo's Gemma 2 layers put the window on even layers only ({NEMO} gemma2_modules.py)")

@@ -27,6 +27,8 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import LoadedConfig, ModelNeeded, Overrides, Value
+from ..model import Problem
+from ..rules.serving import RUNTIME_REFUSES, SERVED_CONTEXT
 
 NAME = "ollama"
 OLLAMA = "Ollama (ollama/ollama@fb3076099687, 2026-08-21)"
@@ -184,7 +186,7 @@ def served_context(path: str, cmds: list, data: dict, a: str, at: tuple[int, int
             continue
         if name not in PARAMETERS:  # ollama create refuses the whole file; said at the parameter
             v = Value(arg, name, line, 1, "PARAMETER", "any")
-            problems.append(("runtime-refuses-setting", v, f"PARAMETER {name}: ollama create refuses the Modelfile "
+            problems.append(Problem(RUNTIME_REFUSES, v, f"PARAMETER {name}: ollama create refuses the Modelfile "
                              "('unknown parameter', api.FormatParams)" + ("; the model's own RoPE would run without it"
                                                                           if "rope" in name else "")))
             continue
@@ -212,6 +214,6 @@ def served_context(path: str, cmds: list, data: dict, a: str, at: tuple[int, int
                                                         if slot != capped else "")
     value = Value(slot, "num_ctx", line, 1, how, "int")
     if slot < asked:
-        problems.append(("served-context-capped", value, f"{how}: each request gets {slot:,} tokens, not the "
+        problems.append(Problem(SERVED_CONTEXT, value, f"{how}: each request gets {slot:,} tokens, not the "
                          f"{asked:,} the Modelfile asks for (Ollama: 'requested context size too large for model')"))
     return value, problems, []

@@ -37,6 +37,8 @@ from typing import Any
 
 from ..model import NotARopeConfig, Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, rotary_dims
+from ..model import Problem
+from ..rules.value_rules import INVALID_TYPE
 
 NAME = "olmo_core"
 PKG = "ai2-olmo-core==3.0.0"
@@ -213,8 +215,10 @@ def read(doc: Doc) -> Fields:
         if 0 in sizes:
             sw = next(rope_at[i] for i in local if windows[i] == 0)
             v = doc.get(f"{sw}.sliding_window.pattern", expect="list")
-            problems.append(("invalid-window-size", v, f"{sw}.sliding_window.pattern must list window sizes > 0 or -1 "
-                                                      f"({PKG} SlidingWindowAttentionConfig)"))
+            problems.append(Problem(INVALID_TYPE, v, f"{sw}.sliding_window.pattern must list window sizes > 0 or -1 "
+                                                      f"({PKG} SlidingWindowAttentionConfig)",
+                                    fix=f"list a window size > 0, or -1, in each entry of {sw}.sliding_window."
+                                        "pattern"))
         else:
             sw = rope_at[local[0]]
             pv = doc.get(f"{sw}.sliding_window.pattern", expect="list")

@@ -1,6 +1,6 @@
 """torchtitan TOML (torchtitan==0.2.2, the last release configured by TOML).
 
-``[model] name`` + ``flavor`` name a model-args entry (``presets/torchtitan.json``, from
+``[model] name`` + ``flavor`` name a model-args entry (``ropelaw/data/presets_torchtitan.json``, from
 ``torchtitan/models/<name>/__init__.py``); ``[training] seq_len`` is the training length and
 becomes the model's ``max_seq_len`` (``update_from_config``), so it is also the target.
 Runtime semantics, per family:

@@ -1,17 +1,17 @@
 """torchtune recipe YAML (torchtune==0.6.1): ``model._component_`` names a model builder.
 
-The builder's RoPE (``presets/torchtune.json``, read from ``torchtune/models/*/_model_builders.py``
+The builder's RoPE (``ropelaw/data/presets_torchtune.json``, read from ``torchtune/models/*/_model_builders.py``
 and the component builders they call): ``RotaryPositionalEmbeddings(dim=head_dim,
 max_seq_len, base)`` or ``Llama3ScaledRoPE`` (Llama 3.1 bands: ``scale_factor``, low 1, high 4,
 ``old_context_len`` 8,192), ``head_dim = embed_dim // num_heads``. Sliding windows: Gemma 2's
 ``gemma2()`` gives the even layers (``layer_idx % 2 == 0``) ``sliding_window_size`` (4,096) and the
 odd ones full attention, so the config has a global and a local layer group, as a Hugging Face
-gemma2 config.json does (``presets/regenerate.py`` reads the pattern from the component builder). LoRA / QLoRA builders
+gemma2 config.json does (``scripts/presets.py`` reads the pattern from the component builder). LoRA / QLoRA builders
 (``lora_llama2_7b``, ``qlora_...``) add adapters to the same model: their RoPE is the base
 builder's. Builder arguments given in the YAML (``max_seq_len``, ``rope_base``) override. A recipe
 that names a component builder with its own arguments (``torchtune.models.llama2.llama2`` with ``embed_dim``,
 ``num_heads`` ...) gets that builder's rotary evaluated with them (its arguments' expressions are read from the
-builder's source: ``presets/torchtune.json`` ``components``); Llama 3.2 Vision's language decoder is read
+builder's source: ``ropelaw/data/presets_torchtune.json`` ``components``); Llama 3.2 Vision's language decoder is read
 from the ``decoder = llama3_2_vision_decoder(...)`` its builders make. A PPO recipe trains its
 ``policy_model``, which is read. A builder that is not in torchtune 0.6.1 (the Qwen3 and Llama 4 builders of
 later commits) is RV030: not read, never a pass.
@@ -45,7 +45,7 @@ def detect(data: Mapping) -> bool:
 
 
 def component_values(entry: dict, args: Mapping) -> dict | None:
-    """The rotary values of a component builder named with its own arguments (``presets/torchtune.json``
+    """The rotary values of a component builder named with its own arguments (``ropelaw/data/presets_torchtune.json``
     ``components``: its defaults and its rotary's arguments as expressions of its parameters, read from the
     builder's source), evaluated with ``args``; None when an argument it needs is missing or not a number."""
     import ast

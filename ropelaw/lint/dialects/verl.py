@@ -84,14 +84,27 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
     length = rollout_length(doc)
     if o.tune is not None:
         tune = Value(o.tune, None, 1, 1, "--tune", "int")
+    elif is_generation(doc):
+        tune = None
+        notes.append(f"veRL's main_generation only generates (no training): {length.raw!r}-token sequences at most "
+                     f"({length.where})")
     else:
         tune = fine_tune_length(length, cfg.train_len, notes, "veRL")
     target = cfg.target if o.target is not None else length
     return replace(cfg, tune_len=tune, target=target, notes=notes, considered=sorted(doc.considered))
 
 
+def is_generation(doc: Doc) -> bool:
+    """A ``verl.trainer.main_generation`` run (``verl/trainer/config/generation.yaml``: ``model.path``, no
+    ``actor_rollout_ref``)."""
+    return "main_generation" in str(doc.raw(LAUNCH)) and not isinstance(doc.raw("actor_rollout_ref"), Mapping)
+
+
 def rollout_length(doc: Doc) -> Value:
-    """``data.max_prompt_length + data.max_response_length`` (PPO), else ``data.max_length`` (SFT)."""
+    """``data.max_prompt_length + data.max_response_length`` (PPO), else ``data.max_length`` (SFT); main_generation:
+    ``rollout.prompt_length + rollout.response_length`` (:func:`generation_length`)."""
+    if is_generation(doc):
+        return generation_length(doc)
     sft = doc.get("data.max_length", expect="int")
     prompt = doc.get("data.max_prompt_length", expect="int")
     response = doc.get("data.max_response_length", expect="int")
@@ -105,6 +118,22 @@ def rollout_length(doc: Doc) -> Value:
     at = response if response.key else prompt
     return Value(total, None, at.line, at.column,
                  f"{prompt.where} + {response.where}: a rollout's prompt and response", "int")
+
+
+def generation_length(doc: Doc) -> Value:
+    """``rollout.prompt_length + rollout.response_length`` (defaults 1,536 + 512, ``verl/trainer/config/
+    generation.yaml``): ``main_generation.py`` (verl@b178a3cd line 109) truncates each prompt at
+    ``prompt_length``, and the rollout generates up to ``response_length + prompt_length - len(prompt)`` tokens
+    (``vllm_async_server.py`` line 472): at most their sum positions."""
+    src = f"{VERL} verl/trainer/config/generation.yaml default"
+    prompt = doc.get("rollout.prompt_length", expect="int") or preset(1536, f"rollout.prompt_length: {src}", None,
+                                                                       "int")
+    response = doc.get("rollout.response_length", expect="int") or preset(512, f"rollout.response_length: {src}",
+                                                                           None, "int")
+    p, r = prompt.number(), response.number()
+    at = response if response.key else prompt
+    return Value(None if p is None or r is None else int(p) + int(r), None, at.line, at.column,
+                 f"{prompt.where} + {response.where}: a prompt and its generation", "int")
 
 
 DIALECT = dialect(NAME, detect, load=load)

@@ -16,9 +16,14 @@ in the model dtype" does not happen (the risk is custom code: ``ropelaw audit co
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...findings import Finding, define_rule
 from ...numfmt import count as fmt_count
 from ..model import LoadedConfig
+
+if TYPE_CHECKING:
+    from ..check import Linting
 
 SEED = "Baichuan (seed 004): bf16 position ids collide past 256, RoPE loses relative positions"
 
@@ -87,7 +92,10 @@ def _format(raw):
         return None
 
 
-def check(cfg: LoadedConfig) -> list[Finding]:
+def check(lt: Linting) -> list[Finding]:
+    if lt.bad_lengths:  # a length not usable: no dtype finding computed on it
+        return []
+    cfg = lt.cfg
     from ...formats import exact_positions
 
     v = cfg.dtype

@@ -20,6 +20,7 @@ UNREADABLE = define_rule(
     why="A config the linter cannot read is a config nobody checked.",
     example="configs/model.json containing safetensors bytes",
     fix="Fix or remove the file, or keep binary files out of the linted directory.",
+    gap="file",
 )
 MALFORMED = define_rule(
     "RE102", "malformed-config", "error",
@@ -29,6 +30,7 @@ MALFORMED = define_rule(
     why="transformers and training launchers fail on the same file at start-up, or read only part of it.",
     example='{"hidden_size": 4096, "rope_theta": ',
     fix="Fix the syntax at the position in the message.",
+    gap="file",
 )
 
 
@@ -44,6 +46,7 @@ DIRECTORY_NOT_SCANNED = define_rule(
     example="configs/shared -> ../../common/configs (a symlinked directory)",
     fix="Make the directory readable, or pass the symlink's target (or the directory itself) on the command line; "
         "to accept the gap, --ignore RE103.",
+    gap="directory",
 )
 
 
@@ -67,6 +70,7 @@ INTERNAL_ERROR = define_rule(
     example="a valid config whose preset ropelaw stores without a default (KeyError: 'scaling_factor')",
     fix="Report it to ropelaw with the file and the traceback (--debug or ROPELAW_DEBUG=1 prints it); "
         "the finding cannot be ignored with --ignore.",
+    filterable=False,
 )
 
 

@@ -20,11 +20,15 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ...findings import Finding, define_rule
 # the config's own values print in full (number); suggested or rounded bases in short form (5e5, 1.49e5)
 from ...numfmt import count as fmt_count, number as fmt_num, short as fmt_short
 from ..model import LoadedConfig
+
+if TYPE_CHECKING:
+    from ..check import Linting
 
 LIU = "Liu et al. 2023, Scaling Laws of RoPE-based Extrapolation, arXiv 2310.05209, Lemma 1 and Theorem 3"
 MEN = "Men et al. 2024, Base of RoPE Bounds Context Length, arXiv 2405.14591, sec. 3-4 (B_{m,theta} >= 0)"
@@ -222,7 +226,12 @@ def _who(cfg: LoadedConfig, i: int) -> str:
     return "" if label == "all layers" else f"{label}: "
 
 
-def check(cfg: LoadedConfig, i: int, a, shown_only: bool = False) -> list[Finding]:
+def check(lt: Linting) -> list[Finding]:
+    """RL101 / RL102 and RL103 / RL104 for every analysed layer group (``Linting.groups``)."""
+    return [f for i, a in lt.groups() for f in _group(lt.cfg, i, a, lt.shown_only)]
+
+
+def _group(cfg: LoadedConfig, i: int, a, shown_only: bool = False) -> list[Finding]:
     """RL101 / RL102 for layer group ``i`` and RL103 / RL104 (``shown_only``: see :func:`_men`)."""
     from ...reach import reaches
     from ...theory import base_for_context
@@ -336,8 +345,9 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int, shown_onl
         need = (f"the base to >= {fmt_short(_up2(lb_up * spec.base / base))} (scaled base >= {fmt_short(lb_up)})"
                 if lb_up is not None else "")
     if lb_up is not None:
-        head = (f"{who_base} is below Men et al.'s lower bound {fmt_short(lb_up)} for {at} at d={spec.d} "
-                f"(the smallest 2-significant-figure base keeping B_(m,theta) >= 0 for every m <= {fmt_count(reach)})")
+        # what the lower bound is (the smallest 2-significant-figure base keeping B_(m,theta) >= 0 up to the length)
+        # is the rule's documentation, not said again in each message (issue 36: messages under ~300 characters)
+        head = f"{who_base} is below Men et al.'s lower bound {fmt_short(lb_up)} for {at} at d={spec.d}"
         fix = (f"raise {need} and train at that base for {fmt_count(reach)} tokens, or " +
                (f"advertise at most {fmt_count(sup)} tokens" if reach == length else
                 f"keep the largest encoded distance at most {fmt_count(sup)}"))
@@ -366,16 +376,17 @@ def _up2(x: float) -> float:
     return math.ceil(x / step - 1e-12) * step
 
 
-def missing_training_length(cfg: LoadedConfig) -> Finding | None:
+def missing_training_length(lt: Linting) -> list[Finding]:
     """RL100 when the config (and the command line) give no training length at all."""
+    cfg = lt.cfg
     t = cfg.train_len
     if t is None or t.raw is not None:
-        return None  # present: a bad value is RV001/RV013's business
+        return []  # present: a bad value is RV001/RV013's business
     anchor = next((v for v in (cfg.max_pos, cfg.layers[0].base, cfg.head_dim) if v is not None and v.key), None)
     line, col = (anchor.line, anchor.column) if anchor is not None else (1, 1)
-    return Finding.of(
+    return [Finding.of(
         MISSING_TRAINING_LENGTH,
         f"no training length: {t.where}; the bounds (RL101-RL104) were not checked",
         path=cfg.path, line=line, column=col,
         fix="pass --train T (the length the model was trained at), and --target for the context you serve",
-    )
+    )]

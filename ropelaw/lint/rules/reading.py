@@ -8,8 +8,13 @@ fine-tuning config names its model elsewhere and that model's config was not fou
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...findings import Finding, define_rule
 from ..model import LoadedConfig, UnreadConfig
+
+if TYPE_CHECKING:
+    from ..check import Linting
 
 UNREAD = define_rule(
     "RV030", "unread-rope-settings", "error",
@@ -47,7 +52,7 @@ MODEL_FROM_TABLE = define_rule(
     "RV032", "model-config-from-table", "warning",
     "the model's values come from ropelaw's table of published models, not from its own config.json",
     what="The config names a Hub model whose config.json is not on this machine, and ropelaw's table of published "
-         "models (`ropelaw/lint/presets/axolotl.json`: each Hub repository's RoPE as litgpt's named configs encode "
+         "models (`ropelaw/data/presets_axolotl.json`: each Hub repository's RoPE as litgpt's named configs encode "
          "it) has a row for it: the findings are computed from that row, and this finding says so.",
     why="The frameworks load the model's own config.json through transformers, not litgpt's table. The two differ "
         "where litgpt does not implement what the Hub config asks for: axolotl's `examples/phi/lora-3.5.yaml` names "
@@ -59,9 +64,10 @@ MODEL_FROM_TABLE = define_rule(
 )
 
 
-def check(cfg: LoadedConfig) -> list[Finding]:
+def check(lt: Linting) -> list[Finding]:
     """RV030 for the keys of ``cfg`` no reader used, at the first of them; RV032 when its model's values
     are ropelaw's table's."""
+    cfg = lt.cfg
     from ..unread import list_keys
 
     out = table_finding(cfg)

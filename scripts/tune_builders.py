@@ -1,4 +1,4 @@
-"""torchtune's builders as ``regenerate.py`` reads them (no torchtune import: its source, with :mod:`ast`): the
+"""torchtune's builders as ``scripts/presets.py`` reads them (no torchtune import: its source, with :mod:`ast`): the
 component builder that makes a model builder's language decoder, and a component builder's rotary as expressions
 of its own parameters, which the torchtune dialect evaluates with a recipe's arguments."""
 

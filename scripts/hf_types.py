@@ -1,8 +1,8 @@
-"""Regenerate ``hf_types.py``: which model types each transformers version knows, and which RoPE
-keys its config classes declare as strict integer fields.
+"""Regenerate ``ropelaw/data/hf_types.json``: which model types each transformers version knows, and which RoPE
+keys its config classes declare as strict integer fields (read by ``ropelaw.lint.dialects.hf.types_table``).
 
-    .venv/bin/python -m ropelaw.lint.dialects._generate_hf_types      # transformers 4.57.1
-    .venv-tf5/bin/python -m ropelaw.lint.dialects._generate_hf_types  # transformers 5.23.0
+    .venv/bin/python scripts/hf_types.py      # transformers 4.57.1
+    .venv-tf5/bin/python scripts/hf_types.py  # transformers 5.23.0
 
 Each run rewrites the tables of its own transformers version and keeps the other one.
 ``tests/test_severity_parity.py`` checks the installed version's tables against transformers.
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import types
 import typing
 import warnings
@@ -148,7 +147,8 @@ def text_type_rule(CONFIG_MAPPING, CONFIG_MAPPING_NAMES, mt: str) -> tuple | Non
 
 def refuses_indivisible_heads(cls) -> bool:
     """``cls(hidden_size=60, num_attention_heads=7, ...)`` raises "not a multiple of" / "not divisible by
-    the number of attention heads" (5.x ``validate_architecture`` of some classes: llama, gemma2, gpt_neox, ...), run here."""
+    the number of attention heads" (5.x ``validate_architecture`` of some classes: llama, gemma2, gpt_neox, ...), run
+    here."""
     import contextlib
     import io
     import re
@@ -163,59 +163,45 @@ def refuses_indivisible_heads(cls) -> bool:
     return False
 
 
-def _words(names: list, indent: str) -> str:
-    """``names`` as one space-separated string literal in pieces of ~100 characters (compact)."""
-    lines, cur = [], ""
-    for n in names:
-        if cur and len(cur) + len(n) > 96:
-            lines.append(cur)
-            cur = ""
-        cur += n + " "
-    lines.append(cur)
-    return "(" + ("\n" + indent).join(repr(x) for x in lines) + ").split()"
+def version_json(t: dict) -> dict:
+    """One version's :func:`tables` as the JSON file holds it: sorted lists, ``strict_int`` as a list of
+    ``{"keys": [...], "model_types": [...]}``, each text rule a list."""
+    return {"model_types": sorted(t["model_types"]),
+            "strict_int": [{"keys": list(k), "model_types": sorted(v)} for k, v in sorted(t["strict_int"].items())],
+            "heads_divide_hidden": sorted(t.get("heads_divide_hidden", ())),
+            "takes_text_config": sorted(t.get("takes_text_config", ())),
+            "text_types": {mt: list(rule) for mt, rule in sorted(t.get("text_types", {}).items())}}
 
 
-def render(all_tables: dict) -> str:
-    """The body of hf_types.py: ``TABLES[version] = {"model_types": frozenset, "strict_int": {keys: frozenset},
-    "heads_divide_hidden": frozenset, "takes_text_config": frozenset, "text_types": {composite: rule}}``."""
-    out = ["TABLES: dict = {}"]
-    for version in sorted(all_tables):
-        t = all_tables[version]
-        out.append(f"TABLES[{version!r}] = {{")
-        out.append(f'    "model_types": frozenset({_words(sorted(t["model_types"]), " " * 29)}),')
-        out.append('    "strict_int": {')
-        for keys in sorted(t["strict_int"]):
-            out.append(f"        {tuple(keys)!r}: frozenset({_words(sorted(t['strict_int'][keys]), ' ' * 27)}),")
-        out.append("    },")
-        out.append(f'    "heads_divide_hidden": frozenset({_words(sorted(t.get("heads_divide_hidden", ())), " " * 37)}),')
-        out.append(f'    "takes_text_config": frozenset({_words(sorted(t.get("takes_text_config", ())), " " * 35)}),')
-        out.append('    "text_types": {')
-        for mt, rule in sorted(t.get("text_types", {}).items()):
-            out.append(f"        {mt!r}: {tuple(rule)!r},")
-        out.append("    },")
-        out.append("}")
-    return "\n".join(out) + "\n"
+ABOUT = ("Model types known to each transformers version, and the RoPE keys its config classes declare as strict "
+         "integer fields (5.x @strict dataclasses refuse a float, a bool or a string there): versions: "
+         "transformers version -> model_types (CONFIG_MAPPING), strict_int (keys -> the types declaring them int), "
+         "heads_divide_hidden (classes refusing hidden_size not a multiple of the heads), takes_text_config "
+         "(classes with a text_config sub-config), text_types (composite -> [\"fixed\", type] or "
+         "[\"mapping\", default, renames]: how it builds its text_config)")
+
+
+def table(versions: dict) -> dict:
+    """The whole file: every version's tables (``versions``: version -> :func:`version_json`)."""
+    return {"about": ABOUT,
+            "generated_by": "python scripts/hf_types.py (under each transformers version; it keeps the other "
+                            "version's)",
+            "source": "transformers.models.auto.configuration_auto.CONFIG_MAPPING and the type hints of each config "
+                      "class (" + ", ".join("transformers==" + v for v in sorted(versions)) + ")",
+            "versions": dict(sorted(versions.items()))}
 
 
 def main() -> None:
     import transformers
 
-    here = os.path.join(os.path.dirname(__file__), "hf_types.py")
-    all_tables: dict = {}
-    if os.path.exists(here):
-        from . import hf_types
+    from ropelaw import data
 
-        all_tables = dict(hf_types.TABLES)
-    all_tables[transformers.__version__] = tables()
-    from ...safeio import write_atomic
-
-    write_atomic(here, ('"""Model types known to each transformers version, and the RoPE keys its config classes declare\n'
-                        "as strict integer fields (5.x ``@strict`` dataclasses refuse a float, a bool or a string there).\n\n"
-                        "GENERATED by ``python -m ropelaw.lint.dialects._generate_hf_types`` (see there); do not edit.\n"
-                        "Source: ``transformers.models.auto.configuration_auto.CONFIG_MAPPING`` and the type hints of each\n"
-                        f"config class ({', '.join('transformers==' + v for v in sorted(all_tables))}).\n"
-                        '"""\n\n'
-                        + render(all_tables)))
+    try:
+        versions = dict(data.read("hf_types")["versions"])
+    except FileNotFoundError:
+        versions = {}
+    versions[transformers.__version__] = version_json(tables())
+    print(data.write("hf_types", table(versions), sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -1,15 +1,15 @@
 """Regenerate the shipped preset tables from the frameworks' own source at pinned versions.
 
     pip download --no-deps -d DL/litgpt litgpt==0.5.13          # and the others in PINS
-    python -m ropelaw.lint.presets.regenerate DL                 # rewrites ropelaw/lint/presets/*.json
-    python -m ropelaw.lint.presets.regenerate DL --check         # exit 1 if a table is out of date
+    python scripts/presets.py DL                                 # rewrites ropelaw/data/presets_*.json
+    python scripts/presets.py DL --check                         # exit 1 if a table is out of date
 
 ``DL`` holds one folder per framework with its wheel (as ``pip download`` leaves it). Nothing
 is imported from a framework package: the builders and flavors are read with :mod:`ast` (every
 value a literal or arithmetic on literals), except litgpt's ``config.py``, which its authors
 keep importable without torch ("so that users can import this file ... in Python
 environments which do not include all the dependencies"), and which is loaded alone. No
-network access; nothing here runs at lint time.
+network access; nothing here runs at lint time (this script is not part of the installed package).
 
 The axolotl table of base models (by Hugging Face repository id) comes from litgpt's named
 configs, each of which names the Hub repository it encodes (``hf_config``), plus the public
@@ -22,7 +22,6 @@ import argparse
 import ast
 import glob
 import importlib.util
-import json
 import operator
 import os
 import re
@@ -30,10 +29,11 @@ import sys
 import zipfile
 from typing import Any
 
-from .tune_builders import component_entry, decoder_call
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tune_builders beside this script
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+from tune_builders import component_entry, decoder_call  # noqa: E402
+
+from ropelaw import data  # noqa: E402
 
 # framework -> (registry package, pinned version); the tables record these
 PINS = {
@@ -496,7 +496,7 @@ def maxtext_table(dl: str) -> dict[str, Any]:
         with open(path, encoding="utf-8") as fh:
             return yaml.safe_load(fh) or {}
     base = load(os.path.join(root, "base.yml"))
-    from ..unread import is_rope_key
+    from ropelaw.lint.unread import is_rope_key
 
     rope_keys = sorted(k for k in base if is_rope_key(k))
     # a model file's keys the dialect reads (the rest: MLP, MoE, vocabulary, parallelism ...)
@@ -531,7 +531,9 @@ def build(dl: str, only: tuple[str, ...] | None = None) -> dict[str, dict[str, A
 
 
 def dump(table: dict[str, Any]) -> str:
-    return json.dumps(table, indent=1, sort_keys=False) + "\n"
+    """The text of a preset file (the one table format, :func:`ropelaw.data.dump`; the generator's key order kept:
+    litgpt's Hub-repository lookup takes the first preset that names the repository)."""
+    return data.dump(table)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -541,17 +543,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default=None, help="comma-separated tables to build (default: all)")
     args = p.parse_args(argv)
     stale = []
-    from ...safeio import write_atomic
-
     for name, table in build(args.dl, tuple(args.only.split(",")) if args.only else None).items():
-        path = os.path.join(HERE, f"{name}.json")
-        text = dump(table)
         if args.check:
-            with open(path) as fh:
-                if fh.read() != text:
+            with open(data.path(f"presets_{name}"), encoding="utf-8") as fh:
+                if fh.read() != dump(table):
                     stale.append(name)
         else:
-            write_atomic(path, text)
+            path = data.write(f"presets_{name}", table)
             print(f"{path}: {len(table['presets'])} presets ({table['package']})")
     if stale:
         print(f"out of date: {', '.join(stale)} (run without --check)")
