@@ -23,7 +23,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-PIN = "llama-cpp-python==0.3.36"
+from ropelaw.runtimes import LLAMACPP_PIN
+
+PIN = LLAMACPP_PIN
 
 
 def source() -> Path | None:

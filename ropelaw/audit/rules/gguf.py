@@ -6,8 +6,8 @@ Raised by :mod:`ropelaw.audit.checkpoint_gguf` from the file's RoPE tensors and 
 from __future__ import annotations
 
 from ...findings import define_rule
+from ...runtimes import LLAMACPP_VENDORED
 
-_LLAMACPP = "llama.cpp as vendored by llama-cpp-python==0.3.36"
 
 GGUF_FACTORS_ROUNDED = define_rule(
     "RP360", "gguf-rope-factors-rounded-in-file", "warning",
@@ -20,7 +20,7 @@ GGUF_FACTORS_ROUNDED = define_rule(
         "frequency is off by up to 2^-11 (relative), and the angle error grows linearly with the position.",
     example="rope_freqs.weight  F16 [64]",
     fix="Keep 1-D tensors in F32 when quantising, or convert the model again from its config.json.",
-    references=(f"{_LLAMACPP}: conversion/llama.py generate_extra_tensors, ggml-cpu/ops.cpp rope_yarn",),
+    references=(f"{LLAMACPP_VENDORED}: conversion/llama.py generate_extra_tensors, ggml-cpu/ops.cpp rope_yarn",),
 )
 GGUF_POSITIONS_INEXACT = define_rule(
     "RP361", "gguf-positions-inexact", "warning",
@@ -31,5 +31,5 @@ GGUF_POSITIONS_INEXACT = define_rule(
     why="A position that is not encoded as itself is not told apart from its neighbours by attention.",
     example="a GGUF whose factors were rounded so far that the phase error exceeds half a step",
     fix="Store the factors in F32 (or re-convert); a context beyond 2^24 positions is past float32's integers.",
-    references=(f"{_LLAMACPP}: ggml-cpu/ops.cpp ggml_rope_cache_init",),
+    references=(f"{LLAMACPP_VENDORED}: ggml-cpu/ops.cpp ggml_rope_cache_init",),
 )

@@ -41,10 +41,10 @@ from typing import Any
 from ..model import LoadedConfig, NoRopeFound, NotARopeConfig, Overrides, Value
 from ._framework import Doc, Fields, assemble, derived, dialect, guarded, preset
 from ..model import Problem
+from ...runtimes import LLAMACPP
 from ..rules.serving import FACTORS_DISAGREE, IGNORES, LAYERS_UNKNOWN, RUNTIME_REFUSES
 
 NAME = "gguf"
-LLAMACPP = "llama.cpp (llama-cpp-python==0.3.36)"
 DEFAULT_BASE = 10000.0  # llama-model.cpp load_hparams: rope_freq_base_train = 10000.0f
 DEFAULT_SWA_BASE = 10000.0  # llama-hparams.h rope_freq_base_train_swa = 10000.0f
 YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0  # llama-hparams.h yarn_beta_fast / yarn_beta_slow

