@@ -1,7 +1,9 @@
-"""docs/development.md's "Add a dialect" followed as written: in a temporary copy of the package, the page's
+"""docs/development.md's "Add a dialect" and "Add a rule" followed as written: in a temporary copy of the package, the page's
 module is written as ``ropelaw/lint/dialects/toyfw.py`` and listed in ``MODULES``; the page's file of the made-up
 framework is linted with it (in a fresh interpreter that imports the copy), and the dialect tests run against the
 copy. The page and the package cannot drift apart: the code the page shows is the code that runs here.
+"Add a rule" likewise: the page's rule module is written under ``ropelaw/lint/rules/``, its check listed in
+``checks()``, the page's config linted (and its boundary), the rule pages regenerated and the rule tests run.
 """
 
 from __future__ import annotations
@@ -84,5 +86,65 @@ def test_the_dialect_tests_pass_with_the_toy_dialect(copy_with_toy_dialect):
     shutil.copy(ROOT / "pyproject.toml", tmp / "pyproject.toml")
     out = run(tmp, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_lint_dialects.py",
               "-k", "one_dialect_per_module or picked_by_its_score or read_by_the")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert " passed" in out.stdout
+
+
+@pytest.fixture(scope="module")
+def copy_with_toy_rule(tmp_path_factory):
+    guide = section("Add a rule")
+    (module,), (config,) = blocks(guide, "python"), blocks(guide, "json")
+    assert "`checks()`" in guide and "python scripts/rule_pages.py" in guide
+    tmp = tmp_path_factory.mktemp("guide-rule")
+    for part in ("ropelaw", "scripts", "docs", "tests"):
+        shutil.copytree(ROOT / part, tmp / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp / "pyproject.toml")
+    (tmp / "ropelaw" / "lint" / "rules" / "toy.py").write_text(module, encoding="utf-8")
+    check = tmp / "ropelaw" / "lint" / "check.py"
+    text = check.read_text(encoding="utf-8")
+    body = text[text.index("def checks()"):text.index("def model_checks()")]
+    listed = re.sub(r"(from \.rules import [^\n]+)", r"\1, toy", body, count=1)
+    listed = re.sub(r"(dtype\.check)\)", r"\1, toy.check)", listed, count=1)
+    assert listed.count("toy") == 2, listed
+    check.write_text(text.replace(body, listed), encoding="utf-8")
+    (tmp / "model.json").write_text(config, encoding="utf-8")
+    return tmp
+
+
+def lint_json(tmp: pathlib.Path, *args: str) -> dict:
+    out = run(tmp, "-m", "ropelaw", "lint", "model.json", "--format", "json", *args)
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_the_toy_rule_reports_the_guides_config(copy_with_toy_rule):
+    tmp = copy_with_toy_rule
+    found = [f for f in lint_json(tmp, "--select", "RL190")["findings"]]
+    assert [(f["code"], f["name"], f["severity"]) for f in found] == [
+        ("RL190", "toy-target-not-multiple-of-64", "info")]
+    target = json.loads((tmp / "model.json").read_text())["max_position_embeddings"]
+    assert found[0]["message"] == (f"the target {target:,} tokens [max_position_embeddings] is {target % 64} past a "
+                                   "multiple of 64")
+    assert target % 64 != 0 and found[0]["message"] in section("Add a rule").replace("\n   ", " ")
+    # the guide's boundary: a multiple of 64 (127 x 64) gives no finding, one more token gives 1 past
+    for length, past in ((127 * 64, None), (127 * 64 + 1, 1)):
+        data = json.loads((tmp / "model.json").read_text()) | {"max_position_embeddings": length}
+        (tmp / "model.json").write_text(json.dumps(data), encoding="utf-8")
+        messages = [f["message"] for f in lint_json(tmp, "--select", "RL190")["findings"]]
+        assert messages == ([] if past is None else [f"the target {length:,} tokens [max_position_embeddings] is "
+                                                     f"{past} past a multiple of 64"])
+    shown = run(tmp, "-m", "ropelaw", "rule", "RL190")
+    assert shown.returncode == 0 and "the target context is not a multiple of 64 tokens" in shown.stdout
+
+
+def test_the_rule_pages_and_rule_tests_follow_the_toy_rule(copy_with_toy_rule):
+    tmp = copy_with_toy_rule
+    stale = run(tmp, "scripts/rule_pages.py", "--check")
+    assert stale.returncode == 1 and "RL190" in stale.stdout + stale.stderr  # not regenerated yet: said
+    assert run(tmp, "scripts/rule_pages.py").returncode == 0
+    page = (tmp / "docs" / "rules" / "RL190.md").read_text(encoding="utf-8")
+    assert "toy-target-not-multiple-of-64" in page and "RL190" in (tmp / "docs" / "rules" / "index.md").read_text()
+    out = run(tmp, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "tests/test_rule_pages.py",
+              "tests/test_one_place.py")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert " passed" in out.stdout
