@@ -14,7 +14,6 @@ Fixtures: tests/fixtures/runtime/rotary.py (d = 128, base 10,000). Independent d
 
 from __future__ import annotations
 
-import math
 import os
 
 import ml_dtypes

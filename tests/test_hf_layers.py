@@ -22,7 +22,6 @@ cannot be built, with the reasons) are printed.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 

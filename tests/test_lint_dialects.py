@@ -302,7 +302,7 @@ def test_defaults_table_is_the_installed_transformers():
     from ropelaw.lint.dialects.hf_defaults import TABLES
 
     installed = transformers.__version__
-    assert installed in TABLES, f"regenerate: .venv/bin/python -m ropelaw.lint.dialects._generate_hf_defaults"
+    assert installed in TABLES, "regenerate: .venv/bin/python -m ropelaw.lint.dialects._generate_hf_defaults"
     assert gen.table() == TABLES[installed]
 
 

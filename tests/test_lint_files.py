@@ -264,7 +264,7 @@ def test_pre_commit_hook_passes_in_an_ordinary_repository_and_fails_naming_a_bro
     assert hook["entry"] == "ropelaw lint --force-exclude" and hook["language"] == "python"
     repo = tmp_path / "repo"
     repo.mkdir()
-    files = ordinary_repo(repo)
+    ordinary_repo(repo)
     local = {k: hook[k] for k in ("id", "name", "files", "types_or") if k in hook}
     local.update(language="system", entry=f"{sys.executable} -m ropelaw lint --force-exclude")
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [local]}]}))

@@ -15,7 +15,7 @@ from test_lint_resolve import COMMIT_A, LLAMA32, cache_repo, corpus_config, hub,
 
 
 @pytest.fixture
-def llama(hub):
+def llama(hub):  # noqa: F811  (hub: the fixture imported above)
     """meta-llama/Llama-3.2-1B's real config.json in the cache: llama3 x32 over 8,192, max 131,072, head 64."""
     cache_repo(hub, "meta-llama/Llama-3.2-1B", {COMMIT_A: corpus_config(LLAMA32)}, {"main": COMMIT_A})
     return hub

@@ -197,7 +197,7 @@ def test_config_lint_notebook_every_config():
     for name, rest in rows.items():
         m = pattern.fullmatch(rest)
         assert m, (name, rest)
-        d, base, train, target = int(m.group(1)), float(m.group(2)), int(m.group(3)), int(m.group(4))
+        d, base, train, _target = int(m.group(1)), float(m.group(2)), int(m.group(3)), int(m.group(4))
         scheme, d_extra, bound = m.group(5), int(m.group(6)), int(m.group(7))
         # Lemma 1 by brute force: pairs whose period 2*pi*base^(2i/d) fits in the training length
         assert d_extra == min(d, 2 * sum(2 * math.pi * base ** (2 * i / d) <= train for i in range(d // 2))), name

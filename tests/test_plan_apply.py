@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from pathlib import Path
 
 import pytest
 
@@ -147,7 +146,7 @@ def test_a_raised_base_states_the_rl101_lint_reports(tmp_path):
     assert base["edit"]["set"] == {"--rotary-base": 1700000, "--max-position-embeddings": 16384}
     assert isinstance(base["edit"]["set"]["--rotary-base"], int)  # arguments.py: --rotary-base type=int
     why = base["edit"]["lint_stated"]["RL101"]
-    assert f"RL101 (bound 4,096)" in why and f"the plan's bound {want:,} is for weights pre-trained at base 10,000" in why
+    assert "RL101 (bound 4,096)" in why and f"the plan's bound {want:,} is for weights pre-trained at base 10,000" in why
     assert "--pretrained-checkpoint or --load" in why and round(base["bound"]) == want
     code, out, err = run(["plan", str(src), "--target", "16k", "--apply", "base", "-o", str(tmp_path / "o.yaml")])
     assert code == 0 and "RL101 error: target 16,384 tokens" in out and f"note: {why}" in out

@@ -20,7 +20,6 @@ matplotlib.use("Agg")
 
 from matplotlib.collections import PathCollection  # noqa: E402
 from matplotlib.image import AxesImage  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
 
 from ropelaw import RopeSpec, plot  # noqa: E402
 from ropelaw.cli import main  # noqa: E402

@@ -9,7 +9,6 @@ own ``ROPE_INIT_FUNCTIONS``.
 from __future__ import annotations
 
 import math
-import warnings
 from fractions import Fraction
 
 import mpmath

@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from typing import Any
 
 from ..errors import UsageError
 from ..jsonout import emit_json, json_safe  # noqa: F401  (the one JSON encoder, ropelaw/jsonout.py; re-exported)
-from ..limits import MAX_D, MAX_LENGTH
-from .. import numfmt
+from ..limits import MAX_LENGTH
 from ..spec import RopeSpec
 
 

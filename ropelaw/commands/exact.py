@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         f"  exact             {count(r.exact)} of {count(L)}  ({100 * r.exact_fraction:.2f}%)",
         f"  distinct values   {count(r.distinct)}  ({100 * r.distinct / L:.2f}%)"
         + ("  (all non-finite results count as one value)" if r.overflow_count else ""),
-        f"  first inexact     " + (f"{count(r.first_inexact)}  (every integer up to 2^{fmt.precision} = "
+        "  first inexact     " + (f"{count(r.first_inexact)}  (every integer up to 2^{fmt.precision} = "
                                    f"{count(2 ** fmt.precision)} is exact)" if r.first_inexact is not None
                                    else "none: every position is exact"),
         f"  spacing at {count(last):<7}" + (f"{number(r.spacing_at_end)}  (neighbouring {fmt.name} values there are "

@@ -144,7 +144,6 @@ def compact_json(obj, indent: int = 1, _level: int = 0) -> str:
 
 def write_outputs(result: dict, out_dir: str) -> None:
     """``<out>/<experiment>-<size>.json`` (the result) and ``.png`` (its figure)."""
-    import json
     import os
 
     from ..experiments.runs import plot_result

@@ -17,7 +17,6 @@ command-line and keyword overrides, the pydantic ``MaxTextConfig``), ``Attention
 from __future__ import annotations
 
 import glob
-import math
 import os
 import sys
 import types

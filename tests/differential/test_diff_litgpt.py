@@ -24,7 +24,6 @@ inverse frequency, the magnitude at position 0 the attention factor.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import types
 

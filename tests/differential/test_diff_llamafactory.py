@@ -23,8 +23,6 @@ only a non-default ``cutoff_len`` (563-565), none for inference. transformers: t
 from __future__ import annotations
 
 import ast
-import logging
-import os
 import sys
 import types
 

@@ -18,7 +18,6 @@ is missing.
 from __future__ import annotations
 
 import glob
-import math
 import os
 import pathlib
 import sys

@@ -59,7 +59,7 @@ neighbouring tokens share one rotary encoding (seed 004).
 t = torch.arange(self.max_seq_len_cached, device=device, dtype=self.inv_freq.dtype)
 freqs = torch.einsum("i,j->ij", t, self.inv_freq)
 """,
-    fix=f"""
+    fix="""
 Build positions as int64 and convert to float32: torch.arange(n, dtype=torch.int64).float();
 keep the frequencies in float32 too (inv_freq.float()) for the product.
 """,

@@ -201,7 +201,6 @@ def served_context(binary: str, data: dict, before: dict, a: str, flags: dict, p
                    line: int, path: str = "") -> tuple[Value, list]:
     """``(context per request, RV043 problems)`` (module docstring); ``before``: the GGUF's values the line
     replaced."""
-    from ._framework import derived
 
     train = data.get(f"{a}.context_length")
     asked = _integer("--ctx-size", flags["--ctx-size"], path) if "--ctx-size" in flags else 0

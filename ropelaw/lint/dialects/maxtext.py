@@ -60,7 +60,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import ModelNeeded, NoRopeFound, NotARopeConfig, Overrides, Value
+from ..model import ModelNeeded, NotARopeConfig, Overrides, Value
 from ..model_config import HOW, given_file
 from ..parse import read_document
 from ._framework import (Doc, Fields, assemble, derived, dialect, extension_lengths, preset, presets,

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any
 
 from ..model import LoadedConfig, ModelNeeded, Overrides, Value
 from ..model import Problem

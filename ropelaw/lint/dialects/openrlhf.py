@@ -107,7 +107,6 @@ def command_texts(text: str):
     """The script, then the bodies of its here-documents (``read -d '' cmd <<EOF ... EOF``, run later as
     ``deepspeed --module $cmd``) and the command strings it hands another program (``bash -c "python -m
     ..."``): where OpenRLHF's examples keep their flags."""
-    import shlex
 
     yield text
     start = 0

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from ..model import NoRopeFound, NotARopeConfig, Value
+from ..model import NoRopeFound, Value
 from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, presets, pretraining_with_scheme
 
 NAME = "torchtitan"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..model import NoRopeFound, NotARopeConfig
+from ..model import NotARopeConfig
 from ._framework import Doc, Fields, derived, dialect, preset, presets
 
 NAME = "torchtune"

@@ -146,7 +146,6 @@ def run_file(mapping: Mapping, *, offset: int = 0, length: int = _probe.LENGTH) 
 
 
 def _run_file(mapping: Mapping, offset: int, length: int, keep_heads: bool) -> FileRun:
-    import torch
 
     out = FileRun()
     try:

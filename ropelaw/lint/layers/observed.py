@@ -173,7 +173,7 @@ def read_layers(calls, state, n: int, length: int, layers) -> list:
         q, qp = rot["q"].double(), plain["q"].double()
         norm = query_norms(qp, length)
         if q.shape != qp.shape:
-            out.append(LayerObs(i, None, span, size, f"queries change shape under the identity rotary"))
+            out.append(LayerObs(i, None, span, size, "queries change shape under the identity rotary"))
             continue
         if torch.equal(rot["q"], plain["q"]) and torch.equal(rot["k"], plain["k"]):
             # NoPE: it received a rotary and does not apply it, or it receives none and no
