@@ -1,0 +1,82 @@
+"""What tests/test_architecture.py checks, measured over the package's source (ast only, nothing imported).
+
+``python tests/architecture_scan.py`` prints the current offenders in the form test_architecture.py states
+its debt, to update it when debt is paid.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+from collections import Counter
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "ropelaw"
+MAX_FUNCTION_LINES = 80
+# The command layer: the CLI and ropelaw/commands/ may import the library, never the reverse.
+COMMAND_MODULES = ("ropelaw.commands", "ropelaw.cli", "ropelaw.__main__")
+
+
+def modules():
+    """``(dotted name, path, ast)`` of every module of the package."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        yield name, path, ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def _target(name: str, path: pathlib.Path, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    parts = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    parts = parts[:len(parts) - node.level + 1]
+    return ".".join(parts + ([node.module] if node.module else []))
+
+
+def long_functions() -> dict[str, int]:
+    """``module:Class.function`` -> its lines (def to last line, docstring included), over the limit."""
+    out: dict[str, int] = {}
+
+    def walk(node, mod, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = child.end_lineno - child.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    out[f"{mod}:{prefix}{child.name}"] = lines
+                walk(child, mod, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, mod, f"{prefix}{child.name}.")
+            else:
+                walk(child, mod, prefix)
+
+    for name, _, tree in modules():
+        walk(tree, name, "")
+    return out
+
+
+def library_imports_of_commands() -> set[tuple[str, str]]:
+    """``(library module, command module it imports)``."""
+    out = set()
+    for name, path, tree in modules():
+        if name.startswith(COMMAND_MODULES):
+            continue
+        for node in ast.walk(tree):
+            targets = ([_target(name, path, node)] if isinstance(node, ast.ImportFrom) else
+                       [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            out.update((name, t) for t in targets if t.startswith("ropelaw.commands"))
+    return out
+
+
+def underscore_imports() -> Counter:
+    """importing module -> how many private names (``_x``) it imports from other modules."""
+    out: Counter = Counter()
+    for name, path, tree in modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and _target(name, path, node) != name:
+                out[name] += sum(a.name.startswith("_") and not a.name.startswith("__") for a in node.names)
+    return +out
+
+
+if __name__ == "__main__":
+    print("LONG_FUNCTIONS =", dict(sorted(long_functions().items())))
+    print("LIBRARY_IMPORTS_COMMANDS =", sorted(library_imports_of_commands()))
+    print("UNDERSCORE_IMPORTS =", dict(sorted(underscore_imports().items())))
