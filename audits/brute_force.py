@@ -73,10 +73,13 @@ def _wrap(x: np.ndarray) -> np.ndarray:
 
 
 def counts(angles: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], w: np.ndarray, length: int,
-           chunk: int = 16384) -> dict[str, int]:
+           chunk: int = 16384, offset: np.ndarray | None = None) -> dict[str, int]:
     """``angles(p) -> (cos, sin)`` per pair for positions p (float64 arrays of values the code
-    produces); w the stored frequencies. Returns exact / distinct (/ nearest_own for short L)."""
+    produces); w the stored frequencies. Returns exact / distinct (/ nearest_own for short L).
+    ``offset``: the ideal angles at p = 0 where the code's coordinates do not start at 0 (coordinates
+    centred in [-1, 1): ideal angle offset + p w, the gap to a neighbour still ||wrap(w)||)."""
     w = np.asarray(w, np.float64)
+    off = np.zeros_like(w) if offset is None else np.asarray(offset, np.float64)
     keep = w != 0  # a pair at frequency 0 (half-truncated RoPE) never moves: no error, no gap
     half_gap = np.linalg.norm(_wrap(w[keep])) / 2
     exact, rows = 0, []
@@ -87,7 +90,7 @@ def counts(angles: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], w: np.
         rows.append(np.ascontiguousarray(np.concatenate([c, s], axis=1).astype(np.float32)).view(
             np.dtype((np.void, 8 * c.shape[1]))).ravel())
         phi = np.arctan2(s, c)[:, keep]
-        err = _wrap(phi - p[:, None] * w[keep][None, :])
+        err = _wrap(phi - off[keep][None, :] - p[:, None] * w[keep][None, :])
         exact += int((np.linalg.norm(err, axis=1) < half_gap).sum())
         if length * length * int(keep.sum()) <= 6e7:  # nearest-neighbour search: L^2 k distances
             phis.append(phi)
@@ -97,7 +100,8 @@ def counts(angles: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], w: np.
         q = np.arange(length, dtype=np.float64)
         nearest = 0
         for a in range(0, length, 256):
-            d = _wrap(phi[a:a + 256, None, :] - q[None, :, None] * w[keep][None, None, :])  # (n, L, k)
+            d = _wrap(phi[a:a + 256, None, :] - off[keep][None, None, :]
+                      - q[None, :, None] * w[keep][None, None, :])  # (n, L, k)
             nearest += int((np.argmin((d * d).sum(axis=2), axis=1) == np.arange(a, min(length, a + 256))).sum())
         out["nearest_own"] = nearest
     return out
@@ -376,6 +380,145 @@ def recurrentgemma_default(dtype: str, length: int) -> dict[str, int]:
     ``segment_pos`` times them rounded to it, sin / cos ``.type_as(inputs)``."""
     th = theta_default_low(128, 10000.0, dtype)
     return counts(_low_positions_path(th, dtype, dtype), th, length)
+
+
+def _torch_linspace32(start: float, end: float, steps: int) -> np.ndarray:
+    """``torch.linspace(start, end, steps)`` in float32 as torch's CUDA kernel computes it
+    (``aten/src/ATen/native/cuda/RangeFactories.cu``, ``LinspaceOp``): step = (end - start) / (steps - 1) in
+    float32, the first half ``start + step * i``, the second ``end - step * (steps - 1 - i)``, each op in
+    float32. Torch's CPU kernel computes blocks of a SIMD vector's width from one such value by repeated
+    float32 adds (``Vectorized::arange``): some values differ by an ulp and depend on the CPU (no count of
+    this module changes)."""
+    start32, end32 = float(f32(start)), float(f32(end))
+    step = float(f32((end32 - start32) / (steps - 1)))
+    i = np.arange(steps, dtype=np.float64)
+    head = f32(start32 + f32(step * i))
+    tail = f32(end32 - f32(step * (steps - 1 - i)))
+    return np.where(i < steps // 2, head, tail)
+
+
+def eva02_cast(dtype: str, length: int) -> dict[str, int]:
+    """mmpretrain 1.2.0 ``RotaryEmbeddingFast`` of EVA-02 (head dim 64: half_dim 32, 16 frequencies
+    ``1 / 10000 ** (arange(0, 32, 2).float() / 32)``, float32) on a ``length`` x ``length`` patch grid, after
+    a cast: the ``freqs_cos`` / ``freqs_sin`` buffers are built at construction in float32 from the coordinates
+    ``arange(h) / h * half_dim`` (float32) and ``th[:, None] @ frequency[None, :]`` (float32), then rounded to
+    ``dtype`` by the cast. One axis: patch index p, coordinate p * 32 / length (exact for the 16 and 32 grids
+    of EVA-02's 224 and 448 models); w = the per-patch step 32 / length x frequency."""
+    freq = f32(1.0 / f32(10000.0 ** f32(np.arange(0, 32, 2) / 32)))
+    w = f32(32 / length * freq)
+
+    def angles(p):
+        t = f32(f32(p / length) * 32)
+        a = f32(t[:, None] * freq[None, :])
+        return low(np.cos(a), dtype), low(np.sin(a), dtype)
+
+    return counts(angles, w, length)
+
+
+def _golden_gate_freqs(heads: int, dim_head: int, dim_pos: int) -> np.ndarray:
+    """vit-pytorch 1.26.11 ``GoldenGateRoPENd`` frequencies (h, f, p) in float32, as its ``__init__`` builds
+    them (rope_min_freq 1, rope_max_freq 10,000, no zero frequencies): ``make_directions`` in float64
+    (golden-ratio generalisation, ``erfinv``, l2-normalised), ``.float()``, times ``omega = 10000.0 **
+    linspace(0, 1, f)`` in float32."""
+    from scipy.special import erfinv  # float64, as torch.erfinv on a float64 tensor (to the last ulp or so)
+
+    n_freqs = dim_head // 2
+    x = 2.0
+    for _ in range(10):
+        x = (1 + x) ** (1.0 / (dim_pos + 1.0))
+    alpha = (1.0 / x) ** np.arange(1, dim_pos + 1, dtype=np.float64)
+    i = np.arange(1, heads * n_freqs + 1, dtype=np.float64)[:, None]
+    z = np.fmod(i * alpha, 1.0)
+    d = erfinv(2.0 * z - 1.0)
+    d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-12)
+    d = f32(d).reshape(heads, n_freqs, dim_pos)
+    omega = f32(10000.0 ** _torch_linspace32(0.0, 1.0, n_freqs))
+    return f32(d * omega[None, :, None])
+
+
+def vit_nd_cast(dtype: str, length: int) -> dict[str, int]:
+    """vit-pytorch 1.26.11 ``GoldenGateRoPENd`` (heads 8, dim_head 64: 32 frequencies, 3 position axes) after
+    a cast: the ``freqs`` buffer (h, f, p) rounded to ``dtype``; the coordinates ``arange(d, dtype=float32)``
+    of the patch grid, ``pos.float()``; ``freqs * positions`` promoted to float32 and summed over the axes;
+    cos / sin in float32. Head 0, positions along the first axis (the others 0: their terms are exact zeros);
+    w = the rounded frequencies of that axis."""
+    w = low(_golden_gate_freqs(8, 64, 3)[0, :, 0], dtype)
+
+    def angles(p):
+        a = f32(p[:, None] * w[None, :])
+        return f32(np.cos(a)), f32(np.sin(a))
+
+    return counts(angles, w, length)
+
+
+def levjepa_cast(dtype: str, length: int) -> dict[str, int]:
+    """vit-pytorch 1.26.11 LeJEPA ``VideoRotaryEmbedding(64)`` (``scales = linspace(1, 5, 10)``, a buffer)
+    after a cast, on one axis of ``length`` frames: coordinates ``(arange(n) / n - 0.5) * 2`` in float32 (in
+    [-1, 1)), ``coords * scales * pi`` promoted to float32 (the scales rounded to ``dtype``), sin / cos in
+    float32. The ideal angle of frame p is (2 p / n - 1) s pi: w = 2 s pi / n, offset -s pi."""
+    s = low(_torch_linspace32(1.0, 5.0, 10), dtype)
+    pi32 = float(f32(math.pi))
+
+    def angles(p):
+        c = f32(f32(f32(p / length) - 0.5) * 2)
+        a = f32(f32(c[:, None] * s[None, :]) * pi32)
+        return f32(np.cos(a)), f32(np.sin(a))
+
+    return counts(angles, 2 * s * math.pi / length, length, offset=-s * math.pi)
+
+
+def flagai_txl_cast(dtype: str, length: int) -> dict[str, int]:
+    """FlagAI 1.8.4 ``PositionalEmbedding(1024)`` (GLM's relative encoding, hidden size 1,024: 512
+    frequencies) after a cast: the ``inv_freq`` buffer ``1 / 10000 ** (arange(0.0, 1024, 2.0) / 1024)``
+    rounded; ``glm_model.py`` passes ``arange(key_length - 1, -1, -1.0, dtype=hidden_states.dtype)``, the
+    positions in ``dtype``; ``torch.ger`` of two ``dtype`` tensors rounds the product; sin / cos in ``dtype``."""
+    th = low(theta32(1024, 10000.0), dtype)
+    return counts(_low_positions_path(th, dtype, dtype), th, length)
+
+
+def gemma_jax(dtype: str, length: int) -> dict[str, int]:
+    """gemma 3.3.0 ``apply_rope`` (JAX; head dim 256, base 10,000, scale_factor 1) with ``dtype`` inputs:
+    ``(2.0 / 256) * arange(128, float32)``, ``10_000 ** ...`` float32, int32 positions divided by the
+    timescale in float32 (``int32 / float32`` promotes to float32), sin / cos float32 (JAX promotes the
+    ``dtype`` input times them to float32, then ``.astype(inputs.dtype)`` rounds the rotated values only).
+    w = 1 / timescale in float32."""
+    ts = f32(10000.0 ** f32(f32(2.0 / 256) * np.arange(128)))
+
+    def angles(p):
+        a = f32(p[:, None] / ts[None, :])
+        return f32(np.cos(a)), f32(np.sin(a))
+
+    return counts(angles, f32(1.0 / ts), length)
+
+
+def timesfm3_cast(dtype: str, length: int) -> dict[str, int]:
+    """timesfm 3.0.2 ``RotaryPositionalEmbedding(80)`` (model dims 1,280, 16 heads) after a cast: the
+    ``timescale`` buffer ``1 * (10000 / 1) ** (2.0 * arange(40, float32) / 80)`` rounded to ``dtype``;
+    ``pos.float() / ts`` promoted to float32; sin / cos float32. w = 1 / (rounded timescale)."""
+    ts = low(f32(10000.0 ** f32(f32(2.0 * np.arange(40)) / 80)), dtype)
+
+    def angles(p):
+        a = f32(p[:, None] / ts[None, :])
+        return f32(np.cos(a)), f32(np.sin(a))
+
+    return counts(angles, f32(1.0 / ts), length)
+
+
+def ltx_video_cast(dtype: str, length: int) -> dict[str, int]:
+    """ltx-video 0.1.2 ``Transformer3DModel.precompute_freqs_cis`` (inner dim 2,048: 341 frequencies per axis,
+    theta 10,000, max_pos [20, 2048, 2048], spacing "exp") with the model in ``dtype``: the pipeline's
+    coordinates are float32 pixels (latent index x 32, the VAE's spatial factor); fractional positions
+    ``y / 2048``; ``indices = 10000 ** linspace(0, 1, 341)`` float32, ``* pi / 2``; angles ``indices * (2 frac
+    - 1)`` float32; cos / sin ``.to(self.dtype)``. One spatial axis of ``length`` latent rows; the ideal angle
+    of row p is indices (64 p / 2048 - 1): w = indices / 32, offset -indices."""
+    ind = f32(f32(f32(10000.0 ** _torch_linspace32(0.0, 1.0, 341)) * float(f32(math.pi))) / 2)
+
+    def angles(p):
+        frac = f32(f32(p * 32) / 2048)
+        a = f32(ind[None, :] * f32(f32(frac * 2) - 1)[:, None])
+        return low(np.cos(a), dtype), low(np.sin(a), dtype)
+
+    return counts(angles, ind / 32, length, offset=-ind)
 
 
 def run(name: str, dtype: str, length: int) -> dict[str, int]:

@@ -34,6 +34,7 @@ class Truth:
     distinct: int = -1
     runtime_distinct: int = -1  # the runtime audit's distinct count where it differs from the brute force's
     #                             (not explained yet: XPos in bf16); -1: it equals ``distinct``
+    not_run: str = ""    # why the runtime audit does not call this code (factory None), where it was tried
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,15 @@ class Entry:
 
 
 CAST = "cast only: `model.to(bf16)` rounds the buffer"
+# why the runtime audit does not call an entry's code (``Truth.not_run``)
+_JAX = ("JAX code: the runtime audit calls torch modules, and jax is not installed where it runs (the test venv); "
+        "brute force only")
+_CENTRED = ("coordinates centred in [-1, 1) (not 0 at the first position): the runtime audit's conventions take "
+            "integer positions from 0, none fits; brute force, checked against the library's code run by torch "
+            "(tests/test_audits_corpus.py)")
+_GRID = ("2-D tables built at construction for one patch grid, `forward(x, patch_resolution)`: no convention the "
+         "runtime audit calls fits; brute force, checked against the library's code run by torch "
+         "(tests/test_audits_corpus.py)")
 
 ENTRIES: tuple[Entry, ...] = (
     Entry("torchscale XPos", "torchscale", "0.3.0", "torchscale-0.3.0-py3-none-any.whl",
@@ -258,7 +268,12 @@ ENTRIES: tuple[Entry, ...] = (
                                          "(float32: `.float()`) raises (matmul needs one dtype), so no run rounds "
                                          "these positions; i / h * half_dim is exact for EVA-02's 16 and 32 "
                                          "grids anyway"),
-                    ("RP115", 216, "FP", "as line 215 (`tw`)"))),
+                    ("RP115", 216, "FP", "as line 215 (`tw`)")),
+          truths=(Truth("cast", "bf16", 16, "eva02_cast", "16 x 16 grid (EVA-02 at 224): float32 tables built at "
+                        "construction, rounded by the cast", None, 16, 16, not_run=_GRID),
+                  Truth("cast", "fp16", 16, "eva02_cast", "as in bf16", None, 16, 16, not_run=_GRID),
+                  Truth("cast", "bf16", 32, "eva02_cast", "32 x 32 grid (EVA-02 at 448)", None, 32, 32,
+                        not_run=_GRID))),
     Entry("SpeechBrain RoPE and RelPosEncXL", "speechbrain", "1.1.2", "speechbrain-1.1.2-py3-none-any.whl",
           "speechbrain/nnet/attention.py", "f101b9716bb3bc16eea380d9f4e903f9b1f4bcbff605f8d8fccc040d690929dc",
           findings=(("RP121", 355, "TP", f"RelPosEncXL `inv_freq`: {CAST} (its comment invites "
@@ -277,7 +292,10 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("vit-pytorch N-d rotary", "vit-pytorch", "1.26.11", "vit_pytorch-1.26.11-py3-none-any.whl",
           "vit_pytorch/vit_nd_rotary.py", "b13e3727b8e5c396de117dd1e8428cf92250ac950769fc1691c341157e8b0a79",
           findings=(("RP121", 74, "TP", f"`freqs` (directions * omega, omega up to 10,000): {CAST}; float32 "
-                                        "coordinates times the rounded buffer"),)),
+                                        "coordinates times the rounded buffer"),),
+          truths=(Truth("cast", "bf16", 256, "vit_nd_cast", "one axis of 256 patches: float32 coordinates times the "
+                        "rounded frequencies, float32 angles", "make_vit_nd_rope", 256, 256),
+                  Truth("cast", "fp16", 256, "vit_nd_cast", "as in bf16", "make_vit_nd_rope", 256, 256))),
     Entry("vit-pytorch ViT-5 axial RoPE", "vit-pytorch", "1.26.11", "vit_pytorch-1.26.11-py3-none-any.whl",
           "vit_pytorch/vit_5.py", "cf9b62918ec53af0d245524ec08f815ee42c316dc56faf401fb168f556263a0b",
           findings=(("RP121", 57, "TP", f"`patch_inv_freq`: {CAST}"),
@@ -289,7 +307,9 @@ ENTRIES: tuple[Entry, ...] = (
           truths=(Truth("cast", "bf16", 256, "vit5_axial_cast", "one axis of 256 patches, positions, frequencies "
                         "and product in bf16", None, 256, 256),)),
     Entry("vit-pytorch LeJEPA video rotary", "vit-pytorch", "1.26.11", "vit_pytorch-1.26.11-py3-none-any.whl",
-          "vit_pytorch/levjepa.py", "a1ff488784d01994e5de0214916afad34254919052d004c8c1717a74c037fbc3"),
+          "vit_pytorch/levjepa.py", "a1ff488784d01994e5de0214916afad34254919052d004c8c1717a74c037fbc3",
+          truths=(Truth("cast", "bf16", 16, "levjepa_cast", "16 frames, coordinates in [-1, 1) float32 times the "
+                        "rounded scales: float32 angles", None, 16, 16, not_run=_CENTRED),)),
     Entry("Ring Attention rotary", "ring-attention-pytorch", "0.5.20",
           "ring_attention_pytorch-0.5.20-py3-none-any.whl", "ring_attention_pytorch/ring_attention.py",
           "7216bf5c6cf74b5688a1ee5456005b7037a4db714ace7bb6797bb89d5e8724ad",
@@ -300,7 +320,14 @@ ENTRIES: tuple[Entry, ...] = (
                         "make_ring_rope", 355, 641),)),
     Entry("FlagAI Transformer-XL sinusoid", "flagai", "1.8.4", "flagai-1.8.4-py3-none-any.whl",
           "flagai/model/layers/embeddings.py", "cc0fcb5213ed8be830222695e1521c587af0160a9127d9faa58dd479d181df2b",
-          findings=(("RP121", 56, "TP", f"relative sinusoid `inv_freq`: {CAST}"),)),
+          findings=(("RP121", 56, "TP", f"relative sinusoid `inv_freq`: {CAST}"),),
+          misses=(("RP101", 59, "`torch.ger(pos_seq, self.inv_freq)`: GLM (glm_model.py:231, another file) passes "
+                                "`arange(..., dtype=hidden_states.dtype)`, bf16 positions after a cast, and the product "
+                                "is bf16 (281 of 1,024 exact); the scan does not know an argument's dtype"),),
+          truths=(Truth("cast", "bf16", 1024, "flagai_txl_cast", "GLM-large (hidden 1,024): positions in bf16 (as "
+                        "CUDA's arange makes them), product and sin / cos in bf16", "make_flagai_txl", 281, 513),
+                  Truth("cast", "fp16", 1024, "flagai_txl_cast", "fp16 positions exact below 2,049; the fp16 "
+                        "product keeps every encoding", "make_flagai_txl", 1024, 1024))),
     Entry("FlagAI Aquila2", "flagai", "1.8.4", "flagai-1.8.4-py3-none-any.whl",
           "flagai/model/aquila2/modeling_aquila.py",
           "894005eeb9a1b36bf2f62584f889218a679b64e1100d17e712474fc0abd86098",
@@ -330,7 +357,10 @@ ENTRIES: tuple[Entry, ...] = (
                         "default dtype", None, 309, 641),)),
     Entry("RecurrentGemma RoPE (JAX)", "recurrentgemma", "1.0.1", "recurrentgemma-1.0.1-py3-none-any.whl",
           "recurrentgemma/jax/modules.py", "81c492ccc61b387552edefebe820dfae50a6bc5ec12b8d73c547e70902312b2d",
-          findings=(("RP117", 19, "TP", "JAX rotary code, not analysed: said, never passed"),)),
+          findings=(("RP117", 19, "TP", "JAX rotary code, not analysed: said, never passed"),),
+          truths=(Truth("bf16 inputs", "bf16", 2048, "gpt_fast", "float32 frequencies and angles (rotary on 128 of "
+                        "head dim 256), sin / cos `.astype(inputs.dtype)`: gpt-fast's flow", None, 2048, 2048,
+                        not_run=_JAX),)),
     Entry("X-CLIP rotary", "x-clip", "0.14.4", "x_clip-0.14.4-py3-none-any.whl", "x_clip/x_clip.py",
           "29e7631193c2388fc5700754a75111e3b6b93970b4a38820e8a78dc6423c09f0",
           findings=(("RP121", 159, "TP", CAST), ("RP101", 163, "TP", "`type_as(inv_freq)`: bf16 after a cast"),
@@ -340,10 +370,16 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("Gemma (JAX) RoPE", "gemma", "3.3.0", "gemma-3.3.0-py3-none-any.whl",
           "gemma/gm/math/_positional_embeddings.py",
           "6359116b5c74e58ef0d60c5e0f8d7b44ddc8ddaefa7e988e5104945eb54f430e",
-          findings=(("RP117", 17, "TP", "JAX rotary code, not analysed: said, never passed"),)),
+          findings=(("RP117", 17, "TP", "JAX rotary code, not analysed: said, never passed"),),
+          truths=(Truth("bf16 inputs", "bf16", 8192, "gemma_jax", "head dim 256: int32 positions / float32 "
+                        "timescale, float32 sin / cos (the rotated values rounded only)", None, 8192, 8192,
+                        not_run=_JAX),)),
     Entry("TimesFM 3 RoPE", "timesfm", "3.0.2", "timesfm-3.0.2-py3-none-any.whl", "timesfm3/torch/transformer.py",
           "fc23e20a6cb65c41080ed7a2afc5442f89760ce6756bcf10d186bd8b533382a6",
-          findings=(("RP121", 103, "TP", f"`timescale`: {CAST}; float32 positions divided by it"),)),
+          findings=(("RP121", 103, "TP", f"`timescale`: {CAST}; float32 positions divided by it"),),
+          truths=(Truth("cast", "bf16", 2048, "timesfm3_cast", "float32 positions / the rounded timescale: float32 "
+                        "angles (head dim 80)", "make_timesfm3_rope", 2048, 2048),
+                  Truth("cast", "fp16", 2048, "timesfm3_cast", "as in bf16", "make_timesfm3_rope", 2048, 2048))),
     Entry("WhisperSpeech rotary", "WhisperSpeech", "0.8.9", "WhisperSpeech-0.8.9-py3-none-any.whl",
           "whisperspeech/modules.py", "6d184612427fcacb9de0c6b764c36aa05f1ca601596b0c8b0d61fa37f1cf599f",
           findings=(("RP121", 161, "TP", CAST),
@@ -366,7 +402,9 @@ ENTRIES: tuple[Entry, ...] = (
                         "make_fish_speech_rope", 2048, 2048),)),
     Entry("LTX-Video fractional RoPE", "ltx-video", "0.1.2", "ltx_video-0.1.2-py3-none-any.whl",
           "ltx_video/models/transformers/transformer3d.py",
-          "eed52784c19145dca531bb20cb6f98e2f7e01862b55e3c13ee86b7c1b8399f81"),
+          "eed52784c19145dca531bb20cb6f98e2f7e01862b55e3c13ee86b7c1b8399f81",
+          truths=(Truth("cast", "bf16", 64, "ltx_video_cast", "one spatial axis of 64 latent rows: float32 fractional "
+                        "positions and angles, cos / sin `.to(self.dtype)`", None, 64, 64, not_run=_CENTRED),)),
     Entry("Cosmos-Predict2 3-D RoPE", "cosmos-predict2", "1.0.9", "cosmos_predict2-1.0.9-py3-none-any.whl",
           "cosmos_predict2/models/text2image_dit.py",
           "65cf184a8522545ad93763b224abdc86b59b161cc55b2ea40116bcc871aa3152",

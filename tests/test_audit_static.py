@@ -517,3 +517,47 @@ def test_real_code_shapes_found_by_the_audits_of_issue_21():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert scan_source(escape) == []  # an invalid escape is a SyntaxWarning, not a syntax error
+
+
+_PRODUCT_SRC = ("import torch\nfrom torch import nn\n\n\nclass Rotary(nn.Module):\n"
+                "    def __init__(self, dim):\n        super().__init__()\n"
+                "        inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))\n"
+                "        self.register_buffer(\"inv_freq\", inv_freq)\n\n"
+                "    def forward(self, n):\n        t = torch.arange(n)\n"
+                "        freqs = PRODUCT\n        return freqs.cos(), freqs.sin()\n")
+
+
+@pytest.mark.parametrize("product", ["t[:, None] * self.inv_freq[None, :]",
+                                     "torch.multiply(t[:, None], self.inv_freq[None, :])",
+                                     "t[:, None].multiply(self.inv_freq[None, :])",
+                                     "torch.mul(t[:, None], self.inv_freq[None, :])",
+                                     "t[:, None].mul(self.inv_freq[None, :])",
+                                     "torch.outer(t, self.inv_freq)"])
+def test_every_spelling_of_a_product_is_a_product(product):
+    """int64 positions times the frequency buffer: after `model.to(bf16)` the product is bf16 (RP101 at the
+    product's line 13), whichever spelling of the product (issue 33: `multiply`, torch's alias of `mul`, was
+    missed as a method); the buffer's cast is RP121 at line 9."""
+    got = sorted((f.code, f.line) for f in scan_source(_PRODUCT_SRC.replace("PRODUCT", product), "m.py"))
+    assert got == [("RP101", 13), ("RP121", 9)], product
+
+
+def test_multiply_promotes_as_mul_in_torch():
+    torch = pytest.importorskip("torch")
+    pos, freq = torch.arange(300), torch.ones(4, dtype=torch.bfloat16)
+    for out in (torch.multiply(pos[:, None], freq), pos[:, None].multiply(freq), pos[:, None] * freq):
+        assert out.dtype == torch.bfloat16
+    assert torch.equal(torch.multiply(pos[:, None], freq), pos[:, None] * freq)
+    assert float(torch.multiply(pos, torch.ones(300, dtype=torch.bfloat16))[257]) == 256.0  # 257 rounded
+
+
+@pytest.mark.parametrize("lib", ["np", "jnp"])
+def test_array_library_multiply_is_read_as_its_star(lib):
+    """`np.multiply` / `jnp.multiply` (a module's function, not a method of a tensor) give what `*` gives."""
+    head = "import numpy as np\n" if lib == "np" else "import jax.numpy as jnp\n"
+    body = (f"def rotary_table(n, dim):\n    inv_freq = 1.0 / (10000 ** ({lib}.arange(0, dim, 2, dtype={lib}.float16)"
+            f" / dim))\n    t = {lib}.arange(n, dtype={lib}.float16)\n    freqs = PRODUCT\n"
+            f"    return {lib}.cos(freqs), {lib}.sin(freqs)\n")
+    star = sorted((f.code, f.line) for f in scan_source(head + body.replace("PRODUCT", "t[:, None] * inv_freq"), "m.py"))
+    mul = sorted((f.code, f.line) for f in scan_source(
+        head + body.replace("PRODUCT", f"{lib}.multiply(t[:, None], inv_freq)"), "m.py"))
+    assert star and mul == star

@@ -89,3 +89,107 @@ def test_runtime_audit_agrees_with_the_brute_force(name, i, tmp_path, monkeypatc
     # the manifest records it and docs/audits.md says so
     want = t.distinct if t.runtime_distinct < 0 else t.runtime_distinct
     assert s.distinct == want, (name, t.scenario, t.dtype, s.distinct, want)
+
+
+# ---------------------------------------------------------------- brute forces of code the runtime audit does not call
+# (Truth.not_run): the library's own rotary code, run by torch on CPU from the archive, gives the tables whose counts
+# the brute force records. Each function returns (angles(p) -> (cos, sin), w, offset) read from what the code made.
+
+
+def _methods(file: Path, cls: str, names: list[str], namespace: dict) -> dict:
+    """The methods ``names`` of class ``cls`` of ``file``, compiled alone (with the file's name and line numbers) in
+    ``namespace``: the library's lines, without its class's base classes and imports."""
+    import ast
+
+    tree = ast.parse(file.read_text(), filename=str(file))
+    (klass,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls]
+    defs = [n for n in klass.body if isinstance(n, ast.FunctionDef) and n.name in names]
+    assert {d.name for d in defs} == set(names), (cls, names)
+    ns = dict(namespace)
+    exec(compile(ast.Module(body=defs, type_ignores=[]), str(file), "exec"), ns)
+    return {n: ns[n] for n in names}
+
+
+def _class(file: Path, cls: str, namespace: dict):
+    """The top-level class ``cls`` of ``file``, compiled alone in ``namespace`` (the names it uses)."""
+    import ast
+
+    tree = ast.parse(file.read_text(), filename=str(file))
+    node = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls]
+    ns = dict(namespace)
+    exec(compile(ast.Module(body=node, type_ignores=[]), str(file), "exec"), ns)
+    return ns[cls]
+
+
+def _rows(c, s):
+    c, s = c.double().numpy(), s.double().numpy()
+    return lambda p: (c[p.astype(int)], s[p.astype(int)])
+
+
+def _eva02(site: Path, dtype, length: int):
+    import numpy as np
+    import torch
+
+    fns = _methods(site / "mmpretrain/models/utils/position_encoding.py", "RotaryEmbeddingFast",
+                   ["compute_position_embedding"], {"torch": torch})
+    emb = type("Rope", (), {"half_dim": 32, "theta": 10000.0, "patch_resolution": (length, length)})()
+    cos, sin = fns["compute_position_embedding"](emb)  # __init__ registers these as buffers; a cast rounds them
+    cos, sin = cos.to(dtype).view(length, length, 64), sin.to(dtype).view(length, length, 64)
+    freq = (1.0 / 10000.0 ** (torch.arange(0, 32, 2).float() / 32)).double().numpy()
+    # the height axis: columns 0 .. 15 of the first 32 (its 16 frequencies, `.repeat(1, 2)`), grid column 0
+    return _rows(cos[:, 0, :16], sin[:, 0, :16]), np.float32(32 / length) * freq, None
+
+
+def _levjepa(site: Path, dtype, length: int):
+    import math
+
+    import einops
+    import torch
+
+    rope = _class(site / "vit_pytorch/levjepa.py", "VideoRotaryEmbedding",
+                  {"torch": torch, "Module": torch.nn.Module, "pi": math.pi, "rearrange": einops.rearrange,
+                   "repeat": einops.repeat})(64).to(dtype)
+    # VideoTransformer.forward's coordinates (levjepa.py:284-291) for `length` frames of 1 x 1 patches
+    grid = torch.cartesian_prod(torch.arange(length), torch.arange(1), torch.arange(1))
+    coords = grid / torch.tensor([length, 1, 1], dtype=torch.float)
+    coords = ((coords - 0.5) * 2)[None]
+    sin, cos = rope(coords)
+    s = rope.scales.double().numpy()
+    # the frame axis: angles 0 .. 9 (`(i j)`, i the axis), each twice (`(d j)`)
+    return _rows(cos[0, :, 0:20:2], sin[0, :, 0:20:2]), 2 * s * math.pi / length, -s * math.pi
+
+
+def _ltx(site: Path, dtype, length: int):
+    import math
+
+    import torch
+
+    fns = _methods(site / "ltx_video/models/transformers/transformer3d.py", "Transformer3DModel",
+                   ["get_fractional_positions", "precompute_freqs_cis"], {"torch": torch, "math": math})
+    model = type("Transformer3DModel", (), {**fns, "inner_dim": 2048, "positional_embedding_theta": 10000.0,
+                                            "positional_embedding_max_pos": [20, 2048, 2048], "dtype": dtype})()
+    grid = torch.zeros(1, 3, length)
+    grid[0, 1] = torch.arange(length, dtype=torch.float32) * 32  # pixel rows of the latent rows (VAE factor 32)
+    cos, sin = model.precompute_freqs_cis(grid)
+    cols = [2 + 2 * (3 * f + 1) for f in range(341)]  # 2 padding columns, then (frequency, axis) pairs, each twice
+    # the frequencies it multiplies by, `indices * math.pi / 2` in float32 as precompute_freqs_cis computes them
+    ind = (10000.0 ** torch.linspace(0, 1, 341) * math.pi / 2).double().numpy()
+    return _rows(cos[0][:, cols], sin[0][:, cols]), ind / 32, -ind
+
+
+TORCH_RUN = {"eva02_cast": ("mmpretrain", _eva02), "levjepa_cast": ("vit_pytorch", _levjepa),
+             "ltx_video_cast": ("ltx_video", _ltx)}
+NOT_RUN = [(n, i) for n, e in sorted(ENTRIES.items()) for i, t in enumerate(e.truths) if t.brute in TORCH_RUN]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, i", NOT_RUN)
+def test_the_librarys_code_run_by_torch_gives_the_brute_force_counts(name, i, tmp_path):
+    torch = pytest.importorskip("torch")
+    entry = ENTRIES[name]
+    t = entry.truths[i]
+    assert t.not_run and not t.factory
+    site = unpack(entry, tmp_path)
+    angles, w, offset = TORCH_RUN[t.brute][1](site, {"bf16": torch.bfloat16, "fp16": torch.float16}[t.dtype], t.length)
+    got = brute_force.counts(angles, w, t.length, offset=offset)
+    assert (got["exact"], got["distinct"]) == (t.exact, t.distinct), (name, t.dtype, t.length, got)

@@ -13,7 +13,9 @@ and ``audits/corpus.py --runtime`` set it), without the package's ``__init__`` c
 - NeMo 1.23 ``RotaryEmbedding`` and ``XPOSPositionEmbedding``, X-CLIP 0.14.4 and Ring Attention 0.5.20
   ``RotaryEmbedding``, Chronos-2's and Fish Speech's: run from their definitions (``load_definitions``) with
   einops (CI's corpus step installs it) and the stand-ins each factory names (a decorator replaced by the
-  identity).
+  identity);
+  TimesFM 3's, FlagAI's Transformer-XL sinusoid (fed as GLM feeds it) and vit-pytorch's N-d rotary (positions along
+  one axis) likewise, each wrapper stated in its docstring.
 
 The corpus's other entries are scanned statically and judged against a brute force of their code
 (``audits/corpus.py``): their callables are not conventions the runtime audit calls (local-attention's
@@ -149,3 +151,65 @@ def make_fish_speech_rope():
         return fn(seq_len, n_elem)
 
     return precompute_freqs_cis
+
+
+def make_timesfm3_rope():
+    """timesfm 3.0.2 ``RotaryPositionalEmbedding(80)`` (the head dim of its model: 1,280 / 16 heads):
+    ``forward(inputs, position)`` rotates inputs of (batch, seq, heads, 80) by ``position.float() / timescale``.
+    Run from its definition (the file's other classes import its normalisation layers)."""
+    ns = load_definitions("timesfm3/torch/transformer.py", ["RotaryPositionalEmbedding"], {"torch": torch, "nn": nn})
+    return ns["RotaryPositionalEmbedding"](80)
+
+
+class _GLMRelative(nn.Module):
+    """FlagAI's ``PositionalEmbedding`` fed as ``glm_model.py`` feeds it (lines 231-235):
+    ``arange(key_length - 1, -1, -1.0, dtype=hidden_states.dtype)``, the hidden states in the model's dtype
+    (the buffer's after a cast). The positions are made as CUDA's ``arange`` makes them (``start + step * i`` in
+    float32, rounded once: ``aten/src/ATen/native/cuda/RangeFactories.cu``), not by torch's CPU kernel, whose
+    bf16 ``arange`` adds the step in bf16 within a SIMD vector's block (1021 becomes 1024: CPU-dependent).
+    Returns (cos, sin), position p in row p (the embedding's rows run from key_length - 1 down to 0)."""
+
+    def __init__(self, pe: nn.Module):
+        super().__init__()
+        self.pe = pe
+
+    def forward(self, seq_len: int):
+        pos = torch.arange(seq_len - 1, -1, -1.0, device=self.pe.inv_freq.device).to(self.pe.inv_freq.dtype)
+        emb = self.pe(pos)[0].flip(0)
+        half = emb.shape[-1] // 2
+        return emb[:, half:], emb[:, :half]
+
+
+def make_flagai_txl():
+    """FlagAI 1.8.4 ``PositionalEmbedding(1024)`` (GLM-large's hidden size; the relative encoding of
+    ``glm_model.py``), run from its definition (the file imports FlagAI's model-parallel layers)."""
+    ns = load_definitions("flagai/model/layers/embeddings.py", ["PositionalEmbedding"], {"torch": torch})
+    return _GLMRelative(ns["PositionalEmbedding"](1024))
+
+
+class _FirstAxis(nn.Module):
+    """Calls ``GoldenGateRoPENd.forward(input, pos)`` with positions along the first of its 3 axes (the others
+    0, as on a grid's first row): ``pos`` (batch, n, 3) float32, as ``vit_nd_rotary.py`` builds it."""
+
+    def __init__(self, rope: nn.Module):
+        super().__init__()
+        self.rope = rope
+
+    def forward(self, x, position_ids):
+        p = position_ids.to(torch.float32)
+        return self.rope(x, torch.stack((p, torch.zeros_like(p), torch.zeros_like(p)), dim=-1))
+
+
+def make_vit_nd_rope():
+    """vit-pytorch 1.26.11 ``GoldenGateRoPENd(dim_pos=3, heads=1, dim_head=64)``: head 0's frequencies
+    (directions 1 .. 32 of ``make_directions`` for any head count), broadcast over the probe's heads (each head
+    has its own directions: the audit refuses heads rotated differently); its defaults otherwise:
+    ``forward(input, pos)`` on (batch, heads, n, 64), the two halves rotated. Run from its definitions (the file
+    imports its n-d masking module)."""
+    einops = _einops()
+    ns = load_definitions("vit_pytorch/vit_nd_rotary.py", ["exists", "l2norm", "_phi", "make_directions",
+                                                          "GoldenGateRoPENd"],
+                          {"torch": torch, "nn": nn, "arange": torch.arange, "cat": torch.cat,
+                           "Tensor": torch.Tensor, "Module": nn.Module, "F": torch.nn.functional,
+                           "rearrange": einops.rearrange, "reduce": einops.reduce})
+    return _FirstAxis(ns["GoldenGateRoPENd"](3, 1, 64))

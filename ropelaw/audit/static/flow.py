@@ -237,7 +237,7 @@ class Flow:
         leaf = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")
         # method call on a tensor expression: receiver.method(...)
         receiver = None
-        if isinstance(func, ast.Attribute) and not dotted.startswith(("torch.", "np.", "numpy.", "F.", "math.")):
+        if isinstance(func, ast.Attribute) and not dotted.startswith(("torch.", "F.", "math.") + _NON_TORCH_ARRAYS):
             receiver = func.value
         complex_ctor = (leaf in _COMPLEX_CALLS or dotted == "torch.complex"
                         or (leaf == "exp" and any(_complex_construction(a) == "a complex literal" for a in call.args)))
@@ -329,7 +329,8 @@ class Flow:
                 return _NONE
             if method == "cumsum" and scope.alibi:
                 return Val(frozenset({"pos"}), base.source, base.what, base.reported)
-            if method in ("matmul", "mm", "bmm", "mul", "outer", "ger", "mv") and args:
+            if (method in _MATMUL_FUNCS or method in _ELEMENTWISE_PRODUCTS) and args:
+                # t.matmul / mm / bmm / mv / outer / ger / mul / multiply (policy.PYTHON_PRODUCTS' spellings)
                 return self._combine(base, args[0], call, scope, op=None, spelling=method)
             if method in _ADD_PRODUCTS and len(args) >= 2:  # M.addr(v1, v2), M.baddbmm(b1, b2)
                 return self._combine(args[0], args[1], call, scope, op=None, spelling=method)
