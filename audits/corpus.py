@@ -74,6 +74,11 @@ ENTRIES: tuple[Entry, ...] = (
                     ("RP113", 12, "TP", "the einsum is on CUDA autocast's lower-precision list (policy table)"),
                     ("RP101", 53, "TP", "XPos positions `arange(...).to(self.scale)`: bf16 after a cast, the "
                                         "scale zeta^(p/gamma) from rounded positions (|p| up to L/2)")),
+          misses=(("RP116", 10, "bf16 default dtype only (bf16-true): `arange(0, dim) / dim` is int64 / int, the default "
+                                "dtype (bf16, checked with torch 2.13), so the frequencies are rounded before the "
+                                "einsum; `arange(0, dim)` over a feature dimension is not read as exponents: read so, "
+                                "BS-RoFormer's time embedding (`arange(half_dim)`, flow_bs_roformer.py:331) would get a "
+                                "false RP116"),),
           truths=(Truth("cast", "fp16", 2048, "torchscale_xpos_cast", "angles rounded to fp16: every position "
                         "keeps its encoding", "make_torchscale_xpos", 2048, 2048),
                   Truth("cast", "bf16", 2048, "torchscale_xpos_cast", "angles rounded to bf16",
@@ -87,7 +92,9 @@ ENTRIES: tuple[Entry, ...] = (
                                         "(recurrent_chunk_size 512 and up)"),
                     ("RP101", 59, "TP", "parallel form: bf16 positions times the bf16 `angle`: 293 of 2,048 exact")),
           misses=(("RP111", 34, "recurrent form: `self.angle * (slen - 1)`, a bf16 buffer times a Python int in "
-                                "bf16; an int is not read as a position"),),
+                                "bf16; an int is not read as a position: `slen` is an untyped argument, and a frequency "
+                                "buffer times a scalar is read as a scaled frequency (`inv_freq * factor`), which "
+                                "`slen - 1` cannot be told from without knowing what the caller passes"),),
           truths=(Truth("cast", "bf16", 2048, "torchscale_retnet_cast", "positions and angles in bf16",
                         "make_torchscale_retnet", 293, 641),)),
     Entry("PaLM-rlhf", "palm-rlhf-pytorch", "0.8.0", "palm_rlhf_pytorch-0.8.0-py3-none-any.whl",
@@ -183,8 +190,12 @@ ENTRIES: tuple[Entry, ...] = (
           "2cadc43bede617c638515e1a42e50f076c8c8df5e6bf8ad306e827b945a2360d",
           findings=(("RP121", 81, "TP", CAST),
                     ("RP113", 84, "TP", "einsum outside autocast(enabled=False): bf16 under CUDA AMP")),
-          misses=(("RP101", 84, "int64 `positions` (its callers pass torch.arange) times the cast buffer: a bf16 "
-                                "product; an argument named `positions` is not known to be int64"),)),
+          misses=(("RP101", 84, "int64 `positions` times the cast buffer: a bf16 product; its only callers "
+                                "(lines 437, 453) are `self.rotary_pos_emb(q_pos)` in another class, q_pos = "
+                                "`pos + 10000` padded (F.pad): the scan follows a dtype into a function from calls "
+                                "of that function by name in the file (`_integer_from_callers`), not through a "
+                                "module held in an attribute, and an argument named `positions` is not assumed int64 "
+                                "(float32 positions would keep the product float32)"),)),
     Entry("RoFormer (TensorFlow)", "roformer", "0.4.3", "roformer-0.4.3-py3-none-any.whl",
           "roformer/modeling_tf_roformer.py", "50abf76efe3b4b361b9a85c8c9006c7b8189d03b48eb2356520f9f38be89cd04",
           findings=(("RP117", 22, "TP", "TensorFlow rotary code, not analysed: said, never passed"),)),
@@ -224,6 +235,11 @@ ENTRIES: tuple[Entry, ...] = (
                                         "(torchscale's code, scale_base 2048)"),
                     ("RP101", 65, "TP", "`arange(...).to(self.scale)`: bf16 positions of the XPos scale after a "
                                         "cast")),
+          misses=(("RP116", 23, "bf16 default dtype only (bf16-true): `arange(0, dim) / dim` is int64 / int, the default "
+                                "dtype (bf16, checked with torch 2.13), so the frequencies are rounded before the "
+                                "einsum; `arange(0, dim)` over a feature dimension is not read as exponents: read so, "
+                                "BS-RoFormer's time embedding (`arange(half_dim)`, flow_bs_roformer.py:331) would get a "
+                                "false RP116"),),
           truths=(Truth("cast", "bf16", 2048, "nemo_xpos_cast", "angles rounded to bf16", "make_nemo_xpos", 350,
                         2048, 2044),
                   Truth("cast", "fp16", 2048, "nemo_xpos_cast", "angles rounded to fp16: every position keeps "
@@ -323,7 +339,8 @@ ENTRIES: tuple[Entry, ...] = (
           findings=(("RP121", 56, "TP", f"relative sinusoid `inv_freq`: {CAST}"),),
           misses=(("RP101", 59, "`torch.ger(pos_seq, self.inv_freq)`: GLM (glm_model.py:231, another file) passes "
                                 "`arange(..., dtype=hidden_states.dtype)`, bf16 positions after a cast, and the product "
-                                "is bf16 (281 of 1,024 exact); the scan does not know an argument's dtype"),),
+                                "is bf16 (281 of 1,024 exact); `pos_seq` is an untyped argument and the scan reads one file "
+                                "at a time: the caller that makes it bf16 is in another file"),),
           truths=(Truth("cast", "bf16", 1024, "flagai_txl_cast", "GLM-large (hidden 1,024): positions in bf16 (as "
                         "CUDA's arange makes them), product and sin / cos in bf16", "make_flagai_txl", 281, 513),
                   Truth("cast", "fp16", 1024, "flagai_txl_cast", "fp16 positions exact below 2,049; the fp16 "
@@ -349,10 +366,10 @@ ENTRIES: tuple[Entry, ...] = (
                         "make_chronos2_rope", 2048, 2048),)),
     Entry("RecurrentGemma RoPE (torch)", "recurrentgemma", "1.0.1", "recurrentgemma-1.0.1-py3-none-any.whl",
           "recurrentgemma/torch/modules.py", "5295d0a52d5dd5b7c7e5281c8d6eccd1a3298090a4f239de9c5c678cf9deed7c",
-          misses=(("RP116", 73, "bf16 default dtype only: `2 * arange(n) / d` and the frequencies take the default "
-                                "dtype and int64 positions times them are rounded (309 of 2,048 exact); the scan "
-                                "reads `torch.arange(x_rope.shape[-1] // 2)` (its stop names a feature dimension) as "
-                                "an index, not as exponents (`arange(0, d, 2) / d` is read so: RP116)"),),
+          findings=(("RP116", 73, "TP", "bf16 default dtype only: `2 * arange(x_rope.shape[-1] // 2) / d` and the "
+                                        "frequencies take the default dtype, int64 positions times them are rounded "
+                                        "(309 of 2,048 exact); `arange(x.shape[-1] // 2)` is read as pair indices "
+                                        "(exponents), as `arange(0, d, 2)`"),),
           truths=(Truth("default", "bf16", 2048, "recurrentgemma_default", "frequencies and positions in the "
                         "default dtype", None, 309, 641),)),
     Entry("RecurrentGemma RoPE (JAX)", "recurrentgemma", "1.0.1", "recurrentgemma-1.0.1-py3-none-any.whl",

@@ -561,3 +561,37 @@ def test_array_library_multiply_is_read_as_its_star(lib):
     mul = sorted((f.code, f.line) for f in scan_source(
         head + body.replace("PRODUCT", f"{lib}.multiply(t[:, None], inv_freq)"), "m.py"))
     assert star and mul == star
+
+
+_PAIRS_SRC = ("import torch\n\n\ndef _apply_rope(inputs, positions, max_wavelength=10_000):\n"
+              "    x_rope, x = torch.chunk(inputs, 2, dim=-1)\n"
+              "    FREQ\n"
+              "    timescale = max_wavelength**freq_exponents\n    inv_frequencies = 1.0 / timescale\n"
+              "    sinusoid_imp = positions[..., None] * inv_frequencies\n"
+              "    return torch.sin(sinusoid_imp).type_as(inputs)\n")
+
+
+@pytest.mark.parametrize("freq, want", [
+    # recurrentgemma 1.0.1's torch _apply_rope (issue 33's miss): pair indices of the query's last axis
+    ("freq = torch.arange(x_rope.shape[-1] // 2)\n    freq_exponents = 2 * freq / x_rope.shape[-1]", [("RP116", 7)]),
+    ("freq_exponents = 2 * torch.arange(x_rope.size(-1) // 2) / x_rope.size(-1)", [("RP116", 6)]),
+    ("freq_exponents = torch.arange(0, x_rope.shape[-1], 2) / x_rope.shape[-1]", [("RP116", 6)]),
+    # a dtype, or not half the last axis: no default dtype / not pair indices
+    ("freq_exponents = 2 * torch.arange(x_rope.shape[-1] // 2, dtype=torch.float32) / x_rope.shape[-1]", []),
+    ("freq_exponents = torch.arange(x_rope.shape[-1] // 2).float() / x_rope.shape[-1]", []),
+])
+def test_pair_indices_of_the_last_axis_are_exponents(freq, want):
+    got = sorted((f.code, f.line) for f in scan_source(_PAIRS_SRC.replace("FREQ", freq), "m.py"))
+    assert got == want, freq
+
+
+def test_pair_indices_take_the_default_dtype_in_torch():
+    torch = pytest.importorskip("torch")
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        x = torch.zeros(2, 128)
+        e = 2 * torch.arange(x.shape[-1] // 2) / x.shape[-1]
+        assert e.dtype == torch.bfloat16 and (1.0 / 10_000 ** e).dtype == torch.bfloat16
+    finally:
+        torch.set_default_dtype(old)

@@ -31,6 +31,24 @@ def _visitor(cls: type, node_type: type):
         return fn
 
 
+
+def _half_last_axis(stop: ast.AST | None) -> bool:
+    """``x.shape[-1] // 2`` or ``x.size(-1) // 2``: half the last axis of a tensor, the number of rotary pairs of
+    a query or key (recurrentgemma's ``_apply_rope``), never a count of positions."""
+    if not (isinstance(stop, ast.BinOp) and isinstance(stop.op, ast.FloorDiv)
+            and isinstance(stop.right, ast.Constant) and stop.right.value == 2):
+        return False
+    x = stop.left
+
+    def minus_one(n: ast.AST) -> bool:
+        return (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and isinstance(n.operand, ast.Constant)
+                and n.operand.value == 1)
+
+    if isinstance(x, ast.Subscript) and isinstance(x.value, ast.Attribute) and x.value.attr == "shape":
+        return minus_one(x.slice)
+    return (isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr == "size"
+            and len(x.args) == 1 and minus_one(x.args[0]))
+
 class Flow:
     """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: expressions to values."""
 
@@ -49,7 +67,9 @@ class Flow:
                 scope.arrays.pop(name, None)
             kinds = set(val.kinds)
             if "angle" not in kinds:
-                if _FREQ_NAME.search(name) or (scope.alibi and _SLOPES_NAME.search(name)):
+                if kinds == {"expo"} and val.integer:
+                    pass  # integer pair indices named `freq` (recurrentgemma): still exponents, not frequencies
+                elif _FREQ_NAME.search(name) or (scope.alibi and _SLOPES_NAME.search(name)):
                     kinds.discard("pos")
                     kinds.add("freq")
                 elif _POS_NAME.match(name):
@@ -268,8 +288,15 @@ class Flow:
             stop = call.args[1] if len(call.args) >= 2 else (call.args[0] if call.args else _kw(call, "end"))
             words = [n.id if isinstance(n, ast.Name) else n.attr
                      for n in ast.walk(stop) if isinstance(n, (ast.Name, ast.Attribute))] if stop is not None else []
+            if _half_last_axis(stop) and not (dotted.startswith(_NON_TORCH_ARRAYS) or _kw(call, "dtype") is not None
+                                              or _float_argument(call)):
+                # arange(x.shape[-1] // 2): the pair indices of a query's last axis, exponents as arange(0, d, 2)
+                # holds them (2 * i / d takes the default dtype: RP116; recurrentgemma's _apply_rope)
+                return Val(frozenset({"expo"}), integer=True)
             if any(_DIM_WORDS.search(w) and not _POSITION_WORDS.search(w) for w in words):
-                return _NONE  # arange(head_dim // 2): over a feature dimension, not positions
+                # arange(head_dim // 2): over a feature dimension, not positions. Not read as exponents: it also
+                # builds embeddings of values that are not positions (BS-RoFormer's flow time), a false RP116 there
+                return _NONE
             dtype_node = _kw(call, "dtype")
             dt = self._dtype(dtype_node, scope)
             if dt.source == "input" and dotted.startswith(("np.", "numpy.")):
