@@ -195,7 +195,10 @@ ENTRIES: tuple[Entry, ...] = (
                                 "`pos + 10000` padded (F.pad): the scan follows a dtype into a function from calls "
                                 "of that function by name in the file (`_integer_from_callers`), not through a "
                                 "module held in an attribute, and an argument named `positions` is not assumed int64 "
-                                "(float32 positions would keep the product float32)"),)),
+                                "(float32 positions would keep the product float32). Tried: inferring it from those "
+                                "calls finds this RP101 but drops the judged RP113 of the same einsum (int64 positions "
+                                "times a buffer report RP101 in place of RP113: "
+                                "tests/fixtures/static/rp101_promotion.py:11), so not kept"),)),
     Entry("RoFormer (TensorFlow)", "roformer", "0.4.3", "roformer-0.4.3-py3-none-any.whl",
           "roformer/modeling_tf_roformer.py", "50abf76efe3b4b361b9a85c8c9006c7b8189d03b48eb2356520f9f38be89cd04",
           findings=(("RP117", 22, "TP", "TensorFlow rotary code, not analysed: said, never passed"),)),
