@@ -384,11 +384,10 @@ def recurrentgemma_default(dtype: str, length: int) -> dict[str, int]:
 
 def _torch_linspace32(start: float, end: float, steps: int) -> np.ndarray:
     """``torch.linspace(start, end, steps)`` in float32 as torch's CUDA kernel computes it
-    (``aten/src/ATen/native/cuda/RangeFactories.cu``, ``LinspaceOp``): step = (end - start) / (steps - 1) in
-    float32, the first half ``start + step * i``, the second ``end - step * (steps - 1 - i)``, each op in
-    float32. Torch's CPU kernel computes blocks of a SIMD vector's width from one such value by repeated
-    float32 adds (``Vectorized::arange``): some values differ by an ulp and depend on the CPU (no count of
-    this module changes)."""
+    (``aten/src/ATen/native/cuda/RangeFactories.cu``, ``linspace_cuda_out``): step = (end - start) / (steps - 1)
+    in float32, the first half ``start + step * i``, the second ``end - step * (steps - 1 - i)``, each op in
+    float32. Torch 2.13's CPU kernel gives some values an ulp apart (27 of ``linspace(0, 1, 341)``'s here); no
+    count of this module changes."""
     start32, end32 = float(f32(start)), float(f32(end))
     step = float(f32((end32 - start32) / (steps - 1)))
     i = np.arange(steps, dtype=np.float64)

@@ -165,8 +165,9 @@ class _GLMRelative(nn.Module):
     """FlagAI's ``PositionalEmbedding`` fed as ``glm_model.py`` feeds it (lines 231-235):
     ``arange(key_length - 1, -1, -1.0, dtype=hidden_states.dtype)``, the hidden states in the model's dtype
     (the buffer's after a cast). The positions are made as CUDA's ``arange`` makes them (``start + step * i`` in
-    float32, rounded once: ``aten/src/ATen/native/cuda/RangeFactories.cu``), not by torch's CPU kernel, whose
-    bf16 ``arange`` adds the step in bf16 within a SIMD vector's block (1021 becomes 1024: CPU-dependent).
+    float32, rounded once: ``aten/src/ATen/native/cuda/RangeFactories.cu``), where GLM runs, not by torch 2.13's
+    CPU kernel, whose bf16 ``arange`` rounds a block's first value and adds the step in bf16 within the block
+    (1021 becomes 1024; 269 exact of 1,024 instead of 281).
     Returns (cos, sin), position p in row p (the embedding's rows run from key_length - 1 down to 0)."""
 
     def __init__(self, pe: nn.Module):
