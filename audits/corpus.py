@@ -90,11 +90,10 @@ ENTRIES: tuple[Entry, ...] = (
                     ("RP101", 38, "TP", "chunkwise form: `arange(slen).to(self.decay)`, bf16 after a cast"),
                     ("RP101", 42, "TP", "chunk positions `.to(self.decay)` for the decay mask: rounded beyond 256 "
                                         "(recurrent_chunk_size 512 and up)"),
-                    ("RP101", 59, "TP", "parallel form: bf16 positions times the bf16 `angle`: 293 of 2,048 exact")),
-          misses=(("RP111", 34, "recurrent form: `self.angle * (slen - 1)`, a bf16 buffer times a Python int in "
-                                "bf16; an int is not read as a position: `slen` is an untyped argument, and a frequency "
-                                "buffer times a scalar is read as a scaled frequency (`inv_freq * factor`), which "
-                                "`slen - 1` cannot be told from without knowing what the caller passes"),),
+                    ("RP101", 59, "TP", "parallel form: bf16 positions times the bf16 `angle`: 293 of 2,048 exact"),
+                    ("RP111", 34, "TP", "recurrent form: `self.angle * (slen - 1)`, the cast buffer times a Python int: "
+                                        "the product is bf16 (the int is not rounded first, the angle is)"),
+                    ("RP111", 35, "TP", "as line 34, for the cosine")),
           truths=(Truth("cast", "bf16", 2048, "torchscale_retnet_cast", "positions and angles in bf16",
                         "make_torchscale_retnet", 293, 641),)),
     Entry("PaLM-rlhf", "palm-rlhf-pytorch", "0.8.0", "palm_rlhf_pytorch-0.8.0-py3-none-any.whl",

@@ -595,3 +595,30 @@ def test_pair_indices_take_the_default_dtype_in_torch():
         assert e.dtype == torch.bfloat16 and (1.0 / 10_000 ** e).dtype == torch.bfloat16
     finally:
         torch.set_default_dtype(old)
+
+
+_STEP_SRC = ("import torch\nfrom torch import nn\n\n\nclass RecurrentRotary(nn.Module):\n"
+             "    def __init__(self, dim):\n        super().__init__()\n"
+             "        self.register_buffer(\"inv_freq\", 1.0 / 10000 ** torch.linspace(0, 1, dim // 2))\n\n"
+             "    def forward(self, ARGS):\n        angle = PRODUCT\n        return torch.sin(angle), torch.cos(angle)\n")
+
+
+@pytest.mark.parametrize("args, product, want", [
+    # torchscale 0.3.0 RetNetRelPos's recurrent step (issue 33's miss): the last position, a Python int
+    ("slen", "self.inv_freq * (slen - 1)", [("RP111", 11)]),
+    ("seq_len", "(seq_len - 1) * self.inv_freq", [("RP111", 11)]),
+    # float32 frequencies, or a name that is not a length argument of this function: nothing to say
+    ("slen", "self.inv_freq.float() * (slen - 1)", []),
+    ("scale", "self.inv_freq * (scale - 1)", []),
+])
+def test_a_python_number_position_times_the_cast_buffer(args, product, want):
+    src = _STEP_SRC.replace("ARGS", args).replace("PRODUCT", product)
+    got = sorted((f.code, f.line) for f in scan_source(src, "m.py") if f.code != "RP121")
+    assert got == want, product
+
+
+def test_a_python_number_times_a_bf16_tensor_rounds_the_product_only():
+    torch = pytest.importorskip("torch")
+    w = torch.tensor([1.0 + 2.0 ** -7], dtype=torch.bfloat16)
+    out = w * 257  # 257 * 1.0078125 = 259.0078...: bf16 260; had 257 been rounded to bf16 (256) first: 258
+    assert out.dtype == torch.bfloat16 and float(out) == 260.0

@@ -8,6 +8,7 @@ import ast
 from dataclasses import replace
 from typing import Iterable
 
+from ..conventions import LENGTH_NAMES
 from ..rules import static_buffers as B
 from ..rules import static_defaults as DF
 from ..rules import static_positions as P
@@ -18,7 +19,9 @@ from .syntax import (_complex_construction, _dotted, _einsum_contracts, _explici
 from .values import _NONE, Val, _Dtype, _Scope
 
 
-_VISITORS: dict = {}  # (checker class, node type) -> its visit_<Type> function or None
+_VISITORS: dict = {}
+# a length argument (``forward(self, slen)``): ``slen - 1`` is the last position (conventions' names, RetNet's slen)
+_LENGTH_ARGS = frozenset(LENGTH_NAMES) | {"slen"}  # (checker class, node type) -> its visit_<Type> function or None
 
 
 def _visitor(cls: type, node_type: type):
@@ -141,7 +144,19 @@ class Flow:
             if right.default or left.default:
                 return Val(frozenset(), pending=left.pending + right.pending, default=True)
             return _NONE
+        if (isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Name) and not left.kinds
+                and isinstance(node.right, ast.Constant) and type(node.right.value) is int
+                and node.left.id in _LENGTH_ARGS and node.left.id in self._own_parameters()):
+            # `slen - 1` of a length argument: the last position, a Python int (RetNet's recurrent step)
+            return Val(frozenset({"pos"}), scalar=True, origin=(node.lineno, f"`{node.left.id} - {node.right.value}`"))
         return self._combine(left, right, node, scope, op=node.op)
+
+    def _own_parameters(self) -> set[str]:
+        """The names of the enclosing function's parameters."""
+        fn = self._fn
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return set()
+        return {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
 
     def visit_UnaryOp(self, node: ast.UnaryOp, scope: _Scope) -> Val:
         return self._expr(node.operand, scope)

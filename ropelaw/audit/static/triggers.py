@@ -131,6 +131,16 @@ class Triggers:
                             "positions too (torch.arange(n, dtype=torch.float32))",
                         dtype_source="default", mechanism=_BF16_TRUE, length=self.length, **self._use_path(pos, node))
             return Val(frozenset({"angle"}), "default", "torch's default dtype", True)
+        if pos.scalar and freq.buffer and not freq.source and not scope.alibi:
+            # a Python-number position times the castable buffer: the product is computed in the buffer's dtype
+            # (the number is not rounded first, the angle is): bf16 after a cast
+            self.report(X.ANGLES_IN_LOW_PRECISION, node,
+                        f"the angle position * inv_freq is computed with frequencies in the dtype of the float "
+                        f"buffer `self.{freq.buffer}` (bf16 after `model.to(bfloat16)`), position {pos.origin[1]} a "
+                        f"Python number: in bf16 the angle at position {self.length - 1:,} is off by up to "
+                        f"{self._half_spacing(self.length - 1, 'bf16'):g} rad for a frequency near 1",
+                        fix="compute the product in float32 (self.inv_freq.float() * position); cast only cos/sin")
+            return Val(frozenset({"angle"}), "buffer", f"`self.{freq.buffer}`", True)
         if pos.integer and not pos.source and freq.buffer and not freq.source and not scope.alibi:
             # int64 positions * a float buffer: type promotion takes the buffer's dtype (bf16 after a cast)
             self.report(P.POSITIONS_IN_BUFFER_DTYPE, node,

@@ -27,6 +27,9 @@ class Val:
     bound: int | None = None
     # where positions were made: (line, how), e.g. (18, "`torch.arange`"); shown in the finding's path
     origin: tuple = field(default=(), compare=False)
+    # positions that are a Python number (``slen - 1``: the last position of a recurrent step), not a tensor: a
+    # product with a tensor computes in the tensor's dtype without rounding the number first (torch's wrapped scalars)
+    scalar: bool = False
 
 
 _NONE = Val()
