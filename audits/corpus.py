@@ -146,6 +146,8 @@ ENTRIES: tuple[Entry, ...] = (
           "d6e692ddb79dd1410837829ab4a5b0efe94703bb04f184ddf65336c08f3f8527",
           findings=(("RP121", 77, "TP", f"ScaledSinusoidalEmbedding `inv_freq`: {CAST}"),
                     ("RP101", 88, "TP", "int64 positions times the cast buffer: bf16 product"),
+                    ("RP113", 88, "TP", "the same einsum without a cast: CUDA AMP runs it on a bf16 copy of the "
+                                        "buffer, int64 positions times it in bf16"),
                     ("RP121", 109, "TP", f"RotaryEmbedding `inv_freq`: {CAST}"))),
     Entry("llm-foundry ALiBi", "llm-foundry", "0.22.0", "llm_foundry-0.22.0-py3-none-any.whl",
           "llmfoundry/models/layers/attention.py",
@@ -188,16 +190,10 @@ ENTRIES: tuple[Entry, ...] = (
           "recurrent_memory_transformer_pytorch/recurrent_memory_transformer.py",
           "2cadc43bede617c638515e1a42e50f076c8c8df5e6bf8ad306e827b945a2360d",
           findings=(("RP121", 81, "TP", CAST),
-                    ("RP113", 84, "TP", "einsum outside autocast(enabled=False): bf16 under CUDA AMP")),
-          misses=(("RP101", 84, "int64 `positions` times the cast buffer: a bf16 product; its only callers "
-                                "(lines 437, 453) are `self.rotary_pos_emb(q_pos)` in another class, q_pos = "
-                                "`pos + 10000` padded (F.pad): the scan follows a dtype into a function from calls "
-                                "of that function by name in the file (`_integer_from_callers`), not through a "
-                                "module held in an attribute, and an argument named `positions` is not assumed int64 "
-                                "(float32 positions would keep the product float32). Tried: inferring it from those "
-                                "calls finds this RP101 but drops the judged RP113 of the same einsum (int64 positions "
-                                "times a buffer report RP101 in place of RP113: "
-                                "tests/fixtures/static/rp101_promotion.py:11), so not kept"),)),
+                    ("RP101", 84, "TP", "int64 `positions` times the cast buffer: a bf16 product (positions from 10,000 "
+                                        "on: bf16 keeps every 64th); its callers `self.rotary_pos_emb(q_pos)`, q_pos "
+                                        "= `torch.arange(n) + 10000` padded, are followed through the attribute"),
+                    ("RP113", 84, "TP", "einsum outside autocast(enabled=False): bf16 under CUDA AMP"))),
     Entry("RoFormer (TensorFlow)", "roformer", "0.4.3", "roformer-0.4.3-py3-none-any.whl",
           "roformer/modeling_tf_roformer.py", "50abf76efe3b4b361b9a85c8c9006c7b8189d03b48eb2356520f9f38be89cd04",
           findings=(("RP117", 22, "TP", "TensorFlow rotary code, not analysed: said, never passed"),)),

@@ -44,8 +44,9 @@ EXPECTED: dict[str, list[tuple[str, int, int]]] = {
     # `t.type_as(self.inv_freq)` on an argument of unknown kind that meets the frequencies (x-transformers)
     "rp101_type_as_argument.py": [("RP121", 8, 9), ("RP101", 12, 50), ("RP113", 12, 18), ("RP101", 16, 16)],
     # int64 positions * a float buffer: type promotion takes the buffer's dtype
-    "rp101_promotion.py": [("RP121", 7, 9), ("RP101", 11, 18), ("RP101", 15, 16), ("RP101", 18, 16),
-                           ("RP113", 22, 16), ("RP113", 39, 16)],
+    # line 11: without a cast, a caller's CUDA autocast runs the einsum on a bf16 copy of the buffer (RP113 too)
+    "rp101_promotion.py": [("RP121", 7, 9), ("RP101", 11, 18), ("RP113", 11, 18), ("RP101", 15, 16),
+                           ("RP101", 18, 16), ("RP113", 22, 16), ("RP113", 39, 16)],
     # `self.X = nn.Buffer(...)` (PyTorch >= 2.5, transformers 5.x); `register_buffer("inv_freq", None)` is clean
     "rp121_nn_buffer.py": [("RP121", 9, 9), ("RP121", 15, 9)],
     # frequency buffers recognised by name (bands, omega) and by construction; look-alikes that are not
@@ -270,7 +271,7 @@ def test_promotion_message_matches_torch_type_promotion():
     assert (pos.float()[:, None] * torch.ones(4, dtype=torch.bfloat16)).dtype == torch.float32
     # the promoted positions are bf16 positions: the seed's 896 of 8,192 stay exact
     assert int((pos.to(torch.bfloat16).double() == pos.double()).sum()) == _bf16_exact(8192) == 896
-    (f,) = [f for f in scan_file(FIX / "rp101_promotion.py") if f.line == 11]
+    (f,) = [f for f in scan_file(FIX / "rp101_promotion.py") if f.line == 11 and f.code == "RP101"]
     assert "type promotion" in f.message and "896 of 8,192 positions stay exact" in f.message
 
 
@@ -622,3 +623,28 @@ def test_a_python_number_times_a_bf16_tensor_rounds_the_product_only():
     w = torch.tensor([1.0 + 2.0 ** -7], dtype=torch.bfloat16)
     out = w * 257  # 257 * 1.0078125 = 259.0078...: bf16 260; had 257 been rounded to bf16 (256) first: 258
     assert out.dtype == torch.bfloat16 and float(out) == 260.0
+
+
+_HELD_SRC = ("import torch\nfrom torch import nn\n\n\nclass RotaryEmbedding(nn.Module):\n"
+             "    def __init__(self, dim):\n        super().__init__()\n"
+             "        self.register_buffer('inv_freq', 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim)))\n\n"
+             "    def forward(self, positions):\n"
+             "        return torch.einsum('i , j -> i j', positions, self.inv_freq)\n\n\n"
+             "class Model(nn.Module):\n    def __init__(self, dim, rotary=True):\n        super().__init__()\n"
+             "        self.rotary_pos_emb = RotaryEmbedding(dim) if rotary else None\n\n"
+             "    def forward(self, x, offset):\n        n = x.shape[1]\n        POS\n"
+             "        return self.rotary_pos_emb(pos)\n")
+
+
+@pytest.mark.parametrize("pos, want", [
+    # recurrent-memory-transformer 0.7.0 (issue 33's miss): int64 positions reach forward through the attribute
+    ("pos = torch.arange(n) + 10000\n        pos = torch.nn.functional.pad(pos, (1, 0), value=9999)",
+     [("RP101", 11), ("RP113", 11)]),
+    ("pos = torch.arange(n, dtype=torch.long)", [("RP101", 11), ("RP113", 11)]),
+    # float32 positions, or an argument of the caller: not known to be int64 (the einsum's RP113 only)
+    ("pos = torch.arange(n).float()", [("RP113", 11)]),
+    ("pos = offset", [("RP113", 11)]),
+])
+def test_positions_followed_through_a_module_held_in_an_attribute(pos, want):
+    got = sorted((f.code, f.line) for f in scan_source(_HELD_SRC.replace("POS", pos), "m.py") if f.code != "RP121")
+    assert got == want, pos

@@ -134,7 +134,8 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
                         inner.dtypes[a.arg] = _Dtype("caller", f"the `{a.arg}` argument", True)
                 elif _POS_NAME.match(a.arg):
                     # position_ids / cache_position arguments are integer tensors by convention (LongTensor)
-                    inner.names[a.arg] = Val(frozenset({"pos"}), integer=bool(_INT_POS_ARG.match(a.arg)),
+                    integer = bool(_INT_POS_ARG.match(a.arg)) or self._integer_from_holders(node, a.arg, self._class)
+                    inner.names[a.arg] = Val(frozenset({"pos"}), integer=integer,
                                              origin=(node.lineno, f"the argument `{a.arg}` of `{node.name}`"))
                 elif _FREQ_NAME.search(a.arg):
                     inner.names[a.arg] = Val(frozenset({"freq"}))

@@ -8,7 +8,7 @@ import ast
 from typing import Iterable
 
 from .names import _AUTOCAST_OFF_DECORATOR, _FLOAT32_DEFAULTS, _INT_DTYPES, _INT_TENSOR, _POS_NAME
-from .syntax import _const_false, _dotted, _kw, _leaf, _self_method_calls
+from .syntax import _const_false, _dotted, _float_argument, _kw, _leaf, _self_method_calls
 from .values import _Scope
 
 
@@ -289,6 +289,45 @@ class Structure:
             return False
         return True
 
+    def _integer_from_holders(self, fn: ast.AST, param: str, cls: ast.ClassDef | None) -> bool:
+        """``forward``'s ``param`` is an integer tensor in every call of this file: the module is held in an
+        attribute (``self.rotary_pos_emb = RotaryEmbedding(...)``) and every ``self.rotary_pos_emb(q_pos)`` passes
+        an expression built from ``arange`` without a dtype, integer constants and ``.shape`` entries
+        (recurrent-memory-transformer: ``q_pos = pos + 10000``, ``pos = torch.arange(n)``). Needs one call at least;
+        anything else (an argument of the caller, a float, ``*args``) makes it unknown."""
+        if cls is None or getattr(fn, "name", "") != "forward":
+            return False
+        names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]][1:]
+        if param not in names:
+            return False
+        holders = set()
+        for n in ast.walk(self._tree):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute) \
+                    and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self":
+                v = n.value.body if isinstance(n.value, ast.IfExp) else n.value
+                if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == cls.name:
+                    holders.add(n.targets[0].attr)
+        if not holders:
+            return False
+        found = False
+        for caller in ast.walk(self._tree):
+            if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for call in ast.walk(caller):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                        and call.func.attr in holders and isinstance(call.func.value, ast.Name)
+                        and call.func.value.id == "self"):
+                    continue
+                if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                    return False
+                arg = _kw(call, param)
+                i = names.index(param)
+                arg = arg if arg is not None else (call.args[i] if i < len(call.args) else None)
+                if arg is None or not _integer_expr(arg, caller, frozenset()):
+                    return False
+                found = True
+        return found
+
     def _autocast_state(self, expr: ast.AST) -> str | None:
         """"on" / "off" / "unknown" for an autocast context manager, None for anything else."""
         if not isinstance(expr, ast.Call):
@@ -307,3 +346,54 @@ class Structure:
             return on
         return "unknown"
 
+
+
+def _integer_expr(e: ast.AST, fn: ast.AST, seen: frozenset[str]) -> bool:
+    """``e`` is an integer tensor or number by construction in function ``fn``: an int constant, a ``.shape``
+    entry, ``arange`` without a dtype or a float argument, ``+ - * //`` of such, ``cat`` / ``pad`` of such (pad's
+    value an integer), or a name every assignment of which in ``fn`` is such (a name assigned from itself adds
+    nothing; a parameter or a loop variable is unknown)."""
+    if isinstance(e, ast.Constant):
+        return type(e.value) is int
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        return _integer_expr(e.operand, fn, seen)
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+        return True
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        return _integer_expr(e.left, fn, seen) and _integer_expr(e.right, fn, seen)
+    if isinstance(e, ast.Call):
+        leaf = _leaf(e)
+        if leaf == "arange":
+            dtype = _kw(e, "dtype")
+            if dtype is not None:
+                return isinstance(dtype, ast.Attribute) and dtype.attr in _INT_DTYPES
+            return not _float_argument(e)  # int64 unless an argument is a float (the flow's rule)
+        if leaf == "pad" and e.args:
+            value = _kw(e, "value")
+            return _integer_expr(e.args[0], fn, seen) and (value is None or _integer_expr(value, fn, seen))
+        if leaf in ("cat", "concat") and e.args and isinstance(e.args[0], (ast.Tuple, ast.List)):
+            return all(_integer_expr(x, fn, seen) for x in e.args[0].elts)
+        return False
+    if isinstance(e, ast.Name):
+        if e.id in seen:
+            return True
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and e.id in {
+                a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}:
+            return False
+        seen = seen | {e.id}
+        values = []
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Name) and t.id == e.id:
+                        values.append(n.value)
+                    elif isinstance(t, (ast.Tuple, ast.List)) and any(
+                            isinstance(x, ast.Name) and x.id == e.id for x in ast.walk(t)):
+                        return False  # unpacked: not followed
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == e.id:
+                values.append(n.value)
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) and any(
+                    isinstance(x, ast.Name) and x.id == e.id for x in ast.walk(n.target)):
+                return False
+        return bool(values) and all(_integer_expr(v, fn, seen) for v in values)
+    return False

@@ -148,8 +148,10 @@ class Triggers:
                         f"gives the product the buffer's dtype, which `model.to(bfloat16)` turns into bf16, so the "
                         f"positions are rounded to bf16: {self._note('bf16')}",
                         fix=P.FIX_POSITIONS, dtype_source="buffer", length=self.length, **self._use_path(pos, node))
-            return Val(frozenset({"angle"}), "buffer", f"`self.{freq.buffer}`", True)
-        if freq.source and not freq.reported:
+            # without a cast the buffer is float32, but a caller's autocast still runs a listed product (einsum,
+            # matmul) on a bf16 copy of it, and int64 positions times it are bf16 there too: checked below
+            source, what, reported = "buffer", f"`self.{freq.buffer}`", True
+        elif freq.source and not freq.reported:
             source, what = freq.source, freq.what
             fmt = _format_of(freq.source, what)
             if scope.alibi:
