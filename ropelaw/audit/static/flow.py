@@ -14,14 +14,14 @@ from ..rules import static_defaults as DF
 from ..rules import static_positions as P
 from .names import (_ADD_PRODUCTS, _COMPLEX_CALLS, _DIM_WORDS, _ELEMENTWISE_PRODUCTS, _FREQ_NAME, _INT_DTYPES,
                     _MATMUL_FUNCS, _NON_TORCH_ARRAYS, _POS_NAME, _POSITION_WORDS, _PRESERVING, _SLOPES_NAME, _TRIG)
-from .syntax import (_complex_construction, _dotted, _einsum_contracts, _explicit_float32, _float_argument,
+from .syntax import (_complex_construction, _dotted, _einsum_contracts, _explicit_float32, float_argument,
                      _float_scalar_operand, _float_tensor_operand, _frequency_expression, _kw, _leaf)
 from .values import _NONE, Val, _Dtype, _Scope
 
 
-_VISITORS: dict = {}
+_VISITORS: dict = {}  # (checker class, node type) -> its visit_<Type> function or None
 # a length argument (``forward(self, slen)``): ``slen - 1`` is the last position (conventions' names, RetNet's slen)
-_LENGTH_ARGS = frozenset(LENGTH_NAMES) | {"slen"}  # (checker class, node type) -> its visit_<Type> function or None
+_LENGTH_ARGS = frozenset(LENGTH_NAMES) | {"slen"}
 
 
 def _visitor(cls: type, node_type: type):
@@ -265,6 +265,49 @@ class Flow:
         regs |= {name for c in self._class_chain(self._class) for name, *_ in self._parameters(c)}
         return dotted.split(".")[1] in regs
 
+    def _arange(self, call: ast.Call, dotted: str, leaf: str, scope: _Scope) -> Val:
+        """A torch ``arange``: frequency exponents (with a step), a query's pair indices, a feature axis, or
+        positions, with the dtype they are made in."""
+        has_step = len(call.args) >= 3 or _kw(call, "step") is not None
+        if has_step and not (len(call.args) >= 3 and isinstance(call.args[2], ast.Constant) and call.args[2].value == 1):
+            # arange(0, dim, 2): frequency exponents, not positions; an integer tensor unless a dtype or a
+            # float argument says otherwise (then torch's default dtype)
+            dtype_node = _kw(call, "dtype")
+            if dtype_node is None:
+                if float_argument(call):
+                    return Val(frozenset({"expo"}), default=True,
+                               pending=(self._default_dtype_finding(call, {"expo"}),))
+                return Val(frozenset({"expo"}), integer=True)
+            dt = self._dtype(dtype_node, scope)
+            return Val(frozenset({"expo"}), integer=dt.known and dt.what in _INT_DTYPES)
+        stop = call.args[1] if len(call.args) >= 2 else (call.args[0] if call.args else _kw(call, "end"))
+        words = [n.id if isinstance(n, ast.Name) else n.attr
+                 for n in ast.walk(stop) if isinstance(n, (ast.Name, ast.Attribute))] if stop is not None else []
+        if _half_last_axis(stop) and not (dotted.startswith(_NON_TORCH_ARRAYS) or _kw(call, "dtype") is not None
+                                          or float_argument(call)):
+            # arange(x.shape[-1] // 2): the pair indices of a query's last axis, exponents as arange(0, d, 2)
+            # holds them (2 * i / d takes the default dtype: RP116; recurrentgemma's _apply_rope)
+            return Val(frozenset({"expo"}), integer=True)
+        if any(_DIM_WORDS.search(w) and not _POSITION_WORDS.search(w) for w in words):
+            # arange(head_dim // 2): over a feature dimension, not positions. Not read as exponents: it also
+            # builds embeddings of values that are not positions (BS-RoFormer's flow time), a false RP116 there
+            return _NONE
+        dtype_node = _kw(call, "dtype")
+        dt = self._dtype(dtype_node, scope)
+        if dt.source == "input" and dotted.startswith(("np.", "numpy.")):
+            # numpy.arange accepts only numpy dtypes: X in dtype=X.dtype is a numpy array, not a
+            # model activation (numpy has no bfloat16); vLLM's np.arange(..., dtype=out.dtype)
+            dt = _Dtype(None, f"{dt.what} (a numpy array)", True)
+        if dt.source:
+            return self._positions_cast(call, Val(frozenset({"pos"}), origin=(call.lineno, f"`{dotted or leaf}`")),
+                                        dt, scope, created=True)
+        # int64 unless a dtype is given or an argument is a float (then the default dtype)
+        if dtype_node is None and float_argument(call):
+            return Val(frozenset({"pos"}), default=True, pending=(self._default_dtype_finding(call, {"pos"}),))
+        integer = dt.what in _INT_DTYPES if dtype_node is not None else True
+        return Val(frozenset({"pos"}), integer=integer, bound=self._position_bound(call),
+                   origin=(call.lineno, f"`{dotted or leaf}`"))
+
     def visit_Call(self, call: ast.Call, scope: _Scope) -> Val:
         """What a call does to its values: ``arange`` / ``linspace``, products, cos/sin, casts, buffers."""
         func = call.func
@@ -288,45 +331,7 @@ class Flow:
             # (mesh-transformer-jax); with a dtype the rules below apply (np.arange(n, dtype=np.float16))
             return Val(frozenset({"pos"})) if leaf == "arange" and len(call.args) < 3 else _NONE
         if leaf == "arange" and (receiver is None or dotted.endswith(".arange")):
-            has_step = len(call.args) >= 3 or _kw(call, "step") is not None
-            if has_step and not (len(call.args) >= 3 and isinstance(call.args[2], ast.Constant) and call.args[2].value == 1):
-                # arange(0, dim, 2): frequency exponents, not positions; an integer tensor unless a dtype or a
-                # float argument says otherwise (then torch's default dtype)
-                dtype_node = _kw(call, "dtype")
-                if dtype_node is None:
-                    if _float_argument(call):
-                        return Val(frozenset({"expo"}), default=True,
-                                   pending=(self._default_dtype_finding(call, {"expo"}),))
-                    return Val(frozenset({"expo"}), integer=True)
-                dt = self._dtype(dtype_node, scope)
-                return Val(frozenset({"expo"}), integer=dt.known and dt.what in _INT_DTYPES)
-            stop = call.args[1] if len(call.args) >= 2 else (call.args[0] if call.args else _kw(call, "end"))
-            words = [n.id if isinstance(n, ast.Name) else n.attr
-                     for n in ast.walk(stop) if isinstance(n, (ast.Name, ast.Attribute))] if stop is not None else []
-            if _half_last_axis(stop) and not (dotted.startswith(_NON_TORCH_ARRAYS) or _kw(call, "dtype") is not None
-                                              or _float_argument(call)):
-                # arange(x.shape[-1] // 2): the pair indices of a query's last axis, exponents as arange(0, d, 2)
-                # holds them (2 * i / d takes the default dtype: RP116; recurrentgemma's _apply_rope)
-                return Val(frozenset({"expo"}), integer=True)
-            if any(_DIM_WORDS.search(w) and not _POSITION_WORDS.search(w) for w in words):
-                # arange(head_dim // 2): over a feature dimension, not positions. Not read as exponents: it also
-                # builds embeddings of values that are not positions (BS-RoFormer's flow time), a false RP116 there
-                return _NONE
-            dtype_node = _kw(call, "dtype")
-            dt = self._dtype(dtype_node, scope)
-            if dt.source == "input" and dotted.startswith(("np.", "numpy.")):
-                # numpy.arange accepts only numpy dtypes: X in dtype=X.dtype is a numpy array, not a
-                # model activation (numpy has no bfloat16); vLLM's np.arange(..., dtype=out.dtype)
-                dt = _Dtype(None, f"{dt.what} (a numpy array)", True)
-            if dt.source:
-                return self._positions_cast(call, Val(frozenset({"pos"}), origin=(call.lineno, f"`{dotted or leaf}`")),
-                                            dt, scope, created=True)
-            # int64 unless a dtype is given or an argument is a float (then the default dtype)
-            if dtype_node is None and _float_argument(call):
-                return Val(frozenset({"pos"}), default=True, pending=(self._default_dtype_finding(call, {"pos"}),))
-            integer = dt.what in _INT_DTYPES if dtype_node is not None else True
-            return Val(frozenset({"pos"}), integer=integer, bound=self._position_bound(call),
-                       origin=(call.lineno, f"`{dotted or leaf}`"))
+            return self._arange(call, dotted, leaf, scope)
         if leaf == "linspace" and (receiver is None or dotted.endswith(".linspace")) and _kw(call, "dtype") is None:
             # linspace without a dtype: torch's default dtype (positions or exponents, said when it meets an angle)
             return Val(frozenset({"expo"}), default=True,

@@ -8,7 +8,7 @@ import ast
 from typing import Iterable
 
 from .names import _AUTOCAST_OFF_DECORATOR, _FLOAT32_DEFAULTS, _INT_DTYPES, _INT_TENSOR, _POS_NAME
-from .syntax import _const_false, _dotted, _float_argument, _kw, _leaf, _self_method_calls
+from .syntax import _const_false, _dotted, float_argument, _kw, _leaf, _self_method_calls
 from .values import _Scope
 
 
@@ -367,7 +367,7 @@ def _integer_expr(e: ast.AST, fn: ast.AST, seen: frozenset[str]) -> bool:
             dtype = _kw(e, "dtype")
             if dtype is not None:
                 return isinstance(dtype, ast.Attribute) and dtype.attr in _INT_DTYPES
-            return not _float_argument(e)  # int64 unless an argument is a float (the flow's rule)
+            return not float_argument(e)  # int64 unless an argument is a float (the flow's rule)
         if leaf == "pad" and e.args:
             value = _kw(e, "value")
             return _integer_expr(e.args[0], fn, seen) and (value is None or _integer_expr(value, fn, seen))

@@ -47,7 +47,7 @@ def _table_constructor(value: ast.AST | None) -> bool:
     return len([a for a in value.args if not isinstance(a, ast.Starred)]) >= 2 and _leaf(value) != "full"
 
 
-def _float_argument(call: ast.Call) -> bool:
+def float_argument(call: ast.Call) -> bool:
     """An ``arange`` argument that is a float: ``arange(8.0)``, ``arange(float(n))``, ``arange(n * 1.0)``
     (torch then makes the default dtype, not int64)."""
     for a in list(call.args) + [k.value for k in call.keywords if k.arg in ("start", "end", "step")]:

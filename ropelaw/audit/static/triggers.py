@@ -104,6 +104,17 @@ class Triggers:
             self.report(rule, node, msg, fix, **data)
         return Val((v.kinds - {"castpos"}) | {"pos"}, v.source, v.what, True, v.pending)
 
+    def _scalar_position_angle(self, node: ast.AST, pos: Val, freq: Val) -> Val:
+        """A Python-number position times the castable buffer (RetNet's ``slen - 1``): the product is computed in
+        the buffer's dtype (the number is not rounded first, the angle is): bf16 after a cast."""
+        self.report(X.ANGLES_IN_LOW_PRECISION, node,
+                    f"the angle position * inv_freq is computed with frequencies in the dtype of the float "
+                    f"buffer `self.{freq.buffer}` (bf16 after `model.to(bfloat16)`), position {pos.origin[1]} a "
+                    f"Python number: in bf16 the angle at position {self.length - 1:,} is off by up to "
+                    f"{self._half_spacing(self.length - 1, 'bf16'):g} rad for a frequency near 1",
+                    fix="compute the product in float32 (self.inv_freq.float() * position); cast only cos/sin")
+        return Val(frozenset({"angle"}), "buffer", f"`self.{freq.buffer}`", True)
+
     def _angle(self, node: ast.AST, pos: Val, freq: Val, scope: _Scope, product: str | None,
                einsum_contracts: bool = True) -> Val:
         """An angle product: check its precision (RP111/RP131) and autocast (RP112/RP113).
@@ -132,15 +143,7 @@ class Triggers:
                         dtype_source="default", mechanism=_BF16_TRUE, length=self.length, **self._use_path(pos, node))
             return Val(frozenset({"angle"}), "default", "torch's default dtype", True)
         if pos.scalar and freq.buffer and not freq.source and not scope.alibi:
-            # a Python-number position times the castable buffer: the product is computed in the buffer's dtype
-            # (the number is not rounded first, the angle is): bf16 after a cast
-            self.report(X.ANGLES_IN_LOW_PRECISION, node,
-                        f"the angle position * inv_freq is computed with frequencies in the dtype of the float "
-                        f"buffer `self.{freq.buffer}` (bf16 after `model.to(bfloat16)`), position {pos.origin[1]} a "
-                        f"Python number: in bf16 the angle at position {self.length - 1:,} is off by up to "
-                        f"{self._half_spacing(self.length - 1, 'bf16'):g} rad for a frequency near 1",
-                        fix="compute the product in float32 (self.inv_freq.float() * position); cast only cos/sin")
-            return Val(frozenset({"angle"}), "buffer", f"`self.{freq.buffer}`", True)
+            return self._scalar_position_angle(node, pos, freq)
         if pos.integer and not pos.source and freq.buffer and not freq.source and not scope.alibi:
             # int64 positions * a float buffer: type promotion takes the buffer's dtype (bf16 after a cast)
             self.report(P.POSITIONS_IN_BUFFER_DTYPE, node,
