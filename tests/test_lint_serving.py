@@ -239,3 +239,112 @@ def test_a_kubernetes_stream_with_the_server_in_a_later_document(tmp_path):
     assert cfg.served_by == "SGLang 0.5.23" and cfg.target.raw == 32768
     assert cfg.target.line == 5 + deployment.split("\n").index(
         '          args: ["--model-path", "Qwen/Qwen3-8B", "--context-length", "32768"]') + 1
+
+
+# --- a GGUF served by vLLM / SGLang (serving_gguf.py; the runtimes' source read there) -------------------------
+LLAMA31 = str(ROOT / "tests" / "configs" / "llama-3.1-8b.json")  # llama3 x8 from 8,192, base 500,000, 131,072
+
+
+def _gguf(tmp_path: Path, config: str | None = None) -> Path:
+    from tests.gguf_files import llama31
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    llama31(folder / "m.gguf")  # Llama 3.1 8B as the conversion writes it: its bands in rope_freqs.weight
+    if config is not None:
+        (folder / "config.json").write_text(Path(config).read_text())
+    return folder
+
+
+def test_vllm_reads_a_ggufs_config_from_its_folder_never_its_metadata(tmp_path, capsys):
+    """vllm-gguf-plugin 0.0.5 ``_get_gguf_config_source``: no --hf-config-path / --tokenizer: the GGUF's folder."""
+    _gguf(tmp_path)
+    script = write(tmp_path, "serve.sh", "vllm serve model/m.gguf --max-model-len 32768\n")
+    code, out, _ = lint(capsys, script)
+    assert code == 1 and codes(out) == ["RV031"]
+    assert "vllm-gguf-plugin==0.0.5" in out and f"{tmp_path / 'model'} has no config.json" in out
+    (tmp_path / "model" / "config.json").write_text(Path(LLAMA31).read_text())
+    cfg = load_config(script)  # the folder's config.json, which matches the GGUF (base, length, llama3 bands)
+    assert cfg.layers[0].scheme.raw == "llama3" and cfg.layers[0].base.raw == 500000.0 and cfg.target.raw == 32768
+    assert names(cfg) == []
+    (tmp_path / "model" / "config.json").write_text(Path(QWEN3).read_text())
+    cfg = load_config(script)
+    assert names(cfg) == ["served-rope-override"]
+    message = cfg.problems[0][2]
+    assert "rope_theta 1e+06 where the GGUF's llama.rope.freq_base is 500000" in message
+    assert "max_position_embeddings 40,960 where the GGUF's llama.context_length is 131,072" in message
+    assert "no RoPE scaling where the GGUF has the rope_freqs.weight tensor" in message
+
+
+def test_vllm_gguf_config_from_hf_config_path_then_tokenizer(tmp_path):
+    _gguf(tmp_path)
+    (tmp_path / "llama").mkdir()
+    (tmp_path / "llama" / "config.json").write_text(Path(LLAMA31).read_text())
+    (tmp_path / "qwen").mkdir()
+    (tmp_path / "qwen" / "config.json").write_text(Path(QWEN3).read_text())
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)  # the runtime resolves the directories from where it runs
+    try:
+        by_tok = load_config(write(tmp_path, "a.sh", "vllm serve model/m.gguf --tokenizer llama\n"))
+        both = load_config(write(tmp_path, "b.sh", "vllm serve model/m.gguf --tokenizer llama --hf-config-path qwen\n"))
+        py = load_config(write(tmp_path, "c.py", "from vllm import LLM\nLLM(model='model/m.gguf', tokenizer='qwen')\n"))
+    finally:
+        os.chdir(cwd)
+    assert by_tok.layers[0].scheme.raw == "llama3" and names(by_tok) == [] and by_tok.target.raw == 131072
+    assert both.layers[0].base.raw == 1000000.0 and names(both) == ["served-rope-override"]
+    assert py.layers[0].base.raw == 1000000.0 and both.target.raw == 40960
+
+
+def test_a_gguf_not_here_or_an_older_vllm_is_rv031(tmp_path, capsys):
+    code, out, _ = lint(capsys, write(tmp_path, "a.sh", "vllm serve ./absent.gguf\n"))
+    assert code == 1 and codes(out) == ["RV031"] and "'./absent.gguf': the GGUF is not here" in out
+    code, out, _ = lint(capsys, write(tmp_path, "b.sh", "sglang serve --model-path absent.gguf\n"))
+    assert code == 1 and codes(out) == ["RV031"] and "the GGUF is not here" in out
+    _gguf(tmp_path, LLAMA31)
+    code, out, _ = lint(capsys, write(tmp_path, "c.sh", "pip install vllm==0.10.2\nvllm serve model/m.gguf\n"))
+    assert code == 1 and codes(out) == ["RV031"] and "how vLLM 0.11.0 builds a GGUF's config" in out
+
+
+def test_sglang_serves_a_ggufs_metadata_without_its_scaling(tmp_path, capsys):
+    """SGLang 0.5.23 get_config: no config.json beside the GGUF -> transformers 5.19.0's conversion (checked against
+    transformers' own load_gguf_checkpoint in tests/differential/test_diff_serving_gguf.py): base and length from
+    the metadata, no scaling; Llama 3.1's bands (the rope_freqs tensor) are not served."""
+    _gguf(tmp_path)
+    script = write(tmp_path, "serve.sh", "python -m sglang.launch_server --model-path model/m.gguf --context-length 32768\n")
+    cfg = load_config(script)
+    assert cfg.layers[0].scheme.raw == "default" and cfg.layers[0].base.raw == 500000.0
+    assert cfg.train_len.raw == 131072 and cfg.target.raw == 32768 and cfg.served_by == "SGLang 0.5.23 (current)"
+    assert names(cfg) == ["served-rope-override"] and "the rope_freqs.weight tensor is not served" in cfg.problems[0][2]
+    code, out, _ = lint(capsys, script)
+    assert code == 1 and "RV042" in codes(out)
+    (tmp_path / "model" / "config.json").write_text(Path(LLAMA31).read_text())  # the config beside it wins
+    cfg = load_config(script)
+    assert cfg.layers[0].scheme.raw == "llama3" and names(cfg) == []
+
+
+def test_sglang_refuses_a_gguf_transformers_cannot_convert(tmp_path, capsys):
+    from tests.gguf_files import write_gguf
+
+    write_gguf(tmp_path / "o.gguf", "olmo2", {"{arch}.context_length": 4096, "{arch}.rope.freq_base": 500000.0})
+    code, out, _ = lint(capsys, write(tmp_path, "s.sh", "sglang serve --model-path o.gguf\n"))
+    assert code == 1 and codes(out) == ["RV031"] and "GGUF model with architecture olmo2 is not supported yet" in out
+
+
+def test_vllm_ntk_is_said_not_modelled(tmp_path, capsys):
+    """vLLM's 'ntk' (theta_i = (b f)^(-2i/d) f^(-2/d), measured on its own cache in test_diff_vllm_rope.py) is not
+    ropelaw's NTK-aware 'ntk': RV030, no analysis made with the other formula."""
+    model = tmp_path / "config.json"
+    model.write_text(json.dumps({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+                                 "num_hidden_layers": 32, "max_position_embeddings": 4096, "rope_theta": 10000.0,
+                                 "rope_scaling": {"rope_type": "ntk", "factor": 4.0}}))
+    for text, said in (("vllm serve my/model --max-model-len 16384\n", "theta_i = (b f)^(-2i/d) f^(-2/d)"),
+                       ("pip install vllm==0.10.2\nvllm serve my/model\n", "how vLLM 0.11.0 serves rope_type 'ntk'")):
+        code, out, _ = lint(capsys, write(tmp_path, "serve.sh", text), "--model-config", str(model))
+        assert code == 1 and codes(out) == ["RV030"] and said in out and "RL10" not in out
+    mixed = json.loads(model.read_text())
+    mixed["rope_scaling"]["mixed_b"] = 0.5
+    model.write_text(json.dumps(mixed))
+    code, out, _ = lint(capsys, write(tmp_path, "serve.sh", "vllm serve my/model\n"), "--model-config", str(model))
+    assert codes(out) == ["RV030"] and "exp(ln f ((i+1) / (d/2))^mixed_b)" in out

@@ -8,6 +8,8 @@ and what it was derived from; each table has a test against its source. The file
 - ``plan_evidence.json``: the toy-model evidence ``ropelaw plan`` cites (``scripts/plan_evidence.py``)
 - ``hf_types.json``: the model types each transformers version knows, the keys its config classes declare
   strict ``int``, how composites build their text config (``scripts/hf_types.py``, under each version)
+- ``transformers_gguf.json``: transformers 5.19.0's GGUF-to-config tables (SGLang 0.5.23's conversion of a
+  GGUF; ``scripts/transformers_gguf.py``)
 - ``presets_<framework>.json``: named presets read from the frameworks' own code at pinned versions
   (torchtitan, litgpt, torchtune, axolotl's base models, MaxText; ``scripts/presets.py``)
 

@@ -194,4 +194,11 @@ def test_vllm_dynamic_and_ntk(get_rope):
     by_hand = [(base * 4.0) ** (-2 * i / 128) * 4.0 ** (-2 / 128) for i in range(64)]
     assert close(got, by_hand) < 1e-5
     assert close(got, ours("ntk", {"factor": 4.0}, base, 4096)[0]) > 1e-3
+    # mixed NTK (mixed_b): the base unchanged, pair i divided by exp(ln f ((i+1) / (d/2))^mixed_b): the formula
+    # ropelaw's RV030 names for a vLLM launch serving it (serving_read._refuse_vllm_ntk)
+    mixed = get_rope(128, 4096, True, {"rope_theta": base, "rope_type": "ntk", "factor": 4.0, "mixed_b": 0.5},
+                     torch.float32)
+    got, _ = served(mixed)
+    by_hand = [base ** (-2 * i / 128) / math.exp(math.log(4.0) * ((i + 1) / 64) ** 0.5) for i in range(64)]
+    assert close(got, by_hand) < 1e-5
 

@@ -19,8 +19,10 @@ A RoPE block set by an override replaces the block the file has under either nam
 ``rope_parameters``: transformers 5 keeps one). The served length is the target of the analysis; an override
 changing the model's RoPE keys or ``max_position_embeddings`` is RV042; what the runtime refuses (a flag it
 no longer has, a length beyond the model's without the environment variable that allows it, a JSON argument
-that does not parse) is RV041. A GGUF served by vLLM or SGLang is RV031 (transformers' GGUF conversion is not
-modelled here: give the model's config.json with ``--model-config``).
+that does not parse) is RV041. A GGUF served by vLLM or SGLang: the config the runtime builds it from
+(:mod:`.serving_gguf`: vLLM 0.32.0 with vllm-gguf-plugin 0.0.5 reads a config.json, never the GGUF's metadata;
+SGLang 0.5.23 reads a config.json beside the GGUF, else transformers' conversion of its metadata), RV031 where
+that is not here.
 """
 
 from __future__ import annotations

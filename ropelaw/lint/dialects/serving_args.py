@@ -54,7 +54,7 @@ VLLM = Runtime(
     "vllm", "vLLM", "0.32.0",
     {"--model": "model", "--tokenizer": "tokenizer", "--max-model-len": "length", "--hf-overrides": "overrides",
      "--rope-scaling": "rope_scaling", "--rope-theta": "rope_theta", "--dtype": "dtype", "--revision": "revision",
-     "--config": "config"},
+     "--config": "config", "--hf-config-path": "hf_config_path"},
     underscores=True, json_keys=True, removed={"--rope-scaling": "0.11.1", "--rope-theta": "0.11.1"},
     allow_long="VLLM_ALLOW_LONG_MAX_MODEL_LEN")
 SGLANG = Runtime(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Any, Mapping
 
 from ..model import LoadedConfig, ModelNeeded, Overrides, UnreadConfig, Value
 from ..rules.serving import IGNORES, RUNTIME_REFUSES, SERVED_OVERRIDE
 from .serving_args import VLLM, Runtime
+from .serving_gguf import PLUGIN, TRANSFORMERS, converted, is_gguf_name, local_gguf, scaled_rope
 from .serving_launch import Computed, Launch
 
 __all__ = ["read_launch", "overlay", "problem", "ROPE_KEYS"]
@@ -47,9 +49,6 @@ def model_value(path: str, launch: Launch, args: dict) -> Value:
     raw, at, flag = args["model"]
     if isinstance(raw, Computed) or not isinstance(raw, str):
         raise ModelNeeded(f"{path}: {_label(flag)} {raw!r} is computed by the program, not read here", *at, fix=HOW)
-    if raw.strip().lower().endswith(".gguf"):
-        raise ModelNeeded(f"{path}: {_label(flag)} {raw!r} is a GGUF: {rt.title} builds its config through "
-                          "transformers' GGUF conversion, not modelled here", *at, fix=HOW)
     return Value(raw, _label(flag), at[0], at[1], "", "str")
 
 
@@ -165,13 +164,19 @@ def read_launch(path: str, launch: Launch, fmt: str, o: Overrides, ver: tuple, a
     rt = launch.runtime
     name_v = model_value(path, launch, args)
     rev = values.get("revision") if isinstance(values.get("revision"), str) else None
-    model = find(str(name_v.raw).strip(), given=o.model_config, revision=rev)
-    if model is None:
-        raise needed(path, name_v, rev)
+    gguf_problems: list = []
+    if is_gguf_name(name_v.raw) and not o.model_config:
+        model, name_v, gguf_problems = gguf_model(path, launch, sem, name_v, args, rev)
+    else:
+        model = find(str(name_v.raw).strip(), given=o.model_config, revision=rev)
+        if model is None:
+            raise needed(path, name_v, rev)
     ov, where = gathered_overrides(path, sem, args, values)
     hf = overlay(rt, sem, model.data, ov)
     served_hf = hf
     hf, ignored = vllm_dynamic(rt, sem, hf)
+    if rt is VLLM:
+        _refuse_vllm_ntk(path, sem, hf, name_v)
     data: dict = {}
     positions: dict = {}
     for key, (label, at) in where.items():
@@ -185,7 +190,7 @@ def read_launch(path: str, launch: Launch, fmt: str, o: Overrides, ver: tuple, a
     doc = Doc(data, positions, fmt, path)
     cfg = read_model(doc, o, name_v, replace(model, data=hf), {k: w[0] for k, w in where.items()}, {},
                      f"{rt.title} {name_v.raw}")
-    problems = problems + rope_changes(rt.title, model.data, ov, where)
+    problems = problems + gguf_problems + rope_changes(rt.title, model.data, ov, where)
     if ignored:
         problems.append(problem(IGNORES, Value("dynamic", name_v.key, name_v.line, name_v.column, "", "any"), ignored))
     target = cfg.target if o.target is not None else served(launch, sem, served_hf, args, values, problems)
@@ -194,3 +199,138 @@ def read_launch(path: str, launch: Launch, fmt: str, o: Overrides, ver: tuple, a
                                f"its length and override rules from {rt.title} {sem}'s source"]
     return replace(cfg, target=target, problems=list(cfg.problems) + problems, notes=notes,
                    served_by=f"{rt.title} {version}" + (" (current)" if current else ""))
+
+
+def gguf_model(path: str, launch: Launch, sem: str, name_v: Value, args: dict, rev: str | None) -> tuple:
+    """``(ModelConfig, the Value naming it, RV042 problems)`` of a GGUF served by vLLM / SGLang, as the runtime
+    builds its config (``serving_gguf.py``); RV031 where that config is not here, RV041 where the runtime
+    refuses the file."""
+    from ..gguf import read_gguf
+    from ..model_config import HOW
+    from ..resolve import ModelConfig, find, needed
+
+    rt = launch.runtime
+    raw = str(name_v.raw).strip()
+    gpath = local_gguf(path, raw)
+    if rt is VLLM:
+        if sem != "0.32.0":
+            raise ModelNeeded(f"{path}: {name_v.key} {raw!r} is a GGUF: how vLLM {sem} builds a GGUF's config (in-tree, "
+                              f"before {PLUGIN}) is not modelled here", name_v.line, name_v.column, fix=HOW)
+        source = None
+        for role, flag in (("hf_config_path", "--hf-config-path"), ("tokenizer", "--tokenizer")):
+            got = args.get(role)
+            if got is not None and isinstance(got[0], str) and not (role == "tokenizer" and is_gguf_name(got[0])):
+                source = Value(got[0], _label(got[2]), got[1][0], got[1][1], "", "str")
+                break
+        how = (f"vLLM {sem} serves a GGUF through {PLUGIN}, which reads the model's config.json from "
+               + (f"{source.key} {source.raw!r}" if source else "the GGUF's folder") + ", not from the GGUF's "
+               "metadata (plugin.py _get_gguf_config_source, config_parser.py)")
+        if source is None:
+            if gpath is None:
+                raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: the GGUF is not here (beside the file or in the "
+                                  f"working directory); {how}", name_v.line, name_v.column, fix=HOW)
+            folder = os.path.dirname(os.path.abspath(gpath))
+            model = find(folder, revision=None, table=False)
+            if model is None:
+                raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: {how}; {folder} has no config.json",
+                                  name_v.line, name_v.column,
+                                  fix=f"put the model's config.json beside the GGUF, name it with --hf-config-path, or "
+                                      f"{HOW}")
+            source = name_v
+        else:
+            model = find(str(source.raw).strip(), revision=rev)
+            if model is None:
+                exc = needed(path, source, rev)
+                raise ModelNeeded(f"{exc}; {how}", source.line, source.column, fix=exc.fix)
+        problems = []
+        if gpath is not None:
+            problems = _compare_gguf(read_gguf(gpath), model.data, gpath, source, how)
+        return model, source, problems
+    if gpath is None:
+        raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: the GGUF is not here (beside the file or in the working "
+                          f"directory); SGLang {sem} reads its config from a config.json beside it, else from its "
+                          f"metadata (transformers' GGUF conversion): give the file, or {HOW}",
+                          name_v.line, name_v.column, fix=HOW)
+    folder = os.path.dirname(os.path.abspath(gpath))
+    if os.path.isfile(os.path.join(folder, "config.json")):  # gguf_sidecar_dir: the config beside it wins
+        model = find(folder, revision=None, table=False)
+        if model is not None:
+            how = (f"SGLang {sem} reads the config.json beside the GGUF, not its metadata (hf_transformers/config.py "
+                   "get_config, gguf_sidecar_dir)")
+            return model, name_v, _compare_gguf(read_gguf(gpath), model.data, gpath, name_v, how)
+    g = read_gguf(gpath)
+    try:
+        data = converted(g.metadata)
+    except ValueError as exc:
+        raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: SGLang {sem} builds the config through {TRANSFORMERS}'s GGUF "
+                          f"conversion, which refuses it ({exc}); put the model's config.json beside the GGUF",
+                          name_v.line, name_v.column, fix=HOW) from None
+    origin = (f"{gpath}'s metadata as {TRANSFORMERS}'s GGUF conversion builds the config (SGLang {sem} "
+              "get_config: no config.json beside it)")
+    model = ModelConfig(raw, data, "gguf", origin)
+    problems = []
+    lost = scaled_rope(g.metadata, g.rope)
+    if lost and "rope_scaling" not in data:
+        from ..rules.serving import SERVED_OVERRIDE
+
+        problems.append(problem(SERVED_OVERRIDE, Value(raw, name_v.key, name_v.line, name_v.column, "", "any"),
+                                f"SGLang {sem} builds this GGUF's config through {TRANSFORMERS}'s GGUF conversion, "
+                                f"which carries no RoPE scaling for {g.architecture!r} (integrations/ggml.py; only "
+                                f"gpt-oss's rope.scaling keys are rebuilt) and no rope_freqs tensor: "
+                                f"{', '.join(lost)} is not served; put the model's config.json beside the GGUF"))
+    return model, name_v, problems
+
+
+def _compare_gguf(g: Any, config: Mapping, gpath: str, source: Value, how: str) -> list:
+    """RV042 where the config.json vLLM reads and the GGUF it serves hold a different base, length or scaling."""
+    import numpy as np
+
+    from ..rules.serving import SERVED_OVERRIDE
+    from .serving_length import rope_blocks, text_config
+
+    md = g.metadata
+    arch = md.get("general.architecture")
+    text = text_config(config)
+    out = []
+    theta = text.get("rope_theta")
+    blocks = rope_blocks(text)
+    if theta is None and blocks:
+        theta = blocks[0].get("rope_theta")
+    base = md.get(f"{arch}.rope.freq_base")
+    pairs = []
+    if isinstance(theta, (int, float)) and isinstance(base, (int, float)) and float(np.float32(theta)) != base:
+        pairs.append(f"rope_theta {theta:g} where the GGUF's {arch}.rope.freq_base is {base:g}")
+    ctx = md.get(f"{arch}.context_length")
+    mpe = text.get("max_position_embeddings")
+    if isinstance(ctx, int) and isinstance(mpe, int) and ctx != mpe:
+        pairs.append(f"max_position_embeddings {mpe:,} where the GGUF's {arch}.context_length is {ctx:,}")
+    kinds = {str(b.get("rope_type", b.get("type", "default"))) for b in blocks} - {"default"}
+    lost = scaled_rope(md, g.rope)
+    if lost and not kinds:
+        pairs.append(f"no RoPE scaling where the GGUF has {', '.join(lost)}")
+    elif kinds and not lost:
+        pairs.append(f"{'/'.join(sorted(kinds))} scaling where the GGUF has none")
+    if not pairs:
+        return []
+    return [problem(SERVED_OVERRIDE, Value(source.raw, source.key, source.line, source.column, "", "any"),
+                    f"{how}: that config has {'; '.join(pairs)} ({gpath}): the weights were converted with other RoPE "
+                    "settings than those served; serve the config.json of the model the GGUF was converted from")]
+
+
+def _refuse_vllm_ntk(path: str, sem: str, hf: Mapping, name_v: Value) -> None:
+    """RV030 for a rope_type 'ntk' block served by vLLM: vLLM 0.32.0's ``NTKScalingRotaryEmbedding``
+    (``rotary_embedding/ntk_scaling_rope.py``) runs ``theta_i = (b f)^(-2i/d) f^(-2/d)`` (with ``mixed_b``:
+    ``b^(-2i/d) / exp(ln f ((i+1) / (d/2))^mixed_b)``), measured against its own cache in
+    tests/differential/test_diff_vllm_rope.py; neither is ropelaw's NTK-aware ``ntk`` (``b f^(d/(d-2))``), so the
+    analysis is not made rather than made with another formula."""
+    from .serving_length import rope_blocks, text_config
+
+    for b in rope_blocks(text_config(hf)):
+        if str(b.get("rope_type", b.get("type", ""))) == "ntk":
+            formula = ("b^(-2i/d) / exp(ln f ((i+1) / (d/2))^mixed_b)" if b.get("mixed_b") is not None
+                       else "(b f)^(-2i/d) f^(-2/d)")
+            how = (f"vLLM {sem} serves rope_type 'ntk' (factor {b.get('factor')}) as NTKScalingRotaryEmbedding, "
+                   f"theta_i = {formula} (rotary_embedding/ntk_scaling_rope.py)" if sem == "0.32.0" else
+                   f"how vLLM {sem} serves rope_type 'ntk' is not read here (vLLM 0.32.0 runs theta_i = {formula})")
+            raise UnreadConfig(f"{path}: {how}, which ropelaw does not model (its 'ntk' is NTK-aware, b f^(d/(d-2))): "
+                               "not analysed", "RV030", name_v.line, name_v.column)

@@ -1,0 +1,125 @@
+"""A GGUF served by vLLM or SGLang: which config the runtime builds the model from, read from the runtimes' source.
+
+- vLLM 0.32.0 has no GGUF loader of its own (``model_executor/model_loader/__init__.py``: no ``gguf`` load format;
+  ``transformers_utils/config.py`` ``get_config`` wants a ``config.json`` in a directory): a GGUF is served through
+  ``vllm-gguf-plugin==0.0.5`` (vLLM's ``extra-quant`` extra, ``vllm-gguf-plugin>=0.0.2``), whose
+  ``plugin.py`` ``_get_gguf_config_source`` takes the model's config from ``--hf-config-path``, else
+  ``--tokenizer`` (unless that is a GGUF too), else the GGUF's folder, and whose ``config_parser.py``
+  ``GGUFConfigParser`` reads that ``config.json`` with transformers (only ``vocab_size`` and
+  ``tie_word_embeddings`` are then taken from the GGUF): the GGUF's RoPE metadata is never read. Where the GGUF
+  is here, its RoPE (read by the GGUF dialect's reader) is compared with that config.json (RV042 where they
+  differ). vLLM before 0.32.0 read a GGUF in-tree: not modelled (RV031).
+- SGLang 0.5.23 (``srt/utils/hf_transformers/config.py`` ``get_config``): a ``config.json`` beside the GGUF wins
+  (``gguf_sidecar_dir``); else transformers' GGUF conversion of the file's metadata
+  (``AutoConfig.from_pretrained(folder, gguf_file=...)``, transformers==5.19.0, SGLang's pin), modelled by
+  :func:`converted`: ``modeling_gguf_pytorch_utils.py`` ``load_gguf_checkpoint`` with the tables of
+  ``integrations/ggml.py`` (``ropelaw/data/transformers_gguf.json``). That conversion carries ``{arch}.rope.freq_base``,
+  ``context_length`` and (llama / mistral) ``rope.dimension_count``, and no ``rope.scaling.*`` key except for
+  gpt-oss; the ``rope_freqs.weight`` tensor (Llama 3.1's bands) is named nowhere in SGLang 0.5.23 or
+  transformers 5.19.0: a GGUF whose RoPE is scaled is served without its scaling (RV042 says so).
+
+The GGUF itself is looked for beside the linted file, then in the working directory (as ``llamacpp_launch``);
+absent, RV031 names it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+__all__ = ["is_gguf_name", "local_gguf", "converted", "scaled_rope", "PLUGIN", "TRANSFORMERS"]
+
+PLUGIN = "vllm-gguf-plugin==0.0.5"
+TRANSFORMERS = "transformers==5.19.0"
+
+
+def is_gguf_name(raw: Any) -> bool:
+    """A model argument naming a GGUF file (vllm-gguf-plugin ``_is_gguf_reference``: ``model.endswith('.gguf')``;
+    SGLang ``check_gguf_file``: a file with the ``.gguf`` suffix)."""
+    return isinstance(raw, str) and raw.strip().endswith(".gguf")
+
+
+def local_gguf(path: str, raw: str) -> str | None:
+    """The GGUF named ``raw`` beside the linted file ``path``, else in the working directory, else None."""
+    raw = raw.strip()
+    for cand in (os.path.join(os.path.dirname(os.path.abspath(path)), raw), raw):
+        if os.path.isfile(cand):
+            return os.path.normpath(cand)
+    return None
+
+
+def _tables() -> dict:
+    from ... import data
+
+    return data.read("transformers_gguf")
+
+
+def converted(metadata: Mapping, tables: Mapping | None = None) -> dict:
+    """The config dict transformers' ``load_gguf_checkpoint`` builds from a GGUF's ``metadata`` (flat keys, values
+    as the file holds them), with the GGUF-to-config ``tables`` (``{"config": GGUF_CONFIG_MAPPING, "defaults":
+    GGUF_CONFIG_DEFAULTS_MAPPING}``; default: transformers 5.19.0's). ``ValueError`` where transformers refuses
+    the architecture. Step by step as ``load_gguf_checkpoint`` (5.19.0) does it, tokenizer keys left out."""
+    t = tables if tables is not None else _tables()
+    mapping, defaults = t["config"], t.get("defaults", {})
+    arch = metadata.get("general.architecture")
+    if not isinstance(arch, str):
+        raise ValueError("the GGUF has no general.architecture")
+    name = metadata.get("general.name")
+    names = [name] if name is not None else []  # read_field: a list, so `"mistral" in model_name` is equality
+    out: dict[str, Any] = {}
+    if "llama" in arch and "mistral" in names:
+        updated = "mistral"
+    elif "t5" in arch or "t5encoder" in arch:
+        out["is_gated_act"] = True
+        updated = "umt5" if names and "umt5" in str(names[0]).lower() else "t5"
+    else:
+        updated = arch
+    for part, new in (("qwen2moe", "qwen2_moe"), ("gpt-oss", "gpt_oss"), ("gpt_oss", "gpt_oss"),
+                      ("qwen3moe", "qwen3_moe"), ("minimax-m2", "minimax_m2")):
+        if part in arch:
+            updated = new
+            break
+    if arch not in mapping and updated not in mapping:  # GGUF_SUPPORTED_ARCHITECTURES: the table's prefixes
+        raise ValueError(f"GGUF model with architecture {arch} is not supported yet.")
+    for key, value in (defaults.get(updated) or defaults.get(arch) or {}).items():
+        out.setdefault(key, value)
+    for key, value in metadata.items():
+        key = key.replace(arch, updated)
+        prefix, _, suffix = key.partition(".")
+        if isinstance(value, (list, tuple)) and len(value) == 1:
+            value = value[0]
+        if isinstance(value, str) and arch in value:
+            value = value.replace(arch, updated)
+        renames = mapping.get(prefix)
+        if isinstance(renames, Mapping) and suffix in renames and renames[suffix] not in (None, -1):
+            out[renames[suffix]] = list(value) if isinstance(value, tuple) else value
+    if out.get("model_type") == "gemma3":
+        out["model_type"] = "gemma3_text"
+    if out.get("model_type") == "gemma4":
+        out["model_type"] = "gemma4_text"
+    if updated == "gpt_oss" and "gpt-oss.rope.scaling.type" in metadata:
+        block: dict[str, Any] = {"rope_type": metadata["gpt-oss.rope.scaling.type"]}
+        for key, value in metadata.items():
+            if not key.startswith("gpt-oss.rope.scaling.") or key.endswith(".type"):
+                continue
+            suffix = key[len("gpt-oss.rope.scaling."):]
+            if suffix in ("factor", "attention_factor", "beta_fast", "beta_slow"):
+                value = float(value)
+            elif suffix in ("original_context_length", "original_max_position_embeddings"):
+                suffix, value = "original_max_position_embeddings", int(value)
+            block[suffix] = value
+        out["rope_scaling"] = block
+    return out
+
+
+def scaled_rope(metadata: Mapping, tensors: Mapping) -> list[str]:
+    """The RoPE scaling a GGUF holds, as llama.cpp would run it (``gguf.py``): a ``rope.scaling.type`` other than
+    none with a factor other than 0 / 1, a ``rope_freqs`` / ``rope_factors_*`` tensor. Each as ``key value``."""
+    arch = metadata.get("general.architecture")
+    out = []
+    kind = metadata.get(f"{arch}.rope.scaling.type")
+    factor = metadata.get(f"{arch}.rope.scaling.factor", metadata.get(f"{arch}.rope.scale_linear"))
+    if kind not in (None, "none") and isinstance(factor, (int, float)) and factor not in (0, 1):
+        out.append(f"{arch}.rope.scaling.type {kind!r} factor {factor:g}")
+    out += [f"the {name} tensor" for name in sorted(tensors) if name.startswith(("rope_freqs", "rope_factors"))]
+    return out
