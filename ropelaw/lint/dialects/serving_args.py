@@ -20,8 +20,15 @@ Read from the runtimes' source at pinned versions (the wheels, ``pip download --
   ``--json-model-override-args`` (a JSON string, ``json.loads``), ``--dtype``, ``--revision``; its flags are
   only the dashed names (``arg_utils._field_to_cli_name``): ``--context_length`` is 'unrecognized arguments'.
 
-argparse's abbreviations (``--max-model`` for ``--max-model-len``) are not read: a flag ropelaw does not know is
-passed over, and the runtime's own parser is the judge of such spellings.
+argparse's abbreviations: neither parser sets ``allow_abbrev=False`` (vLLM's ``FlexibleArgumentParser`` passes its
+keyword arguments to ``argparse.ArgumentParser``; SGLang's ``prepare_server_args`` builds a plain one), so a word
+that is not a flag but begins one flag alone stands for it (``--max-model`` is ``--max-model-len``; for vLLM after
+its ``_`` -> ``-`` rewrite, and for a key-by-key JSON argument, ``--hf-over.rope_theta``, whose head is resolved
+once the keys are merged), and a word beginning two or more flags is argparse's 'ambiguous option' error (exit 2:
+RV041, for every flag ropelaw reads). Every long flag of each parser is in ``ropelaw/data/serving_flags.json``
+(``scripts/serving_flags.py``, from the wheels); abbreviations are read for those versions (vLLM 0.32.0, SGLang
+0.5.23), and for a launch of another version a word that is not one of its flags is passed over, as any flag
+ropelaw does not know.
 """
 
 from __future__ import annotations
@@ -88,6 +95,26 @@ def _name(rt: Runtime, word: str) -> tuple[str, str | None]:
     return head + dot + rest, (value if eq else None)
 
 
+def all_flags(rt: Runtime, version: str) -> list[str] | None:
+    """Every long flag of ``rt``'s parser at ``version`` (``data/serving_flags.json``), None for a version not
+    tabled."""
+    from ... import data
+
+    table = data.read("serving_flags")[rt.name]
+    return table["flags"] if table["version"] == version else None
+
+
+def abbreviated(rt: Runtime, version: str, head: str) -> tuple[str | None, list[str]]:
+    """``(the flag argparse reads for head, the flags it could match)``: head itself when it is a flag (or when
+    the version's flags are not tabled); the one flag it begins; else None with the flags it begins (two or more:
+    'ambiguous option'; none: not a flag of the runtime)."""
+    flags = all_flags(rt, version)
+    if flags is None or head in flags or head in rt.flags or head in rt.aliases:
+        return head, [head]
+    matches = [f for f in flags if f.startswith(head)]
+    return (matches[0] if len(matches) == 1 else None), matches
+
+
 def parse_argv(rt: Runtime, version: str, words: list[str]) -> Parsed:
     """The arguments of ``words`` (after the launcher) as ``rt`` at ``version`` parses them (module docstring)."""
     out = Parsed()
@@ -99,6 +126,18 @@ def parse_argv(rt: Runtime, version: str, words: list[str]) -> Parsed:
             i += 1
             continue
         name, value = _name(rt, w)
+        head, dot, rest = name.partition(".")
+        if dot and rt.json_keys:  # vLLM merges --head.key values first, then argparse reads the head
+            got, matches = head, [head]
+        else:
+            got, matches = abbreviated(rt, version, head)
+        if got is None and len(matches) > 1:
+            out.refused.append((i, f"{w.split('=', 1)[0]}: ambiguous option: could match {', '.join(matches[:6])}"
+                                   f"{' ...' if len(matches) > 6 else ''} ({rt.title} {version}'s argparse: exit 2)"))
+            i += 1
+            continue
+        if got is not None and got != head:
+            name = rt.aliases.get(got, got) + dot + rest
         took = value is None and i + 1 < len(words)
         raw = value if value is not None else (words[i + 1] if took else None)
         base = name.split(".", 1)[0]
@@ -108,17 +147,24 @@ def parse_argv(rt: Runtime, version: str, words: list[str]) -> Parsed:
         elif not rt.underscores and "_" in base and base.replace("_", "-") in rt.flags:
             out.refused.append((i, f"{base}: {rt.title} {version}'s parser has no underscore spelling of "
                                    f"{base.replace('_', '-')}: 'unrecognized arguments'"))
-        elif "." in name and rt.json_keys and base in rt.flags and raw is not None:
-            merged, _ = keyed.get(base, ({}, i))
+        elif "." in name and rt.json_keys and raw is not None:
+            merged, _ = keyed.get(base, ({}, i))  # keyed by the head as written: each is passed on its own
             _nest(merged, name.split(".")[1:], _dotted_value(raw))
             keyed[base] = (merged, i)
         elif name in rt.flags and raw is not None:
             out.values.pop(name, None)  # the last occurrence wins
             out.values[name] = (raw, i)
-        i += 2 if took and name in rt.flags else 1
-    for base, (merged, at) in keyed.items():  # passed after every other argument: they win
-        out.values.pop(base, None)
-        out.values[base] = (merged, at)
+        i += 2 if (took and name in rt.flags) or (dot and rt.json_keys and value is None) else 1
+    for base, (merged, at) in keyed.items():  # passed after every other argument: they win, in the order written
+        got, matches = abbreviated(rt, version, base)
+        if got is None and len(matches) > 1:
+            out.refused.append((at, f"{base}: ambiguous option: could match {', '.join(matches[:6])} "
+                                    f"({rt.title} {version}'s argparse: exit 2)"))
+            continue
+        canonical = rt.aliases.get(got or base, got or base)
+        if canonical in rt.flags:
+            out.values.pop(canonical, None)
+            out.values[canonical] = (merged, at)
     return out
 
 
