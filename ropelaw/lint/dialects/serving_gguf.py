@@ -42,7 +42,7 @@ def is_gguf_name(raw: Any) -> bool:
 def local_gguf(path: str, raw: str) -> str | None:
     """The GGUF named ``raw`` beside the linted file ``path``, else in the working directory, else None."""
     raw = raw.strip()
-    for cand in (os.path.join(os.path.dirname(os.path.abspath(path)), raw), raw):
+    for cand in (os.path.join(os.path.dirname(path), raw), raw):
         if os.path.isfile(cand):
             return os.path.normpath(cand)
     return None

@@ -171,6 +171,13 @@ def read_launch(path: str, launch: Launch, fmt: str, o: Overrides, ver: tuple, a
         model = find(str(name_v.raw).strip(), given=o.model_config, revision=rev)
         if model is None:
             raise needed(path, name_v, rev)
+        gpath = local_gguf(path, str(name_v.raw)) if is_gguf_name(name_v.raw) else None
+        if gpath is not None:  # --model-config stands for the config the runtime reads: compared with the GGUF
+            from ..gguf import read_gguf
+
+            gguf_problems = _compare_gguf(read_gguf(gpath), model.data, gpath, name_v,
+                                          f"--model-config {o.model_config} stands for the config.json {rt.title} "
+                                          "reads for this GGUF")
     ov, where = gathered_overrides(path, sem, args, values)
     hf = overlay(rt, sem, model.data, ov)
     served_hf = hf
@@ -229,7 +236,7 @@ def gguf_model(path: str, launch: Launch, sem: str, name_v: Value, args: dict, r
             if gpath is None:
                 raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: the GGUF is not here (beside the file or in the "
                                   f"working directory); {how}", name_v.line, name_v.column, fix=HOW)
-            folder = os.path.dirname(os.path.abspath(gpath))
+            folder = os.path.dirname(gpath) or "."
             model = find(folder, revision=None, table=False)
             if model is None:
                 raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: {how}; {folder} has no config.json",
@@ -251,7 +258,7 @@ def gguf_model(path: str, launch: Launch, sem: str, name_v: Value, args: dict, r
                           f"directory); SGLang {sem} reads its config from a config.json beside it, else from its "
                           f"metadata (transformers' GGUF conversion): give the file, or {HOW}",
                           name_v.line, name_v.column, fix=HOW)
-    folder = os.path.dirname(os.path.abspath(gpath))
+    folder = os.path.dirname(gpath) or "."
     if os.path.isfile(os.path.join(folder, "config.json")):  # gguf_sidecar_dir: the config beside it wins
         model = find(folder, revision=None, table=False)
         if model is not None:

@@ -64,8 +64,10 @@ SERVED_OVERRIDE = define_rule(
          "factor or original length other than the file's; and the overrides of a vLLM / SGLang launch "
          "(`--hf-overrides`, vLLM 0.11's `--rope-scaling` / `--rope-theta`, `--json-model-override-args`, "
          "`LLM(hf_overrides=...)`) of `rope_theta`, `rope_scaling`, `rope_parameters`, `partial_rotary_factor`, "
-         "`head_dim` or `max_position_embeddings` with the model's config.json. The analysis follows the launch "
-         "(what the runtime runs).",
+         "`head_dim` or `max_position_embeddings` with the model's config.json; and, for a GGUF served by vLLM or "
+         "SGLang, the config the runtime builds it from with the GGUF's own metadata (a base, context length or "
+         "scaling that differs; SGLang's conversion of a GGUF, which drops its RoPE scaling and `rope_freqs` "
+         "tensor). The analysis follows the launch (what the runtime runs).",
     why="A model attends with the frequencies it was trained with; a base or scaling that differs from the "
         "checkpoint's moves every pair's angle, which reads as fine at short context and degrades as the "
         "context grows (unless the model was tuned for the new setting).",
@@ -74,7 +76,9 @@ SERVED_OVERRIDE = define_rule(
         "with it; to extend the context, use the scaling the model documents.",
     references=(f"{LLAMACPP_VENDORED}: common/arg.cpp, src/llama-context.cpp llama_context",
                 "vllm==0.32.0: vllm/config/model.py (hf_overrides)",
-                "sglang==0.5.23: sglang/srt/utils/hf_transformers/config.py get_config"),
+                "sglang==0.5.23: sglang/srt/utils/hf_transformers/config.py get_config",
+                "vllm-gguf-plugin==0.0.5: vllm_gguf_plugin/plugin.py _get_gguf_config_source, config_parser.py",
+                "transformers==5.19.0: modeling_gguf_pytorch_utils.py load_gguf_checkpoint, integrations/ggml.py"),
 )
 SERVED_CONTEXT = define_rule(
     "RV043", "served-context-capped", "warning",
