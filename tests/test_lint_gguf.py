@@ -168,8 +168,9 @@ def test_rv041_not_for_partial_rotary_where_llamacpp_allows_it(tmp_path, capsys)
 
 def test_yarn_attention_factor_is_transformers(tmp_path, capsys):
     """YaRN x4 from 32,768 (Qwen2.5's recipe): llama.cpp's magnitude 0.1 ln s + 1 is transformers' attention factor
-    (its get_mscale with mscale 1); a yarn_attn_factor in the file is overwritten (RV044); an ext_factor other
-    than 1 is not modelled (RV030)."""
+    (its get_mscale with mscale 1); qwen2 loads no yarn_* key (only grok.cpp / mistral3.cpp / deepseek*.cpp do):
+    a yarn_attn_factor or yarn_ext_factor in its file is passed over (RV044); in grok's, a yarn_attn_factor is
+    overwritten (RV044) and an ext_factor other than 1 is not modelled (RV030)."""
     from transformers import Qwen2Config
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
@@ -188,7 +189,31 @@ def test_yarn_attention_factor_is_transformers(tmp_path, capsys):
     assert not codes(out) & {"RV044", "RV030"}, out
     meta = dict(kv, **{"{arch}.rope.scaling.yarn_attn_factor": 0.5, "{arch}.rope.scaling.yarn_ext_factor": 0.5})
     code, out, _ = lint(capsys, write_gguf(tmp_path / "yarn2.gguf", "qwen2", meta))
-    assert {"RV044", "RV030"} <= codes(out) and "overwrites qwen2.rope.scaling.yarn_attn_factor" in out, out
+    assert "RV044" in codes(out) and "RV030" not in codes(out), out
+    assert "llama.cpp's qwen2 does not read qwen2.rope.scaling.yarn_ext_factor" in out
+    assert "does not read qwen2.rope.scaling.yarn_attn_factor (only the load_arch_hparams of src/models/grok.cpp" in out
+    code, out, _ = lint(capsys, write_gguf(tmp_path / "grok.gguf", "grok", meta))
+    assert {"RV044", "RV030"} <= codes(out) and "overwrites grok.rope.scaling.yarn_attn_factor" in out, out
+
+
+def test_yarn_betas_only_where_llama_cpp_reads_them(tmp_path, capsys):
+    """llama.cpp (llama-cpp-python 0.3.36) loads yarn_beta_fast / _slow only in grok.cpp and mistral3.cpp; grok's
+    default beta_fast is 8 (grok.cpp 5); every other architecture runs 32 / 1 whatever its file says
+    (tests/differential/test_diff_llamacpp_yarn.py reads this from the source)."""
+    kv = {"{arch}.context_length": 131072, "{arch}.embedding_length": 4096, "{arch}.attention.head_count": 32,
+          "{arch}.rope.freq_base": 1e6, "{arch}.rope.scaling.type": "yarn", "{arch}.rope.scaling.factor": 4.0,
+          "{arch}.rope.scaling.original_context_length": 32768, "{arch}.rope.scaling.yarn_beta_fast": 16.0,
+          "{arch}.rope.scaling.yarn_beta_slow": 2.0}
+    betas = {}
+    for arch in ("llama", "mistral3", "grok"):
+        cfg = load_config(write_gguf(tmp_path / f"{arch}.gguf", arch, kv))
+        betas[arch] = tuple(cfg.layers[0].params[k].number() for k in ("beta_fast", "beta_slow"))
+    assert betas == {"llama": (32.0, 1.0), "mistral3": (16.0, 2.0), "grok": (16.0, 2.0)}
+    code, out, _ = lint(capsys, str(tmp_path / "llama.gguf"))
+    assert "does not read llama.rope.scaling.yarn_beta_fast" in out and "it runs beta_fast 32" in out
+    plain = {k: v for k, v in kv.items() if "beta" not in k}
+    cfg = load_config(write_gguf(tmp_path / "grok8.gguf", "grok", plain))
+    assert cfg.layers[0].params["beta_fast"].number() == 8.0
 
 
 def test_rv044_phi3_window_disabled(tmp_path, capsys):

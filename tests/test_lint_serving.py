@@ -363,3 +363,14 @@ def test_abbreviations_are_read_as_argparse_reads_them(tmp_path, capsys):
     assert sgl.target.raw == 8192 and names(sgl) == []
     p = parse_argv(VLLM, "0.10.2", ["Q", "--max-model", "4096"])  # a version whose flags are not tabled: passed over
     assert p.values == {} and p.refused == []
+
+
+def test_sglang_gpt_oss_gguf_scaling_is_said_not_modelled(tmp_path, capsys):
+    """transformers 5.19.0 rebuilds gpt-oss's rope_scaling from each key's length field (parts[0]), not its value:
+    RV031, never a guess (test_diff_serving_gguf.py runs transformers' own branch)."""
+    from tests.gguf_files import write_gguf
+
+    write_gguf(tmp_path / "g.gguf", "gpt-oss", {"{arch}.context_length": 131072, "{arch}.rope.freq_base": 150000.0,
+                                                "{arch}.rope.scaling.type": "yarn", "{arch}.rope.scaling.factor": 32.0})
+    code, out, _ = lint(capsys, write(tmp_path, "s.sh", "sglang serve --model-path g.gguf\n"))
+    assert code == 1 and codes(out) == ["RV031"] and "which ropelaw does not model" in out and "length field" in out

@@ -76,6 +76,10 @@ JUDGED = {
         {"params", "train", "codes"}, "high_freq_factor = low_freq_factor: rope_freqs.weight has no smooth band and "
                                       "fixes the original length only between two wavelengths; the training "
                                       "length is not in the GGUF, said (RL100: pass --train)"),
+    "hf/alibaba__rtp-llm__rtp_llm__test__model_test__fake_test__testdata__kimi_k2__tokenizer__config.json": (
+        {"params"}, "beta_fast 1 in config.json; the conversion writes deepseek2.rope.scaling.yarn_beta_fast 1, which "
+                    "llama.cpp's deepseek2 never loads (only models/grok.cpp and mistral3.cpp do): it runs 32, said "
+                    "(RV044; tests/differential/test_diff_llamacpp_yarn.py reads which architectures load it)"),
 }
 
 

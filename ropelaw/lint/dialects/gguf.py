@@ -15,11 +15,14 @@ llama-cpp-python==0.3.36 (``src/llama-model.cpp`` ``load_hparams``, ``src/llama-
   anything else aborts the load; ``rope.scaling.factor`` (old name ``rope.scale_linear``; 0
   or absent: 1); ``none`` forces factor 1. ``original_context_length`` (default: the training
   context) is YaRN's original length and LongRoPE's switch point;
-- YaRN: ``yarn_ext_factor`` (default 1 for yarn), ``yarn_beta_fast`` / ``_slow`` (32 / 1), and an
+- YaRN: ``yarn_ext_factor`` (default 1 for yarn), ``yarn_beta_fast`` / ``_slow`` (32 / 1; grok 8 / 1), and an
   attention factor llama.cpp computes itself: ``0.1 ln s + 1`` times ``rope.scaling.attn_factor``
   (default 1), or ``get_mscale(s, m) / get_mscale(s, yarn_log_multiplier)`` when
   ``rope.scaling.yarn_log_multiplier`` is set (DeepSeek: m is that multiplier when it is not 1);
-  ``rope.scaling.yarn_attn_factor`` is overwritten (llama-context.cpp 173-214);
+  ``rope.scaling.yarn_attn_factor`` is overwritten (llama-context.cpp 173-214: the magnitude it sets is divided
+  by ``1 + 0.1 ln s``, which ggml's ``rope_yarn`` multiplies back, ggml-cpu/ops.cpp 6187-6204). The
+  ``yarn_*`` keys are loaded only by the architectures of :data:`YARN_KEYS_READ` (grok, mistral3, DeepSeek);
+  in any other GGUF llama.cpp passes them over and runs its defaults (RV044 names the key);
 - LongRoPE: the ``rope_factors_long`` / ``rope_factors_short`` tensors, long when the served
   context exceeds the original length (``get_rope_factors``), magnitude ``rope.scaling.attn_factor``;
 - ``rope_freqs.weight`` divides each pair's angle (Llama 3.1's bands, written by the conversion
@@ -48,6 +51,16 @@ NAME = "gguf"
 DEFAULT_BASE = 10000.0  # llama-model.cpp load_hparams: rope_freq_base_train = 10000.0f
 DEFAULT_SWA_BASE = 10000.0  # llama-hparams.h rope_freq_base_train_swa = 10000.0f
 YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0  # llama-hparams.h yarn_beta_fast / yarn_beta_slow
+# The YaRN keys llama.cpp loads only in some architectures' load_arch_hparams (src/models/<arch>.cpp; the generic
+# load_hparams of llama-model.cpp reads none of them): elsewhere the key is passed over and the default runs.
+YARN_KEYS_READ = {
+    "yarn_beta_fast": frozenset({"grok", "mistral3"}),  # grok.cpp 26, mistral3.cpp 7
+    "yarn_beta_slow": frozenset({"grok", "mistral3"}),  # grok.cpp 27, mistral3.cpp 8
+    "yarn_ext_factor": frozenset({"grok"}),  # grok.cpp 24
+    "yarn_attn_factor": frozenset({"grok"}),  # grok.cpp 25 (then overwritten when ext_factor != 0)
+    "yarn_log_multiplier": frozenset({"deepseek2", "deepseek32", "mistral3"}),  # deepseek2.cpp 34, deepseek32.cpp 34,
+}                                                                               # mistral3.cpp 9
+ARCH_BETA_FAST = {"grok": 8.0}  # grok.cpp 5: hparams.yarn_beta_fast = 8.0f ("defaults for old GGUFs")
 # llama-model.cpp load_hparams: these architectures refuse rope.dimension_count != the head dim
 FULL_ROTARY = ("llama", "deci", "falcon", "llama-embed")
 MAX_LAYERS = 512  # llama-hparams.h LLAMA_MAX_LAYERS: load_hparams asserts 0 < block_count <= it
@@ -255,13 +268,28 @@ def _scheme(doc: Doc, a: str, ctx: Value, d: Value, base: Value, problems: list,
 
 
 def _yarn(doc: Doc, p: str, kind: Value, factor: Value, s: float, orig: Value, problems: list, unread: list):
-    """YaRN as llama.cpp runs it (module docstring: its attention factor)."""
-    ext = doc.get(p + "yarn_ext_factor")
+    """YaRN as llama.cpp runs it (module docstring: its attention factor; :data:`YARN_KEYS_READ`: the keys only
+    some architectures load, passed over elsewhere: RV044)."""
+    arch = doc.raw("general.architecture")
+    read: dict[str, Value | None] = {}
+    for key, archs in YARN_KEYS_READ.items():
+        v = doc.get(p + key)
+        if v is not None and arch not in archs:
+            runs = {"yarn_beta_fast": f"beta_fast {YARN_BETA_FAST:g}", "yarn_beta_slow": f"beta_slow {YARN_BETA_SLOW:g}",
+                    "yarn_ext_factor": "ext_factor 1", "yarn_attn_factor": "its own YaRN magnitude",
+                    "yarn_log_multiplier": "0.1 ln s + 1"}[key]
+            problems.append(Problem(IGNORES, v, f"llama.cpp's {arch} does not read {v.key} (only the "
+                                                f"load_arch_hparams of src/models/"
+                                                f"{', '.join(a + '.cpp' for a in sorted(archs))} does): it runs "
+                                                f"{runs}"))
+            v = None
+        read[key] = v
+    ext = read["yarn_ext_factor"]
     if ext is not None and ext.number() != 1.0:  # RV030: not modelled, said; the analysis is ext_factor 1's
         unread.append(replace(ext, note="YaRN's ext_factor other than llama.cpp's default 1: not modelled (the "
                                         "frequencies shown are ext_factor 1's)"))
     attn = doc.get(p + "attn_factor")
-    mult = doc.get(p + "yarn_log_multiplier")
+    mult = read["yarn_log_multiplier"]
     m = attn.number() if attn is not None and attn.number() is not None else 1.0
     if mult is not None and mult.number():
         mall = mult.number() / (0.1 if doc.raw("general.architecture") in ("deepseek2", "deepseek32") else 1.0)
@@ -275,15 +303,15 @@ def _yarn(doc: Doc, p: str, kind: Value, factor: Value, s: float, orig: Value, p
         af, how = (0.1 * math.log(s) + 1.0 if s > 1 else 1.0) * m, "0.1 ln s + 1 (llama.cpp's YaRN magnitude)"
     if attn is not None and m != 1.0:
         how += f" x {attn.key} {m:g}"
-    yattn = doc.get(p + "yarn_attn_factor")
+    yattn = read["yarn_attn_factor"]
     if yattn is not None:
         problems.append(Problem(IGNORES, yattn, f"llama.cpp overwrites {yattn.key} {yattn.raw!r} with its own "
                                                           f"YaRN magnitude {af:.6g} (llama-context.cpp 177-214)"))
     params = {"factor": factor, "original_max_position_embeddings": orig,
-              "beta_fast": doc.get(p + "yarn_beta_fast") or preset(YARN_BETA_FAST, "llama.cpp default yarn_beta_fast",
-                                                                    None),
-              "beta_slow": doc.get(p + "yarn_beta_slow") or preset(YARN_BETA_SLOW, "llama.cpp default yarn_beta_slow",
-                                                                    None),
+              "beta_fast": read["yarn_beta_fast"] or preset(ARCH_BETA_FAST.get(arch, YARN_BETA_FAST),
+                                                            f"llama.cpp default yarn_beta_fast"
+                                                            f"{' (grok.cpp)' if arch in ARCH_BETA_FAST else ''}", None),
+              "beta_slow": read["yarn_beta_slow"] or preset(YARN_BETA_SLOW, "llama.cpp default yarn_beta_slow", None),
               "attention_factor": derived(af, how, factor, "number")}
     return derived("yarn", kind.key, kind, "str"), params
 

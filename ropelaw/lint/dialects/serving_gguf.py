@@ -14,8 +14,8 @@
   (``AutoConfig.from_pretrained(folder, gguf_file=...)``, transformers==5.19.0, SGLang's pin), modelled by
   :func:`converted`: ``modeling_gguf_pytorch_utils.py`` ``load_gguf_checkpoint`` with the tables of
   ``integrations/ggml.py`` (``ropelaw/data/transformers_gguf.json``). That conversion carries ``{arch}.rope.freq_base``,
-  ``context_length`` and (llama / mistral) ``rope.dimension_count``, and no ``rope.scaling.*`` key except for
-  gpt-oss; the ``rope_freqs.weight`` tensor (Llama 3.1's bands) is named nowhere in SGLang 0.5.23 or
+  ``context_length`` and (llama / mistral) ``rope.dimension_count``, and no ``rope.scaling.*`` key (for gpt-oss
+  it reads each key's length field instead of its value: not modelled, RV031); the ``rope_freqs.weight`` tensor (Llama 3.1's bands) is named nowhere in SGLang 0.5.23 or
   transformers 5.19.0: a GGUF whose RoPE is scaled is served without its scaling (RV042 says so).
 
 The GGUF itself is looked for beside the linted file, then in the working directory (as ``llamacpp_launch``);
@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-__all__ = ["is_gguf_name", "local_gguf", "converted", "scaled_rope", "PLUGIN", "TRANSFORMERS"]
+__all__ = ["is_gguf_name", "local_gguf", "converted", "scaled_rope", "NotModelled", "PLUGIN", "TRANSFORMERS"]
 
 PLUGIN = "vllm-gguf-plugin==0.0.5"
 TRANSFORMERS = "transformers==5.19.0"
@@ -98,18 +98,16 @@ def converted(metadata: Mapping, tables: Mapping | None = None) -> dict:
     if out.get("model_type") == "gemma4":
         out["model_type"] = "gemma4_text"
     if updated == "gpt_oss" and "gpt-oss.rope.scaling.type" in metadata:
-        block: dict[str, Any] = {"rope_type": metadata["gpt-oss.rope.scaling.type"]}
-        for key, value in metadata.items():
-            if not key.startswith("gpt-oss.rope.scaling.") or key.endswith(".type"):
-                continue
-            suffix = key[len("gpt-oss.rope.scaling."):]
-            if suffix in ("factor", "attention_factor", "beta_fast", "beta_slow"):
-                value = float(value)
-            elif suffix in ("original_context_length", "original_max_position_embeddings"):
-                suffix, value = "original_max_position_embeddings", int(value)
-            block[suffix] = value
-        out["rope_scaling"] = block
+        # 5.19.0 lines 730-765 rebuild rope_scaling from reader.fields[key].parts[0], which is the key's length
+        # field (gguf's ReaderField parts: key length, key, type, value...), not its value: the block it builds
+        # holds no value of the file (and float() of that array raises TypeError under numpy 2.4)
+        raise NotModelled("transformers' GGUF conversion rebuilds gpt-oss's rope_scaling from each key's length "
+                          "field, not its value (modeling_gguf_pytorch_utils.py 730-765: reader.fields[key].parts[0])")
     return out
+
+
+class NotModelled(ValueError):
+    """transformers' conversion does something ropelaw does not model (said, never guessed)."""
 
 
 def scaled_rope(metadata: Mapping, tensors: Mapping) -> list[str]:

@@ -269,8 +269,9 @@ def gguf_model(path: str, launch: Launch, sem: str, name_v: Value, args: dict, r
     try:
         data = converted(g.metadata)
     except ValueError as exc:
+        what = "which ropelaw does not model" if type(exc).__name__ == "NotModelled" else "which refuses it"
         raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: SGLang {sem} builds the config through {TRANSFORMERS}'s GGUF "
-                          f"conversion, which refuses it ({exc}); put the model's config.json beside the GGUF",
+                          f"conversion, {what} ({exc}); put the model's config.json beside the GGUF",
                           name_v.line, name_v.column, fix=HOW) from None
     origin = (f"{gpath}'s metadata as {TRANSFORMERS}'s GGUF conversion builds the config (SGLang {sem} "
               "get_config: no config.json beside it)")
@@ -282,8 +283,8 @@ def gguf_model(path: str, launch: Launch, sem: str, name_v: Value, args: dict, r
 
         problems.append(problem(SERVED_OVERRIDE, Value(raw, name_v.key, name_v.line, name_v.column, "", "any"),
                                 f"SGLang {sem} builds this GGUF's config through {TRANSFORMERS}'s GGUF conversion, "
-                                f"which carries no RoPE scaling for {g.architecture!r} (integrations/ggml.py; only "
-                                f"gpt-oss's rope.scaling keys are rebuilt) and no rope_freqs tensor: "
+                                f"which carries no RoPE scaling for {g.architecture!r} (integrations/ggml.py) and no "
+                                f"rope_freqs tensor: "
                                 f"{', '.join(lost)} is not served; put the model's config.json beside the GGUF"))
     return model, name_v, problems
 
