@@ -246,7 +246,7 @@ LLAMA31 = str(ROOT / "tests" / "configs" / "llama-3.1-8b.json")  # llama3 x8 fro
 
 
 def _gguf(tmp_path: Path, config: str | None = None) -> Path:
-    from tests.gguf_files import llama31
+    from gguf_files import llama31
 
     folder = tmp_path / "model"
     folder.mkdir()
@@ -325,7 +325,7 @@ def test_sglang_serves_a_ggufs_metadata_without_its_scaling(tmp_path, capsys):
 
 
 def test_sglang_refuses_a_gguf_transformers_cannot_convert(tmp_path, capsys):
-    from tests.gguf_files import write_gguf
+    from gguf_files import write_gguf
 
     write_gguf(tmp_path / "o.gguf", "olmo2", {"{arch}.context_length": 4096, "{arch}.rope.freq_base": 500000.0})
     code, out, _ = lint(capsys, write(tmp_path, "s.sh", "sglang serve --model-path o.gguf\n"))
@@ -368,7 +368,7 @@ def test_abbreviations_are_read_as_argparse_reads_them(tmp_path, capsys):
 def test_sglang_gpt_oss_gguf_scaling_is_said_not_modelled(tmp_path, capsys):
     """transformers 5.19.0 rebuilds gpt-oss's rope_scaling from each key's length field (parts[0]), not its value:
     RV031, never a guess (test_diff_serving_gguf.py runs transformers' own branch)."""
-    from tests.gguf_files import write_gguf
+    from gguf_files import write_gguf
 
     write_gguf(tmp_path / "g.gguf", "gpt-oss", {"{arch}.context_length": 131072, "{arch}.rope.freq_base": 150000.0,
                                                 "{arch}.rope.scaling.type": "yarn", "{arch}.rope.scaling.factor": 32.0})

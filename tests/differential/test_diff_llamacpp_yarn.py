@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import re
 from pathlib import Path
 
@@ -33,7 +34,8 @@ import pytest
 
 from ropelaw.lint.dialects.gguf import ARCH_BETA_FAST, YARN_KEYS_READ
 from ropelaw.lint.loader import load_config
-from tests.gguf_files import write_gguf
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: gguf_files
+from gguf_files import write_gguf  # noqa: E402
 
 SRC = os.environ.get("ROPELAW_LLAMACPP_SRC")
 ROOT = Path(SRC, "vendor", "llama.cpp") if SRC else None

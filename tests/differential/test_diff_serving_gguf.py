@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import zipfile
 from pathlib import Path
 
@@ -24,7 +25,8 @@ import pytest
 
 from ropelaw.lint.dialects.serving_gguf import NotModelled, _tables, converted
 from ropelaw.lint.gguf import read_gguf
-from tests.gguf_files import LLAMA31_8B, llama31, write_gguf
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: gguf_files
+from gguf_files import LLAMA31_8B, llama31, write_gguf  # noqa: E402
 
 WHEEL = os.environ.get("ROPELAW_TF_GGUF_WHEEL")
 
@@ -86,7 +88,11 @@ def test_transformers_converts_as_ropelaw_reads(tmp_path, name):
 
 @pytest.mark.skipif(not WHEEL, reason="ROPELAW_TF_GGUF_WHEEL not set (CI step 'serving runtimes')")
 def test_committed_table_is_transformers_5_19_0s():
-    import scripts.transformers_gguf as gen
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    try:
+        import transformers_gguf as gen
+    finally:
+        sys.path.pop(0)
 
     with zipfile.ZipFile(WHEEL) as z:
         assert Path(WHEEL).name.startswith("transformers-5.19.0-")
