@@ -374,3 +374,30 @@ def test_sglang_gpt_oss_gguf_scaling_is_said_not_modelled(tmp_path, capsys):
                                                 "{arch}.rope.scaling.type": "yarn", "{arch}.rope.scaling.factor": 32.0})
     code, out, _ = lint(capsys, write(tmp_path, "s.sh", "sglang serve --model-path g.gguf\n"))
     assert code == 1 and codes(out) == ["RV031"] and "which ropelaw does not model" in out and "length field" in out
+
+
+def test_a_remote_gguf_reference(tmp_path, capsys, monkeypatch):
+    """vllm-gguf-plugin 0.0.5 ``repo_id:quant_type`` (its README: ``vllm serve Qwen/Qwen3-0.6B-GGUF:Q8_0 --tokenizer
+    Qwen/Qwen3-0.6B``): the config from --tokenizer, else the GGUF repository's config.json; SGLang downloads the
+    file (resolve_hf_gguf_reference): RV031 naming it. The quant types are gguf==0.19.0's enums (checked here)."""
+    import gguf
+
+    from ropelaw.lint.dialects.serving_gguf import FILE_TYPES, GGML_TYPES, remote_gguf
+
+    assert GGML_TYPES == set(gguf.GGMLQuantizationType._member_names_)
+    assert FILE_TYPES == {n[len("MOSTLY_"):] for n in gguf.LlamaFileType._member_names_ if n.startswith("MOSTLY_")}
+    assert remote_gguf("Qwen/Qwen3-0.6B-GGUF:Q8_0") == ("Qwen/Qwen3-0.6B-GGUF", "Q8_0")
+    assert remote_gguf("org/m-GGUF:UD-Q4_K_XL") == ("org/m-GGUF", "UD-Q4_K_XL")  # the plugin's own examples
+    assert remote_gguf("org/m-GGUF:Q4_K_M") and remote_gguf("org/m-GGUF:IQ2_M")
+    assert remote_gguf("org/m-GGUF:RANDOM") is None and remote_gguf("org:Q8_0") is None
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    code, out, _ = lint(capsys, write(tmp_path, "a.sh", "vllm serve Qwen/Qwen3-0.6B-GGUF:Q8_0\n"))
+    assert code == 1 and codes(out) == ["RV031"] and "hf download Qwen/Qwen3-0.6B-GGUF config.json" in out
+    assert "the GGUF's repository 'Qwen/Qwen3-0.6B-GGUF'" in out
+    (tmp_path / "qwen").mkdir()
+    (tmp_path / "qwen" / "config.json").write_text(Path(QWEN3).read_text())
+    monkeypatch.chdir(tmp_path)
+    cfg = load_config(write(tmp_path, "b.sh", "vllm serve Qwen/Qwen3-0.6B-GGUF:Q8_0 --tokenizer qwen\n"))
+    assert cfg.layers[0].base.raw == 1000000.0 and cfg.target.raw == 40960
+    code, out, _ = lint(capsys, write(tmp_path, "c.sh", "sglang serve --model-path Qwen/Qwen3-0.6B-GGUF:Q8_0\n"))
+    assert codes(out) == ["RV031"] and "downloads the GGUF of Qwen/Qwen3-0.6B-GGUF named *-Q8_0.gguf" in out

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-__all__ = ["is_gguf_name", "local_gguf", "converted", "scaled_rope", "NotModelled", "PLUGIN", "TRANSFORMERS"]
+__all__ = ["is_gguf_name", "remote_gguf", "local_gguf", "converted", "scaled_rope", "NotModelled", "PLUGIN", "TRANSFORMERS"]
 
 PLUGIN = "vllm-gguf-plugin==0.0.5"
 TRANSFORMERS = "transformers==5.19.0"
@@ -37,6 +37,37 @@ def is_gguf_name(raw: Any) -> bool:
     """A model argument naming a GGUF file (vllm-gguf-plugin ``_is_gguf_reference``: ``model.endswith('.gguf')``;
     SGLang ``check_gguf_file``: a file with the ``.gguf`` suffix)."""
     return isinstance(raw, str) and raw.strip().endswith(".gguf")
+
+
+# gguf==0.19.0 (the [test] pin; vllm-gguf-plugin 0.0.5 asks gguf>=0.17.0): GGMLQuantizationType's names and
+# LlamaFileType's MOSTLY_ names without the prefix, for the plugin's is_valid_gguf_quant_type
+GGML_TYPES = frozenset("F32 F16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K IQ2_XXS IQ2_XS IQ3_XXS "
+                       "IQ1_S IQ4_NL IQ3_S IQ2_S IQ4_XS I8 I16 I32 I64 F64 IQ1_M BF16 TQ1_0 TQ2_0 MXFP4 NVFP4 "
+                       "Q1_0".split())
+FILE_TYPES = frozenset("F16 Q4_0 Q4_1 Q8_0 Q5_0 Q5_1 Q2_K Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K "
+                       "IQ2_XXS IQ2_XS Q2_K_S IQ3_XS IQ3_XXS IQ1_S IQ4_NL IQ3_S IQ3_M IQ2_S IQ2_M IQ4_XS IQ1_M BF16 "
+                       "TQ1_0 TQ2_0 MXFP4_MOE NVFP4 Q1_0".split())
+_REMOTE = r"[a-zA-Z0-9][a-zA-Z0-9._-]*/[a-zA-Z0-9][a-zA-Z0-9._-]*:[A-Za-z0-9_+-]+"
+
+
+def _valid_quant(q: str) -> bool:
+    """vllm-gguf-plugin 0.0.5 ``is_valid_gguf_quant_type``: a file type, a tensor type, or a tensor type with a
+    ``_M`` / ``_S`` / ``_L`` / ``_XL`` / ``_XS`` / ``_XXS`` suffix."""
+    if q in FILE_TYPES or q in GGML_TYPES:
+        return True
+    return any(q.endswith(sfx) and q[:-len(sfx)] in GGML_TYPES for sfx in ("_M", "_S", "_L", "_XL", "_XS", "_XXS"))
+
+
+def remote_gguf(raw: Any) -> tuple[str, str] | None:
+    """``(repository, quant type)`` of a ``repo_id:quant_type`` model (vllm-gguf-plugin 0.0.5 ``is_remote_gguf``:
+    the quant type valid, or ``PREFIX-`` + a valid one), else None."""
+    import re
+
+    if not isinstance(raw, str) or not re.fullmatch(_REMOTE, raw.strip()):
+        return None
+    repo, quant = raw.strip().rsplit(":", 1)
+    ok = _valid_quant(quant) or ("-" in quant and _valid_quant(quant.rsplit("-", 1)[1]))
+    return (repo, quant) if ok else None
 
 
 def local_gguf(path: str, raw: str) -> str | None:

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 from ..model import LoadedConfig, ModelNeeded, Overrides, UnreadConfig, Value
 from ..rules.serving import IGNORES, RUNTIME_REFUSES, SERVED_OVERRIDE
 from .serving_args import VLLM, Runtime
-from .serving_gguf import PLUGIN, TRANSFORMERS, converted, is_gguf_name, local_gguf, scaled_rope
+from .serving_gguf import PLUGIN, TRANSFORMERS, converted, is_gguf_name, local_gguf, remote_gguf, scaled_rope
 from .serving_launch import Computed, Launch
 
 __all__ = ["read_launch", "overlay", "problem", "ROPE_KEYS"]
@@ -165,7 +165,7 @@ def read_launch(path: str, launch: Launch, fmt: str, o: Overrides, ver: tuple, a
     name_v = model_value(path, launch, args)
     rev = values.get("revision") if isinstance(values.get("revision"), str) else None
     gguf_problems: list = []
-    if is_gguf_name(name_v.raw) and not o.model_config:
+    if (is_gguf_name(name_v.raw) or remote_gguf(name_v.raw) is not None) and not o.model_config:
         model, name_v, gguf_problems = gguf_model(path, launch, sem, name_v, args, rev)
     else:
         model = find(str(name_v.raw).strip(), given=o.model_config, revision=rev)
@@ -218,7 +218,12 @@ def gguf_model(path: str, launch: Launch, sem: str, name_v: Value, args: dict, r
 
     rt = launch.runtime
     raw = str(name_v.raw).strip()
-    gpath = local_gguf(path, raw)
+    remote = remote_gguf(raw)
+    gpath = local_gguf(path, raw) if remote is None else None
+    if remote is not None and rt is not VLLM:
+        raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: SGLang {sem} downloads the GGUF of {remote[0]} named "
+                          f"*-{remote[1]}.gguf (hf_transformers/common.py resolve_hf_gguf_reference), not read here: "
+                          "download it and name the file", name_v.line, name_v.column, fix=HOW)
     if rt is VLLM:
         if sem != "0.32.0":
             raise ModelNeeded(f"{path}: {name_v.key} {raw!r} is a GGUF: how vLLM {sem} builds a GGUF's config (in-tree, "
@@ -232,6 +237,9 @@ def gguf_model(path: str, launch: Launch, sem: str, name_v: Value, args: dict, r
         how = (f"vLLM {sem} serves a GGUF through {PLUGIN}, which reads the model's config.json from "
                + (f"{source.key} {source.raw!r}" if source else "the GGUF's folder") + ", not from the GGUF's "
                "metadata (plugin.py _get_gguf_config_source, config_parser.py)")
+        if source is None and remote is not None:  # the plugin: the repository of repo_id:quant_type
+            source = Value(remote[0], f"the repository of {name_v.key}", name_v.line, name_v.column, "", "str")
+            how = how.replace("the GGUF's folder", f"the GGUF's repository {remote[0]!r}")
         if source is None:
             if gpath is None:
                 raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: the GGUF is not here (beside the file or in the "
