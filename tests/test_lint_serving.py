@@ -348,6 +348,9 @@ def test_vllm_ntk_is_said_not_modelled(tmp_path, capsys):
     model.write_text(json.dumps(mixed))
     code, out, _ = lint(capsys, write(tmp_path, "serve.sh", "vllm serve my/model\n"), "--model-config", str(model))
     assert codes(out) == ["RV030"] and "exp(ln f ((i+1) / (d/2))^mixed_b)" in out
+    code, out, _ = lint(capsys, write(tmp_path, "s.sh", "sglang serve --model-path my/model\n"), "--model-config",
+                        str(model))  # SGLang 0.5.23's factory.py: no 'ntk' branch, ValueError
+    assert codes(out) == ["RV030"] and "Unknown RoPE scaling type ntk" in out
 
 
 def test_abbreviations_are_read_as_argparse_reads_them(tmp_path, capsys):

@@ -289,3 +289,14 @@ def test_sglang_refuses_ambiguous_abbreviations_as_ropelaw_does(sglang_full, wor
     assert exc.value.code == 2 and "ambiguous option" in capsys.readouterr().err
     refused = parse_argv(SGLANG, SGLANG.current, words).refused
     assert len(refused) == 1 and "ambiguous option" in refused[0][1]
+
+
+@need_sglang
+def test_sglang_get_rope_has_no_ntk():
+    """What RV030 says for an SGLang launch serving rope_type 'ntk' (serving_read._refuse_ntk), read in SGLang
+    0.5.23's srt/layers/rotary_embedding/factory.py: the scaling types get_rope builds, and its final ValueError."""
+    path = os.path.join(SGLANG_SRC, "sglang", "srt", "layers", "rotary_embedding", "factory.py")
+    lines = read(path).split("\n")
+    types_ = re.findall(r'scaling_type == "(\w+)"', "\n".join(lines))
+    assert "ntk" not in types_ and {"default", "linear", "dynamic", "yarn", "llama3", "longrope"} <= set(types_)
+    assert lines[437].strip() == 'raise ValueError(f"Unknown RoPE scaling type {scaling_type}")'  # line 438

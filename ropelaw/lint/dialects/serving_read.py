@@ -182,8 +182,7 @@ def read_launch(path: str, launch: Launch, fmt: str, o: Overrides, ver: tuple, a
     hf = overlay(rt, sem, model.data, ov)
     served_hf = hf
     hf, ignored = vllm_dynamic(rt, sem, hf)
-    if rt is VLLM:
-        _refuse_vllm_ntk(path, sem, hf, name_v)
+    _refuse_ntk(rt, path, sem, hf, name_v)
     data: dict = {}
     positions: dict = {}
     for key, (label, at) in where.items():
@@ -333,8 +332,10 @@ def _compare_gguf(g: Any, config: Mapping, gpath: str, source: Value, how: str) 
                     "settings than those served; serve the config.json of the model the GGUF was converted from")]
 
 
-def _refuse_vllm_ntk(path: str, sem: str, hf: Mapping, name_v: Value) -> None:
-    """RV030 for a rope_type 'ntk' block served by vLLM: vLLM 0.32.0's ``NTKScalingRotaryEmbedding``
+def _refuse_ntk(rt: Runtime, path: str, sem: str, hf: Mapping, name_v: Value) -> None:
+    """RV030 for a rope_type 'ntk' block served by vLLM or SGLang. SGLang 0.5.23's ``get_rope``
+    (``srt/layers/rotary_embedding/factory.py``) has no 'ntk' branch: ``ValueError('Unknown RoPE scaling type
+    ntk')`` (line 438) for a model built with it. vLLM 0.32.0's ``NTKScalingRotaryEmbedding``
     (``rotary_embedding/ntk_scaling_rope.py``) runs ``theta_i = (b f)^(-2i/d) f^(-2/d)`` (with ``mixed_b``:
     ``b^(-2i/d) / exp(ln f ((i+1) / (d/2))^mixed_b)``), measured against its own cache in
     tests/differential/test_diff_vllm_rope.py; neither is ropelaw's NTK-aware ``ntk`` (``b f^(d/(d-2))``), so the
@@ -342,6 +343,10 @@ def _refuse_vllm_ntk(path: str, sem: str, hf: Mapping, name_v: Value) -> None:
     from .serving_length import rope_blocks, text_config
 
     for b in rope_blocks(text_config(hf)):
+        if str(b.get("rope_type", b.get("type", ""))) == "ntk" and rt is not VLLM:
+            raise UnreadConfig(f"{path}: SGLang {sem}'s get_rope has no rope_type 'ntk' (ValueError 'Unknown RoPE "
+                               "scaling type ntk', srt/layers/rotary_embedding/factory.py 438): the model is not "
+                               "served as configured; not analysed", "RV030", name_v.line, name_v.column)
         if str(b.get("rope_type", b.get("type", ""))) == "ntk":
             formula = ("b^(-2i/d) / exp(ln f ((i+1) / (d/2))^mixed_b)" if b.get("mixed_b") is not None
                        else "(b f)^(-2i/d) f^(-2/d)")
