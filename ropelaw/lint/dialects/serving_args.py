@@ -127,6 +127,7 @@ def parse_argv(rt: Runtime, version: str, words: list[str]) -> Parsed:
             continue
         name, value = _name(rt, w)
         head, dot, rest = name.partition(".")
+        got: str | None  # the flag a prefix abbreviates, None when it matches no flag or several
         if dot and rt.json_keys:  # vLLM merges --head.key values first, then argparse reads the head
             got, matches = head, [head]
         else:

@@ -211,9 +211,7 @@ def gguf_model(path: str, launch: Launch, sem: str, name_v: Value, args: dict, r
     """``(ModelConfig, the Value naming it, RV042 problems)`` of a GGUF served by vLLM / SGLang, as the runtime
     builds its config (``serving_gguf.py``); RV031 where that config is not here, RV041 where the runtime
     refuses the file."""
-    from ..gguf import read_gguf
     from ..model_config import HOW
-    from ..resolve import ModelConfig, find, needed
 
     rt = launch.runtime
     raw = str(name_v.raw).strip()
@@ -224,42 +222,63 @@ def gguf_model(path: str, launch: Launch, sem: str, name_v: Value, args: dict, r
                           f"*-{remote[1]}.gguf (hf_transformers/common.py resolve_hf_gguf_reference), not read here: "
                           "download it and name the file", name_v.line, name_v.column, fix=HOW)
     if rt is VLLM:
-        if sem != "0.32.0":
-            raise ModelNeeded(f"{path}: {name_v.key} {raw!r} is a GGUF: how vLLM {sem} builds a GGUF's config (in-tree, "
-                              f"before {PLUGIN}) is not modelled here", name_v.line, name_v.column, fix=HOW)
-        source = None
-        for role, flag in (("hf_config_path", "--hf-config-path"), ("tokenizer", "--tokenizer")):
-            got = args.get(role)
-            if got is not None and isinstance(got[0], str) and not (role == "tokenizer" and is_gguf_name(got[0])):
-                source = Value(got[0], _label(got[2]), got[1][0], got[1][1], "", "str")
-                break
-        how = (f"vLLM {sem} serves a GGUF through {PLUGIN}, which reads the model's config.json from "
-               + (f"{source.key} {source.raw!r}" if source else "the GGUF's folder") + ", not from the GGUF's "
-               "metadata (plugin.py _get_gguf_config_source, config_parser.py)")
-        if source is None and remote is not None:  # the plugin: the repository of repo_id:quant_type
-            source = Value(remote[0], f"the repository of {name_v.key}", name_v.line, name_v.column, "", "str")
-            how = how.replace("the GGUF's folder", f"the GGUF's repository {remote[0]!r}")
-        if source is None:
-            if gpath is None:
-                raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: the GGUF is not here (beside the file or in the "
-                                  f"working directory); {how}", name_v.line, name_v.column, fix=HOW)
-            folder = os.path.dirname(gpath) or "."
-            model = find(folder, revision=None, table=False)
-            if model is None:
-                raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: {how}; {folder} has no config.json",
-                                  name_v.line, name_v.column,
-                                  fix=f"put the model's config.json beside the GGUF, name it with --hf-config-path, or "
-                                      f"{HOW}")
-            source = name_v
-        else:
-            model = find(str(source.raw).strip(), revision=rev)
-            if model is None:
-                exc = needed(path, source, rev)
-                raise ModelNeeded(f"{exc}; {how}", source.line, source.column, fix=exc.fix)
-        problems = []
-        if gpath is not None:
-            problems = _compare_gguf(read_gguf(gpath), model.data, gpath, source, how)
-        return model, source, problems
+        return _vllm_gguf_model(path, name_v, raw, sem, args, rev, remote, gpath)
+    return _sglang_gguf_model(path, name_v, raw, sem, gpath)
+
+
+def _vllm_gguf_model(path: str, name_v: Value, raw: str, sem: str, args: dict, rev: str | None,
+                     remote: tuple | None, gpath: str | None) -> tuple:
+    """:func:`gguf_model` under vLLM: the config.json vllm-gguf-plugin reads (``--hf-config-path``, ``--tokenizer``,
+    the repository of ``repo_id:quant_type``, else the GGUF's folder), compared with the GGUF where it is here."""
+    from ..gguf import read_gguf
+    from ..model_config import HOW
+    from ..resolve import find, needed
+
+    if sem != "0.32.0":
+        raise ModelNeeded(f"{path}: {name_v.key} {raw!r} is a GGUF: how vLLM {sem} builds a GGUF's config (in-tree, "
+                          f"before {PLUGIN}) is not modelled here", name_v.line, name_v.column, fix=HOW)
+    source = None
+    for role, flag in (("hf_config_path", "--hf-config-path"), ("tokenizer", "--tokenizer")):
+        got = args.get(role)
+        if got is not None and isinstance(got[0], str) and not (role == "tokenizer" and is_gguf_name(got[0])):
+            source = Value(got[0], _label(got[2]), got[1][0], got[1][1], "", "str")
+            break
+    how = (f"vLLM {sem} serves a GGUF through {PLUGIN}, which reads the model's config.json from "
+           + (f"{source.key} {source.raw!r}" if source else "the GGUF's folder") + ", not from the GGUF's "
+           "metadata (plugin.py _get_gguf_config_source, config_parser.py)")
+    if source is None and remote is not None:  # the plugin: the repository of repo_id:quant_type
+        source = Value(remote[0], f"the repository of {name_v.key}", name_v.line, name_v.column, "", "str")
+        how = how.replace("the GGUF's folder", f"the GGUF's repository {remote[0]!r}")
+    if source is None:
+        if gpath is None:
+            raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: the GGUF is not here (beside the file or in the "
+                              f"working directory); {how}", name_v.line, name_v.column, fix=HOW)
+        folder = os.path.dirname(gpath) or "."
+        model = find(folder, revision=None, table=False)
+        if model is None:
+            raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: {how}; {folder} has no config.json",
+                              name_v.line, name_v.column,
+                              fix=f"put the model's config.json beside the GGUF, name it with --hf-config-path, or "
+                                  f"{HOW}")
+        source = name_v
+    else:
+        model = find(str(source.raw).strip(), revision=rev)
+        if model is None:
+            exc = needed(path, source, rev)
+            raise ModelNeeded(f"{exc}; {how}", source.line, source.column, fix=exc.fix)
+    problems = []
+    if gpath is not None:
+        problems = _compare_gguf(read_gguf(gpath), model.data, gpath, source, how)
+    return model, source, problems
+
+
+def _sglang_gguf_model(path: str, name_v: Value, raw: str, sem: str, gpath: str | None) -> tuple:
+    """:func:`gguf_model` under SGLang: the config.json beside the GGUF, else its metadata through transformers'
+    GGUF conversion (RV042 for the RoPE scaling that conversion drops)."""
+    from ..gguf import read_gguf
+    from ..model_config import HOW
+    from ..resolve import ModelConfig, find
+
     if gpath is None:
         raise ModelNeeded(f"{path}: {name_v.key} {raw!r}: the GGUF is not here (beside the file or in the working "
                           f"directory); SGLang {sem} reads its config from a config.json beside it, else from its "
@@ -296,6 +315,7 @@ def gguf_model(path: str, launch: Launch, sem: str, name_v: Value, args: dict, r
     return model, name_v, problems
 
 
+
 def _compare_gguf(g: Any, config: Mapping, gpath: str, source: Value, how: str) -> list:
     """RV042 where the config.json vLLM reads and the GGUF it serves hold a different base, length or scaling."""
     import numpy as np
@@ -306,7 +326,6 @@ def _compare_gguf(g: Any, config: Mapping, gpath: str, source: Value, how: str) 
     md = g.metadata
     arch = md.get("general.architecture")
     text = text_config(config)
-    out = []
     theta = text.get("rope_theta")
     blocks = rope_blocks(text)
     if theta is None and blocks:
