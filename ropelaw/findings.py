@@ -152,13 +152,21 @@ class Finding:
     column: int = 1  # 1-based
     fix: str = ""  # in words, specific to this occurrence where possible
     data: dict[str, Any] = field(default_factory=dict, compare=False)  # numbers for json
+    # where the values the message names by key come from, in full (``lint.sources``: the message says the key,
+    # the runtime / file / version that gave it is said here, once): json "sources", full text "source:" lines
+    sources: tuple[str, ...] = field(default=(), compare=False)
+    # facts of this occurrence said beside the message, not in it (what was looked at, a measurement's detail):
+    # json "notes", full text "note:" lines
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
     def of(cls, rule: Rule, message: str, *, path: str = "-", line: int = 1, column: int = 1,
-           fix: str | None = None, **data: Any) -> "Finding":
+           fix: str | None = None, sources: "tuple[str, ...] | list[str]" = (),
+           notes: "tuple[str, ...] | list[str]" = (), **data: Any) -> "Finding":
         """A finding of ``rule``; ``fix`` defaults to the rule's documented fix."""
         return cls(rule.code, rule.name, rule.severity, message, path, line, column,
-                   rule.fix.strip().splitlines()[0] if fix is None else fix, data)
+                   rule.fix.strip().splitlines()[0] if fix is None else fix, data,
+                   tuple(dict.fromkeys(sources)), tuple(notes))
 
     @property
     def rule(self) -> Rule:
@@ -178,6 +186,10 @@ class Finding:
         }
         if self.data:
             out["data"] = self.data
+        if self.sources:
+            out["sources"] = list(self.sources)
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 

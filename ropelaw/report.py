@@ -96,10 +96,22 @@ def text_lines(findings: list[Finding], checked: int, noun: str = "file",
     view = view or TextView()
     full = view.style == "full"
     label = view.palette.label if view.palette is not None else (lambda t: t)
+    said: set = set()  # the sources said for the current file: each once per file
+    path = None
     for f in _sort(findings):
         yield finding_line(f, view)
-        if full and show_fix and f.fix:
+        if not full:
+            continue
+        if show_fix and f.fix:
             yield f"  {label('fix:')} {clean(f.fix)}"
+        for note in f.notes:
+            yield f"  {label('note:')} {clean(note)}"
+        if f.path != path:
+            path, said = f.path, set()
+        for source in f.sources:
+            if source not in said:
+                said.add(source)
+                yield f"  {label('source:')} {clean(source)}"
     if view.quiet:
         return
     for line in extra_lines:

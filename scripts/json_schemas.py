@@ -36,7 +36,10 @@ RUNS = {
              # a model named elsewhere: from ropelaw's table (RV032), from --model-config, from the Hugging Face cache
              ["lint", "tests/fixtures/frameworks/axolotl/tinker_sft.yaml"],
              ["lint", "tests/fixtures/frameworks/rl/openrlhf_sft.sh", "--model-config", "tests/configs/llama-2-7b.json"],
-             ["lint", "{hub}/sft.yaml"]],
+             ["lint", "{hub}/sft.yaml"],
+             # a finding's notes (every parameter of the scheme) and fixes available ([*]: summary.fixes)
+             ["lint", "tests/configs/llama-3.1-8b.json", "--select", "ALL"],
+             ["lint", "tests/fixtures/lint/fixable-rv019.json", "--select", "RV019"]],
     "audit-code": [["audit", "code", "tests/fixtures/static"]],
     # audit module and audit hf print one report type (audit/report.py): one schema for both
     "audit-module": [["audit", "module", "tests/fixtures/runtime/rotary.py:current_positions_buggy", "--length", "1024"],

@@ -132,3 +132,44 @@ def test_a_file_changed_between_the_reads_is_left_alone(tmp_path, capsys, monkey
     assert path.read_bytes() == before
     assert f"{path}: not fixed: the file changed while it was linted" in out.splitlines()
     assert "Found 5 findings (5 info) in 1 config." in out
+
+
+def test_diff_honours_output_file(tmp_path, capsys):
+    """``--diff -o PATH``: the diff goes to PATH (atomically), stdout stays empty, the config is not written."""
+    path = corpus_file(HUNYUAN_MT, tmp_path)
+    before = path.read_bytes()
+    code, out, err = run(capsys, str(path), "--select", "RV019", "--diff")
+    assert code == 1 and out.startswith("---")
+    report = tmp_path / "fix.diff"
+    code, out2, err2 = run(capsys, str(path), "--select", "RV019", "--diff", "-o", str(report))
+    assert (code, out2, err2) == (1, "", err) and report.read_text() == out and path.read_bytes() == before
+    assert run(capsys, str(path), "--select", "RV019", "--diff", "-s") == (1, "", err)  # --silent: no diff either
+
+
+def test_json_counts_fixes_applied_and_available(tmp_path, capsys, monkeypatch):
+    """The json summary's ``fixes``: available = the findings marked [*], applied = those --fix removed (the keys
+    recorded as ignored by both versions, counted independently from the table), not_applied = refused files."""
+    path = corpus_file(HUNYUAN_MT, tmp_path)
+    n = len(ignored_in_both("hunyuan_v1_dense", "default"))
+    code, out, _ = run(capsys, str(path), "--select", "RV019", "--output-format", "json")
+    doc = json.loads(out)
+    marked = sum(f["fix"].startswith("[*] ") for f in doc["findings"])
+    assert code == 1 and doc["summary"]["fixes"] == {"applied": 0, "available": n, "not_applied": []} and marked == n
+    code, out, _ = run(capsys, str(path), "--select", "RV019", "--output-format", "json", "--fix")
+    doc = json.loads(out)
+    assert doc["summary"]["fixes"] == {"applied": n, "available": 0, "not_applied": []}
+    assert doc["summary"]["findings"] == 1  # rope_scaling.factor: measured under one version only, kept
+    path = corpus_file(HUNYUAN_MT, tmp_path)  # again, and the file changes between the reads: refused
+    from ropelaw.lint import loader
+
+    reads, real = [], loader.read_source_text
+
+    def read(p: str) -> str:
+        reads.append(p)
+        return real(p) + (" " if len(reads) == 2 else "")
+
+    monkeypatch.setattr(loader, "read_source_text", read)
+    code, out, _ = run(capsys, str(path), "--select", "RV019", "--output-format", "json", "--fix")
+    assert json.loads(out)["summary"]["fixes"] == {
+        "applied": 0, "available": n,
+        "not_applied": [{"path": str(path), "reason": "the file changed while it was linted"}]}

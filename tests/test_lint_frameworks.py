@@ -805,9 +805,10 @@ def test_axolotl_base_model_from_the_table(tmp_path):
         # the table stands in for the model's config.json, and the output says so (RV032, at base_model)
         assert found(r) == [("RL103", "info", line, 1), ("RV032", "warning", line, 1)]
         assert r.setup()["derived"]["base"]["from"] == "rope_theta of base_model 'Qwen/Qwen3-8B'"  # the origin once:
-        rv032 = next(f.message for f in r.findings if f.code == "RV032")
-        assert "ropelaw's table (Qwen/Qwen3-8B as litgpt==0.5.13 litgpt/config.py Config.from_name('Qwen3-8B'))" \
-            in rv032 and r.setup()["model"]["from"].startswith("ropelaw's table: ")
+        rv032 = next(f for f in r.findings if f.code == "RV032")  # the table's row, as its source (said once)
+        assert rv032.sources == ("ropelaw's table: Qwen/Qwen3-8B as litgpt==0.5.13 litgpt/config.py "
+                                 "Config.from_name('Qwen3-8B')",) and "litgpt==" not in rv032.message
+        assert r.setup()["model"]["from"].startswith("ropelaw's table: ")
     # a longer sequence_len is a tuning run; overrides_of_model_config replaces the base's keys (axolotl 0.18.0 sets
     # them after transformers 5 built rope_parameters: a rope_scaling mapping replaces them whole, its rope_theta
     # included; without one the rotary cannot be built: RV033)

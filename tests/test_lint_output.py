@@ -30,7 +30,7 @@ RL101_FIX = ("  fix: raise the base to >= 1.49e5 and continue training (Liu et a
              "scaling scheme for 32,768")
 RL103 = ("tests/configs/llama-2-7b.json:13:3: RL103 base-below-lower-bound base 10,000 [rope_theta absent: "
          "LlamaConfig default] is below Men et al.'s lower bound 6.3e5 for the target 32,768 tokens [--target] at "
-         "d=128; at base 10,000, B_(m,theta) < 0 at 18,517 of 32,768 distances, first at 1,707")
+         "d=128; B_(m,theta) < 0 at 18,517 of 32,768 distances, first at 1,707")
 RL103_FIX = ("  fix: raise the base to >= 6.3e5 and train at that base for 32,768 tokens, or advertise at most "
              "1,706 tokens")
 SUMMARY = "Found 2 findings (1 error, 1 warning) in 1 config."

@@ -26,7 +26,7 @@ RL101_AT = {32768: "RL101 target-beyond-bound target 32,768 tokens [{src}] excee
                    "of d=128, base 10,000 [rope_theta absent: LlamaConfig default], trained at 4,096 "
                    "[max_position_embeddings] (critical dimension 92); a base of 3.9e5 reaches it"}
 RL103_32K = ("RL103 base-below-lower-bound base 10,000 [rope_theta absent: LlamaConfig default] is below Men et al.'s "
-             "lower bound 6.3e5 for the target 32,768 tokens [{src}] at d=128; at base 10,000, B_(m,theta) < 0 at "
+             "lower bound 6.3e5 for the target 32,768 tokens [{src}] at d=128; B_(m,theta) < 0 at "
              "18,517 of 32,768 distances, first at 1,707")
 
 

@@ -225,7 +225,7 @@ def test_the_revision_the_config_names_is_the_one_read(hub, tmp_path):
     with pytest.raises(ModelNeeded) as exc:
         load_config(write(tmp_path, "d.yaml", AXOLOTL + "revision_of_model: v9\n"))
     assert "'meta-llama/Llama-3.2-1B' at revision v9 names the model" in str(exc.value)
-    assert "holds meta-llama/Llama-3.2-1B but not its revision v9" in str(exc.value)
+    assert "holds meta-llama/Llama-3.2-1B but not its revision v9" in str(exc.value) + "".join(exc.value.notes)
     assert exc.value.fix.startswith("run `hf download meta-llama/Llama-3.2-1B config.json --revision v9` and lint again")
 
 
@@ -256,7 +256,8 @@ def test_not_found_is_rv031_with_the_command(hub, tmp_path, capsys):
         load_config(p)
     e = exc.value
     assert (e.code, e.line, e.column) == ("RV031", 2, 1)
-    assert f"not in the Hugging Face cache {hub}" in str(e) and "ropelaw never downloads" in str(e)
+    said = str(e) + "".join(e.notes)  # in the message, or its note when a long cache path would take it past 300
+    assert f"not in the Hugging Face cache {hub}" in said and "ropelaw never downloads" in str(e)
     assert e.fix == ("run `hf download someone/private-7b config.json` and lint again, or pass its config.json "
                      "with --model-config PATH (or the directory holding it)")
     assert main(["lint", p]) == 1
@@ -277,7 +278,9 @@ def test_the_table_never_stands_in_silently(hub, tmp_path, capsys):
     r = lint_config(load_config(p))
     rv032 = [f for f in r.findings if f.code == "RV032"]
     assert [(f.severity, f.line, f.column) for f in rv032] == [("warning", 1, 1)]
-    assert "its config.json is not on this machine; the model's values are ropelaw's table (" in rv032[0].message
+    assert "its config.json is not on this machine; the model's values are ropelaw's table, not" in rv032[0].message
+    assert rv032[0].sources == ("ropelaw's table: meta-llama/Llama-3.2-1B as litgpt==0.5.13 litgpt/config.py "
+                                "Config.from_name('Llama-3.2-1B')",)  # the row's provenance, beside the message
     assert rv032[0].fix.startswith("run `hf download meta-llama/Llama-3.2-1B config.json` and lint again")
     assert r.config.model.source == "table" and r.setup()["model"]["source"] == "table"
     assert main(["lint", p]) == 1 and "RV032 model-config-from-table" in capsys.readouterr().out

@@ -192,12 +192,13 @@ def test_rl103_warns_past_the_training_length_only():
     the same base 1e4 (d=128) trained at 4,096, served at 8,192 (--target) or tuned there (--tune)."""
     data = {**BASE, "rope_theta": 10000.0, "max_position_embeddings": 4096}
     f = only(lint(data, target=8192), "RL103")
-    assert f.severity == "warning" and f.data["within_training_length"] is False and "(info:" not in f.message
+    assert f.severity == "warning" and f.data["within_training_length"] is False and "info:" not in f.message
     assert f.data["base_lower_bound"] == men_grid_lower_bound(128, 8192)
     assert only(lint(data, target=8192, tune=8192), "RL103").severity == "warning"  # extension, tuned or not
     assert only(lint(data, target=2048), "RL103").severity == "info"  # below the training length
-    assert "(info: target within the training length 4,096 [max_position_embeddings]; past it RL103 warns)" \
-        in only(lint(data), "RL103").message
+    # the training length comes from the target's key: its source is said once, at the target
+    assert only(lint(data), "RL103").message.endswith("; info: within the training length 4,096")
+    assert "Past the training length (context extension" in get_rule("RL103").what  # the rule's page says when it warns
 
 
 def test_rl100_missing_training_length():
@@ -256,7 +257,9 @@ def test_rl104_scheme_frequencies_below_lower_bound():
     assert f.severity == "info" and "RL103" not in codes(lint(data))
     assert f.data["supported_length"] + 1 == men_first_negative(theta, 16384)
     assert f.data["violations"] == men_count_negative(theta, 16384)
-    assert "scheme 'linear' frequencies" in f.message and "not of the form b^(-2i/d)" in f.message
+    assert "scheme 'linear' frequencies (factor 4; d=128, base 10,000)" in f.message
+    assert f.notes == ("scheme 'linear': factor 4",)  # every parameter, beside the message
+    assert "NOT of the form b^(-2i/d)" in get_rule("RL104").what  # why no base is compared: the rule's page
     # the same scheme served at 4,096 tokens: theta/4 keeps B >= 0 for every m <= 4,096: no RL104
     assert men_first_negative(theta, 4096) is None and "RL104" not in codes(lint(data, target=4096))
 

@@ -364,7 +364,8 @@ def run(args: argparse.Namespace) -> int:
 
     fixer = Fixer(write=not args.diff) if args.fix or args.diff else None
     if args.diff:
-        return diff_only(args, settings, fixer, progress)
+        with opened(out) as stream:  # --output-file: the diff goes there (atomically), as a report does
+            return diff_only(args, settings, fixer, progress, stream)
     with opened(out) as stream:
         report = LintReport(out, stream, fixer=fixer)
         try:
@@ -397,9 +398,10 @@ def fixed(r, args: argparse.Namespace, settings, fixer):
     return r
 
 
-def diff_only(args: argparse.Namespace, settings, fixer, progress: bool) -> int:
-    """``--diff``: the unified diff of every fix on stdout, what would be fixed on stderr; exit 1 when there
-    is a diff (as ruff's ``--diff``), else 0; nothing written."""
+def diff_only(args: argparse.Namespace, settings, fixer, progress: bool, stream=None) -> int:
+    """``--diff``: the unified diff of every fix on ``stream`` (standard output, or ``--output-file``'s spool:
+    ``output.opened``), what would be fixed on stderr; exit 1 when there is a diff (as ruff's ``--diff``), else 0;
+    no config written."""
     for kind, item in iter_lint(args.paths, train=args.train, target=args.target, tune=args.tune, progress=progress,
                                 head_dim=args.head_dim, base=args.base, dtype=args.dtype,
                                 model_config=args.model_config, settings=settings):
@@ -407,8 +409,9 @@ def diff_only(args: argparse.Namespace, settings, fixer, progress: bool) -> int:
             fixed(item, args, settings, fixer)
     from ..escape import clean
 
+    stream = sys.stdout if stream is None else stream
     for d in fixer.diffs:
-        sys.stdout.write("".join(clean(line.rstrip("\r\n")) + "\n" for line in d.splitlines(keepends=True)))
+        stream.write("".join(clean(line.rstrip("\r\n")) + "\n" for line in d.splitlines(keepends=True)))
     for line in fixer.tail() or ["No fixes available."]:
         print(clean(line), file=sys.stderr)
     return 1 if fixer.diffs else 0

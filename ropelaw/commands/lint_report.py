@@ -79,7 +79,7 @@ class LintReport:
         self.findings.extend(shown)
         m = r.config.model
         # findings that say "[rope_theta of base_model 'X']": where X came from, once (RV032 says it for the table)
-        if m is not None and any(f"{m.key} {m.name!r}" in f.message for f in shown) \
+        if m is not None and any(f"{m.key} {m.name!r}" in text for f in shown for text in (f.message, *f.sources)) \
                 and not any(f.code == "RV032" for f in shown):
             self.models.setdefault((m.name, m.origin), m)
         if self.out.format == "json" and not self.out.statistics:
@@ -168,10 +168,19 @@ class LintReport:
         stream.value("summary", {"configs": self.checked, "findings": len(fs),
                                  "errors": sum(f.severity == "error" for f in fs),
                                  "warnings": sum(f.severity == "warning" for f in fs),
-                                 "info": sum(f.severity == "info" for f in fs), "hidden_info": self.hidden})
+                                 "info": sum(f.severity == "info" for f in fs), "hidden_info": self.hidden,
+                                 "fixes": self.fix_counts()})
         stream.value("findings", [f.to_dict() for f in sorted(fs, key=lambda f: (f.path, f.line, f.column, f.code))])
         stream.close()
         self.json = None
+
+    def fix_counts(self) -> dict:
+        """The json summary's ``fixes``: findings fixed by this run (``--fix``), shown findings a ``--fix`` would
+        fix (marked ``[*]``), and each file whose fixes were not applied, with the reason."""
+        fixer = self.fixer
+        return {"applied": fixer.fixed if fixer is not None and fixer.write else 0,
+                "available": sum(f.fix.startswith("[*] ") for f in self.findings),
+                "not_applied": [{"path": p, "reason": why} for p, why in (fixer.refused if fixer is not None else [])]}
 
     def tail(self) -> list[str]:
         """The lines after the findings: skips (counted; each with --verbose), unread scripts, hidden info."""

@@ -32,17 +32,18 @@ class UnreadConfig(NotARopeConfig):
     dialect reads) or RV031 (the config names its model elsewhere and that model was not given);
     ``line`` / ``column`` of the key concerned (``ropelaw/lint/rules/reading.py``)."""
 
-    def __init__(self, message: str, code: str = "RV030", line: int = 1, column: int = 1):
+    def __init__(self, message: str, code: str = "RV030", line: int = 1, column: int = 1, notes: tuple = ()):
         super().__init__(message)
         self.code, self.line, self.column = code, line, column
+        self.notes = tuple(notes)  # what the finding says beside its message (Finding.notes)
 
 
 class ModelNeeded(UnreadConfig):
     """RV031: the config names its model elsewhere (``base_model``, ``model_name_or_path``,
     ``checkpoint_dir`` ...) and neither a local directory, ``--model-config`` nor a preset gives it."""
 
-    def __init__(self, message: str, line: int = 1, column: int = 1, fix: str | None = None):
-        super().__init__(message, "RV031", line, column)
+    def __init__(self, message: str, line: int = 1, column: int = 1, fix: str | None = None, notes: tuple = ()):
+        super().__init__(message, "RV031", line, column, notes)
         self.fix = fix  # the command that would give the model's config (None: the rule's documented fix)
 
 
@@ -122,6 +123,7 @@ class Problem(NamedTuple):
     message: str
     fix: str | None = None  # this occurrence's fix; None: the first line of the rule's documented fix
     severity: str | None = None  # this occurrence's severity where it differs from the rule's
+    notes: tuple = ()  # said beside the message (Finding.notes): a measurement's detail
 
 
 def as_problem(p: Any) -> Problem:

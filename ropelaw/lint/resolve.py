@@ -167,24 +167,32 @@ def find(name: str, *, given: str | None = None, revision: str | None = None, ta
     return None
 
 
-def why_missing(name: str, revision: str | None = None, filename: str = FILE) -> tuple[str, str]:
-    """``(why find() found no file for name: every place it looked, what would give it)``."""
+def why_missing(name: str, revision: str | None = None, filename: str = FILE) -> tuple[str, str, str]:
+    """``(why find() found no file for name, every place it looked or "", what would give it)``."""
     if not is_repo_id(name):
         where = "no such directory here" if not os.path.isdir(name) else f"the directory has no {filename}"
-        return f"{name!r} is a path on the machine that trains ({where}), not a Hub repository id", HOW
+        return f"{name!r} is a path on the machine that trains ({where}), not a Hub repository id", "", HOW
     places = [f"no directory {name!r} here" if not os.path.isdir(name) else f"the directory {name!r} has no {filename}"]
     places += [cached_file(c, name, revision, filename).why for c in hub_caches()]
     if table_entry(name) is None or revision:
         places.append("not in ropelaw's table of published models")
-    return (f"its {filename} is not on this machine ({'; '.join(places)}; ropelaw never downloads)",
+    return (f"its {filename} is not on this machine", "; ".join(places),
             f"run `{fetch_command(name, revision, filename)}` and lint again, or {HOW}")
 
 
 def needed(path: str, key: Value, revision: str | None = None) -> ModelNeeded:
-    """RV031 for the model named at ``key`` (``revision``: the revision the config names)."""
+    """RV031 for the model named at ``key`` (``revision``: the revision the config names); where it looked is in
+    the message, or, when that would run past the limit (a long cache path), the finding's note."""
+    from .sources import fit
+
     at = f" at revision {revision}" if revision else ""
-    why, fix = why_missing(str(key.raw).strip(), revision)
-    return ModelNeeded(f"{path}: {key.key} {key.raw!r}{at} names the model; {why}", key.line, key.column, fix=fix)
+    why, looked, fix = why_missing(str(key.raw).strip(), revision)
+    head = f"{key.key} {key.raw!r}{at} names the model; {why}"
+    if not looked:
+        return ModelNeeded(f"{path}: {head}", key.line, key.column, fix=fix)
+    message, notes = fit(head, f" ({looked}; ropelaw never downloads)",
+                         " (ropelaw never downloads; the note says where it looked)")
+    return ModelNeeded(f"{path}: {message}", key.line, key.column, fix=fix, notes=tuple(notes))
 
 
 def resolve(path: str, key: Value, given: str | None, revision: Value | None = None) -> ModelConfig:

@@ -132,9 +132,19 @@ def unread_file(data: Mapping, positions: Mapping, path: str, why: str) -> NotAR
         return NotARopeConfig(why)
     keys = [_dotted(p) for p, _ in leaves]
     line, col = positions.get(leaves[0][0], (1, 1))
-    return UnreadConfig(f"{path}: unread RoPE settings: {list_keys(keys)} ({reason})", "RV030", line, col)
+    from .sources import fit
+
+    # the reader's reason, beside the message when it would run past the limit (a runtime's refusal, its version)
+    message, notes = fit(f"unread RoPE settings: {list_keys(keys)}", f" ({reason})", " (not read: the note says why)")
+    return UnreadConfig(f"{path}: {message}", "RV030", line, col, notes=(*notes, *all_keys(keys)))
 
 
-def list_keys(keys: list[str], most: int = 6) -> str:
+def list_keys(keys: list[str], most: int = 5) -> str:
+    """The first ``most`` keys and how many more: a message's list (every key: :func:`all_keys`)."""
     shown = ", ".join(keys[:most])
     return shown + (f" and {len(keys) - most} more" if len(keys) > most else "")
+
+
+def all_keys(keys: list[str], most: int = 5) -> list[str]:
+    """The note listing every key when :func:`list_keys` left some out, else none."""
+    return [f"unread keys: {', '.join(keys)}"] if len(keys) > most else []

@@ -108,7 +108,10 @@ def check(lt: Linting) -> list[Finding]:
     n = int(target)
     counts = exact_positions(fmt, n)
     out = []
-    where = f"{cfg.target.where}"
+    from ..sources import Sources
+
+    src = Sources()  # the message names each value by its key; where it came from, in full: the finding's sources
+    where, dtype_where = src(cfg.target.where), src(v.where)
     if counts.exact < n:
         end = (f", spacing {fmt_count(counts.spacing_at_end)} at {fmt_count(n - 1)}"
                if counts.spacing_at_end is not None else "")
@@ -116,8 +119,8 @@ def check(lt: Linting) -> list[Finding]:
             INEXACT,
             f"position ids in {counts.dtype} are exact for {100 * counts.exact_fraction:.1f}% "
             f"({fmt_count(counts.exact)} of {fmt_count(n)} positions, target [{where}]; first inexact "
-            f"{fmt_count(counts.first_inexact)}{end}) if computed in the model dtype [{v.where}]",
-            path=cfg.path, line=v.line, column=v.column,
+            f"{fmt_count(counts.first_inexact)}{end}) if computed in the model dtype [{dtype_where}]",
+            path=cfg.path, line=v.line, column=v.column, sources=src.full,
             dtype=counts.dtype, length=n, exact=counts.exact, exact_fraction=counts.exact_fraction,
             first_inexact=counts.first_inexact,
         ))
@@ -126,9 +129,9 @@ def check(lt: Linting) -> list[Finding]:
             OVERFLOW,
             f"position ids in {counts.dtype} overflow from {fmt_count(counts.overflow_from)} on: "
             f"{fmt_count(counts.overflow_count)} of {fmt_count(n)} positions (target [{where}]) become "
-            f"{'inf' if fmt.has_inf else 'NaN'} if computed in the model dtype [{v.where}] (largest finite "
+            f"{'inf' if fmt.has_inf else 'NaN'} if computed in the model dtype [{dtype_where}] (largest finite "
             f"{fmt_count(fmt.max_finite)})",
-            path=cfg.path, line=v.line, column=v.column,
+            path=cfg.path, line=v.line, column=v.column, sources=src.full,
             dtype=counts.dtype, length=n, overflow_from=counts.overflow_from, overflow_count=counts.overflow_count,
         ))
     return out

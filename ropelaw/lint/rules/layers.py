@@ -81,10 +81,13 @@ def check(lt: Linting) -> list[Finding]:
         if g.rope or not g.attention:
             continue
         n = len(g.indices) if g.indices is not None else None
+        from ..sources import Sources
+
+        src = Sources()  # the message names the value by its key; where it came from, in full: the finding's sources
         if g.window is not None:
-            limit = f"each attends a sliding window of {fmt_count(g.window.raw)} keys [{g.window.where}]"
+            limit = f"each attends a sliding window of {fmt_count(g.window.raw)} keys [{src(g.window.where)}]"
         elif g.chunk is not None:
-            limit = f"each attends within chunks of {fmt_count(g.chunk.raw)} keys [{g.chunk.where}]"
+            limit = f"each attends within chunks of {fmt_count(g.chunk.raw)} keys [{src(g.chunk.where)}]"
         else:
             limit = "they attend the whole context: nothing ropelaw models bounds them"
         v = g.window or g.chunk or cfg.layers[0].base
@@ -92,7 +95,7 @@ def check(lt: Linting) -> list[Finding]:
             NOPE_LAYERS,
             f"{g.label if n is not None else 'layers'} apply no RoPE "
             f"({_where(g)}); {limit}; the RoPE bounds do not apply to them",
-            path=cfg.path, line=v.line if v.key else 1, column=v.column if v.key else 1,
+            path=cfg.path, line=v.line if v.key else 1, column=v.column if v.key else 1, sources=src.full,
             layers=list(g.indices) if g.indices is not None else None,
         ))
     return out

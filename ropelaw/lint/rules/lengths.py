@@ -26,6 +26,7 @@ from ...findings import Finding, define_rule
 # the config's own values print in full (number); suggested or rounded bases in short form (5e5, 1.49e5)
 from ...numfmt import count as fmt_count, number as fmt_num, short as fmt_short
 from ..model import LoadedConfig
+from ..sources import Sources
 
 if TYPE_CHECKING:
     from ..check import Linting
@@ -67,7 +68,10 @@ BEYOND_SCHEME_BOUND = define_rule(
     what="For a layer group with a static scaling scheme (linear, ntk, yarn, llama3, longrope, ReRoPE), "
          "computes Liu et al.'s bound with the scheme's inference frequencies and relative-position map (the "
          "first pair without a full period in training limits the context at its scaled period) and compares "
-         "it with the target.",
+         "it with the target. The message names that pair (`pair 35 of 64 has period 65,750`: the first pair "
+         "without a full period in training, and its period at inference) and, when the bound falls short of the "
+         "period, the distance where it is reached. It assumes the model was not tuned at the target length "
+         "(`--tune T` says it was, and the bound is then computed with that tuning length).",
     why="A scheme stretches the periods of the slow pairs by its factor; if the stretched period of the first "
         "untrained pair is still shorter than the target, that pair meets angles it never saw. Unless the model "
         "was tuned at the target length (pass --tune), quality drops past the bound.",
@@ -242,7 +246,10 @@ def _group(cfg: LoadedConfig, i: int, a, shown_only: bool = False) -> list[Findi
     b = bound.extrapolation_bound
     line, col = _loc(cfg, i, a)
     g = cfg.layers[i]
-    trained = f"trained at {fmt_count(spec.train_len)} [{cfg.train_len.where}]"
+    src = Sources()  # the message names each value by its key; where it came from, in full: the finding's sources
+
+    def trained() -> str:  # a function: each source is taken as the message says it (the sources follow the message)
+        return f"trained at {fmt_count(spec.train_len)} [{src(cfg.train_len.where)}]"
     tuned = (f", tuned at {fmt_count(spec.tune_len)}" if spec.tune_len is not None else "")
     beyond = not reaches(spec, length, bound)[0]  # exactly as `ropelaw plan` decides "reaches"
     if spec.scheme == "default" and beyond:
@@ -253,10 +260,10 @@ def _group(cfg: LoadedConfig, i: int, a, shown_only: bool = False) -> list[Findi
             need, need_txt = None, ""
         out.append(Finding.of(
             BEYOND_BOUND,
-            f"{_who(cfg, i)}{what} {fmt_count(length)} tokens [{a.length_note}] exceeds the extrapolation bound "
-            f"{fmt_count(round(b))} of d={spec.d}, base {fmt_num(spec.base)} [{g.base.where}], {trained}{tuned} "
+            f"{_who(cfg, i)}{what} {fmt_count(length)} tokens [{src(a.length_note)}] exceeds the extrapolation bound "
+            f"{fmt_count(round(b))} of d={spec.d}, base {fmt_num(spec.base)} [{src(g.base.where)}], {trained()}{tuned} "
             f"(critical dimension {bound.critical_dimension})" + need_txt,
-            path=cfg.path, line=line, column=col,
+            path=cfg.path, line=line, column=col, sources=src.full,
             fix=(f"raise the base to >= {fmt_short(need)} and continue training (Liu et al.: even at "
                  f"{fmt_count(spec.train_len)} tokens), or use a scaling scheme for {fmt_count(length)}" if need else None),
             length=length, extrapolation_bound=b, base_for_target=need, critical_dimension=bound.critical_dimension,
@@ -265,19 +272,22 @@ def _group(cfg: LoadedConfig, i: int, a, shown_only: bool = False) -> list[Findi
         params = ", ".join(f"{k} {fmt_short(v) if isinstance(v, (int, float)) else '[...]'}"
                            for k, v in spec.param_dict().items() if k not in ("short_factor", "long_factor"))
         k = bound.critical_pair
+        notes = [f"scheme {spec.scheme!r}: {params}"] if params else []
         if k is not None and bound.critical_pair_period is not None:
-            why = (f"pair {k} of {spec.d // 2}, the first without a full period in training, has inference period "
-                   f"{fmt_count(round(bound.critical_pair_period))}")
+            # "the first pair without a full period in training" and "assumes no tuning at the target" are the
+            # rule's documentation (`ropelaw rule RL102`), not said again in each message (issue 36)
+            why = f"pair {k} of {spec.d // 2} has period {fmt_count(round(bound.critical_pair_period))}"
             if abs(bound.critical_pair_period - b) >= 1:
-                why += f" and reaches it at distance {fmt_count(round(b))}"
+                why += f", reached at distance {fmt_count(round(b))}"
         else:
-            why = bound.note
+            why = ""
+            notes.append(bound.note)
         out.append(Finding.of(
             BEYOND_SCHEME_BOUND,
-            f"{_who(cfg, i)}{what} {fmt_count(length)} tokens [{a.length_note}] exceeds the bound "
-            f"{fmt_count(round(b))} through scheme {spec.scheme!r} ({params}; d={spec.d}, {trained}{tuned}, "
-            f"base {fmt_num(spec.base)}): {why}; assumes no tuning at the target (--tune says otherwise)",
-            path=cfg.path, line=line, column=col,
+            f"{_who(cfg, i)}{what} {fmt_count(length)} tokens [{src(a.length_note)}] exceeds the bound "
+            f"{fmt_count(round(b))} through scheme {spec.scheme!r} ({_factor(spec)}d={spec.d}, {trained()}{tuned}, "
+            f"base {fmt_num(spec.base)})" + (f": {why}" if why else ""),
+            path=cfg.path, line=line, column=col, sources=src.full, notes=notes,
             length=length, extrapolation_bound=b, scheme=spec.scheme, critical_pair=k,
         ))
     out.extend(_men(cfg, i, a, what, line, col, shown_only))
@@ -315,20 +325,23 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int, shown_onl
             within_training_length=True,
         ), severity="info")]
     bad = _violations(inv, reach)
-    at = (f"the {what} {fmt_count(reach)} tokens [{a.length_note}]" if reach == length else
-          f"distance {fmt_count(reach)}, the largest the window encodes in the {what} {fmt_count(length)} "
-          f"tokens [{a.length_note}]")
+    src = Sources()  # the message names each value by its key; where it came from, in full: the finding's sources
+
+    def at() -> str:  # a function: each source is taken as the message says it (the sources follow the message)
+        return (f"the {what} {fmt_count(reach)} tokens [{src(a.length_note)}]" if reach == length else
+                f"distance {fmt_count(reach)}, the largest the window encodes in the {what} {fmt_count(length)} "
+                f"tokens [{src(a.length_note)}]")
     evidence = f"B_(m,theta) < 0 at {fmt_count(bad)} of {fmt_count(reach)} distances, first at {fmt_count(sup + 1)}"
     if base is None:
         params = ", ".join(f"{k} {fmt_count(v) if isinstance(v, int) else fmt_short(v)}"
                            for k, v in spec.param_dict().items() if isinstance(v, (int, float)))
         return [Finding.of(
             SCHEME_BELOW_LOWER_BOUND,
-            f"{_who(cfg, i)}scheme {spec.scheme!r} frequencies ({params}; d={spec.d}, "
+            f"{_who(cfg, i)}scheme {spec.scheme!r} frequencies ({_factor(spec)}d={spec.d}, "
             f"base {fmt_num(spec.base)}) keep "
-            f"Men et al.'s B_(m,theta) >= 0 only to {fmt_count(sup)} of {at}: {evidence}; they are not of the "
-            f"form b^(-2i/d), so no base lower bound applies",
-            path=cfg.path, line=line, column=col,
+            f"Men et al.'s B_(m,theta) >= 0 only to {fmt_count(sup)} of {at()}: {evidence}",
+            path=cfg.path, line=line, column=col, sources=src.full,
+            notes=[f"scheme {spec.scheme!r}: {params}"] if params else [],
             fix=f"check retrieval beyond {fmt_count(sup)} tokens; if it fails, raise the original base or the factor",
             length=reach, supported_length=sup, violations=bad, scheme=spec.scheme,
         )]
@@ -337,34 +350,44 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int, shown_onl
         return []  # at or above the smallest base that supports the context: not below the bound
     lb_up = lb  # a grid value: already 2 significant figures, and it passes (no rounding needed)
     if spec.scheme == "default" or base == spec.base:
-        who_base = f"base {fmt_num(base)} [{g.base.where}]"
+        who_base = f"base {fmt_num(base)} [{src(g.base.where)}]"
         need = f"the base to >= {fmt_short(lb_up)}"
     else:
         who_base = (f"scheme {spec.scheme!r} scaled base {fmt_num(base)} (rope_theta {fmt_num(spec.base)} "
-                    f"[{g.base.where}])")
+                    f"[{src(g.base.where)}])")
         need = (f"the base to >= {fmt_short(_up2(lb_up * spec.base / base))} (scaled base >= {fmt_short(lb_up)})"
                 if lb_up is not None else "")
     if lb_up is not None:
         # what the lower bound is (the smallest 2-significant-figure base keeping B_(m,theta) >= 0 up to the length)
         # is the rule's documentation, not said again in each message (issue 36: messages under ~300 characters)
-        head = f"{who_base} is below Men et al.'s lower bound {fmt_short(lb_up)} for {at} at d={spec.d}"
+        head = f"{who_base} is below Men et al.'s lower bound {fmt_short(lb_up)} for {at()} at d={spec.d}"
         fix = (f"raise {need} and train at that base for {fmt_count(reach)} tokens, or " +
                (f"advertise at most {fmt_count(sup)} tokens" if reach == length else
                 f"keep the largest encoded distance at most {fmt_count(sup)}"))
     else:
         head = (f"{who_base}: no base up to 1e15 keeps B_(m,theta) >= 0 for every m <= {fmt_count(reach)} at "
-                f"d={spec.d} ({at})")
+                f"d={spec.d} ({at()})")
         fix = f"use more rotary dims, or advertise at most {fmt_count(sup)} tokens"
-    tail = (f" (info: {what} within the training length {fmt_count(spec.train_len)} [{cfg.train_len.where}]; "
-            f"past it RL103 warns)" if within else "")
+    # "past the training length RL103 warns" is the rule's documentation (`ropelaw rule RL103`)
+    tail = ""
+    if within:  # the training length's source, unless it is the target's (said once)
+        train_where = "" if cfg.train_len.where == a.length_note else f" [{src(cfg.train_len.where)}]"
+        tail = f"; info: within the training length {fmt_count(spec.train_len)}{train_where}"
     f = Finding.of(
         BELOW_LOWER_BOUND,
-        f"{_who(cfg, i)}{head}; at base {fmt_num(base)}, {evidence}{tail}",
-        path=cfg.path, line=line, column=col, fix=fix,
+        f"{_who(cfg, i)}{head}; {evidence}{tail}",
+        path=cfg.path, line=line, column=col, fix=fix, sources=src.full,
         length=reach, base=base, base_lower_bound=lb_up, supported_length=sup, violations=bad,
         within_training_length=within,
     )
     return [replace(f, severity="info") if within else f]
+
+
+def _factor(spec) -> str:
+    """``factor 8; `` of a scheme that has a factor, else "": the message names the factor, the finding's note
+    every parameter."""
+    f = spec.param_dict().get("factor")
+    return f"factor {fmt_short(f)}; " if isinstance(f, (int, float)) and not isinstance(f, bool) else ""
 
 
 def _up2(x: float) -> float:

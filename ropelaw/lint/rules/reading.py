@@ -68,17 +68,21 @@ def check(lt: Linting) -> list[Finding]:
     """RV030 for the keys of ``cfg`` no reader used, at the first of them; RV032 when its model's values
     are ropelaw's table's."""
     cfg = lt.cfg
-    from ..unread import list_keys
+    from ..unread import all_keys, list_keys
 
     out = table_finding(cfg)
     if not cfg.unread:
         return out
     first = cfg.unread[0]
     keys = [v.key for v in cfg.unread]
+    from ..sources import fit
+
+    # why each key is not read (a framework's own refusal, with its version): beside the message when it runs long
     why = [f"{v.key} {v.raw!r}: {v.note}" for v in cfg.unread if v.note and v.note != "base"]
-    return out + [Finding.of(UNREAD, f"unread RoPE settings: {list_keys(keys)} ({cfg.arch or 'this config'} is read "
-                               f"without them; the numbers below ignore them)" + ("; " + "; ".join(why) if why else ""),
-                       path=cfg.path, line=first.line, column=first.column, keys=keys)]
+    message, notes = fit(f"unread RoPE settings: {list_keys(keys)} ({cfg.arch or 'this config'} is read without "
+                         f"them; the numbers below ignore them)", "; " + "; ".join(why) if why else "")
+    return out + [Finding.of(UNREAD, message, path=cfg.path, line=first.line, column=first.column,
+                             notes=notes + all_keys(keys), keys=keys)]
 
 
 def file_finding(path: str, exc: UnreadConfig) -> Finding:
@@ -86,7 +90,8 @@ def file_finding(path: str, exc: UnreadConfig) -> Finding:
     rule = MODEL_NEEDED if exc.code == "RV031" else UNREAD
     msg = str(exc)
     text = msg[len(path) + 2:] if msg.startswith(path + ": ") else msg
-    return Finding.of(rule, text, path=path, line=exc.line, column=exc.column, fix=getattr(exc, "fix", None))
+    return Finding.of(rule, text, path=path, line=exc.line, column=exc.column, fix=getattr(exc, "fix", None),
+                      notes=getattr(exc, "notes", ()))
 
 
 def table_finding(cfg: LoadedConfig) -> list[Finding]:
@@ -96,7 +101,8 @@ def table_finding(cfg: LoadedConfig) -> list[Finding]:
     m = cfg.model
     if m is None or m.source != "table":
         return []
+    # the table row's own provenance is the finding's source (issue 36: the provenance once, beside the message)
     return [Finding.of(MODEL_FROM_TABLE, f"{m.key} {m.name!r}: its config.json is not on this machine; the model's "
-                                         f"values are ropelaw's table ({m.table_source}), not the config.json the "
-                                         "framework loads", path=cfg.path, line=m.at[0], column=m.at[1],
+                                         "values are ropelaw's table, not the config.json the framework loads",
+                       path=cfg.path, line=m.at[0], column=m.at[1], sources=[f"ropelaw's table: {m.table_source}"],
                        fix=f"run `{fetch_command(m.name)}` and lint again, or {HOW}", model=m.name)]

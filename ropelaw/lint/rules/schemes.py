@@ -79,6 +79,9 @@ def _group(cfg: LoadedConfig, i: int, a) -> list[Finding]:
     out: list[Finding] = []
     who = "" if cfg.layers[i].label == "all layers" else f"{cfg.layers[i].label}: "
     t = spec.train_len
+    from ..sources import Sources
+
+    src = Sources()  # the message names each value by its key; where it came from, in full: the finding's sources
     if spec.scheme in ("rerope", "leaky_rerope"):
         w = int(spec.param("window"))
         if w > t - 1:
@@ -86,8 +89,8 @@ def _group(cfg: LoadedConfig, i: int, a) -> list[Finding]:
             out.append(Finding.of(
                 REROPE_WINDOW,
                 f"{who}window {fmt_count(w)} exceeds the trained relative positions 0 .. {fmt_count(t - 1)} "
-                f"(trained at {fmt_count(t)} [{cfg.train_len.where}])",
-                path=cfg.path, line=line, column=col, fix=f"use a window between {fmt_count(t // 4)} and {fmt_count(t // 2)}",
+                f"(trained at {fmt_count(t)} [{src(cfg.train_len.where)}])",
+                path=cfg.path, line=line, column=col, sources=src.full, fix=f"use a window between {fmt_count(t // 4)} and {fmt_count(t // 2)}",
                 window=w, train_len=t,
             ))
         elif spec.scheme == "leaky_rerope":
@@ -99,10 +102,10 @@ def _group(cfg: LoadedConfig, i: int, a) -> list[Finding]:
                 line, col = _loc(cfg, i, "k")
                 out.append(Finding.of(
                     LEAKY,
-                    f"{who}target {fmt_count(length)} [{a.length_note}] exceeds Leaky ReRoPE's longest safe input "
+                    f"{who}target {fmt_count(length)} [{src(a.length_note)}] exceeds Leaky ReRoPE's longest safe input "
                     f"{fmt_count(safe)} = w + 1 + floor(k (T-1-w)) with w {fmt_count(w)}, k {k:g}, trained at "
                     f"{fmt_count(t)}",
-                    path=cfg.path, line=line, column=col,
+                    path=cfg.path, line=line, column=col, sources=src.full,
                     fix=(f"raise k to >= {need:.4g} (or use ReRoPE, k -> infinity)" if need != float("inf")
                          else "shrink the window below the training length, then raise k"),
                     safe_length=safe, length=length, k_needed=need,
@@ -121,10 +124,10 @@ def _group(cfg: LoadedConfig, i: int, a) -> list[Finding]:
             line, col = _loc(cfg, i, "factor")
             out.append(Finding.of(
                 DYNAMIC,
-                f"{who}at the target {fmt_count(length)} [{a.length_note}] dynamic NTK (factor {s:g}, original "
+                f"{who}at the target {fmt_count(length)} [{src(a.length_note)}] dynamic NTK (factor {s:g}, original "
                 f"{fmt_count(orig)}) rescales the base {spec.base:g} to {base_at:.4g}, but the bound through the "
-                f"scheme is {fmt_count(round(b))} (d={spec.d}, trained at {fmt_count(t)} [{cfg.train_len.where}])",
-                path=cfg.path, line=line, column=col,
+                f"scheme is {fmt_count(round(b))} (d={spec.d}, trained at {fmt_count(t)} [{src(cfg.train_len.where)}])",
+                path=cfg.path, line=line, column=col, sources=src.full,
                 length=length, extrapolation_bound=b, base_at_target=base_at if base_at == base_at else None,
             ))
     return out

@@ -193,7 +193,7 @@ def check(lt: Linting) -> list[Finding]:
             continue
         if rule is INVALID_TYPE and (v.line, v.column) in bad_keys:
             continue
-        f = _at(cfg, rule, v, p.message, p.fix, refused=_problem_refusals(cfg, rule, v))
+        f = _at(cfg, rule, v, p.message, p.fix, refused=_problem_refusals(cfg, rule, v), notes=p.notes)
         if p.severity is not None:
             f = replace(f, severity=p.severity)
         out.append(f)
