@@ -258,6 +258,9 @@ def render_sarif(findings: list[Finding], tool_version: str) -> str:
                     "artifactLocation": {"uri": sarif_uri(f.path)},
                     "region": {"startLine": max(f.line, 1), "startColumn": max(f.column, 1)},
                 }}],
+                # where the values came from and what is said beside the message (SARIF 2.1.0 3.8: a property bag)
+                **({"properties": {k: list(v) for k, v in (("sources", f.sources), ("notes", f.notes)) if v}}
+                   if f.sources or f.notes else {}),
             } for f in _sort(findings)],
         }],
     }

@@ -135,3 +135,13 @@ def test_short(where, said):
     assert src(where) == said
     assert src.full == ([] if said == where else [where])  # what the message leaves out is kept whole
     assert len(said) <= max(SHORT, len(re.split(r" of | from |: | \(| \[|; ", where)[0]))
+
+
+def test_sarif_carries_sources_and_notes_as_properties(capsys):
+    """SARIF 2.1.0 results hold the finding's sources and notes in their property bag (section 3.8)."""
+    path = str(corpus(LITGPT))
+    assert main(["lint", path, "--select", "RL102", "--output-format", "sarif"]) == 1
+    (result,) = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    assert result["ruleId"] == "RL102" and "litgpt==" not in result["message"]["text"]
+    assert all("litgpt==0.5.13" in s for s in result["properties"]["sources"])
+    assert result["properties"]["notes"][0].startswith("scheme 'llama3': factor 8")
