@@ -28,7 +28,6 @@ LONG_FUNCTIONS = {
     'ropelaw.lint.dialects.megatron:read': 97,
     'ropelaw.lint.layer_groups:_runtime_groups': 170,
     'ropelaw.lint.layers._probe:observe_functions': 95,
-    'ropelaw.lint.rules.lengths:_men': 81,
     'ropelaw.lint.table:_load_table': 506,
     'ropelaw.lint.writers.hf:changes': 90,
     'ropelaw.plan_options:factor_option': 83,

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -89,10 +91,13 @@ def test_full_output_says_each_source_once_per_file(capsys):
     assert "source:" not in out and "note:" not in out
 
 
-def test_rv031_says_where_it_looked_in_or_beside_the_message(tmp_path, monkeypatch):
+def test_rv031_says_where_it_looked_in_or_beside_the_message(tmp_path, monkeypatch, request):
     """Where ropelaw looked for a model's config.json: in the message while it fits in 300 characters, else (a
     long name and cache path) the finding's note, word for word the same."""
-    hub = tmp_path / "hub"
+    # a short cache path of its own: pytest's tmp_path is longer under xdist (popen-gw1/...) and would push the short
+    # case's message past 300 characters
+    hub = Path(tempfile.mkdtemp(prefix="hub"))
+    request.addfinalizer(lambda: shutil.rmtree(hub, ignore_errors=True))
     monkeypatch.setenv("HF_HUB_CACHE", str(hub))
     monkeypatch.chdir(tmp_path)
     looked = ("no directory '{m}' here; not in the Hugging Face cache " + str(hub) +

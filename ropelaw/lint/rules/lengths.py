@@ -315,15 +315,7 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int, shown_onl
     base = single_base(spec, a.scheme_result)
     within = a.length <= spec.train_len  # not a context extension: Men et al.'s bound is information there
     if shown_only and (base is None or within):
-        if base is None or not _below(spec.d, reach, base):
-            return []
-        return [replace(Finding.of(
-            BELOW_LOWER_BOUND,
-            f"{_who(cfg, i)}base {fmt_num(base)} is below Men et al.'s lower bound for {fmt_count(reach)} tokens at "
-            f"d={spec.d} (informational, not shown by the default rule set; --select RL103 details it)",
-            path=cfg.path, line=line, column=col, length=reach, base=base, supported_length=sup,
-            within_training_length=True,
-        ), severity="info")]
+        return _men_decided_only(cfg, i, spec.d, reach, base, sup, line, col)
     bad = _violations(inv, reach)
     src = Sources()  # the message names each value by its key; where it came from, in full: the finding's sources
 
@@ -381,6 +373,21 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int, shown_onl
         within_training_length=within,
     )
     return [replace(f, severity="info") if within else f]
+
+
+def _men_decided_only(cfg: LoadedConfig, i: int, d: int, reach: int, base: float | None, sup: int, line: int,
+                      col: int) -> list[Finding]:
+    """:func:`_men` for the default rule set, which hides informational findings: an RL103 within the training length
+    decided exactly (:func:`_below`), its message not detailed."""
+    if base is None or not _below(d, reach, base):
+        return []
+    return [replace(Finding.of(
+        BELOW_LOWER_BOUND,
+        f"{_who(cfg, i)}base {fmt_num(base)} is below Men et al.'s lower bound for {fmt_count(reach)} tokens at "
+        f"d={d} (informational, not shown by the default rule set; --select RL103 details it)",
+        path=cfg.path, line=line, column=col, length=reach, base=base, supported_length=sup,
+        within_training_length=True,
+    ), severity="info")]
 
 
 def _factor(spec) -> str:
