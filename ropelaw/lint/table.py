@@ -517,6 +517,9 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
             groups = _runtime_groups(layer_arch, s, defaults, dclass, reading, main, own_block, problems, notes,
                                      (dline, dcol), head_v, partial_of)
             problems.extend(_unread_rotary_keys(measured, layer_arch, s, inputs, reading))
+            if not any(g.rope for g in groups):  # no layer rotates (Jamba): no base is assumed for anything
+                notes = [n for n in notes if not n.startswith(f"base {fmt_count(base_v.raw)} assumed")] \
+                    if isinstance(base_v.raw, (int, float)) else notes
             return LoadedConfig(path=path, fmt=fmt, arch=arch, kind=kind, head_dim=head_v, layers=groups,
                                 max_pos=max_v, original_max=orig_v, train_len=train_v, target=target_v,
                                 tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes,

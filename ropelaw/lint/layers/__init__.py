@@ -81,9 +81,9 @@ def sig_value(v: Any) -> str:
     return str(v)
 
 
-def expand_rule(rule: dict, n: int, period: Any = None) -> list | None:
+def expand_rule(rule: dict, n: int, period: Any = None, offset: Any = None) -> list | None:
     """The default list ``rule`` gives for ``n`` layers (``period``: the config's value of the rule's
-    key). Rules are described in ``_rules.fit_rule``."""
+    key; ``offset``: of its ``offset_key``). Rules are described in ``_rules.fit_rule``."""
     kind = rule.get("rule")
     if kind == "constant":
         out = [rule["value"]] * n
@@ -94,7 +94,13 @@ def expand_rule(rule: dict, n: int, period: Any = None) -> list | None:
         p = period if period is not None else rule["default"]
         if isinstance(p, bool) or not isinstance(p, int) or p <= 0:
             return None
-        hit = (lambda i: (i + 1) % p == 0) if rule["phase"] == "last" else (lambda i: i % p == 0)
+        if isinstance(rule["phase"], int):  # at i % P == offset (Jamba: attn_layer_period / attn_layer_offset)
+            o = offset if offset is not None else rule["phase"]
+            if isinstance(o, bool) or not isinstance(o, int) or not 0 <= o < p:
+                return None  # Jamba's config class refuses an offset >= period (ValueError)
+            hit = (lambda i: i % p == o)
+        else:
+            hit = (lambda i: (i + 1) % p == 0) if rule["phase"] == "last" else (lambda i: i % p == 0)
         out = [rule["at"] if hit(i) else rule["value"] for i in range(n)]
     else:
         return None
@@ -103,7 +109,7 @@ def expand_rule(rule: dict, n: int, period: Any = None) -> list | None:
     return out
 
 
-def _describe(rule: dict, key: str, period: Any, period_from: str) -> str:
+def _describe(rule: dict, key: str, period: Any, period_from: str, offset: Any = None, offset_from: str = "") -> str:
     kind = rule.get("rule")
     if kind == "constant":
         return f"every layer {rule['value']!r} (the config class's default {key})"
@@ -111,6 +117,11 @@ def _describe(rule: dict, key: str, period: Any, period_from: str) -> str:
         return f"the config class's default {key}: {rule['values']!r} repeated"
     if kind == "every":
         p = period if period is not None else rule["default"]
+        if isinstance(rule["phase"], int):
+            o = offset if offset is not None else rule["phase"]
+            return (f"{rule['at']!r} where the layer index modulo {p} ({period_from}) is {o} "
+                    f"({offset_from or 'fixed'}), "
+                    f"{rule['value']!r} elsewhere (the config class's {key})")
         where = "last" if rule["phase"] == "last" else "first"
         return (f"the config class's default {key}: {rule['at']!r} at the {where} of every {p} layers "
                 f"({period_from}), {rule['value']!r} elsewhere" + (f", the last layer {rule['last']!r}"
@@ -132,6 +143,15 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
         return list(raw), v, f"{key}"
     if raw is not None and not isinstance(raw, list):
         return None, v, f"{key} is not a list"
+    idx = rule.get("indices")
+    iv = get(idx["key"]) if idx else None
+    if iv is not None and isinstance(iv.raw, list):  # LFM2's full_attn_idxs: the layers of one kind by index
+        # (the config class tests `i in full_attn_idxs`, so the entries compare as Python numbers)
+        values = [idx["at"] if i in iv.raw else idx["value"] for i in range(n)]
+        return values, iv, (f"{key} absent: {idx['at']!r} at the layers {iv.where} lists, {idx['value']!r} "
+                              f"elsewhere (the config class's {key})")
+    if iv is not None and iv.raw is not None:
+        return None, iv, f"{idx['key']} is not a list of layer indices"
     for flag, value in (rule.get("unless") or {}).items():
         fv = get(flag)
         fraw = fv.raw if fv is not None else default(flag)
@@ -148,9 +168,21 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
         period_from = pv.where if pv is not None else f"{rule['key']} default"
         if period is None:
             period, period_from = rule["default"], f"{rule['key']} default"
-    values = expand_rule(rule, n, period)
+    offset, offset_from = None, ""
+    if "offset_key" in rule:
+        ov = get(rule["offset_key"])
+        offset = ov.raw if ov is not None else default(rule["offset_key"])
+        offset_from = ov.where if ov is not None else f"{rule['offset_key']} default"
+        if offset is None:
+            offset, offset_from = rule["phase"], f"{rule['offset_key']} default"
+    values = expand_rule(rule, n, period, offset)
     if values is None:
+        if "offset_key" in rule:
+            return None, v, (f"{rule['key']} {period!r} with {rule['offset_key']} {offset!r} gives no pattern "
+                             f"(transformers refuses an offset that is not below the period)")
         return None, v, f"{key} is absent and {rule.get('key')} {period!r} gives no pattern"
+    if "offset_key" in rule:  # a list the config class computes (a property no file writes)
+        return values, None, _describe(rule, key, period, period_from, offset, offset_from)
     how = ("empty, so " if raw == [] else "absent: ") + _describe(rule, key, period, period_from)
     return values, v, how
 

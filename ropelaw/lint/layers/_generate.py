@@ -376,6 +376,15 @@ def derive(model_type: str, class_name: str) -> dict:
         return {"error": f"config: {type(exc).__name__}: {str(exc)[:120]}"}
     n = _probe.LAYERS
     kinds_key = "layer_types" if isinstance(d.get("layer_types"), list) and len(d["layer_types"]) == n else None
+    computed = None  # a kinds list the config class computes and no constructor argument sets (Jamba)
+    if kinds_key is None and not _probe._rotary_classes(_probe._modeling_module(cls)):
+        computed = _probe.computed_kinds(cls)
+        if computed is not None:
+            with _probe.quiet():
+                value = getattr(cls(**base), computed, None)
+            if isinstance(value, list) and len(value) == n:
+                kinds_key = computed
+                d = {**d, computed: value}
     nope_key = _nope_key(d, n)
     marks, named = marked_bases(d)
     entry: dict[str, Any] = {"class": cls.__name__, "layers_key": _layers_key(cls), "kinds": None, "nope": None,
@@ -384,7 +393,7 @@ def derive(model_type: str, class_name: str) -> dict:
     for key, slot in ((kinds_key, "kinds"), (nope_key, "nope")):
         if key is not None:
             rule = default_rule(cls, lists_off, key)
-            empty = _class_list(cls, lists_off, key, 24, **{key: []})
+            empty = _class_list(cls, lists_off, key, 24, **{key: []}) if key != computed else None
             if empty is not None and empty == expand_rule(rule, 24):
                 rule["empty"] = "default"  # an empty list means the default (Llama 4's no_rope_layers: [])
             entry[slot] = {"key": key, "default": rule}
@@ -398,10 +407,15 @@ def derive(model_type: str, class_name: str) -> dict:
         if "attention_chunk_size" in d:
             over["attention_chunk_size"] = _probe.CHUNK if chunk else None
         variants = [over]
-        lists = {k: d[k] for k in (kinds_key, nope_key) if k is not None}
+        lists = {k: d[k] for k in (kinds_key, nope_key) if k is not None and k != computed}
         if lists:  # the same lists shifted by one layer: the behaviour must follow the lists
             variants.append(dict(over, **{k: v[1:] + v[:1] for k, v in lists.items()}))
-        if kinds_key is not None and len(set(d[kinds_key])) > 1:  # every layer of one kind
+        if computed is not None and entry["kinds"]["default"].get("offset_key"):
+            # the kinds move with the offset: the behaviour must follow them
+            ok_ = entry["kinds"]["default"]["offset_key"]
+            variants.append(dict(over, **{ok_: (entry["kinds"]["default"]["phase"] + 1)
+                                          % entry["kinds"]["default"]["default"]}))
+        if kinds_key is not None and kinds_key != computed and len(set(d[kinds_key])) > 1:  # every layer of one kind
             variants += [dict(over, **{kinds_key: [t] * n}) for t in sorted(set(d[kinds_key]))]
         for ov in variants:
             probe = _probe.observe(model_type, class_name, ov)

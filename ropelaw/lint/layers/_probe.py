@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._tiny import (CHUNK, FILL_INS, LAYERS, LENGTH, MAX_PARAMS, MROPE, PROBE, WINDOW,  # noqa: F401
-                    _modeling_module, _rotary_classes, _text_sub_config, candidate, candidate_types,
-                    quiet, tiny_overrides)
+                    COMPUTED_KINDS, _modeling_module, _rotary_classes, _text_sub_config, candidate,
+                    candidate_types, computed_kinds, quiet, tiny_overrides)
 from .observed import LayerObs, RopeObs, read_layers, read_rope, span_of  # noqa: F401
 
 
@@ -41,6 +41,17 @@ class Probe:
 
 
 _STATE: dict[str, Any] = {"calls": [], "identity": False}
+
+
+def config_dict(cfg) -> dict:
+    """``cfg.to_dict()`` with the per-layer kinds the class computes (:data:`COMPUTED_KINDS`: Jamba's
+    ``layers_block_type``, a property to_dict leaves out)."""
+    config = cfg.to_dict()
+    for k in COMPUTED_KINDS:
+        value = getattr(cfg, k, None) if k not in config else None
+        if isinstance(value, (list, tuple)):
+            config[k] = list(value)
+    return config
 
 
 def _probe_attention(module, query, key, value, attention_mask, **kwargs):
@@ -157,7 +168,7 @@ def observe(model_type: str, class_name: str, overrides: dict, length: int = LEN
 def _observe_attention(model_type: str, cfg, model, length: int, offset: int = 0) -> Probe:
     import torch
 
-    config = cfg.to_dict()
+    config = config_dict(cfg)
     n = cfg.num_hidden_layers
     layers = _layer_list(model, n)
     if layers is None:
@@ -283,7 +294,7 @@ def observe_functions(model_type: str, cfg, model, module, length: int = LENGTH,
     import torch
     import torch.nn.functional as F
 
-    config = cfg.to_dict()
+    config = config_dict(cfg)
     n = cfg.num_hidden_layers
     layers = _layer_list(model, n)
     if layers is None:

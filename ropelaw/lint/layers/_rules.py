@@ -48,9 +48,13 @@ def fit_rule(lists: dict[int, list], keyed: dict[str, dict[Any, list]], flags: d
     - ``{"rule": "constant", "value": v}``;
     - ``{"rule": "pattern", "values": [...]}``: values[i % len(values)];
     - ``{"rule": "every", "key": K, "default": P, "value": a, "at": b, "phase": "last"}``: b where
-      (i + 1) % P == 0 (``"first"``: where i % P == 0), else a; P is the config's K (its default P;
-      no key: always P);
+      (i + 1) % P == 0 (``"first"``: where i % P == 0; an int o: where i % P == o, o the config's
+      ``offset_key`` when the rule has one: Jamba's attn_layer_offset), else a; P is the config's K (its
+      default P; no key: always P);
     - any of these with ``"last": v``: the last layer is always v (Gemma 4);
+    - any of these with ``"indices": {"key": K, "at": a, "value": b}``: when the config writes K (a list of
+      layer indices), a at those layers and b elsewhere instead (LFM2's ``full_attn_idxs``; found by
+      :func:`_index_list`, not by this function);
     - ``"unless": {flag: value}``: the rule holds only while the boolean ``flag`` is not ``value``
       (``flags``: the flags whose change alters the list, with the value that alters it);
     - ``{"rule": "unknown", "why": ...}``.
@@ -64,12 +68,18 @@ def fit_rule(lists: dict[int, list], keyed: dict[str, dict[Any, list]], flags: d
             return {"rule": "unknown", "why": "the default list is not periodic in the layer index"}
         rule["last"] = lasts.pop()
     for key, variants in keyed.items():
-        ok = rule["rule"] == "every" and all(
+        ok = rule["rule"] == "every" and "key" not in rule and all(
             isinstance(k, int) and k > 0 and lst == expand_rule({**rule, "key": key}, len(lst), k)
             for k, lst in variants.items())
+        if ok:
+            rule["key"] = key
+            continue
+        # the index within the period where the odd value sits (Jamba's attn_layer_offset)
+        ok = rule["rule"] == "every" and isinstance(rule["phase"], int) and "offset_key" not in rule and all(
+            isinstance(k, int) and lst == expand_rule(rule, len(lst), None, k) for k, lst in variants.items())
         if not ok:
             return {"rule": "unknown", "why": f"the default list also depends on {key}"}
-        rule["key"] = key
+        rule["offset_key"] = key
     if flags:
         rule["unless"] = dict(flags)
     return rule
@@ -89,6 +99,10 @@ def _fit_periodic(lists: dict[int, list]) -> dict | None:
         return {"rule": "every", "default": len(pat), "value": pat[0], "at": pat[-1], "phase": "last"}
     if len(set(pat)) == 2 and pat.count(pat[0]) == 1:
         return {"rule": "every", "default": len(pat), "value": pat[-1], "at": pat[0], "phase": "first"}
+    for at in sorted(set(pat), key=str) if len(set(pat)) == 2 else ():  # once per period, inside it (Jamba: 4 of 8)
+        if pat.count(at) == 1:
+            other = next(x for x in pat if x != at)
+            return {"rule": "every", "default": len(pat), "value": other, "at": at, "phase": pat.index(at)}
     return {"rule": "pattern", "values": list(pat)}
 
 
@@ -121,17 +135,48 @@ def default_rule(cls, base: dict, key: str) -> dict:
         if variants:
             variants[v] = ref
             keyed[k] = variants
-    return fit_rule(lists, keyed, flags)
+    rule = fit_rule(lists, keyed, flags)
+    found = _index_list(cls, base, key, d)
+    if found is not None and rule.get("rule") != "unknown":
+        rule["indices"] = found
+    return rule
 
 
-def _signature_params(cls) -> dict:
-    """Constructor parameters with int / bool defaults that are not stored as attributes (4.x)."""
+INDEX_PROBES = ([1, 3], [0, 2, 5])  # lists of layer indices tried for a key that marks layers by index
+
+
+def _index_list(cls, base: dict, key: str, d: dict) -> dict | None:
+    """A setting that lists layer indices and, when the file has no ``key``, makes those layers one kind and
+    the others another (LFM2's ``full_attn_idxs``: "full_attention" there, "conv" elsewhere):
+    ``{"key": K, "at": a, "value": b}``, found by giving list-valued (or None) settings :data:`INDEX_PROBES`."""
+    names = [k for k, v in d.items() if k != key and (v is None or (isinstance(v, list) and all(
+        isinstance(x, int) and not isinstance(x, bool) for x in v)))]
+    names += [k for k, v in _signature_params(cls, none=True).items() if v is None and k not in d and k != key]
+    for name in names:
+        got = {}
+        for idx in INDEX_PROBES:
+            lst = _class_list(cls, base, key, 24, **{name: list(idx)})
+            if lst is None or len(lst) != 24:
+                break
+            got[tuple(idx)] = lst
+        if len(got) != len(INDEX_PROBES):
+            continue
+        first = got[tuple(INDEX_PROBES[0])]
+        at, value = first[INDEX_PROBES[0][0]], first[0]
+        if at != value and all(lst == [at if i in idx else value for i in range(24)] for idx, lst in got.items()):
+            return {"key": name, "at": at, "value": value}
+    return None
+
+
+def _signature_params(cls, none: bool = False) -> dict:
+    """Constructor parameters with int / bool defaults (``none``: also those defaulting to None) that are not
+    stored as attributes (4.x)."""
     import inspect
 
     out = {}
     try:
         for name, p in inspect.signature(cls.__init__).parameters.items():
-            if isinstance(p.default, (int, bool)) and name not in ("self",):
+            if (isinstance(p.default, (int, bool)) or (none and p.default is None)) and name not in ("self",):
                 out[name] = p.default
     except (TypeError, ValueError):
         pass

@@ -85,6 +85,8 @@ def shrink_in_place(tc, keep_heads: bool = False) -> dict:
         if small is not None and small != value:
             sets[key] = small
             token += small == token
+    if getattr(tc, "use_mamba_kernels", None) is True:  # 4.57.1's Jamba raises on CPU without the CUDA kernels
+        sets["use_mamba_kernels"] = False
     for key in ("torch_dtype", "dtype"):  # the probe runs float32 (a bf16 config dtype mixes dtypes in some forwards)
         if getattr(tc, key, None) not in (None, "float32"):
             sets[key] = "float32"

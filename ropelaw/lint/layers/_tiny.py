@@ -56,12 +56,22 @@ def _text_sub_config(config_class) -> str | None:
     return None
 
 
+COMPUTED_KINDS = ("layers_block_type",)  # a per-layer list of kinds the config class computes (a property)
+
+
+def computed_kinds(config_class) -> str | None:
+    """The property of ``config_class`` that lists each layer's kind when it has no ``layer_types``
+    (Jamba's ``layers_block_type``: "attention" / "mamba" from attn_layer_period and attn_layer_offset)."""
+    return next((k for k in COMPUTED_KINDS if isinstance(getattr(config_class, k, None), property)), None)
+
+
 def candidate_types() -> tuple[list[tuple[str, str]], dict[str, str], dict[str, str]]:
     """``(candidates, wrappers, skipped)`` of the installed transformers:
 
     - candidates: ``(model_type, model class name)`` for every type whose modeling module defines a
-      ``*RotaryEmbedding`` class and that has a causal-LM (else a base) model class and no text
-      sub-config;
+      ``*RotaryEmbedding`` class (or whose config class computes its layers' kinds, :func:`computed_kinds`:
+      Jamba, whose attention layers run no rotary) and that has a causal-LM (else a base) model class and
+      no text sub-config;
     - wrappers: composite model_type -> the model_type of its text part (a multimodal config.json
       is read through its ``text_config``);
     - skipped: model_type -> why it is not a candidate (module not importable, no model class).
@@ -78,7 +88,7 @@ def candidate_types() -> tuple[list[tuple[str, str]], dict[str, str], dict[str, 
             except Exception as exc:  # optional dependency missing (torchaudio ...), or no modeling file
                 skipped[mt] = f"modeling module not importable: {type(exc).__name__}: {str(exc)[:80]}"
                 continue
-            if not _rotary_classes(module):
+            if not _rotary_classes(module) and not computed_kinds(cls):
                 continue
             text = _text_sub_config(cls)
             if text is not None and text != mt:
@@ -107,7 +117,7 @@ def candidate(model_type: str) -> str | None:
         except Exception:
             return None
         text = _text_sub_config(cls)
-        if not _rotary_classes(module) or (text is not None and text != model_type):
+        if not (_rotary_classes(module) or computed_kinds(cls)) or (text is not None and text != model_type):
             return None
     name = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type) or MODEL_MAPPING_NAMES.get(model_type)
     name = name[0] if isinstance(name, (tuple, list)) else name
@@ -129,6 +139,10 @@ FILL_INS: dict[str, dict] = {
     # unconditionally (databricks/dbrx-base: 500,000 and 8)
     "deepseek_v2": {"num_experts_per_tok": 2},  # default None; topk(k=None) fails
     "lfm2_moe": {"layer_types": ["conv", "full_attention"] * (LAYERS // 2)},  # default None
+    "jamba": {"use_mamba_kernels": False},  # 4.57.1 raises on CPU without the CUDA kernels (a runtime choice, no
+    # position in it; 5.23.0 falls back to the slow path itself)
+    "lfm2": {"layer_types": ["conv", "full_attention"] * (LAYERS // 2)},  # default: every layer attends; the
+    # published files (LiquidAI/LFM2-1.2B: full_attn_idxs [2, 5, 8, 10, 12, 14]) mostly convolve
 }
 
 

@@ -1,0 +1,195 @@
+"""Layers without attention or without rotary, and per-layer kinds a config class computes, against
+transformers' own config classes and forward (issue 31).
+
+Configs the real corpus has no file of are built here from the type's config class defaults in
+transformers plus the keys its published config.json writes (named per config below, from memory of the
+published files: the keys that decide the layers are the ones checked):
+
+- Jamba (AI21 Jamba 1.5/1.6: ``attn_layer_period`` 8, ``attn_layer_offset`` 4, 32 layers): 28 Mamba layers
+  (no attention) and 4 attention layers that apply no rotary;
+- LFM2 (LiquidAI/LFM2-1.2B: ``full_attn_idxs`` [2, 5, 8, 10, 12, 14] of 16 layers, no ``layer_types``):
+  10 convolution layers (no attention) and 6 RoPE layers;
+- EXAONE 4.5 (LGAI EXAONE-4.5-33B: composite ``exaone4_5`` whose ``text_config.model_type`` is
+  ``exaone4_5_text``, which transformers 5.23.0's Exaone4_5_Config renames to ``exaone4``; 64 layers,
+  3 sliding of every 4, Llama 3 x16 rope scaling): 48 sliding layers with Llama 3 x16 and 16 full-attention
+  layers without RoPE. 4.57.1 has no exaone4_5: ropelaw must say RV021.
+
+Each goes through ``tests/test_hf_files.differential`` (loaded as users load it, shrunk in place, one forward
+with hooks, every layer compared with ropelaw's groups) under the installed transformers, and through
+``ropelaw lint`` for the groups and findings the issue asks for. The real Jamba file of the corpus
+(``hf/intel__...jamba__config.json``) runs in tests/test_hf_files.py.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+transformers = pytest.importorskip("transformers")
+
+from ropelaw.lint import layers as layer_table  # noqa: E402
+from ropelaw.lint.check import lint_config  # noqa: E402
+from ropelaw.lint.dialects.hf import SEMANTICS  # noqa: E402
+from ropelaw.lint.loader import load_mapping  # noqa: E402
+
+V4 = transformers.__version__.startswith("4.")
+INSTALLED = SEMANTICS[0] if V4 else SEMANTICS[1]
+
+
+def _has(model_type: str) -> bool:
+    from transformers import CONFIG_MAPPING
+
+    return model_type in CONFIG_MAPPING
+
+
+def jamba() -> dict:
+    from transformers import JambaConfig
+
+    d = JambaConfig().to_dict()
+    d.update({"model_type": "jamba", "architectures": ["JambaForCausalLM"], "attn_layer_offset": 4,
+              "attn_layer_period": 8, "num_hidden_layers": 32, "max_position_embeddings": 262144,
+              "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8})
+    return d
+
+
+def lfm2() -> dict:
+    from transformers import Lfm2Config
+
+    d = Lfm2Config().to_dict()
+    for k in ("layer_types", "full_attn_idxs", "rope_parameters"):  # the published file writes neither list
+        d.pop(k, None)
+    d.update({"model_type": "lfm2", "architectures": ["Lfm2ForCausalLM"], "num_hidden_layers": 16,
+              "hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 8,
+              "full_attn_idxs": [2, 5, 8, 10, 12, 14], "max_position_embeddings": 128000, "rope_theta": 1e6})
+    return d
+
+
+def exaone45() -> dict:
+    n = 64
+    text = {"model_type": "exaone4_5_text", "architectures": ["Exaone4ForCausalLM"], "hidden_size": 5120,
+            "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": n,
+            "intermediate_size": 27392, "vocab_size": 102400, "max_position_embeddings": 131072,
+            "rope_theta": 1e6, "rope_scaling": {"factor": 16.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                                                "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+            "sliding_window": 4096, "sliding_window_pattern": "LLLG",
+            "layer_types": ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(n)]}
+    return {"model_type": "exaone4_5", "architectures": ["Exaone4_5_ForConditionalGeneration"], "text_config": text,
+            "vision_config": {"model_type": "exaone4_5_vision"}}
+
+
+def lint(data: dict) -> dict:
+    return lint_config(load_mapping(data, path="config.json")).setup()
+
+
+def groups(result: dict) -> dict:
+    return {g["layers"]: g for g in result["layers"]}
+
+
+# -----------------------------------------------------------------------------------------
+# the per-layer kinds the config class computes: the table's rule against the class itself
+# -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n,period,offset", [(32, 8, 4), (4, 4, 2), (9, 3, 0), (13, 5, 4), (1, 2, 1)])
+def test_jamba_kinds_are_the_config_class_s(n, period, offset):
+    """plan()'s kinds for Jamba (the table's rule: attention where i % attn_layer_period == attn_layer_offset)
+    equal JambaConfig(...).layers_block_type of the installed transformers."""
+    from transformers import JambaConfig
+
+    from ropelaw.lint.loader import Value
+
+    cfg = {"attn_layer_period": period, "attn_layer_offset": offset}
+    got = layer_table.plan("jamba", n, lambda k: Value(cfg[k], k, 1, 1) if k in cfg else None,
+                           lambda k: None, INSTALLED)
+    want = JambaConfig(num_hidden_layers=n, **cfg).layers_block_type
+    assert got.problem is None and [r.kind for r in got.roles] == want
+    assert [r.attention for r in got.roles] == [k == "attention" for k in want]
+    assert all(r.rotary == "none" for r in got.roles)
+
+
+def test_jamba_offset_not_below_period_is_refused_by_both():
+    from transformers import JambaConfig
+
+    from ropelaw.lint.loader import Value
+
+    with pytest.raises(Exception, match="offset"):  # 4.57.1 ValueError; 5.23.0 StrictDataclassClassValidationError
+        JambaConfig(attn_layer_period=4, attn_layer_offset=4)
+    cfg = {"attn_layer_period": 4, "attn_layer_offset": 4}
+    got = layer_table.plan("jamba", 8, lambda k: Value(cfg[k], k, 1, 1) if k in cfg else None, lambda k: None,
+                           INSTALLED)
+    assert got.problem and "offset" in got.problem and not got.roles
+
+
+@pytest.mark.parametrize("idx", [[2, 5, 8, 10, 12, 14], [0], [], [15, 40]])
+def test_lfm2_full_attn_idxs_are_the_config_class_s(idx):
+    from transformers import Lfm2Config
+
+    from ropelaw.lint.loader import Value
+
+    got = layer_table.plan("lfm2", 16, lambda k: Value(idx, k, 1, 1) if k == "full_attn_idxs" else None,
+                           lambda k: None, INSTALLED)
+    want = Lfm2Config(num_hidden_layers=16, full_attn_idxs=idx).layer_types
+    assert [r.kind for r in got.roles] == want
+    assert [r.attention for r in got.roles] == [k == "full_attention" for k in want]
+
+
+# -----------------------------------------------------------------------------------------
+# what ropelaw says (lint)
+# -----------------------------------------------------------------------------------------
+def test_jamba_reads_mamba_and_nope_layers_and_claims_no_bound():
+    r = lint(jamba())
+    g = groups(r)
+    assert set(g) == {"without attention (28 layers)", "NoPE (4 layers)"}
+    assert g["NoPE (4 layers)"]["indices"] == [4, 12, 20, 28]
+    assert g["NoPE (4 layers)"]["rope"] is False and g["NoPE (4 layers)"]["bound"] is None
+    assert g["without attention (28 layers)"]["attention"] is False
+    assert r["bound"] is None
+    assert not any(a.startswith("base 10,000 assumed") for a in r["assumptions"])
+
+
+def test_lfm2_full_attn_idxs_reads_convolution_layers():
+    g = groups(lint(lfm2()))
+    assert set(g) == {"global (6 layers)", "without attention (10 layers)"}
+    assert g["global (6 layers)"]["indices"] == [2, 5, 8, 10, 12, 14]
+    assert g["global (6 layers)"]["spec"]["base"] == 1e6
+
+
+def test_exaone45_llama3_on_sliding_layers_nope_on_full():
+    r = lint(exaone45())
+    g = groups(r)
+    local = next(v for k, v in g.items() if k.startswith("local"))
+    assert local["count"] == 48 and local["spec"]["scheme"] == "llama3" and local["spec"]["params"]["factor"] == 16
+    nope = next(v for k, v in g.items() if k.startswith("NoPE"))
+    assert nope["count"] == 16 and nope["indices"] == list(range(3, 64, 4))
+    codes = {f["code"]: f["severity"] for f in r["findings"]}
+    if V4:  # 4.57.1 has no exaone4_5: the analysis is 5.23.0's, and the refusal is said
+        assert codes.get("RV021") == "error"
+    else:
+        assert codes.get("RV022") == "warning"
+
+
+# -----------------------------------------------------------------------------------------
+# against transformers' forward
+# -----------------------------------------------------------------------------------------
+BUILT = {"jamba": (jamba, "jamba"), "lfm2": (lfm2, "lfm2"), "exaone45": (exaone45, "exaone4_5")}
+
+
+@pytest.mark.hf
+@pytest.mark.torch
+@pytest.mark.parametrize("name", sorted(BUILT))
+def test_built_config_as_transformers_runs_it(name, tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    import torch
+
+    import test_hf_files
+
+    make, mt = BUILT[name]
+    torch.set_num_threads(1)
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", INSTALLED)
+    path = pathlib.Path(tmp_path, "config.json")
+    path.write_text(json.dumps(make()))
+    verdict, detail = test_hf_files.differential(path)
+    if not _has(mt):  # the installed transformers lacks the type: it refuses, and ropelaw must say so
+        assert verdict == "refused" and "RV021" in detail, detail
+        return
+    assert verdict == "right", detail
