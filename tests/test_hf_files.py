@@ -139,7 +139,7 @@ def differential(path: pathlib.Path) -> tuple[str, str]:
         if far.problem or far.refused:
             return "unobserved", f"at positions {end - _probe.LENGTH:,}-{end - 1:,}: {far.problem or far.refused}"
         runs.append((far, real, end, False))
-    diffs = []
+    diffs = query_scale_differences(near, runs, real)
     for run, reading, seq_len, spans in runs:
         if reading["result"] is None:
             diffs.append(f"ropelaw analyses nothing ({reading['findings'][:1]})")
@@ -156,6 +156,32 @@ def differential(path: pathlib.Path) -> tuple[str, str]:
     if codes:
         return "differs", f"{sorted(codes)}: {diffs[0]}"
     return "silent", "; ".join(diffs[:3])
+
+
+def query_scale_differences(near, runs: list, real: dict) -> list[str]:
+    """Where ropelaw models a position-dependent query scale (``query_scale`` of the lint JSON: RL106), the first
+    attention layer's query norms at the far positions over those at 0-23 (same tokens; the probe's identity re-run:
+    the scale without the rotary) against ropelaw's scale at each far position (its value at position 0-23 is 1:
+    the first step is at the original length). Relative 1e-5: float32 queries and norms."""
+    from ropelaw.lint.rules.layers import llama4_query_scale
+
+    qs = real["result"].get("query_scale") if real["result"] else None
+    far = next((r for r, _, seq_len, spans in runs if not spans), None)
+    if not qs or far is None:
+        return []
+    i = next((o.index for o in near.probe.layers if o.query_norm is not None and o.span != "none"), None)
+    if i is None or far.probe.layers[i].query_norm is None:
+        return [f"query scale: the forward's query norms were not observed (layer {i})"]
+    a, b = near.probe.layers[i].query_norm, far.probe.layers[i].query_norm
+    end = next(seq_len for r, _, seq_len, spans in runs if not spans)
+    out = []
+    for t, (x, y) in enumerate(zip(a, b)):
+        pos = end - len(b) + t
+        want = llama4_query_scale(qs["beta"], qs["original"], pos + 1)
+        if abs((y / x) / want - 1) > 1e-5:
+            out.append(f"layer {i}: query scale {y / x:.6f} at position {pos:,}, ropelaw {want:.6f}")
+            break
+    return out
 
 
 # -----------------------------------------------------------------------------------------

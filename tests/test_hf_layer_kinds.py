@@ -193,3 +193,69 @@ def test_built_config_as_transformers_runs_it(name, tmp_path, monkeypatch):
         assert verdict == "refused" and "RV021" in detail, detail
         return
     assert verdict == "right", detail
+
+
+# -----------------------------------------------------------------------------------------
+# a position-dependent query scale (Ministral 3's llama_4_scaling_beta): RL106, against the forward
+# -----------------------------------------------------------------------------------------
+def ministral3() -> dict:
+    """Ministral3Config's defaults with the published Devstral-Small-2 keys (mistralai: yarn x48, beta 0.1,
+    original 8,192, max_position_embeddings 393,216), as a text-only ministral3 config.json."""
+    from transformers import Ministral3Config
+
+    d = Ministral3Config().to_dict()
+    d.update({"model_type": "ministral3", "architectures": ["Ministral3ForCausalLM"], "head_dim": 128,
+              "max_position_embeddings": 393216, "sliding_window": None,
+              "rope_parameters": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 48.0, "llama_4_scaling_beta": 0.1,
+                                  "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 8192,
+                                  "rope_theta": 100000000.0, "rope_type": "yarn"}})
+    return d
+
+
+@pytest.mark.parametrize("tokens,want", [(1, 1.0), (8192, 1.0), (8193, 1.0693147180559945),
+                                         (393216, 1.3871201010907890), (16385, 1.1098612288668110)])
+def test_llama4_query_scale_formula(tokens, want):
+    """1 + 0.1 ln(1 + floor((tokens - 1) / 8192)), against the values written out by hand: ln 2, ln 48, ln 3."""
+    import math
+
+    from ropelaw.lint.rules.layers import llama4_query_scale
+
+    assert llama4_query_scale(0.1, 8192, tokens) == pytest.approx(want, rel=1e-15)
+    assert want == pytest.approx(1 + 0.1 * math.log({1: 1, 8192: 1, 8193: 2, 393216: 48, 16385: 3}[tokens]), rel=1e-15)
+
+
+@pytest.mark.skipif(not _has("ministral3"), reason=f"transformers {transformers.__version__} has no ministral3")
+def test_ministral3_query_scale_in_the_output():
+    r = lint(ministral3())
+    qs = r["query_scale"]
+    assert qs["beta"] == 0.1 and qs["original"] == 8192 and qs["target"] == 393216
+    assert qs["at_target"] == pytest.approx(1 + 0.1 * __import__("math").log(48), rel=1e-12)
+    assert qs["bound"] is not None and qs["at_bound"] >= 1
+    codes = [f["code"] for f in r["findings"]]
+    assert "RL106" in codes and "RV025" not in codes and "RV009" not in codes
+
+
+@pytest.mark.hf
+@pytest.mark.torch
+@pytest.mark.skipif(not _has("ministral3"), reason=f"transformers {transformers.__version__} has no ministral3")
+@pytest.mark.parametrize("offset", [8192 - 12, 3 * 8192 - 12, 393216 - 24])
+def test_ministral3_query_scale_is_the_forward_s(offset):
+    """The first attention layer's query norms (its identity re-run: the scale, no rotary) over 24 tokens at
+    positions offset .. offset + 23, over the same tokens at 0 .. 23 (scale 1): ropelaw's scale at each position."""
+    pytest.importorskip("torch")
+    import torch
+
+    from ropelaw.lint.layers import _shrunk
+    from ropelaw.lint.rules.layers import llama4_query_scale
+
+    torch.set_num_threads(1)
+    data = ministral3()
+    near, far = _shrunk.run_file(data), _shrunk.run_file(data, offset=offset)
+    assert near.problem is None and far.problem is None, (near.problem, far.problem)
+    i = next(o.index for o in near.probe.layers if o.query_norm is not None and o.span != "none")
+    a, b = near.probe.layers[i].query_norm, far.probe.layers[i].query_norm
+    got = [y / x for x, y in zip(a, b)]
+    want = [llama4_query_scale(0.1, 8192, offset + t + 1) for t in range(len(got))]
+    assert len(set(round(w, 6) for w in want)) == (2 if offset % 8192 else 1) or offset == 393216 - 24
+    for g, w in zip(got, want):
+        assert g == pytest.approx(w, rel=1e-5)  # float32 queries and norms

@@ -161,3 +161,32 @@ def test_coverage_block_in_the_documentation_is_the_table():
         assert f"**transformers {version}**: {len(t['types'])} decoder model types measured" in text
         for mt in t["not_covered"]:
             assert f"`{mt}`" in text
+
+
+def test_query_scale_grows_rl106(monkeypatch):
+    """RL106 query-scale-grows: Devstral-Small-2's llama_4_scaling_beta 0.1 over original 8,192 is modelled (not
+    RV025 / RV009): scale 1 + 0.1 ln(1 + floor((N - 1) / 8192)) at the last position of N tokens, 1 + 0.1 ln 48 at the
+    target 393,216 (transformers 5.23.0 get_llama_4_attn_scale; the forward's own scale: tests/test_hf_layer_kinds.py)."""
+    import math
+
+    from ropelaw.lint.check import lint_config
+    from ropelaw.lint.loader import load_mapping
+
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", "5.23.0")
+    data = {"model_type": "ministral3", "head_dim": 128, "hidden_size": 5120, "num_attention_heads": 32,
+            "num_hidden_layers": 40, "num_key_value_heads": 8, "max_position_embeddings": 393216,
+            "rope_parameters": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 48.0, "llama_4_scaling_beta": 0.1,
+                                "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 8192,
+                                "rope_theta": 1e8, "rope_type": "yarn"}}
+    r = lint_config(load_mapping(data, path="config.json")).setup()
+    qs = r["query_scale"]
+    assert (qs["at_train"], qs["train"]) == (1.0, 8192)
+    assert qs["at_target"] == pytest.approx(1 + 0.1 * math.log(48), rel=1e-14)
+    assert qs["at_bound"] == pytest.approx(1 + 0.1 * math.log(1 + (qs["bound"] - 1) // 8192), rel=1e-14)
+    f = [f for f in r["findings"] if f["code"] == "RL106"]
+    assert len(f) == 1 and f[0]["severity"] == "info" and "x1.3871 at the target 393,216" in f[0]["message"]
+    assert "x1.0693 from 8,193" in f[0]["message"]
+    assert not [f for f in r["findings"] if f["code"] in ("RV025", "RV009")]
+    data["max_position_embeddings"] = 8192  # no position reaches a step: no finding
+    r = lint_config(load_mapping(data, path="config.json")).setup()
+    assert r["query_scale"]["at_target"] == 1.0 and not [f for f in r["findings"] if f["code"] == "RL106"]

@@ -116,7 +116,7 @@ def test_the_command_line_comes_after_the_file(capsys, repo):
 
 def test_show_settings(capsys, repo):
     code, out, err = run(capsys, ["lint", "--show-settings", "sub/legacy/b.json", "other/d.json", "--tune", "128k"])
-    rl = "RL100, RL101, RL102, RL103, RL104, RL105"
+    rl = "RL100, RL101, RL102, RL103, RL104, RL105, RL106"
     assert (code, err) == (0, "")
     from ropelaw.commands.lint import default_select
 
@@ -149,7 +149,7 @@ def test_show_settings(capsys, repo):
         "  target: 32,768",
         "  tune: 131,072 (command line)",
         "  dtype: (from the file)",
-        f"  rules on (6): {rl}"]
+        f"  rules on (7): {rl}"]
     code, out, _ = run(capsys, ["lint", "--show-settings", "--isolated", "other/d.json"])
     assert (code, out[1]) == (0, "  configuration file: none (--isolated)")
     assert run(capsys, ["lint", "--show-settings", "other/missing.json"]) == (

@@ -123,6 +123,7 @@ class LintResult(Result):
                 else f"tune_len {fmt_count(cfg.tune_len.raw)} ({cfg.tune_len.where})",
             ],
             "bound": (json_safe(main.bound.to_dict()) if main is not None and main.bound is not None else None),
+            "query_scale": self._query_scale(),  # a position-dependent query scale (RL106), else None
             "model": cfg.model.to_dict() if cfg.model is not None else None,  # a model named elsewhere: its config
             "layers": [a.to_dict() for a in self.layers],
             "findings": [f.to_dict() for f in self.findings],
@@ -130,6 +131,11 @@ class LintResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         return self.setup()
+
+    def _query_scale(self) -> dict | None:
+        from .rules.layers import query_scale_points
+
+        return json_safe(query_scale_points(Linting(self.config, self.layers)))
 
     def ok_line(self) -> str:
         """``path: ok (d=128, base 1e6, trained 32,768, target 32,768, bound 129,027)``."""

@@ -170,6 +170,9 @@ class LoadedConfig:
     model: Any = None
     # a serving launch (vLLM, SGLang): the runtime and version it is read as, e.g. "vLLM 0.32.0 (current)"
     served_by: str | None = None
+    # (beta Value, original length Value): the runtime scales every query at position p by
+    # 1 + beta ln(1 + floor(p / original)) (Ministral 3's rope_parameters.llama_4_scaling_beta; rules/layers.py)
+    query_scale: Any = None
 
     def location(self, *keys: str) -> tuple[int, int]:
         for v in self.inputs:

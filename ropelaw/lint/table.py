@@ -421,13 +421,21 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
         # Phi-3's config class always has the attribute (default 4096): transformers reads it
         top_orig = default("original_max_position_embeddings",
                            f"original_max_position_embeddings absent: {dclass} default", "int", at_type=True)
+    query_scale = None
     runtime = hf.runtime_params(scheme, params, top_orig=top_orig, max_pos=max_v, semantics=reading,
                                 block_key=block_v.key if block_v is not None else None,
                                 block_raw=main_block.data if main_block is not None else None, model_type=arch)
     params = runtime.params
     if kind == "hf" and dia.name == "hf" and not remote:  # rope-block keys the runtime reads (data/hf_keys.json)
         params, read_keys = hf_keys.split_read_keys(reading, arch, scheme, params)
-        problems.extend(read_keys)
+        for pr in read_keys:  # a query scale the runtime is measured to apply: modelled (RL106), not RV025
+            v = pr[1]
+            if v.key and v.key.split(".")[-1] == "llama_4_scaling_beta" and main_block is not None \
+                    and query_scale is None:
+                ov = main_block.get("original_max_position_embeddings", expect="int")
+                query_scale = (v, ov)
+                continue
+            problems.append(pr)
     problems.extend(runtime.problems)
     notes.extend(runtime.notes)
     orig_v = runtime.original
@@ -523,7 +531,7 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
             return LoadedConfig(path=path, fmt=fmt, arch=arch, kind=kind, head_dim=head_v, layers=groups,
                                 max_pos=max_v, original_max=orig_v, train_len=train_v, target=target_v,
                                 tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes,
-                                semantics=f"transformers {semantics}", refusals=refusals,
+                                semantics=f"transformers {semantics}", refusals=refusals, query_scale=query_scale,
                                 considered=[_dotted(s.prefix + (k,)) for k in (switch, pe_key) if k is not None])
 
     # -- layer groups (model types transformers does not have): all / global + local -------
@@ -566,5 +574,5 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     return LoadedConfig(path=path, fmt=fmt, arch=arch, kind=kind, head_dim=head_v, layers=layers,
                         max_pos=max_v, original_max=orig_v, train_len=train_v, target=target_v,
                         tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes,
-                        semantics=f"transformers {semantics}", refusals=refusals,
+                        semantics=f"transformers {semantics}", refusals=refusals, query_scale=query_scale,
                         considered=[_dotted(s.prefix + (k,)) for k in (switch, pe_key) if k is not None])

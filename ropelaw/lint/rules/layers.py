@@ -10,10 +10,13 @@ config, keys that change the rotary at runtime and that ropelaw does not read, a
   or span) and that ropelaw did not read.
 - RL105 (info): layers that apply no rotary (NoPE): no RoPE bound applies to them; the message says
   what limits their span (a window, a chunk, nothing ropelaw models).
+- RL106 (info): the runtime scales the queries by a factor that grows with the position (Ministral 3's
+  ``llama_4_scaling_beta``): its value at the training length, the bound and the target.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from ...findings import Finding, define_rule
@@ -73,10 +76,94 @@ NOPE_LAYERS = define_rule(
 )
 
 
+QUERY_SCALE_GROWS = define_rule(
+    "RL106", "query-scale-grows", "info",
+    "the runtime scales the queries by a factor that grows with the position",
+    what="Reports a Hugging Face config whose model the runtime runs with a position-dependent query scale: "
+         "transformers 5.23.0's Ministral 3 (and Mistral 4) multiply every query at position p, after the rotary, by "
+         "1 + beta ln(1 + floor(p / original)), beta = rope_parameters.llama_4_scaling_beta and original = "
+         "rope_parameters.original_max_position_embeddings (get_llama_4_attn_scale in modeling_ministral3.py). The "
+         "finding gives the scale at the training length, at the bound of the main layer group and at the target "
+         "(the last position of each: N tokens are positions 0 .. N - 1); the JSON output holds the same under "
+         "``query_scale``. The scale is measured on transformers' forward (the query norms of one input at far "
+         "positions over those at positions 0-23) by tests/test_hf_layer_kinds.py.",
+    why="The scale sharpens attention at long positions (a temperature that changes in steps of the original "
+        "length); the frequencies, and so the RoPE bounds ropelaw reports, are not changed by it, but the "
+        "logits past the original length are: a config read without it is not the model that runs.",
+    example='{"model_type": "ministral3", "rope_parameters": {"rope_type": "yarn", "llama_4_scaling_beta": 0.1, '
+            '"original_max_position_embeddings": 8192, ...}}',
+    fix="Nothing to fix: this says what the runtime does besides the rotary.",
+    references=("transformers 5.23.0 models/ministral3/modeling_ministral3.py get_llama_4_attn_scale",),
+)
+
+
+def llama4_query_scale(beta: float, original: int, tokens: int) -> float:
+    """The query scale transformers applies at the last position of ``tokens`` tokens (position tokens - 1):
+    ``1 + beta * ln(1 + floor((tokens - 1) / original))`` (get_llama_4_attn_scale, modeling_ministral3.py of
+    5.23.0; the floor of integers decided exactly)."""
+    return 1.0 + beta * math.log1p((max(tokens, 1) - 1) // original)
+
+
+def query_scale_points(lt: "Linting") -> dict | None:
+    """``{"beta", "original", "from", "at_train", "at_bound", "bound", "at_target", "target"}`` of the config's
+    position-dependent query scale (None: it has none, or its values are not numbers ropelaw can use)."""
+    qs = lt.cfg.query_scale
+    if qs is None:
+        return None
+    beta_v, orig_v = qs
+    beta = beta_v.raw if isinstance(beta_v.raw, (int, float)) and not isinstance(beta_v.raw, bool) else None
+    orig = orig_v.raw if orig_v is not None and isinstance(orig_v.raw, int) and not isinstance(orig_v.raw, bool) \
+        else None
+    if beta is None or not math.isfinite(beta) or orig is None or orig <= 0:
+        return None
+
+    def tokens(v):
+        n = v.number() if v is not None else None
+        return int(n) if n is not None and math.isfinite(n) and n >= 1 else None
+
+    train, target = tokens(lt.cfg.train_len), tokens(lt.cfg.target)
+    main = lt.layers[0] if lt.layers else None
+    b = main.bound.extrapolation_bound if main is not None and main.bound is not None else None
+    bound = int(b) if b is not None and math.isfinite(b) and b >= 1 else None
+    return {"beta": beta, "original": orig, "from": [beta_v.where, orig_v.where],
+            "formula": "1 + beta ln(1 + floor(p / original)), p the position",
+            "train": train, "at_train": llama4_query_scale(beta, orig, train) if train else None,
+            "bound": bound, "at_bound": llama4_query_scale(beta, orig, bound) if bound else None,
+            "target": target, "at_target": llama4_query_scale(beta, orig, target) if target else None}
+
+
+def _query_scale(lt: "Linting") -> list[Finding]:
+    pts = query_scale_points(lt)
+    qs = lt.cfg.query_scale
+    if qs is None:
+        return []
+    beta_v, orig_v = qs
+    if pts is None:
+        where = orig_v.where if orig_v is not None else "rope_parameters has no original_max_position_embeddings"
+        return [Finding.of(QUERY_SCALE_GROWS,
+                           f"{beta_v.where} {beta_v.raw!r}: transformers scales the queries by 1 + beta ln(1 + floor(p / "
+                           f"original)) and beta or the original length is not a number ropelaw can use ({where}): "
+                           f"the scale is not computed", path=lt.cfg.path, line=beta_v.line, column=beta_v.column)]
+    parts = []
+    for name, n, sc in (("training length", pts["train"], pts["at_train"]), ("bound", pts["bound"], pts["at_bound"]),
+                        ("target", pts["target"], pts["at_target"])):
+        if n is not None:
+            parts.append(f"x{sc:.4f} at the {name} {fmt_count(n)}")
+    if pts["at_target"] is None or pts["at_target"] == 1.0:
+        return []  # no position the config reaches gets a scale
+    return [Finding.of(QUERY_SCALE_GROWS,
+                       f"transformers scales every query at position p by 1 + {pts['beta']:g} ln(1 + floor(p / "
+                       f"{fmt_count(pts['original'])})) [{beta_v.where}, {orig_v.where}]: x1 below "
+                       f"{fmt_count(pts['original'])} tokens, x{llama4_query_scale(pts['beta'], pts['original'], pts['original'] + 1):.4f} "
+                       f"from {fmt_count(pts['original'] + 1)}; {', '.join(parts)} (last position of each); the "
+                       f"frequencies and the RoPE bounds do not include it",
+                       path=lt.cfg.path, line=beta_v.line, column=beta_v.column)]
+
+
 def check(lt: Linting) -> list[Finding]:
-    """RL105 for each NoPE group (RV024 / RV025 come from the loader's problems)."""
+    """RL105 for each NoPE group, RL106 for a query scale (RV024 / RV025 come from the loader's problems)."""
     cfg = lt.cfg
-    out = []
+    out = _query_scale(lt)
     for g in cfg.layers:
         if g.rope or not g.attention:
             continue
