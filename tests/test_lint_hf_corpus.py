@@ -244,6 +244,9 @@ FIXTURES = {
     "llama-4-flattened.json": {"4.57.1": "runs", "5.23.0": "refuses: AttributeError: 'Llama4Config' object has no "
                                                            "attribute 'max_position_embeddings'"},
     "qwen2.5-vl-rope-type-mrope.json": {"4.57.1": "refuses: KeyError: 'mrope'", "5.23.0": "runs"},
+    # Devstral-Small-2's text model as a flat ministral3 file (its query scale: RL106, tests/test_hf_layer_kinds.py)
+    "ministral3-query-scale.json": {"4.57.1": "refuses: ValueError: The checkpoint you are trying to load has model "
+                                              "type `ministral3`", "5.23.0": "runs"},
 }
 
 
