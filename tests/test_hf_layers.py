@@ -45,7 +45,7 @@ ACKNOWLEDGED = {"RV024", "RV025", "RV021", "RV022", "RV008"}  # findings that sa
 SEMANTICS = semantics_version()
 # the whole differential and the full table check take minutes (every type, built again and again): they
 # run in their own CI step (.ci/run sets ROPELAW_LAYERS=1 under both transformers versions); the suite
-# checks the gpt-oss entry only
+# checks the gpt-oss entry only. ROPELAW_LAYERS_TYPES=jamba,lfm2 limits the differential to those types
 FULL = os.environ.get("ROPELAW_LAYERS") == "1"
 
 
@@ -132,7 +132,8 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
         pytest.skip(f"the table is for {SEMANTICS}; transformers {installed} is installed")
     start = time.perf_counter()
     silent, acknowledged, refused, ran, layers = [], [], [], 0, 0
-    for mt in sorted(types):
+    only = {t for t in os.environ.get("ROPELAW_LAYERS_TYPES", "").split(",") if t}  # a few types, when asked
+    for mt in sorted(t for t in types if not only or t in only):
         name = candidates.get(mt)
         assert name is not None, f"{mt}: in the table, not a candidate of transformers {installed}"
         cls = transformers.CONFIG_MAPPING[mt]
@@ -190,7 +191,8 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
 # The table against the installed transformers: the entries of the types issue 20 names (and a few
 # whose layers differ from each other) are derived again and must equal the committed ones. The
 # differential above checks the consequences of every entry; this checks the entries themselves.
-SAMPLE = ("gpt_oss", "gemma3_text", "llama4_text", "smollm3", "cohere2", "exaone4", "mistral", "granite_swa")
+SAMPLE = ("gpt_oss", "gemma3_text", "llama4_text", "smollm3", "cohere2", "exaone4", "mistral", "granite_swa",
+          "jamba", "lfm2")  # jamba: kinds from attn_layer_period / _offset; lfm2: full_attn_idxs
 
 
 @pytest.mark.parametrize("model_type", SAMPLE if FULL else SAMPLE[:1])

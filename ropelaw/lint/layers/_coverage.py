@@ -21,6 +21,9 @@ _KINDS = (
      lambda why: "takes no input_ids" in why or "not a text decoder config" in why),
     ("no model class for the config in transformers' auto mappings (a sub-config of a composite model)",
      lambda why: "no model class" in why),
+    ("the text model of a composite whose config class this version does not register (4.57.1's "
+     "mllama_text_model: ropelaw reports RV024 for its configs)",
+     lambda why: "is not a model_type of CONFIG_MAPPING" in why),
     ("not a decoder: bidirectional attention, or no attention layer that applies a rotary",
      lambda why: why.startswith("not a decoder")),
     ("modeling module not importable (an optional dependency such as torchaudio, or no modeling file)",

@@ -5,7 +5,9 @@ and how it is measured); do not edit. Source: tiny models of each model_type run
 transformers==4.57.1, transformers==5.23.0 (PyPI), torch 2.13.0.
 """
 
-TABLES = {'4.57.1': {'not_covered': {'apertus': 'no window, no chunk: cannot build: NotImplementedError: Cannot copy '
+TABLES = {'4.57.1': {'not_covered': {'Glm4vMoe_text': "the text model of glm4v_moe (Glm4vMoeConfig's text_config) is "
+                                             'not a model_type of CONFIG_MAPPING: not probed',
+                            'apertus': 'no window, no chunk: cannot build: NotImplementedError: Cannot copy '
                                        'out of meta tensor; no data!',
                             'bamba': 'not a decoder: its attention is absent',
                             'blt': "config: KeyError: 'no hidden_size in BltConfig (not a text decoder "
@@ -22,6 +24,8 @@ TABLES = {'4.57.1': {'not_covered': {'apertus': 'no window, no chunk: cannot bui
                                              "text decoder config)'",
                             'efficientloftr': "config: KeyError: 'no num_hidden_layers in "
                                               "EfficientLoFTRConfig (not a text decoder config)'",
+                            'emu3_text_model': "the text model of emu3 (Emu3Config's text_config) is not a "
+                                               'model_type of CONFIG_MAPPING: not probed',
                             'esm': 'no window, no chunk: forward fails: TypeError: ne() received an invalid '
                                    'combination of arguments - got (NoneType), but expected one of:\n'
                                    ' * (Tensor other)\n'
@@ -59,6 +63,8 @@ TABLES = {'4.57.1': {'not_covered': {'apertus': 'no window, no chunk: cannot bui
                                     'input_ids: not a text decoder',
                             'mlcd': 'no window, no chunk: cannot build: TypeError: MLCDVisionModel.forward '
                                     'takes no input_ids: not a text decoder',
+                            'mllama_text_model': "the text model of mllama (MllamaConfig's text_config) is "
+                                                 'not a model_type of CONFIG_MAPPING: not probed',
                             'modernbert': 'no window, no chunk: forward fails: TypeError: '
                                           'ModernBertModel.forward() got an unexpected keyword argument '
                                           "'use_cache'",
