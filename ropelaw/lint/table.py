@@ -385,26 +385,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
                 notes.append(f"transformers {reading}: {why}")
                 scheme_v = Value(name, scheme_v.key, scheme_v.line, scheme_v.column, why, "str")
                 scheme = canonical_scheme(name)
-    alpha_v = params.get("alpha")
-    if arch.startswith("hunyuan") and scheme == "dynamic" and alpha_v is not None and _finite(alpha_v.raw) \
-            and _finite(base_v.raw) and _finite(d_v.raw) and d_v.raw > 2:
-        # HunYuanDenseV1RotaryEmbedding: "dynamic" with an alpha is a fixed NTK-aware base
-        # rope_theta * alpha^(d/(d-2)) (4.57.1: DynamicNTKAlphaRotary; 5.23.0: rope_type "ntk_alpha");
-        # the other keys of the block are not read
-        a, b, d = _finite(alpha_v.raw), _finite(base_v.raw), int(d_v.raw)
-        base_v = Value(b * a ** (d / (d - 2)), None, alpha_v.line, alpha_v.column,
-                       f"{base_v.where} {fmt_short(b)} x {alpha_v.key} {fmt_short(a)}^(d/(d-2)) "
-                       f"(HunYuan's NTK alpha)")
-        for name, v in params.items():
-            if name != "alpha" and v.key:
-                problems.append(Problem(IGNORED_KEY, v,
-                                 f"{v.key} is ignored by transformers {reading}: HunYuan runs rope_scaling "
-                                 f"type dynamic with an alpha as a fixed NTK-aware base"))
-        scheme_v = Value("default", scheme_v.key, scheme_v.line, scheme_v.column,
-                         "HunYuan: dynamic with alpha = plain RoPE at the NTK-aware base", "str")
-        scheme, params = "default", {}
-        notes.append(f"HunYuan's {alpha_v.key} {fmt_short(_finite(alpha_v.raw))}: plain RoPE at base "
-                     f"{fmt_short(base_v.raw)} = rope_theta x alpha^(d/(d-2))")
+    if arch.startswith("hunyuan") and scheme == "dynamic":
+        base_v, scheme_v, scheme, params = _hunyuan_alpha(base_v, d_v, scheme_v, params, reading, problems, notes)
 
     # -- lengths ---------------------------------------------------------------------------
     max_v = s.get(*K("max_pos"), expect="int")
@@ -428,14 +410,7 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     params = runtime.params
     if kind == "hf" and dia.name == "hf" and not remote:  # rope-block keys the runtime reads (data/hf_keys.json)
         params, read_keys = hf_keys.split_read_keys(reading, arch, scheme, params)
-        for pr in read_keys:  # a query scale the runtime is measured to apply: modelled (RL106), not RV025
-            v = pr[1]
-            if v.key and v.key.split(".")[-1] == "llama_4_scaling_beta" and main_block is not None \
-                    and query_scale is None:
-                ov = main_block.get("original_max_position_embeddings", expect="int")
-                query_scale = (v, ov)
-                continue
-            problems.append(pr)
+        query_scale = _query_scale(read_keys, main_block, problems)
     problems.extend(runtime.problems)
     notes.extend(runtime.notes)
     orig_v = runtime.original
@@ -525,9 +500,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
             groups = _runtime_groups(layer_arch, s, defaults, dclass, reading, main, own_block, problems, notes,
                                      (dline, dcol), head_v, partial_of)
             problems.extend(_unread_rotary_keys(measured, layer_arch, s, inputs, reading))
-            if not any(g.rope for g in groups):  # no layer rotates (Jamba): no base is assumed for anything
-                notes = [n for n in notes if not n.startswith(f"base {fmt_count(base_v.raw)} assumed")] \
-                    if isinstance(base_v.raw, (int, float)) else notes
+            if not any(g.rope for g in groups) and isinstance(base_v.raw, (int, float)):  # Jamba: nothing rotates,
+                notes = [n for n in notes if not n.startswith(f"base {fmt_count(base_v.raw)} assumed")]  # no base
             return LoadedConfig(path=path, fmt=fmt, arch=arch, kind=kind, head_dim=head_v, layers=groups,
                                 max_pos=max_v, original_max=orig_v, train_len=train_v, target=target_v,
                                 tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes,
@@ -576,3 +550,42 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
                         tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes,
                         semantics=f"transformers {semantics}", refusals=refusals, query_scale=query_scale,
                         considered=[_dotted(s.prefix + (k,)) for k in (switch, pe_key) if k is not None])
+
+
+def _hunyuan_alpha(base_v: Value, d_v: Value, scheme_v: Value, params: dict, reading: str, problems: list,
+                   notes: list) -> tuple:
+    """HunYuanDenseV1RotaryEmbedding: "dynamic" with an alpha is a fixed NTK-aware base rope_theta * alpha^(d/(d-2))
+    (4.57.1: DynamicNTKAlphaRotary; 5.23.0: rope_type "ntk_alpha"); the other keys of the block are not read.
+    ``(base, scheme value, scheme, params)``, unchanged without a usable alpha; the ignored keys and the note are
+    appended to ``problems`` / ``notes``."""
+    alpha_v = params.get("alpha")
+    if not (alpha_v is not None and _finite(alpha_v.raw) and _finite(base_v.raw) and _finite(d_v.raw)
+            and d_v.raw > 2):
+        return base_v, scheme_v, "dynamic", params
+    a, b, d = _finite(alpha_v.raw), _finite(base_v.raw), int(d_v.raw)
+    new_base = Value(b * a ** (d / (d - 2)), None, alpha_v.line, alpha_v.column,
+                     f"{base_v.where} {fmt_short(b)} x {alpha_v.key} {fmt_short(a)}^(d/(d-2)) (HunYuan's NTK alpha)")
+    for name, v in params.items():
+        if name != "alpha" and v.key:
+            problems.append(Problem(IGNORED_KEY, v, f"{v.key} is ignored by transformers {reading}: HunYuan runs "
+                                                    f"rope_scaling type dynamic with an alpha as a fixed NTK-aware base"))
+    notes.append(f"HunYuan's {alpha_v.key} {fmt_short(_finite(alpha_v.raw))}: plain RoPE at base "
+                 f"{fmt_short(new_base.raw)} = rope_theta x alpha^(d/(d-2))")
+    scheme_v = Value("default", scheme_v.key, scheme_v.line, scheme_v.column,
+                     "HunYuan: dynamic with alpha = plain RoPE at the NTK-aware base", "str")
+    return new_base, scheme_v, "default", {}
+
+
+def _query_scale(read_keys: list, main_block, problems: list):
+    """The rope-block keys transformers reads (``hf_keys.split_read_keys``) into ``problems`` (RV025), but for a
+    query scale the runtime is measured to apply, which is modelled (RL106): ``(its Value, the original length's
+    Value)`` or None."""
+    query_scale = None
+    for pr in read_keys:
+        v = pr[1]
+        if (v.key and v.key.split(".")[-1] == "llama_4_scaling_beta" and main_block is not None
+                and query_scale is None):
+            query_scale = (v, main_block.get("original_max_position_embeddings", expect="int"))
+            continue
+        problems.append(pr)
+    return query_scale

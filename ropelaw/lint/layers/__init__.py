@@ -98,10 +98,11 @@ def expand_rule(rule: dict, n: int, period: Any = None, offset: Any = None) -> l
             o = offset if offset is not None else rule["phase"]
             if isinstance(o, bool) or not isinstance(o, int) or not 0 <= o < p:
                 return None  # Jamba's config class refuses an offset >= period (ValueError)
-            hit = (lambda i: i % p == o)
+            marked = [i % p == o for i in range(n)]
         else:
-            hit = (lambda i: (i + 1) % p == 0) if rule["phase"] == "last" else (lambda i: i % p == 0)
-        out = [rule["at"] if hit(i) else rule["value"] for i in range(n)]
+            last = rule["phase"] == "last"
+            marked = [((i + 1) % p == 0) if last else (i % p == 0) for i in range(n)]
+        out = [rule["at"] if m else rule["value"] for m in marked]
     else:
         return None
     if "last" in rule and out:
@@ -175,16 +176,16 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
         offset_from = ov.where if ov is not None else f"{rule['offset_key']} default"
         if offset is None:
             offset, offset_from = rule["phase"], f"{rule['offset_key']} default"
-    values = expand_rule(rule, n, period, offset)
-    if values is None:
+    expanded = expand_rule(rule, n, period, offset)
+    if expanded is None:
         if "offset_key" in rule:
             return None, v, (f"{rule['key']} {period!r} with {rule['offset_key']} {offset!r} gives no pattern "
                              f"(transformers refuses an offset that is not below the period)")
         return None, v, f"{key} is absent and {rule.get('key')} {period!r} gives no pattern"
     if "offset_key" in rule:  # a list the config class computes (a property no file writes)
-        return values, None, _describe(rule, key, period, period_from, offset, offset_from)
+        return expanded, None, _describe(rule, key, period, period_from, offset, offset_from)
     how = ("empty, so " if raw == [] else "absent: ") + _describe(rule, key, period, period_from)
-    return values, v, how
+    return expanded, v, how
 
 
 def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: str) -> Plan:

@@ -363,6 +363,19 @@ def _mark_unscaled(model_type, class_name, base, marks, d, kinds_key, nope_key, 
                 table[sig] = (b[0], "main-plain", b[2], b[3])
 
 
+def _computed_kinds(cls, base: dict, d: dict, n: int) -> tuple:
+    """``(attribute, config dict with it)`` of the per-layer kinds a config class computes from other keys
+    (Jamba's ``layers_block_type`` from ``attn_layer_period`` / ``attn_layer_offset``), ``(None, d)`` without one."""
+    computed = _probe.computed_kinds(cls)
+    if computed is None:
+        return None, d
+    with _probe.quiet():
+        value = getattr(cls(**base), computed, None)
+    if isinstance(value, list) and len(value) == n:
+        return computed, {**d, computed: value}
+    return None, d
+
+
 def derive(model_type: str, class_name: str) -> dict:
     """The table entry of ``model_type`` (see the module docstring), or ``{"error": why}``."""
     from transformers import CONFIG_MAPPING
@@ -378,13 +391,8 @@ def derive(model_type: str, class_name: str) -> dict:
     kinds_key = "layer_types" if isinstance(d.get("layer_types"), list) and len(d["layer_types"]) == n else None
     computed = None  # a kinds list the config class computes and no constructor argument sets (Jamba)
     if kinds_key is None and not _probe._rotary_classes(_probe._modeling_module(cls)):
-        computed = _probe.computed_kinds(cls)
-        if computed is not None:
-            with _probe.quiet():
-                value = getattr(cls(**base), computed, None)
-            if isinstance(value, list) and len(value) == n:
-                kinds_key = computed
-                d = {**d, computed: value}
+        computed, d = _computed_kinds(cls, base, d, n)
+        kinds_key = computed
     nope_key = _nope_key(d, n)
     marks, named = marked_bases(d)
     entry: dict[str, Any] = {"class": cls.__name__, "layers_key": _layers_key(cls), "kinds": None, "nope": None,
