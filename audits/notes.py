@@ -213,6 +213,12 @@ RULES: list[tuple[str, str, str, str, str, str, str]] = [
     ("x-transformers", "RP113", r"^(RotaryEmbedding|PolarEmbedding)\.forward$", "", "", "",
      "FALSE POSITIVE: the method is decorated with x-transformers' `@disable_autocast` (autocast off inside), "
      "which the scan does not recognise; the runtime audit's autocast-cuda scenario is exact"),
+    ("x-transformers", "RP113", r"^ScaledSinusoidalEmbedding\.forward$", "", "", "",
+     "REAL (CUDA AMP), by reading: unlike RotaryEmbedding.forward this forward has no `@disable_autocast` and runs "
+     "at every call, and `einsum('i, j -> i j', pos, self.inv_freq)` is on CUDA autocast's lower-precision list: "
+     "inside a bf16 autocast region the int64 positions and the angles are bf16 even in a float32 model (found "
+     "when the scan learned that int64 positions meet the buffer inside the einsum, issue 33). Absolute "
+     "sinusoidal embedding (`scaled_sinu_pos_emb=True`), not rotary; not run at runtime"),
     ("nanotron", "RP113", r"^StarcoderRotaryEmbedding\.cos_sin$", "", "", "",
      "REAL (CUDA AMP only): the einsum would run in bf16 under torch autocast; nanotron trains bf16 weights "
      "without autocast, so its own runs do not reach it"),
