@@ -74,7 +74,8 @@ ENTRIES: tuple[Entry, ...] = (
                     ("RP113", 12, "TP", "the einsum is on CUDA autocast's lower-precision list (policy table)"),
                     ("RP101", 53, "TP", "XPos positions `arange(...).to(self.scale)`: bf16 after a cast, the "
                                         "scale zeta^(p/gamma) from rounded positions (|p| up to L/2)")),
-          misses=(("RP116", 10, "bf16 default dtype only (bf16-true): `arange(0, dim) / dim` is int64 / int, the default "
+          misses=(("RP116", 10,
+                   "bf16 default dtype only (bf16-true): `arange(0, dim) / dim` is int64 / int, the default "
                                 "dtype (bf16, checked with torch 2.13), so the frequencies are rounded before the "
                                 "einsum; `arange(0, dim)` over a feature dimension is not read as exponents: read so, "
                                 "BS-RoFormer's time embedding (`arange(half_dim)`, flow_bs_roformer.py:331) would get a "
@@ -91,7 +92,8 @@ ENTRIES: tuple[Entry, ...] = (
                     ("RP101", 42, "TP", "chunk positions `.to(self.decay)` for the decay mask: rounded beyond 256 "
                                         "(recurrent_chunk_size 512 and up)"),
                     ("RP101", 59, "TP", "parallel form: bf16 positions times the bf16 `angle`: 293 of 2,048 exact"),
-                    ("RP111", 34, "TP", "recurrent form: `self.angle * (slen - 1)`, the cast buffer times a Python int: "
+                    ("RP111", 34, "TP",
+                     "recurrent form: `self.angle * (slen - 1)`, the cast buffer times a Python int: "
                                         "the product is bf16 (the int is not rounded first, the angle is)"),
                     ("RP111", 35, "TP", "as line 34, for the cosine")),
           truths=(Truth("cast", "bf16", 2048, "torchscale_retnet_cast", "positions and angles in bf16",
@@ -128,7 +130,8 @@ ENTRIES: tuple[Entry, ...] = (
           "6595c71ceaa676d5ccbb07a7e1f0289a57b22ec94bf690024608f03bfa018939",
           findings=(("RP121", 127, "TP", f"{CAST}; `.to(torch.float32)` of the cast buffer restores nothing"),
                     ("RP101", 172, "TP", "the pos_idx_in_fp32=False path (opt-in): positions in inv_freq's dtype"),
-                    ("RP101", 184, "TP", "the XPos path (scale_base set, opt-in): positions in the scale buffer's dtype"),
+                    ("RP101", 184, "TP",
+                     "the XPos path (scale_base set, opt-in): positions in the scale buffer's dtype"),
                     ("RP122", 207, "TP", "the cache is rebuilt from the cast inv_freq (cast only)"))),
     Entry("local-attention rotary", "local-attention", "1.11.2", "local_attention-1.11.2-py3-none-any.whl",
           "local_attention/rotary.py", "87993b31458e6f464a4892908f3fe342677a03842d1cb5b6357f31a8adc83ea2",
@@ -190,7 +193,8 @@ ENTRIES: tuple[Entry, ...] = (
           "recurrent_memory_transformer_pytorch/recurrent_memory_transformer.py",
           "2cadc43bede617c638515e1a42e50f076c8c8df5e6bf8ad306e827b945a2360d",
           findings=(("RP121", 81, "TP", CAST),
-                    ("RP101", 84, "TP", "int64 `positions` times the cast buffer: a bf16 product (positions from 10,000 "
+                    ("RP101", 84, "TP",
+                     "int64 `positions` times the cast buffer: a bf16 product (positions from 10,000 "
                                         "on: bf16 keeps every 64th); its callers `self.rotary_pos_emb(q_pos)`, q_pos "
                                         "= `torch.arange(n) + 10000` padded, are followed through the attribute"),
                     ("RP113", 84, "TP", "einsum outside autocast(enabled=False): bf16 under CUDA AMP"))),
@@ -233,7 +237,8 @@ ENTRIES: tuple[Entry, ...] = (
                                         "(torchscale's code, scale_base 2048)"),
                     ("RP101", 65, "TP", "`arange(...).to(self.scale)`: bf16 positions of the XPos scale after a "
                                         "cast")),
-          misses=(("RP116", 23, "bf16 default dtype only (bf16-true): `arange(0, dim) / dim` is int64 / int, the default "
+          misses=(("RP116", 23,
+                   "bf16 default dtype only (bf16-true): `arange(0, dim) / dim` is int64 / int, the default "
                                 "dtype (bf16, checked with torch 2.13), so the frequencies are rounded before the "
                                 "einsum; `arange(0, dim)` over a feature dimension is not read as exponents: read so, "
                                 "BS-RoFormer's time embedding (`arange(half_dim)`, flow_bs_roformer.py:331) would get a "

@@ -46,7 +46,8 @@ RULES: list[tuple[str, str, str, str, str, str, str]] = [
      "FALSE POSITIVE: in __init__ the buffer has just been created in float32 (explicit `.float()`), no cast "
      "can have happened yet, so the cache built here is exact (from 4.38 on it is also a backward-"
      "compatibility cache that the attention no longer reads)"),
-    ("transformers", "RP101", r"(RotaryEmbedding\._set_cos_sin_cache|RotaryEmbedding\.forward|RotaryEmbedding\.cos_sin)$",
+    ("transformers", "RP101",
+     r"(RotaryEmbedding\._set_cos_sin_cache|RotaryEmbedding\.forward|RotaryEmbedding\.cos_sin)$",
      "", "", "",
      "REAL (cast only): runs from forward whenever the sequence outgrows the cached length "
      "(max_position_embeddings at first), after `model.to(bf16)` has turned inv_freq into bf16: positions "
@@ -674,7 +675,8 @@ def target_verdict(doc, rt, st_counts, verdicts, ck_counts) -> dict[str, str]:
     if drift:
         parts_short.append("cast rounds the frequencies")
         parts_long.append(f"- **Frequencies rounded by a cast** (RP303) in {', '.join(sorted(drift))}: "
-                          "`model.to(bf16)` rounds the stored frequencies (inv_freq buffer or parameter); positions may still be "
+                          "`model.to(bf16)` rounds the stored frequencies (inv_freq buffer or parameter); positions "
+                          "may still be "
                           "exact.")
     if sine_lost:
         lost = sorted(((k[2], k[1], row) for k, row in rt.rows.items() if row.get("path") == "sine lost"),
@@ -694,10 +696,12 @@ def target_verdict(doc, rt, st_counts, verdicts, ck_counts) -> dict[str, str]:
     for m, msgs in failed.items():
         why = RUNTIME_GAPS.get(doc["package"], "")
         parts_short.append(f"runtime audit of {m.split(':')[0].split(' (')[0]} did not complete")
-        parts_long.append(f"- **Runtime audit did not complete** for {m}: {'; '.join(msgs)[:300]}" + (f" {why}" if why else ""))
+        parts_long.append(f"- **Runtime audit did not complete** for {m}: "
+                          f"{'; '.join(msgs)[:300]}" + (f" {why}" if why else ""))
     if st_counts.get("RP131") and doc["package"] == "transformers":
         parts_short.append("ALiBi in bf16 (falcon)")
-        parts_long.append("- Falcon's ALiBi bias is built in bf16 explicitly (`.bfloat16()` on the slopes) (static RP131, real for alibi "
+        parts_long.append("- Falcon's ALiBi bias is built in bf16 explicitly (`.bfloat16()` on the slopes) (static "
+                          "RP131, real for alibi "
                           "configs; not measured at runtime).")
     if ck_counts:
         parts_short.append("inv_freq saved in bf16/fp16")

@@ -400,16 +400,19 @@ def brute_force_section(doc: dict[str, Any]) -> list[str]:
            "The brute force (`audits/brute_force.py`, numpy + ml_dtypes, no ropelaw) writes out the dtype flow "
            "of this code and counts exact and distinct positions with the auditor's definitions; "
            "`tests/test_audits_brute_force.py` recomputes it and compares.\n",
-           "| module | dtype | length | scenario | what happens | auditor exact / distinct (path) | brute force exact / distinct | agree |",
+           "| module | dtype | length | scenario | what happens | auditor exact / distinct (path) | brute force exact "
+           "/ distinct | agree |",
            "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         a = r["auditor"]
         aud = (f"{a['exact']:,} / {a['distinct']:,} ({a['path']})" if a else
                f"no measurement ({esc(r['error'].split(': ', 1)[-1]) or 'not run'})")
         c = r["counts"]
-        bf = f"{c['exact']:,} / {c['distinct']:,}" + (f" (nearest own {c['nearest_own']:,})" if "nearest_own" in c else "")
+        bf = f"{c['exact']:,} / {c['distinct']:,}" + (" (nearest own "
+                                                      f"{c['nearest_own']:,})" if "nearest_own" in c else "")
         verdict = "yes" if r["agree"] else ("**NO**: " + esc(r.get("mismatch") or "see above"))
-        out.append(f"| {esc(r['module'])} | {r['dtype']} | {r['length']:,} | {r['scenario']} | {esc(r['what'])} | {aud} | {bf} | {verdict} |")
+        out.append(f"| {esc(r['module'])} | {r['dtype']} | {r['length']:,} | {r['scenario']} | {esc(r['what'])} | "
+                   f"{aud} | {bf} | {verdict} |")
     out.append("")
     return out
 
@@ -434,7 +437,8 @@ def issue21_table(docs: list[dict[str, Any]]) -> list[str]:
         except KeyError:
             verdict = ""
         out.append(f"| [{doc['package']} {doc['version']}](reports/{doc['target']}.md) | {esc(verdict)} | "
-                   f"{r['scenario']}, {r['dtype']}, {r['length']:,} positions | {aud} | {c['exact']:,} / {c['distinct']:,} | "
+                   f"{r['scenario']}, {r['dtype']}, {r['length']:,} positions | {aud} | {c['exact']:,} / "
+                   f"{c['distinct']:,} | "
                    + ("yes" if r["agree"] else "**NO**") + " |")
     out.append("")
     return out
@@ -542,7 +546,8 @@ def readme(docs: list[dict[str, Any]], sums: list[dict[str, Any]], timing: dict[
         seen.add(doc["package"])
         versions = ", ".join(d["version"] for d in docs if d["package"] == doc["package"])
         out.append(f"- **{doc['package']}** ({versions}): {doc['what']}."
-                   + (f" {doc['runtime_note'][0].upper()}{doc['runtime_note'][1:]}." if doc.get("runtime_note") else ""))
+                   + (" "
+                      f"{doc['runtime_note'][0].upper()}{doc['runtime_note'][1:]}." if doc.get("runtime_note") else ""))
     out.append("")
     out += issue21_table(docs)
     out.append(notes.README_NOTES)

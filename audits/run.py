@@ -527,7 +527,8 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [j for t in targets for j in plan(t, lengths)]
     jobs.sort(key=lambda j: -j.weight)  # longest first keeps both cores busy to the end
     n_cmds = sum(len(j.batch) or 1 for j in jobs)
-    log(f"running {n_cmds} audits in {len(jobs)} processes on {args.jobs} workers (lengths {', '.join(f'{n:,}' for n in lengths)})")
+    log(f"running {n_cmds} audits in {len(jobs)} processes on {args.jobs} workers (lengths "
+        f"{', '.join(f'{n:,}' for n in lengths)})")
     results: dict[str, list[dict[str, Any]]] = {t.name: [] for t in targets}
     done = 0
     with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:

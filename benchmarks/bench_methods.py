@@ -338,7 +338,8 @@ def bench_generate(lengths, w: int, steps: int, rounds: int) -> list[dict]:
                "rope_prefill_s": pre["rope"], "rerope_prefill_ratio": pre["rerope"] / pre["rope"],
                "leaky_k16_prefill_ratio": pre["leaky"] / pre["rope"], "loadavg_1min": os.getloadavg()[0]}
         rows.append(row)
-        print(f"generate prompt={L:6d} w={w}: token {row['rope_token_ms']:.1f} ms  rerope x{row['rerope_token_ratio']:.2f}"
+        print(f"generate prompt={L:6d} w={w}: token {row['rope_token_ms']:.1f} ms  rerope "
+              f"x{row['rerope_token_ratio']:.2f}"
               f"  leaky(k=16) x{row['leaky_k16_token_ratio']:.2f}  | prefill {row['rope_prefill_s']:.2f} s  rerope "
               f"x{row['rerope_prefill_ratio']:.2f}  leaky x{row['leaky_k16_prefill_ratio']:.2f}"
               f"  (load {row['loadavg_1min']:.1f})", flush=True)

@@ -87,7 +87,8 @@ def main() -> None:
         try:
             t0 = time.perf_counter()
             generate(root, n, args.only)
-            print(f"{n:,} files{' of each kind' if not args.only else ''} generated in {time.perf_counter() - t0:.1f} s under {root}")
+            print(f"{n:,} files{' of each kind' if not args.only else ''} generated in {time.perf_counter() - t0:.1f} "
+                  f"s under {root}")
             for what, fmt, argv in RUNS:
                 if args.only and not what.startswith(args.only):
                     continue

@@ -28,7 +28,8 @@ def cpu_model() -> str:
 
 
 def machine() -> str:
-    return f"{cpu_model()}, nproc {os.cpu_count()}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+    return (f"{cpu_model()}, nproc {os.cpu_count()}, {platform.system()} {platform.release()}, Python "
+            f"{platform.python_version()}")
 
 
 def median_time(cmd: list[str], runs: int) -> float:

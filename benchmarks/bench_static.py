@@ -22,7 +22,8 @@ def machine() -> str:
     from bench_startup import cpu_model
 
     cpu = cpu_model()
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} "
+            f"{platform.release()}")
 
 
 def main() -> int:

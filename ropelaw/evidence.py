@@ -74,7 +74,8 @@ class Evidence:
                 return "not measured by ropelaw's experiments"
             return (f"no bound measured: accuracy at 8T {self.accuracy[0]:g}-{self.accuracy[1]:g}% against plain RoPE's "
                     f"{self.plain_accuracy[0]:g}-{self.plain_accuracy[1]:g}% ({where}; {files})")
-        said = {"predicted": "predicted", "partly": "partly predicted", "not predicted": "not predicted: breaks earlier"}
+        said = {"predicted": "predicted", "partly": "partly predicted",
+                "not predicted": "not predicted: breaks earlier"}
         tail = "; read the bound as an upper limit" if self.verdict == "not predicted" else ""
         return (f"{said[self.verdict]}: the toy broke at {self.range_text()} of its bound, {self.agree} of "
                 f"{self.rows} rows within a factor 1.5 ({where}; {files}){tail}")

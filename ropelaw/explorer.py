@@ -82,7 +82,8 @@ class View:
 
     def summary_html(self) -> str:
         if self.error:
-            return f"<p class='ropelaw-error' style='color:#b00'><strong>not a valid setup:</strong> {html.escape(self.error)}</p>"
+            return ("<p class='ropelaw-error' style='color:#b00'><strong>not a valid setup:</strong> "
+                    f"{html.escape(self.error)}</p>")
         o, p = self.option, self.plan
         b = "unbounded" if math.isinf(o.bound) else f"{count(round(o.bound))} tokens"
         prec = p.precision
@@ -150,7 +151,8 @@ def _png(v: View, last: View | None) -> bytes:
         xs = [i for i, _ in shown.periods]
         ys = [p if math.isfinite(p) else float("nan") for _, p in shown.periods]
         ax.semilogy(xs, ys, ".-", label=f"period at inference ({shown.option.name})")
-        ax.axhline(shown.plan.spec.train_len, color="gray", ls="--", label=f"training length {count(shown.plan.spec.train_len)}")
+        ax.axhline(shown.plan.spec.train_len, color="gray", ls="--",
+                   label=f"training length {count(shown.plan.spec.train_len)}")
         ax.axhline(shown.plan.target, color="C3", ls=":", label=f"target {count(shown.plan.target)}")
         cd = shown.option.critical_dimension
         if cd is not None and cd < shown.plan.spec.d:

@@ -26,7 +26,8 @@ from typing import Any
 
 from .errors import UsageError
 
-__all__ = ["Rule", "Finding", "define_rule", "get_rule", "all_rules", "select_findings", "parse_selectors", "SEVERITIES"]
+__all__ = ["Rule", "Finding", "define_rule", "get_rule", "all_rules", "select_findings", "parse_selectors",
+           "SEVERITIES"]
 
 SEVERITIES = ("error", "warning", "info")
 GAPS = ("", "file", "directory")  # Rule.gap: what a finding of the rule leaves unanalysed

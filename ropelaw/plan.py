@@ -211,7 +211,8 @@ def plan(spec: RopeSpec, target: int, *, dtype: str | None = None, inputs: dict 
         options.extend(rerope_options(spec, target))
     plain = extrapolation_bound(plain_spec(spec))
     if plain.critical_dimension >= spec.d and not spec.pretrained_with_scheme:
-        notes.append(f"every pair completed a period in {count(spec.train_len)} training tokens (base {number(spec.base)} "
+        notes.append(f"every pair completed a period in {count(spec.train_len)} training tokens (base "
+                     f"{number(spec.base)} "
                      f"at or below Liu et al.'s critical base): no pair limits a scheme, hence 'unbounded'; Liu et al. "
                      f"give no sharp bound here, only a slow degradation past the tuning length (seed 001)")
     precision = _precision(dtype, target, runtime) if dtype else None

@@ -24,7 +24,8 @@ OUT = ROOT / "docs" / "schemas"
 VERSION = 1
 RUNS = {
     "bound": [["bound", "--d", "128", "--train", "4096", "--base", "1e6"],
-              ["bound", "--d", "128", "--train", "4096", "--base", "1e6", "--scheme", "rerope", "--param", "window=512"],
+              ["bound", "--d", "128", "--train", "4096", "--base", "1e6", "--scheme", "rerope", "--param",
+               "window=512"],
               ["bound", "--d", "128", "--train", "4096", "--base", "500", "--scheme", "yarn", "--factor", "8"]],
     "base": [["base", "--d", "128", "--train", "4096", "--target", "32768", "--base", "1e4"]],
     "dims": [["dims", "--d", "16", "--train", "4096", "--base", "1e6"]],
@@ -36,14 +37,16 @@ RUNS = {
              ["lint", "tests/fixtures/hf_runtime/ministral3-query-scale.json"],  # query_scale (RL106)
              # a model named elsewhere: from ropelaw's table (RV032), from --model-config, from the Hugging Face cache
              ["lint", "tests/fixtures/frameworks/axolotl/tinker_sft.yaml"],
-             ["lint", "tests/fixtures/frameworks/rl/openrlhf_sft.sh", "--model-config", "tests/configs/llama-2-7b.json"],
+             ["lint", "tests/fixtures/frameworks/rl/openrlhf_sft.sh", "--model-config",
+              "tests/configs/llama-2-7b.json"],
              ["lint", "{hub}/sft.yaml"],
              # a finding's notes (every parameter of the scheme) and fixes available ([*]: summary.fixes)
              ["lint", "tests/configs/llama-3.1-8b.json", "--select", "ALL"],
              ["lint", "tests/fixtures/lint/fixable-rv019.json", "--select", "RV019"]],
     "audit-code": [["audit", "code", "tests/fixtures/static"]],
     # audit module and audit hf print one report type (audit/report.py): one schema for both
-    "audit-module": [["audit", "module", "tests/fixtures/runtime/rotary.py:current_positions_buggy", "--length", "1024"],
+    "audit-module": [["audit", "module", "tests/fixtures/runtime/rotary.py:current_positions_buggy", "--length",
+                      "1024"],
                      ["audit", "hf", "llama", "--length", "1024", "--scenario", "cast"]],
     "audit-checkpoint": [["audit", "checkpoint", "tests/fixtures/checkpoints/llama-bf16.safetensors"]],
     "rule": [["rule", "RL101"], ["rule", "--all"]],

@@ -53,7 +53,8 @@ def verdict(rows: int, agree: int) -> str:
 
 
 def _entry(files: list[str], ratios: list[float], agree: int, rows: int, low=None, high=None, **extra) -> dict:
-    return {"low": round(min(ratios) if low is None else low, 3), "high": round(max(ratios) if high is None else high, 3),
+    return {"low": round(min(ratios) if low is None else low, 3), "high": round(max(ratios) if high is None else high,
+                                                                                3),
             "rows": rows, "agree": agree, "verdict": verdict(rows, agree), "runs": files, **extra}
 
 

@@ -33,7 +33,8 @@ RTOL_ESTIMATED = 1e-3
 # float32 rounds the product p f (2^-24 relative) and cos / sin add a few ulps: 2^-21 |p f| + 1e-5 rad
 ANGLE_RTOL, ANGLE_ATOL = 2.0 ** -21, 1e-5
 
-COUNTS: dict = {"max_rel": 0.0, "variant_rel": 0.0, "estimated": 0, "spans_unobserved": 0}  # largest deviation where they agree / this run
+COUNTS: dict = {"max_rel": 0.0, "variant_rel": 0.0, "estimated": 0,
+                "spans_unobserved": 0}  # largest deviation where they agree / this run
 
 
 def spec_of(group: dict) -> RopeSpec:
@@ -46,7 +47,8 @@ def spec_of(group: dict) -> RopeSpec:
 def _span_differences(obs, g: dict, where: str, length: int) -> list[str]:
     if obs.span in ("window", "chunk"):
         if g.get(obs.span) != obs.size:
-            return [f"{where}: {obs.span} of {obs.size} keys, ropelaw says window {g.get('window')}, chunk {g.get('chunk')}"]
+            return [f"{where}: {obs.span} of {obs.size} keys, ropelaw says window {g.get('window')}, chunk "
+                    f"{g.get('chunk')}"]
         return []
     if obs.span == "full":
         return [f"{where}: full attention, ropelaw says {k} {g[k]}" for k in ("window", "chunk")
@@ -78,11 +80,13 @@ def _rotary_differences(rope, g: dict, where: str, seq_len: int) -> list[str]:
         if bad.any():
             t, j = np.argwhere(bad)[0]
             out.append(f"{where}: pair {j} turns {rope.angles[t, j]:.6g} rad at position {int(pos[t, 0]):,}, ropelaw "
-                       f"{np.angle(np.exp(1j * pred[t, j])):.6g} (frequency {mine[j]:.9g}; {spec.scheme}, base {spec.base:g})")
+                       f"{np.angle(np.exp(1j * pred[t, j])):.6g} (frequency {mine[j]:.9g}; {spec.scheme}, base "
+                       f"{spec.base:g})")
         rel = np.zeros_like(rel)
     elif rel.max() > (RTOL_ESTIMATED if rope.estimated else RTOL):
         j = int(rel.argmax())
-        out.append(f"{where}: pair {j} frequency {theirs[j]:.9g}, ropelaw {mine[j]:.9g} ({spec.scheme}, base {spec.base:g})")
+        out.append(f"{where}: pair {j} frequency {theirs[j]:.9g}, ropelaw {mine[j]:.9g} ({spec.scheme}, base "
+                   f"{spec.base:g})")
     if abs(ours.attention_factor / rope.attention_factor - 1) > ATOL_FACTOR:
         out.append(f"{where}: attention factor {rope.attention_factor:.7g}, ropelaw {ours.attention_factor:.7g}")
     if rope.query_scale is not None:  # observed, not compared: the identity re-run carries a scale applied to

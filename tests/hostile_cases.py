@@ -313,7 +313,8 @@ def checkpoint_garbage(rng: random.Random, n: int, scale: str) -> Iterator[Case]
         st_case(f"freqs-cis-{len(shape)}d", {"freqs_cis": ("C64", shape, np.ones(count, np.complex64).tobytes())})
         torch_case(f"freqs-cis-{len(shape)}d",
                    lambda shape=shape: {"freqs_cis": __import__("torch").ones(shape, dtype=__import__("torch").complex64)})
-    st_case("cache-1d", {"rope.cos_cached": ("F32", [64], f32([1.0] * 64)), "rope.sin_cached": ("F32", [64], f32([0.0] * 64))})
+    st_case("cache-1d", {"rope.cos_cached": ("F32", [64], f32([1.0] * 64)), "rope.sin_cached": ("F32", [64],
+                                                                                                f32([0.0] * 64))})
     torch_case("cache-1d", lambda: {"rope.cos_cached": __import__("torch").ones(64),
                                     "rope.sin_cached": __import__("torch").zeros(64)})
     for code in ("X99", "F8_E8M0", "U16"):
@@ -494,7 +495,8 @@ def audit_code(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
             raw = bytearray(BUGGY_PY.encode())
             for _ in range(rng.randint(1, 10)):
                 raw[rng.randrange(len(raw))] = rng.choice(b"()[]{}:\n\t \\\x00\xff\"'#")
-            yield Case("audit-code", f"damaged-{i}", ["audit", "code", "{d}/d.py"], OK, _write_bytes("d.py", bytes(raw)))
+            yield Case("audit-code", f"damaged-{i}", ["audit", "code", "{d}/d.py"], OK,
+                       _write_bytes("d.py", bytes(raw)))
 
 
 def output_forgery(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
@@ -733,7 +735,8 @@ def reader_memory(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
              _zip_with_pickle("p.pt", _pickle_bytes(list(range(k(10_000_000, 3_500_000))))),
              expect_any=("data.pkl",)),
         Case("reader-memory", "toml-dotted-keys", ["lint", "{d}/t.toml"], BAD,
-             _write_text("t.toml", _TOML_HEAD + "".join(f"k{i}" + ".a" * 60 + " = 1\n" for i in range(k(100_000, 600)))),
+             _write_text("t.toml",
+                         _TOML_HEAD + "".join(f"k{i}" + ".a" * 60 + " = 1\n" for i in range(k(100_000, 600)))),
              expect_any=("squared parts",)),
         Case("reader-memory", "python-ast-nodes", ["audit", "code", "{d}/n.py"], frozenset({1}),
              _write_text("n.py", "import torch\nx = [" + "1," * k(2_000_000, 410_000) + "]\n"), expect_any=("RE004",)),

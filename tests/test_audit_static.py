@@ -299,7 +299,8 @@ def test_low_precision_re_registration_says_so():
 def test_bad_code_near_the_new_patterns_never_raises():
     odd = [
         "class A(A):\n    def _apply(self, fn):\n        self.register_buffer('inv_freq', None)\n",
-        "class A:\n    def __init__(self):\n        self.inv_freq = nn.Buffer()\n        self.x = torch.nn.Buffer(data=t)\n",
+        "class A:\n    def __init__(self):\n        self.inv_freq = nn.Buffer()\n        self.x = "
+        "torch.nn.Buffer(data=t)\n",
         "class B(C):\n    pass\nclass C(B):\n    def __init__(self):\n        self.register_buffer('bands', 2 ** x)\n",
         "class A:\n    def f(self, t):\n        return einsum('i,j->ij', t.type_as(self.inv_freq))\n",
         # complex values through nn.Buffer / register_parameter / a method of another class; guards on odd tests
@@ -307,7 +308,8 @@ def test_bad_code_near_the_new_patterns_never_raises():
         "class A:\n    def __init__(self):\n        self.register_parameter('p', nn.Parameter(self.m()))\n"
         "class B:\n    def m(self):\n        return self.m()\n",
         "class A:\n    def __init__(self):\n        self.register_buffer('inv_freq', f())\n"
-        "    def forward(self):\n        if self.inv_freq.dtype:\n            pass\n        self.inv_freq = g(self.inv_freq.float)\n",
+        "    def forward(self):\n        if self.inv_freq.dtype:\n            pass\n        self.inv_freq = "
+        "g(self.inv_freq.float)\n",
         "def f(dtype=torch.float32):\n    return torch.arange(3, dtype=dtype)\nf(*a)\nf(dtype)\nf(**k)\n",
         "def f(out: 'np.ndarray[', n):\n    return np.arange(n, dtype=out.dtype)\n",
     ]
@@ -358,7 +360,8 @@ def test_undecodable_file_is_reported(tmp_path):
 
 def test_declared_encoding_is_honoured(tmp_path):
     p = tmp_path / "latin.py"
-    p.write_bytes(b"# -*- coding: latin-1 -*-\nimport torch\ndef rotary(n, x):\n    return torch.arange(n, dtype=x.dtype)  # \xe9\n")
+    p.write_bytes(b"# -*- coding: latin-1 -*-\nimport torch\ndef rotary(n, x):\n    return torch.arange(n, "
+                  b"dtype=x.dtype)  # \xe9\n")
     assert [(f.code, f.line) for f in scan_file(p)] == [("RP102", 4)]
 
 
@@ -366,7 +369,8 @@ def test_null_bytes_and_dangling_links_are_reported(tmp_path):
     (tmp_path / "nul.py").write_bytes(b"x = 1\x00\n")
     os.symlink(tmp_path / "missing.py", tmp_path / "dangling.py")
     result = scan_paths([tmp_path])
-    assert sorted((Path(f.path).name, f.code) for f in result.findings) == [("dangling.py", "RE003"), ("nul.py", "RE001")]
+    assert sorted((Path(f.path).name, f.code) for f in result.findings) == [("dangling.py", "RE003"), ("nul.py",
+                                                                                                       "RE001")]
     assert result.files == 2
 
 
@@ -558,7 +562,8 @@ def test_array_library_multiply_is_read_as_its_star(lib):
     body = (f"def rotary_table(n, dim):\n    inv_freq = 1.0 / (10000 ** ({lib}.arange(0, dim, 2, dtype={lib}.float16)"
             f" / dim))\n    t = {lib}.arange(n, dtype={lib}.float16)\n    freqs = PRODUCT\n"
             f"    return {lib}.cos(freqs), {lib}.sin(freqs)\n")
-    star = sorted((f.code, f.line) for f in scan_source(head + body.replace("PRODUCT", "t[:, None] * inv_freq"), "m.py"))
+    star = sorted((f.code, f.line) for f in scan_source(head + body.replace("PRODUCT", "t[:, None] * inv_freq"),
+                                                        "m.py"))
     mul = sorted((f.code, f.line) for f in scan_source(
         head + body.replace("PRODUCT", f"{lib}.multiply(t[:, None], inv_freq)"), "m.py"))
     assert star and mul == star
@@ -601,7 +606,8 @@ def test_pair_indices_take_the_default_dtype_in_torch():
 _STEP_SRC = ("import torch\nfrom torch import nn\n\n\nclass RecurrentRotary(nn.Module):\n"
              "    def __init__(self, dim):\n        super().__init__()\n"
              "        self.register_buffer(\"inv_freq\", 1.0 / 10000 ** torch.linspace(0, 1, dim // 2))\n\n"
-             "    def forward(self, ARGS):\n        angle = PRODUCT\n        return torch.sin(angle), torch.cos(angle)\n")
+             "    def forward(self, ARGS):\n        angle = PRODUCT\n        return torch.sin(angle), "
+             "torch.cos(angle)\n")
 
 
 @pytest.mark.parametrize("args, product, want", [

@@ -87,7 +87,8 @@ def test_brute_force_rounding_rules_match_torch():
     p = torch.arange(70000)
     w = torch.tensor(bf.low(bf.theta32(128, 10000.0), "bf16"), dtype=torch.bfloat16)
     # int64 x bf16 outer: positions rounded to bf16, then the bf16 product
-    assert np.array_equal(_np(torch.outer(p, w)), bf.low(bf.low(np.arange(70000), "bf16")[:, None] * _np(w)[None], "bf16"))
+    assert np.array_equal(_np(torch.outer(p, w)), bf.low(bf.low(np.arange(70000), "bf16")[:, None] * _np(w)[None],
+                                                         "bf16"))
     # the same through einsum on bf16 copies (CUDA autocast's einsum), and cos of a bf16 tensor
     a = torch.einsum("i,j->ij", p.float().bfloat16(), w)
     assert np.array_equal(_np(a), _np(torch.outer(p, w)))

@@ -42,7 +42,8 @@ def test_bound_text_states_assumptions_regime_and_formula(capsys):
 
 
 def test_bound_json_keys_and_values(capsys):
-    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--pretrain-base", "1e4", "--base", "1e6", "--format", "json")
+    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--pretrain-base", "1e4", "--base", "1e6",
+                       "--format", "json")
     data = json.loads(out)
     assert code == 0 and REQUIRED_BOUND_KEYS <= set(data)
     with mpmath.workdps(40):
@@ -54,7 +55,8 @@ def test_bound_json_keys_and_values(capsys):
 
 
 def test_bound_json_tuned_below_critical_base(capsys):
-    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--tune", "16k", "--pretrain-base", "1e4", "--base", "500",
+    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--tune", "16k", "--pretrain-base", "1e4",
+                       "--base", "500",
                        "--format", "json")
     data = json.loads(out)
     assert code == 0
@@ -83,7 +85,8 @@ def test_bound_with_scheme_text(capsys):
 
 
 def test_base_json(capsys):
-    code, out, _ = run(capsys, "base", "--d", "128", "--train", "4096", "--base", "1e4", "--target", "8000", "--format", "json")
+    code, out, _ = run(capsys, "base", "--d", "128", "--train", "4096", "--base", "1e4", "--target", "8000", "--format",
+                       "json")
     data = json.loads(out)
     assert code == 0 and {"scaling_law_base", "men_lower_bound"} <= set(data)
     with mpmath.workdps(40):
@@ -180,7 +183,8 @@ def test_huge_and_barely_valid_bases_print_compactly_and_exactly(capsys):
     code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--pretrain-base", "1e4", "--base", "1e308")
     assert code == 0 and f"extrapolation bound   {mpmath.nstr(want, 6).replace('e+', 'e')} tokens" in out
     assert max(len(word) for word in out.split()) < 40
-    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--pretrain-base", "1e4", "--base", "1.0000000000000002")
+    code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--pretrain-base", "1e4", "--base",
+                       "1.0000000000000002")
     assert code == 0 and "base                  1.0000000000000002  at tuning" in out
 
 
@@ -196,7 +200,8 @@ def test_base_names_men_et_al_k_convention_and_the_published_value(capsys):
     assert "  target context          131,072 tokens  --target 128k = 128 x 1,024\n" in out
     assert ('  Men et al. Table 1      7.8e6         published for "128k" (d = 128); this target reads k as '
             "1,024, the table's grid as 1,000: --target 128000 to compare\n") in out
-    code, out, _ = run(capsys, "base", "--d", "128", "--train", "4096", "--base", "1e4", "--target", "128k", "--format", "json")
+    code, out, _ = run(capsys, "base", "--d", "128", "--train", "4096", "--base", "1e4", "--target", "128k", "--format",
+                       "json")
     assert json.loads(out)["men_published"] == {
         "table": "Men et al. 2024, arXiv 2405.14591, Table 1 (d = 128)", "entry": "128k", "lower_bound": 7.8e6,
         "target_reads_k_as": 1024}

@@ -125,7 +125,8 @@ def test_audit_code_github(capsys):
 
 
 def test_audit_code_select_ignore(capsys):
-    code, out, _ = run(capsys, "audit", "code", SEED, "--format", "json", "--select", "RP1", "--ignore", "RP113,RP121,RP122")
+    code, out, _ = run(capsys, "audit", "code", SEED, "--format", "json", "--select", "RP1", "--ignore",
+                       "RP113,RP121,RP122")
     assert code == 1 and [i["code"] for i in json.loads(out)] == ["RP101"]
     code, out, _ = run(capsys, "audit", "code", SEED, "--format", "json", "--ignore", "RP")
     assert code == 0 and json.loads(out) == []

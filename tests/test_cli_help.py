@@ -34,7 +34,8 @@ def run(capsys, argv):
                                  "(see `ropelaw exact --help`)"),
     # schemes, dtypes, rule codes and names
     (["bound", "--d", "128", "--train", "4096", "--base", "1e6", "--scheme", "yarm", "--factor", "8"],
-     "ropelaw: error: unknown scheme 'yarm'; known: default, linear, ntk, dynamic, qwen_dynamic, yarn, llama3, longrope, proportional, rerope, "
+     "ropelaw: error: unknown scheme 'yarm'; known: default, linear, ntk, dynamic, qwen_dynamic, yarn, llama3, "
+     "longrope, proportional, rerope, "
      "leaky_rerope; did you mean 'yarn'?"),
     (["exact", "--dtype", "bf61", "--length", "8"],
      "ropelaw: error: unknown float format 'bf61'; choose one of fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2 "

@@ -142,4 +142,5 @@ def test_plot_and_experiment_escape_the_paths_they_print(tmp_path, capsys, monke
     monkeypatch.setattr(runs, "render_text", lambda r: "table")
     monkeypatch.setattr(experiment, "write_outputs", lambda r, d: None)
     assert main(["experiment", "keynorm", "--smoke", "--out", str(tmp_path / f"d{forged}")]) == 0
-    assert capsys.readouterr().out == f"table\nwrote {tmp_path}/dx\\n::error file=FORGED,line=1::forged/keynorm-smoke.json and .png\n"
+    assert capsys.readouterr().out == (f"table\nwrote {tmp_path}/dx\\n::error "
+                                       "file=FORGED,line=1::forged/keynorm-smoke.json and .png\n")

@@ -83,7 +83,8 @@ def test_widget_sliders_text_inputs_and_errors():
     import ropelaw
 
     e = ropelaw.explore(target="128k")
-    assert isinstance(e.controls["base"], ipywidgets.FloatLogSlider) and isinstance(e.controls["d"], ipywidgets.IntSlider)
+    assert isinstance(e.controls["base"], ipywidgets.FloatLogSlider) and isinstance(e.controls["d"],
+                                                                                    ipywidgets.IntSlider)
     assert e.view.verdict == view(ExploreState(target="128k")).verdict
     png = e.plot.value
     assert png[:8] == b"\x89PNG\r\n\x1a\n"

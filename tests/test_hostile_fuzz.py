@@ -68,7 +68,8 @@ def test_hostile_class(cls, tmp_path_factory, capsys, monkeypatch):
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
                          st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=6))
 json_values = st.recursive(json_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                                 st.dictionaries(st.text(max_size=4), inner, max_size=4)),
+                                                                 st.dictionaries(st.text(max_size=4), inner,
+                                                                                 max_size=4)),
                            max_leaves=20)
 entries = st.fixed_dictionaries({}, optional={"dtype": st.one_of(st.sampled_from(["F32", "BF16", "F16", "I64", "X"]),
                                                                  json_values),

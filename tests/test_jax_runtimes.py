@@ -180,7 +180,8 @@ def test_levanter_rope_is_levanters(tmp_path, levanter_rotary, rope):
     config (float32), at magnitude 1."""
     import draccus
 
-    text = f"model:\n  type: llama\n  hidden_dim: 1024\n  num_heads: 16\n  seq_len: 4096\n  rope:\n{rope}\ntrainer:\n  mp: p=f32\n"
+    text = (f"model:\n  type: llama\n  hidden_dim: 1024\n  num_heads: 16\n  seq_len: 4096\n  rope:\n{rope}\ntrainer:\n "
+            " mp: p=f32\n")
     p = tmp_path / "c.yaml"
     p.write_text(text)
     ours = lint_config(load_config(str(p))).layers[0].scheme_result

@@ -120,7 +120,8 @@ def test_nemo_relative_interpolation_resolves_to_4096():
 
 
 @pytest.mark.parametrize("text,value", [
-    ("model:\n  seq: 2048\n  max_position_embeddings: ${model.seq}\n  hidden_size: 512\n  num_attention_heads: 8\n", 2048),
+    ("model:\n  seq: 2048\n  max_position_embeddings: ${model.seq}\n  hidden_size: 512\n  num_attention_heads: 8\n",
+     2048),
     ("seq: 1024\nmodel:\n  max_position_embeddings: ${..seq}\n  hidden_size: 512\n  num_attention_heads: 8\n", 1024),
     ("a: ${b}\nb: 3072\nmax_position_embeddings: ${a}\nhidden_size: 512\nnum_attention_heads: 8\n", 3072),
 ])

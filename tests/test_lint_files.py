@@ -85,7 +85,8 @@ def test_named_files_without_rope_settings_are_skipped_like_a_directory_scan(tmp
                                  "k8s", "cfn", "hooks", "playbook", "comments", "k8s_list")]
     listed = "skipped: not a config: its top level is a list, not a mapping of settings"
     empty = "skipped: not a config: its top level is empty (no document, or comments only), not a mapping of settings"
-    none = "skipped: no RoPE settings found (need head_dim, rotary_dim, kv_channels or hidden_size with num_attention_heads)"
+    none = ("skipped: no RoPE settings found (need head_dim, rotary_dim, kv_channels or hidden_size with "
+            "num_attention_heads)")
     # quiet by default (issue 36, as ruff): the summary counts what was skipped
     assert main(["lint", *named]) == 0
     assert capsys.readouterr().out.splitlines() == [

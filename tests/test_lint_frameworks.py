@@ -70,7 +70,8 @@ def test_torchtitan_flavor_and_seq_len(tmp_path):
     d = r.setup()["derived"]
     assert d["base"] == {"value": 500000, "from": "rope_theta of torchtitan llama3/8B", "line": None, "column": None}
     assert d["train_len"]["from"] == "training.seq_len" and d["train_len"]["line"] == 10
-    assert d["dtype"]["value"] == "bfloat16" and d["dtype"]["from"] == "torchtitan default training.mixed_precision_param"
+    assert d["dtype"]["value"] == "bfloat16" and d["dtype"]["from"] == ("torchtitan default "
+                                                                        "training.mixed_precision_param")
     assert found(r) == [("RP201", "info", 1, 1)]
 
 
@@ -231,7 +232,8 @@ def test_litgpt_scaled_configs(tmp_path):
     # pythia-14m: rotary_percentage 0.25 of head_size 32 -> 8 dims; no max_seq_length: block_size 512
     r = lint(tmp_path, "debug.yaml", "model_name: pythia-14m\ntrain:\n  max_seq_length:\nprecision: bf16-mixed\n")
     assert setup(r) == (8, 10000.0, 512, 512, "default")
-    assert r.setup()["derived"]["train_len"]["from"] == "block_size of litgpt Config 'pythia-14m' (train.max_seq_length not set)"
+    assert r.setup()["derived"]["train_len"]["from"] == ("block_size of litgpt Config 'pythia-14m' "
+                                                         "(train.max_seq_length not set)")
 
 
 def test_litgpt_model_config_replaces_the_named_config(tmp_path):
@@ -494,7 +496,8 @@ def test_megatron_yaml_cfg_language_model_section(tmp_path):
             "max_position_embeddings: 4096\nseq_length: 4096\n")
     r = lint(tmp_path, "gpt_config.yaml", text)
     assert setup(r) == (32, 10000, 4096, 4096, "default")
-    assert r.setup()["derived"]["d"]["from"] == "language_model.hidden_size / language_model.num_attention_heads x rotary_percent 0.5"
+    assert r.setup()["derived"]["d"]["from"] == ("language_model.hidden_size / language_model.num_attention_heads x "
+                                                 "rotary_percent 0.5")
     assert r.config.dtype.raw == "bf16" and r.config.dtype.key == "model_parallel.bf16"
 
 
@@ -529,7 +532,8 @@ def test_megatron_launch_script(tmp_path):
     assert d["scheme"]["from"] == "Megatron-Core rope scaling (--use-rope-scaling): Llama 3.1 bands"
     assert (d["dtype"]["value"], d["dtype"]["line"]) == ("bf16", 14)
     # the script runs pretrain_gpt.py from no weights: the bands are in force from the first step
-    assert d["pretrained_with_scheme"]["value"] is True and "runs pretrain_gpt.py" in d["pretrained_with_scheme"]["from"]
+    assert d["pretrained_with_scheme"]["value"] is True and ("runs "
+                                                             "pretrain_gpt.py") in d["pretrained_with_scheme"]["from"]
     assert r.layers[0].spec.pretrained_with_scheme
     bound = r.setup()["bound"]["extrapolation_bound"]
     assert bound == pytest.approx(_llama31_trained_bound(128, 500000, 8192), rel=1e-12)  # 11,971.48
@@ -735,7 +739,8 @@ def test_torchtune_configs_from_the_wheel():
     """torchtune==0.6.1 recipes: the builders' RoPE; no tokenizer.max_seq_len: the base model's
     pre-training length (Llama 3.1: old_context_len 8,192 of Llama3ScaledRoPE)."""
     expected = {
-        "llama2_7B_full.yaml": ((128, 10000.0, 4096, 4096, "default"), [("RL103", "info", 38, 3), ("RP201", "info", 75, 1)]),
+        "llama2_7B_full.yaml": ((128, 10000.0, 4096, 4096, "default"), [("RL103", "info", 38, 3), ("RP201", "info", 75,
+                                                                                                   1)]),
         "llama3_1_8B_full.yaml": ((128, 500000.0, 8192, 131072, "llama3"),
                                   [("RL102", "warning", 38, 3), ("RL104", "info", 38, 3), ("RP201", "info", 79, 1)]),
         "qwen2_5_1.5B_full.yaml": ((128, 1000000.0, 32768, 32768, "default"), [("RP201", "info", 65, 1)]),
@@ -768,7 +773,8 @@ def test_torchtune_gemma2_local_and_global_layers(tmp_path):
                            "the odd layers attend globally)")
     assert r.setup()["layers"][1]["window"] == 4096
     lora = lint_config(load_config(str(FIX / "torchtune" / "gemma2_27B_lora.yaml")))
-    assert layer_groups(lora) == [("global layers", 128, 10000.0, None, 8192), ("local layers", 128, 10000.0, 4096, 4096)]
+    assert layer_groups(lora) == [("global layers", 128, 10000.0, None, 8192), ("local layers", 128, 10000.0, 4096,
+                                                                                4096)]
     # the same model as a Hugging Face config.json (tests/configs/gemma-2-9b.json) and as torchtune's builder
     hf = lint_config(load_config(str(HF / "gemma-2-9b.json")))
     tune = lint(tmp_path, "gemma2_9b.yaml", "model:\n  _component_: torchtune.models.gemma2.gemma2_9b\n")
@@ -905,7 +911,8 @@ def test_preset_tables_name_their_pinned_source():
         assert all(e["source"].startswith(pkg) for e in table["presets"].values()), name
 
 
-DL = pathlib.Path(os.environ.get("ROPELAW_FRAMEWORK_DL", ROOT.parent / "shared" / "dl"))  # wheels, as pip download leaves them
+DL = pathlib.Path(os.environ.get("ROPELAW_FRAMEWORK_DL",
+                                 ROOT.parent / "shared" / "dl"))  # wheels, as pip download leaves them
 
 
 # ------------------------------------------------------------------------------------ the corpus

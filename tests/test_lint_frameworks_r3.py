@@ -128,7 +128,8 @@ def test_maxtext_user_config_composes_base_model_and_overrides(tmp_path):
     own = lint(tmp_path, "run2.yml", text + "override_model_config: true\n")
     assert own.layers[0].spec.base == 150000
     sh = tmp_path / "run.sh"
-    sh.write_text(f"python3 -m maxtext.train {tmp_path / 'run.yml'} rope_max_timescale=10000 override_model_config=true\n")
+    sh.write_text(f"python3 -m maxtext.train {tmp_path / 'run.yml'} rope_max_timescale=10000 "
+                  "override_model_config=true\n")
     assert lint_config(load_config(str(sh))).layers[0].spec.base == 10000
     with pytest.raises(ModelNeeded, match="names a MaxText model file"):
         lint(tmp_path, "run3.yml", "base_config: base.yml\nmodel_name: my-model\n")

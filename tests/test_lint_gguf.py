@@ -67,7 +67,8 @@ def _converted_like(config: dict, path: Path, factors: np.ndarray | None = None,
     head = config.get("head_dim") or config["hidden_size"] // n
     kv = {"{arch}.context_length": config["max_position_embeddings"], "{arch}.embedding_length": config["hidden_size"],
           "{arch}.block_count": config["num_hidden_layers"], "{arch}.attention.head_count": n,
-          "{arch}.attention.head_count_kv": config["num_key_value_heads"], "{arch}.rope.freq_base": config["rope_theta"],
+          "{arch}.attention.head_count_kv": config["num_key_value_heads"],
+          "{arch}.rope.freq_base": config["rope_theta"],
           "{arch}.rope.dimension_count": head, "{arch}.attention.key_length": head}
     kv.update(extra)
     tensors = {"rope_freqs.weight": factors.astype(np.float32)} if factors is not None else {}

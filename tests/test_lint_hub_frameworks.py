@@ -36,7 +36,8 @@ def test_llamafactory_v1_names_its_model_with_model(llama, tmp_path):
 
 
 @pytest.mark.parametrize("kind, extra, factor, tune", [
-    ("train", "stage: sft\ndo_train: true\ncutoff_len: 32768\n", None, 32768),  # within the model's 131,072 ... of 8,192 original
+    ("train", "stage: sft\ndo_train: true\ncutoff_len: 32768\n", None,
+     32768),  # within the model's 131,072 ... of 8,192 original
     ("train", "stage: sft\ncutoff_len: 20000\n", 3.0, 20000),
     ("inference", "template: llama3\ninfer_backend: huggingface\n", 2.0, None),
     ("export", "template: llama3\nexport_dir: out\ncutoff_len: 20000\n", 3.0, None),

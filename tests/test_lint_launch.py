@@ -113,7 +113,8 @@ def test_verl_and_openrlhf_name_the_model_they_need(tmp_path):
     from ropelaw.lint.loader import ModelNeeded
 
     s = tmp_path / "run.sh"
-    s.write_text("python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=org/unseen-model-x data.max_prompt_length=512\n")
+    s.write_text("python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=org/unseen-model-x "
+                 "data.max_prompt_length=512\n")
     with pytest.raises(ModelNeeded, match="actor_rollout_ref.model.path 'org/unseen-model-x' names the model"):
         load_config(str(s))
     y = tmp_path / "grpo.yaml"  # a Hydra config extending ppo_trainer without a model: veRL's default model
@@ -211,7 +212,8 @@ def test_nemo_finetuning_names_its_model(tmp_path):
     mc = tmp_path / "model_config.yaml"
     mc.write_text(yaml.safe_dump(ARCHIVE))
     cfg = load_config(str(nemo_finetuning(tmp_path, "???")), model_config=str(mc))
-    assert (cfg.layers[0].d.raw, cfg.layers[0].base.raw, cfg.train_len.raw, cfg.tune_len.raw) == (128, 10000, 4096, 8192)
+    assert (cfg.layers[0].d.raw, cfg.layers[0].base.raw, cfg.train_len.raw, cfg.tune_len.raw) == (128, 10000, 4096,
+                                                                                                  8192)
     nemo = tmp_path / "llama.nemo"
     with tarfile.open(nemo, "w") as tar:
         tar.add(mc, arcname="./model_config.yaml")

@@ -55,7 +55,8 @@ def test_full_is_the_default_and_concise_is_one_line_per_finding(capsys):
     assert run(capsys, ["lint", LLAMA, "--target", "32k"]) == (1, FULL, "")
     assert run(capsys, ["lint", LLAMA, "--target", "32k", "--output-format", "full"]) == (1, FULL, "")
     assert run(capsys, ["lint", LLAMA, "--target", "32k", "--format", "text"]) == (1, FULL, "")
-    assert run(capsys, ["lint", LLAMA, "--target", "32k", "--output-format", "concise"]) == (1, [RL101, RL103, SUMMARY], "")
+    assert run(capsys, ["lint", LLAMA, "--target", "32k", "--output-format", "concise"]) == (1, [RL101, RL103, SUMMARY],
+                                                                                             "")
 
 
 def test_clean_files_are_quiet_unless_verbose(capsys):
@@ -147,7 +148,8 @@ def test_colour_on_a_terminal_or_forced_never_with_no_color(capsys, monkeypatch)
     monkeypatch.setenv("FORCE_COLOR", "1")
     code, out, _ = run(capsys, ["lint", LLAMA, "--target", "32k"])
     assert code == 1
-    assert out[0] == "\x1b[1mtests/configs/llama-2-7b.json\x1b[0m:12:3: \x1b[1;31mRL101\x1b[0m " + RL101.split(" RL101 ", 1)[1]
+    assert out[0] == ("\x1b[1mtests/configs/llama-2-7b.json\x1b[0m:12:3: "
+                      "\x1b[1;31mRL101\x1b[0m ") + RL101.split(" RL101 ", 1)[1]
     assert out[1] == "  \x1b[1;36mfix:\x1b[0m" + RL101_FIX[len("  fix:"):]
     assert out[2].startswith("\x1b[1mtests/configs/llama-2-7b.json\x1b[0m:13:3: \x1b[1;33mRL103\x1b[0m base-below")
     assert out[-1] == f"\x1b[1m{SUMMARY}\x1b[0m"

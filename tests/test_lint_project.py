@@ -74,7 +74,8 @@ def test_each_file_takes_the_closest_configuration(capsys, repo):
     assert out == [
         "./other/d.json:12:3: " + RL101_AT[32768].format(src="target in pyproject.toml"),
         "./other/d.json:13:3: " + RL103_32K.format(src="target in pyproject.toml"),
-        "./plain/c.json:12:3: " + RL101_AT[32768].format(src="target in pyproject.toml"),  # plain/ has no [tool.ropelaw]
+        "./plain/c.json:12:3: " + RL101_AT[32768].format(src="target in "
+                                                             "pyproject.toml"),  # plain/ has no [tool.ropelaw]
         "./plain/c.json:13:3: " + RL103_32K.format(src="target in pyproject.toml"),
         "./sub/a.json:12:3: " + RL101_AT[65536].format(src="target in sub/ropelaw.toml"),  # RL103 ignored there
         # sub/legacy/b.json: RL101 by per-file-ignores, RL103 by ignore; build/ excluded from the scan
@@ -172,7 +173,8 @@ def test_show_settings(capsys, repo):
     ("[lint]\ntrain = 8192\ntune = 4096\n", "ropelaw.toml: [lint] tune 4,096 must be >= train 8,192"),
     ("[lint]\ndtype = 'bf61'\n", "ropelaw.toml: [lint] dtype: unknown float format 'bf61'; choose one of fp32, tf32, "
                                  "bf16, fp16, fp8_e4m3, fp8_e5m2"),
-    ("[lint]\nper-file-ignores = ['x']\n", "ropelaw.toml: [lint] per-file-ignores must be a table of pattern = [codes]"),
+    ("[lint]\nper-file-ignores = ['x']\n",
+     "ropelaw.toml: [lint] per-file-ignores must be a table of pattern = [codes]"),
     ("select = ['RL']\n", "ropelaw.toml: unknown key 'select' (ropelaw reads [lint], [audit-code])"),
     ("[audit-code]\ntarget = 4096\n", "ropelaw.toml: [audit-code] unknown key 'target' (keys: select, extend-select, "
                                      "ignore, per-file-ignores, output-format)"),
@@ -196,7 +198,8 @@ def test_pyproject_with_an_unknown_ropelaw_table(capsys, tmp_path, monkeypatch):
     shutil.copy(LLAMA, tmp_path / "config.json")
     (tmp_path / "pyproject.toml").write_text("[tool.ropelaw.lnt]\nselect = ['RL']\n")
     assert run(capsys, ["lint", "config.json"]) == (2, [], "ropelaw: error: pyproject.toml: [tool.ropelaw] unknown key "
-                                                           "'lnt' (ropelaw reads [tool.ropelaw.lint], [tool.ropelaw.audit-code]); did you mean "
+                                                           "'lnt' (ropelaw reads [tool.ropelaw.lint], "
+                                                           "[tool.ropelaw.audit-code]); did you mean "
                                                            "'lint'?\n")
 
 

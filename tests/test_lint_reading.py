@@ -163,7 +163,8 @@ def test_re104_internal_error_is_ropelaws_and_re102_stays_the_users(tmp_path, ca
 
     import dataclasses
 
-    monkeypatch.setattr(torchtitan, "DIALECT", dataclasses.replace(torchtitan.DIALECT, load=lambda *a, **k: broken(None)))
+    monkeypatch.setattr(torchtitan, "DIALECT", dataclasses.replace(torchtitan.DIALECT, load=lambda *a,
+                                                                   **k: broken(None)))
     assert main(["lint", str(tmp_path)]) == 3
     out = capsys.readouterr().out
     assert "a.toml:1:1: RE104 internal-error ropelaw failed on this file: KeyError: 'scaling_factor'" in out

@@ -143,7 +143,8 @@ def test_the_cache_directory_is_huggingface_hubs(tmp_path, monkeypatch, env):
         "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME", "TRANSFORMERS_CACHE",
         "PYTORCH_TRANSFORMERS_CACHE", "PYTORCH_PRETRAINED_BERT_CACHE")}
     clean.update({k: v.format(tmp=tmp_path) for k, v in env.items()})
-    theirs = subprocess.run([sys.executable, "-c", "from huggingface_hub import constants; print(constants.HF_HUB_CACHE)"],
+    theirs = subprocess.run([sys.executable, "-c",
+                             "from huggingface_hub import constants; print(constants.HF_HUB_CACHE)"],
                             env=clean, capture_output=True, text=True, check=True).stdout.strip()
     for k in ("HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME", "TRANSFORMERS_CACHE",
               "PYTORCH_TRANSFORMERS_CACHE", "PYTORCH_PRETRAINED_BERT_CACHE"):

@@ -99,7 +99,8 @@ def test_vllm_human_readable_int():
 
 def test_vllm_flag_spellings():
     p = parse_argv(VLLM, "0.32.0", ["M", "--max_model_len=32k", "--hf-overrides", '{"rope_theta": 1}',
-                                    "--hf-overrides.rope_scaling.factor", "4", "--hf_overrides.rope_scaling.rope_type=yarn"])
+                                    "--hf-overrides.rope_scaling.factor", "4",
+                                    "--hf_overrides.rope_scaling.rope_type=yarn"])
     assert p.values["--max-model-len"] == ("32k", 1)
     # the keys given one by one are passed after everything else: they replace the whole JSON argument
     assert p.values["--hf-overrides"][0] == {"rope_scaling": {"factor": 4, "rope_type": "yarn"}}
@@ -120,7 +121,8 @@ def test_sglang_has_no_underscore_spelling():
 
 # --- whole launches ---------------------------------------------------------------------------------------------
 def test_vllm_line_beyond_the_model_is_refused_and_overrides_are_said(tmp_path, capsys):
-    script = write(tmp_path, "serve.sh", f"vllm serve Qwen/Qwen3-8B --max-model-len 128K \\\n  --hf-overrides '{YARN4}'\n")
+    script = write(tmp_path, "serve.sh",
+                   f"vllm serve Qwen/Qwen3-8B --max-model-len 128K \\\n  --hf-overrides '{YARN4}'\n")
     code, out, _ = lint(capsys, script, "--model-config", QWEN3)
     assert code == 1 and {"RV041", "RV042"} <= set(codes(out))
     assert "--max-model-len 131,072 is beyond the model's 40,960" in out  # 128K = 131,072; YaRN not multiplied
@@ -130,7 +132,8 @@ def test_vllm_line_beyond_the_model_is_refused_and_overrides_are_said(tmp_path, 
 
 
 def test_the_environment_variable_lets_vllm_serve_longer(tmp_path, capsys):
-    script = write(tmp_path, "serve.sh", "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve Qwen/Qwen3-8B --max-model-len 65536\n")
+    script = write(tmp_path, "serve.sh",
+                   "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve Qwen/Qwen3-8B --max-model-len 65536\n")
     code, out, _ = lint(capsys, script, "--model-config", QWEN3)
     assert code == 1 and "RV041" not in codes(out)  # served: analysed at 65,536, past Qwen3-8B's bound
     cfg = load_config(script, model_config=QWEN3)
@@ -312,7 +315,8 @@ def test_sglang_serves_a_ggufs_metadata_without_its_scaling(tmp_path, capsys):
     transformers' own load_gguf_checkpoint in tests/differential/test_diff_serving_gguf.py): base and length from
     the metadata, no scaling; Llama 3.1's bands (the rope_freqs tensor) are not served."""
     _gguf(tmp_path)
-    script = write(tmp_path, "serve.sh", "python -m sglang.launch_server --model-path model/m.gguf --context-length 32768\n")
+    script = write(tmp_path, "serve.sh",
+                   "python -m sglang.launch_server --model-path model/m.gguf --context-length 32768\n")
     cfg = load_config(script)
     assert cfg.layers[0].scheme.raw == "default" and cfg.layers[0].base.raw == 500000.0
     assert cfg.train_len.raw == 131072 and cfg.target.raw == 32768 and cfg.served_by == "SGLang 0.5.23 (current)"
@@ -359,7 +363,8 @@ def test_abbreviations_are_read_as_argparse_reads_them(tmp_path, capsys):
     script = write(tmp_path, "serve.sh", "vllm serve Qwen/Qwen3-8B --max-model 128K\n")
     cfg = load_config(script, model_config=QWEN3)
     assert cfg.target.raw == 131072 and names(cfg) == ["runtime-refuses-setting"]  # beyond 40,960, as spelled out
-    code, out, _ = lint(capsys, write(tmp_path, "a.sh", "vllm serve Qwen/Qwen3-8B --max 4096\n"), "--model-config", QWEN3)
+    code, out, _ = lint(capsys, write(tmp_path, "a.sh", "vllm serve Qwen/Qwen3-8B --max 4096\n"), "--model-config",
+                        QWEN3)
     assert code == 1 and "RV041" in codes(out) and "--max: ambiguous option: could match" in out
     sgl = load_config(write(tmp_path, "s.sh", "sglang serve --model-p Qwen/Qwen3-8B --context-l 8192\n"),
                       model_config=QWEN3)

@@ -160,7 +160,8 @@ def test_notebook_sweep_section():
 def _manual_text() -> str:
     """README and the docs/ pages (README's manual may move into docs/)."""
     root = RESULTS.parent.parent
-    return "\n".join(p.read_text(encoding="utf-8") for p in [root / "README.md", *sorted((root / "docs").rglob("*.md"))])
+    return "\n".join(p.read_text(encoding="utf-8") for p in [root / "README.md",
+                                                             *sorted((root / "docs").rglob("*.md"))])
 
 
 def _table_lines(name: str, first: str, blocks: int) -> list[str]:
@@ -188,7 +189,8 @@ def test_manual_shows_the_committed_tables(name, first, blocks, lines):
 
 # d = 64, T = 128: pairs 0..10 complete a period (2*pi*1e4^(2i/64) <= 128), d_extra = 22;
 # d = 32, T = 256: pairs 0..6 (2*pi*1e4^(2i/32) <= 256), d_extra = 14
-@pytest.mark.parametrize("d, t, d_extra, bases", [(64, 128, 22, [1e5, 3e5, 1e6, 3e6]), (32, 256, 14, [3e4, 1e5, 3e5, 1e6])])
+@pytest.mark.parametrize("d, t, d_extra, bases", [(64, 128, 22, [1e5, 3e5, 1e6, 3e6]), (32, 256, 14, [3e4, 1e5, 3e5,
+                                                                                                      1e6])])
 def test_full_size_sweep_pair_is_what_the_sweep_runs(d, t, d_extra, bases):
     # bound-full-dD-TT.json: run_bound at one of the sweep's full-size pairs, as the sweep calls it
     from dataclasses import asdict

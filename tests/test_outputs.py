@@ -32,7 +32,8 @@ def run(capsys, *argv):
     ("stamp.yaml", HEAD + "rope_theta: 2001-12-14t21:59:43.10-05:00\nmax_position_embeddings: 4096\n",
      "2001-12-14T21:59:43.100000-05:00"),
     ("set.yaml", HEAD + "rope_theta: !!set {b, a}\nmax_position_embeddings: 4096\n", ["a", "b"]),
-    ("time.toml", 'hidden_size = 4096\nnum_attention_heads = 32\nrope_theta = 10000\nmax_position_embeddings = 07:32:00\n',
+    ("time.toml",
+     'hidden_size = 4096\nnum_attention_heads = 32\nrope_theta = 10000\nmax_position_embeddings = 07:32:00\n',
      "07:32:00"),
     ("datetime.toml", 'hidden_size = 4096\nnum_attention_heads = 32\nrope_theta = 1979-05-27T07:32:00Z\n'
      'max_position_embeddings = 4096\n', "1979-05-27T07:32:00+00:00"),

@@ -247,7 +247,8 @@ def test_plan_imports_no_torch():
     import subprocess
     import sys
 
-    code = ("import sys, ropelaw.cli as c; c.main(['plan','--d','128','--train','4096','--base','1e4','--target','128k']);"
+    code = ("import sys, ropelaw.cli as c; "
+            "c.main(['plan','--d','128','--train','4096','--base','1e4','--target','128k']);"
             "bad=[m for m in ('torch','matplotlib','scipy','sympy') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"

@@ -52,7 +52,8 @@ def planned(path: Path):
         train = load_config(str(path)).train_len.number()
         if train is None:
             return None
-        p, cfg, dialect, text, checked = evaluated(parse([str(path), "--target", str(min(4 * int(train), 2 ** 31 - 1))]))
+        p, cfg, dialect, text, checked = evaluated(parse([str(path), "--target", str(min(4 * int(train),
+                                                                                         2 ** 31 - 1))]))
     except (UsageError, ValueError):
         return None  # not a RoPE config, a model named elsewhere, several RoPE groups: plan exits 2
     if dialect not in WRITERS:
@@ -84,7 +85,8 @@ def liu_bound(d: int, train: int, pretrain: float, base: float, tune: int | None
 def check_statement(where: str, why: str, spec, want, target: int) -> None:
     """The RL101 an edit states: lint's bound (from scratch at the file's base) is below the target, and the
     plan's (pre-trained at the original base) reaches it, both as Liu et al.'s formulas give them."""
-    got = re.search(r"RL101 \(bound ([\d.,e+]+)\).* the plan's bound ([\d.,e+]+) is for weights pre-trained at base", why)
+    got = re.search(r"RL101 \(bound ([\d.,e+]+)\).* the plan's bound ([\d.,e+]+) is for weights pre-trained at base",
+                    why)
     assert got, (where, why)
     lint_b, plan_b = (float(g.replace(",", "")) for g in got.groups())  # as printed: 4,096 or 1.82212e12
 

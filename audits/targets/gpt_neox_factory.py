@@ -34,7 +34,8 @@ MOD = "megatron.model.positional_embeddings"
 
 
 def _rotary(precision: torch.dtype):
-    pe = load(MOD, patch={MOD: [("return self.emb.to(self.precision).cuda()", "return self.emb.to(self.precision).cpu()")]})
+    pe = load(MOD, patch={MOD: [("return self.emb.to(self.precision).cuda()",
+                                 "return self.emb.to(self.precision).cpu()")]})
     return pe.RotaryEmbedding(DIM, SEQ, base=10000, precision=precision)
 
 

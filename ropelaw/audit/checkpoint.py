@@ -56,7 +56,8 @@ from ..findings import Finding
 from ..numfmt import number
 from ..limits import MAX_D
 from .rules.checkpoint import (CHECKPOINT_ALIBI_LOW_PRECISION, CHECKPOINT_ALIBI_SLOPES_INVALID,
-                               CHECKPOINT_CACHE_FREQUENCIES_ROUNDED, CHECKPOINT_CACHE_INEXACT, CHECKPOINT_CACHE_NONFINITE,
+                               CHECKPOINT_CACHE_FREQUENCIES_ROUNDED, CHECKPOINT_CACHE_INEXACT,
+                               CHECKPOINT_CACHE_NONFINITE,
                                CHECKPOINT_INV_FREQ_INVALID, CHECKPOINT_INV_FREQ_LOW_PRECISION,
                                CHECKPOINT_NOT_ROTARY_FREQUENCIES, CHECKPOINT_NOT_SEARCHED,
                                CHECKPOINT_TENSOR_NOT_MEASURED)

@@ -249,7 +249,8 @@ def _check_torch_zip(path: str, size: int) -> bool:
     return all(i.compress_type == zipfile.ZIP_STORED for i in infos)
 
 
-_SAFE_PREFIXES = ("torch.", "collections.OrderedDict", "builtins.", "_codecs.encode", "numpy.core.multiarray._reconstruct")
+_SAFE_PREFIXES = ("torch.", "collections.OrderedDict", "builtins.", "_codecs.encode",
+                  "numpy.core.multiarray._reconstruct")
 
 
 def _pickle_globals(path: str) -> list[str]:

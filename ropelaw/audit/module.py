@@ -25,7 +25,8 @@ from ..results import Result
 from .measure import DEFAULT_CHUNK, DRIFT_TOLERANCE, ScenarioResult, geometric_nominal, scenario_magnitude_tolerance
 from .probe import TableTooShort
 from .rules.runtime import (RUNTIME_FREQUENCIES_ROUNDED, RUNTIME_FREQUENCIES_ROUNDED_IN_MODULE, RUNTIME_MAGNITUDE_ERROR,
-                            RUNTIME_NONFINITE, RUNTIME_POSITIONS_ROUNDED, RUNTIME_PRODUCT_ROUNDED, RUNTIME_SCENARIO_RAISED,
+                            RUNTIME_NONFINITE, RUNTIME_POSITIONS_ROUNDED, RUNTIME_PRODUCT_ROUNDED,
+                            RUNTIME_SCENARIO_RAISED,
                             RUNTIME_SINE_LOST)
 from .scenarios import SCENARIOS, _measure_scenario, _reference, canonical_dtype, expand_scenarios, failed_scenario
 from .target import load_factory, source_of, source_of_encoding

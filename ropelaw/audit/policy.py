@@ -47,7 +47,8 @@ CUDA_LOWER_PRECISION_FP = (  # AT_FORALL_LOWER_PRECISION_FP, in the header's ord
     "linalg_multi_dot", "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "lstm_cell", "gru_cell",
     "rnn_tanh_cell", "rnn_relu_cell", "_scaled_dot_product_flash_attention", "scaled_dot_product_attention",
 )
-CUDA_LOWER_PRECISION_FP_EXTRA = ("cudnn_convolution", "cudnn_convolution_transpose")  # autocast_mode.cpp, after the macro
+CUDA_LOWER_PRECISION_FP_EXTRA = ("cudnn_convolution",
+                                 "cudnn_convolution_transpose")  # autocast_mode.cpp, after the macro
 CUDA_FP32 = (  # AT_FORALL_FP32
     "acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt",
     "sinh", "tan", "pow.Tensor_Scalar", "pow.Tensor_Tensor", "pow.Scalar", "softplus", "layer_norm",

@@ -151,7 +151,8 @@ def param(text: str) -> tuple[str, Any]:
     except RecursionError:
         raise argparse.ArgumentTypeError(f"value nested too deeply: {_short(text)}") from None
     except _TooLong:
-        raise argparse.ArgumentTypeError(f"integer of more than 309 digits (beyond float range): {_short(text)}") from None
+        raise argparse.ArgumentTypeError("integer of more than 309 digits (beyond float range): "
+                                         f"{_short(text)}") from None
     todo, seen = [(value, 0)], 0
     while todo:  # scheme parameters are numbers and short lists: bound the depth, refuse non-finite
         v, depth = todo.pop()

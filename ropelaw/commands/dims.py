@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"Pairs of d={spec.d} (pretraining base {number(spec.pretrain_base)}{trained}, "
           f"training length {count(spec.train_len)}; "
           f"critical dimension {d_extra}; inference: {spec.scheme} at base {number(spec.base)})")
-    head = f"{'pair':>4}  {'dims':>7}  {'theta (train)':>13}  {'period':>13}  {'periods seen':>12}  {'side':<8}  {'period (infer.)':>15}"
+    head = (f"{'pair':>4}  {'dims':>7}  {'theta (train)':>13}  {'period':>13}  {'periods seen':>12}  {'side':<8}  "
+            f"{'period (infer.)':>15}")
     print(head)
     for r in rows:
         side = "inside" if r.inside_critical_dimension else "outside"

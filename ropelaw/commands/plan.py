@@ -53,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train", type=length, metavar="T", help=f"pre-training length ({LENGTH_HELP}); with "
                                                                   "CONFIG it overrides the config's")
     parser.add_argument("--tune", type=length, metavar="T", help="length of a tuning run already done / planned")
-    parser.add_argument("--target", type=length, required=True, metavar="L", help=f"the context to reach ({LENGTH_HELP})")
+    parser.add_argument("--target", type=length, required=True, metavar="L",
+                        help=f"the context to reach ({LENGTH_HELP})")
     parser.add_argument("--dtype", metavar="DTYPE", help="model dtype for the precision line (bf16, fp16, fp32); "
                                                          "with CONFIG only when the config has none")
     parser.add_argument("--apply", metavar="NAME", help="write the config edit of option NAME (needs CONFIG and -o)")
@@ -222,7 +223,8 @@ def _bound(x: float) -> str:
 
 
 SHORT = {"Liu": "Liu et al. 2310.05209", "Men": "Men et al. 2405.14591", "Chen": "Chen et al. 2306.15595",
-         "Peng": "YaRN 2309.00071", "bloc97": "NTK-aware (bloc97; Su 9675)", "Hugging Face _compute_dynamic": "HF dynamic NTK",
+         "Peng": "YaRN 2309.00071", "bloc97": "NTK-aware (bloc97; Su 9675)",
+         "Hugging Face _compute_dynamic": "HF dynamic NTK",
          "Llama 3.1": "Llama 3.1 bands (HF)", "Ding": "LongRoPE 2402.13753", "Su 2023": "seed 000 (Su 9708)"}
 
 

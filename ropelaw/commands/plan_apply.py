@@ -79,7 +79,8 @@ def lint_reading(option: Any, seen: Any, target: int) -> str | None:
     start = WEIGHTS.get(option.edit.dialect, "those weights")
     return (f"`ropelaw lint` of the edited file reports RL101 (bound {count(round(lint_bound))}): it reads base "
             f"{short(seen.base)} as the pretraining base, a run from scratch at {count(seen.train_len)} tokens; the "
-            f"plan's bound {count(round(bound))} is for weights pre-trained at base {short(want.pretrain_base)}{tuned}, "
+            f"plan's bound {count(round(bound))} is for weights pre-trained at base "
+            f"{short(want.pretrain_base)}{tuned}, "
             f"continued at {short(seen.base)} (ropelaw bound --d {seen.d} --train {seen.train_len} --pretrain-base "
             f"{_flag(want.pretrain_base)} --base {_flag(seen.base)}{flags}), which no key of this file states: the run must "
             f"start from those weights ({start})")

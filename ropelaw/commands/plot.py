@@ -54,15 +54,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--train", type=length, default=None, metavar="T", help="pre-training length (default 4096)")
     g.add_argument("--tune", type=length, default=None, metavar="T",
                    help="tuning length (bound: default 16k, as in seed 001's observations)")
-    g.add_argument("--base", type=base, default=None, metavar="BETA", help="base at tuning / inference (default 10,000; 500k = 500,000, 1M = 1,000,000)")
+    g.add_argument("--base", type=base, default=None, metavar="BETA",
+                   help="base at tuning / inference (default 10,000; 500k = 500,000, 1M = 1,000,000)")
     g.add_argument("--pretrain-base", type=base, default=None, metavar="B", help="pre-training base (default: --base)")
     g.add_argument("--scheme", default=None, metavar="NAME", help="scaling scheme (periods)")
-    g.add_argument("--factor", type=number, default=None, metavar="S", help="scaling factor (periods, schemes; default 8)")
-    g.add_argument("--schemes", default=None, metavar="A,B,...", help="schemes to compare (default: every scheme with a factor)")
-    g.add_argument("--dtypes", default=None, metavar="A,B,...", help="float formats (default bf16,fp16,fp8_e4m3,fp8_e5m2)")
+    g.add_argument("--factor", type=number, default=None, metavar="S",
+                   help="scaling factor (periods, schemes; default 8)")
+    g.add_argument("--schemes", default=None, metavar="A,B,...",
+                   help="schemes to compare (default: every scheme with a factor)")
+    g.add_argument("--dtypes", default=None, metavar="A,B,...",
+                   help="float formats (default bf16,fp16,fp8_e4m3,fp8_e5m2)")
     g.add_argument("--max-length", type=length, default=None, metavar="L",
                    help="longest context drawn (exact: default 1M; base-bound: default 1M)")
-    g.add_argument("--length", type=length, default=None, metavar="L", help="matrix size in tokens (relpos; default 12)")
+    g.add_argument("--length", type=length, default=None, metavar="L",
+                   help="matrix size in tokens (relpos; default 12)")
     g.add_argument("--window", type=length, default=None, metavar="W", help="ReRoPE window w (relpos; default 4)")
     g.add_argument("--k", type=number, default=None, metavar="K", help="PI / Leaky ReRoPE factor k (relpos; default 4)")
     g.add_argument("--max-m", type=length, default=None, metavar="M",

@@ -56,7 +56,8 @@ def _proportional_group(grp: RopeLayer, e: dict, s: "_Section", idx: tuple, kind
             hd_v = s.get(spec["key"], expect="int")
         if hd_v is None:
             hd_v = Value(spec["default"], None, at[0], at[1],
-                         f"{spec.get('key') or 'head dim'} of {', '.join(kinds)} layers absent: {dclass} default", "int")
+                         f"{spec.get('key') or 'head dim'} of {', '.join(kinds)} layers absent: {dclass} default",
+                         "int")
     hd_v = hd_v or head_v
     D = _finite(hd_v.raw) if hd_v is not None else None
     p = _finite(frac_v.raw) if frac_v is not None else 1.0

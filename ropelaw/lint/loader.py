@@ -72,8 +72,10 @@ from .sections import _INTERP, _cli  # noqa: F401  (_INTERP re-exported)
 from .table import ROPE_DEFAULT_BASE, _load_table  # noqa: F401
 
 __all__ = [
-    "Value", "RopeLayer", "LoadedConfig", "NotARopeConfig", "NoRopeFound", "UnreadConfig", "ModelNeeded", "OptionError", "CONFIG_SUFFIXES", "canonical_scheme",
-    "read_document", "load_config", "load_text", "read_source_text", "load_mapping", "config_files", "fmt_count", "fmt_short", "show_value",
+    "Value", "RopeLayer", "LoadedConfig", "NotARopeConfig", "NoRopeFound", "UnreadConfig", "ModelNeeded", "OptionError",
+    "CONFIG_SUFFIXES", "canonical_scheme",
+    "read_document", "load_config", "load_text", "read_source_text", "load_mapping", "config_files", "fmt_count",
+    "fmt_short", "show_value",
     "json_positions", "yaml_positions", "toml_positions",
 ]
 

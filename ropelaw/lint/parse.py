@@ -32,7 +32,8 @@ from ..errors import UsageError
 from ..safeio import read_regular
 from .positions import JsonPositions, Path, Positions, YamlPositions, json_positions  # noqa: F401  (re-exported)
 
-__all__ = ["NotAConfig", "not_a_config", "CONFIG_SUFFIXES", "MAX_BYTES", "MAX_DEPTH", "MAX_ALIAS_EXPANSION", "MAX_ALIAS_BYTES", "MAX_ITEMS", "MAX_TOML_KEY_WEIGHT",
+__all__ = ["NotAConfig", "not_a_config", "CONFIG_SUFFIXES", "MAX_BYTES", "MAX_DEPTH", "MAX_ALIAS_EXPANSION",
+           "MAX_ALIAS_BYTES", "MAX_ITEMS", "MAX_TOML_KEY_WEIGHT",
            "Positions", "json_positions",
            "yaml_positions", "toml_positions", "parse_text", "read_text", "read_document", "config_files", "format_of"]
 

@@ -166,7 +166,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     if not (has_dims or (has_heads and (any(s.has(k) for k in K("hidden")) or "hidden_size" in defaults))
             or (has_heads and "head_dim" in defaults)):
         raise NoRopeFound(f"{path}: no RoPE settings found (need head_dim, rotary_dim, kv_channels or "
-                          f"hidden_size with num_attention_heads)" + (f"; {remote_why.split(';')[0]}" if remote_why else ""))
+                          f"hidden_size with num_attention_heads)" + ("; "
+                                                                      f"{remote_why.split(';')[0]}" if remote_why else ""))
 
     # -- the RoPE block: rope_parameters (per layer type or flat) or rope_scaling -----------
     block = next((b for b in (s.sub(k) for k in K("rope_block")) if b is not None), None)
@@ -424,7 +425,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
             and (_finite(params["factor"].raw) or 0) >= 1:
         f = _finite(params["factor"].raw)
         train_v = Value(int(_finite(max_v.raw) // f), None, max_v.line, max_v.column,
-                        f"{max_v.key or 'max_position_embeddings'} / factor {f:g} (linear scaling; --train to set)", "int")
+                        f"{max_v.key or 'max_position_embeddings'} / factor {f:g} (linear scaling; --train to set)",
+                        "int")
     elif max_v is not None:
         train_v = max_v
     else:
@@ -466,7 +468,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
             raw = s.raw(name)
             sub = s.sub(name)
             if raw is True:
-                dtype_v = Value(name, _dotted(s.prefix + (s.keys[name],)), *positions.get(s.prefix + (s.keys[name],), (1, 1)), "", "str")
+                dtype_v = Value(name, _dotted(s.prefix + (s.keys[name],)),
+                                *positions.get(s.prefix + (s.keys[name],), (1, 1)), "", "str")
             elif sub is not None and sub.raw("enabled") is True:
                 p = sub.prefix + (sub.keys["enabled"],)
                 dtype_v = Value(name, _dotted(p), *positions.get(p, (1, 1)), "", "str")

@@ -104,7 +104,8 @@ def plot_base_lower_bound(d: int = 128, lengths: Sequence[int] | None = None,
     if published:
         pl = sorted(table)
         ax.scatter(pl, [table[n] for n in pl], marker="s", s=40, facecolors="none",
-                   edgecolors="tab:red", zorder=5, label='published Table 1 (d = 128), Men et al. 2024: "k" drawn as 1,024 tokens',
+                   edgecolors="tab:red", zorder=5,
+                   label='published Table 1 (d = 128), Men et al. 2024: "k" drawn as 1,024 tokens',
                    gid="published")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

@@ -84,7 +84,8 @@ def lab(tmp_path_factory):
     port = free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
-                             "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
+                             "--IdentityProvider.token=", "--ServerApp.password=",
+                             "--ServerApp.disable_check_xsrf=True",
                              "--allow-root",
                              f"--ServerApp.root_dir={folder}", "--LabApp.news_url=", "--ServerApp.open_browser=False"],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -79,7 +79,8 @@ def convert(config: dict, out: Path) -> dict:
         d = Path(tmp)
         (d / "config.json").write_text(json.dumps(config))
         try:
-            model = cls(d, gguf.LlamaFileType.ALL_F32, d / "x.gguf")  # its own load_hparams: AutoConfig, then config.json
+            model = cls(d, gguf.LlamaFileType.ALL_F32,
+                        d / "x.gguf")  # its own load_hparams: AutoConfig, then config.json
             model.set_gguf_parameters()
             extra = list(model.generate_extra_tensors())
         except Exception as exc:  # the metadata step of this class needs more than config.json

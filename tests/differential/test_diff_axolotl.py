@@ -85,7 +85,8 @@ def test_axolotl_reads_its_examples_as_axolotl_loads_them(load_model_config, hub
 PERTURBED = {  # overrides_of_model_config of an axolotl config naming meta-llama/Llama-3.2-1B (llama3 x32, base 5e5)
     "rope_theta": {"rope_theta": 1000000.0},
     "rope_scaling": {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192}},
-    "rope_scaling+theta": {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192,
+    "rope_scaling+theta": {"rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                                            "original_max_position_embeddings": 8192,
                                             "rope_theta": 1000000.0}},
     "rope_parameters+theta": {"rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 500000.0}},
     "partial_rotary_factor": {"partial_rotary_factor": 0.5},
@@ -108,7 +109,8 @@ def test_axolotl_overrides_as_transformers_5_runs_them(load_model_config, hub, m
         pytest.skip("meta-llama/Llama-3.2-1B's config.json is not in the corpus")
     offline_hub(monkeypatch, cache)
     over = PERTURBED[case]
-    cfg = DictDefault({"base_model": "meta-llama/Llama-3.2-1B", "sequence_len": 4096, "overrides_of_model_config": over})
+    cfg = DictDefault({"base_model": "meta-llama/Llama-3.2-1B", "sequence_len": 4096,
+                       "overrides_of_model_config": over})
     path = tmp_path / "ax.yaml"
     path.write_text(yaml.safe_dump(dict(cfg)))
     r = lint_config(load_config(str(path)))

@@ -206,7 +206,8 @@ def test_the_corpus_exercises_every_path():
      (128, 10000.0, "default", 2048)),
     # a yarn block with factor 1 is plain RoPE; llama3's defaults
     ("model:\n  type: llama\n  seq_len: 4096\n  rope:\n    type: yarn\ntrainer: {}\n", (128, 10000.0, "default", 4096)),
-    ("model:\n  type: mixtral\n  rope:\n    type: llama3\n    factor: 16\ntrainer: {}\n", (128, 500000.0, "llama3", 8192)),
+    ("model:\n  type: mixtral\n  rope:\n    type: llama3\n    factor: 16\ntrainer: {}\n", (128, 500000.0, "llama3",
+                                                                                           8192)),
     # an SFT run without initialize_from_hf builds the model section (and is never a pre-training)
     ("max_seq_len: 1024\nmodel:\n  type: llama\n  hidden_dim: 2048\n  rope:\n    type: llama3\n"
      "trainer:\n  initialize_from: gs://run/ckpt\n", (64, 500000.0, "llama3", 2048)),

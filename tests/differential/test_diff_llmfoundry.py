@@ -32,7 +32,8 @@ import warnings
 import pytest
 import yaml
 
-from frameworks import (CORPUS, example, example_files, fake_hub, namespace, offline_hub, ropelaw_rotary, same_frequencies,
+from frameworks import (CORPUS, example, example_files, fake_hub, namespace, offline_hub, ropelaw_rotary,
+                        same_frequencies,
                         unpacked)
 from ropelaw.lint.check import lint_config
 from ropelaw.lint.loader import NotARopeConfig, UnreadConfig, load_config
@@ -143,7 +144,8 @@ def test_llmfoundry_reads_its_examples_as_llmfoundry_builds_them(foundry, hub, m
     if name == "hf_causal_lm":
         repo = model["pretrained_model_name_or_path"]
         if repo not in held:
-            pytest.skip(f"{rel} names {repo}, whose config.json is not in the corpus yet (tests/corpus/hub_models.json)")
+            pytest.skip(f"{rel} names {repo}, whose config.json is not in the corpus yet "
+                        "(tests/corpus/hub_models.json)")
         pytest.fail(f"{rel}: no hf_causal_lm example's model was in the corpus when this test was written: compare it")
     theirs = mpt_rotary(foundry, model) if name == "mpt_causal_lm" else None
     offline_hub(monkeypatch, cache)

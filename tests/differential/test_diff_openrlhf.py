@@ -32,9 +32,11 @@ STAND_IN = str(ROOT / "tests" / "configs" / "llama-2-7b.json")
 # the scripts of OpenRLHF@3c3be623 examples/scripts and what ropelaw makes of them (reviewed): "right" or why not
 EXPECTED = {
     "ckpt_ds_zero_to_universal.sh": "not a model", "docker_run.sh": "not a model",
-    "nvidia_docker_install.sh": "not a model", "serve_remote_rm.sh": "right", "train_dapo_ray_hybrid_engine.sh": "right",
+    "nvidia_docker_install.sh": "not a model", "serve_remote_rm.sh": "right",
+    "train_dapo_ray_hybrid_engine.sh": "right",
     "train_dpo_llama.sh": "right", "train_nonrl_slurm.sh": "not a model (sources another script)",
-    "train_ppo_ray_hybrid_engine.sh": "right", "train_ppo_ray_slurm.sh": "right", "train_ppo_with_reward_fn.sh": "right",
+    "train_ppo_ray_hybrid_engine.sh": "right", "train_ppo_ray_slurm.sh": "right",
+    "train_ppo_with_reward_fn.sh": "right",
     "train_prorlv2_math_hybrid_engine.sh": "right", "train_reinforce_baseline_ray_agent_async.sh": "right",
     "train_rm.sh": "right", "train_sft.sh": "right", "train_sft_mixtral_lora.sh": "right",
     "train_vlm_math_hybrid_engine.sh": "right",

@@ -85,7 +85,8 @@ def titan(tmp_path_factory):
             init = (root / "torchtitan" / "models" / fam / "__init__.py").read_text()
             node = next(n for n in ast.parse(init).body if isinstance(n, ast.Assign)
                         and any(getattr(t, "id", "") == var for t in n.targets))
-            ns = {cls: getattr(args, cls), "MoEArgs": MoEArgs, "RoPEScalingArgs": getattr(args, "RoPEScalingArgs", None)}
+            ns = {cls: getattr(args, cls), "MoEArgs": MoEArgs, "RoPEScalingArgs": getattr(args, "RoPEScalingArgs",
+                                                                                          None)}
             exec(compile(ast.Module([node], []), f"torchtitan/models/{fam}/__init__.py", "exec"), ns)
             out[fam] = (model, ns[var])
         caught.__exit__(None, None, None)

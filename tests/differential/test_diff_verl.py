@@ -93,7 +93,8 @@ def test_verl_script(script):
     generation = "actor_rollout_ref" not in cfg and "model" in cfg and "path" in cfg.model  # main_generation
     model = cfg.model.partial_pretrain if sft else cfg.model.path if generation else cfg.actor_rollout_ref.model.path
     env_model = next((o.split("=", 1)[1] for o in from_environment
-                      if o.lstrip("+").split("=")[0] in ("actor_rollout_ref.model.path", "model.partial_pretrain")), None)
+                      if o.lstrip("+").split("=")[0] in ("actor_rollout_ref.model.path", "model.partial_pretrain")),
+                      None)
     try:
         alone = load_config(str(path))
         assert model in alone.layers[0].base.note

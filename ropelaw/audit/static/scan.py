@@ -95,7 +95,8 @@ def _run_deep(fn):
 
 
 # frameworks whose dtype rules the scan does not model (it follows torch's): module -> what to call it
-_OTHER_FRAMEWORKS = {"keras": "keras (keras.ops)", "keras_nlp": "keras-nlp (keras.ops)", "keras_hub": "keras-hub (keras.ops)",
+_OTHER_FRAMEWORKS = {"keras": "keras (keras.ops)", "keras_nlp": "keras-nlp (keras.ops)",
+                     "keras_hub": "keras-hub (keras.ops)",
                      "keras_core": "keras-core (keras.ops)", "tf_keras": "tf-keras", "jax": "jax (jax.numpy)",
                      "flax": "flax (jax.numpy)", "mlx": "mlx (mlx.core)", "tensorflow": "TensorFlow",
                      "paddle": "paddle"}

@@ -19,7 +19,8 @@ from .values import Val, _Dtype, _Scope
 # the trainer precision that sets the default dtype to bf16 (Lightning/Fabric 'bf16-true'), named by the policy
 _BF16_TRUE = policy.default_dtype_precisions("bf16")[0]
 
-_SOURCE_RULE = {"buffer": P.POSITIONS_IN_BUFFER_DTYPE, "input": P.POSITIONS_IN_INPUT_DTYPE, "model": P.POSITIONS_IN_INPUT_DTYPE,
+_SOURCE_RULE = {"buffer": P.POSITIONS_IN_BUFFER_DTYPE, "input": P.POSITIONS_IN_INPUT_DTYPE,
+                "model": P.POSITIONS_IN_INPUT_DTYPE,
                 "caller": P.POSITIONS_IN_INPUT_DTYPE, "default": P.POSITIONS_IN_DEFAULT_DTYPE,
                 "low": P.POSITIONS_IN_LOW_PRECISION}
 
@@ -31,7 +32,8 @@ def _product_words(product: str, device: str) -> str:
     if op == "einsum" and device == "cuda":
         return (f"{shown} (on CUDA autocast's lower-precision list, {policy.HEADER}, whatever its equation: "
                 "an outer-product einsum too)")
-    return f"{shown} (on {where} autocast's lower-precision list, {policy.HEADER if device == 'cuda' else policy.SOURCE})"
+    return (f"{shown} (on {where} autocast's lower-precision list, "
+            f"{policy.HEADER if device == 'cuda' else policy.SOURCE})")
 
 
 def _format_of(source: str | None, what: str) -> str:
@@ -270,7 +272,8 @@ class Triggers:
             msg = (f"positions {verb} {dt.what}, which the caller fills with the input's dtype: in bf16 "
                    f"{self._note('bf16')}")
         elif dt.source == "default":
-            msg = (f"positions {verb} `torch.get_default_dtype()`, bf16 under `torch.set_default_dtype(torch.bfloat16)`: "
+            msg = (f"positions {verb} `torch.get_default_dtype()`, bf16 under "
+                   "`torch.set_default_dtype(torch.bfloat16)`: "
                    f"{self._note('bf16')}")
         else:
             fmt = _format_of(dt.source, dt.what)
@@ -283,7 +286,8 @@ class Triggers:
         if scope.alibi:
             self.report(A.ALIBI_BIAS_IN_MODEL_DTYPE, call,
                         f"the ALiBi bias slopes * positions is converted to the dtype of {dt.what}: in bf16 the bias "
-                        f"at key position {self.length - 1:,} has a spacing of {self._half_spacing(self.length - 1) * 2:g} "
+                        f"at key position {self.length - 1:,} has a spacing of "
+                        f"{self._half_spacing(self.length - 1) * 2:g} "
                         f"x slope, so neighbouring keys there share one bias")
         elif id(call) in self._complex_args:
             fmt = _format_of(dt.source, dt.what)
@@ -292,11 +296,13 @@ class Triggers:
                         f"{_phrase(dt.source, dt.what).replace('in ', 'to ', 1)}: in {fmt} the angle at position "
                         f"{self.length - 1:,} is off by up to {self._half_spacing(self.length - 1, fmt):g} rad for a "
                         f"frequency near 1, and so is the rotation",
-                        fix="build the complex numbers from float32 angles (complex64): torch.polar(ones, freqs.float())")
+                        fix="build the complex numbers from float32 angles (complex64): torch.polar(ones, "
+                            "freqs.float())")
         else:
             fmt = _format_of(dt.source, dt.what)
             self.report(X.ANGLES_IN_LOW_PRECISION, call,
-                        f"angles (position * inv_freq) are converted {_phrase(dt.source, dt.what).replace('in ', 'to ', 1)} "
+                        "angles (position * inv_freq) are converted "
+                        f"{_phrase(dt.source, dt.what).replace('in ', 'to ', 1)} "
                         f"before cos/sin: in {fmt} the angle at position {self.length - 1:,} is off by up to "
                         f"{self._half_spacing(self.length - 1, fmt):g} rad for a frequency near 1",
                         fix="take cos/sin in float32 and cast those: emb.cos().to(x.dtype)")

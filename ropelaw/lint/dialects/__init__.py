@@ -77,7 +77,8 @@ class Dialect:
 
 # every dialect module, in the order they are tried (hf first: the tie-breaker; then the
 # training frameworks, the most specific markers first)
-MODULES = ("hf", "torchtitan", "torchtune", "axolotl", "maxtext", "litgpt", "nanotron", "megatron", "nemo", "llmfoundry",
+MODULES = ("hf", "torchtitan", "torchtune", "axolotl", "maxtext", "litgpt", "nanotron", "megatron", "nemo",
+           "llmfoundry",
            "llamafactory", "levanter", "olmo", "olmo_core", "neox", "verl", "openrlhf", "gguf")
 
 # the score of a training framework whose markers are present: above anything hf.detect gives

@@ -26,14 +26,17 @@ def gpt_oss_yarn(flag: Value, doc: Doc, notes: list) -> tuple[Value, dict, Value
     --position-embedding-type and YaRN flags say; GPTModel takes the config's type (``gpt_model.py``
     147-150). Attention factor get_mscale(32, 1) / get_mscale(32, 0) = 0.1 ln 32 + 1."""
     y = GPT_OSS_YARN
-    overridden = [k for k in ("position_embedding_type", "rotary_scaling_factor", "yarn_original_max_position_embeddings",
+    overridden = [k for k in ("position_embedding_type", "rotary_scaling_factor",
+                              "yarn_original_max_position_embeddings",
                               "yarn_beta_fast", "yarn_beta_slow", "mscale", "mscale_all_dim",
                               "yarn_correction_range_round_to_int") if doc.raw(k) is not None]
     if overridden:
         doc.consider(*overridden)
-        notes.append(f"--enable-gpt-oss: the ModelOpt builder overrides {', '.join('--' + k.replace('_', '-') for k in overridden)}")
+        notes.append("--enable-gpt-oss: the ModelOpt builder overrides "
+                     f"{', '.join('--' + k.replace('_', '-') for k in overridden)}")
     params = {k: preset(v, f"{k}: {GPT_OSS}", flag, "int" if k == "original_max_position_embeddings" else
-                        "bool" if k == "truncate" else "number") for k, v in y.items() if k not in ("mscale", "mscale_all_dim")}
+                        "bool" if k == "truncate" else "number") for k, v in y.items() if k not in ("mscale",
+                                                                                                    "mscale_all_dim")}
     params["attention_factor"] = derived(
         yarn_concentration_factor(y["factor"], y["mscale"], y["mscale_all_dim"]),
         f"Megatron-Core YaRN concentration get_mscale(32, mscale 1) / get_mscale(32, mscale_all_dim 0) ({GPT_OSS}; "

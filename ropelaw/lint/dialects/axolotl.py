@@ -76,7 +76,8 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
     for name in ("bf16", "fp16"):
         if doc.raw(name) in (True, "auto", "true"):
             v = doc.get(name, expect="any")
-            dtype = Value(name, v.key, v.line, v.column, "auto: bf16 where the GPU supports it" if v.raw == "auto" else "",
+            dtype = Value(name, v.key, v.line, v.column,
+                          "auto: bf16 where the GPU supports it" if v.raw == "auto" else "",
                           "str")
             break
     if dtype is None and o.dtype is not None:

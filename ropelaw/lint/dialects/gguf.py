@@ -275,7 +275,8 @@ def _yarn(doc: Doc, p: str, kind: Value, factor: Value, s: float, orig: Value, p
     for key, archs in YARN_KEYS_READ.items():
         v = doc.get(p + key)
         if v is not None and arch not in archs:
-            runs = {"yarn_beta_fast": f"beta_fast {YARN_BETA_FAST:g}", "yarn_beta_slow": f"beta_slow {YARN_BETA_SLOW:g}",
+            runs = {"yarn_beta_fast": f"beta_fast {YARN_BETA_FAST:g}",
+                    "yarn_beta_slow": f"beta_slow {YARN_BETA_SLOW:g}",
                     "yarn_ext_factor": "ext_factor 1", "yarn_attn_factor": "its own YaRN magnitude",
                     "yarn_log_multiplier": "0.1 ln s + 1"}[key]
             problems.append(Problem(IGNORES, v, f"llama.cpp's {arch} does not read {v.key} (only the "

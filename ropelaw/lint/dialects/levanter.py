@@ -321,7 +321,8 @@ def read(doc: Doc, sft: bool = False) -> Fields:
     factor = get("factor")
     if typ in ("default", "linear"):
         if factor is not None and factor.number() not in (None, 1.0):
-            scheme = derived("linear", f"model.rope {typ}: DefaultRotaryEmbeddings divides inv_freq by factor", at, "str")
+            scheme = derived("linear", f"model.rope {typ}: DefaultRotaryEmbeddings divides inv_freq by factor", at,
+                             "str")
             params = {"factor": factor}
     elif typ == "llama3":
         scheme = derived("llama3", f"model.rope type llama3: Llama3RotaryEmbeddings ({ROT})", at, "str")

@@ -174,7 +174,8 @@ def _apply_flags(path: str, a: str, data: dict, positions: dict, flags: dict, pl
             return float(np.float32(x))
     wanted: dict[str, tuple[str, Any]] = {}
     if "--rope-freq-base" in flags:
-        wanted[p + "freq_base"] = ("--rope-freq-base", f32(_number("--rope-freq-base", flags["--rope-freq-base"], path)))
+        wanted[p + "freq_base"] = ("--rope-freq-base", f32(_number("--rope-freq-base", flags["--rope-freq-base"],
+                                                                   path)))
     if "--rope-scaling" in flags:
         wanted[p + "scaling.type"] = ("--rope-scaling", str(flags["--rope-scaling"]))
     for flag in [f for f in flags if f in ("--rope-scale", "--rope-freq-scale")]:  # the later of the two wins

@@ -205,7 +205,8 @@ class _Composed:
                 ly.values.get(k) != model.values[k] for ly in over if k in ly.values))
             if both:
                 self.notes.append(f"MaxText refuses {', '.join(both)} set both by the model file and by an override "
-                                  "unless override_model_config is true (pyconfig.py validate_no_keys_overridden_twice)")
+                                  "unless override_model_config is true (pyconfig.py "
+                                  "validate_no_keys_overridden_twice)")
 
     def get(self, key: str, expect: str = "number") -> Value | None:
         for ly in reversed(self.layers):
@@ -336,7 +337,8 @@ def _local_layers(c: _Composed, block: str, base: Value | None) -> tuple:
         return local_window, None
     lb = c.get("local_rope_max_timescale")
     return local_window, ((lb if lb is not None and (lb.number() or -1) > 0 else base),
-                          derived("default", "gemma3 local layers: no linear factor (attentions.py)", window, "str"), {})
+                          derived("default", "gemma3 local layers: no linear factor (attentions.py)", window, "str"),
+                          {})
 
 
 def _rope_keys(doc: Doc) -> list[str]:

@@ -27,7 +27,8 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-__all__ = ["is_gguf_name", "remote_gguf", "local_gguf", "converted", "scaled_rope", "NotModelled", "PLUGIN", "TRANSFORMERS"]
+__all__ = ["is_gguf_name", "remote_gguf", "local_gguf", "converted", "scaled_rope", "NotModelled", "PLUGIN",
+           "TRANSFORMERS"]
 
 PLUGIN = "vllm-gguf-plugin==0.0.5"
 TRANSFORMERS = "transformers==5.19.0"

@@ -154,7 +154,8 @@ def _query_scale(lt: "Linting") -> list[Finding]:
     return [Finding.of(QUERY_SCALE_GROWS,
                        f"transformers scales every query at position p by 1 + {pts['beta']:g} ln(1 + floor(p / "
                        f"{fmt_count(pts['original'])})) [{beta_v.where}, {orig_v.where}]: x1 below "
-                       f"{fmt_count(pts['original'])} tokens, x{llama4_query_scale(pts['beta'], pts['original'], pts['original'] + 1):.4f} "
+                       f"{fmt_count(pts['original'])} tokens, "
+                       f"x{llama4_query_scale(pts['beta'], pts['original'], pts['original'] + 1):.4f} "
                        f"from {fmt_count(pts['original'] + 1)}; {', '.join(parts)} (last position of each); the "
                        f"frequencies and the RoPE bounds do not include it",
                        path=lt.cfg.path, line=beta_v.line, column=beta_v.column)]

@@ -265,7 +265,8 @@ def _group(cfg: LoadedConfig, i: int, a, shown_only: bool = False) -> list[Findi
             f"(critical dimension {bound.critical_dimension})" + need_txt,
             path=cfg.path, line=line, column=col, sources=src.full,
             fix=(f"raise the base to >= {fmt_short(need)} and continue training (Liu et al.: even at "
-                 f"{fmt_count(spec.train_len)} tokens), or use a scaling scheme for {fmt_count(length)}" if need else None),
+                 f"{fmt_count(spec.train_len)} tokens), or use a scaling scheme for "
+                 f"{fmt_count(length)}" if need else None),
             length=length, extrapolation_bound=b, base_for_target=need, critical_dimension=bound.critical_dimension,
         ))
     elif spec.scheme not in ("default", "dynamic") and beyond:

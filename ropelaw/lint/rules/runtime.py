@@ -158,7 +158,8 @@ def value_refusals(cfg: LoadedConfig, v, problem: str) -> dict:
             return out  # 4.57.1's plain / linear rotary never reads the length; 5.23.0 strict (above)
         why = f"crashes on {v.key} = {show_value(x)}: a {type(x).__name__} where its code computes with a number"
         if v.expect == "mapping" or v.expect == "list":
-            why = f"refuses {v.key}: a {type(x).__name__} where it needs a {'dict' if v.expect == 'mapping' else 'list'}"
+            why = (f"refuses {v.key}: a {type(x).__name__} where it needs a "
+                   f"{'dict' if v.expect == 'mapping' else 'list'}")
         out.setdefault(V4, why)
         out.setdefault(V5, why)
     elif problem in ("float", "nonfinite"):

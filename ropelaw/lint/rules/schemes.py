@@ -29,7 +29,8 @@ LEAKY = define_rule(
          "Flags a target above it.",
     why="Past that length the encoded positions exceed anything seen in training: Leaky ReRoPE extrapolates "
         "again, which it exists to avoid (seed 000: a finite k supports a finite length only).",
-    example='{"rope_scaling": {"rope_type": "leaky_rerope", "window": 512, "k": 4}, "max_position_embeddings": 65536}  # trained 4,096',
+    example='{"rope_scaling": {"rope_type": "leaky_rerope", "window": 512, "k": 4}, "max_position_embeddings": 65536}  '
+            '# trained 4,096',
     fix="Raise k to at least the value in the message, or use ReRoPE (k -> infinity).",
     references=(SEED000,),
 )
@@ -90,7 +91,8 @@ def _group(cfg: LoadedConfig, i: int, a) -> list[Finding]:
                 REROPE_WINDOW,
                 f"{who}window {fmt_count(w)} exceeds the trained relative positions 0 .. {fmt_count(t - 1)} "
                 f"(trained at {fmt_count(t)} [{src(cfg.train_len.where)}])",
-                path=cfg.path, line=line, column=col, sources=src.full, fix=f"use a window between {fmt_count(t // 4)} and {fmt_count(t // 2)}",
+                path=cfg.path, line=line, column=col, sources=src.full,
+                fix=f"use a window between {fmt_count(t // 4)} and {fmt_count(t // 2)}",
                 window=w, train_len=t,
             ))
         elif spec.scheme == "leaky_rerope":

@@ -28,7 +28,8 @@ FACTORS_DISAGREE = define_rule(
     fix="Convert the model again from its config.json (convert_hf_to_gguf.py writes both from one source), or "
         "restore the metadata value the tensor was made with; on a llama-server line, drop the --rope-* flag that "
         "changed it (RV042 names it).",
-    references=(f"{LLAMACPP_VENDORED}: conversion/llama.py generate_extra_tensors, src/llama-model.cpp get_rope_factors",),
+    references=(f"{LLAMACPP_VENDORED}: conversion/llama.py generate_extra_tensors, src/llama-model.cpp "
+                "get_rope_factors",),
 )
 RUNTIME_REFUSES = define_rule(
     "RV041", "runtime-refuses-setting", "error",

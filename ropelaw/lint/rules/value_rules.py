@@ -230,7 +230,8 @@ BAD_SCHEME = define_rule(
 OUT_OF_RANGE = define_rule(
     "RV017", "value-out-of-range", "warning",
     "a scaling factor or the rotary dimension is far beyond any real model",
-    what="Transformers computes with such values (warning). Flags a scheme's `factor` above 2^20 = 1,048,576, or whose designed context factor x original "
+    what="Transformers computes with such values (warning). Flags a scheme's `factor` above 2^20 = 1,048,576, or whose "
+         "designed context factor x original "
          "context exceeds 2^31 - 1 tokens (the length limit of RV013), and rotary dims above 2^16 = 65,536. "
          "A config with such a value gets no bound, scheme or dtype checks.",
     why="A factor s stretches the slow pairs' periods by s for a context of s x the original one. Public configs "

@@ -139,7 +139,8 @@ def _check_value(cfg: LoadedConfig, v: Value) -> Iterator[Finding]:
         if v.expect == "int" and f != int(f):
             yield _at(cfg, BAD_LENGTH if "position" in (v.key or "") or "length" in (v.key or "")
                       or "window" in (v.key or "") else INVALID_TYPE,
-                      v, f"{v.key} must be a whole number, got {show_value(x)}", refused=value_refusals(cfg, v, "float"))
+                      v, f"{v.key} must be a whole number, got {show_value(x)}",
+                      refused=value_refusals(cfg, v, "float"))
     elif v.expect == "list":
         # a factor list that is not a list of numbers: 4.57.1 Phi-3 refuses it (ValueError), Llama's
         # longrope and 5.23.0 fail building the frequencies (torch.tensor of strings)

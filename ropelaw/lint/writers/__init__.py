@@ -28,7 +28,8 @@ from typing import Any, Mapping
 from ...errors import UsageError
 from .edit import DELETE, Edit, apply_to_mapping, leaf_changes, refuse  # noqa: F401  (DELETE: the marker writers use)
 
-__all__ = ["Edit", "Applied", "WRITERS", "edit_for", "edits_for", "apply_edit", "check_output", "write", "apply_to_mapping"]
+__all__ = ["Edit", "Applied", "WRITERS", "edit_for", "edits_for", "apply_edit", "check_output", "write",
+           "apply_to_mapping"]
 
 # dialect name -> writer module (each has ``edit(data, cfg, option, target) -> Edit``)
 WRITERS = {"hf": "hf", "axolotl": "axolotl", "megatron": "megatron", "litgpt": "litgpt", "torchtitan": "torchtitan",
@@ -121,7 +122,8 @@ def _shell_edit(text: str, edit: Edit, path: str) -> Applied:
         raise UsageError(f"--apply {edit.option}: {path}: {exc}") from None
     want = {k: (v if v is True else shell.shell_word(v)) for k, v in apply_to_mapping(flags, changes).items()}
     got = parse_shell(new)[0]
-    if {k: (v if v is True else str(v)) for k, v in got.items()} != {k: (v if v is True else str(v)) for k, v in want.items()}:
+    if {k: (v if v is True else str(v)) for k, v in got.items()} != {k: (v if v is True else str(v)) for k,
+                                                                     v in want.items()}:
         raise UsageError(f"--apply {edit.option}: {path}: the edited script would not read as the edit; edit it by "
                          f"hand: {shell.hand_edit(changes)}")
     new = new.replace("\n", "\r\n") if crlf else new

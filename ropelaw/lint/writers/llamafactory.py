@@ -22,7 +22,8 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     e = Edit("llamafactory", name)
     if name == "train" and option.parameters.get("base") is None:
         if data.get("rope_scaling") is not None:  # configure_rope would recompute the factor from the new cutoff_len
-            return refuse("llamafactory", name, f"LLaMA-Factory recomputes rope_scaling {data['rope_scaling']}'s factor "
+            return refuse("llamafactory", name,
+                          f"LLaMA-Factory recomputes rope_scaling {data['rope_scaling']}'s factor "
                                                 "from cutoff_len (configure_rope): training at the target changes the "
                                                 "scheme the plan keeps; pick that scheme's option instead")
         e.set(("cutoff_len",), cutoff)

@@ -16,7 +16,8 @@ from .edit import Edit, refuse
 def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     if option.name != "train" or option.parameters.get("base") is not None:
         return refuse("torchtitan", option.name,
-                      "torchtitan 0.2.2 takes RoPE settings from the model flavor (torchtitan/models/<name>/__init__.py), "
+                      "torchtitan 0.2.2 takes RoPE settings from the model flavor "
+                      "(torchtitan/models/<name>/__init__.py), "
                       "no TOML key sets them; define a flavor with them, or pick option 'train'")
     e = Edit("torchtitan", option.name).set(("training", "seq_len"), target)
     ck = data.get("checkpoint") if isinstance(data.get("checkpoint"), Mapping) else {}
