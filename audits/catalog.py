@@ -408,7 +408,8 @@ ISSUE21: tuple[Target, ...] = (
     ),
     Target(
         name="fair-esm-2.0.0", package="fair-esm", version="2.0.0", pins=("fair-esm==2.0.0",),
-        what="Meta's ESM protein language models (ESM-2): `esm/rotary_embedding.py` `RotaryEmbedding(dim).forward(q, k)`, "
+        what="Meta's ESM protein language models (ESM-2): `esm/rotary_embedding.py` "
+             "`RotaryEmbedding(dim).forward(q, k)`, "
              "`einsum(\"i,j->ij\", t, inv_freq)` on float32 positions",
         scan=("esm/rotary_embedding.py", "esm/multihead_attention.py"),
         modules=(Module("RotaryEmbedding(64), native: forward(q, k) -> (q, k)",
@@ -440,13 +441,15 @@ ISSUE21: tuple[Target, ...] = (
                     "einsum_autocast_cuda", "CUDA bf16 AMP casts einsum's float32 inputs to bf16: positions rounded"),
                Show("RotaryPositionalEmbedding(64), native: forward(x, seq_len) -> (cos, sin)", "bf16", 2048, "cast",
                     "einsum_cast",
-                    "the trainer's `.half()` / `.bfloat16()` makes `inv_freq` low precision; `type_as` rounds the positions"),),
+                    "the trainer's `.half()` / `.bfloat16()` makes `inv_freq` low precision; `type_as` rounds "
+                    "the positions"),),
         verdict="BUG under CUDA bf16 AMP (einsum); a cast rounds the positions too (`type_as(inv_freq)`)",
         tags=("issue21",),
     ),
     Target(
         name="xformers-0.0.22.post7", package="xformers", version="0.0.22.post7", pins=("xformers==0.0.22.post7",),
-        what="xformers' `components/positional_embedding/rotary.py` `RotaryEmbedding(dim_model).forward(q, k)`: float32 "
+        what="xformers' `components/positional_embedding/rotary.py` `RotaryEmbedding(dim_model).forward(q, "
+             "k)`: float32 "
              "positions, `einsum(\"i,j->ij\", t, inv_freq.to(x.dtype))`, tables cast to the input dtype",
         scan=("xformers/components/positional_embedding/rotary.py",),
         modules=(Module("RotaryEmbedding(64), native: forward(q, k) -> (q, k)",
@@ -609,7 +612,8 @@ ISSUE21: tuple[Target, ...] = (
         scan=("mistral_inference/rope.py", "mistral_inference/transformer.py"),
         modules=(Module("precompute_freqs_cis, native: f(dim, end, theta) -> complex64 (--base 1e6)",
                         _F + "llama_family_factories.py:make_mistral", args=(*_HD128, "--base", "1000000")),),
-        deps_note="installed with --no-deps; the factory imports `mistral_inference/rope.py` without the package `__init__`",
+        deps_note="installed with --no-deps; the factory imports `mistral_inference/rope.py` without the package "
+                  "`__init__`",
         shows=(Show("precompute_freqs_cis, native: f(dim, end, theta) -> complex64 (--base 1e6)", "bf16", 131072,
                     "default",
                     "mistral", "theta from --base; float32 frequencies, int64 positions"),),
@@ -697,7 +701,8 @@ ISSUE21: tuple[Target, ...] = (
         modules=(Module("fixed_pos_embedding, adapter: forward(x) -> (cos, sin) float32",
                         _F + "small_factories.py:make_gptj"),),
         lengths=(2048, *LENGTHS),
-        deps_note="JAX code: only the numpy function `fixed_pos_embedding` is executed from the file (the torch adapter "
+        deps_note="JAX code: only the numpy function `fixed_pos_embedding` is executed from the file (the "
+                  "torch adapter "
                   "converts its output to float32 as JAX does); the static scan reads torch only",
         shows=(Show("fixed_pos_embedding, adapter: forward(x) -> (cos, sin) float32", "bf16", 2048, "default", "gptj",
                     "numpy float64 positions and angles; no torch precision setting reaches them"),),

@@ -78,7 +78,8 @@ ENTRIES: tuple[Entry, ...] = (
                    "bf16 default dtype only (bf16-true): `arange(0, dim) / dim` is int64 / int, the default "
                                 "dtype (bf16, checked with torch 2.13), so the frequencies are rounded before the "
                                 "einsum; `arange(0, dim)` over a feature dimension is not read as exponents: read so, "
-                                "BS-RoFormer's time embedding (`arange(half_dim)`, flow_bs_roformer.py:331) would get a "
+                                "BS-RoFormer's time embedding (`arange(half_dim)`, flow_bs_roformer.py:331) "
+                                "would get a "
                                 "false RP116"),),
           truths=(Truth("cast", "fp16", 2048, "torchscale_xpos_cast", "angles rounded to fp16: every position "
                         "keeps its encoding", "make_torchscale_xpos", 2048, 2048),
@@ -241,7 +242,8 @@ ENTRIES: tuple[Entry, ...] = (
                    "bf16 default dtype only (bf16-true): `arange(0, dim) / dim` is int64 / int, the default "
                                 "dtype (bf16, checked with torch 2.13), so the frequencies are rounded before the "
                                 "einsum; `arange(0, dim)` over a feature dimension is not read as exponents: read so, "
-                                "BS-RoFormer's time embedding (`arange(half_dim)`, flow_bs_roformer.py:331) would get a "
+                                "BS-RoFormer's time embedding (`arange(half_dim)`, flow_bs_roformer.py:331) "
+                                "would get a "
                                 "false RP116"),),
           truths=(Truth("cast", "bf16", 2048, "nemo_xpos_cast", "angles rounded to bf16", "make_nemo_xpos", 350,
                         2048, 2044),
@@ -341,8 +343,10 @@ ENTRIES: tuple[Entry, ...] = (
           "flagai/model/layers/embeddings.py", "cc0fcb5213ed8be830222695e1521c587af0160a9127d9faa58dd479d181df2b",
           findings=(("RP121", 56, "TP", f"relative sinusoid `inv_freq`: {CAST}"),),
           misses=(("RP101", 59, "`torch.ger(pos_seq, self.inv_freq)`: GLM (glm_model.py:231, another file) passes "
-                                "`arange(..., dtype=hidden_states.dtype)`, bf16 positions after a cast, and the product "
-                                "is bf16 (281 of 1,024 exact); `pos_seq` is an untyped argument and the scan reads one file "
+                                "`arange(..., dtype=hidden_states.dtype)`, bf16 positions after a cast, and "
+                                "the product "
+                                "is bf16 (281 of 1,024 exact); `pos_seq` is an untyped argument and the scan "
+                                "reads one file "
                                 "at a time: the caller that makes it bf16 is in another file"),),
           truths=(Truth("cast", "bf16", 1024, "flagai_txl_cast", "GLM-large (hidden 1,024): positions in bf16 (as "
                         "CUDA's arange makes them), product and sin / cos in bf16", "make_flagai_txl", 281, 513),

@@ -710,7 +710,8 @@ def target_verdict(doc, rt, st_counts, verdicts, ck_counts) -> dict[str, str]:
     if st_counts.get("RP123"):
         parts_short.append("**BUG: complex cache made real by `.to(dtype)`** (RP123)")
         parts_long.append("- **Complex rotary cache made real by a cast** (static RP123): `model.to(torch.bfloat16)` "
-                          "drops the imaginary part (the sine) of the complex64 `freqs_cis` buffer, so nothing rotates.")
+                          "drops the imaginary part (the sine) of the complex64 `freqs_cis` buffer, so "
+                          "nothing rotates.")
     if not rt.meta:
         n121 = st_counts.get("RP121", 0)
         extra = {("timm", "0.9.16"): f"frequency bands rounded by a cast (real, cast only: RP121 x{n121} on `bands`)",

@@ -94,7 +94,8 @@ def table() -> str:
     out.append(f"| all | {sum(tp.values())} | {sum(fp.values())} | {sum(other.values())} | {sum(ctp.values())} | "
                f"{sum(cfp.values())} | {sum(cmiss.values())} |")
     # a blank line between a paragraph and its list: glued, the site renders the list as raw text
-    out += ["", "Remaining false findings of the corpus, with their reason:" if fps else "No false finding in the corpus.",
+    out += ["", "Remaining false findings of the corpus, with "
+                "their reason:" if fps else "No false finding in the corpus.",
             *([""] + fps if fps else []), "",
             "Remaining misses of the corpus, with their reason:" if misses else "No miss in the corpus.",
             *([""] + misses if misses else [])]

@@ -72,7 +72,8 @@ class Evidence:
         if self.low is None:
             if self.accuracy is None:
                 return "not measured by ropelaw's experiments"
-            return (f"no bound measured: accuracy at 8T {self.accuracy[0]:g}-{self.accuracy[1]:g}% against plain RoPE's "
+            return (f"no bound measured: accuracy at 8T {self.accuracy[0]:g}-{self.accuracy[1]:g}% against "
+                    "plain RoPE's "
                     f"{self.plain_accuracy[0]:g}-{self.plain_accuracy[1]:g}% ({where}; {files})")
         said = {"predicted": "predicted", "partly": "partly predicted",
                 "not predicted": "not predicted: breaks earlier"}

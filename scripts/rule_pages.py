@@ -95,7 +95,8 @@ def index_page(rules) -> str:
         for r in members:
             off = " (off)" if not r.default_on else ""
             fix = " [*]" if r.fix_available else ""
-            lines.append(f"| [{r.code}]({r.code}.md) | {r.name}{fix} | {r.severity}{off} | {escape(r.summary.strip())} |")
+            lines.append(f"| [{r.code}]({r.code}.md) | {r.name}{fix} | {r.severity}{off} | "
+                         f"{escape(r.summary.strip())} |")
         lines.append("")
     return "\n".join(lines)
 

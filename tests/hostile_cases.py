@@ -655,7 +655,8 @@ def reader_time(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
     # issue 30: an equation of 1.5M characters whose left indices all appear at the end of the right side
     # (`c not in rhs` per letter was quadratic), and a product chain of 8,000 factors `* inv_freq`
     eq = "i" * k(750_000, 5000) + "->" + "j" * k(749_997, 4997) + "i"
-    einsum_eq = f"import torch\ndef rope(inv_freq):\n    t = torch.arange(10)\n    return torch.einsum('{eq}', t, inv_freq)\n"
+    einsum_eq = (f"import torch\ndef rope(inv_freq):\n    t = torch.arange(10)\n    return torch.einsum('{eq}', t, "
+                 "inv_freq)\n")
     chain = ("import torch\nclass Rotary(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
              "        self.register_buffer('inv_freq', torch.ones(4))\n    def forward(self, x):\n"
              "        t = torch.arange(x.shape[1])\n        return t" + " * self.inv_freq" * k(8000, 300) + "\n")

@@ -444,7 +444,8 @@ def test_remote_code_is_named_not_passed(sem):
     found = by_code(load_mapping(kimi))
     if sem == "4.57.1":
         (f,) = found["RV023"]
-        assert f.severity == "error" and f.message.endswith("the numbers are transformers 5.23.0's reading (it has the type)")
+        assert f.severity == "error" and f.message.endswith("the numbers are transformers 5.23.0's reading (it "
+                                                            "has the type)")
     else:
         assert "RV023" not in found
 

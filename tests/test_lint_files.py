@@ -149,7 +149,8 @@ def test_only_files_without_rope_settings_is_clean(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines() == ["No findings: no config analysed (2 files without RoPE settings)."]
     assert main(["lint", "--verbose", str(f["workflow"]), str(f["bert"])]) == 0
     assert capsys.readouterr().out.splitlines()[-2:] == ["Skipped 2 files without RoPE settings.",
-                                                         "No findings: no config analysed (2 files without RoPE settings)."]
+                                                         "No findings: no config analysed (2 files without RoPE "
+                                                         "settings)."]
 
 
 def test_a_directory_scan_says_once_which_shell_scripts_it_did_not_read(tmp_path, capsys):
@@ -285,7 +286,8 @@ def test_pre_commit_hook_passes_in_an_ordinary_repository_and_fails_naming_a_bro
     bad = _pre_commit(repo, "run", "--all-files", home=home)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "Failed" in bad.stdout and "train/config.json:6:3: RL101 target-beyond-bound" in bad.stdout
-    assert "Found 2 findings (1 error, 1 warning) in 2 configs." in bad.stdout  # RL101 + RL103 past 4,096; the rest skipped
+    # RL101 + RL103 past 4,096; the rest skipped
+    assert "Found 2 findings (1 error, 1 warning) in 2 configs." in bad.stdout
     # the project's configuration, as the hook reads it (issue 36): train/ excluded (pre-commit names the file:
     # --force-exclude in the hook's entry leaves it out all the same), the model config's RL103 ignored
     (repo / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.ropelaw.lint]\nexclude = ["train"]\n')

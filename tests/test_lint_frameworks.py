@@ -973,7 +973,8 @@ def test_framework_corpus(key):
     assert {k: v for k, v in s.param_dict().items() if not isinstance(v, list)} == e["params"]
     assert (r.config.dtype.raw if r.config.dtype else None) == e["dtype"]
     assert sorted([f.code, f.severity, f.line, f.column] for f in r.findings) == e["findings"]
-    if "pretrained_with_scheme" in e:  # torchtitan: the scheme in force from step 0 (tests/test_pretrained_with_scheme.py)
+    # torchtitan: the scheme in force from step 0 (tests/test_pretrained_with_scheme.py)
+    if "pretrained_with_scheme" in e:
         assert s.pretrained_with_scheme is e["pretrained_with_scheme"]
     if "bound" in e:
         assert (a.bound.critical_dimension, round(a.bound.extrapolation_bound)) == (e["critical_dimension"], e["bound"])

@@ -22,14 +22,18 @@ SUFFIXES = (".yaml", ".yml", ".toml", ".json", ".sh")
 
 # file -> (d, base, train_len, length, scheme, tune_len, non-info finding codes) | ("skip", reason) | (code,)
 EXPECTED = {
-    "frameworks/axolotl-branch-context-extension-yarn_v2_8k.yaml": ("RV031",),  # base_model is a local path not on this machine: RV031 (was a skip)
-    "frameworks/axolotl-llama-3-fft-8b.yaml": (128, 500000.0, 8192, 131072, 'llama3', 8192, ['RL102', 'RV032']),  # sequence_len 8,192 kept as the tuning length; the model from ropelaw's table, said (RV032)
-    "frameworks/axolotl-qwen3-8b-fsdp-tp-cp.yaml": (128, 1000000.0, 40960, 40960, 'default', 8192, ['RV032']),  # sequence_len 8,192 read as the tuning length (was not read); the model from ropelaw's table, said (RV032)
+    # base_model is a local path not on this machine: RV031 (was a skip)
+    "frameworks/axolotl-branch-context-extension-yarn_v2_8k.yaml": ("RV031",),
+    # sequence_len 8,192 kept as the tuning length; the model from ropelaw's table, said (RV032)
+    "frameworks/axolotl-llama-3-fft-8b.yaml": (128, 500000.0, 8192, 131072, 'llama3', 8192, ['RL102', 'RV032']),
+    # sequence_len 8,192 read as the tuning length (was not read); the model from ropelaw's table, said (RV032)
+    "frameworks/axolotl-qwen3-8b-fsdp-tp-cp.yaml": (128, 1000000.0, 40960, 40960, 'default', 8192, ['RV032']),
     "frameworks/gpt-neox-llama2-7B.yml": (128, 10000.0, 4096, 4096, 'default', None, []),
     "frameworks/gpt-neox-llama2-codellama_7B.yml": (128, 1000000.0, 16384, 16384, 'default', None, []),
     "frameworks/gpt-neox-mistral-7B.yml": (128, 10000.0, 8192, 4097, 'default', None, []),
     "frameworks/gpt-neox-pythia-1-4B.yml": (32, 10000.0, 2048, 2048, 'default', None, []),
-    "frameworks/litgpt-finetune-llama-3.1-8b-full.yaml": (128, 500000.0, 8192, 131072, 'llama3', 512, ['RL102']),  # checkpoint_dir's Config, tuned at 512 (was a skip)
+    # checkpoint_dir's Config, tuned at 512 (was a skip)
+    "frameworks/litgpt-finetune-llama-3.1-8b-full.yaml": (128, 500000.0, 8192, 131072, 'llama3', 512, ['RL102']),
     "frameworks/litgpt-pretrain-tinyllama.yaml": (64, 10000.0, 2048, 2048, 'default', None, []),
     "frameworks/litgpt-pretrain-tinystories.yaml": (48, 10000.0, 256, 256, 'default', None, []),
     "frameworks/megatron-functional-deepseekv3-proxy-model_config.yaml": (64, 10000.0, 4096, 4096, 'yarn', None, []),
@@ -50,7 +54,8 @@ EXPECTED = {
     "frameworks-variants/litgpt-tinystories.rope_base-500000.head_size-64.yaml": (64, 500000.0, 256, 256, 'default',
                                                                                   None, []),
     "frameworks-variants/megatron-deepseekv3-proxy-MODEL_ARGS-flattened.yaml": (64, 10000.0, 4096, 4096, 'yarn', None, []),  # MLA d 64, YaRN x40 (was 128 default)
-    "frameworks-variants/megatron-gpt3_15b-MODEL_ARGS-flattened.yaml": (64, 10000.0, 4096, 4096, 'default', None, []),  # read by Megatron now (was the generic table)
+    # read by Megatron now (was the generic table)
+    "frameworks-variants/megatron-gpt3_15b-MODEL_ARGS-flattened.yaml": (64, 10000.0, 4096, 4096, 'default', None, []),
     "frameworks-variants/megatron-qwen3-8b-MODEL_ARGS-flattened.yaml": (128, 1000000.0, 1024, 1024, 'default', None, []),  # read by Megatron now (was the generic table)
     "frameworks-variants/neox-mistral-7B.sliding_window-renamed.yml": (128, 10000.0, 8192, 131072, 'default', None,
                                                                        ['RL101', 'RL103']),

@@ -82,7 +82,8 @@ def test_megatron_yarn_flags_of_a_non_mla_model(tmp_path):
 def test_megatron_gpt_oss_corpus_script(name):
     path = EXAMPLES / "Megatron-LM" / "examples" / "post_training" / "modelopt" / "conf" / "openai" / name
     if not path.is_file():
-        pytest.skip(f"NVIDIA/Megatron-LM@d98e8a64 examples/post_training/modelopt/conf/openai/{name} not under {CORPUS}")
+        pytest.skip(f"NVIDIA/Megatron-LM@d98e8a64 examples/post_training/modelopt/conf/openai/{name} not "
+                    f"under {CORPUS}")
     r = lint_config(load_config(str(path)))
     assert [(g.spec.d, g.spec.base, g.spec.scheme, g.window) for g in r.layers] == [
         (64, 150000.0, "yarn", None), (64, 150000.0, "yarn", 128)]
@@ -123,7 +124,8 @@ def test_verl_and_openrlhf_name_the_model_they_need(tmp_path):
     with pytest.raises(ModelNeeded, match="veRL trains its default model '~/models/deepseek-llm-7b-chat'"):
         load_config(str(y))
     o = tmp_path / "ppo.sh"
-    o.write_text("python3 -m openrlhf.cli.train_ppo_ray --actor.model_name_or_path org/unseen-model-x --data.max_len 4096\n")
+    o.write_text("python3 -m openrlhf.cli.train_ppo_ray --actor.model_name_or_path org/unseen-model-x "
+                 "--data.max_len 4096\n")
     with pytest.raises(ModelNeeded, match="actor.model_name_or_path 'org/unseen-model-x' names the model"):
         load_config(str(o))
 

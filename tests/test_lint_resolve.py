@@ -219,7 +219,8 @@ def test_the_revision_the_config_names_is_the_one_read(hub, tmp_path):
     main_r = lint_config(load_config(write(tmp_path, "a.yaml", AXOLOTL)))
     dev = lint_config(load_config(write(tmp_path, "b.yaml", AXOLOTL + "revision_of_model: dev\n")))
     lf = lint_config(load_config(write(tmp_path, "c.yaml", "model_name_or_path: meta-llama/Llama-3.2-1B\n"
-                                                         f"model_revision: {COMMIT_B}\nstage: sft\ncutoff_len: 1024\n")))
+                                                         f"model_revision: {COMMIT_B}\nstage: "
+                                                         "sft\ncutoff_len: 1024\n")))
     assert main_r.layers[0].spec.base == 500000.0 and main_r.config.model.commit == COMMIT_A
     assert dev.config.model.commit == lf.config.model.commit == COMMIT_B
     assert dev.layers[0].spec.base == lf.layers[0].spec.base == 1000000.0  # Qwen2.5's rope_theta
@@ -227,7 +228,8 @@ def test_the_revision_the_config_names_is_the_one_read(hub, tmp_path):
         load_config(write(tmp_path, "d.yaml", AXOLOTL + "revision_of_model: v9\n"))
     assert "'meta-llama/Llama-3.2-1B' at revision v9 names the model" in str(exc.value)
     assert "holds meta-llama/Llama-3.2-1B but not its revision v9" in str(exc.value) + "".join(exc.value.notes)
-    assert exc.value.fix.startswith("run `hf download meta-llama/Llama-3.2-1B config.json --revision v9` and lint again")
+    assert exc.value.fix.startswith("run `hf download meta-llama/Llama-3.2-1B config.json --revision v9` and "
+                                    "lint again")
 
 
 def test_model_config_flag_then_local_directory_then_cache(hub, tmp_path):

@@ -193,7 +193,8 @@ def test_config_lint_notebook_every_config():
     nb = executed("03_config_lint.ipynb")
     rows = values(nb, "check-configs")
     assert {"llama-2-7b.json", "qwen2-7b-instruct.json", "megatron-llama2-7b.yaml"} <= set(rows)
-    pattern = re.compile(r"d (\d+) base (\S+) train (\d+) target (\d+) scheme (\S+) d_extra (\d+) bound (\d+) codes (\S+)")
+    pattern = re.compile(r"d (\d+) base (\S+) train (\d+) target (\d+) scheme (\S+) d_extra (\d+) bound (\d+) "
+                         r"codes (\S+)")
     for name, rest in rows.items():
         m = pattern.fullmatch(rest)
         assert m, (name, rest)

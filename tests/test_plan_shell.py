@@ -64,7 +64,8 @@ def test_a_continued_command_is_edited_in_place_and_new_flags_continue_it():
     assert got.text == CONTINUED.replace(
         "    --seq-length 4096 \\\n    --max-position-embeddings 4096 \\\n    --position-embedding-type rope \\\n"
         "    --rotary-seq-len-interpolation-factor 2 \\\n",
-        "    --seq-length 4096 \\\n    --rotary-scaling-factor 4.0 \\\n    --yarn-original-max-position-embeddings 4096 \\\n"
+        "    --seq-length 4096 \\\n    --rotary-scaling-factor 4.0 \\\n    "
+        "--yarn-original-max-position-embeddings 4096 \\\n"
         "    --max-position-embeddings 16384 \\\n    --position-embedding-type yarn \\\n").replace("\n", "\r\n")
     flags = parse_shell(got.text.replace("\r\n", "\n"))[0]
     assert flags["--rotary-scaling-factor"] == "4.0" and flags["--bf16"] is True and "--load" in flags

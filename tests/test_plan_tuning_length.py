@@ -92,7 +92,8 @@ def test_yarn_in_a_run_from_no_weights_keeps_the_run_length(tmp_path):
     length stays, the note says to start from the weights; MaxText without load_parameters_path alike."""
     script = tmp_path / "run.sh"
     script.write_text("torchrun pretrain_gpt.py \\\n    --num-attention-heads 32 \\\n    --hidden-size 4096 \\\n"
-                      f"    --seq-length {T} \\\n    --max-position-embeddings {T} \\\n    --position-embedding-type rope\n")
+                      f"    --seq-length {T} \\\n    --max-position-embeddings {T} \\\n    "
+                      "--position-embedding-type rope\n")
     code, text, err = run(["plan", str(script), "--target", "16k", "--apply", "yarn", "--dry-run"])
     assert code == 0, err
     assert f"--seq-length stays {T:,}" in text and "the script runs pretrain_gpt.py from no weights" in text

@@ -102,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
         "within_training_length": target <= t,
         "men_lower_bound": men,
         "men_not_computed": men_skipped,
-        "men_convention": "smallest base on the 2-significant-figure grid with B_{m,theta} >= 0 for every integer m <= target",
+        "men_convention": "smallest base on the 2-significant-figure grid with B_{m,theta} >= 0 for every integer "
+                          "m <= target",
         "men_published": None,
     }
     entry = published_entry(d, target)

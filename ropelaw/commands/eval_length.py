@@ -117,7 +117,8 @@ def render_text(report) -> str:
     bound = "-" if b is None else "unbounded" if not math.isfinite(b) else f"{b:,.0f} tokens"
     method = report.method + (f" w={report.window:g}" if report.window else "") + (
         f" k={report.leaky_k:g}" if report.leaky_k else "")
-    lines = [f"Loss per position band: {clean(str(report.model_dir))} ({report.tokens:,} tokens of text, method {method})",
+    lines = [f"Loss per position band: {clean(str(report.model_dir))} ({report.tokens:,} tokens of text, "
+             f"method {method})",
              f"predicted bound  {bound}  ({report.prediction})", "",
              f"{'length':>8} {'band':>17} {'loss':>8} {'accuracy':>9} {'samples':>8}"]
     for r in report.rows:

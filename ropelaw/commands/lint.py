@@ -84,7 +84,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_arguments(parser, "config", exclude=True)
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     parser.add_argument("--fix", action="store_true",
-                        help="apply the fixes marked [*] (keys transformers was measured to ignore: removed), in place, "
+                        help="apply the fixes marked [*] (keys transformers was measured to ignore: removed), "
+                             "in place, "
                              "atomically; the findings left are reported")
     parser.add_argument("--diff", action="store_true",
                         help="print the diff --fix would make and write nothing (exit 1 when there is one)")

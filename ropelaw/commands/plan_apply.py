@@ -82,7 +82,8 @@ def lint_reading(option: Any, seen: Any, target: int) -> str | None:
             f"plan's bound {count(round(bound))} is for weights pre-trained at base "
             f"{short(want.pretrain_base)}{tuned}, "
             f"continued at {short(seen.base)} (ropelaw bound --d {seen.d} --train {seen.train_len} --pretrain-base "
-            f"{_flag(want.pretrain_base)} --base {_flag(seen.base)}{flags}), which no key of this file states: the run must "
+            f"{_flag(want.pretrain_base)} --base {_flag(seen.base)}{flags}), which no key of this file states: "
+            "the run must "
             f"start from those weights ({start})")
 
 
@@ -121,7 +122,8 @@ def verify(option: Any, cfg: Any, text: str, target: int, tune: int | None, befo
             result = dataclasses.replace(result, notes=result.notes + (said,))
     if new:
         first = next(f for f in found if f["code"] in new)
-        return result, found, (f"the edited file would fail `ropelaw lint` with {', '.join(sorted(new))}, which the file "
+        return result, found, (f"the edited file would fail `ropelaw lint` with {', '.join(sorted(new))}, "
+                               "which the file "
                                f"does not have now: {first['code']} {first['message']}")
     return result, found, None
 

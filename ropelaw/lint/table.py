@@ -571,7 +571,8 @@ def _hunyuan_alpha(base_v: Value, d_v: Value, scheme_v: Value, params: dict, rea
     for name, v in params.items():
         if name != "alpha" and v.key:
             problems.append(Problem(IGNORED_KEY, v, f"{v.key} is ignored by transformers {reading}: HunYuan runs "
-                                                    f"rope_scaling type dynamic with an alpha as a fixed NTK-aware base"))
+                                                    "rope_scaling type dynamic with an alpha as a fixed "
+                                                    "NTK-aware base"))
     notes.append(f"HunYuan's {alpha_v.key} {fmt_short(_finite(alpha_v.raw))}: plain RoPE at base "
                  f"{fmt_short(new_base.raw)} = rope_theta x alpha^(d/(d-2))")
     scheme_v = Value("default", scheme_v.key, scheme_v.line, scheme_v.column,

@@ -213,7 +213,8 @@ def plot_scheme_ratios(
     ax.set_xlabel("rotation pair i (dims 2i, 2i+1; high → low frequency)")
     ax.set_ylabel("θ_i(scheme) / θ_i(plain RoPE) (ratio)")
     ax.set_title(f"Scaling schemes, per-pair frequency ratio: d = {base_spec.d}, base {_num(base_spec.base)}, "
-                 f"factor {f:g}, T_train = {_tokens(base_spec.train_len)}\nropelaw.schemes (sources: `ropelaw schemes`)",
+                 f"factor {f:g}, T_train = {_tokens(base_spec.train_len)}\nropelaw.schemes (sources: "
+                 "`ropelaw schemes`)",
                  fontsize=10)
     ax.legend(fontsize=8, loc="lower left")
     ax.grid(True, which="major", alpha=0.3)

@@ -240,7 +240,8 @@ def _llama3(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     low = _positive(spec, "low_freq_factor", 1.0)
     high = _positive(spec, "high_freq_factor", 4.0)
     if not low <= high:
-        raise _fail(spec, f"band factors out of order: low_freq_factor ({low:g}) must be <= high_freq_factor ({high:g})")
+        raise _fail(spec, f"band factors out of order: low_freq_factor ({low:g}) must be <= high_freq_factor "
+                          f"({high:g})")
     low_freq_wavelen = orig / low  # longer than this: divided by s
     high_freq_wavelen = orig / high  # shorter than this: kept
     theta = default_inv_freq(spec.d, spec.base)

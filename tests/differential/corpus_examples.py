@@ -53,7 +53,8 @@ def path_of(framework: str, key: str, manifest: dict) -> pathlib.Path:
     path = next((p for p in candidates if p.is_file()), None)
     if path is None:
         source = manifest[key]["source"] if key in manifest else key
-        pytest.skip(f"{source} is not in {CORPUS} yet (added between rounds; ROPELAW_FRAMEWORKS_LOCAL=DIR reads a copy)")
+        pytest.skip(f"{source} is not in {CORPUS} yet (added between rounds; ROPELAW_FRAMEWORKS_LOCAL=DIR "
+                    "reads a copy)")
     if hashlib.sha256(path.read_bytes()).hexdigest() != sha:
         pytest.skip(f"{path} is not the byte-exact {key} of SOURCES.tsv (sha256 differs): listed, not compared")
     return path

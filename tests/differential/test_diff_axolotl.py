@@ -103,7 +103,8 @@ def test_axolotl_overrides_as_transformers_5_runs_them(load_model_config, hub, m
     import transformers
 
     if int(transformers.__version__.split(".")[0]) < 5:
-        pytest.skip(f"transformers {transformers.__version__}: axolotl 0.18.0 runs transformers 5 (.venv-tf5 runs this)")
+        pytest.skip(f"transformers {transformers.__version__}: axolotl 0.18.0 runs transformers 5 (.venv-tf5 "
+                    "runs this)")
     cache, held = hub
     if "meta-llama/Llama-3.2-1B" not in held:
         pytest.skip("meta-llama/Llama-3.2-1B's config.json is not in the corpus")

@@ -104,7 +104,8 @@ def test_committed_table_is_transformers_5_19_0s():
     assert committed["defaults"] == json.loads(json.dumps(got["GGUF_CONFIG_DEFAULTS_MAPPING"]))
     scaling = [k for arch, keys in committed["config"].items() for k in keys if "scaling" in k]
     assert scaling == []  # no rope.scaling key is mapped for any architecture ...
-    assert loader.count('"rope_scaling"') == 1 and 'if updated_architecture == "gpt_oss":' in loader  # ... but gpt-oss's,
+    # ... but gpt-oss's,
+    assert loader.count('"rope_scaling"') == 1 and 'if updated_architecture == "gpt_oss":' in loader
     assert loader.count("reader.fields[key].parts[0]") == 2  # read from each key's length field (NotModelled)
     assert "rope_freqs" not in loader and "rope_freqs" not in json.dumps(committed)
 

@@ -95,7 +95,8 @@ class Buffers:
                     else:
                         kind = "parameter" if _leaf(node) == "register_parameter" else "buffer"
                     self.report(B.COMPLEX_BUFFER_CAST_TO_REAL, node,
-                                f"`{name}` is a complex {kind} (built with {how}): `model.to(torch.bfloat16)` keeps only "
+                                f"`{name}` is a complex {kind} (built with {how}): `model.to(torch.bfloat16)` "
+                                "keeps only "
                                 f"its real part, cos(m*theta), and drops the sine, so the encoding no longer rotates "
                                 f"(`.bfloat16()` / `.half()` leave it complex)", buffer=name)
                 continue

@@ -72,5 +72,6 @@ def concentration(factor: Value, mscale: Value | None, mscale_all_dim: Value | N
         return derived(None, "not derivable: --rotary-scaling-factor, --mscale and --mscale-all-dim must be numbers",
                        at, "number")
     return derived(yarn_concentration_factor(s, mv, av),
-                   f"Megatron-Core YaRN concentration get_mscale(s, {m.where} {mv:g}) / get_mscale(s, {a.where} {av:g}) "
+                   f"Megatron-Core YaRN concentration get_mscale(s, {m.where} {mv:g}) / get_mscale(s, "
+                   f"{a.where} {av:g}) "
                    "(megatron-core==0.16.1 _yarn_get_concentration_factor)", at, "number")

@@ -339,7 +339,8 @@ def _windows(doc: Doc, a: str, f: Fields, n: int | None) -> None:
         if a in SWA_ARCHS or w is not None:
             at = w or doc.get("general.architecture", expect="str")
             f.problems.append(Problem(LAYERS_UNKNOWN, at,
-                               f"llama.cpp sets sliding windows for {a} in a way ropelaw does not model; every layer is "
+                               f"llama.cpp sets sliding windows for {a} in a way ropelaw does not model; "
+                               "every layer is "
                                "read as attending the whole context with the main rotary"))
         return
     if w is None and rule["window"] is None or (w is not None and w.number() == 0):

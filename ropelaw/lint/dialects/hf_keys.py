@@ -79,7 +79,8 @@ def split_read_keys(version: str, model_type: str | None, scheme: str, params: d
         if entry is not None and entry["verdict"] == "reads":
             # the measurement (file and change) is said beside the message (issue 36: messages under ~300 characters)
             problems.append(Problem(UNMODELLED_ROTARY_KEY, v, f"{v.key} is not a parameter of scheme {info.name!r} and "
-                                                         f"transformers {version} reads it for {model_type}; ropelaw does not "
+                                                         f"transformers {version} reads it for {model_type}; "
+                                                         "ropelaw does not "
                                                          f"model it: the analysis leaves it out",
                                     notes=(evidence(entry, version, model_type),)))
         else:

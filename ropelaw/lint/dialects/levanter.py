@@ -368,7 +368,8 @@ def _mp(doc: Doc, notes: list) -> Value | None:
     parts = dict(p.split("=", 1) for p in v.raw.replace(" ", "").split(",") if "=" in p)
     params = _JMP.get(parts.get("p", parts.get("params", "")).lower())
     compute = _JMP.get(parts.get("c", parts.get("compute", "")).lower())
-    notes.append("Levanter's rotary angles are float32 (float32 inv_freq times int32 positions) whatever trainer.mp says")
+    notes.append("Levanter's rotary angles are float32 (float32 inv_freq times int32 positions) whatever "
+                 "trainer.mp says")
     if params == "float32" and compute in ("bfloat16", "float16"):
         name = "bf16-mixed" if compute == "bfloat16" else "16-mixed"
         return Value(name, v.key, v.line, v.column, f"jmp policy {v.raw}: float32 parameters, {compute} compute", "str")

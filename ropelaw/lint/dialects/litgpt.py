@@ -33,7 +33,8 @@ NAME = "litgpt"
 # RV031's fix for a checkpoint_dir that is neither on disk nor a named Config: litgpt 0.5.13 reads
 # checkpoint_dir/model_config.yaml (finetune/*.py Config.from_file), which convert_hf_checkpoint writes
 # (scripts/download.py: litgpt download ORG/NAME, with --model_name for a repository no Config names)
-LITGPT_HOW = ("pass the checkpoint directory's model_config.yaml (`litgpt download` writes it) with --model-config PATH "
+LITGPT_HOW = ("pass the checkpoint directory's model_config.yaml (`litgpt download` writes it) with "
+              "--model-config PATH "
               "(or the directory holding it)")
 
 

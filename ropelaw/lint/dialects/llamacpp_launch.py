@@ -169,7 +169,8 @@ def _apply_flags(path: str, a: str, data: dict, positions: dict, flags: dict, pl
                          f"{flags['=']!r}: llama.cpp's argument parser has no --flag=value form ('invalid argument'); "
                          "write the value after a space"))
     p = f"{a}.rope."
-    def f32(x: float) -> float:  # llama.cpp: std::stof (a value past float32's range becomes inf here, said by the rules)
+    # llama.cpp: std::stof (a value past float32's range becomes inf here, said by the rules)
+    def f32(x: float) -> float:
         with np.errstate(over="ignore"):
             return float(np.float32(x))
     wanted: dict[str, tuple[str, Any]] = {}

@@ -119,7 +119,8 @@ def served(launch: Launch, sem: str, hf: Mapping, args: dict, values: dict, prob
         allowed = allows_longer(rt, hf, asked, launch.env)
         if allowed is None:
             problems.append(problem(RUNTIME_REFUSES, Value(asked, label, at[0], at[1], "", "any"),
-                             f"{label} {asked:,} is beyond the model's {derived:,} ({how}): {rt.title} {sem} refuses it "
+                             f"{label} {asked:,} is beyond the model's {derived:,} ({how}): {rt.title} {sem} "
+                             "refuses it "
                              f"(ValueError) unless {rt.allow_long}=1"))
         else:
             note = f"beyond the model's {derived:,}: allowed by {allowed}"

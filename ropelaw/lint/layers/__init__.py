@@ -29,7 +29,8 @@ class Role:
     attention: bool  # False: a Mamba / convolution / linear-attention layer (no positions in attention)
     rotary: str  # "main", "own:<layer type>" (rope_parameters[<layer type>]), "key:<key>" (plain RoPE there), "none"
     span: str  # "full", "window", "chunk", "none"
-    offset: int | None = None  # keys a query sees = sliding_window + offset (window), chunk = attention_chunk_size + offset
+    # keys a query sees = sliding_window + offset (window), chunk = attention_chunk_size + offset
+    offset: int | None = None
 
 
 @dataclass

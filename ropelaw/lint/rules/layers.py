@@ -141,7 +141,8 @@ def _query_scale(lt: "Linting") -> list[Finding]:
     if pts is None:
         where = orig_v.where if orig_v is not None else "rope_parameters has no original_max_position_embeddings"
         return [Finding.of(QUERY_SCALE_GROWS,
-                           f"{beta_v.where} {beta_v.raw!r}: transformers scales the queries by 1 + beta ln(1 + floor(p / "
+                           f"{beta_v.where} {beta_v.raw!r}: transformers scales the queries by 1 + beta ln(1 + "
+                           "floor(p / "
                            f"original)) and beta or the original length is not a number ropelaw can use ({where}): "
                            f"the scale is not computed", path=lt.cfg.path, line=beta_v.line, column=beta_v.column)]
     parts = []

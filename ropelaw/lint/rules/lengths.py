@@ -75,7 +75,8 @@ BEYOND_SCHEME_BOUND = define_rule(
     why="A scheme stretches the periods of the slow pairs by its factor; if the stretched period of the first "
         "untrained pair is still shorter than the target, that pair meets angles it never saw. Unless the model "
         "was tuned at the target length (pass --tune), quality drops past the bound.",
-    example='{"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "linear", "factor": 2}}  # trained 65,536',
+    example='{"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "linear", "factor": 2}}  # '
+            'trained 65,536',
     fix="Raise the factor (or original base), tune at the target length and say so with --tune, or lower the "
         "advertised context.",
     references=(LIU, "Peng et al. 2023, YaRN, arXiv 2309.00071", "Chen et al. 2023, arXiv 2306.15595"),

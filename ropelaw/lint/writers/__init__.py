@@ -94,7 +94,8 @@ def apply_edit(text: str, fmt: str, edit: Edit, path: str = "-") -> Applied:
     if new is None or parse_text(new, fmt, path)[0] != expected:
         if fmt != "json":  # a dump would drop the file's comments and layout: refused instead
             raise UsageError(f"--apply {edit.option}: {path}: the keys to change cannot be edited line by line (a "
-                             f"flow-style mapping or a shared line); a rewrite would lose the file's comments and layout")
+                             "flow-style mapping or a shared line); a rewrite would lose the file's comments "
+                             "and layout")
         new = textedit.dump(expected, fmt)
         notes.append("the JSON could not be edited in place: the file is re-dumped with its key order and indentation")
     if parse_text(new, fmt, path)[0] != expected:  # pragma: no cover - dump is the mapping itself

@@ -166,7 +166,8 @@ def version_conflict(data: Mapping, cfg: Any) -> str | None:
     diff = [f"{k} {_show(getattr(ours, k))} where {theirs} reads {_show(getattr(them, k))}"
             for k in ("base", "d", "train_len", "scheme", "params") if getattr(ours, k) != getattr(them, k)]
     return (f"the file names transformers {named}, but transformers {installed} is installed and reads it otherwise "
-            f"({'; '.join(diff) or 'its lengths differ'}): an edit from this reading would change what the file states; "
+            f"({'; '.join(diff) or 'its lengths differ'}): an edit from this reading would change what the "
+            "file states; "
             f"install transformers {major}.x (pip install 'transformers=={theirs}') and plan again")
 
 

@@ -32,7 +32,8 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
         return e
     if not (isinstance(mc, Mapping) and mc):
         return refuse("litgpt", name, "the file names a model (model_name): changing its RoPE needs a complete "
-                                      "model_config (litgpt pretrain: it replaces the named Config), which ropelaw does "
+                                      "model_config (litgpt pretrain: it replaces the named Config), which "
+                                      "ropelaw does "
                                       "not have")
     t = spec.train_len
     clear = [k for k in ("rope_adjustments",) if mc.get(k) is not None]

@@ -36,7 +36,8 @@ def _style(keys: list[str]) -> tuple[str, str]:
 
 
 TUNED = ("--seq-length {target:,}: the option's cost is fine-tuning at the target; YaRN scales from the original "
-         "max position embeddings {t:,}, the length the model was trained at, and lint reads this run as that fine-tune")
+         "max position embeddings {t:,}, the length the model was trained at, and lint reads this run as "
+         "that fine-tune")
 
 
 def _tuning_length(name: str, node: Mapping, existing: dict, target: int, t: int) -> str | None:
