@@ -9,7 +9,8 @@ transformers' code.
 
 :func:`reference_inv_freq` with ``float64=True`` runs the very same transformers functions with
 ``torch.float`` / ``torch.float32`` mapped to ``torch.float64`` (a proxy replaces the module's
-``torch`` global for the call) and ``Tensor.float()`` meaning ``Tensor.double()``. A difference between ropelaw (float64) and transformers (float32)
+``torch`` global for the call) and ``Tensor.float()`` meaning ``Tensor.double()``. A difference between ropelaw \
+(float64) and transformers (float32)
 counts as float32 noise only if ropelaw agrees with that float64 re-run.
 """
 

@@ -1,4 +1,5 @@
-"""docs/development.md's "Add a dialect" and "Add a rule" followed as written: in a temporary copy of the package, the page's
+"""docs/development.md's "Add a dialect" and "Add a rule" followed as written: in a temporary copy of the package, \
+the page's
 module is written as ``ropelaw/lint/dialects/toyfw.py`` and listed in ``MODULES``; the page's file of the made-up
 framework is linted with it (in a fresh interpreter that imports the copy), and the dialect tests run against the
 copy. The page and the package cannot drift apart: the code the page shows is the code that runs here.

@@ -16,7 +16,8 @@ none), frequencies (``apply_scheme`` of the group's spec at the forward's length
 runtime's float32 ``inv_freq`` within :data:`RTOL`, attention factor within 1e-6, window or chunk
 equal. A difference is allowed only where the lint result carries a finding that says ropelaw does
 not model the config (RV024, RV025) or that transformers refuses it (RV021, RV022, RV008), or an
-error finding with no analysis of the group (RV003: odd rotary dims): never a silent "ok". The counts (types covered, variants run, variants the type does not accept, types that
+error finding with no analysis of the group (RV003: odd rotary dims): never a silent "ok". The counts (types covered, \
+variants run, variants the type does not accept, types that
 cannot be built, with the reasons) are printed.
 """
 

@@ -1,13 +1,16 @@
 """Round trip over the real corpus (issue 34): for every config of ``../shared/corpus`` that a writer reads
-(Hugging Face, axolotl, Megatron-LM flag files and launch scripts, litgpt, torchtitan, LLaMA-Factory, MaxText) and every option of its
-plan to 4x its training length, the edit ``plan --apply`` would write is read back by the loader as that file (in its own
+(Hugging Face, axolotl, Megatron-LM flag files and launch scripts, litgpt, torchtitan, LLaMA-Factory, MaxText) and \
+every option of its
+plan to 4x its training length, the edit ``plan --apply`` would write is read back by the loader as that file (in its \
+own
 folder: a MaxText or axolotl file reads the files it names from there) and linted (default rules):
 
 - the file reads as the option (scheme, base, factor), and its other keys, comments and line endings are
   the original's;
 - lint reports no error the plan did not state: each error of the edited file is one the original file has
   (the same code; RL101 only with the same message: the original's says nothing of the option's reach; an
-  RV030 lists fewer unread keys once the edit drops one), or one the option's edit states (``Edit.stated``: RL101 where lint reads the new
+  RV030 lists fewer unread keys once the edit drops one), or one the option's edit states (``Edit.stated``: RL101 \
+where lint reads the new
   base as the pretraining base), whose statement is checked against Liu et al.'s formulas written out here
   (a run from scratch at its base is at the critical base: bound T; pre-trained at b and continued at beta:
   2 pi beta^(d_extra/d), d_extra = 2 ceil((d/2) log_b(T / 2 pi))); an edit that would add any other error

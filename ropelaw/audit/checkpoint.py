@@ -34,7 +34,8 @@ What is measured
   counts as the formula ("formula exact").
 - cos/sin caches (``*cos_cached`` with its ``*sin_cached``, or ``cos``/``sin`` pairs), complex
   ``freqs_cis`` and stacked caches (``rope_cache`` / ``cache`` of shape ``(..., L, d/2, 2)``,
-  ``torch.stack([cos, sin], -1)``: lit-llama, litgpt, torchtune), every pair: row p is exact when its angle vector is closer to p * omega (omega the
+  ``torch.stack([cos, sin], -1)``: lit-llama, litgpt, torchtune), every pair: row p is exact when its angle vector is \
+closer to p * omega (omega the
   frequencies the cache itself uses, recovered from rows 1, 2, 4, ...; exact in binary floating
   point) than half the distance between the ideal encodings of p and p + 1: the same measure
   as the module audit (:class:`ropelaw.audit.runtime.EncodingStats`). Those frequencies rounded to

@@ -8,7 +8,8 @@ length past a table), is refused with that reason, so what the plan lists as wri
 writes. One error is stated instead (:func:`lint_reading`): RL101 where lint reads the edited file's base as
 the pretraining base (a run from scratch, ``lint.check``'s assumption) and the plan's bound holds for the
 weights pre-trained at the original base, a fact no key of the file states; the statement is checked by
-giving lint's own reading of the file that fact (the bound must then reach the target), else refused. ``--apply`` then prints the unified diff of the keys it changed and what lint says of the edited
+giving lint's own reading of the file that fact (the bound must then reach the target), else refused. ``--apply`` \
+then prints the unified diff of the keys it changed and what lint says of the edited
 file, and writes it atomically to ``-o OUT`` (``safeio.write_atomic``) unless ``--dry-run``.
 """
 

@@ -8,7 +8,8 @@ with a ``load`` of their own; the ``hf`` dialect is a table read by the engine b
 Face ``config.json`` files (``rope_scaling`` and the newer ``rope_parameters``, flat or per layer
 type such as Gemma 3's ``{"full_attention": {...}, "sliding_attention": {...}}``; multimodal
 ``text_config`` / ``language_config`` / ``llm_config`` sections; ``mrope``; Llama 4; Qwen v1) and
-YAML or TOML that no framework claims but that uses Megatron-LM / NeMo / GPT-NeoX key names. OmegaConf interpolations (``${.encoder_seq_length}``,
+YAML or TOML that no framework claims but that uses Megatron-LM / NeMo / GPT-NeoX key names. OmegaConf interpolations \
+(``${.encoder_seq_length}``,
 ``${model.seq_length}``) are resolved when a value is read; one that cannot be resolved is
 finding RV018 at its key. Nothing else derives the rotary dimension or the base.
 

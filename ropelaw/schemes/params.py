@@ -1,6 +1,7 @@
 """Reading a scheme's parameters from a :class:`~ropelaw.spec.RopeSpec`: each helper validates one kind
 (a real, a positive real, a factor, a length, the original length, a flag, a choice, per-pair
-factors) and raises ``UsageError`` (a ``ValueError``) with one line naming the scheme, the parameter, the rule and the value."""
+factors) and raises ``UsageError`` (a ``ValueError``) with one line naming the scheme, the parameter, the rule and \
+the value."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ Run on CPU from the wheel: ``loaders/utils.py`` ``load_model_config`` (taken fro
 ``AutoConfig.from_pretrained(base_model_config or base_model, trust_remote_code, revision=revision_of_model)``, then
 ``setattr`` of each ``overrides_of_model_config`` key) on a fake Hugging Face cache of real config.json files
 (tests/corpus/hub_models.json; an example naming a model whose file is not in the corpus is skipped, naming it),
-and the rotary transformers builds for the text model (its ``*RotaryEmbedding`` class). transformers: the installed one (the README suite's 4.57.1;
+and the rotary transformers builds for the text model (its ``*RotaryEmbedding`` class). transformers: the installed \
+one (the README suite's 4.57.1;
 the .ci/run step also runs this file under 5.23.0; axolotl 0.18.0 pins 5.14.1, not installed here).
 
 Not run, and mirrored here: axolotl's pydantic validation (``utils/schemas/``; it imports most of axolotl): its

@@ -11,7 +11,8 @@ are allocated: a 405B model is built in seconds). The rotary modules of the buil
 
 Stubbed, and why: the package ``__init__`` (it requires torchao); modules torchtune imports for data, tokenizers
 and quantisation and never calls to build a model: torchao, torchdata, datasets, sentencepiece, tiktoken,
-blobfile, kagglehub, PIL, psutil, tokenizers, torchvision (CLIP's image transforms) (an import of them gets a placeholder module; torchao's ``to_nf4``,
+blobfile, kagglehub, PIL, psutil, tokenizers, torchvision (CLIP's image transforms) (an import of them gets a \
+placeholder module; torchao's ``to_nf4``,
 which a QLoRA builder calls on the frozen weights, is the identity). A recipe whose
 builder is not in torchtune 0.6.1 cannot be built by it, and ropelaw must not claim to have read it.
 """

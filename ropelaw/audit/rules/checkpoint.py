@@ -32,7 +32,8 @@ the bf16 frequencies are up to 3.65e-3 off, and the phase error grows with posit
 model.bfloat16(); torch.save(model.state_dict(), "ckpt.pt")   # inv_freq saved in bf16
 """,
     fix="""
-Do not persist inv_freq (register_buffer(..., persistent=False)) or save it in float32; recompute it from the base at load time.
+Do not persist inv_freq (register_buffer(..., persistent=False)) or save it in float32; recompute it from the base at \
+load time.
 """,
     references=(_SEED,),
 )
@@ -92,7 +93,8 @@ ALiBi penalty no longer separates nearby tokens (seed 004, section on ALiBi).
 alibi = slopes[:, None] * torch.arange(n, dtype=torch.bfloat16)[None, :]
 """,
     fix="""
-Store slopes in float32 and build the bias from int64 distances in float32 (cast the bias last, and only if the kernel needs it).
+Store slopes in float32 and build the bias from int64 distances in float32 (cast the bias last, and only if the \
+kernel needs it).
 """,
     references=(_SEED, _ALIBI),
 )
@@ -165,7 +167,8 @@ vouch for values nobody read. The finding makes the gap visible (and the exit co
 torch.save({"rope.inv_freq": torch.ones(1).expand(64)}, "ckpt.pt")   # a stride-0 view
 """,
     fix="""
-Save the tensor densely (.contiguous(), .to_dense(), .dequantize()) in a floating-point dtype with the shape its kind has, or drop it from the checkpoint if the model recomputes it.
+Save the tensor densely (.contiguous(), .to_dense(), .dequantize()) in a floating-point dtype with the shape its kind \
+has, or drop it from the checkpoint if the model recomputes it.
 """,
 )
 
@@ -189,7 +192,8 @@ A model loading it runs with broken positions whatever the audit would say about
 state_dict["model.layers.0.self_attn.rotary_emb.inv_freq"] = torch.ones(64)
 """,
     fix="""
-Recompute inv_freq = 1 / base^(2i/d) in float32 from the config's base, or drop the stored tensor (persistent=False) so the model recomputes it.
+Recompute inv_freq = 1 / base^(2i/d) in float32 from the config's base, or drop the stored tensor (persistent=False) \
+so the model recomputes it.
 """,
     references=("Su et al. 2021, RoFormer, arXiv 2104.09864, eq. 15",),
 )

@@ -29,7 +29,8 @@ def build_alibi_tensor(attention_mask, num_heads, dtype):
     arange_tensor = torch.arange(attention_mask.shape[-1], dtype=dtype)
 """,
     fix="""
-Build distances as int64 (or float32) and the bias in float32; if the attention kernel needs the model dtype, build it from relative distances so near keys stay exact (seed 004).
+Build distances as int64 (or float32) and the bias in float32; if the attention kernel needs the model dtype, build \
+it from relative distances so near keys stay exact (seed 004).
 """,
     references=(ALIBI, SEED_004),
 )
@@ -52,7 +53,8 @@ alibi = slopes[..., None] * arange_tensor
 return alibi.reshape(batch_size * num_heads, 1, seq_length).to(dtype)
 """,
     fix="""
-Keep the bias in float32 where the kernel allows it; otherwise build it from relative distances (i - j), which stay small and exact near the diagonal.
+Keep the bias in float32 where the kernel allows it; otherwise build it from relative distances (i - j), which stay \
+small and exact near the diagonal.
 """,
     references=(ALIBI, SEED_004),
 )

@@ -58,7 +58,8 @@ inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
 self.register_buffer("inv_freq", inv_freq, persistent=False)
 """,
     fix="""
-Keep the frequencies as a plain float32 attribute (self.inv_freq = inv_freq), or recompute them in float32 when the buffer is not float32
+Keep the frequencies as a plain float32 attribute (self.inv_freq = inv_freq), or recompute them in float32 when the \
+buffer is not float32
 (override `_apply` to re-register them after a cast).
 """,
     references=(SEED_004, MODULE_TO, "PyTorch torch.finfo(torch.bfloat16).eps = 2^-7 (unit roundoff 2^-8)"),
@@ -82,7 +83,8 @@ if seq_len > self.max_seq_len_cached:
     self._set_cos_sin_cache(seq_len=seq_len, device=x.device, dtype=x.dtype)
 """,
     fix="""
-Keep inv_freq out of buffers (or recompute it in float32) and build the cache in float32; cast only the returned cos/sin to x.dtype.
+Keep inv_freq out of buffers (or recompute it in float32) and build the cache in float32; cast only the returned \
+cos/sin to x.dtype.
 """,
     references=(SEED_004, MODULE_TO),
 )

@@ -94,7 +94,8 @@ from keras import ops
 positions = ops.arange(seq_len, dtype=self.compute_dtype)
 """,
     fix="""
-Check such code by running it (the framework's own layer at bf16 against float32, or a torch port through `ropelaw audit module`); --ignore RP117 once checked.
+Check such code by running it (the framework's own layer at bf16 against float32, or a torch port through `ropelaw \
+audit module`); --ignore RP117 once checked.
 """,
     references=("keras-team/keras-hub PR 1508, Always run the rotary embedding layer in float32",),
 )

@@ -80,7 +80,8 @@ disabling autocast around the product. A warning: it bites only when the caller 
 freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
 """,
     fix="""
-Wrap the product: with torch.autocast(device_type=x.device.type, enabled=False): freqs = ...; or use an element-wise product (torch.outer, *).
+Wrap the product: with torch.autocast(device_type=x.device.type, enabled=False): freqs = ...; or use an element-wise \
+product (torch.outer, *).
 """,
     references=(AUTOCAST_DOC, HF_FIX),
 )

@@ -22,7 +22,8 @@ The engine (:func:`ropelaw.lint.loader.load_mapping`) knows *what* a RoPE setup 
   key aliases: see ``_framework.py``); None: the engine reads it through the table above.
 
 The training frameworks (one module each: torchtitan, torchtune, axolotl, maxtext, litgpt, nanotron,
-megatron, nemo, llmfoundry, llamafactory, levanter, olmo, olmo_core, neox) are dialects like ``hf``: ``_framework.dialect`` builds their
+megatron, nemo, llmfoundry, llamafactory, levanter, olmo, olmo_core, neox) are dialects like ``hf``: \
+``_framework.dialect`` builds their
 ``Dialect`` from the module's ``detect(data) -> bool`` and ``read(doc) -> Fields``. Megatron's
 shell launch scripts (``*.sh``) are parsed by ``megatron.read_shell`` and read by the same
 dialect.

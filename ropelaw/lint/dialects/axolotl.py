@@ -3,12 +3,14 @@
 The config comes from ``--model-config``, a local directory (``base_model`` is a path with a
 config.json), the Hugging Face cache (at ``revision_of_model`` when set), or, said by RV032, the
 shipped table of base models (``lint/resolve.py``); never a download; none of them: RV031.
-``base_model_config``, when set, names the config instead of ``base_model`` (as axolotl loads it). It is read as any Hugging
+``base_model_config``, when set, names the config instead of ``base_model`` (as axolotl loads it). It is read as any \
+Hugging
 Face config (the HF dialect), then ``overrides_of_model_config`` / ``model_config`` keys are set on it as
 axolotl 0.18.0 does, after transformers 5 (its pin: 5.14.1) built the config's ``rope_parameters``: a
 ``rope_theta`` override then changes nothing (RV019, a warning), a ``rope_scaling`` / ``rope_parameters``
 mapping replaces the parameters whole and, without its own ``rope_theta``, cannot be built (RV033); the other
-keys take effect (measured on transformers 5.23.0: tests/differential/test_diff_axolotl.py). ``sequence_len`` is the length this
+keys take effect (measured on transformers 5.23.0: tests/differential/test_diff_axolotl.py). ``sequence_len`` is the \
+length this
 fine-tuning run trains at (axolotl packs and truncates samples to it): the tuning length
 (``tune_len``) of a fine-tune of ``base_model``, whose own training length stays the model's.
 Past that length it is a context extension (Liu et al.'s tuning length); within it, the bound is

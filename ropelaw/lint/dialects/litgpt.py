@@ -9,7 +9,8 @@
 - training length: ``train.max_seq_length`` when set (``model.max_seq_length``), else
   ``block_size``; the target is ``block_size``. A run from ``initial_checkpoint_dir``'s weights with YaRN
   (``rope_adjustments.original_max_seq_len`` below ``train.max_seq_length``) is a fine-tune at
-  ``train.max_seq_length`` of a model trained at the original length (``_framework.extension_lengths``). ``precision`` as written (``bf16-mixed`` ...).
+  ``train.max_seq_length`` of a model trained at the original length (``_framework.extension_lengths``). \
+``precision`` as written (``bf16-mixed`` ...).
 - ``block_size`` is the longest input litgpt runs (``GPT.max_seq_length`` raises above it), so a
   ``train.max_seq_length`` above it is RV020. Where litgpt caps a model below its Hugging Face
   context and says so in a comment (0.5.13, Mistral-7B-v0.1: ``block_size=4096,  # should be 32768 but

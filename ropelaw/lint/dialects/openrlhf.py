@@ -5,7 +5,8 @@
 The trained model is a Hugging Face model named by ``--actor.model_name_or_path`` (PPO) or
 ``--model.model_name_or_path`` (SFT, DPO, RM; ``--pretrain`` in releases before 0.10): its config.json holds
 the RoPE, read as :mod:`ropelaw.lint.resolve` says (``--model-config``, a local directory, the Hugging
-Face cache, else ropelaw's table, said by RV032; none of them: RV031 naming the model). OpenRLHF sets no RoPE option of its own: the
+Face cache, else ropelaw's table, said by RV032; none of them: RV031 naming the model). OpenRLHF sets no RoPE option \
+of its own: the
 model runs as transformers builds it from that config.
 
 Length: ``--data.max_len``, the longest sample (PPO: "Max total sequence length (prompt + response)"), default

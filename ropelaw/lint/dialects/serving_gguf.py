@@ -15,7 +15,8 @@
   :func:`converted`: ``modeling_gguf_pytorch_utils.py`` ``load_gguf_checkpoint`` with the tables of
   ``integrations/ggml.py`` (``ropelaw/data/transformers_gguf.json``). That conversion carries ``{arch}.rope.freq_base``,
   ``context_length`` and (llama / mistral) ``rope.dimension_count``, and no ``rope.scaling.*`` key (for gpt-oss
-  it reads each key's length field instead of its value: not modelled, RV031); the ``rope_freqs.weight`` tensor (Llama 3.1's bands) is named nowhere in SGLang 0.5.23 or
+  it reads each key's length field instead of its value: not modelled, RV031); the ``rope_freqs.weight`` tensor \
+(Llama 3.1's bands) is named nowhere in SGLang 0.5.23 or
   transformers 5.19.0: a GGUF whose RoPE is scaled is served without its scaling (RV042 says so).
 
 The GGUF itself is looked for beside the linted file, then in the working directory (as ``llamacpp_launch``);

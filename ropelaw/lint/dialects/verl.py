@@ -3,7 +3,8 @@ and launch scripts (``python3 -m verl.trainer.main_ppo key=value ...``).
 
 veRL trains a Hugging Face model named by ``actor_rollout_ref.model.path`` (SFT: ``model.partial_pretrain``):
 its config.json holds the RoPE, read as :mod:`ropelaw.lint.resolve` says (``--model-config``, a local
-directory, the Hugging Face cache, else ropelaw's table, said by RV032; none of them: RV031 naming the model). veRL applies
+directory, the Hugging Face cache, else ropelaw's table, said by RV032; none of them: RV031 naming the model). veRL \
+applies
 ``actor_rollout_ref.model.override_config`` to that config before building the model (verl@b178a3cd
 ``verl/workers/fsdp_workers.py``: ``update_model_config(actor_model_config,
 override_config_kwargs=override_model_config)``; the Megatron workers take the keys under

@@ -8,7 +8,8 @@ planned on) and gives the new text and its diff; ``write`` writes that to a copy
 atomically (never in place). JSON is edited in place (``jsonedit``; re-dumped with its key order and
 indentation where that fails); YAML and TOML are edited line by line, so comments and the rest of the
 file stay as they were (a YAML file whose edited keys are in flow style is refused); a Megatron launch
-script has its flags' values replaced where they are written (``shell``). The edited text is parsed again and must hold exactly the
+script has its flags' values replaced where they are written (``shell``). The edited text is parsed again and must \
+hold exactly the
 edited mapping, else nothing is written.
 
 One module per dialect: ``hf`` (config.json: ``rope_scaling`` for transformers 4.x,

@@ -2,7 +2,8 @@
 ``rope_linear_scaling_factor``, ``rope_type: yarn`` with ``rope_factor`` / ``original_max_position_embeddings``
 / ``max_position_embeddings`` / ``rope_attention_scaling: true`` (YaRN's 0.1 ln s + 1 on q/k), and
 ``max_target_length`` for continued training, and for YaRN's fine-tuning at the target in a run that loads
-weights: ``dialects.maxtext`` reads it then as the tuning length past the original length). MaxText merges ``configs/models/<model_name>.yml`` over
+weights: ``dialects.maxtext`` reads it then as the tuning length past the original length). MaxText merges \
+``configs/models/<model_name>.yml`` over
 the config file unless ``override_model_config: true``, and that switch changes which file wins for
 every key both set: a file with a ``model_name`` and without it gets only ``max_target_length``, and
 the other options are refused with that reason."""
