@@ -183,7 +183,8 @@ def judge(doc: dict[str, Any], f: dict[str, Any], rt: Runtime) -> tuple[str, str
             runtime_txt = runtime_txt.replace(": reproduced (", ": the class does show it at runtime, through "
                                               "another line (")
         return verdict, (why + (f" ({runtime_txt})" if runtime_txt else ""))
-    if runtime_txt.startswith("runtime audit") and "reproduced (" in runtime_txt and "not reproduced" not in runtime_txt:
+    if (runtime_txt.startswith("runtime audit") and "reproduced (" in runtime_txt
+            and "not reproduced" not in runtime_txt):
         return "REAL", runtime_txt
     return "UNJUDGED", runtime_txt or "no note and no runtime evidence for this class"
 

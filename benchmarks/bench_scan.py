@@ -50,7 +50,8 @@ def generate(root: pathlib.Path, n: int, only: str | None = None) -> None:
     (root / "src").mkdir()
     for i in range(n):
         if only != "audit":
-            (root / "cfg" / f"c{i:05d}.json").write_text(json.dumps(dict(HEAD, max_position_embeddings=4096 * (1 + i % 3))))
+            (root / "cfg" / f"c{i:05d}.json").write_text(
+                json.dumps(dict(HEAD, max_position_embeddings=4096 * (1 + i % 3))))
         if only != "lint":
             (root / "src" / f"m{i:05d}.py").write_text(BUGGY_PY if i % 50 == 0 else PLAIN_PY)
 

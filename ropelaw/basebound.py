@@ -412,7 +412,8 @@ def _grid_lower_bound(d: int, length: int, digits: int, hi: float) -> float | No
             np.minimum.at(failures, k, at)
 
 
-def _grid_search(d: int, length: int, bases: np.ndarray, table: _GridFrequencies, cand: np.ndarray, rejected: list, passes: np.ndarray) -> float | None:
+def _grid_search(d: int, length: int, bases: np.ndarray, table: _GridFrequencies, cand: np.ndarray, rejected: list,
+                 passes: np.ndarray) -> float | None:
     """Step 1-2 of :func:`_grid_lower_bound` over the grid indices ``cand``; appends ``(indices,
     distances)`` of the bases it rejected and where (a certain violation, at a distance <= ``length``)
     to ``rejected`` and raises ``passes`` of the base it accepts to ``length``."""

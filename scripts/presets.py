@@ -303,7 +303,8 @@ def torchtune_table(dl: str) -> dict[str, Any]:
         family = name.split("/")[2]
         tree = ast.parse(_read(zf, name))
         imported = {a.asname or a.name: f"torchtune.models.{n.module.split('.')[2]}.{a.name}"
-                    for n in tree.body if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("torchtune.models.")
+                    for n in tree.body
+                    if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("torchtune.models.")
                     for a in n.names}
         for n in tree.body:
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
@@ -315,7 +316,8 @@ def torchtune_table(dl: str) -> dict[str, Any]:
                         "source": f"torchtune=={version} {name} {n.targets[0].id} = {n.value.id} ({src})"}
     return {"framework": "torchtune", "package": f"torchtune=={version}", "presets": out,
             "components": {f"torchtune.models.{k}": v for k, (fam, defaults, fn) in sorted(components.items())
-                           if (v := component_entry(fn, defaults, scaled_defaults, version, fam, TUNE_ROPES)) is not None}}
+                           if (v := component_entry(fn, defaults, scaled_defaults, version, fam,
+                                                    TUNE_ROPES)) is not None}}
 
 
 # the per-layer conditions a component builder writes for its local (sliding-window) layers -> which
@@ -402,7 +404,8 @@ def hf_config_of(v: dict[str, Any]) -> dict[str, Any]:
         out["partial_rotary_factor"] = v["rotary_percentage"]
     adj = v.get("rope_adjustments")
     if adj:
-        rs = {k: adj[k] for k in ("factor", "low_freq_factor", "high_freq_factor", "beta_fast", "beta_slow") if k in adj}
+        rs = {k: adj[k] for k in ("factor", "low_freq_factor", "high_freq_factor", "beta_fast", "beta_slow")
+              if k in adj}
         rs["rope_type"] = "yarn" if "beta_fast" in adj or "beta_slow" in adj else "llama3"
         if "original_max_seq_len" in adj:
             rs["original_max_position_embeddings"] = adj["original_max_seq_len"]
@@ -448,7 +451,8 @@ def axolotl_table(litgpt: dict[str, Any]) -> dict[str, Any]:
     for name, e in litgpt["presets"].items():
         repo = e.get("hf_repo")
         v = e["values"]
-        if not repo or v.get("rope_local_base_freq") or (v.get("sliding_window_indices") and not all(v["sliding_window_indices"])):
+        if not repo or v.get("rope_local_base_freq") or (v.get("sliding_window_indices")
+                                                         and not all(v["sliding_window_indices"])):
             continue  # local/global layer mixes (Gemma 2/3) need the model's own config.json
         if not_the_hub_config(repo):
             continue

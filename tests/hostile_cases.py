@@ -312,7 +312,8 @@ def checkpoint_garbage(rng: random.Random, n: int, scale: str) -> Iterator[Case]
         count = 1 if not shape else shape[0]
         st_case(f"freqs-cis-{len(shape)}d", {"freqs_cis": ("C64", shape, np.ones(count, np.complex64).tobytes())})
         torch_case(f"freqs-cis-{len(shape)}d",
-                   lambda shape=shape: {"freqs_cis": __import__("torch").ones(shape, dtype=__import__("torch").complex64)})
+                   lambda shape=shape: {"freqs_cis": __import__("torch").ones(
+                       shape, dtype=__import__("torch").complex64)})
     st_case("cache-1d", {"rope.cos_cached": ("F32", [64], f32([1.0] * 64)), "rope.sin_cached": ("F32", [64],
                                                                                                 f32([0.0] * 64))})
     torch_case("cache-1d", lambda: {"rope.cos_cached": __import__("torch").ones(64),
@@ -771,7 +772,8 @@ def internal_errors(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
                     fh.write(body)
             finally:
                 os.close(fd)
-            (d / ("top.py" if what == "code" else "top.json")).write_text(BUGGY_PY if what == "code" else json.dumps(HEAD))
+            (d / ("top.py" if what == "code" else "top.json")).write_text(
+                BUGGY_PY if what == "code" else json.dumps(HEAD))
         return write
     values = {"binary": "rope_theta: !!binary aGVsbG8=", "set": "rope_theta: !!set {a, b}",
               "date": "rope_theta: 2001-12-14", "timestamp": "rope_theta: 2001-12-14t21:59:43.10-05:00",
@@ -860,7 +862,8 @@ def scan_scale(rng: random.Random, n: int, scale: str) -> Iterator[Case]:
     def cfgs(d: Path) -> None:
         (d / "cfg").mkdir()
         for i in range(count):
-            (d / "cfg" / f"c{i:05d}.json").write_text(json.dumps(dict(HEAD, max_position_embeddings=4096 * (1 + i % 3))))
+            (d / "cfg" / f"c{i:05d}.json").write_text(
+                json.dumps(dict(HEAD, max_position_embeddings=4096 * (1 + i % 3))))
     cases = [Case("scan-scale", f"audit-code-{count}-files-{fmt}", ["audit", "code", "{d}/src", "--format", fmt],
                   frozenset({1}), pys, fmt=fmt) for fmt in ("text", "github", "json")]
     cases += [Case("scan-scale", f"lint-{count}-configs-{fmt}", ["lint", "{d}/cfg", "--format", fmt], OK, cfgs, fmt=fmt)

@@ -206,9 +206,9 @@ def test_factory_callable_and_given_base():
     assert (a.base, a.base_source) == (10000.0, "given")
     assert a.scenarios[0].path == "clean"
     wrong = audit_module(mod.current_clean, "bf16", 4096, ["cast"], base=20000.0)
-    # theta_63 = 1e4^(-63/64) is 2^(63/64) times 2e4^(-63/64): 0.978 off (relative). Issue 33: a drift every build has (float32
-    # too) is no loss of a scenario; the report measures against the float32 build and says why, so it never
-    # prints a drift of 0.98 and a "frequencies rounded" path above "All checks passed"
+    # theta_63 = 1e4^(-63/64) is 2^(63/64) times 2e4^(-63/64): 0.978 off (relative). Issue 33: a drift every build
+    # has (float32 too) is no loss of a scenario; the report measures against the float32 build and says why, so it
+    # never prints a drift of 0.98 and a "frequencies rounded" path above "All checks passed"
     off = 2.0 ** (63 / 64) - 1
     assert wrong.base_source.startswith(f"given; the float32 build's frequencies differ from base^(-2i/d) by up "
                                         f"to {off:.2e} (relative)")

@@ -206,7 +206,8 @@ def test_base_names_men_et_al_k_convention_and_the_published_value(capsys):
         "table": "Men et al. 2024, arXiv 2405.14591, Table 1 (d = 128)", "entry": "128k", "lower_bound": 7.8e6,
         "target_reads_k_as": 1024}
     code, out, _ = run(capsys, "base", "--d", "128", "--train", "4096", "--base", "1e4", "--target", "8000")
-    assert '  Men et al. Table 1      8.4e4         published for "8k" (d = 128), read as 8,000 tokens like this target' \
+    assert ('  Men et al. Table 1      8.4e4         published for "8k" (d = 128), read as 8,000 tokens like '
+            'this target') \
         in out
     code, out, _ = run(capsys, "base", "--d", "64", "--train", "4096", "--base", "1e4", "--target", "8000")
     assert "Table 1" not in out  # the table is for d = 128 only

@@ -279,7 +279,8 @@ def test_cli_schemes_and_sweep_write_json_and_png(tmp_path, capsys):
     assert (tmp_path / "schemes-smoke.png").stat().st_size > 10_000
     assert main(["experiment", "bound", "--sweep", "--smoke", "--seed", "2", "--out", str(tmp_path)]) == 0
     assert "across sizes" in capsys.readouterr().out
-    assert (tmp_path / "bound-sweep-smoke-seed2.json").is_file() and (tmp_path / "bound-sweep-smoke-seed2.png").is_file()
+    assert (tmp_path / "bound-sweep-smoke-seed2.json").is_file() \
+        and (tmp_path / "bound-sweep-smoke-seed2.png").is_file()
 
 
 @pytest.mark.parametrize("argv,message", [

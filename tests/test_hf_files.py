@@ -336,6 +336,7 @@ if __name__ == "__main__":
             verdict, detail = differential(path)
             old = e.setdefault("verdict", {}).get(version, {})
             e["verdict"][version] = {"verdict": verdict, "detail": detail,
-                                     **({k: old[k] for k in ("issue", "note") if k in old} if verdict == "silent" else {})}
+                                     **({k: old[k] for k in ("issue", "note") if k in old}
+                                        if verdict == "silent" else {})}
             print(f"{verdict:9} {time.process_time() - t:5.1f}s {e['set']}/{e['file'][:70]}: {detail[:150]}")
         MANIFEST_PATH.write_text(json.dumps(MANIFEST, indent=1, ensure_ascii=False) + "\n")

@@ -102,7 +102,8 @@ def test_fifo_and_dev_zero_link_refused_before_reading(tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------- linear time (issue 30)
-# Not timed (timings belong in benchmarks/): the work is counted as the function calls of the scan, at n and 2n; the issue's sizes run once, for their findings
+# Not timed (timings belong in benchmarks/): the work is counted as the function calls of the scan, at n and 2n; the
+# issue's sizes run once, for their findings
 # (benchmarks/hostile_sweep.py runs them as subprocesses and times them).
 
 def product_chain(n: int) -> str:

@@ -63,7 +63,8 @@ def test_recursive_yaml_anchor_is_malformed_not_a_traceback(tmp_path, capsys):
     p.write_text("hidden_size: 4096\nrope_theta: 10000\nrope_scaling: &a [*a]\n")
     code, out, err = run(capsys, "lint", str(p))
     assert (code, out) == (2, "")
-    assert err == f"ropelaw: error: {p}: malformed YAML: recursive YAML anchor (an alias inside the node it names); refused\n"
+    assert err == (f"ropelaw: error: {p}: malformed YAML: recursive YAML anchor (an alias inside the node it names); "
+                   "refused\n")
 
 
 def test_billion_laughs_is_refused_quickly(tmp_path, capsys):

@@ -330,7 +330,8 @@ def test_one_dialect_per_module_hf_first():
     assert [d.name for d in dialects.dialects()] == list(dialects.MODULES)
     assert dialects.MODULES[0] == "hf" and dialects.get("hf").load is None  # hf: the table engine
     # axolotl sets model_type (AutoModelForCausalLM) beside its own markers: the framework still wins
-    assert dialects.pick({"base_model": "x/y", "sequence_len": 4096, "model_type": "LlamaForCausalLM"}).name == "axolotl"
+    assert dialects.pick({"base_model": "x/y", "sequence_len": 4096,
+                          "model_type": "LlamaForCausalLM"}).name == "axolotl"
     # hf's score counts distinct keys: repeated spellings of one key cannot outrank a framework
     many = {" " * i + "rope_theta": 1 for i in range(2 * dialects.CLAIM)}
     assert dialects.get("hf").detect(many) == 1

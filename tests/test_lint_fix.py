@@ -18,7 +18,8 @@ from ropelaw.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("ROPELAW_CORPUS", ROOT.parent / "shared" / "corpus"))
-HUNYUAN_MT = "hf/swayam8624__nanoquant-private__nanoquants__tencent_Hunyuan-MT-7B__tencent_Hunyuan-MT-7B_medium__config.json"
+HUNYUAN_MT = ("hf/swayam8624__nanoquant-private__nanoquants__tencent_Hunyuan-MT-7B__"
+              "tencent_Hunyuan-MT-7B_medium__config.json")
 HUNYUAN_OCR = "heldout-r3/hub/nikolay-grudanov__Team_5_AI_Tutor__models__HunyuanOCR__config.json"  # hunyuan_vl
 TABLE = json.loads((ROOT / "ropelaw" / "data" / "hf_keys.json").read_text())["versions"]
 

@@ -83,7 +83,8 @@ def test_torchtitan_trains_with_the_bands_from_step_0(tmp_path):
     with initial_load_path or initial_load_in_hf, as CheckpointManager.load reads them) turn it off."""
     r = lint(tmp_path, "llama3_8b.toml", TITAN)
     s, b = r.layers[0].spec, r.layers[0].bound
-    assert s.pretrained_with_scheme and (b.critical_dimension, b.critical_pair, round(b.extrapolation_bound)) == (64, 32, 11971)
+    assert s.pretrained_with_scheme \
+        and (b.critical_dimension, b.critical_pair, round(b.extrapolation_bound)) == (64, 32, 11971)
     assert b.critical_base is None
     d = r.setup()["derived"]["pretrained_with_scheme"]
     assert d["value"] is True and "no [checkpoint] initial weights" in d["from"]

@@ -116,7 +116,8 @@ def test_rv040_factors_for_another_base(tmp_path, capsys):
 
 def test_rv040_wrong_length_and_scaled_twice(tmp_path, capsys):
     short = write_gguf(tmp_path / "short.gguf", "llama", LLAMA31_8B,
-                       {"rope_freqs.weight": llama3_factors(500000.0, 128, 8.0, 1.0, 4.0, 8192)[:32].astype(np.float32)})
+                       {"rope_freqs.weight":
+                        llama3_factors(500000.0, 128, 8.0, 1.0, 4.0, 8192)[:32].astype(np.float32)})
     code, out, _ = lint(capsys, short)
     assert code == 1 and "RV040" in codes(out) and "holds 32 factors" in out and "rotates 64 pairs" in out
     twice = llama31(tmp_path / "twice.gguf", **{"{arch}__rope__scaling__type": "linear",

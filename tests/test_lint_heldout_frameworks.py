@@ -53,10 +53,14 @@ EXPECTED = {
                                                            'kv_channels or hidden_size with num_attention_heads)'),
     "frameworks-variants/litgpt-tinystories.rope_base-500000.head_size-64.yaml": (64, 500000.0, 256, 256, 'default',
                                                                                   None, []),
-    "frameworks-variants/megatron-deepseekv3-proxy-MODEL_ARGS-flattened.yaml": (64, 10000.0, 4096, 4096, 'yarn', None, []),  # MLA d 64, YaRN x40 (was 128 default)
+    # MLA d 64, YaRN x40 (was 128 default)
+    "frameworks-variants/megatron-deepseekv3-proxy-MODEL_ARGS-flattened.yaml": (64, 10000.0, 4096, 4096, 'yarn', None,
+                                                                                []),
     # read by Megatron now (was the generic table)
     "frameworks-variants/megatron-gpt3_15b-MODEL_ARGS-flattened.yaml": (64, 10000.0, 4096, 4096, 'default', None, []),
-    "frameworks-variants/megatron-qwen3-8b-MODEL_ARGS-flattened.yaml": (128, 1000000.0, 1024, 1024, 'default', None, []),  # read by Megatron now (was the generic table)
+    # read by Megatron now (was the generic table)
+    "frameworks-variants/megatron-qwen3-8b-MODEL_ARGS-flattened.yaml": (128, 1000000.0, 1024, 1024, 'default', None,
+                                                                        []),
     "frameworks-variants/neox-mistral-7B.sliding_window-renamed.yml": (128, 10000.0, 8192, 131072, 'default', None,
                                                                        ['RL101', 'RL103']),
     "frameworks-variants/olmo2-7B.n_heads-renamed.yaml": (128, 500000.0, 4096, 4096, 'default', None, []),

@@ -98,7 +98,8 @@ def test_smollm3_reports_its_nope_layers(semantics, capsys):
     assert by["NoPE (9 layers)"]["indices"] == [i for i, r in enumerate(SMOLLM3["no_rope_layers"]) if r == 0]
     assert by["global (27 layers)"]["count"] == 27 and by["global (27 layers)"]["spec"]["base"] == 5e6
     rl105 = [f for f in result["findings"] if f["code"] == "RL105"]
-    assert len(rl105) == 1 and "NoPE (9 layers) apply no RoPE (layers 3, 7, 11, 15, 19, 23, 27, 31, ...)" in rl105[0]["message"]
+    assert len(rl105) == 1 \
+        and "NoPE (9 layers) apply no RoPE (layers 3, 7, 11, 15, 19, 23, 27, 31, ...)" in rl105[0]["message"]
     assert "nothing ropelaw models bounds them" in rl105[0]["message"]
 
 
@@ -155,7 +156,8 @@ def test_coverage_block_in_the_documentation_is_the_table():
     assert docs, "no README / docs page holds the layers-coverage block"
     for p in docs:
         block = p.read_text(encoding="utf-8").split(_coverage.BEGIN, 1)[1].split(_coverage.END, 1)[0]
-        assert block.strip() == _coverage.markdown().strip(), f"regenerate: python -m ropelaw.lint.layers._coverage ({p})"
+        assert block.strip() == _coverage.markdown().strip(), \
+            f"regenerate: python -m ropelaw.lint.layers._coverage ({p})"
     text = _coverage.markdown()
     for version, t in TABLES.items():  # every type not covered is named, with its reason's first words
         assert f"**transformers {version}**: {len(t['types'])} decoder model types measured" in text

@@ -46,7 +46,8 @@ def test_yaml_noqa_with_a_code_suppresses_that_finding(capsys, tmp_path):
     code, found = _findings(capsys, LLAMAFACTORY, "--target", "1M", *QWEN)
     assert (code, found) == (1, [["4:1:", "RL102"]])  # without a directive
     p = _with_comment(LLAMAFACTORY, tmp_path / "train.yaml", 4, "# ropelaw: noqa: RL102")
-    assert run(capsys, ["lint", str(p), *QWEN, "--target", "1M"]) == (0, ["All checks passed: no findings in 1 config."], "")
+    assert run(capsys, ["lint", str(p), *QWEN, "--target", "1M"]) == (
+        0, ["All checks passed: no findings in 1 config."], "")
     p = _with_comment(LLAMAFACTORY, tmp_path / "bare.yaml", 4, "# ropelaw: noqa")  # every finding of the line
     assert run(capsys, ["lint", str(p), *QWEN, "--target", "1M", "-q"]) == (0, [], "")
     p = _with_comment(LLAMAFACTORY, tmp_path / "other.yaml", 4, "# ropelaw: noqa: RL101")  # another code

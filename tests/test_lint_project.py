@@ -109,7 +109,8 @@ def test_the_command_line_comes_after_the_file(capsys, repo):
     code, out, _ = run(capsys, ["lint", "build/e.json", "--output-format", "concise"])
     assert (code, out[-1]) == (1, "Found 2 findings (1 error, 1 warning) in 1 config.")
     # --force-exclude (the pre-commit hook's entry): named files too
-    assert run(capsys, ["lint", "build/e.json", "other/d.json", "--force-exclude", "--output-format", "concise"])[1][-1] \
+    assert run(capsys, ["lint", "build/e.json", "other/d.json", "--force-exclude", "--output-format",
+                        "concise"])[1][-1] \
         == "Found 2 findings (1 error, 1 warning) in 1 config."
     assert run(capsys, ["lint", "build/e.json", "--force-exclude"]) == (
         0, ["No findings: no config analysed."], "")

@@ -104,7 +104,8 @@ def test_vllm_flag_spellings():
     assert p.values["--max-model-len"] == ("32k", 1)
     # the keys given one by one are passed after everything else: they replace the whole JSON argument
     assert p.values["--hf-overrides"][0] == {"rope_scaling": {"factor": 4, "rope_type": "yarn"}}
-    assert parse_argv(VLLM, "0.32.0", ["--max-model-len", "1", "--max-model-len", "2"]).values["--max-model-len"][0] == "2"
+    assert parse_argv(VLLM, "0.32.0",
+                      ["--max-model-len", "1", "--max-model-len", "2"]).values["--max-model-len"][0] == "2"
 
 
 def test_rope_flags_removed_in_vllm_0_11_1():
@@ -157,7 +158,8 @@ def test_compose_and_kubernetes(tmp_path):
     compose = write(tmp_path, "docker-compose.yaml", "services:\n  llm:\n    image: vllm/vllm-openai:v0.10.1\n"
                     "    command: --model Qwen/Qwen3-8B --max-model-len 32768\n")
     cfg = load_config(compose, model_config=QWEN3)
-    assert cfg.target.raw == 32768 and cfg.served_by == "vLLM 0.10.1" and (cfg.target.line, cfg.target.column) == (4, 36)
+    assert cfg.target.raw == 32768 and cfg.served_by == "vLLM 0.10.1" \
+        and (cfg.target.line, cfg.target.column) == (4, 36)
     k8s = write(tmp_path, "deploy.yaml", "kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n"
                 "      - name: s\n        image: lmsysorg/sglang:v0.5.4-cu129\n        command: [python3, -m, "
                 "sglang.launch_server]\n        args: [--model-path, Qwen/Qwen3-8B, --context-length, '65536']\n"

@@ -52,7 +52,8 @@ def test_notebook_bound_section_recomputes_the_predictions():
             predicted, law = float(parts[1]), float(parts[3])
             assert predicted == pytest.approx(law, abs=0.06)  # ropelaw bound == Theorem 3 by hand
     # the notebook shows the committed full-size run: every base of the full size
-    assert {f"base_{int(b)}" for b in json.loads((RESULTS / "bound-full.json").read_text())["sizes"]["bound_bases"]} == set(v) - {"d_extra"}
+    assert {f"base_{int(b)}" for b in json.loads((RESULTS / "bound-full.json").read_text())["sizes"]["bound_bases"]} \
+        == set(v) - {"d_extra"}
     assert float(v["base_1000000"].split()[1]) == pytest.approx(2 * math.pi * 1e6 ** (12 / 32), abs=0.06)
     assert has_png(tagged(nb, "figure-bound"))
     nine = values(nb, "check-bound-9")
@@ -99,7 +100,8 @@ def test_committed_sweep_results(stem):
     sweep = json.loads((RESULTS / f"{stem}.json").read_text())
     assert sweep["experiment"] == "bound-sweep" and stem.startswith(f"bound-sweep-{sweep['size']}")
     assert [tuple(p) for p in sweep["sweep"]] == [(32, 128), (64, 128), (32, 256), (64, 256)]
-    assert all({"d", "train_len", "base", "predicted_bound", "measured_break", "ratio"} <= set(r) for r in sweep["rows"])
+    assert all({"d", "train_len", "base", "predicted_bound", "measured_break", "ratio"} <= set(r)
+               for r in sweep["rows"])
     for row in sweep["rows"]:  # ratio = measured / predicted, as recorded
         if row["measured_break"] is not None:
             assert row["ratio"] == pytest.approx(row["measured_break"] / row["predicted_bound"], abs=0.006)
@@ -169,7 +171,8 @@ def _table_lines(name: str, first: str, blocks: int) -> list[str]:
     from the line starting with ``first``."""
     from ropelaw.experiments import runs
 
-    lines = [line.rstrip() for line in runs.render_text(json.loads((RESULTS / f"{name}.json").read_text())).splitlines()]
+    lines = [line.rstrip()
+             for line in runs.render_text(json.loads((RESULTS / f"{name}.json").read_text())).splitlines()]
     out = lines[next(i for i, line in enumerate(lines) if line.startswith(first)):]
     blanks = [i for i, line in enumerate(out) if not line] + [len(out)]
     return [line for line in out[:blanks[blocks - 1]] if line]
@@ -203,7 +206,8 @@ def test_full_size_sweep_pair_is_what_the_sweep_runs(d, t, d_extra, bases):
     assert r["sizes"] == json.loads(json.dumps(asdict(sweep.sweep_size(full, d, t))))
     assert [row["base"] for row in r["rows"]] == list(sweep.sweep_bases(full, d, t)) == bases
     for row in r["rows"]:
-        assert row["critical_dimension"] == d_extra == 2 * sum(2 * math.pi * 1e4 ** (2 * i / d) <= t for i in range(d // 2))
+        assert row["critical_dimension"] == d_extra \
+            == 2 * sum(2 * math.pi * 1e4 ** (2 * i / d) <= t for i in range(d // 2))
         assert row["predicted_bound"] == pytest.approx(2 * math.pi * row["base"] ** (d_extra / d), abs=0.06)
         assert row["ratio"] == pytest.approx(row["measured_break"] / row["predicted_bound"], abs=0.0006)
     assert 0 < r["cpu_seconds"] <= 3600 and (RESULTS / f"bound-full-d{d}-T{t}.png").stat().st_size > 10_000

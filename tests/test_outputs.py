@@ -63,7 +63,8 @@ def test_sarif_locations_are_uris(path):
     parts = urlsplit(uri)
     assert " " not in uri and "#" not in uri.split("//", 1)[-1] and all(ord(c) < 128 for c in uri)
     if path.startswith("/"):
-        assert parts.scheme == "file" and os.fsencode(unquote(parts.path, errors="surrogateescape")) == os.fsencode(path)
+        assert parts.scheme == "file" \
+            and os.fsencode(unquote(parts.path, errors="surrogateescape")) == os.fsencode(path)
     else:
         assert parts.scheme == "" and unquote(uri) == path
 

@@ -294,7 +294,8 @@ def test_code_paths_against_audit_reports():
         data = json.loads((Path("audits/reports") / f"{report}.json").read_text())
         worst: dict = {}
         for r in data["results"]:
-            if r["kind"] in ("hf", "module") and r.get("dtype") == "bf16" and r.get("length") == 131072 and r.get("json"):
+            if r["kind"] in ("hf", "module") and r.get("dtype") == "bf16" and r.get("length") == 131072 \
+                    and r.get("json"):
                 for sc in r["json"]["scenarios"]:
                     if sc.get("exact_fraction") is not None:
                         worst[sc["scenario"]] = min(worst.get(sc["scenario"], 2.0), sc["exact_fraction"])

@@ -76,7 +76,8 @@ def test_apply_prints_only_the_diff_and_dry_run_writes_nothing(tmp_path):
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("--apply base: rope_theta = 630000")
-    assert sorted(ln for ln in lines if ln.startswith(("-", "+")) and not ln.startswith(("---", "+++", "--apply"))) == sorted([
+    assert sorted(ln for ln in lines
+                  if ln.startswith(("-", "+")) and not ln.startswith(("---", "+++", "--apply"))) == sorted([
         '-  "max_position_embeddings": 4096,', '+  "max_position_embeddings": 32768,',
         '-  "rope_scaling": {"type": "linear", "factor": 1.0},', '-  "rope_theta": 10000', '+  "rope_theta": 630000'])
     assert "nothing written (--dry-run)" in out and "how and caveats" not in out
@@ -101,7 +102,8 @@ def test_a_file_written_for_another_transformers_is_refused(tmp_path, monkeypatc
                                "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}, indent=2))
     code, out, err = run(["plan", str(src), "--target", "128k", "--apply", "yarn", "-o", str(tmp_path / "y.json")])
     assert code == 2 and err.count("\n") == 1
-    assert "names transformers 5.0.0, but transformers 4.57.1" in err and "base 10,000 where 5.23.0 reads 1,000,000" in err
+    assert "names transformers 5.0.0, but transformers 4.57.1" in err \
+        and "base 10,000 where 5.23.0 reads 1,000,000" in err
     assert not (tmp_path / "y.json").exists()
     code, out, _ = run(["plan", str(src), "--target", "128k"])
     assert code == 0 and "note: no edit is written: the file names transformers 5.0.0" in out
@@ -146,7 +148,8 @@ def test_a_raised_base_states_the_rl101_lint_reports(tmp_path):
     assert base["edit"]["set"] == {"--rotary-base": 1700000, "--max-position-embeddings": 16384}
     assert isinstance(base["edit"]["set"]["--rotary-base"], int)  # arguments.py: --rotary-base type=int
     why = base["edit"]["lint_stated"]["RL101"]
-    assert "RL101 (bound 4,096)" in why and f"the plan's bound {want:,} is for weights pre-trained at base 10,000" in why
+    assert "RL101 (bound 4,096)" in why \
+        and f"the plan's bound {want:,} is for weights pre-trained at base 10,000" in why
     assert "--pretrained-checkpoint or --load" in why and round(base["bound"]) == want
     code, out, err = run(["plan", str(src), "--target", "16k", "--apply", "base", "-o", str(tmp_path / "o.yaml")])
     assert code == 0 and "RL101 error: target 16,384 tokens" in out and f"note: {why}" in out

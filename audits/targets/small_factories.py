@@ -76,7 +76,8 @@ class GPTJFixedPos(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.fn = load_definitions("mesh_transformer/layers.py", ["fixed_pos_embedding"], {"np": np})["fixed_pos_embedding"]
+        self.fn = load_definitions("mesh_transformer/layers.py", ["fixed_pos_embedding"],
+                                   {"np": np})["fixed_pos_embedding"]
         self.head_dim = 64  # GPT-J-6B rotary_dim 64
 
     def forward(self, x: torch.Tensor):

@@ -164,7 +164,8 @@ def _kernel(name: str, op, pol: str, record: AutocastRecord, exclude):
         elif pol == "fp32_append_dtype":  # norm.Scalar / norm.ScalarOpt_dim -> the overload with a dtype
             args = list(args)
             out_type = torch.float32 if args and _eligible(args[0]) else args[0].dtype
-            target = torch.ops.aten.norm.ScalarOpt_dtype if name == "norm.Scalar" else torch.ops.aten.norm.ScalarOpt_dim_dtype
+            target = (torch.ops.aten.norm.ScalarOpt_dtype if name == "norm.Scalar"
+                      else torch.ops.aten.norm.ScalarOpt_dim_dtype)
             if name == "norm.Scalar" and len(args) < 2:
                 args.append(kwargs.pop("p", 2))
             if name == "norm.ScalarOpt_dim" and len(args) < 4:

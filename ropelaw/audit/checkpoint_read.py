@@ -121,7 +121,8 @@ def _read_safetensors(path: str, notes: list[str], reasons: dict[str, str]) -> t
         dt = _np_dtype(code)
         if dt is None:
             out[name] = (code, tuple(shape), None)
-            reasons[name] = f"dtype {code} is not one ropelaw reads" if itemsize is None else f"dtype {code} not measured"
+            reasons[name] = (f"dtype {code} is not one ropelaw reads" if itemsize is None
+                             else f"dtype {code} not measured")
             continue
 
         def load(start=data_start + offs[0], count=count, dt=dt, shape=tuple(shape)):

@@ -79,7 +79,8 @@ def _fmt_seconds(t: float) -> str:
     return f"{t:g} s"
 
 
-def run_guarded(fn: Callable[[], Any], *, what: str, timeout: float | None = DEFAULT_TIMEOUT) -> tuple[Any, GuardReport]:
+def run_guarded(fn: Callable[[], Any], *, what: str,
+                timeout: float | None = DEFAULT_TIMEOUT) -> tuple[Any, GuardReport]:
     """``(fn(), report)``; one-line :class:`UsageError` for a timeout, ``SystemExit`` or
     ``KeyboardInterrupt`` raised by ``fn``. ``timeout`` None or 0: no limit."""
     if timeout and not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:

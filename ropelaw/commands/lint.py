@@ -380,7 +380,8 @@ def run(args: argparse.Namespace) -> int:
                 elif kind == "finding":
                     report.add_file_finding(item, settings.selection_for(item.path))
                 else:
-                    {"skipped": report.skipped, "unread": report.scripts, "unread-python": report.python}[kind].append(item)
+                    {"skipped": report.skipped, "unread": report.scripts,
+                     "unread-python": report.python}[kind].append(item)
             report.write()
         finally:
             report.close()

@@ -91,7 +91,8 @@ class Fixer:
         after = self._lint(before.path, applied.text, kw, relabel)
         fixed = {(g.code, g.message) for g, _ in targets}
         still = [f for f in after.findings if (f.code, f.message) in fixed]
-        new = Counter((f.code, f.message) for f in after.findings) - Counter((f.code, f.message) for f in before.findings)
+        new = (Counter((f.code, f.message) for f in after.findings)
+               - Counter((f.code, f.message) for f in before.findings))
         if still or new or [a.spec for a in after.layers] != [a.spec for a in before.layers]:
             why = ("the fixed findings remain" if still else f"the edited file has a new finding ({next(iter(new))[0]})"
                    if new else "the edited file's layers read otherwise")

@@ -144,7 +144,8 @@ class LintResult(Result):
             g = a.group
             prefix = "" if a.label == "all layers" else f"{a.label}: "
             if g is not None and not g.attention:
-                parts.append((prefix.rstrip(": ") + ("" if a.label.startswith("without attention") else " (no attention)"))
+                parts.append((prefix.rstrip(": ")
+                              + ("" if a.label.startswith("without attention") else " (no attention)"))
                              if prefix else "no attention")
                 continue
             if g is not None and not g.rope:

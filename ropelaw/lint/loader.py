@@ -82,8 +82,8 @@ __all__ = [
 
 
 SHELL_SUFFIXES = (".sh", ".bash")  # launch scripts: read for Megatron flags when named
-GGUF_SUFFIXES = (".gguf",)
-PYTHON_SUFFIXES = (".py",)  # vLLM LLM(...) / SGLang Engine(...) calls, read with ast when named  # llama.cpp model files: header, metadata and RoPE tensors (lint/gguf.py)
+GGUF_SUFFIXES = (".gguf",)  # llama.cpp model files: header, metadata and RoPE tensors (lint/gguf.py)
+PYTHON_SUFFIXES = (".py",)  # vLLM LLM(...) / SGLang Engine(...) calls, read with ast when named
 
 
 def load_config(path: str, *, train: int | None = None, target: int | None = None,

@@ -82,7 +82,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     known = {v: bool(root_mt) and hf.known_model_type(root_mt, v) for v in hf.SEMANTICS}
     remote = auto_map and bool(root_mt) and not any(known.values())
     reading = semantics
-    text_types, text_why, text_value = _text_types(data, positions, root_mt, known) if dia.name == "hf" else ({}, {}, None)
+    text_types, text_why, text_value = (_text_types(data, positions, root_mt, known) if dia.name == "hf"
+                                        else ({}, {}, None))
     refusals.extend((v, text_value, why) for v, why in text_why.items())
     if dia.name == "hf" and root_mt and not remote:
         mt_pos = positions.get(("model_type",), (1, 1))

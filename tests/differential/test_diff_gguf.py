@@ -68,11 +68,13 @@ JUDGED = {
     "hf/galiihajiip__LLM-RAG__merged_model__config.json": (
         {"base"}, "rope_parameters (transformers 5's format) holds rope_theta 1e6: the conversion reads it, "
                   "transformers 4.57.1 does not (ropelaw's 4.57.1 reading says so: RV019)"),
-    "heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp32__models__llama__llama3.1__8b__config.json": (
+    "heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp32__models__llama__"
+    "llama3.1__8b__config.json": (
         {"scheme", "params", "train", "codes"}, "head dim 8: rope_freqs.weight holds 4 factors with one on the "
                                                 "smooth band, from which Llama 3's parameters cannot be read back; "
                                                 "said (RV030), not guessed"),
-    "heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp64__models__llama4__config_16E_4layer.json": (
+    "heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp64__models__llama4__"
+    "config_16E_4layer.json": (
         {"params", "train", "codes"}, "high_freq_factor = low_freq_factor: rope_freqs.weight has no smooth band and "
                                       "fixes the original length only between two wavelengths; the training "
                                       "length is not in the GGUF, said (RL100: pass --train)"),

@@ -196,7 +196,8 @@ def test_the_corpus_exercises_every_path():
         want = levanter_reading(yaml.load(examples.path_of("levanter", key, {}).read_text(), Loader=_Loader))
         seen.add(want if isinstance(want, str) else want.get("main") or ("rope", want["scheme"], want["from_start"]))
     assert {"no run", "unregistered", "not rotary", "lora_lm.py", "sample_lm.py", "sft.py", "sft_mixture.py",
-            "train_lm.py", ("rope", "default", False), ("rope", "llama3", True), ("rope", "llama3", False)} <= seen, seen
+            "train_lm.py", ("rope", "default", False), ("rope", "llama3", True),
+            ("rope", "llama3", False)} <= seen, seen
 
 
 @pytest.mark.parametrize("text, want", [

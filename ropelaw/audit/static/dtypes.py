@@ -117,7 +117,8 @@ class Dtypes:
             if (isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1
                     and isinstance(n.test.left, ast.Name) and n.test.left.id == source):
                 right = n.test.comparators[0]
-                allowed = right.elts if isinstance(n.test.ops[0], ast.In) and isinstance(right, (ast.List, ast.Tuple, ast.Set)) \
+                allowed = right.elts if isinstance(n.test.ops[0], ast.In) \
+                    and isinstance(right, (ast.List, ast.Tuple, ast.Set)) \
                     else [right] if isinstance(n.test.ops[0], ast.Eq) else []
                 if allowed and all(_dotted(e) in ("torch.float32", "torch.float64", "torch.float", "torch.double")
                                    for e in allowed):
@@ -158,7 +159,8 @@ class Dtypes:
                 d = self._dtype(arg, scope)
                 if d.known:
                     return d
-            if method == "to" and call.args and isinstance(call.args[0], ast.Name) and call.args[0].id not in scope.dtypes:
+            if (method == "to" and call.args and isinstance(call.args[0], ast.Name)
+                    and call.args[0].id not in scope.dtypes):
                 # .to(other_tensor): dtype and device of that tensor; .to(device): neither known
                 name = call.args[0].id
                 if "device" not in name and name not in ("dev", "device_type"):

@@ -269,7 +269,8 @@ class Flow:
         """A torch ``arange``: frequency exponents (with a step), a query's pair indices, a feature axis, or
         positions, with the dtype they are made in."""
         has_step = len(call.args) >= 3 or _kw(call, "step") is not None
-        if has_step and not (len(call.args) >= 3 and isinstance(call.args[2], ast.Constant) and call.args[2].value == 1):
+        if has_step and not (len(call.args) >= 3 and isinstance(call.args[2], ast.Constant)
+                             and call.args[2].value == 1):
             # arange(0, dim, 2): frequency exponents, not positions; an integer tensor unless a dtype or a
             # float argument says otherwise (then torch's default dtype)
             dtype_node = _kw(call, "dtype")

@@ -253,12 +253,14 @@ class Structure:
             for c in self._classes.values():
                 for m in c.body:
                     if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        names = {_leaf(n) for n in ast.walk(m) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+                        names = {_leaf(n) for n in ast.walk(m)
+                                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
                         (at_build if m.name in construction_only else elsewhere).update(names)
             for stmt in self._tree.body:  # module-level code and functions: not construction
                 if id(stmt) in methods or isinstance(stmt, ast.ClassDef):
                     continue
-                elsewhere.update(_leaf(n) for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name))
+                elsewhere.update(_leaf(n) for n in ast.walk(stmt)
+                                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name))
             self._build_only = frozenset(at_build - elsewhere)
         return self._build_only
 

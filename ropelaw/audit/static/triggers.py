@@ -39,7 +39,8 @@ def _product_words(product: str, device: str) -> str:
 def _format_of(source: str | None, what: str) -> str:
     """The format a low-precision source stands for in messages (bf16 unless named)."""
     if source == "low":
-        return {"float16": "fp16", "half": "fp16", "float8_e4m3fn": "fp8_e4m3", "float8_e5m2": "fp8_e5m2"}.get(what, "bf16")
+        return {"float16": "fp16", "half": "fp16", "float8_e4m3fn": "fp8_e4m3",
+                "float8_e5m2": "fp8_e5m2"}.get(what, "bf16")
     return "bf16"
 
 

@@ -26,7 +26,8 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
             e.set((MC, "block_size"), max(target, int(mc.get("block_size") or 0)))
             if option.parameters.get("base") is not None:
                 e.set((MC, "rope_base"), spec.base)
-        elif option.parameters.get("base") is not None or (cfg.max_pos is not None and (cfg.max_pos.number() or 0) < target):
+        elif (option.parameters.get("base") is not None
+              or (cfg.max_pos is not None and (cfg.max_pos.number() or 0) < target)):
             return refuse("litgpt", name, f"the named model's block_size is below {target:,} or its base must change: "
                                           "that needs a complete model_config (litgpt pretrain --model_config)")
         return e
