@@ -79,8 +79,8 @@ def real_corpus_in_process(runs: int = 3) -> None:
         cpus.append(time.process_time() - c0)
     configs = json.loads(out.getvalue())["summary"]["configs"]
     print(f"real corpus in one process: first run {cpus[0]:.2f} s CPU ({configs / cpus[0]:.0f} configs/s), later runs "
-          + ", ".join(f"{c:.2f} s ({configs / c:.0f}/s)" for c in cpus[1:]) + "; load average "
-                                                                              f"{os.getloadavg()[0]:.1f}")
+          + ", ".join(f"{c:.2f} s ({configs / c:.0f}/s)" for c in cpus[1:])
+          + f"; load average {os.getloadavg()[0]:.1f}")
 
 
 def generate(target: pathlib.Path, n: int) -> int:

@@ -369,8 +369,8 @@ def test_null_bytes_and_dangling_links_are_reported(tmp_path):
     (tmp_path / "nul.py").write_bytes(b"x = 1\x00\n")
     os.symlink(tmp_path / "missing.py", tmp_path / "dangling.py")
     result = scan_paths([tmp_path])
-    assert sorted((Path(f.path).name, f.code) for f in result.findings) == [("dangling.py", "RE003"), ("nul.py",
-                                                                                                       "RE001")]
+    assert sorted((Path(f.path).name, f.code) for f in result.findings) == [("dangling.py", "RE003"),
+                                                                            ("nul.py", "RE001")]
     assert result.files == 2
 
 

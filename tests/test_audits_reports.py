@@ -67,8 +67,8 @@ def test_markdown_is_rendered_from_the_committed_json(tmp_path):
         shutil.copy(p, tmp_path / p.name)
     render.write_all(tmp_path, tmp_path / "README.md")
     for md in sorted(REPORTS.glob("*.md")):
-        assert (tmp_path / md.name).read_text() == md.read_text(), (f"{md.name}: run `python audits/run.py "
-                                                                    "--render-only`")
+        assert (tmp_path / md.name).read_text() == md.read_text(), \
+            f"{md.name}: run `python audits/run.py --render-only`"
     assert (tmp_path / "README.md").read_text() == (AUDITS / "README.md").read_text()
 
 

@@ -533,8 +533,8 @@ def test_megatron_launch_script(tmp_path):
     assert d["scheme"]["from"] == "Megatron-Core rope scaling (--use-rope-scaling): Llama 3.1 bands"
     assert (d["dtype"]["value"], d["dtype"]["line"]) == ("bf16", 14)
     # the script runs pretrain_gpt.py from no weights: the bands are in force from the first step
-    assert d["pretrained_with_scheme"]["value"] is True and ("runs "
-                                                             "pretrain_gpt.py") in d["pretrained_with_scheme"]["from"]
+    assert d["pretrained_with_scheme"]["value"] is True \
+        and "runs pretrain_gpt.py" in d["pretrained_with_scheme"]["from"]
     assert r.layers[0].spec.pretrained_with_scheme
     bound = r.setup()["bound"]["extrapolation_bound"]
     assert bound == pytest.approx(_llama31_trained_bound(128, 500000, 8192), rel=1e-12)  # 11,971.48
@@ -740,8 +740,8 @@ def test_torchtune_configs_from_the_wheel():
     """torchtune==0.6.1 recipes: the builders' RoPE; no tokenizer.max_seq_len: the base model's
     pre-training length (Llama 3.1: old_context_len 8,192 of Llama3ScaledRoPE)."""
     expected = {
-        "llama2_7B_full.yaml": ((128, 10000.0, 4096, 4096, "default"), [("RL103", "info", 38, 3), ("RP201", "info", 75,
-                                                                                                   1)]),
+        "llama2_7B_full.yaml": ((128, 10000.0, 4096, 4096, "default"),
+                                [("RL103", "info", 38, 3), ("RP201", "info", 75, 1)]),
         "llama3_1_8B_full.yaml": ((128, 500000.0, 8192, 131072, "llama3"),
                                   [("RL102", "warning", 38, 3), ("RL104", "info", 38, 3), ("RP201", "info", 79, 1)]),
         "qwen2_5_1.5B_full.yaml": ((128, 1000000.0, 32768, 32768, "default"), [("RP201", "info", 65, 1)]),
@@ -774,8 +774,8 @@ def test_torchtune_gemma2_local_and_global_layers(tmp_path):
                            "the odd layers attend globally)")
     assert r.setup()["layers"][1]["window"] == 4096
     lora = lint_config(load_config(str(FIX / "torchtune" / "gemma2_27B_lora.yaml")))
-    assert layer_groups(lora) == [("global layers", 128, 10000.0, None, 8192), ("local layers", 128, 10000.0, 4096,
-                                                                                4096)]
+    assert layer_groups(lora) == [("global layers", 128, 10000.0, None, 8192),
+                                  ("local layers", 128, 10000.0, 4096, 4096)]
     # the same model as a Hugging Face config.json (tests/configs/gemma-2-9b.json) and as torchtune's builder
     hf = lint_config(load_config(str(HF / "gemma-2-9b.json")))
     tune = lint(tmp_path, "gemma2_9b.yaml", "model:\n  _component_: torchtune.models.gemma2.gemma2_9b\n")

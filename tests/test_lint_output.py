@@ -55,8 +55,8 @@ def test_full_is_the_default_and_concise_is_one_line_per_finding(capsys):
     assert run(capsys, ["lint", LLAMA, "--target", "32k"]) == (1, FULL, "")
     assert run(capsys, ["lint", LLAMA, "--target", "32k", "--output-format", "full"]) == (1, FULL, "")
     assert run(capsys, ["lint", LLAMA, "--target", "32k", "--format", "text"]) == (1, FULL, "")
-    assert run(capsys, ["lint", LLAMA, "--target", "32k", "--output-format", "concise"]) == (1, [RL101, RL103, SUMMARY],
-                                                                                             "")
+    assert run(capsys, ["lint", LLAMA, "--target", "32k", "--output-format", "concise"]) == (
+        1, [RL101, RL103, SUMMARY], "")
 
 
 def test_clean_files_are_quiet_unless_verbose(capsys):

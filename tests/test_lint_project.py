@@ -74,8 +74,8 @@ def test_each_file_takes_the_closest_configuration(capsys, repo):
     assert out == [
         "./other/d.json:12:3: " + RL101_AT[32768].format(src="target in pyproject.toml"),
         "./other/d.json:13:3: " + RL103_32K.format(src="target in pyproject.toml"),
-        "./plain/c.json:12:3: " + RL101_AT[32768].format(src="target in "
-                                                             "pyproject.toml"),  # plain/ has no [tool.ropelaw]
+        # plain/ has no [tool.ropelaw]
+        "./plain/c.json:12:3: " + RL101_AT[32768].format(src="target in pyproject.toml"),
         "./plain/c.json:13:3: " + RL103_32K.format(src="target in pyproject.toml"),
         "./sub/a.json:12:3: " + RL101_AT[65536].format(src="target in sub/ropelaw.toml"),  # RL103 ignored there
         # sub/legacy/b.json: RL101 by per-file-ignores, RL103 by ignore; build/ excluded from the scan

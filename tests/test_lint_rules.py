@@ -366,8 +366,8 @@ def test_cli_formats_and_exit_codes(tmp_path, capsys, fmt):
         assert doc["configs"][0]["bound"]["extrapolation_bound"] == 8192
     elif fmt == "sarif":
         doc = json.loads(out)
-        assert doc["version"] == "2.1.0" and {r["ruleId"] for r in doc["runs"][0]["results"]} == {"RL101", "RL103",
-                                                                                                  "RP202"}
+        assert doc["version"] == "2.1.0" \
+            and {r["ruleId"] for r in doc["runs"][0]["results"]} == {"RL101", "RL103", "RP202"}
     elif fmt == "github":
         assert "::error file=" in out and "title=RL101 target-beyond-bound" in out
     else:

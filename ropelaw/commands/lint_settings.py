@@ -133,8 +133,8 @@ class LintSettings:
         """What ``--show-settings`` prints for ``path``."""
         config = self.config_for(path)
         source = ("none (--isolated)" if self.isolated else "none (no ropelaw.toml, .ropelaw.toml or pyproject.toml "
-                  "with [tool.ropelaw] in this folder or above)") if config is None else (f"{config.shown} "
-                                                                                          f"[{config.table}]")
+                  "with [tool.ropelaw] in this folder or above)") if config is None \
+            else f"{config.shown} [{config.table}]"
         lines = [f"Settings for {path}", f"  configuration file: {source}"]
         if config is not None:
             shown = (("select", config.select), ("extend-select", config.extend_select), ("ignore", config.ignore),

@@ -167,8 +167,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
     if not (has_dims or (has_heads and (any(s.has(k) for k in K("hidden")) or "hidden_size" in defaults))
             or (has_heads and "head_dim" in defaults)):
         raise NoRopeFound(f"{path}: no RoPE settings found (need head_dim, rotary_dim, kv_channels or "
-                          f"hidden_size with num_attention_heads)" + ("; "
-                                                                      f"{remote_why.split(';')[0]}" if remote_why else ""))
+                          f"hidden_size with num_attention_heads)"
+                          + (f"; {remote_why.split(';')[0]}" if remote_why else ""))
 
     # -- the RoPE block: rope_parameters (per layer type or flat) or rope_scaling -----------
     block = next((b for b in (s.sub(k) for k in K("rope_block")) if b is not None), None)
@@ -249,7 +249,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
         sv = main_block.get("rope_type", "type", expect="str") if main_block is not None else None
         if ratio == 1.0 and (sv is None or sv.raw == "default"):
             # measured with plain RoPE; a scaled rotary may read the factor (5.23.0 llama yarn: inv_freq of
-            # the partial dims, then a crash in forward), so there the factor is read as written  # the runtime rotates the whole head whatever the factor
+            # the partial dims, then a crash in forward), so there the factor is read as written; the runtime
+            # rotates the whole head whatever the factor
             problems.append(Problem(IGNORED_KEY, frac_v,
                              f"{frac_v.key} is ignored by transformers {reading}: {layer_arch} rotates the same "
                              f"dims whatever it says (measured with 0.5 and 1.0)"))

@@ -27,7 +27,8 @@ _ROTARY_NAME = re.compile(r"rotary|rope|alibi|rotate|rotemb|xpos", re.I)
 # an arange over a feature dimension holds frequency exponents, not positions
 _DIM_WORDS = re.compile(r"dim|feat|head|d_model|hidden|channel|embed|^d$", re.I)
 # tensors whose dtype is an integer dtype: arange(..., dtype=lengths.dtype) stays exact
-_INT_TENSOR = re.compile(r"(^|_)(len|lens|length|lengths|ind|inds|idx|index|indices|ids|id|mask|count|counts|duration)s?$")
+_INT_TENSOR = re.compile(r"(^|_)(len|lens|length|lengths|ind|inds|idx|index|indices|ids|id|mask|count|counts"
+                         r"|duration)s?$")
 _LOW_DTYPES = {"float16", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
                "float8_e5m2fnuz"}
 _CLEAN_DTYPES = {"float32", "float", "float64", "double", "int64", "long", "int32", "int", "int16",

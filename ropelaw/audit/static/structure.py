@@ -154,8 +154,8 @@ class Structure:
                         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                                 and node.value.id == "self" and isinstance(node.ctx, ast.Load)):
                             parent = parents.get(id(node))
-                            if isinstance(parent, ast.Attribute) and parent.attr in ("dtype", "device", "shape",
-                                                                                     "ndim"):
+                            if isinstance(parent, ast.Attribute) \
+                                    and parent.attr in ("dtype", "device", "shape", "ndim"):
                                 continue
                             reads.add(node.attr)
             self._read_later[owner.name] = frozenset(reads)

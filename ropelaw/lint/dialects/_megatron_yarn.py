@@ -35,8 +35,8 @@ def gpt_oss_yarn(flag: Value, doc: Doc, notes: list) -> tuple[Value, dict, Value
         notes.append("--enable-gpt-oss: the ModelOpt builder overrides "
                      f"{', '.join('--' + k.replace('_', '-') for k in overridden)}")
     params = {k: preset(v, f"{k}: {GPT_OSS}", flag, "int" if k == "original_max_position_embeddings" else
-                        "bool" if k == "truncate" else "number") for k, v in y.items() if k not in ("mscale",
-                                                                                                    "mscale_all_dim")}
+                        "bool" if k == "truncate" else "number")
+              for k, v in y.items() if k not in ("mscale", "mscale_all_dim")}
     params["attention_factor"] = derived(
         yarn_concentration_factor(y["factor"], y["mscale"], y["mscale_all_dim"]),
         f"Megatron-Core YaRN concentration get_mscale(32, mscale 1) / get_mscale(32, mscale_all_dim 0) ({GPT_OSS}; "

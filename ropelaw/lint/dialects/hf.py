@@ -335,8 +335,8 @@ REQUIRED = {
                "longrope": ("short_factor", "long_factor"),
                "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")},
     "5.23.0": {"linear": ("factor",), "dynamic": ("factor",), "yarn": ("factor",),
-               "longrope": ("short_factor", "long_factor"), "llama3": ("factor", "low_freq_factor",
-                                                                       "high_freq_factor")},
+               "longrope": ("short_factor", "long_factor"),
+               "llama3": ("factor", "low_freq_factor", "high_freq_factor")},
 }
 MROPE_TYPES = ("qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text")
 PHI3_TYPES = ("phi3", "phi4_multimodal")
