@@ -27,9 +27,10 @@ from typing import Any
 from .errors import UsageError
 
 __all__ = ["Rule", "Finding", "define_rule", "get_rule", "all_rules", "select_findings", "parse_selectors",
-           "SEVERITIES"]
+           "SEVERITIES", "FIX_MARK"]
 
 SEVERITIES = ("error", "warning", "info")
+FIX_MARK = "[*] "  # a fix: text opening with this is applied by `ropelaw lint --fix` (lint/fixes.py), as ruff marks one
 GAPS = ("", "file", "directory")  # Rule.gap: what a finding of the rule leaves unanalysed
 _CODE = re.compile(r"^R[A-Z]\d{3}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -168,6 +169,11 @@ class Finding:
         return cls(rule.code, rule.name, rule.severity, message, path, line, column,
                    rule.fix.strip().splitlines()[0] if fix is None else fix, data,
                    tuple(dict.fromkeys(sources)), tuple(notes))
+
+    @property
+    def fixable(self) -> bool:
+        """``ropelaw lint --fix`` fixes this finding (its ``fix`` opens with :data:`FIX_MARK`, ``lint/fixes.py``)."""
+        return self.fix.startswith(FIX_MARK)
 
     @property
     def rule(self) -> Rule:

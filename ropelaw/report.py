@@ -11,10 +11,10 @@ from typing import Any, Iterable, Iterator
 
 from .errors import UsageError
 from .escape import clean  # the one escaping function (ropelaw/escape.py), re-exported here
-from .findings import Finding, all_rules
+from .findings import FIX_MARK, Finding, all_rules
 
 __all__ = ["FORMATS", "render", "summary_line", "exit_code", "clean", "JsonStream", "sarif_uri", "TextView",
-           "finding_line", "text_lines", "statistics_rows", "statistics_lines"]
+           "finding_line", "text_lines", "statistics_rows", "statistics_lines", "fixable_line", "GITHUB_MESSAGE_BYTES"]
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -81,11 +81,21 @@ class TextView:
 
 
 def finding_line(f: Finding, view: TextView) -> str:
-    """``path:line:col: CODE name message``, names escaped, then painted."""
+    """``path:line:col: CODE name message``, names escaped, then painted; ``CODE [*] name`` when ``--fix`` fixes
+    the finding (ruff's mark, after the code, in full and concise output)."""
     p = view.palette
+    mark = " [*]" if f.fixable else ""
     if p is None or not p.on:
-        return f"{clean(f.path)}:{f.line}:{f.column}: {f.code} {f.name} {clean(f.message)}"
-    return f"{p.path(clean(f.path))}:{f.line}:{f.column}: {p.code(f.code, f.severity)} {f.name} {clean(f.message)}"
+        return f"{clean(f.path)}:{f.line}:{f.column}: {f.code}{mark} {f.name} {clean(f.message)}"
+    return (f"{p.path(clean(f.path))}:{f.line}:{f.column}: {p.code(f.code, f.severity)}{mark} {f.name} "
+            f"{clean(f.message)}")
+
+
+def fixable_line(findings: list[Finding]) -> str | None:
+    """ruff's last line when some findings shown can be fixed (ruff 0.17.6, ``ruff check`` on a file with an
+    unused import: ``[*] 1 fixable with `--fix`.``), or None."""
+    n = sum(f.fixable for f in findings)
+    return f"[*] {n:,} fixable with `--fix`." if n else None
 
 
 def text_lines(findings: list[Finding], checked: int, noun: str = "file",
@@ -120,28 +130,37 @@ def text_lines(findings: list[Finding], checked: int, noun: str = "file",
     if view.palette is not None and view.palette.on:
         line = view.palette.passed(line) if line.startswith("All checks passed") else view.palette.found(line)
     yield line
+    fixable = fixable_line(findings)
+    if fixable:
+        yield fixable
 
 
 def statistics_rows(findings: list[Finding]) -> list[dict]:
-    """ruff's ``--statistics``: one row per rule with findings, ``{code, name, severity, count}``, most first
-    (then by code)."""
+    """ruff's ``--statistics``: one row per rule with findings, ``{code, name, severity, count, fixable}``, most
+    first (then by code); ``fixable``: some of the row's findings are fixed by ``--fix`` (ruff's ``[*]``)."""
     rows: dict[str, dict] = {}
     for f in findings:
-        rows.setdefault(f.code, {"code": f.code, "name": f.name, "severity": f.severity, "count": 0})["count"] += 1
+        row = rows.setdefault(f.code, {"code": f.code, "name": f.name, "severity": f.severity, "count": 0,
+                                       "fixable": False})
+        row["count"] += 1
+        row["fixable"] = row["fixable"] or f.fixable
     return sorted(rows.values(), key=lambda r: (-r["count"], r["code"]))
 
 
 def statistics_lines(rows: list[dict], palette: Any = None) -> Iterator[str]:
-    """``count<TAB>code<TAB>name`` per row, the counts right-aligned and the codes padded, as ruff prints them."""
+    """``count<TAB>code<TAB>name`` per row, the counts right-aligned and the codes padded, as ruff prints them;
+    when some row is fixable, each name opens with ``[*] `` or ``[ ] `` (ruff 0.17.6 ``--statistics``)."""
     if not rows:
         return
     cw = max(len(f"{r['count']:,}") for r in rows)
     kw = max(len(r["code"]) for r in rows)
+    marks = any(r.get("fixable") for r in rows)
     for r in rows:
         code = r["code"].ljust(kw)
         if palette is not None and palette.on:
             code = palette.code(code, r["severity"])
-        yield f"{r['count']:>{cw},}\t{code}\t{r['name']}"
+        mark = ("[*] " if r.get("fixable") else "[ ] ") if marks else ""
+        yield f"{r['count']:>{cw},}\t{code}\t{mark}{r['name']}"
 
 
 def render_json(findings: list[Finding], extra: dict[str, Any] | None = None) -> str:
@@ -227,11 +246,57 @@ def sarif_uri(path: str) -> str:
     return "file://" + encoded if raw.startswith(b"/") else encoded
 
 
-def render_sarif(findings: list[Finding], tool_version: str) -> str:
-    """SARIF 2.1.0: one run, the rules used, one result per finding."""
+def _sarif_rules(rules: list) -> list[dict]:
+    return [{
+        "id": r.code,
+        "name": r.name,
+        "shortDescription": {"text": r.summary},
+        "fullDescription": {"text": r.what.strip()},
+        "help": {"text": r.doc()},
+        "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
+    } for r in rules]
+
+
+def _sarif_fix(f: Finding, edit: dict) -> dict:
+    """SARIF 2.1.0 ``fix`` (3.55): one ``artifactChange`` (3.56) of the finding's file, one ``replacement`` (3.57):
+    the ``deletedRegion`` (start and the position after its end, ``run.columnKind`` unicodeCodePoints) and the
+    ``insertedContent`` when something is inserted (``lint.fixes.replacement``)."""
+    (l0, c0), (l1, c1) = edit["start"], edit["end"]
+    repl: dict[str, Any] = {"deletedRegion": {"startLine": l0, "startColumn": c0, "endLine": l1, "endColumn": c1}}
+    if edit["text"]:
+        repl["insertedContent"] = {"text": edit["text"]}
+    return {"description": {"text": f.fix.removeprefix(FIX_MARK)},
+            "artifactChanges": [{"artifactLocation": {"uri": sarif_uri(f.path)}, "replacements": [repl]}]}
+
+
+def _sarif_result(f: Finding, index: dict, edit: dict | None) -> dict:
+    # where the values came from and what is said beside the message (SARIF 2.1.0 3.8: a property bag); fixable:
+    # `ropelaw lint --fix` fixes it (the [*] of text output), whether or not the edit itself could be given
+    props: dict[str, Any] = {k: list(v) for k, v in (("sources", f.sources), ("notes", f.notes)) if v}
+    if f.fixable:
+        props["fixable"] = True
+    return {
+        "ruleId": f.code,
+        **({"ruleIndex": index[f.code]} if f.code in index else {}),
+        "level": _SARIF_LEVEL.get(f.severity, "warning"),
+        "message": {"text": f"{f.name}: {f.message}" + (f" Fix: {f.fix}" if f.fix else "")},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": sarif_uri(f.path)},
+            "region": {"startLine": max(f.line, 1), "startColumn": max(f.column, 1)},
+        }}],
+        **({"fixes": [_sarif_fix(f, edit)]} if edit is not None and f.fixable else {}),
+        **({"properties": props} if props else {}),
+    }
+
+
+def render_sarif(findings: list[Finding], tool_version: str, fixes: dict | None = None) -> str:
+    """SARIF 2.1.0: one run, the rules used, one result per finding; ``fixes``: a finding's edit
+    (``lint.fixes.fix_edit``) for those ``--fix`` fixes, given as the result's ``fixes``. Columns count code points
+    (``columnKind`` unicodeCodePoints, SARIF 2.1.0 3.14.17; its default, UTF-16 code units, differs past U+FFFF)."""
     used = {f.code for f in findings}
     rules = [r for r in all_rules() if r.code in used]
     index = {r.code: i for i, r in enumerate(rules)}
+    fixes = fixes or {}
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -240,28 +305,10 @@ def render_sarif(findings: list[Finding], tool_version: str) -> str:
                 "name": "ropelaw",
                 "version": tool_version,
                 "informationUri": "https://pypi.org/project/ropelaw/",
-                "rules": [{
-                    "id": r.code,
-                    "name": r.name,
-                    "shortDescription": {"text": r.summary},
-                    "fullDescription": {"text": r.what.strip()},
-                    "help": {"text": r.doc()},
-                    "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
-                } for r in rules],
+                "rules": _sarif_rules(rules),
             }},
-            "results": [{
-                "ruleId": f.code,
-                **({"ruleIndex": index[f.code]} if f.code in index else {}),
-                "level": _SARIF_LEVEL.get(f.severity, "warning"),
-                "message": {"text": f"{f.name}: {f.message}" + (f" Fix: {f.fix}" if f.fix else "")},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": sarif_uri(f.path)},
-                    "region": {"startLine": max(f.line, 1), "startColumn": max(f.column, 1)},
-                }}],
-                # where the values came from and what is said beside the message (SARIF 2.1.0 3.8: a property bag)
-                **({"properties": {k: list(v) for k, v in (("sources", f.sources), ("notes", f.notes)) if v}}
-                   if f.sources or f.notes else {}),
-            } for f in _sort(findings)],
+            "columnKind": "unicodeCodePoints",
+            "results": [_sarif_result(f, index, fixes.get(f)) for f in _sort(findings)],
         }],
     }
     from .jsonout import dumps
@@ -269,28 +316,49 @@ def render_sarif(findings: list[Finding], tool_version: str) -> str:
     return dumps(doc)
 
 
+# GitHub's limits on an annotation (REST API, check runs: "annotations[].message ... The maximum size is 64 KB",
+# "title ... The maximum size is 255 characters"; workflow-command annotations become check-run annotations)
+GITHUB_MESSAGE_BYTES = 64 * 1000  # 64 KB read as 64,000 bytes, the smaller reading
+GITHUB_TITLE_CHARS = 255
+
+
 def _gh_escape(text: str, prop: bool = False) -> str:
+    """A workflow command's data (``prop=False``) or property value, escaped as GitHub's actions/toolkit does
+    (packages/core/src/command.ts ``escapeData``: ``%`` -> %25, CR -> %0D, LF -> %0A, ``%`` first; ``escapeProperty``:
+    also ``:`` -> %3A and ``,`` -> %2C); then :func:`clean` shows the other control characters as escapes."""
     text = clean(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
     if prop:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text
 
 
+def github_message(f: Finding) -> str:
+    """An annotation's message, unescaped: the finding's message, then (one line each, as ruff's ``help:``) its
+    ``fix:``, its ``note:`` lines and its ``source:`` lines; the notes and sources only when the whole fits
+    :data:`GITHUB_MESSAGE_BYTES` in UTF-8, else a line saying they were left out (``--output-format json`` has them)."""
+    head = f.message + (f"\n  fix: {f.fix}" if f.fix else "")
+    tail = "".join(f"\n  note: {n}" for n in f.notes) + "".join(f"\n  source: {s}" for s in f.sources)
+    if len((head + tail).encode("utf-8", "surrogatepass")) <= GITHUB_MESSAGE_BYTES:
+        return head + tail
+    return head + ("\n  (notes and sources left out: over GitHub's 64 KB annotation limit; --output-format json "
+                   "has them)")
+
+
 def render_github(findings: list[Finding]) -> str:
-    """GitHub Actions workflow commands: ``::error file=...,line=...,col=...,title=...::msg``."""
+    """GitHub Actions workflow commands: ``::error file=...,line=...,col=...,title=CODE name::msg`` (msg:
+    :func:`github_message`)."""
     level = {"error": "error", "warning": "warning", "info": "notice"}
     out = []
     for f in _sort(findings):
         title = _gh_escape(f"{f.code} {f.name}", prop=True)
-        msg = _gh_escape(f.message + (f" (fix: {f.fix})" if f.fix else ""))
         out.append(f"::{level.get(f.severity, 'warning')} file={_gh_escape(f.path, True)},"
-                   f"line={f.line},col={f.column},title={title}::{msg}")
+                   f"line={f.line},col={f.column},title={title}::{_gh_escape(github_message(f))}")
     return "\n".join(out)
 
 
 def render(findings: list[Finding], fmt: str, *, checked: int = 1, noun: str = "file",
-           extra: dict[str, Any] | None = None, extra_lines: Iterable[str] = ()) -> str:
-    """Format findings as ``fmt`` (one of :data:`FORMATS`)."""
+           extra: dict[str, Any] | None = None, extra_lines: Iterable[str] = (), fixes: dict | None = None) -> str:
+    """Format findings as ``fmt`` (one of :data:`FORMATS`); ``fixes``: :func:`render_sarif`'s."""
     from . import __version__
 
     if fmt == "text":
@@ -298,7 +366,7 @@ def render(findings: list[Finding], fmt: str, *, checked: int = 1, noun: str = "
     if fmt == "json":
         return render_json(findings, extra)
     if fmt == "sarif":
-        return render_sarif(findings, __version__)
+        return render_sarif(findings, __version__, fixes)
     if fmt == "github":
         return render_github(findings)
     raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")

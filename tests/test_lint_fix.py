@@ -88,7 +88,7 @@ def test_fix_marks_the_findings_it_fixes(tmp_path, capsys):
     assert len(marked) == 4 and marked[0] == (
         "  fix: [*] `ropelaw lint --fix` removes rope_scaling.beta_fast: transformers 4.57.1 and 5.23.0 were measured "
         "to ignore it for hunyuan_v1_dense (removing it changed nothing in the forward)")
-    assert "[*] 4 fixable with `ropelaw lint --fix` (`--diff` shows the edit)." in out.splitlines()
+    assert out.splitlines()[-1] == "[*] 4 fixable with `--fix`."  # ruff 0.17.6 wording, after the summary
     code, out, _ = run(capsys, str(path), "--select", "RV019", "--output-format", "json")
     fixes = [f["fix"].startswith("[*] ") for f in json.loads(out)["findings"]]
     assert sorted(fixes) == [False, True, True, True, True]
@@ -174,3 +174,27 @@ def test_json_counts_fixes_applied_and_available(tmp_path, capsys, monkeypatch):
     assert json.loads(out)["summary"]["fixes"] == {
         "applied": 0, "available": n,
         "not_applied": [{"path": str(path), "reason": "the file changed while it was linted"}]}
+
+
+def test_sarif_fixes_apply_one_key_each(tmp_path, capsys):
+    """SARIF ``fixes`` on the real multi-line config: each result's one replacement, applied to the file alone,
+    leaves the file with that key removed and nothing else changed (json.loads against the original less the key);
+    the results with fixes are the keys recorded as ignored by both versions."""
+    path = corpus_file(HUNYUAN_MT, tmp_path)
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    code, out, _ = run(capsys, str(path), "--select", "RV019", "--output-format", "sarif")
+    fixed = set()
+    for r in json.loads(out)["runs"][0]["results"]:
+        if "fixes" not in r:
+            continue
+        (rep,) = r["fixes"][0]["artifactChanges"][0]["replacements"]
+        d = rep["deletedRegion"]
+        start, end = (sum(len(ln) + 1 for ln in lines[:line - 1]) + col - 1
+                      for line, col in ((d["startLine"], d["startColumn"]), (d["endLine"], d["endColumn"])))
+        key = r["message"]["text"].split(" ")[1]
+        expected = json.loads(text)
+        del expected["rope_scaling"][key.split(".")[1]]
+        assert json.loads(text[:start] + rep.get("insertedContent", {}).get("text", "") + text[end:]) == expected
+        fixed.add(key)
+    assert code == 1 and fixed == ignored_in_both("hunyuan_v1_dense", "default")

@@ -106,9 +106,12 @@ def test_statistics_count_each_rule_as_ruff_prints_them(capsys):
     code, out, err = run(capsys, argv + ["--output-format", "json"])
     assert (code, err) == (1, "")
     assert json.loads("\n".join(out)) == [
-        {"code": "RL101", "name": "target-beyond-bound", "severity": "error", "count": 2},
-        {"code": "RL103", "name": "base-below-lower-bound", "severity": "warning", "count": 2},
-        {"code": "RP201", "name": "positions-inexact-in-dtype", "severity": "info", "count": 2}]
+        {"code": "RL101", "name": "target-beyond-bound", "severity": "error", "count": 2,
+         "fixable": False},
+        {"code": "RL103", "name": "base-below-lower-bound", "severity": "warning", "count": 2,
+         "fixable": False},
+        {"code": "RP201", "name": "positions-inexact-in-dtype", "severity": "info", "count": 2,
+         "fixable": False}]
     # the counts agree with the findings of the JSON report
     code, out, _ = run(capsys, argv[:-1] + ["--output-format", "json"])
     counts: dict = {}
@@ -239,3 +242,138 @@ def test_the_selection_is_what_lint_applies(capsys):
         1, [RL101, RL101_FIX], "")
     assert run(capsys, ["lint", LLAMA, "--target", "32k", "--ignore", "RL", "--extend-select", "RL103", "-q"]) == (
         1, [RL103, RL103_FIX], "")
+
+
+# --- fixable findings in every output format (issue 36), on tests/fixtures/lint/fixable-rv019.json ----------------
+# HunYuan dense with rope_scaling keys transformers ignores; 4 of its 5 RV019 keys were measured ignored by both
+# versions ropelaw follows (ropelaw/data/hf_keys.json, read again here), rope_scaling.factor by 4.57.1 only.
+
+FIXABLE = "tests/fixtures/lint/fixable-rv019.json"
+_WHY = ("is ignored by transformers 4.57.1: HunYuan runs rope_scaling type dynamic with an alpha as a fixed "
+        "NTK-aware base")
+_AT = {"beta_fast": (10, 37), "beta_slow": (10, 54), "factor": (10, 70), "mscale": (10, 85), "mscale_all_dim": (11, 20)}
+_FACTOR_FIX = "Write the setting where transformers reads it (the message says what it reads instead), or drop the key."
+
+
+def _fix_words(key: str) -> str:
+    return (f"[*] `ropelaw lint --fix` removes rope_scaling.{key}: transformers 4.57.1 and 5.23.0 were measured to "
+            "ignore it for hunyuan_v1_dense (removing it changed nothing in the forward)")
+
+
+def _measured_in_both() -> set[str]:
+    import pathlib
+
+    table = json.loads((pathlib.Path("ropelaw/data/hf_keys.json")).read_text())["versions"]
+    return set.intersection(*[{k.split(".")[-1] for k, e in table[v]["hunyuan_v1_dense"]["default"].items()
+                               if e["verdict"] == "ignores"} for v in ("4.57.1", "5.23.0")])
+
+
+def test_the_fixable_keys_are_those_measured_in_both_versions():
+    assert _measured_in_both() & set(_AT) == set(_AT) - {"factor"}
+
+
+def _line(key: str) -> str:
+    line, col = _AT[key]
+    mark = " [*]" if key != "factor" else ""
+    return f"{FIXABLE}:{line}:{col}: RV019{mark} runtime-ignores-key rope_scaling.{key} {_WHY}"
+
+
+def test_concise_and_full_mark_fixable_findings_as_ruff_does(capsys):
+    """ruff 0.17.6 (``ruff check --output-format concise`` on a file with an unused import): ``F401 [*] ...``, then
+    ``Found 1 error.`` and ``[*] 1 fixable with `--fix`.``; full output marks the finding the same way."""
+    summary = ["Found 5 findings (5 info) in 1 config.", "[*] 4 fixable with `--fix`."]
+    concise = [_line(k) for k in _AT]
+    assert run(capsys, ["lint", FIXABLE, "--select", "RV019", "--output-format", "concise"]) == (1, concise + summary,
+                                                                                                 "")
+    full = [ln for k in _AT for ln in (_line(k), "  fix: " + (_FACTOR_FIX if k == "factor" else _fix_words(k)))]
+    assert run(capsys, ["lint", FIXABLE, "--select", "RV019"]) == (1, full + summary, "")
+    # -q: the findings only (ruff -q prints no summary and no fixable line either)
+    assert run(capsys, ["lint", FIXABLE, "--select", "RV019", "-q", "--output-format", "concise"]) == (1, concise, "")
+    # --statistics: ruff's [*] before the name of a rule with a fixable finding, then the same two lines
+    assert run(capsys, ["lint", FIXABLE, "--select", "RV019", "--statistics"]) == (
+        1, ["5\tRV019\t[*] runtime-ignores-key"] + summary, "")
+    code, out, _ = run(capsys, ["lint", FIXABLE, "--select", "RV019", "--statistics", "--output-format", "json"])
+    assert json.loads("\n".join(out)) == [{"code": "RV019", "name": "runtime-ignores-key", "severity": "info",
+                                           "count": 5, "fixable": True}]
+    # a run with no fixable finding says nothing of fixes
+    code, out, _ = run(capsys, ["lint", LLAMA, "--target", "32k", "--statistics"])
+    assert out == ["1\tRL101\ttarget-beyond-bound", "1\tRL103\tbase-below-lower-bound", SUMMARY]
+
+
+def _gh_unescape(text: str) -> str:
+    """GitHub's runner decoding (the inverse of actions/toolkit's escapeProperty / escapeData), % last."""
+    for enc, c in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+        text = text.replace(enc, c)
+    return text
+
+
+def test_github_annotations_exact_and_decoded(capsys):
+    code, out, err = run(capsys, ["lint", FIXABLE, "--select", "RV019", "--output-format", "github"])
+    assert (code, err) == (1, "")
+    assert out == [f"::notice file={FIXABLE},line={_AT[k][0]},col={_AT[k][1]},title=RV019 runtime-ignores-key::"
+                   f"rope_scaling.{k} {_WHY.replace(chr(10), '')}%0A  fix: "
+                   + (_FACTOR_FIX if k == "factor" else _fix_words(k)) for k in _AT]
+    code, doc, _ = run(capsys, ["lint", FIXABLE, "--select", "RV019", "--output-format", "json"])
+    findings = json.loads("\n".join(doc))["findings"]
+    for line, f in zip(out, findings):  # the annotation decodes to the json finding
+        head, _, data = line.partition("::")[2].partition("::")
+        props = dict(p.split("=", 1) for p in head.split(" ", 1)[1].split(","))
+        assert _gh_unescape(props["file"]) == f["path"] and (int(props["line"]), int(props["col"])) == (
+            f["line"], f["column"])
+        assert _gh_unescape(data) == f"{f['message']}\n  fix: {f['fix']}"
+
+
+def test_github_escapes_as_the_toolkit_and_carries_notes_within_the_limit():
+    """actions/toolkit packages/core/src/command.ts: data escapes % CR LF, a property also : and , (% first)."""
+    from ropelaw.findings import Finding
+    from ropelaw.report import GITHUB_MESSAGE_BYTES, render_github
+
+    f = Finding("RV019", "runtime-ignores-key", "warning", "50% of a:b,c\r\nnext", path="d:1,2%.json", line=3,
+                column=4, fix="", notes=("n: 1, 2",), sources=("s%",))
+    assert render_github([f]) == ("::warning file=d%3A1%2C2%25.json,line=3,col=4,title=RV019 runtime-ignores-key::"
+                                  "50%25 of a:b,c%0D%0Anext%0A  note: n: 1, 2%0A  source: s%25")
+    big = Finding("RV019", "runtime-ignores-key", "info", "m", path="p.json", fix="f",
+                  notes=("x" * GITHUB_MESSAGE_BYTES,))
+    assert render_github([big]) == ("::notice file=p.json,line=1,col=1,title=RV019 runtime-ignores-key::m%0A  fix: f"
+                                    "%0A  (notes and sources left out: over GitHub's 64 KB annotation limit; "
+                                    "--output-format json has them)")
+    assert all(len(f"{r.code} {r.name}") <= 255 for r in all_rules())  # every title within GitHub's 255 characters
+
+
+def test_sarif_fixes_are_the_edit_and_fit_the_spec(capsys):
+    import pathlib
+
+    """Each fixable result carries SARIF 2.1.0 ``fixes`` (3.55-3.57: artifactChanges, each with artifactLocation
+    and at least one replacement, each with a deletedRegion; the whole document also validated by hand against
+    OASIS's sarif-schema-2.1.0.json, which is not committed); applying a result's replacement to the file gives the
+    file with that key removed (checked by json.loads against the original less the key), nothing else changed."""
+    code, out, _ = run(capsys, ["lint", FIXABLE, "--select", "RV019", "--output-format", "sarif"])
+    run0 = json.loads("\n".join(out))["runs"][0]
+    assert code == 1 and run0["columnKind"] == "unicodeCodePoints"
+    text = pathlib.Path(FIXABLE).read_text(encoding="utf-8")
+    lines = text.split("\n")
+
+    def offset(line: int, col: int) -> int:
+        return sum(len(ln) + 1 for ln in lines[:line - 1]) + col - 1
+
+    fixed = set()
+    for r in run0["results"]:
+        key = r["message"]["text"].split(" ")[1].split(".")[1]
+        if key == "factor":
+            assert "fixes" not in r and "properties" not in r
+            continue
+        assert r["properties"] == {"fixable": True}
+        (fix,) = r["fixes"]
+        assert fix["description"] == {"text": _fix_words(key)[4:]}
+        (change,) = fix["artifactChanges"]
+        assert change["artifactLocation"] == {"uri": FIXABLE}
+        (rep,) = change["replacements"]
+        assert set(rep) == {"deletedRegion"}  # a deletion: nothing inserted
+        d = rep["deletedRegion"]
+        assert (d["startLine"], d["startColumn"]) == _AT[key]  # it starts at the key the finding is at
+        start, end = offset(d["startLine"], d["startColumn"]), offset(d["endLine"], d["endColumn"])
+        expected = json.loads(text)
+        del expected["rope_scaling"][key]
+        assert json.loads(text[:start] + text[end:]) == expected
+        fixed.add(key)
+    assert fixed == _measured_in_both() & set(_AT)

@@ -52,6 +52,7 @@ class LintReport:
     ok_lines: Any = None
     fixer: Any = None  # lint_fix.Fixer under --fix: its lines follow the findings
     models: dict = field(default_factory=dict)  # a model named elsewhere, of configs with findings: where it came from
+    edits: dict = field(default_factory=dict)  # sarif: each shown fixable finding's edit (lint.fixes.fix_edit)
 
     def __post_init__(self) -> None:
         if self.out.text and self.out.verbose:
@@ -82,12 +83,24 @@ class LintReport:
         if m is not None and any(f"{m.key} {m.name!r}" in text for f in shown for text in (f.message, *f.sources)) \
                 and not any(f.code == "RV032" for f in shown):
             self.models.setdefault((m.name, m.origin), m)
+        if self.out.format == "sarif":
+            self._edits(r.config, shown)
         if self.out.format == "json" and not self.out.statistics:
             self._json().item(r.setup())
         elif self.ok_lines is not None and not shown:
             from ..report import clean
 
             self.ok_lines.write(clean(r.ok_line()) + "\n")  # escaped now: a newline in a path stays one line
+
+    def _edits(self, cfg: Any, shown: list) -> None:
+        """The edit of each fixable finding of ``cfg`` shown, for SARIF's ``fixes``."""
+        from ..lint.fixes import fix_edit
+
+        for f in shown:
+            if f.fixable:
+                edit = fix_edit(cfg, f)
+                if edit is not None:
+                    self.edits[f] = edit
 
     def _first_time(self, f: Any) -> bool:
         """``f`` was not reported before."""
@@ -152,7 +165,7 @@ class LintReport:
         from ..jsonout import write_document
         from ..report import render
 
-        text = render(self.all_findings, self.out.format, checked=self.checked, noun="config")
+        text = render(self.all_findings, self.out.format, checked=self.checked, noun="config", fixes=self.edits)
         if text:
             write_document(text + "\n", self.stream)  # a sarif document whole or not at all
 
@@ -176,19 +189,16 @@ class LintReport:
 
     def fix_counts(self) -> dict:
         """The json summary's ``fixes``: findings fixed by this run (``--fix``), shown findings a ``--fix`` would
-        fix (marked ``[*]``), and each file whose fixes were not applied, with the reason."""
+        fix (marked ``[*]``: ``Finding.fixable``), and each file whose fixes were not applied, with the reason."""
         fixer = self.fixer
         return {"applied": fixer.fixed if fixer is not None and fixer.write else 0,
-                "available": sum(f.fix.startswith("[*] ") for f in self.findings),
+                "available": sum(f.fixable for f in self.findings),
                 "not_applied": [{"path": p, "reason": why} for p, why in (fixer.refused if fixer is not None else [])]}
 
     def tail(self) -> list[str]:
         """The lines after the findings: skips (counted; each with --verbose), unread scripts, hidden info."""
         tail = list(self.fixer.tail()) if self.fixer is not None else []
         tail += [f"Model {name}: {origin}." for name, origin in self.models]
-        fixable = sum(f.fix.startswith("[*] ") for f in self.findings)
-        if fixable:
-            tail.append(f"[*] {fixable:,} fixable with `ropelaw lint --fix` (`--diff` shows the edit).")
         if self.skipped and self.out.verbose:
             n = len(self.skipped)
             tail.append(f"Skipped {n:,} file{'s' if n != 1 else ''} without RoPE settings.")
@@ -227,7 +237,7 @@ class LintReport:
 
     def _write_statistics(self) -> None:
         from ..colour import Palette
-        from ..report import statistics_lines, statistics_rows, summary_line
+        from ..report import fixable_line, statistics_lines, statistics_rows, summary_line
 
         rows = statistics_rows(self.all_findings)
         if self.out.format == "json":
@@ -241,3 +251,6 @@ class LintReport:
         if not self.out.quiet:
             self.stream.write(summary_line(self.all_findings, self.checked, "config", len(self.scripts),
                                            len(self.skipped), len(self.python)) + "\n")
+            fixable = fixable_line(self.all_findings)
+            if fixable:
+                self.stream.write(fixable + "\n")

@@ -152,14 +152,16 @@ def _query_scale(lt: "Linting") -> list[Finding]:
             parts.append(f"x{sc:.4f} at the {name} {fmt_count(n)}")
     if pts["at_target"] is None or pts["at_target"] == 1.0:
         return []  # no position the config reaches gets a scale
+    first = llama4_query_scale(pts["beta"], pts["original"], pts["original"] + 1)
+    # under 300 characters (issue 36): the original length's key and what the scale is not part of go to the note
     return [Finding.of(QUERY_SCALE_GROWS,
-                       f"transformers scales every query at position p by 1 + {pts['beta']:g} ln(1 + floor(p / "
-                       f"{fmt_count(pts['original'])})) [{beta_v.where}, {orig_v.where}]: x1 below "
-                       f"{fmt_count(pts['original'])} tokens, "
-                       f"x{llama4_query_scale(pts['beta'], pts['original'], pts['original'] + 1):.4f} "
-                       f"from {fmt_count(pts['original'] + 1)}; {', '.join(parts)} (last position of each); the "
-                       f"frequencies and the RoPE bounds do not include it",
-                       path=lt.cfg.path, line=beta_v.line, column=beta_v.column)]
+                       f"queries scaled by 1 + {pts['beta']:g} ln(1 + floor(p / {fmt_count(pts['original'])})) "
+                       f"[{beta_v.where}]: x1 up to {fmt_count(pts['original'])} tokens, x{first:.4f} from "
+                       f"{fmt_count(pts['original'] + 1)}; {', '.join(parts)}",
+                       path=lt.cfg.path, line=beta_v.line, column=beta_v.column,
+                       notes=[f"the original length is {orig_v.where}; each scale is at the last position of its "
+                              "length (N tokens: positions 0 .. N - 1); transformers applies it to every query after "
+                              "the rotary: the frequencies and the RoPE bounds do not include it"])]
 
 
 def check(lt: Linting) -> list[Finding]:
