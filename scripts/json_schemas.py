@@ -35,6 +35,7 @@ RUNS = {
     "lint": [["lint", "tests/configs/llama-2-7b.json", "tests/configs/gemma-3-4b-it.json", "--target", "32768"],
              ["lint", "tests/configs/llama-2-7b.json"],
              ["lint", "tests/fixtures/hf_runtime/ministral3-query-scale.json"],  # query_scale (RL106)
+             ["lint", "tests/fixtures/hf_runtime/llama-4-scout.json"],  # query_scale of NoPE layers (Llama 4)
              # a model named elsewhere: from ropelaw's table (RV032), from --model-config, from the Hugging Face cache
              ["lint", "tests/fixtures/frameworks/axolotl/tinker_sft.yaml"],
              ["lint", "tests/fixtures/frameworks/rl/openrlhf_sft.sh", "--model-config",

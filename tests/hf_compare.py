@@ -8,7 +8,8 @@ say the same: attention or none (Mamba, convolution, linear attention), RoPE or 
 chunk shorter than the forward's input is seen as such; a longer one as full attention), the frequencies
 (``apply_scheme`` of the group's spec at the forward's sequence length against the runtime's float32
 ``inv_freq``, :data:`RTOL`), the attention factor (:data:`ATOL_FACTOR`). A position-dependent query scale
-(Ministral 3's ``llama_4_scaling_beta``) is not seen here: the probe's identity re-run carries it too.
+(Ministral 3's ``llama_4_scaling_beta``) is not seen here: the probe's identity re-run carries it too. Llama 4's
+(its NoPE layers, by cache position) is measured by :func:`cached_query_scales`.
 """
 
 from __future__ import annotations
@@ -130,4 +131,75 @@ def compare(obs_layers: list, result: dict, *, seq_len: int, length: int, span: 
             out.append(f"{where}: applies RoPE, ropelaw has no spec ({g.get('error')})")
         else:
             out.extend(_rotary_differences(obs.rope, g, where, seq_len))
+    return out
+
+
+def cached_query_scales(mapping, offset: int, length: int = 24) -> dict:
+    """Per attention layer, the factor transformers' forward multiplies its queries by at cache positions
+    ``offset`` .. ``offset + length - 1``: Llama 4's attention temperature tuning, which follows the cache position
+    (4.57.1: ``cache_position``; 5.23.0: ``past_key_values.get_seq_length()`` + arange), not ``position_ids``, so
+    the probe's far forward (``position_ids`` only, no cache) does not reach it.
+
+    The file is loaded as users load it and shrunk in place (``_shrunk``), built with eager attention, and run on
+    ``length`` tokens after a real ``DynamicCache`` already holding ``offset`` zero keys and values per layer. A
+    forward pre-hook takes each attention module's hidden states, a wrapper of the modeling module's
+    ``eager_attention_forward`` the queries attention gets; the factor is the norm of those queries over the
+    norm of ``q_proj(hidden states)`` (through the module's ``qk_norm`` where it has one: an L2 norm, blind to the
+    rotary), per position, mean over batch rows and heads. ``{layer index: (factors, max relative spread over
+    rows and heads)}``; a layer whose queries are not scaled gives 1 at every position."""
+    import importlib
+
+    import torch
+    from transformers import DynamicCache
+
+    from ropelaw.lint.layers import _probe, _shrunk
+
+    config = _shrunk.load_as_users_do(dict(mapping))
+    tc = _shrunk.text_config(config)
+    _shrunk.shrink_in_place(tc)
+    cls = _shrunk.model_class(tc, config)
+    tc._attn_implementation = "eager"
+    torch.manual_seed(0)
+    with _shrunk.quiet():
+        model = cls(tc).eval()
+    module = importlib.import_module(type(model).__module__)
+    attn = {m: i for i, m in enumerate(m for m in model.modules() if hasattr(m, "q_proj") and hasattr(m, "layer_idx"))}
+    seen: dict = {}
+    hidden: dict = {}
+
+    def pre(m, args, kwargs):
+        hidden[m] = kwargs.get("hidden_states", args[0] if args else None)
+
+    original = module.eager_attention_forward
+
+    def eager(m, query, *args, **kwargs):
+        seen[m] = query
+        return original(m, query, *args, **kwargs)
+
+    handles = [m.register_forward_pre_hook(pre, with_kwargs=True) for m in attn]
+    module.eager_attention_forward = eager
+    try:
+        cache = DynamicCache()
+        kv, hd = tc.num_key_value_heads, tc.head_dim
+        for i in range(tc.num_hidden_layers):
+            cache.update(torch.zeros(2, kv, offset, hd), torch.zeros(2, kv, offset, hd), i)
+        with torch.no_grad(), _shrunk.quiet():
+            model(input_ids=_probe._input_ids(length), past_key_values=cache, use_cache=True)
+            out = {}
+            for m, i in attn.items():
+                h = hidden[m]
+                q0 = m.q_proj(h).view(*h.shape[:-1], -1, m.head_dim)  # (B, T, H, D)
+                if hasattr(m, "qk_norm"):
+                    q0 = m.qk_norm(q0)
+                q = seen[m].transpose(1, 2)  # (B, H, T, D) -> (B, T, H, D)
+                n0 = q0.norm(dim=-1)
+                ratio = torch.where(n0 > 0, q.norm(dim=-1) / n0.clamp_min(1e-30), float("nan"))  # a pad token: 0
+                ratio = ratio.transpose(1, 2).reshape(-1, length).double()  # (rows, T)
+                mean = ratio.nanmean(0)
+                spread = ((ratio - mean).abs() / mean).nan_to_num(0.0)
+                out[i] = (tuple(float(x) for x in mean), float(spread.max()))
+    finally:
+        module.eager_attention_forward = original
+        for h in handles:
+            h.remove()
     return out

@@ -139,7 +139,7 @@ def differential(path: pathlib.Path) -> tuple[str, str]:
         if far.problem or far.refused:
             return "unobserved", f"at positions {end - _probe.LENGTH:,}-{end - 1:,}: {far.problem or far.refused}"
         runs.append((far, real, end, False))
-    diffs = query_scale_differences(near, runs, real)
+    diffs = query_scale_differences(near, runs, real, data)
     for run, reading, seq_len, spans in runs:
         if reading["result"] is None:
             diffs.append(f"ropelaw analyses nothing ({reading['findings'][:1]})")
@@ -158,7 +158,7 @@ def differential(path: pathlib.Path) -> tuple[str, str]:
     return "silent", "; ".join(diffs[:3])
 
 
-def query_scale_differences(near, runs: list, real: dict) -> list[str]:
+def query_scale_differences(near, runs: list, real: dict, data: dict | None = None) -> list[str]:
     """Where ropelaw models a position-dependent query scale (``query_scale`` of the lint JSON: RL106), the first
     attention layer's query norms at the far positions over those at 0-23 (same tokens; the probe's identity re-run:
     the scale without the rotary) against ropelaw's scale at each far position (its value at position 0-23 is 1:
@@ -166,6 +166,8 @@ def query_scale_differences(near, runs: list, real: dict) -> list[str]:
     from ropelaw.lint.rules.layers import llama4_query_scale
 
     qs = real["result"].get("query_scale") if real["result"] else None
+    if qs and qs.get("position") == "cache position" and data is not None:
+        return cached_query_scale_differences(data, qs)
     far = next((r for r, _, seq_len, spans in runs if not spans), None)
     if not qs or far is None:
         return []
@@ -182,6 +184,26 @@ def query_scale_differences(near, runs: list, real: dict) -> list[str]:
             out.append(f"layer {i}: query scale {y / x:.6f} at position {pos:,}, ropelaw {want:.6f}")
             break
     return out
+
+
+def cached_query_scale_differences(data: dict, qs: dict) -> list[str]:
+    """Llama 4's attention temperature tuning follows the cache position, which the probe's far forward
+    (``position_ids``, no cache) does not move: every attention layer's query scale over 24 tokens after a cache of
+    ``original - 12`` zero tokens (the first step inside them; ``hf_compare.cached_query_scales``) against ropelaw's
+    (``query_scale``: its formula on the layers it names, 1 on the others). Relative 1e-5: float32 norms."""
+    import hf_compare
+
+    from ropelaw.lint.rules.layers import llama4_query_scale
+
+    offset = max(qs["original"] - qs["shift"] - 12, 0)
+    scaled = set(qs["layers"] or [])
+    for i, (got, _) in sorted(hf_compare.cached_query_scales(data, offset).items()):
+        for t, g in enumerate(got):
+            want = llama4_query_scale(qs["beta"], qs["original"], offset + t + 1, qs["shift"], True) \
+                if i in scaled else 1.0
+            if g == g and abs(g / want - 1) > 1e-5:  # g != g: a pad token's zero query at that position
+                return [f"layer {i}: query scale {g:.6f} at cache position {offset + t:,}, ropelaw {want:.6f}"]
+    return []
 
 
 # -----------------------------------------------------------------------------------------

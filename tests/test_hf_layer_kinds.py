@@ -23,6 +23,7 @@ with hooks, every layer compared with ropelaw's groups) under the installed tran
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 
 import pytest
@@ -259,3 +260,133 @@ def test_ministral3_query_scale_is_the_forward_s(offset):
     assert len(set(round(w, 6) for w in want)) == (2 if offset % 8192 else 1) or offset == 393216 - 24
     for g, w in zip(got, want):
         assert g == pytest.approx(w, rel=1e-5)  # float32 queries and norms
+
+
+# -----------------------------------------------------------------------------------------
+# Llama 4's attention temperature tuning (its NoPE layers' queries): RL106, against the forward
+# -----------------------------------------------------------------------------------------
+CORPUS = pathlib.Path(os.environ.get("ROPELAW_CORPUS", pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "corpus"))
+LLAMA4_FILE = pathlib.Path(CORPUS, "heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp64__models__"
+                           "llama4__config_16E_4layer.json")  # a real llama4 file (text_config: 4 layers, layer 3 NoPE)
+
+
+def llama4_real() -> dict:
+    if not LLAMA4_FILE.exists():
+        pytest.skip(f"{LLAMA4_FILE.name} not in the corpus {CORPUS} (set ROPELAW_CORPUS)")
+    return json.loads(LLAMA4_FILE.read_text())
+
+
+def llama4_built(**keys) -> dict:
+    """Llama4TextConfig's defaults (48 layers, every fourth NoPE; tuning on, attn_scale 0.1, floor_scale 8192) as a
+    text-only llama4_text config.json, with ``keys`` over them."""
+    from transformers import Llama4TextConfig
+
+    d = Llama4TextConfig().to_dict()
+    if "num_hidden_layers" in keys:  # the per-layer lists the class wrote for 48 layers: derived again
+        d.pop("layer_types", None)
+        d.pop("no_rope_layers", None)
+    d.update({"model_type": "llama4_text", "architectures": ["Llama4ForCausalLM"], **keys})
+    return d
+
+
+@pytest.mark.parametrize("tokens,n", [(1, 0), (8191, 0), (8192, 1), (16383, 1), (16384, 2), (10485760, 1280)])
+def test_llama4_temperature_formula(tokens, n):
+    """1 + 0.1 ln(1 + floor(tokens / 8192)) at the last position p = tokens - 1 (transformers' (p + 1) / floor_scale):
+    the floor written out by hand, 1280 = 10,485,760 / 8,192."""
+    import math
+
+    from ropelaw.lint.rules.layers import llama4_query_scale
+
+    assert llama4_query_scale(0.1, 8192, tokens, 1, True) == pytest.approx(1 + 0.1 * math.log(1 + n), rel=1e-15)
+    assert llama4_query_scale(0.1, 8192, tokens, 1, False) == pytest.approx(1 + 0.1 * math.log(1 + n), rel=1e-15)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("floor_scale", [8192, 3, 1000, 7919])
+def test_llama4_temperature_floor_is_torch_float32(floor_scale):
+    """The floor ropelaw computes is torch's ``torch.floor((p.float() + 1.0) / floor_scale)`` (float32, as
+    Llama4TextAttention.forward runs it) at positions around multiples of floor_scale and past 2^24, where float32
+    no longer holds every integer (there it may differ from the integer floor: torch's is the one that runs)."""
+    torch = pytest.importorskip("torch")
+    import math
+
+    from ropelaw.lint.rules.layers import llama4_query_scale
+
+    ps = sorted({max(p, 0) for k in (1, 2, 1000, 2048, 2049, 70000) for p in range(k * floor_scale - 3, k * floor_scale + 3)}
+                | {p for c in (2 ** 24, 3 * 2 ** 24, 5 * 2 ** 25) for p in range(c - 4, c + 4)})
+    floors = torch.floor((torch.tensor(ps, dtype=torch.int64).float() + 1.0) / floor_scale)
+    differs = 0
+    for p, f in zip(ps, floors.tolist()):
+        assert llama4_query_scale(1.0, floor_scale, p + 1, 1, True) == pytest.approx(1 + math.log1p(f), rel=1e-15), p
+        differs += f != (p + 1) // floor_scale
+    if floor_scale in (3, 1000, 7919):
+        assert differs > 0  # the float32 rounding does move the floor somewhere past 2^24
+
+
+def test_llama4_temperature_in_the_output():
+    """The real file sets none of the keys: Llama4TextConfig's defaults (True, 0.1, 8192) on its NoPE layer 3; off,
+    or no NoPE layer: no query_scale and no RL106; the file's own keys are read."""
+    import math
+
+    r = lint(llama4_real())
+    qs = r["query_scale"]
+    assert (qs["beta"], qs["original"], qs["shift"], qs["layers"], qs["position"]) == (0.1, 8192, 1, [3], "cache position")
+    assert qs["train"] == 8192 and qs["at_train"] == pytest.approx(1 + 0.1 * math.log(2), rel=1e-15)
+    assert qs["target"] == 10485760 and qs["at_target"] == pytest.approx(1 + 0.1 * math.log(1281), rel=1e-15)
+    assert qs["bound"] is None and qs["at_bound"] is None and "no RoPE bound" in qs["bounded_by"]
+    f = [f for f in r["findings"] if f["code"] == "RL106"]
+    assert len(f) == 1 and "x1.0693 at the training length 8,192" in f[0]["message"] and f[0]["data"]["layers"] == [3]
+    assert "x1 up to 8,191 tokens, x1.0693 from 8,192" in f[0]["message"]
+    for keys in ({"attn_temperature_tuning": False}, {"no_rope_layers": [1, 1, 1, 1]}):
+        data = llama4_real()
+        data["text_config"].update(keys)  # a composite llama4 file: its language model is text_config
+        r = lint(data)
+        assert r["query_scale"] is None and "RL106" not in [f["code"] for f in r["findings"]], keys
+    data = llama4_real()
+    data["text_config"]["attn_temperature_tuning"] = None  # 4.57.1: None, off (5.23.0's class refuses a null)
+    r = lint(data)
+    assert r["query_scale"] is None and any("attn_temperature_tuning: null" in n for n in r["assumptions"])
+    data = llama4_real()
+    data["text_config"]["floor_scale"] = "8192"
+    r = lint(data)
+    f = [f for f in r["findings"] if f["code"] == "RL106"]
+    assert r["query_scale"] is None and len(f) == 1 and "the scale is not computed" in f[0]["message"]
+    r = lint(llama4_built(attn_scale=0.3, floor_scale=4096, max_position_embeddings=65536))
+    qs = r["query_scale"]
+    assert (qs["beta"], qs["original"], qs["from"][1:]) == (0.3, 4096, ["attn_scale", "floor_scale"])
+    assert qs["layers"] == list(range(3, 48, 4))
+    assert qs["at_target"] == pytest.approx(1 + 0.3 * math.log(17), rel=1e-15)  # floor(65536 / 4096) = 16
+
+
+@pytest.mark.hf
+@pytest.mark.torch
+@pytest.mark.parametrize("which,offset", [("real", 0), ("real", 8192 - 12), ("real", 2 * 8192 - 12),
+                                          ("real", 9 * 8192 - 12), ("built", 4096 - 12), ("off", 8192 - 12)])
+def test_llama4_temperature_is_the_forward_s(which, offset):
+    """Each attention layer's queries in transformers' own forward (hooks: ``hf_compare.cached_query_scales``) after a
+    cache of ``offset`` tokens, over the same layer's unscaled projection: ropelaw's scale at each cache position on
+    the layers ``query_scale`` names, 1 on every other layer (and everywhere with the tuning off)."""
+    pytest.importorskip("torch")
+    import torch
+
+    import hf_compare
+    from ropelaw.lint.rules.layers import llama4_query_scale
+
+    torch.set_num_threads(1)
+    data = {"real": llama4_real, "built": lambda: llama4_built(attn_scale=0.3, floor_scale=4096, num_hidden_layers=8),
+            "off": lambda: llama4_built(attn_temperature_tuning=False, num_hidden_layers=4)}[which]()
+    qs = lint(data)["query_scale"]
+    assert (qs is None) == (which == "off")
+    got = hf_compare.cached_query_scales(data, offset)
+    assert len(got) == data.get("text_config", data)["num_hidden_layers"]
+    steps = set()
+    for i, (scales, spread) in got.items():
+        assert spread < 1e-5  # the same factor for every head and batch row: a positional scale
+        for t, g in enumerate(scales):
+            want = llama4_query_scale(qs["beta"], qs["original"], offset + t + 1, 1, True) \
+                if qs is not None and i in qs["layers"] else 1.0
+            steps.add(round(want, 6))
+            assert g != g or g == pytest.approx(want, rel=1e-5), (i, offset + t)  # g != g: a pad token's zero query
+    # the window crosses a step: 1 (RoPE layers, NoPE before it) and one or two NoPE values (8,180: 1 | ln 2 steps;
+    # 16,372: ln 2 | ln 3; 73,716: ln 9 | ln 10; built 4,084: 1 | 0.3 ln 2)
+    assert len(steps) == ({0: 1, 8180: 2, 16372: 3, 73716: 3, 4084: 2}[offset] if which != "off" else 1)

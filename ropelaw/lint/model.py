@@ -142,6 +142,21 @@ def as_problem(p: Any) -> Problem:
 
 
 @dataclass
+class QueryScale:
+    """A position-dependent query scale the runtime applies, ``1 + beta ln(1 + floor((p + shift) / length))`` at
+    position p (rules/layers.py, RL106). Ministral 3 (5.23.0 get_llama_4_attn_scale): every layer, p the position
+    id, shift 0, the floor of integers. Llama 4 (modeling_llama4.py, both versions): the NoPE layers only, p the
+    cache position (tokens before it in the KV cache), shift 1, ``floor((p + 1.0) / floor_scale)`` in float32."""
+
+    beta: Value
+    length: Value | None  # None: the file gives no usable length (the scale is then not computed)
+    shift: int = 0
+    nope_only: bool = False  # True: only the layers without RoPE (Llama 4)
+    float32: bool = False  # the runtime computes (p + shift) / length in float32 (Llama 4)
+    switch: Value | None = None  # the key that turns it on (Llama 4's attn_temperature_tuning)
+
+
+@dataclass
 class LoadedConfig:
     """A config normalised: its RoPE layer groups, lengths and dtype, each with provenance."""
 
@@ -170,8 +185,8 @@ class LoadedConfig:
     model: Any = None
     # a serving launch (vLLM, SGLang): the runtime and version it is read as, e.g. "vLLM 0.32.0 (current)"
     served_by: str | None = None
-    # (beta Value, original length Value): the runtime scales every query at position p by
-    # 1 + beta ln(1 + floor(p / original)) (Ministral 3's rope_parameters.llama_4_scaling_beta; rules/layers.py)
+    # a QueryScale: the runtime scales queries at position p by 1 + beta ln(1 + floor((p + shift) / length))
+    # (Ministral 3's rope_parameters.llama_4_scaling_beta, Llama 4's attn_temperature_tuning; rules/layers.py)
     query_scale: Any = None
 
     def location(self, *keys: str) -> tuple[int, int]:

@@ -12,8 +12,8 @@ from typing import Any, Mapping
 from ..numfmt import count as fmt_count, short as fmt_short
 from .layer_groups import (ODD_PARTIAL_ROUNDS_UP, _layer_arch, _layers_entry, _rotary_dims, _runtime_groups,
                            _unread_rotary_keys)
-from .model import (LoadedConfig, NoRopeFound, NotARopeConfig, OptionError, RopeLayer, Value, _finite, _plain,
-                    canonical_scheme, show_value)
+from .model import (LoadedConfig, NoRopeFound, NotARopeConfig, OptionError, QueryScale, RopeLayer, Value, _finite,
+                    _plain, canonical_scheme, show_value)
 from .dialects import hf_keys
 from .parse import Positions
 from .sections import (_MROPE_KEYS, _NOT_PARAMS, _PARAM_EXPECT, _ROPE_SWITCHES, _cli, _DefaultSection, _dotted, _norm,
@@ -504,6 +504,8 @@ def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: s
 
             groups = _runtime_groups(layer_arch, s, defaults, dclass, reading, main, own_block, problems, notes,
                                      (dline, dcol), head_v, partial_of)
+            if layer_arch == "llama4_text" and query_scale is None:
+                query_scale = _temperature_tuning(s, default, dclass, notes)
             problems.extend(_unread_rotary_keys(measured, layer_arch, s, inputs, reading))
             if not any(g.rope for g in groups) and isinstance(base_v.raw, (int, float)):  # Jamba: nothing rotates,
                 notes = [n for n in notes if not n.startswith(f"base {fmt_count(base_v.raw)} assumed")]  # no base
@@ -582,6 +584,28 @@ def _hunyuan_alpha(base_v: Value, d_v: Value, scheme_v: Value, params: dict, rea
     return new_base, scheme_v, "default", {}
 
 
+def _temperature_tuning(s, default, dclass: str, notes: list) -> QueryScale | None:
+    """Llama 4's attention temperature tuning (modeling_llama4.py Llama4TextAttention.forward, 4.57.1 and 5.23.0):
+    when ``attn_temperature_tuning`` is truthy, the layers without RoPE scale their queries at cache position p by
+    ``log1p(floor((p + 1.0) / floor_scale)) * attn_scale + 1.0`` (float32). The keys, else Llama4TextConfig's
+    defaults (True, 8192, 0.1: hf_defaults); None when it is off."""
+    def read(name: str, expect: str = "number") -> Value | None:
+        if s.keys.get(name) is not None and s.raw(name) is None:  # a null: unusable (5.23.0 refuses it)
+            return Value(None, _dotted(s.prefix + (s.keys[name],)), 1, 1, f"{name}: null", expect)
+        return s.get(name, expect=expect) or default(name, f"{name} absent: {dclass} default", expect, at_type=True)
+
+    on = read("attn_temperature_tuning", "any")
+    if on is None or not on.raw:  # transformers tests `if self.attn_temperature_tuning and not self.use_rope`
+        if on is not None and on.raw is None:
+            notes.append(f"{on.key}: null: transformers 4.57.1 reads it as off (no query scale); 5.23.0 refuses a "
+                         f"null (its config class expects a bool)")
+        return None
+    beta = read("attn_scale")
+    if beta is None:
+        return None
+    return QueryScale(beta, read("floor_scale"), shift=1, nope_only=True, float32=True, switch=on)
+
+
 def _query_scale(read_keys: list, main_block, problems: list):
     """The rope-block keys transformers reads (``hf_keys.split_read_keys``) into ``problems`` (RV025), but for a
     query scale the runtime is measured to apply, which is modelled (RL106): ``(its Value, the original length's
@@ -591,7 +615,7 @@ def _query_scale(read_keys: list, main_block, problems: list):
         v = pr[1]
         if (v.key and v.key.split(".")[-1] == "llama_4_scaling_beta" and main_block is not None
                 and query_scale is None):
-            query_scale = (v, main_block.get("original_max_position_embeddings", expect="int"))
+            query_scale = QueryScale(v, main_block.get("original_max_position_embeddings", expect="int"))
             continue
         problems.append(pr)
     return query_scale

@@ -25,7 +25,9 @@ MODEL_TYPES = (
 )
 KEYS = ("rope_theta", "max_position_embeddings", "partial_rotary_factor", "head_dim", "sliding_window",
         "rope_local_base_freq", "original_max_position_embeddings", "num_attention_heads", "hidden_size",
-        "num_hidden_layers", "attention_chunk_size", "qk_rope_head_dim", "kv_channels")
+        "num_hidden_layers", "attention_chunk_size", "qk_rope_head_dim", "kv_channels",
+        # Llama 4's query temperature of its NoPE layers (RL106: rules/layers.py)
+        "attn_temperature_tuning", "floor_scale", "attn_scale")
 # the default RoPE block, kept when it is more than a base (a scheme, per-layer-type blocks: gpt-oss's
 # YaRN, Gemma 3's per-type blocks in 5.x)
 BLOCKS = ("rope_parameters", "rope_scaling")

@@ -11,12 +11,14 @@ config, keys that change the rotary at runtime and that ropelaw does not read, a
 - RL105 (info): layers that apply no rotary (NoPE): no RoPE bound applies to them; the message says
   what limits their span (a window, a chunk, nothing ropelaw models).
 - RL106 (info): the runtime scales the queries by a factor that grows with the position (Ministral 3's
-  ``llama_4_scaling_beta``): its value at the training length, the bound and the target.
+  ``llama_4_scaling_beta``, Llama 4's ``attn_temperature_tuning`` on its NoPE layers): its value at the training
+  length, the bound and the target.
 """
 
 from __future__ import annotations
 
 import math
+import struct
 from typing import TYPE_CHECKING
 
 from ...findings import Finding, define_rule
@@ -79,57 +81,106 @@ NOPE_LAYERS = define_rule(
 QUERY_SCALE_GROWS = define_rule(
     "RL106", "query-scale-grows", "info",
     "the runtime scales the queries by a factor that grows with the position",
-    what="Reports a Hugging Face config whose model the runtime runs with a position-dependent query scale: "
-         "transformers 5.23.0's Ministral 3 (and Mistral 4) multiply every query at position p, after the rotary, by "
-         "1 + beta ln(1 + floor(p / original)), beta = rope_parameters.llama_4_scaling_beta and original = "
-         "rope_parameters.original_max_position_embeddings (get_llama_4_attn_scale in modeling_ministral3.py). The "
-         "finding gives the scale at the training length, at the bound of the main layer group and at the target "
-         "(the last position of each: N tokens are positions 0 .. N - 1); the JSON output holds the same under "
-         "``query_scale``. The scale is measured on transformers' forward (the query norms of one input at far "
-         "positions over those at positions 0-23) by tests/test_hf_layer_kinds.py.",
+    what="Reports a Hugging Face config whose model the runtime runs with a position-dependent query scale. "
+         "Ministral 3 (and Mistral 4) in transformers 5.23.0 multiply every query at position p, after the rotary, "
+         "by 1 + beta ln(1 + floor(p / original)), beta = rope_parameters.llama_4_scaling_beta and original = "
+         "rope_parameters.original_max_position_embeddings (get_llama_4_attn_scale in modeling_ministral3.py). "
+         "Llama 4 (4.57.1 and 5.23.0) multiplies the queries of its layers without RoPE (the NoPE layers) by "
+         "1 + attn_scale ln(1 + floor((p + 1) / floor_scale)) when attn_temperature_tuning is true (the config "
+         "class's defaults: true, 0.1, 8192), p the cache position (the tokens before it in the KV cache; "
+         "Llama4TextAttention.forward in modeling_llama4.py, computed in float32): the RoPE layers are not scaled. "
+         "The finding gives the scale at the training length, at the bound (of the main layer group; none for "
+         "NoPE layers: it says what limits them) and at the target (the last position of each: N tokens are "
+         "positions 0 .. N - 1); the JSON output holds the same under ``query_scale``, with the layers it "
+         "applies to. The scale is measured on transformers' forward (query norms against the same tokens "
+         "unscaled) by tests/test_hf_layer_kinds.py.",
     why="The scale sharpens attention at long positions (a temperature that changes in steps of the original "
         "length); the frequencies, and so the RoPE bounds ropelaw reports, are not changed by it, but the "
-        "logits past the original length are: a config read without it is not the model that runs.",
+        "logits past the first step are: a config read without it is not the model that runs.",
     example='{"model_type": "ministral3", "rope_parameters": {"rope_type": "yarn", "llama_4_scaling_beta": 0.1, '
             '"original_max_position_embeddings": 8192, ...}}',
     fix="Nothing to fix: this says what the runtime does besides the rotary.",
-    references=("transformers 5.23.0 models/ministral3/modeling_ministral3.py get_llama_4_attn_scale",),
+    references=("transformers 5.23.0 models/ministral3/modeling_ministral3.py get_llama_4_attn_scale",
+                "transformers 4.57.1 / 5.23.0 models/llama4/modeling_llama4.py Llama4TextAttention.forward",
+                "Nakanishi 2025, arXiv 2501.19399 (Scalable-Softmax; cited by modeling_llama4.py)"),
 )
 
 
-def llama4_query_scale(beta: float, original: int, tokens: int) -> float:
-    """The query scale transformers applies at the last position of ``tokens`` tokens (position tokens - 1):
-    ``1 + beta * ln(1 + floor((tokens - 1) / original))`` (get_llama_4_attn_scale, modeling_ministral3.py of
-    5.23.0; the floor of integers decided exactly)."""
-    return 1.0 + beta * math.log1p((max(tokens, 1) - 1) // original)
+def _f32(x: float) -> float:
+    """``x`` rounded to the nearest float32 (ties to even), as torch stores it."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def llama4_query_scale(beta: float, original: int, tokens: int, shift: int = 0, float32: bool = False) -> float:
+    """The query scale transformers applies at the last position of ``tokens`` tokens (position p = tokens - 1):
+    ``1 + beta * ln(1 + floor((p + shift) / original))``. Ministral 3 (get_llama_4_attn_scale, modeling_ministral3.py
+    of 5.23.0): shift 0, the floor of integers decided exactly. Llama 4 (Llama4TextAttention.forward,
+    modeling_llama4.py of 4.57.1 and 5.23.0): shift 1, ``torch.floor((p.float() + 1.0) / floor_scale)`` in float32
+    (``float32``: p + 1 and the quotient rounded to float32 as torch does; a float32 quotient of two float32s is the
+    double quotient rounded once, so this is exact); the rest in double."""
+    p = max(tokens, 1) - 1
+    if not float32:
+        return 1.0 + beta * math.log1p((p + shift) // original)
+    q = _f32(_f32(float(p)) + shift) / _f32(float(original))
+    return 1.0 + beta * math.log1p(math.floor(_f32(q)))
+
+
+def _scaled_groups(lt: "Linting") -> list:
+    """The layer groups a NoPE-only query scale applies to: attention layers without RoPE."""
+    return [g for g in lt.cfg.layers if not g.rope and g.attention]
 
 
 def query_scale_points(lt: "Linting") -> dict | None:
-    """``{"beta", "original", "from", "at_train", "at_bound", "bound", "at_target", "target"}`` of the config's
-    position-dependent query scale (None: it has none, or its values are not numbers ropelaw can use)."""
+    """``{"beta", "original", "shift", "from", "formula", "position", "layers", "applies_to", "bounded_by", "train",
+    "at_train", "bound", "at_bound", "target", "at_target"}`` of the config's position-dependent query scale (None:
+    it has none, it applies to no layer, or its values are not numbers ropelaw can use)."""
     qs = lt.cfg.query_scale
     if qs is None:
         return None
-    beta_v, orig_v = qs
+    beta_v, orig_v = qs.beta, qs.length
     beta = beta_v.raw if isinstance(beta_v.raw, (int, float)) and not isinstance(beta_v.raw, bool) else None
-    orig = orig_v.raw if orig_v is not None and isinstance(orig_v.raw, int) and not isinstance(orig_v.raw, bool) \
+    # Llama 4 divides a float32 by floor_scale whatever its type: a float is read too
+    kinds = (int, float) if qs.float32 else (int,)
+    orig = orig_v.raw if orig_v is not None and isinstance(orig_v.raw, kinds) and not isinstance(orig_v.raw, bool) \
         else None
-    if beta is None or not math.isfinite(beta) or orig is None or orig <= 0:
+    if beta is None or not math.isfinite(beta) or orig is None or not math.isfinite(orig) or orig <= 0:
         return None
+    groups = _scaled_groups(lt) if qs.nope_only else None
+    if groups is not None and not groups:
+        return None  # Llama 4 with every layer rotating: no layer is scaled
 
     def tokens(v):
         n = v.number() if v is not None else None
         return int(n) if n is not None and math.isfinite(n) and n >= 1 else None
 
+    def at(n):
+        return llama4_query_scale(beta, orig, n, qs.shift, qs.float32) if n else None
+
     train, target = tokens(lt.cfg.train_len), tokens(lt.cfg.target)
-    main = lt.layers[0] if lt.layers else None
-    b = main.bound.extrapolation_bound if main is not None and main.bound is not None else None
-    bound = int(b) if b is not None and math.isfinite(b) and b >= 1 else None
-    return {"beta": beta, "original": orig, "from": [beta_v.where, orig_v.where],
-            "formula": "1 + beta ln(1 + floor(p / original)), p the position",
-            "train": train, "at_train": llama4_query_scale(beta, orig, train) if train else None,
-            "bound": bound, "at_bound": llama4_query_scale(beta, orig, bound) if bound else None,
-            "target": target, "at_target": llama4_query_scale(beta, orig, target) if target else None}
+    if groups is None:
+        main = lt.layers[0] if lt.layers else None
+        b = main.bound.extrapolation_bound if main is not None and main.bound is not None else None
+        bound = int(b) if b is not None and math.isfinite(b) and b >= 1 else None
+        layers, applies, bounded_by = None, "every layer", f"the bound of {lt.cfg.layers[0].label}"
+    else:
+        bound = None  # no RoPE bound applies to a NoPE layer
+        layers = sorted(i for g in groups if g.indices is not None for i in g.indices) or None
+        applies = ", ".join(g.label for g in groups)
+        bounded_by = "no RoPE bound applies to them; " + "; ".join(_limit(g)[0] for g in groups)
+    names = [v.where for v in (qs.switch, beta_v, orig_v) if v is not None]
+    shifted = f"(p + {qs.shift})" if qs.shift else "p"
+    return {"beta": beta, "original": orig, "shift": qs.shift, "from": names,
+            "formula": f"1 + beta ln(1 + floor({shifted} / original)), p the "
+                       f"{'cache position' if qs.nope_only else 'position'}",
+            "position": "cache position" if qs.nope_only else "position id",
+            "layers": layers, "applies_to": applies, "bounded_by": bounded_by,
+            "train": train, "at_train": at(train), "bound": bound, "at_bound": at(bound),
+            "target": target, "at_target": at(target)}
+
+
+def _first_step(pts: dict) -> int:
+    """Tokens up to the first scaled position: the last position with scale 1 is original - 1 - shift."""
+    return pts["original"] - pts["shift"]
 
 
 def _query_scale(lt: "Linting") -> list[Finding]:
@@ -137,8 +188,17 @@ def _query_scale(lt: "Linting") -> list[Finding]:
     qs = lt.cfg.query_scale
     if qs is None:
         return []
-    beta_v, orig_v = qs
+    beta_v, orig_v = qs.beta, qs.length
     if pts is None:
+        if qs.nope_only and qs.length is not None and not _scaled_groups(lt):
+            return []  # no NoPE layer: nothing is scaled
+        if qs.nope_only:  # Llama 4: attn_scale / floor_scale
+            bad = ", ".join(f"{v.where} {v.raw!r}" for v in (beta_v, orig_v) if v is not None)
+            return [Finding.of(QUERY_SCALE_GROWS,
+                               f"transformers scales the queries of the layers without RoPE by 1 + attn_scale ln(1 + "
+                               f"floor((p + 1) / floor_scale)) [{qs.switch.where if qs.switch else ''}] and these are "
+                               f"not numbers ropelaw can use ({bad}): the scale is not computed",
+                               path=lt.cfg.path, line=beta_v.line, column=beta_v.column)]
         where = orig_v.where if orig_v is not None else "rope_parameters has no original_max_position_embeddings"
         return [Finding.of(QUERY_SCALE_GROWS,
                            f"{beta_v.where} {beta_v.raw!r}: transformers scales the queries by 1 + beta ln(1 + "
@@ -152,16 +212,22 @@ def _query_scale(lt: "Linting") -> list[Finding]:
             parts.append(f"x{sc:.4f} at the {name} {fmt_count(n)}")
     if pts["at_target"] is None or pts["at_target"] == 1.0:
         return []  # no position the config reaches gets a scale
-    first = llama4_query_scale(pts["beta"], pts["original"], pts["original"] + 1)
-    # under 300 characters (issue 36): the original length's key and what the scale is not part of go to the note
+    first = _first_step(pts)
+    step = llama4_query_scale(pts["beta"], pts["original"], first + 1, pts["shift"], qs.float32)
+    shifted = f"(p + {pts['shift']})" if pts["shift"] else "p"
+    every = pts["layers"] is None and not qs.nope_only
+    who = "queries" if every else f"queries of the NoPE layers {_where_list(pts['layers'])}"
+    tail = "the frequencies and the RoPE bounds do not include it" if not qs.nope_only else f"{pts['bounded_by']}"
+    # under 300 characters (issue 36): the keys, what p counts and what the scale is not part of go to the note
     return [Finding.of(QUERY_SCALE_GROWS,
-                       f"queries scaled by 1 + {pts['beta']:g} ln(1 + floor(p / {fmt_count(pts['original'])})) "
-                       f"[{beta_v.where}]: x1 up to {fmt_count(pts['original'])} tokens, x{first:.4f} from "
-                       f"{fmt_count(pts['original'] + 1)}; {', '.join(parts)}",
+                       f"{who} scaled by 1 + {pts['beta']:g} ln(1 + floor({shifted} / {fmt_count(pts['original'])}))"
+                       f": x1 up to {fmt_count(first)} tokens, x{step:.4f} from {fmt_count(first + 1)}; "
+                       f"{', '.join(parts)}",
                        path=lt.cfg.path, line=beta_v.line, column=beta_v.column,
-                       notes=[f"the original length is {orig_v.where}; each scale is at the last position of its "
-                              "length (N tokens: positions 0 .. N - 1); transformers applies it to every query after "
-                              "the rotary: the frequencies and the RoPE bounds do not include it"])]
+                       notes=[f"from {', '.join(pts['from'])}; p is the {pts['position']}; each scale is at the last "
+                              "position of its length (N tokens: positions 0 .. N - 1); transformers applies it to "
+                              f"{'every query' if every else 'those queries'} after the rotary: {tail}"],
+                       **({"layers": pts["layers"]} if pts["layers"] else {}))]
 
 
 def check(lt: Linting) -> list[Finding]:
@@ -175,12 +241,8 @@ def check(lt: Linting) -> list[Finding]:
         from ..sources import Sources
 
         src = Sources()  # the message names the value by its key; where it came from, in full: the finding's sources
-        if g.window is not None:
-            limit = f"each attends a sliding window of {fmt_count(g.window.raw)} keys [{src(g.window.where)}]"
-        elif g.chunk is not None:
-            limit = f"each attends within chunks of {fmt_count(g.chunk.raw)} keys [{src(g.chunk.where)}]"
-        else:
-            limit = "they attend the whole context: nothing ropelaw models bounds them"
+        limit, where = _limit(g)
+        limit += f" [{src(where)}]" if where else ""
         v = g.window or g.chunk or cfg.layers[0].base
         out.append(Finding.of(
             NOPE_LAYERS,
@@ -190,6 +252,22 @@ def check(lt: Linting) -> list[Finding]:
             layers=list(g.indices) if g.indices is not None else None,
         ))
     return out
+
+
+def _limit(g) -> tuple[str, str | None]:
+    """What limits the distances a NoPE group attends, and the key it comes from (None: nothing)."""
+    if g.window is not None:
+        return f"each attends a sliding window of {fmt_count(g.window.raw)} keys", g.window.where
+    if g.chunk is not None:
+        return f"each attends within chunks of {fmt_count(g.chunk.raw)} keys", g.chunk.where
+    return "they attend the whole context: nothing ropelaw models bounds them", None
+
+
+def _where_list(indices: list | None) -> str:
+    if indices is None:
+        return "every layer"
+    shown = ", ".join(str(i) for i in indices[:8])
+    return f"layers {shown}{', ...' if len(indices) > 8 else ''}"
 
 
 def _where(g) -> str:
