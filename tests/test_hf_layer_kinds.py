@@ -265,9 +265,11 @@ def test_ministral3_query_scale_is_the_forward_s(offset):
 # -----------------------------------------------------------------------------------------
 # Llama 4's attention temperature tuning (its NoPE layers' queries): RL106, against the forward
 # -----------------------------------------------------------------------------------------
-CORPUS = pathlib.Path(os.environ.get("ROPELAW_CORPUS", pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "corpus"))
-LLAMA4_FILE = pathlib.Path(CORPUS, "heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp64__models__"
-                           "llama4__config_16E_4layer.json")  # a real llama4 file (text_config: 4 layers, layer 3 NoPE)
+CORPUS = pathlib.Path(os.environ.get("ROPELAW_CORPUS",
+                                     pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "corpus"))
+# a real llama4 file (text_config: 4 layers, layer 3 NoPE)
+LLAMA4_FILE = pathlib.Path(CORPUS, "heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp64__"
+                           "models__llama4__config_16E_4layer.json")
 
 
 def llama4_real() -> dict:
@@ -312,7 +314,8 @@ def test_llama4_temperature_floor_is_torch_float32(floor_scale):
 
     from ropelaw.lint.rules.layers import llama4_query_scale
 
-    ps = sorted({max(p, 0) for k in (1, 2, 1000, 2048, 2049, 70000) for p in range(k * floor_scale - 3, k * floor_scale + 3)}
+    ps = sorted({max(p, 0) for k in (1, 2, 1000, 2048, 2049, 70000)
+                 for p in range(k * floor_scale - 3, k * floor_scale + 3)}
                 | {p for c in (2 ** 24, 3 * 2 ** 24, 5 * 2 ** 25) for p in range(c - 4, c + 4)})
     floors = torch.floor((torch.tensor(ps, dtype=torch.int64).float() + 1.0) / floor_scale)
     differs = 0
@@ -330,7 +333,8 @@ def test_llama4_temperature_in_the_output():
 
     r = lint(llama4_real())
     qs = r["query_scale"]
-    assert (qs["beta"], qs["original"], qs["shift"], qs["layers"], qs["position"]) == (0.1, 8192, 1, [3], "cache position")
+    assert (qs["beta"], qs["original"], qs["shift"], qs["layers"], qs["position"]) == (0.1, 8192, 1, [3],
+                                                                                       "cache position")
     assert qs["train"] == 8192 and qs["at_train"] == pytest.approx(1 + 0.1 * math.log(2), rel=1e-15)
     assert qs["target"] == 10485760 and qs["at_target"] == pytest.approx(1 + 0.1 * math.log(1281), rel=1e-15)
     assert qs["bound"] is None and qs["at_bound"] is None and "no RoPE bound" in qs["bounded_by"]

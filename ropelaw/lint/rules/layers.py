@@ -216,7 +216,7 @@ def _query_scale(lt: "Linting") -> list[Finding]:
     step = llama4_query_scale(pts["beta"], pts["original"], first + 1, pts["shift"], qs.float32)
     shifted = f"(p + {pts['shift']})" if pts["shift"] else "p"
     every = pts["layers"] is None and not qs.nope_only
-    who = "queries" if every else f"queries of the NoPE layers {_where_list(pts['layers'])}"
+    who = "queries" if every else f"queries of the NoPE {_where_list(pts['layers'])}"
     tail = "the frequencies and the RoPE bounds do not include it" if not qs.nope_only else f"{pts['bounded_by']}"
     # under 300 characters (issue 36): the keys, what p counts and what the scale is not part of go to the note
     return [Finding.of(QUERY_SCALE_GROWS,
@@ -226,7 +226,7 @@ def _query_scale(lt: "Linting") -> list[Finding]:
                        path=lt.cfg.path, line=beta_v.line, column=beta_v.column,
                        notes=[f"from {', '.join(pts['from'])}; p is the {pts['position']}; each scale is at the last "
                               "position of its length (N tokens: positions 0 .. N - 1); transformers applies it to "
-                              f"{'every query' if every else 'those queries'} after the rotary: {tail}"],
+                              f"{'every query after the rotary' if not qs.nope_only else 'those queries'}: {tail}"],
                        **({"layers": pts["layers"]} if pts["layers"] else {}))]
 
 
