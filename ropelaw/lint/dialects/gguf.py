@@ -43,7 +43,7 @@ from typing import Any
 
 from ..model import LoadedConfig, NoRopeFound, NotARopeConfig, Overrides, Value
 from ._framework import Doc, Fields, assemble, derived, dialect, guarded, preset
-from ..model import Problem
+from ..model import Problem, QueryScale
 from ...runtimes import LLAMACPP
 from ..rules.serving import FACTORS_DISAGREE, IGNORES, LAYERS_UNKNOWN, RUNTIME_REFUSES
 
@@ -133,8 +133,23 @@ def load_file(path: str, o: Overrides) -> LoadedConfig:
     data, positions = mapping(g)
     doc = GgufDoc(data, positions, "gguf", path)
     cfg = guarded(NAME, path, lambda: assemble(doc, read(doc), o))
-    cfg = replace(cfg, semantics=LLAMACPP, notes=list(cfg.notes) + list(g.notes))
+    cfg = replace(cfg, semantics=LLAMACPP, notes=list(cfg.notes) + list(g.notes),
+                  query_scale=_temperature_tuning(cfg, g.architecture))
     return check_read(data, positions, cfg)
+
+
+def _temperature_tuning(cfg: LoadedConfig, arch: str) -> QueryScale | None:
+    """Llama 4's attention temperature tuning as llama.cpp runs it (RL106): with chunked attention (the layers
+    without RoPE exist only then) ``llama4.cpp load_arch_hparams`` sets n_attn_temp_floor_scale = 8192,
+    f_attn_temp_scale = 0.1 and f_attn_temp_offset = 1 (no GGUF key), and ``build_graph`` multiplies the queries of
+    the layers without RoPE by ``llama-graph.cpp llm_graph_input_attn_temp``: log(floor((pos + 1) / 8192) + 1) * 0.1
+    + 1, pos a float (float32 division): transformers' Llama 4 formula with its defaults."""
+    if arch != "llama4" or not any(g.attention and not g.rope for g in cfg.layers):
+        return None
+    src = "llama.cpp llama4.cpp load_arch_hparams, no GGUF key"
+    return QueryScale(beta=Value(0.1, None, 1, 1, f"f_attn_temp_scale 0.1 ({src})"),
+                      length=Value(8192, None, 1, 1, f"n_attn_temp_floor_scale 8192 ({src})", "int"),
+                      shift=1, nope_only=True, float32=True)
 
 
 def read(doc: Doc) -> Fields:

@@ -89,6 +89,9 @@ QUERY_SCALE_GROWS = define_rule(
          "1 + attn_scale ln(1 + floor((p + 1) / floor_scale)) when attn_temperature_tuning is true (the config "
          "class's defaults: true, 0.1, 8192), p the cache position (the tokens before it in the KV cache; "
          "Llama4TextAttention.forward in modeling_llama4.py, computed in float32): the RoPE layers are not scaled. "
+         "llama.cpp does the same to a Llama 4 GGUF with chunked attention, with the constants 0.1, 8192 and "
+         "offset 1 set in code, not read from the file (llama4.cpp load_arch_hparams, llama-graph.cpp "
+         "llm_graph_input_attn_temp). "
          "The finding gives the scale at the training length, at the bound (of the main layer group; none for "
          "NoPE layers: it says what limits them) and at the target (the last position of each: N tokens are "
          "positions 0 .. N - 1); the JSON output holds the same under ``query_scale``, with the layers it "
@@ -225,7 +228,7 @@ def _query_scale(lt: "Linting") -> list[Finding]:
                        f"{', '.join(parts)}",
                        path=lt.cfg.path, line=beta_v.line, column=beta_v.column,
                        notes=[f"from {', '.join(pts['from'])}; p is the {pts['position']}; each scale is at the last "
-                              "position of its length (N tokens: positions 0 .. N - 1); transformers applies it to "
+                              "position of its length (N tokens: positions 0 .. N - 1); the runtime applies it to "
                               f"{'every query after the rotary' if not qs.nope_only else 'those queries'}: {tail}"],
                        **({"layers": pts["layers"]} if pts["layers"] else {}))]
 
