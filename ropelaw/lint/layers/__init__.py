@@ -163,20 +163,14 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
     if rule.get("rule") == "unknown":
         return None, v, (f"{key} is absent and {model_type}'s config class derives it in a way ropelaw does not "
                          f"model ({rule.get('why', 'no rule fits')}); write {key} out")
-    period, period_from = None, "fixed"
-    if "key" in rule:
-        pv = get(rule["key"])
-        period = pv.raw if pv is not None else default(rule["key"])
-        period_from = pv.where if pv is not None else f"{rule['key']} default"
-        if period is None:
-            period, period_from = rule["default"], f"{rule['key']} default"
-    offset, offset_from = None, ""
-    if "offset_key" in rule:
-        ov = get(rule["offset_key"])
-        offset = ov.raw if ov is not None else default(rule["offset_key"])
-        offset_from = ov.where if ov is not None else f"{rule['offset_key']} default"
-        if offset is None:
-            offset, offset_from = rule["phase"], f"{rule['offset_key']} default"
+    def read(name: str, fallback: Any) -> tuple[Any, str]:
+        """The config's value of ``name`` and where it came from, else the class default, else ``fallback``."""
+        got = get(name)
+        raw, where = (got.raw, got.where) if got is not None else (default(name), f"{name} default")
+        return (fallback, f"{name} default") if raw is None else (raw, where)
+
+    period, period_from = read(rule["key"], rule["default"]) if "key" in rule else (None, "fixed")
+    offset, offset_from = read(rule["offset_key"], rule["phase"]) if "offset_key" in rule else (None, "")
     expanded = expand_rule(rule, n, period, offset)
     if expanded is None:
         if "offset_key" in rule:
