@@ -101,7 +101,7 @@ class Runtime:
         """Smallest exact fraction over models and scenarios, and where."""
         best: tuple[float | None, str] = (None, "")
         for (m, d, L, s), row in self.rows.items():
-            if d == dtype and L == n:
+            if d == dtype and n == L:
                 x = row["exact_fraction"]
                 if best[0] is None or x < best[0]:
                     best = (x, f"{m}, {s}")

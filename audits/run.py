@@ -412,7 +412,7 @@ def auditor_identity() -> dict[str, Any]:
             "ropelaw_tree": "modified since that commit" if dirty else "as committed",
             "torch": torch_v, "python": platform.python_version(),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-            "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+            "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")}
 
 
 def enclosing_scopes(path: Path) -> list[tuple[int, int, str]]:

@@ -160,7 +160,7 @@ def bench_prefill(lengths, w: int, repeats: int, with_reference: int) -> list[di
     rows = []
     for L in lengths:
         q, k, v = _inputs(L)
-        names = ["sdpa", "rerope", "leaky"] + (["reference"] if L <= with_reference else [])
+        names = ["sdpa", "rerope", "leaky"] + (["reference"] if with_reference >= L else [])
         t = interleaved({n: _prefill_fn(n, q, k, v, w) for n in names}, repeats if L < 8192 else max(2, repeats // 2))
         row = {"L": L, "window": w, "sdpa_ms": 1e3 * t["sdpa"], "rerope_ms": 1e3 * t["rerope"],
                "rerope_ratio": t["rerope"] / t["sdpa"], "leaky_k16_ratio": t["leaky"] / t["sdpa"],
@@ -214,7 +214,7 @@ def bench_backward(L: int, w: int, repeats: int) -> dict:
 def bench_memory(lengths, w: int, with_reference: int) -> list[dict]:
     rows = []
     for L in lengths:
-        names = ["sdpa", "rerope"] + (["reference"] if L <= with_reference else [])
+        names = ["sdpa", "rerope"] + (["reference"] if with_reference >= L else [])
         row = {"L": L}
         for n in names:
             r = run_worker(n, L, w)

@@ -173,7 +173,7 @@ def b_m_theta(m: Any, inv_freq: Any) -> Any:
     return out.reshape(arr.shape)
 
 
-def _first_negative(theta: "np.ndarray | _Sums", limit: int) -> int | None:
+def _first_negative(theta: np.ndarray | _Sums, limit: int) -> int | None:
     """Smallest integer m in [0, limit] with B_{m,theta} < 0, or None."""
     sums = theta if isinstance(theta, _Sums) else _Sums(theta)
     start = 0

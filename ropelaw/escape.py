@@ -20,7 +20,7 @@ __all__ = ["clean"]
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
-def _escape_char(m: "re.Match[str]") -> str:
+def _escape_char(m: re.Match[str]) -> str:
     c = m.group(0)
     named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
     if c in named:

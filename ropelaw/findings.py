@@ -163,8 +163,8 @@ class Finding:
 
     @classmethod
     def of(cls, rule: Rule, message: str, *, path: str = "-", line: int = 1, column: int = 1,
-           fix: str | None = None, sources: "tuple[str, ...] | list[str]" = (),
-           notes: "tuple[str, ...] | list[str]" = (), **data: Any) -> "Finding":
+           fix: str | None = None, sources: tuple[str, ...] | list[str] = (),
+           notes: tuple[str, ...] | list[str] = (), **data: Any) -> Finding:
         """A finding of ``rule``; ``fix`` defaults to the rule's documented fix."""
         return cls(rule.code, rule.name, rule.severity, message, path, line, column,
                    rule.fix.strip().splitlines()[0] if fix is None else fix, data,
@@ -200,7 +200,7 @@ class Finding:
         return out
 
 
-def parse_selectors(values: "str | list[str] | None", flag: str) -> list[str] | None:
+def parse_selectors(values: str | list[str] | None, flag: str) -> list[str] | None:
     """``--select``/``--ignore`` values (comma-separated, repeatable) -> codes or prefixes.
 
     Each selector must be ``ALL`` or a prefix of a known rule code: a typo would otherwise

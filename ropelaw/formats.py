@@ -110,7 +110,7 @@ def format_names() -> list[str]:
     return list(FORMATS)
 
 
-def get_format(name: "str | FloatFormat | Any") -> FloatFormat:
+def get_format(name: str | FloatFormat | Any) -> FloatFormat:
     """The format called ``name``: ``bf16``, ``fp16``, ``fp32``, ``tf32``, ``fp8_e4m3``, ``fp8_e5m2``.
 
     Accepts aliases (``bfloat16``, ``float16``, ``half``, ``float32``, ``float``, ``e4m3``,
@@ -205,7 +205,7 @@ class PositionCounts(Result):
                 f"({100 * self.exact_fraction:.1f}%)")
 
 
-def exact_positions(fmt: "str | FloatFormat", length: int) -> PositionCounts:
+def exact_positions(fmt: str | FloatFormat, length: int) -> PositionCounts:
     """Counts of exact, distinct and overflowing integer positions ``0 .. length-1`` in ``fmt``.
 
     Closed form, O(log L), exact for any ``1 <= L`` (Python integers; the brief asks up to
@@ -240,7 +240,7 @@ def exact_positions(fmt: "str | FloatFormat", length: int) -> PositionCounts:
     )
 
 
-def round_to_format(values: Any, fmt: "str | FloatFormat", *, via_float32: bool = False):
+def round_to_format(values: Any, fmt: str | FloatFormat, *, via_float32: bool = False):
     """Round ``values`` (array-like, converted to float64) to ``fmt``; returns float64 values.
 
     One correctly rounded step, round-to-nearest-even, in float64 arithmetic: with

@@ -65,7 +65,7 @@ def dumps(obj: Any, indent: int | None = 2) -> str:
     return json.dumps(json_safe(obj), indent=indent, allow_nan=False)
 
 
-def write_document(text: "str | Any", out: Any = None) -> None:
+def write_document(text: str | Any, out: Any = None) -> None:
     """Write ``text`` (a whole document, or a text file object holding one, read from its start) to
     ``out`` (stdout) and flush it, with SIGINT and SIGTERM blocked meanwhile (delivered right after):
     a reader gets the whole document or nothing."""

@@ -111,7 +111,7 @@ class Unscanned(tuple):
 
 
 def walk_files(root: str, suffixes: tuple[str, ...], skip_dirs=lambda name: False,
-               unscanned: "list[Unscanned] | None" = None):
+               unscanned: list[Unscanned] | None = None):
     """Files under directory ``root`` whose lower-cased name ends with one of ``suffixes``, in
     sorted order, depth first; iterative (a tree nested 1,100 deep made ``os.walk`` raise
     RecursionError) and lazy (one directory listing in memory per level).
@@ -192,7 +192,7 @@ class _SignalsRaise:
     """Context manager: fatal signals raise :class:`_Signalled` inside (main thread only), and are
     re-delivered with their default action on the way out."""
 
-    def __enter__(self) -> "_SignalsRaise":
+    def __enter__(self) -> _SignalsRaise:
         import signal
         import threading
 

@@ -168,7 +168,7 @@ class RopeSpec:
                 return value
         return None
 
-    def with_(self, **changes: Any) -> "RopeSpec":
+    def with_(self, **changes: Any) -> RopeSpec:
         """A copy with some fields changed (re-validated)."""
         return replace(self, **changes)
 

@@ -70,7 +70,7 @@ RUNS = {
 MEASURED = {"experiment", "eval-length"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def scratch() -> str:
     """A temporary folder (removed at exit) holding what the runs need: a 2-layer Llama with random
     weights saved as config.json + model.safetensors (eval-length reads nothing else; its numbers do not
@@ -92,7 +92,7 @@ def scratch() -> str:
     return folder
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def hub() -> str:
     """A temporary folder (removed at exit) holding a Hugging Face cache of tests/configs/llama-2-7b.json as
     ``meta-llama/Llama-2-7b-hf`` (refs/main naming its snapshot) and an axolotl config naming that model at
@@ -123,7 +123,7 @@ def output(argv: list[str]):
     return json.loads(_output_text(tuple(argv)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _output_text(argv: tuple[str, ...]) -> str:
     import os
 

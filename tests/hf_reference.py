@@ -45,7 +45,7 @@ def quiet():
         logger.setLevel(level)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def config_class(model_type: str):
     from transformers import CONFIG_MAPPING
 

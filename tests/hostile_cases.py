@@ -55,7 +55,7 @@ ANY = frozenset({0, 1, 2})
 
 
 # ------------------------------------------------------------------------------- helpers
-def remove_tree(path: "Path | str") -> None:
+def remove_tree(path: Path | str) -> None:
     """Delete a case's directory, also one nested 1,100 deep (shutil.rmtree recurses per level and
     raises RecursionError there; pytest's own clean-up of old temporary directories would too)."""
     import shutil

@@ -45,7 +45,7 @@ def test_bound_json_keys_and_values(capsys):
     code, out, _ = run(capsys, "bound", "--d", "128", "--train", "4096", "--pretrain-base", "1e4", "--base", "1e6",
                        "--format", "json")
     data = json.loads(out)
-    assert code == 0 and REQUIRED_BOUND_KEYS <= set(data)
+    assert code == 0 and set(data) >= REQUIRED_BOUND_KEYS
     with mpmath.workdps(40):
         expected = float(2 * mpmath.pi * mpmath.mpf(10) ** (mpmath.mpf(6 * 92) / 128))
     assert data["extrapolation_bound"] == pytest.approx(expected, rel=1e-13)

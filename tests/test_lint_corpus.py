@@ -79,7 +79,7 @@ def grid_bases():
                 yield b
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def brute_lower_bound(d: int, length: int) -> float:
     """Smallest grid base b with sum_i cos(m b^(-2i/d)) >= 0 for every m in [0, length].
 

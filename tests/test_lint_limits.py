@@ -163,7 +163,7 @@ def test_why_2_20_excludes_underflow():
     # the documented reason: with factor 1e308 YaRN's slowest pair (base 1e4, d 128) is theta/s,
     # below the smallest normal float64: the pair would stop rotating and the bound read "unbounded"
     slowest = mpmath.mpf(10000) ** (-mpmath.mpf(126) / 128) / mpmath.mpf("1e308")
-    assert slowest < TINY and 2**20 * 2048 == INT32_MAX + 1
+    assert slowest < TINY and INT32_MAX + 1 == 2**20 * 2048
 
 
 @pytest.mark.parametrize("factor,original,flagged", [

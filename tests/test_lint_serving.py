@@ -394,8 +394,8 @@ def test_a_remote_gguf_reference(tmp_path, capsys, monkeypatch):
 
     from ropelaw.lint.dialects.serving_gguf import FILE_TYPES, GGML_TYPES, remote_gguf
 
-    assert GGML_TYPES == set(gguf.GGMLQuantizationType._member_names_)
-    assert FILE_TYPES == {n[len("MOSTLY_"):] for n in gguf.LlamaFileType._member_names_ if n.startswith("MOSTLY_")}
+    assert set(gguf.GGMLQuantizationType._member_names_) == GGML_TYPES
+    assert {n[len("MOSTLY_"):] for n in gguf.LlamaFileType._member_names_ if n.startswith("MOSTLY_")} == FILE_TYPES
     assert remote_gguf("Qwen/Qwen3-0.6B-GGUF:Q8_0") == ("Qwen/Qwen3-0.6B-GGUF", "Q8_0")
     assert remote_gguf("org/m-GGUF:UD-Q4_K_XL") == ("org/m-GGUF", "UD-Q4_K_XL")  # the plugin's own examples
     assert remote_gguf("org/m-GGUF:Q4_K_M") and remote_gguf("org/m-GGUF:IQ2_M")

@@ -257,7 +257,7 @@ def test_relative_position_heatmaps_equal_brute_force_matrices(tmp_path):
                     assert arr.mask[i, j], (gid, i, j)  # future keys: masked (causal)
                 else:
                     assert not arr.mask[i, j] and arr[i, j] == f(i - j), (gid, i, j, arr[i, j])
-        assert "key position j (tokens)" == ax.get_xlabel()
+        assert ax.get_xlabel() == "key position j (tokens)"
     assert axes[0].get_ylabel() == "query position i (tokens)"
     # cells are annotated with their values (L <= 16): the Leaky ReRoPE corner is w + (L-1-w)/k = 5
     corner = [t.get_text() for t in axes[3].texts if t.get_position() == (0, L - 1)]

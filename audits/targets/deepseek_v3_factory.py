@@ -18,7 +18,7 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Optional, Tuple
+from typing import Literal, Optional
 
 import torch
 from torch import nn
@@ -32,7 +32,7 @@ class FreqsCis(nn.Module):
         super().__init__()
         ns = load_definitions("inference/model.py", ["ModelArgs", "precompute_freqs_cis"],
                               {"torch": torch, "math": math, "dataclass": dataclass, "Literal": Literal,
-                               "Optional": Optional, "Tuple": Tuple})
+                               "Optional": Optional, "Tuple": tuple})
         args = ns["ModelArgs"]()
         self.register_buffer("freqs_cis", ns["precompute_freqs_cis"](args), persistent=False)
 

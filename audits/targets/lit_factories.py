@@ -24,7 +24,6 @@ from __future__ import annotations
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Tuple
 
 import torch
 
@@ -41,6 +40,6 @@ def make_lit_llama():
 def make_tinyllama():
     """``build_rope_cache(seq_len, n_elem=64, dtype=torch.bfloat16, device=cpu, condense_ratio=1)``."""
     ns = load_definitions("lit_gpt/model.py", ["build_rope_cache"],
-                          {"torch": torch, "RoPECache": Tuple[torch.Tensor, torch.Tensor]})
+                          {"torch": torch, "RoPECache": tuple[torch.Tensor, torch.Tensor]})
     return partial(ns["build_rope_cache"], n_elem=64, dtype=torch.bfloat16, device=torch.device("cpu"),
                    condense_ratio=1)

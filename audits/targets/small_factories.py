@@ -31,7 +31,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from types import SimpleNamespace
-from typing import MutableMapping, Optional, Tuple
+from typing import MutableMapping, Optional
 
 import numpy as np
 import torch
@@ -55,7 +55,7 @@ def make_nanochat():
 def make_olmo():
     """``RotaryEmbedding(config, BufferCache())``: ``forward(q, k) -> (q, k)`` on (batch, heads, seq, 128)."""
     ns = load_definitions("olmo/model.py", ["BufferCache", "_non_meta_init_device", "RotaryEmbedding"],
-                          {"torch": torch, "nn": nn, "einsum": torch.einsum, "Tuple": Tuple,
+                          {"torch": torch, "nn": nn, "einsum": torch.einsum, "Tuple": tuple,
                            "MutableMapping": MutableMapping, "Optional": Optional, "ModelConfig": object})
     config = SimpleNamespace(d_model=4096, n_heads=32, rope_theta=10000, max_sequence_length=2048,
                              rope_full_precision=True, init_device="cpu")

@@ -333,7 +333,7 @@ class Probe:
 
     @classmethod
     def detect(cls, obj: Any, x_dtype, length: int, head_dim: int | None = None,
-               base: float | None = None) -> "Probe":
+               base: float | None = None) -> Probe:
         """Find how to call ``obj`` (see the class docstring); ModuleMismatch listing what was tried.
 
         A parameter named like the RoPE base (:data:`BASE_NAMES`) gets ``base`` (``--base``); a
@@ -512,7 +512,7 @@ class Probe:
     # -- another build, called the same way ----------------------------------
 
     @classmethod
-    def like(cls, ref: "Probe", obj: Any, x_dtype, length: int) -> "Probe":
+    def like(cls, ref: Probe, obj: Any, x_dtype, length: int) -> Probe:
         """A probe calling ``obj`` exactly as ``ref`` calls its build (no detection)."""
         probe = cls(obj, ref.plan, ref.output, ref.layout, ref.rotary_dim, ref.head_dim, x_dtype, length,
                     ref.seq_axis)

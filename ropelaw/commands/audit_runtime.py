@@ -246,7 +246,7 @@ def run_checkpoint(args: argparse.Namespace) -> int:
     for t in audit.rotary:
         header.append("  " + t.line())
     if not audit.rotary:
-        header.append(("  no rotary or ALiBi tensors found (inv_freq, geometric freqs/bands/theta, cos/sin caches, "
-                      "freqs_cis, stacked rope_cache/cache, slopes, alibi)"))
+        header.append("  no rotary or ALiBi tensors found (inv_freq, geometric freqs/bands/theta, cos/sin caches, "
+                      "freqs_cis, stacked rope_cache/cache, slopes, alibi)")
     header.extend(f"  note: {n}" for n in audit.notes)
     return _emit(audit, args.format, header, "checkpoint")

@@ -33,7 +33,7 @@ def add_project_arguments(parser: argparse.ArgumentParser, what: str = "file", e
                             "the pre-commit hook passes, since pre-commit names every file)")
 
 
-def show_settings(settings: "LintSettings", paths: list[str]) -> int:
+def show_settings(settings: LintSettings, paths: list[str]) -> int:
     """``--show-settings``: each path's settings, a blank line between them; exit 0."""
     import sys
 

@@ -181,7 +181,7 @@ class TinyLM(nn.Module):
                 elif name.endswith("bias"):
                     p.zero_()
 
-    def with_base(self, base: float) -> "TinyLM":
+    def with_base(self, base: float) -> TinyLM:
         """A copy of this model (same weights) that runs at another RoPE base (Liu et al.'s tuning)."""
         clone = TinyLM(replace(self.cfg, base=base))
         clone.load_state_dict(self.state_dict())

@@ -36,7 +36,7 @@ def _rotary_dims(head: float, frac: float | None) -> tuple[int, float]:
 # -----------------------------------------------------------------------------------------
 # layer groups from the per-layer table (ropelaw/lint/layers/)
 # -----------------------------------------------------------------------------------------
-def _proportional_group(grp: RopeLayer, e: dict, s: "_Section", idx: tuple, kinds: tuple, head_v: Value | None,
+def _proportional_group(grp: RopeLayer, e: dict, s: _Section, idx: tuple, kinds: tuple, head_v: Value | None,
                         defaults: dict, dclass: str, at: tuple[int, int], frac_v: Value | None) -> RopeLayer:
     """Proportional RoPE (Gemma 4): the exponent runs over the layers' head dim D (their own, e.g.
     ``global_head_dim``, measured per layer kind in the table; a file's ``per_layer_config`` first) and
@@ -84,7 +84,7 @@ def _layer_arch(arch: str, root_type: Any, semantics: str) -> str:
             or (layer_table.text_type(root_type, semantics) if isinstance(root_type, str) else None) or arch)
 
 
-def _unread_rotary_keys(measured: dict | None, arch: str, s: "_Section", inputs: list, semantics: str) -> list:
+def _unread_rotary_keys(measured: dict | None, arch: str, s: _Section, inputs: list, semantics: str) -> list:
     """RV025 for each key of the file that changes ``arch``'s rotary when transformers runs it
     (``rotary_keys`` of the table, measured) and that the reading above did not use."""
     if not measured:
@@ -121,7 +121,7 @@ def _layers_entry(layer_arch: str | None, semantics: str) -> dict | None:
 _SPAN_LABEL = {"full": "global", "window": "local", "chunk": "chunked"}
 
 
-def _runtime_groups(arch: str, s: "_Section", defaults: dict, dclass: str, semantics: str, main: RopeLayer,
+def _runtime_groups(arch: str, s: _Section, defaults: dict, dclass: str, semantics: str, main: RopeLayer,
                     own_block, problems: list, notes: list, at: tuple[int, int], head_v: Value | None = None,
                     partial_of=None) -> list:
     """The layer groups of a Hugging Face config as transformers ``semantics`` runs them: each layer's
@@ -298,7 +298,7 @@ def _group_label(role: str, idx: tuple) -> str:
     return f"{role} ({fmt_count(len(idx))} layer{'s' if len(idx) != 1 else ''})"
 
 
-def _span_words(span: str, chunk: "Value | None", local: bool = True) -> str:
+def _span_words(span: str, chunk: Value | None, local: bool = True) -> str:
     """What a group's span adds to its label: the chunk's size for chunked layers (``local``: the span's
     own word too, for NoPE groups)."""
     if span == "chunk":

@@ -335,7 +335,7 @@ class OverflowInt(float):
 
     digits: int
 
-    def __new__(cls, negative: bool, digits: int) -> "OverflowInt":
+    def __new__(cls, negative: bool, digits: int) -> OverflowInt:
         obj = super().__new__(cls, "-inf" if negative else "inf")
         obj.digits = digits
         return obj

@@ -49,7 +49,7 @@ class _LazyPositions(Mapping):
 
     def _resolve(self, path: Path) -> Any: ...
     def _location(self, hit: Any) -> tuple[int, int]: ...
-    def _children(self, node: Any) -> "list[tuple[Any, Any]] | None": ...
+    def _children(self, node: Any) -> list[tuple[Any, Any]] | None: ...
 
     def __getitem__(self, path: Path) -> tuple[int, int]:
         hit = self._resolve(path)
@@ -170,7 +170,7 @@ class JsonPositions(_LazyPositions):
     def _location(self, hit: tuple[int, int]) -> tuple[int, int]:
         return self._at(hit[0])
 
-    def _children(self, off: int) -> "list[tuple[Any, int]] | None":
+    def _children(self, off: int) -> list[tuple[Any, int]] | None:
         members = self._index(off)
         if isinstance(members, dict):
             return [(k, v) for k, (_, v) in members.items()]
@@ -222,7 +222,7 @@ class YamlPositions(_LazyPositions):
     def _location(self, mark: Any) -> tuple[int, int]:
         return mark.line + 1, mark.column + 1
 
-    def _children(self, node: Any) -> "list[tuple[Any, Any]] | None":
+    def _children(self, node: Any) -> list[tuple[Any, Any]] | None:
         import yaml
 
         if isinstance(node, yaml.MappingNode):

@@ -86,7 +86,7 @@ class _Section:
             return v
         return None
 
-    def sub(self, name: str) -> "_Section | None":
+    def sub(self, name: str) -> _Section | None:
         k = self.keys.get(name)
         if k is None or not isinstance(self.data[k], Mapping):
             return None
@@ -110,7 +110,7 @@ class _DefaultSection(_Section):
                              f"{_dotted(self.prefix + (k,))}: {self.note}", expect)
         return None
 
-    def sub(self, name: str) -> "_Section | None":
+    def sub(self, name: str) -> _Section | None:
         k = self.keys.get(name)
         if k is None or not isinstance(self.data[k], Mapping):
             return None

@@ -149,7 +149,7 @@ class RopePatch:
         self.modules = []
         self._far = weakref.WeakKeyDictionary()
 
-    def __enter__(self) -> "RopePatch":
+    def __enter__(self) -> RopePatch:
         return self
 
     def __exit__(self, *exc: object) -> None:

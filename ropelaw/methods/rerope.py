@@ -172,7 +172,7 @@ def _band_groups(T: int, o: int, W: int, bq: int, device: torch.device, dtype: t
         groups.append(_BandGroup(0, nh, bq, o, W, device, dtype))
     if full > nh:
         groups.append(_BandGroup(nh * bq, full - nh, bq, o, W, device, dtype))
-    if T > full * bq:
+    if full * bq < T:
         groups.append(_BandGroup(full * bq, 1, T - full * bq, o, W, device, dtype))
     return groups
 
@@ -335,7 +335,7 @@ def rerope_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: 
     kpos = torch.arange(N, dtype=torch.int64, device=q.device)  # (N,) int64
     if logn_train_len is not None:
         q = scale_queries_logn(q, qpos, logn_train_len)
-    if N - 1 < window:  # no pair is beyond the window: plain causal RoPE attention
+    if window > N - 1:  # no pair is beyond the window: plain causal RoPE attention
         qn = apply_rope(q, qpos, rotary_dim=rd, layout=layout, inv_freq=inv_freq)
         kn = apply_rope(k, kpos, rotary_dim=rd, layout=layout, inv_freq=inv_freq)
         if T == N:

@@ -19,7 +19,7 @@ cast back to the input dtype once.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, Union
+from typing import Iterator
 
 import torch
 
@@ -29,7 +29,7 @@ __all__ = ["LAYOUTS", "rope_inv_freq", "rope_cos_sin", "apply_rope", "angle_dtyp
 
 LAYOUTS = ("rotate_half", "interleaved")
 
-PositionsLike = Union[torch.Tensor, int, float]
+PositionsLike = torch.Tensor | int | float
 
 
 def angle_dtype(dtype: torch.dtype) -> torch.dtype:

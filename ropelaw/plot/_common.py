@@ -29,7 +29,7 @@ def _mpl() -> Any:
     return require("matplotlib", "plot", "plotting")
 
 
-def _new_axes(ax: "Axes | None", figsize: tuple[float, float] = (7.5, 4.8)) -> tuple["Figure", "Axes"]:
+def _new_axes(ax: Axes | None, figsize: tuple[float, float] = (7.5, 4.8)) -> tuple[Figure, Axes]:
     """``ax``'s figure, or a new Figure (no pyplot) with one Axes."""
     _mpl()
     if ax is not None:

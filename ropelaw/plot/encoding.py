@@ -53,9 +53,9 @@ def plot_relative_positions(
     length: int = 12,
     window: int = 4,
     k: float = 4.0,
-    axes: Sequence["Axes"] | None = None,
+    axes: Sequence[Axes] | None = None,
     annotate: bool | None = None,
-) -> "Figure":
+) -> Figure:
     """The relative-position matrices of seed 000 as four heatmaps.
 
     Row i is the query, column j the key; the entry is the relative position the encoding
@@ -108,7 +108,7 @@ def plot_relative_positions(
 
 # -- RoFormer: long-term decay ------------------------------------------------------------
 def plot_decay(d: int = 128, base: float = 10000.0, max_distance: int = 256,
-               ax: "Axes | None" = None) -> "Figure":
+               ax: Axes | None = None) -> Figure:
     """RoFormer's relative upper bound of the attention logit against relative distance.
 
     (1/(d/2)) * sum_{i=1}^{d/2} |S_i| with S_i = sum_{k=0}^{i-1} exp(1j*m*theta_k)
@@ -170,8 +170,8 @@ def plot_scheme_ratios(
     schemes: Sequence[str] | Mapping[str, Mapping[str, Any]] | None = None,
     factor: float = 8.0,
     seq_len: int | None = None,
-    ax: "Axes | None" = None,
-) -> "Figure":
+    ax: Axes | None = None,
+) -> Figure:
     """Per-pair frequency ratio theta_i(scheme) / theta_i(plain RoPE) for scaling schemes.
 
     Each scheme runs through :func:`ropelaw.schemes.apply_scheme` on the same setup

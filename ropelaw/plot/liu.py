@@ -37,8 +37,8 @@ def plot_bound_vs_base(
     pretrain_base: float = 10000.0,
     bases: Sequence[float] | None = None,
     observations: bool | None = None,
-    ax: "Axes | None" = None,
-) -> "Figure":
+    ax: Axes | None = None,
+) -> Figure:
     """Extrapolation bound against the base beta, log-log (Liu et al. 2023, Theorem 3).
 
     Above the critical base beta_0 = b^(log_{T_train/2pi}(T_tune/2pi)) the bound is
@@ -162,7 +162,7 @@ def plot_bound_vs_base(
 
 
 # -- Liu et al.: per-pair periods --------------------------------------------------------
-def plot_pair_periods(spec: RopeSpec | Mapping[str, Any] | None = None, ax: "Axes | None" = None) -> "Figure":
+def plot_pair_periods(spec: RopeSpec | Mapping[str, Any] | None = None, ax: Axes | None = None) -> Figure:
     """Period 2*pi/theta_i of every rotation pair against the training length.
 
     theta_i comes from :func:`ropelaw.schemes.apply_scheme` (the inference base and scheme);

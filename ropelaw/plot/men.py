@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # -- Men et al.: B_{m,theta} and the base lower bound ------------------------------------------
 def plot_men_bmtheta(d: int = 128, base: float = 10000.0, max_m: int | None = None,
-                     ax: "Axes | None" = None) -> "Figure":
+                     ax: Axes | None = None) -> Figure:
     """B_{m,theta} = sum_i cos(m*theta_i) against the relative distance m (Men et al. 2024).
 
     Men et al. (arXiv 2405.14591, Theorem 1 / eq. for B_{m,theta}) require B_{m,theta} >= 0
@@ -73,7 +73,7 @@ def plot_men_bmtheta(d: int = 128, base: float = 10000.0, max_m: int | None = No
 
 
 def plot_base_lower_bound(d: int = 128, lengths: Sequence[int] | None = None,
-                          published: bool | None = None, ax: "Axes | None" = None) -> "Figure":
+                          published: bool | None = None, ax: Axes | None = None) -> Figure:
     """Lower bound of the base whose B_{m,theta} stays >= 0 up to each context length (Men et al. 2024).
 
     Values from :func:`ropelaw.basebound.base_lower_bound` (its default convention); ``lengths`` defaults to the

@@ -25,8 +25,8 @@ def _default_lengths(lo: int = 16, hi: int = 1 << 20, points: int = 200) -> list
 def plot_exact_fraction(
     dtypes: Sequence[str] = ("bf16", "fp16", "fp8_e4m3", "fp8_e5m2"),
     lengths: Sequence[int] | None = None,
-    ax: "Axes | None" = None,
-) -> "Figure":
+    ax: Axes | None = None,
+) -> Figure:
     """Fraction of positions 0 .. L-1 that a float format represents exactly, against L.
 
     The seed 004 figure (Baichuan 2023): positions built in bf16 lose exactness past 256;

@@ -346,7 +346,7 @@ def _proportional(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     (default 1). Attention factor 1. Details: ``head_dim``, ``factor``.
     """
     D = _length(spec, "head_dim", spec.param("head_dim"))
-    if D < spec.d:
+    if spec.d > D:
         raise _fail(spec, f"head_dim {D} is smaller than the rotated dims d = {spec.d}")
     s = _factor(spec, default=1.0)
     return SchemeResult(tuple(spec.base ** (-2.0 * i / D) / s for i in range(spec.d // 2)),

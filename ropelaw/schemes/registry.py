@@ -70,7 +70,7 @@ class SchemeInfo:
     """A registry entry: the scheme function and its parameter names (HF ``rope_scaling`` keys)."""
 
     name: str
-    fn: Callable[[RopeSpec, "int | None"], SchemeResult]
+    fn: Callable[[RopeSpec, int | None], SchemeResult]
     required: tuple[str, ...]  # params the scheme cannot run without
     optional: tuple[str, ...]
     summary: str
@@ -78,7 +78,7 @@ class SchemeInfo:
     aliases: tuple[str, ...] = ()
     # The same frequencies in arbitrary precision, ``exact(spec, seq_len, mp) -> [mpf]``, for the
     # analytic decisions of ``theory`` (a trained period against T_train); None: not available
-    exact: "Callable[[RopeSpec, int | None, Any], list] | None" = None
+    exact: Callable[[RopeSpec, int | None, Any], list] | None = None
 
 
 SCHEMES: dict[str, SchemeInfo] = {}
@@ -95,7 +95,7 @@ def register(
 ) -> Callable:
     """Register a scheme function under ``name`` (and ``aliases``)."""
 
-    def deco(fn: Callable[[RopeSpec, "int | None"], SchemeResult]):
+    def deco(fn: Callable[[RopeSpec, int | None], SchemeResult]):
         info = SchemeInfo(name, fn, required, optional,
                           summary or (fn.__doc__ or "").strip().splitlines()[0], source, aliases)
         for key in (name, *aliases):

@@ -194,7 +194,7 @@ def _parse_quietly(text: str, path: str) -> ast.Module:
         return ast.parse(text, filename=path)
 
 
-def scan_source(source: "str | bytes", path: str = "-", *, length: int = DEFAULT_LENGTH) -> list[Finding]:
+def scan_source(source: str | bytes, path: str = "-", *, length: int = DEFAULT_LENGTH) -> list[Finding]:
     """Findings for one module's source (bytes are decoded per PEP 263). Never raises on bad code.
 
     A file that parses but whose walk stops early (nesting beyond even the deep-stack thread's
@@ -244,7 +244,7 @@ def scan_source(source: "str | bytes", path: str = "-", *, length: int = DEFAULT
     return findings
 
 
-def scan_file(path: "str | os.PathLike", *, length: int = DEFAULT_LENGTH, display: str | None = None,
+def scan_file(path: str | os.PathLike, *, length: int = DEFAULT_LENGTH, display: str | None = None,
               max_bytes: int = MAX_FILE_BYTES) -> list[Finding]:
     """Findings for one file; never an exception.
 
@@ -272,7 +272,7 @@ def scan_file(path: "str | os.PathLike", *, length: int = DEFAULT_LENGTH, displa
     return scan_source(data, shown, length=length)
 
 
-def python_files(paths: Sequence["str | os.PathLike"], unscanned: list | None = None, lazy: bool = False):
+def python_files(paths: Sequence[str | os.PathLike], unscanned: list | None = None, lazy: bool = False):
     """The .py files named or found (recursively, sorted) under ``paths``: a list, or with ``lazy`` an
     iterator that walks each directory as its files are used (after the same checks, all made first),
     so a scan of 50,000 files keeps no list of them.
@@ -319,7 +319,7 @@ def python_files(paths: Sequence["str | os.PathLike"], unscanned: list | None = 
     return itertools.chain.from_iterable(out) if lazy else [f for part in out for f in part]
 
 
-def scan_paths(paths: Sequence["str | os.PathLike"], *, length: int = DEFAULT_LENGTH,
+def scan_paths(paths: Sequence[str | os.PathLike], *, length: int = DEFAULT_LENGTH,
                select: list[str] | None = None, ignore: list[str] | None = None,
                progress: bool = False, max_bytes: int = MAX_FILE_BYTES) -> ScanResult:
     """Scan files and directories (see :func:`python_files`) and filter the findings.

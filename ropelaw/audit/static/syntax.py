@@ -97,7 +97,7 @@ def _is_float_tensor(n: ast.AST) -> bool:
     return leaf in ("float", "double") or (leaf in ("tensor", "ones", "zeros", "full") and _kw(n, "dtype") is not None)
 
 
-def _float_scalar_operand(node: ast.AST, a: "Val", b: "Val", memo: dict) -> bool:
+def _float_scalar_operand(node: ast.AST, a: Val, b: Val, memo: dict) -> bool:
     """The other operand of a product with an integer tensor is a Python float (a float literal, ``math.log``
     / ``math.pi`` in it): int64 * float gives torch's default dtype. ``memo``: see :func:`_subtree_has`."""
     if not isinstance(node, ast.BinOp) or not (a.integer or b.integer):
@@ -105,7 +105,7 @@ def _float_scalar_operand(node: ast.AST, a: "Val", b: "Val", memo: dict) -> bool
     return _subtree_has(node.right if a.integer else node.left, _is_float_scalar, memo)
 
 
-def _float_tensor_operand(node: ast.AST, a: "Val", b: "Val", memo: dict) -> bool:
+def _float_tensor_operand(node: ast.AST, a: Val, b: Val, memo: dict) -> bool:
     """True when the other operand of an integer true division is visibly a float tensor (a ``.float()``,
     a tensor with an explicit dtype): the quotient then takes that dtype, not the default one."""
     if not isinstance(node, ast.BinOp) or not (a.integer or b.integer):
@@ -151,7 +151,7 @@ def _self_method_calls(fn: ast.AST, lines: Sequence[str]) -> set[str]:
     return set(_SELF_CALL.findall("\n".join(_code_part(x) for x in lines[fn.lineno - 1:fn.end_lineno])))
 
 
-_ASSIGNMENTS: "dict[int, tuple[ast.AST, dict[str, list[ast.Assign]]]]" = {}  # id(fn) -> (fn, index)
+_ASSIGNMENTS: dict[int, tuple[ast.AST, dict[str, list[ast.Assign]]]] = {}  # id(fn) -> (fn, index)
 
 
 def _assignments(fn: ast.AST) -> dict[str, list[ast.Assign]]:
@@ -338,7 +338,7 @@ def _complex_construction(node: ast.AST | None) -> str:
     return ""
 
 
-def _annotation_dtype(ann: ast.AST | None, name: str) -> "_Dtype | None":
+def _annotation_dtype(ann: ast.AST | None, name: str) -> _Dtype | None:
     """dtype of a parameter from its annotation: numpy arrays (``np.ndarray``, ``npt.NDArray[np.int64]``)
     and integer tensors (``torch.LongTensor``); None when the annotation says nothing about it."""
     if ann is None:

@@ -56,5 +56,5 @@ class _Scope:
     repaired: set = field(default_factory=set)  # buffers re-registered in float32 earlier in this function
     # arrays / tensors whose dtype is known from an annotation or their constructor (out: np.ndarray,
     # buf = np.zeros(n, dtype=np.int64)): ``X.dtype`` is that dtype, not an input's
-    arrays: dict[str, "_Dtype"] = field(default_factory=dict)
+    arrays: dict[str, _Dtype] = field(default_factory=dict)
 

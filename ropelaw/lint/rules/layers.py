@@ -128,12 +128,12 @@ def llama4_query_scale(beta: float, original: int, tokens: int, shift: int = 0, 
     return 1.0 + beta * math.log1p(math.floor(_f32(q)))
 
 
-def _scaled_groups(lt: "Linting") -> list:
+def _scaled_groups(lt: Linting) -> list:
     """The layer groups a NoPE-only query scale applies to: attention layers without RoPE."""
     return [g for g in lt.cfg.layers if not g.rope and g.attention]
 
 
-def query_scale_points(lt: "Linting") -> dict | None:
+def query_scale_points(lt: Linting) -> dict | None:
     """``{"beta", "original", "shift", "from", "formula", "position", "layers", "applies_to", "bounded_by", "train",
     "at_train", "bound", "at_bound", "target", "at_target"}`` of the config's position-dependent query scale (None:
     it has none, it applies to no layer, or its values are not numbers ropelaw can use)."""
@@ -186,7 +186,7 @@ def _first_step(pts: dict) -> int:
     return pts["original"] - pts["shift"]
 
 
-def _query_scale(lt: "Linting") -> list[Finding]:
+def _query_scale(lt: Linting) -> list[Finding]:
     pts = query_scale_points(lt)
     qs = lt.cfg.query_scale
     if qs is None:

@@ -25,11 +25,11 @@ class Edit:
     refused: str | None = None  # why the dialect cannot state this option
     stated: dict = field(default_factory=dict)  # lint error code of the edited file -> why the plan states it
 
-    def set(self, path: tuple, value: Any) -> "Edit":
+    def set(self, path: tuple, value: Any) -> Edit:
         self.changes.append((tuple(path), value))
         return self
 
-    def delete(self, path: tuple) -> "Edit":
+    def delete(self, path: tuple) -> Edit:
         self.changes.append((tuple(path), DELETE))
         return self
 
