@@ -40,7 +40,7 @@ never registered as a buffer or parameter.
 
 Frequency buffers (RP121) are buffers registered with ``register_buffer`` or ``self.X =
 nn.Buffer(...)`` that hold frequencies: named so (``inv_freq``, ``freq(s)``, ``theta``, ``omega``,
-``bands``, ``periods``) or built so (:func:`.syntax._frequency_expression`: ``base ** (arange/dim)``,
+``bands``, ``periods``) or built so (:func:`.syntax.frequency_expression`: ``base ** (arange/dim)``,
 ``1 / base ** ...``, ``exp(-log(base) * arange/dim)``, ``logspace``, ``2 ** linspace``, ``linspace *
 pi``, also through a function of the same file). When the dtype of ``self.X`` is bf16 depends on
 *when* the code runs:
@@ -81,7 +81,7 @@ functions of the file and ``self.m()`` implemented by any class of the file) is 
 ``model.to(dtype)``; a cast of angles right inside a complex constructor is RP114.
 
 Dtypes known not to be low precision: numpy and integer arrays (annotated or constructed, see
-:func:`.syntax._annotation_dtype`, :meth:`Checker._constructed_dtype`), and a ``dtype`` parameter whose
+:func:`.syntax.annotation_dtype`, :meth:`Checker._constructed_dtype`), and a ``dtype`` parameter whose
 float32 default no call in the file overrides (:meth:`Checker._float32_default`).
 
 Numbers in messages come from :func:`ropelaw.formats.exact_positions` at ``length``

@@ -7,17 +7,17 @@ import ast
 from typing import Iterable
 
 from ..rules import static_buffers as B
-from .names import _FREQ_BUFFER_NAME, _FREQ_FUNC_NAME, _NOT_FREQ_BUFFER, _REPAIR_METHODS
-from .syntax import (_complex_construction, _dotted, _dtype_checked, _explicit_float32, _float32_branch,
-                     _frequency_expression, _last_assignment, _leaf, _resolved, _self_method_calls,
-                     _table_constructor, _visibly_low)
-from .values import _Dtype, _Scope
+from .names import FREQ_BUFFER_NAME, FREQ_FUNC_NAME, NOT_FREQ_BUFFER, REPAIR_METHODS
+from .syntax import (call_leaf, complex_construction, dotted_name, dtype_checked, explicit_float32, float32_branch,
+                     frequency_expression, last_assignment, resolved_value, self_method_calls, table_constructor,
+                     visibly_low)
+from .values import DtypeSource, Scope
 
 
 class Buffers:
     """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: a class's buffers before and after a cast."""
 
-    def _self_dtype(self, dotted: str, scope: _Scope | None = None) -> _Dtype:
+    def _self_dtype(self, dotted: str, scope: Scope | None = None) -> DtypeSource:
         """dtype of ``self.X...``: follows a model cast unless X is a plain (unregistered) attribute,
         a buffer the class restores after every cast (``_apply``/``to`` override), a buffer this
         function re-registered in float32 above, or a float32 buffer read at construction time."""
@@ -29,31 +29,31 @@ class Buffers:
             if (x in self._plain_attrs or x in self._repaired
                     or (scope is not None and (x in scope.repaired
                                                or (scope.construction and x in self._float32_at_init)))):
-                return _Dtype(None, f"`{dotted}`", True)  # Module.to does not cast it (or nothing cast it yet)
-        return _Dtype("buffer", f"`{dotted}`", True)
+                return DtypeSource(None, f"`{dotted}`", True)  # Module.to does not cast it (or nothing cast it yet)
+        return DtypeSource("buffer", f"`{dotted}`", True)
 
     def _is_frequency_buffer(self, name: str, value: ast.AST | None, meth: ast.AST) -> bool:
         """A buffer holds frequencies when named so (inv_freq, freqs, theta, omega, bands, periods;
         not cis/cos/sin/cache/emb/pos) or when its value (a local name followed to its assignment,
-        a call followed into a function of the same file) builds them (:func:`_frequency_expression`)."""
-        if "cis" in name or _NOT_FREQ_BUFFER.search(name) and "freq" not in name:
+        a call followed into a function of the same file) builds them (:func:`frequency_expression`)."""
+        if "cis" in name or NOT_FREQ_BUFFER.search(name) and "freq" not in name:
             return False
-        if _table_constructor(_resolved(value, meth)):
+        if table_constructor(resolved_value(value, meth)):
             return False  # an (L, d) or (L, d/2, 2) table filled later (fairseq2's float32 sin/cos `freqs`)
-        if _FREQ_BUFFER_NAME.search(name):
+        if FREQ_BUFFER_NAME.search(name):
             return True
-        value = _resolved(value, meth)
+        value = resolved_value(value, meth)
         if value is None:
             return False
         if isinstance(value, ast.Call):
-            fname = _dotted(value.func).split(".")[-1]
-            if _FREQ_FUNC_NAME.search(fname) and not _NOT_FREQ_BUFFER.search(fname):
+            fname = dotted_name(value.func).split(".")[-1]
+            if FREQ_FUNC_NAME.search(fname) and not NOT_FREQ_BUFFER.search(fname):
                 return True
             target = self._module_funcs.get(fname)
             if target is not None:
-                return any(_frequency_expression(n.value, target) for n in ast.walk(target)
+                return any(frequency_expression(n.value, target) for n in ast.walk(target)
                            if isinstance(n, (ast.Return, ast.Assign)) and n.value is not None)
-        return _frequency_expression(value, meth)
+        return frequency_expression(value, meth)
 
     def _buffers_of(self, cls: ast.ClassDef) -> frozenset:
         """Names of frequency buffers the class registers; reports RP121 where a cast can round them
@@ -86,14 +86,14 @@ class Buffers:
         for owner, name, node, value, meth in regs + [(c, *r) for c in chain for r in self._parameters(c)]:
             if isinstance(value, ast.Constant) and value.value is None:
                 continue  # register_buffer("inv_freq", None): filled lazily, nothing to round here
-            runs_at_construction = (meth.name in construction or not has_init) and meth.name not in _REPAIR_METHODS
+            runs_at_construction = (meth.name in construction or not has_init) and meth.name not in REPAIR_METHODS
             how = self._complex_value(value, meth)
             if how:
                 if runs_at_construction and name not in repaired and owner is cls:
                     if isinstance(node, ast.Assign):
-                        kind = "parameter" if "Parameter" in _dotted(node.value.func) else "buffer"
+                        kind = "parameter" if "Parameter" in dotted_name(node.value.func) else "buffer"
                     else:
-                        kind = "parameter" if _leaf(node) == "register_parameter" else "buffer"
+                        kind = "parameter" if call_leaf(node) == "register_parameter" else "buffer"
                     self.report(B.COMPLEX_BUFFER_CAST_TO_REAL, node,
                                 f"`{name}` is a complex {kind} (built with {how}): `model.to(torch.bfloat16)` "
                                 "keeps only "
@@ -106,10 +106,10 @@ class Buffers:
                 continue
             found.add(name)
             if runs_at_construction:
-                at_init[name] = at_init.get(name, True) and _explicit_float32(value, meth)
+                at_init[name] = at_init.get(name, True) and explicit_float32(value, meth)
             if name in repaired or owner is not cls:
                 continue  # repaired after every cast; or registered by an in-file base (reported there)
-            low = _visibly_low(value)
+            low = visibly_low(value)
             if low:
                 self.report(B.INV_FREQ_FLOAT_BUFFER, node,
                             f"`{name}` is registered with a value converted to a low-precision dtype: every "
@@ -130,20 +130,20 @@ class Buffers:
         return frozenset(found)
 
     def _complex_value(self, value: ast.AST | None, fn: ast.AST | None, depth: int = 0) -> str:
-        """How a registered value builds complex numbers (see :func:`_complex_construction`), following a
+        """How a registered value builds complex numbers (see :func:`complex_construction`), following a
         local name to its assignment, a function of the file (``precompute_freqs_cis(...)``) or a method
         ``self.m()`` implemented by any class of the file (a subclass's override counts: torchtitan's
         ``RoPE.__init__`` registers ``self._precompute_cache()``, which ``ComplexRoPE`` implements with
         ``torch.polar``) into its return values; "" when it does not."""
         if value is None or depth > 3:
             return ""
-        how = _complex_construction(value)
+        how = complex_construction(value)
         if how:
             return how
         if isinstance(value, ast.Name):
-            return self._complex_value(_last_assignment(value.id, fn, getattr(value, "lineno", 1 << 30)), fn, depth + 1)
+            return self._complex_value(last_assignment(value.id, fn, getattr(value, "lineno", 1 << 30)), fn, depth + 1)
         if isinstance(value, ast.Call):
-            leaf = _leaf(value)
+            leaf = call_leaf(value)
             if leaf in ("view_as_real", "abs", "angle", "float", "to", "type"):
                 return ""
             targets = []
@@ -183,21 +183,21 @@ class Buffers:
                 if m in seen or m not in methods:
                     continue
                 seen.add(m)
-                todo.extend(_self_method_calls(methods[m], self.lines))
+                todo.extend(self_method_calls(methods[m], self.lines))
             return seen
 
         def fresh(value: ast.AST | None, name: str) -> bool:
             """Not visibly low precision and not computed from the (cast) buffer's values (its
             ``.device`` / ``.dtype`` may be read)."""
-            if value is None or _visibly_low(value):
+            if value is None or visibly_low(value):
                 return False
             meta = {id(n.value) for n in ast.walk(value) if isinstance(n, ast.Attribute)
                     and n.attr in ("device", "dtype", "shape", "ndim")}
-            return not any(isinstance(n, ast.Attribute) and _dotted(n) == f"self.{name}" and id(n) not in meta
+            return not any(isinstance(n, ast.Attribute) and dotted_name(n) == f"self.{name}" and id(n) not in meta
                            for n in ast.walk(value))
 
         repaired: set[str] = set()
-        after_cast = reach(m for m in methods if m in _REPAIR_METHODS)
+        after_cast = reach(m for m in methods if m in REPAIR_METHODS)
         if after_cast:
             repaired |= {name for _, name, _, value, meth in regs if meth.name in after_cast and fresh(value, name)}
             # self.X = <tensor> on a registered buffer replaces the buffer too (Module.__setattr__)
@@ -212,14 +212,14 @@ class Buffers:
             for stmt in methods[m].body:
                 if isinstance(stmt, ast.Assign):
                     for t in stmt.targets:
-                        if (isinstance(t, ast.Attribute) and _dotted(t) == f"self.{t.attr}" and t.attr in names
-                                and fresh(stmt.value, t.attr) and _explicit_float32(stmt.value, methods[m])):
+                        if (isinstance(t, ast.Attribute) and dotted_name(t) == f"self.{t.attr}" and t.attr in names
+                                and fresh(stmt.value, t.attr) and explicit_float32(stmt.value, methods[m])):
                             repaired.add(t.attr)
                 elif (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-                      and _leaf(stmt.value) == "register_buffer" and len(stmt.value.args) >= 2
+                      and call_leaf(stmt.value) == "register_buffer" and len(stmt.value.args) >= 2
                       and isinstance(stmt.value.args[0], ast.Constant) and stmt.value.args[0].value in names
                       and fresh(stmt.value.args[1], stmt.value.args[0].value)
-                      and _explicit_float32(stmt.value.args[1], methods[m])):
+                      and explicit_float32(stmt.value.args[1], methods[m])):
                     repaired.add(stmt.value.args[0].value)
         # 2. reads only behind a float32 dtype check
         later = reach(e for e in methods if e != "__init__" and (e not in construction or not e.startswith("_")))
@@ -235,14 +235,14 @@ class Buffers:
             parents = {id(c): p for p in nodes for c in ast.iter_child_nodes(p)}
             for node in nodes:
                 if isinstance(node, ast.If):
-                    name = _dtype_checked(node.test)
-                    branch = _float32_branch(node.test, name) if name in pending else None
+                    name = dtype_checked(node.test)
+                    branch = float32_branch(node.test, name) if name in pending else None
                     if branch is not None:
                         for stmt in (node.orelse if branch == "else" else node.body):
                             guarded_reads[name].update(id(n) for n in ast.walk(stmt))
                         guarded_reads[name].update(id(n) for n in ast.walk(node.test))
                 elif isinstance(node, ast.Attribute) and node.attr in pending \
-                        and _dotted(node) == f"self.{node.attr}" and isinstance(node.ctx, ast.Load):
+                        and dotted_name(node) == f"self.{node.attr}" and isinstance(node.ctx, ast.Load):
                     parent = parents.get(id(node))
                     if isinstance(parent, ast.Attribute) and parent.attr in ("dtype", "device", "shape", "ndim"):
                         continue  # metadata, not the values

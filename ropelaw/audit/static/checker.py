@@ -12,12 +12,12 @@ from typing import Sequence
 from ...findings import Finding, Rule
 from .buffers import Buffers
 from .dtypes import Dtypes
-from .flow import Flow, _visitor
-from .names import _FREQ_NAME, _INT_POS_ARG, _LINE_BREAK, _POS_NAME, _ROTARY_NAME, _TRIGGERS
+from .flow import Flow, visitor
+from .names import FREQ_NAME, INT_POS_ARG, LINE_BREAK, POS_NAME, ROTARY_NAME, TRIGGERS
 from .structure import Structure
-from .syntax import _annotation_dtype
+from .syntax import annotation_dtype
 from .triggers import Triggers, path_suffix
-from .values import _NONE, Val, _Dtype, _Scope
+from .values import NOTHING, DtypeSource, Scope, Val
 
 DEFAULT_LENGTH = 8192  # the seed's context: bf16 keeps 896 of 8,192 positions
 
@@ -29,7 +29,7 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
         self.path = path
         self.length = length
         self.source = source
-        self.lines = _LINE_BREAK.split(source)  # Python's own lines (str.splitlines also splits at \f,
+        self.lines = LINE_BREAK.split(source)  # Python's own lines (str.splitlines also splits at \f,
         # \x1c-\x1e, NEL and U+2028, which shifted the `# noqa` lookup of every later line by one)
         self.findings: list[Finding] = []
         self._seen: set[tuple[str, int, int]] = set()
@@ -82,7 +82,7 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
         """Cheap text test: does the node's source mention any trigger word?"""
         start, end = getattr(node, "lineno", 1), getattr(node, "end_lineno", None) or len(self.lines)
         text = "\n".join(self.lines[start - 1:end])
-        return any(w in text for w in _TRIGGERS)
+        return any(w in text for w in TRIGGERS)
 
     # ------------------------------------------------------------------ structure
     def _module(self, tree: ast.Module) -> None:
@@ -91,7 +91,7 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
         self._classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
         self._module_funcs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self._graph: tuple[frozenset, frozenset] | None = None
-        scope = _Scope()
+        scope = Scope()
         self._block(tree.body, scope)
 
     def _class_def(self, node: ast.ClassDef) -> None:
@@ -103,16 +103,16 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
         self._class_buffers = self._buffers_of(node)
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._function(stmt, _Scope(), method=True)
+                self._function(stmt, Scope(), method=True)
             elif isinstance(stmt, ast.ClassDef):
                 self._class_def(stmt)
         (self._class, self._class_buffers, self._plain_attrs, self._repaired, self._float32_at_init) = saved
 
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope, method: bool = False) -> None:
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope, method: bool = False) -> None:
         # a method of a class with a frequency buffer may rebuild a cache (RP122) without a trigger word
         if not self._class_buffers and not self._relevant(node):
             return
-        inner = _Scope()
+        inner = Scope()
         args = node.args
         positional = [*args.posonlyargs, *args.args]
         defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
@@ -120,29 +120,29 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if a is not None:
                 inner.params.add(a.arg)
-                ann = _annotation_dtype(a.annotation, a.arg)
+                ann = annotation_dtype(a.annotation, a.arg)
                 if ann is not None:
                     inner.arrays[a.arg] = ann
                 if a.arg == "dtype" or a.arg.endswith("_dtype"):
                     if self._float32_default(node, a.arg, defaults.get(a.arg)):
-                        inner.dtypes[a.arg] = _Dtype(None, f"the `{a.arg}` argument (float32 by default; no "
+                        inner.dtypes[a.arg] = DtypeSource(None, f"the `{a.arg}` argument (float32 by default; no "
                                                            f"call in this file passes another dtype)", True)
                     elif self._integer_from_callers(node, a.arg):
                         # every caller passes an integer dtype (lit-llama: dtype=idx.dtype of int64 token ids)
-                        inner.dtypes[a.arg] = _Dtype(None, "int64", True)
+                        inner.dtypes[a.arg] = DtypeSource(None, "int64", True)
                     else:
-                        inner.dtypes[a.arg] = _Dtype("caller", f"the `{a.arg}` argument", True)
-                elif _POS_NAME.match(a.arg):
+                        inner.dtypes[a.arg] = DtypeSource("caller", f"the `{a.arg}` argument", True)
+                elif POS_NAME.match(a.arg):
                     # position_ids / cache_position arguments are integer tensors by convention (LongTensor)
-                    integer = bool(_INT_POS_ARG.match(a.arg)) or self._integer_from_holders(node, a.arg, self._class)
+                    integer = bool(INT_POS_ARG.match(a.arg)) or self._integer_from_holders(node, a.arg, self._class)
                     inner.names[a.arg] = Val(frozenset({"pos"}), integer=integer,
                                              origin=(node.lineno, f"the argument `{a.arg}` of `{node.name}`"))
-                elif _FREQ_NAME.search(a.arg):
+                elif FREQ_NAME.search(a.arg):
                     inner.names[a.arg] = Val(frozenset({"freq"}))
         cls_name = self._class.name if self._class is not None else ""
         inner.alibi = scope.alibi or "alibi" in node.name.lower() or "alibi" in cls_name.lower()
         inner.rotary = (scope.rotary or inner.alibi or bool(self._class_buffers)
-                        or bool(_ROTARY_NAME.search(node.name) or _ROTARY_NAME.search(cls_name))
+                        or bool(ROTARY_NAME.search(node.name) or ROTARY_NAME.search(cls_name))
                         or "inv_freq" in "\n".join(self.lines[node.lineno - 1:node.end_lineno]))
         inner.freq_buffers = self._class_buffers
         inner.construction = method and node.name in self._call_graph()[1] if self._class_buffers else False
@@ -161,43 +161,43 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
         self._deferred = saved_deferred
         self._autocast, self._fn = saved, saved_fn
 
-    def _block(self, body: Sequence[ast.stmt], scope: _Scope) -> None:
+    def _block(self, body: Sequence[ast.stmt], scope: Scope) -> None:
         for stmt in body:
             self._stmt(stmt, scope)
 
-    def _stmt(self, stmt: ast.stmt, scope: _Scope) -> None:
+    def _stmt(self, stmt: ast.stmt, scope: Scope) -> None:
         """Dispatch a statement to its ``visit_<Type>``; statements without one hold nothing to follow."""
-        visit = _visitor(type(self), type(stmt))
+        visit = visitor(type(self), type(stmt))
         if visit is not None:
             visit(self, stmt, scope)
 
     # ------------------------------------------------------------------ statements
-    def visit_FunctionDef(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope) -> None:
+    def visit_FunctionDef(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
         for d in stmt.decorator_list:
             self._expr(d, scope)
         self._function(stmt, scope)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
-    def visit_ClassDef(self, stmt: ast.ClassDef, scope: _Scope) -> None:
+    def visit_ClassDef(self, stmt: ast.ClassDef, scope: Scope) -> None:
         self._class_def(stmt)
 
-    def visit_Assign(self, stmt: ast.Assign, scope: _Scope) -> None:
+    def visit_Assign(self, stmt: ast.Assign, scope: Scope) -> None:
         val = self._expr(stmt.value, scope)
         for t in stmt.targets:
             self._bind(t, val, stmt.value, scope)
 
-    def visit_AnnAssign(self, stmt: ast.AnnAssign, scope: _Scope) -> None:
+    def visit_AnnAssign(self, stmt: ast.AnnAssign, scope: Scope) -> None:
         if stmt.value is not None:
             self._bind(stmt.target, self._expr(stmt.value, scope), stmt.value, scope)
 
-    def visit_AugAssign(self, stmt: ast.AugAssign, scope: _Scope) -> None:
+    def visit_AugAssign(self, stmt: ast.AugAssign, scope: Scope) -> None:
         val = self._expr(stmt.value, scope)
         if isinstance(stmt.target, ast.Name):
-            old = scope.names.get(stmt.target.id, _NONE)
+            old = scope.names.get(stmt.target.id, NOTHING)
             scope.names[stmt.target.id] = self._combine(old, val, stmt, scope, op=stmt.op)
 
-    def visit_With(self, stmt: ast.With | ast.AsyncWith, scope: _Scope) -> None:
+    def visit_With(self, stmt: ast.With | ast.AsyncWith, scope: Scope) -> None:
         pushed = 0
         for item in stmt.items:
             state = self._autocast_state(item.context_expr)
@@ -212,21 +212,21 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
 
     visit_AsyncWith = visit_With
 
-    def visit_If(self, stmt: ast.If | ast.While, scope: _Scope) -> None:
+    def visit_If(self, stmt: ast.If | ast.While, scope: Scope) -> None:
         self._expr(stmt.test, scope)
         self._block(stmt.body, scope)
         self._block(stmt.orelse, scope)
 
     visit_While = visit_If
 
-    def visit_For(self, stmt: ast.For | ast.AsyncFor, scope: _Scope) -> None:
+    def visit_For(self, stmt: ast.For | ast.AsyncFor, scope: Scope) -> None:
         self._expr(stmt.iter, scope)
         self._block(stmt.body, scope)
         self._block(stmt.orelse, scope)
 
     visit_AsyncFor = visit_For
 
-    def visit_Try(self, stmt: ast.Try, scope: _Scope) -> None:
+    def visit_Try(self, stmt: ast.Try, scope: Scope) -> None:
         self._block(stmt.body, scope)
         for h in stmt.handlers:
             self._block(h.body, scope)
@@ -235,13 +235,13 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
 
     visit_TryStar = visit_Try
 
-    def visit_Return(self, stmt: ast.Return | ast.Expr, scope: _Scope) -> None:
+    def visit_Return(self, stmt: ast.Return | ast.Expr, scope: Scope) -> None:
         if stmt.value is not None:
             self._expr(stmt.value, scope)
 
     visit_Expr = visit_Return
 
-    def visit_Match(self, stmt, scope: _Scope) -> None:
+    def visit_Match(self, stmt, scope: Scope) -> None:
         self._expr(stmt.subject, scope)
         for case in stmt.cases:
             self._block(case.body, scope)

@@ -6,60 +6,61 @@ from __future__ import annotations
 
 import ast
 
-from .names import _ARRAY_CTORS, _CLEAN_DTYPES, _INT_DTYPES, _INT_TENSOR, _LOW_DTYPES, _MODEL_DTYPE_ATTR, _POS_NAME
-from .syntax import _dotted, _kw
-from .values import _Dtype, _Scope
+from .names import ARRAY_CTORS, CLEAN_DTYPES, INT_DTYPES, INT_TENSOR, LOW_DTYPES, MODEL_DTYPE_ATTR, POS_NAME
+from .syntax import dotted_name, keyword_value
+from .values import DtypeSource, Scope
 
 
 class Dtypes:
     """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: the dtype an expression names."""
 
-    def _constructed_dtype(self, value: ast.AST, name: str, scope: _Scope) -> _Dtype | None:
+    def _constructed_dtype(self, value: ast.AST, name: str, scope: Scope) -> DtypeSource | None:
         """dtype of an array built by a constructor: ``np.zeros(n, dtype=np.int64)`` (an integer
         array), ``np.arange(n)`` (numpy's default, int64 or float64: never bf16), ``torch.zeros(n,
         dtype=torch.int64)``; None when unknown (a torch constructor without dtype follows the default)."""
         if not isinstance(value, ast.Call):
             return None
-        dotted = _dotted(value.func)
+        dotted = dotted_name(value.func)
         leaf = dotted.split(".")[-1]
-        if leaf not in _ARRAY_CTORS:
+        if leaf not in ARRAY_CTORS:
             return None
         numpy = dotted.startswith(("np.", "numpy."))
         if not (numpy or dotted.startswith("torch.")):
             return None
-        dtype_node = _kw(value, "dtype")
+        dtype_node = keyword_value(value, "dtype")
         if dtype_node is None:
-            return _Dtype(None, f"`{name}` (a numpy array)", True) if numpy and not leaf.endswith("_like") else None
+            numpy_default = numpy and not leaf.endswith("_like")
+            return DtypeSource(None, f"`{name}` (a numpy array)", True) if numpy_default else None
         d = self._dtype(dtype_node, scope)
         if d.source is not None:
             return d
-        if d.known and d.what in _INT_DTYPES | {"int64", "uint32", "uint64"}:
-            return _Dtype(None, f"`{name}` (an integer array)", True)
+        if d.known and d.what in INT_DTYPES | {"int64", "uint32", "uint64"}:
+            return DtypeSource(None, f"`{name}` (an integer array)", True)
         if numpy and d.known:
-            return _Dtype(None, f"`{name}` (a numpy array)", True)
+            return DtypeSource(None, f"`{name}` (a numpy array)", True)
         return None
 
-    def _dtype(self, node: ast.AST | None, scope: _Scope) -> _Dtype:
+    def _dtype(self, node: ast.AST | None, scope: Scope) -> DtypeSource:
         """Where a dtype expression comes from (``source`` None when clean or unknown)."""
         if node is None:
-            return _Dtype(None)
+            return DtypeSource(None)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             t = node.value.replace("torch.", "")
-            if t in _LOW_DTYPES:
-                return _Dtype("low", t, True)
-            return _Dtype(None, t, t in _CLEAN_DTYPES)
+            if t in LOW_DTYPES:
+                return DtypeSource("low", t, True)
+            return DtypeSource(None, t, t in CLEAN_DTYPES)
         if isinstance(node, ast.Attribute):
             if node.attr == "dtype":
                 base = node.value
                 while isinstance(base, ast.Subscript):
                     base = base.value
-                dotted = _dotted(base)
+                dotted = dotted_name(base)
                 if dotted.startswith("self."):
                     return self._self_dtype(dotted, scope)
                 if isinstance(base, ast.Name) and base.id == "self" and self._float_dtype_attribute():
                     # self.dtype set in __init__ from a `dtype` argument asserted to be float32 / float64
                     # (audiocraft's RotaryEmbedding): not the model's precision, not an input's
-                    return _Dtype(None, "`self.dtype` (asserted float32 / float64)", True)
+                    return DtypeSource(None, "`self.dtype` (asserted float32 / float64)", True)
                 if isinstance(base, ast.Name):
                     if base.id in scope.self_aliases:
                         return self._self_dtype(f"self.{scope.self_aliases[base.id]}", scope)
@@ -67,38 +68,38 @@ class Dtypes:
                         return scope.arrays[base.id]
                     held = scope.names.get(base.id)
                     if held is not None and held.kinds & {"pos", "angle"}:
-                        return _Dtype(held.source, held.what, True)  # positions' own dtype: as they are
+                        return DtypeSource(held.source, held.what, True)  # positions' own dtype: as they are
                     if held is not None and "freq" in held.kinds and held.source is None:
-                        return _Dtype(None, f"`{base.id}`", True)
-                    if _INT_TENSOR.search(base.id) or _POS_NAME.match(base.id):
-                        return _Dtype(None, f"`{base.id}`", True)  # an integer tensor's dtype
-                    return _Dtype("input", f"`{base.id}`", True)
+                        return DtypeSource(None, f"`{base.id}`", True)
+                    if INT_TENSOR.search(base.id) or POS_NAME.match(base.id):
+                        return DtypeSource(None, f"`{base.id}`", True)  # an integer tensor's dtype
+                    return DtypeSource("input", f"`{base.id}`", True)
                 if dotted:
-                    return _Dtype("input", f"`{dotted}`", True)
-                return _Dtype(None)
-            dotted = _dotted(node)
-            if dotted.startswith("self.") and dotted.count(".") == 1 and _MODEL_DTYPE_ATTR.match(node.attr):
+                    return DtypeSource("input", f"`{dotted}`", True)
+                return DtypeSource(None)
+            dotted = dotted_name(node)
+            if dotted.startswith("self.") and dotted.count(".") == 1 and MODEL_DTYPE_ATTR.match(node.attr):
                 # self.precision / self.params_dtype / self.dtype: the precision the model runs in (bf16 in a
                 # bf16 run), whatever its value is at construction
-                return _Dtype("model", f"`{dotted}`", True)
-            if dotted.startswith(("torch.", "np.", "numpy.", "jnp.")) or dotted in _LOW_DTYPES:
+                return DtypeSource("model", f"`{dotted}`", True)
+            if dotted.startswith(("torch.", "np.", "numpy.", "jnp.")) or dotted in LOW_DTYPES:
                 leaf = node.attr
-                if leaf in _LOW_DTYPES:
-                    return _Dtype("low", leaf, True)
-                if leaf in _CLEAN_DTYPES:
-                    return _Dtype(None, leaf, True)
-            return _Dtype(None)
+                if leaf in LOW_DTYPES:
+                    return DtypeSource("low", leaf, True)
+                if leaf in CLEAN_DTYPES:
+                    return DtypeSource(None, leaf, True)
+            return DtypeSource(None)
         if isinstance(node, ast.Call):
-            if _dotted(node.func).endswith("get_default_dtype"):
-                return _Dtype("default", "`torch.get_default_dtype()`", True)
-            return _Dtype(None)
+            if dotted_name(node.func).endswith("get_default_dtype"):
+                return DtypeSource("default", "`torch.get_default_dtype()`", True)
+            return DtypeSource(None)
         if isinstance(node, ast.Name):
             if node.id in scope.dtypes:
                 return scope.dtypes[node.id]
-            if node.id in _LOW_DTYPES:
-                return _Dtype("low", node.id, True)
-            return _Dtype(None)
-        return _Dtype(None)
+            if node.id in LOW_DTYPES:
+                return DtypeSource("low", node.id, True)
+            return DtypeSource(None)
+        return DtypeSource(None)
 
     def _float_dtype_attribute(self) -> bool:
         """The class's ``__init__`` sets ``self.dtype = p`` from its argument ``p`` and asserts ``p in
@@ -110,7 +111,7 @@ class Dtypes:
             return False
         params = {a.arg for a in [*init.args.args, *init.args.kwonlyargs]}
         source = next((n.value.id for n in ast.walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
-                       and n.value.id in params and any(_dotted(t) == "self.dtype" for t in n.targets)), None)
+                       and n.value.id in params and any(dotted_name(t) == "self.dtype" for t in n.targets)), None)
         if source is None:
             return False
         for n in ast.walk(init):
@@ -120,14 +121,14 @@ class Dtypes:
                 allowed = right.elts if isinstance(n.test.ops[0], ast.In) \
                     and isinstance(right, (ast.List, ast.Tuple, ast.Set)) \
                     else [right] if isinstance(n.test.ops[0], ast.Eq) else []
-                if allowed and all(_dotted(e) in ("torch.float32", "torch.float64", "torch.float", "torch.double")
+                if allowed and all(dotted_name(e) in ("torch.float32", "torch.float64", "torch.float", "torch.double")
                                    for e in allowed):
                     return True
         return False
 
-    def _tensor_dtype(self, node: ast.AST, scope: _Scope) -> _Dtype:
+    def _tensor_dtype(self, node: ast.AST, scope: Scope) -> DtypeSource:
         """dtype of a tensor used as a template (``type_as(T)``, ``to(T)``)."""
-        dotted = _dotted(node)
+        dotted = dotted_name(node)
         if dotted.startswith("self."):
             return self._self_dtype(dotted, scope)
         if isinstance(node, ast.Name):
@@ -135,24 +136,24 @@ class Dtypes:
                 return self._self_dtype(f"self.{scope.self_aliases[node.id]}", scope)
             held = scope.names.get(node.id)
             if held is not None and (held.kinds & {"pos", "angle"} or "freq" in held.kinds):
-                return _Dtype(held.source, held.what, True)
+                return DtypeSource(held.source, held.what, True)
             if "device" in node.id:
-                return _Dtype(None)
-            return _Dtype("input", f"`{node.id}`", True)
-        return _Dtype(None)
+                return DtypeSource(None)
+            return DtypeSource("input", f"`{node.id}`", True)
+        return DtypeSource(None)
 
-    def _cast_dtype(self, call: ast.Call, method: str, scope: _Scope) -> _Dtype | None:
+    def _cast_dtype(self, call: ast.Call, method: str, scope: Scope) -> DtypeSource | None:
         """The dtype a ``.to/.type/.type_as/.half/...`` call converts to; None if not a cast."""
         if method in ("half",):
-            return _Dtype("low", "float16", True)
+            return DtypeSource("low", "float16", True)
         if method in ("bfloat16",):
-            return _Dtype("low", "bfloat16", True)
+            return DtypeSource("low", "bfloat16", True)
         if method in ("float", "double", "long", "int"):
-            return _Dtype(None, method, True)
+            return DtypeSource(None, method, True)
         if method == "type_as" and call.args:
             return self._tensor_dtype(call.args[0], scope)
         if method in ("to", "type"):
-            kw = _kw(call, "dtype")
+            kw = keyword_value(call, "dtype")
             if kw is not None:
                 return self._dtype(kw, scope)
             for arg in call.args:
@@ -165,8 +166,8 @@ class Dtypes:
                 name = call.args[0].id
                 if "device" not in name and name not in ("dev", "device_type"):
                     return self._tensor_dtype(call.args[0], scope)
-            if method == "to" and call.args and _dotted(call.args[0]).startswith("self.") \
-                    and _dotted(call.args[0]).count(".") == 1 and not _MODEL_DTYPE_ATTR.match(call.args[0].attr) \
+            if method == "to" and call.args and dotted_name(call.args[0]).startswith("self.") \
+                    and dotted_name(call.args[0]).count(".") == 1 and not MODEL_DTYPE_ATTR.match(call.args[0].attr) \
                     and "device" not in call.args[0].attr:
                 # .to(self.decay): the dtype (and device) of that buffer, bf16 after a cast (torchscale RetNet's
                 # `torch.arange(slen).to(self.decay)`, then sin(index * angle): 293 of 2,048 exact in bf16)

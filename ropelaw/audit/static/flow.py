@@ -12,11 +12,11 @@ from ..conventions import LENGTH_NAMES
 from ..rules import static_buffers as B
 from ..rules import static_defaults as DF
 from ..rules import static_positions as P
-from .names import (_ADD_PRODUCTS, _COMPLEX_CALLS, _DIM_WORDS, _ELEMENTWISE_PRODUCTS, _FREQ_NAME, _INT_DTYPES,
-                    _MATMUL_FUNCS, _NON_TORCH_ARRAYS, _POS_NAME, _POSITION_WORDS, _PRESERVING, _SLOPES_NAME, _TRIG)
-from .syntax import (_complex_construction, _dotted, _einsum_contracts, _explicit_float32, float_argument,
-                     _float_scalar_operand, _float_tensor_operand, _frequency_expression, _kw, _leaf)
-from .values import _NONE, Val, _Dtype, _Scope
+from .names import (ADD_PRODUCTS, COMPLEX_CALLS, DIM_WORDS, ELEMENTWISE_PRODUCTS, FREQ_NAME, INT_DTYPES, MATMUL_FUNCS,
+                    NON_TORCH_ARRAYS, POSITION_WORDS, POS_NAME, PRESERVING, SLOPES_NAME, TRIG)
+from .syntax import (call_leaf, complex_construction, dotted_name, einsum_contracts, explicit_float32, float_argument,
+                     float_scalar_operand, float_tensor_operand, frequency_expression, keyword_value)
+from .values import NOTHING, DtypeSource, Scope, Val
 
 
 _VISITORS: dict = {}  # (checker class, node type) -> its visit_<Type> function or None
@@ -24,7 +24,7 @@ _VISITORS: dict = {}  # (checker class, node type) -> its visit_<Type> function 
 _LENGTH_ARGS = frozenset(LENGTH_NAMES) | {"slen"}
 
 
-def _visitor(cls: type, node_type: type):
+def visitor(cls: type, node_type: type):
     """The ``visit_<Type>`` of a checker class for a node type (looked up once: the walk's hot path)."""
     key = (cls, node_type)
     try:
@@ -55,7 +55,7 @@ def _half_last_axis(stop: ast.AST | None) -> bool:
 class Flow:
     """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: expressions to values."""
 
-    def _bind(self, target: ast.AST, val: Val, value: ast.AST, scope: _Scope) -> None:
+    def _bind(self, target: ast.AST, val: Val, value: ast.AST, scope: Scope) -> None:
         if isinstance(target, ast.Name):
             name = target.id
             dt = self._dtype(value, scope)
@@ -72,10 +72,10 @@ class Flow:
             if "angle" not in kinds:
                 if kinds == {"expo"} and val.integer:
                     pass  # integer pair indices named `freq` (recurrentgemma): still exponents, not frequencies
-                elif _FREQ_NAME.search(name) or (scope.alibi and _SLOPES_NAME.search(name)):
+                elif FREQ_NAME.search(name) or (scope.alibi and SLOPES_NAME.search(name)):
                     kinds.discard("pos")
                     kinds.add("freq")
-                elif _POS_NAME.match(name):
+                elif POS_NAME.match(name):
                     kinds.add("pos")
             scope.names[name] = replace(val, kinds=frozenset(kinds))
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -85,57 +85,57 @@ class Flow:
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             # self.inv_freq = ...: a plain attribute, not cast by Module.to; on a registered buffer (or
             # nn.Buffer(...)) it replaces the buffer: float32 from here on when the value is float32
-            if target.attr in scope.freq_buffers and _explicit_float32(value, self._fn):
+            if target.attr in scope.freq_buffers and explicit_float32(value, self._fn):
                 scope.repaired.add(target.attr)
             if self._class is not None and "angle" in val.kinds and not val.source:
                 # self.emb = <float32 angles>: other methods of the class read them as angles (gpt-neox get_emb)
                 self._angle_attrs[(self._class.name, target.attr)] = True
 
-    def _expr(self, node: ast.AST | None, scope: _Scope) -> Val:
+    def _expr(self, node: ast.AST | None, scope: Scope) -> Val:
         """Dispatch an expression to its ``visit_<Type>``; one without a visitor holds nothing itself, but
         what is inside it is followed (a call in an f-string, a comparison's operands)."""
         if node is None:
-            return _NONE
-        visit = _visitor(type(self), type(node))
+            return NOTHING
+        visit = visitor(type(self), type(node))
         if visit is not None:
             return visit(self, node, scope)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 self._expr(child, scope)
-        return _NONE
+        return NOTHING
 
     # ------------------------------------------------------------------ expressions
-    def visit_Name(self, node: ast.Name, scope: _Scope) -> Val:
+    def visit_Name(self, node: ast.Name, scope: Scope) -> Val:
         held = scope.names.get(node.id)
         if held is not None:
             return held
-        if _POS_NAME.match(node.id):
+        if POS_NAME.match(node.id):
             return Val(frozenset({"pos"}))
-        if _FREQ_NAME.search(node.id) or (scope.alibi and _SLOPES_NAME.search(node.id)):
+        if FREQ_NAME.search(node.id) or (scope.alibi and SLOPES_NAME.search(node.id)):
             return Val(frozenset({"freq"}))
-        return _NONE
+        return NOTHING
 
-    def visit_Attribute(self, node: ast.Attribute, scope: _Scope) -> Val:
+    def visit_Attribute(self, node: ast.Attribute, scope: Scope) -> Val:
         if isinstance(node.value, ast.Name) and node.value.id == "self":
             if node.attr in scope.freq_buffers:
                 # still in the buffer's dtype: bf16 after a cast, unless restored / not yet cast
                 castable = self._self_dtype(f"self.{node.attr}", scope).source == "buffer"
                 return Val(frozenset({"freq"}), buffer=node.attr if castable else "")
-            if _FREQ_NAME.search(node.attr) or (scope.alibi and _SLOPES_NAME.search(node.attr)):
+            if FREQ_NAME.search(node.attr) or (scope.alibi and SLOPES_NAME.search(node.attr)):
                 return Val(frozenset({"freq"}))
             if self._class is not None and (self._class.name, node.attr) in self._angle_attrs:
                 return Val(frozenset({"angle"}))
-            return _NONE
+            return NOTHING
         inner = self._expr(node.value, scope)
         if node.attr in ("shape", "dtype", "device", "ndim", "size"):
-            return _NONE
-        return inner if node.attr in ("T", "mT", "real") else _NONE
+            return NOTHING
+        return inner if node.attr in ("T", "mT", "real") else NOTHING
 
-    def visit_Subscript(self, node: ast.Subscript, scope: _Scope) -> Val:
+    def visit_Subscript(self, node: ast.Subscript, scope: Scope) -> Val:
         self._expr(node.slice, scope)
         return self._expr(node.value, scope)
 
-    def visit_BinOp(self, node: ast.BinOp, scope: _Scope) -> Val:
+    def visit_BinOp(self, node: ast.BinOp, scope: Scope) -> Val:
         left = self._expr(node.left, scope)
         right = self._expr(node.right, scope)
         if isinstance(node.op, ast.Pow):
@@ -143,7 +143,7 @@ class Flow:
             # exponent is (the finding held on the exponent travels with the frequencies)
             if right.default or left.default:
                 return Val(frozenset(), pending=left.pending + right.pending, default=True)
-            return _NONE
+            return NOTHING
         if (isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Name) and not left.kinds
                 and isinstance(node.right, ast.Constant) and type(node.right.value) is int
                 and node.left.id in _LENGTH_ARGS and node.left.id in self._own_parameters()):
@@ -158,26 +158,26 @@ class Flow:
             return set()
         return {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
 
-    def visit_UnaryOp(self, node: ast.UnaryOp, scope: _Scope) -> Val:
+    def visit_UnaryOp(self, node: ast.UnaryOp, scope: Scope) -> Val:
         return self._expr(node.operand, scope)
 
-    def visit_IfExp(self, node: ast.IfExp, scope: _Scope) -> Val:
+    def visit_IfExp(self, node: ast.IfExp, scope: Scope) -> Val:
         self._expr(node.test, scope)
         a, b = self._expr(node.body, scope), self._expr(node.orelse, scope)
         return a if a.kinds else b
 
-    def visit_Tuple(self, node: ast.Tuple | ast.List, scope: _Scope) -> Val:
+    def visit_Tuple(self, node: ast.Tuple | ast.List, scope: Scope) -> Val:
         return self._union([self._expr(e, scope) for e in node.elts])
 
     visit_List = visit_Tuple
 
-    def _opaque(self, node: ast.AST, scope: _Scope) -> Val:
+    def _opaque(self, node: ast.AST, scope: Scope) -> Val:
         """A lambda or comprehension: its own scope, not followed."""
-        return _NONE
+        return NOTHING
 
     visit_Lambda = visit_GeneratorExp = visit_ListComp = visit_SetComp = visit_DictComp = _opaque
 
-    def _combine(self, a: Val, b: Val, node: ast.AST, scope: _Scope, *, op: ast.AST | None = None,
+    def _combine(self, a: Val, b: Val, node: ast.AST, scope: Scope, *, op: ast.AST | None = None,
                  spelling: str | None = None) -> Val:
         """Result of a binary operation; an angle when positions meet frequencies.
 
@@ -196,7 +196,7 @@ class Flow:
             if "angle" in kinds:
                 kinds = frozenset({"angle"})
             src = a if a.source else b
-            scalar = isinstance(op, ast.Mult) and _float_scalar_operand(node, a, b, self._float_scalar_memo)
+            scalar = isinstance(op, ast.Mult) and float_scalar_operand(node, a, b, self._float_scalar_memo)
             # int64 stays int64 under + - * // % with integers; true division gives a float
             integer = (a.integer or b.integer) and not isinstance(op, ast.Div) and "angle" not in kinds and not scalar
             pending = a.pending + b.pending
@@ -204,7 +204,7 @@ class Flow:
             if ((isinstance(op, ast.Div) or scalar) and (a.integer or b.integer) and not (a.source or b.source)
                     and not default  # one finding per value: a chain `1.5 * t * t * ...` is made default once
                     and not (a.kinds | b.kinds) & {"freq", "angle"}
-                    and not _float_tensor_operand(node, a, b, self._float_tensor_memo)
+                    and not float_tensor_operand(node, a, b, self._float_tensor_memo)
                     and not self._tensor_attribute_operand(node, a)):
                 # int64 / k: true division gives a float in torch's default dtype (no dtype to follow)
                 default = True
@@ -213,7 +213,7 @@ class Flow:
             return Val(kinds, src.source, src.what, src.reported or a.reported or b.reported, pending,
                        integer=integer, buffer=a.buffer or b.buffer, maybe=a.maybe + b.maybe, default=default,
                        bound=bound, origin=a.origin if "pos" in a.kinds else b.origin)
-        return _NONE
+        return NOTHING
 
     def _position_bound(self, call: ast.Call) -> int | None:
         """How many positions ``arange(stop)`` (one argument) makes, when the file says: a constant, or a
@@ -241,7 +241,7 @@ class Flow:
         for c in self._calls_to(callee):
             if any(isinstance(a, ast.Starred) for a in c.args) or any(k.arg is None for k in c.keywords):
                 return None
-            arg = _kw(c, stop.id)
+            arg = keyword_value(c, stop.id)
             if arg is None and stop.id in names:
                 i = names.index(stop.id) - (1 if method and (init or isinstance(c.func, ast.Attribute)) else 0)
                 arg = c.args[i] if 0 <= i < len(c.args) else None
@@ -258,68 +258,68 @@ class Flow:
         if not isinstance(node, ast.BinOp) or self._class is None:
             return False
         other = node.right if a.integer else node.left
-        dotted = _dotted(other)
+        dotted = dotted_name(other)
         if not dotted.startswith("self.") or dotted.count(".") != 1:
             return False
         regs = {name for c in self._class_chain(self._class) for name, *_ in self._registrations(c)}
         regs |= {name for c in self._class_chain(self._class) for name, *_ in self._parameters(c)}
         return dotted.split(".")[1] in regs
 
-    def _arange(self, call: ast.Call, dotted: str, leaf: str, scope: _Scope) -> Val:
+    def _arange(self, call: ast.Call, dotted: str, leaf: str, scope: Scope) -> Val:
         """A torch ``arange``: frequency exponents (with a step), a query's pair indices, a feature axis, or
         positions, with the dtype they are made in."""
-        has_step = len(call.args) >= 3 or _kw(call, "step") is not None
+        has_step = len(call.args) >= 3 or keyword_value(call, "step") is not None
         if has_step and not (len(call.args) >= 3 and isinstance(call.args[2], ast.Constant)
                              and call.args[2].value == 1):
             # arange(0, dim, 2): frequency exponents, not positions; an integer tensor unless a dtype or a
             # float argument says otherwise (then torch's default dtype)
-            dtype_node = _kw(call, "dtype")
+            dtype_node = keyword_value(call, "dtype")
             if dtype_node is None:
                 if float_argument(call):
                     return Val(frozenset({"expo"}), default=True,
                                pending=(self._default_dtype_finding(call, {"expo"}),))
                 return Val(frozenset({"expo"}), integer=True)
             dt = self._dtype(dtype_node, scope)
-            return Val(frozenset({"expo"}), integer=dt.known and dt.what in _INT_DTYPES)
-        stop = call.args[1] if len(call.args) >= 2 else (call.args[0] if call.args else _kw(call, "end"))
+            return Val(frozenset({"expo"}), integer=dt.known and dt.what in INT_DTYPES)
+        stop = call.args[1] if len(call.args) >= 2 else (call.args[0] if call.args else keyword_value(call, "end"))
         words = [n.id if isinstance(n, ast.Name) else n.attr
                  for n in ast.walk(stop) if isinstance(n, (ast.Name, ast.Attribute))] if stop is not None else []
-        if _half_last_axis(stop) and not (dotted.startswith(_NON_TORCH_ARRAYS) or _kw(call, "dtype") is not None
+        if _half_last_axis(stop) and not (dotted.startswith(NON_TORCH_ARRAYS) or keyword_value(call, "dtype") is not None
                                           or float_argument(call)):
             # arange(x.shape[-1] // 2): the pair indices of a query's last axis, exponents as arange(0, d, 2)
             # holds them (2 * i / d takes the default dtype: RP116; recurrentgemma's _apply_rope)
             return Val(frozenset({"expo"}), integer=True)
-        if any(_DIM_WORDS.search(w) and not _POSITION_WORDS.search(w) for w in words):
+        if any(DIM_WORDS.search(w) and not POSITION_WORDS.search(w) for w in words):
             # arange(head_dim // 2): over a feature dimension, not positions. Not read as exponents: it also
             # builds embeddings of values that are not positions (BS-RoFormer's flow time), a false RP116 there
-            return _NONE
-        dtype_node = _kw(call, "dtype")
+            return NOTHING
+        dtype_node = keyword_value(call, "dtype")
         dt = self._dtype(dtype_node, scope)
         if dt.source == "input" and dotted.startswith(("np.", "numpy.")):
             # numpy.arange accepts only numpy dtypes: X in dtype=X.dtype is a numpy array, not a
             # model activation (numpy has no bfloat16); vLLM's np.arange(..., dtype=out.dtype)
-            dt = _Dtype(None, f"{dt.what} (a numpy array)", True)
+            dt = DtypeSource(None, f"{dt.what} (a numpy array)", True)
         if dt.source:
             return self._positions_cast(call, Val(frozenset({"pos"}), origin=(call.lineno, f"`{dotted or leaf}`")),
                                         dt, scope, created=True)
         # int64 unless a dtype is given or an argument is a float (then the default dtype)
         if dtype_node is None and float_argument(call):
             return Val(frozenset({"pos"}), default=True, pending=(self._default_dtype_finding(call, {"pos"}),))
-        integer = dt.what in _INT_DTYPES if dtype_node is not None else True
+        integer = dt.what in INT_DTYPES if dtype_node is not None else True
         return Val(frozenset({"pos"}), integer=integer, bound=self._position_bound(call),
                    origin=(call.lineno, f"`{dotted or leaf}`"))
 
-    def visit_Call(self, call: ast.Call, scope: _Scope) -> Val:
+    def visit_Call(self, call: ast.Call, scope: Scope) -> Val:
         """What a call does to its values: ``arange`` / ``linspace``, products, cos/sin, casts, buffers."""
         func = call.func
-        dotted = _dotted(func)
+        dotted = dotted_name(func)
         leaf = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")
         # method call on a tensor expression: receiver.method(...)
         receiver = None
-        if isinstance(func, ast.Attribute) and not dotted.startswith(("torch.", "F.", "math.") + _NON_TORCH_ARRAYS):
+        if isinstance(func, ast.Attribute) and not dotted.startswith(("torch.", "F.", "math.") + NON_TORCH_ARRAYS):
             receiver = func.value
-        complex_ctor = (leaf in _COMPLEX_CALLS or dotted == "torch.complex"
-                        or (leaf == "exp" and any(_complex_construction(a) == "a complex literal" for a in call.args)))
+        complex_ctor = (leaf in COMPLEX_CALLS or dotted == "torch.complex"
+                        or (leaf == "exp" and any(complex_construction(a) == "a complex literal" for a in call.args)))
         if complex_ctor:  # casts of angles right inside it are reported as RP114 (see _angles_cast)
             self._complex_args.update(id(n) for a in call.args for n in ast.walk(a) if isinstance(n, ast.Call))
         args = [self._expr(a, scope) for a in call.args]
@@ -327,13 +327,13 @@ class Flow:
             if k.arg != "dtype":
                 self._expr(k.value, scope)
 
-        if leaf in ("arange", "linspace") and dotted.startswith(_NON_TORCH_ARRAYS) and _kw(call, "dtype") is None:
+        if leaf in ("arange", "linspace") and dotted.startswith(NON_TORCH_ARRAYS) and keyword_value(call, "dtype") is None:
             # numpy / jax arrays without a dtype: int64 / k is float64 there, no torch default dtype
             # (mesh-transformer-jax); with a dtype the rules below apply (np.arange(n, dtype=np.float16))
-            return Val(frozenset({"pos"})) if leaf == "arange" and len(call.args) < 3 else _NONE
+            return Val(frozenset({"pos"})) if leaf == "arange" and len(call.args) < 3 else NOTHING
         if leaf == "arange" and (receiver is None or dotted.endswith(".arange")):
             return self._arange(call, dotted, leaf, scope)
-        if leaf == "linspace" and (receiver is None or dotted.endswith(".linspace")) and _kw(call, "dtype") is None:
+        if leaf == "linspace" and (receiver is None or dotted.endswith(".linspace")) and keyword_value(call, "dtype") is None:
             # linspace without a dtype: torch's default dtype (positions or exponents, said when it meets an angle)
             return Val(frozenset({"expo"}), default=True,
                        pending=(self._default_dtype_finding(call, {"expo"}),))
@@ -344,43 +344,43 @@ class Flow:
             if pos is None and freq is not None:
                 pos = next((self._as_positions(v) for v in ops if "castpos" in v.kinds), None)
             if pos is not None and freq is not None:
-                torch_op = not dotted.startswith(_NON_TORCH_ARRAYS)  # np.einsum: no autocast reaches it
+                torch_op = not dotted.startswith(NON_TORCH_ARRAYS)  # np.einsum: no autocast reaches it
                 return self._angle(call, pos, freq, scope, "einsum" if torch_op else None,
-                                   einsum_contracts=_einsum_contracts(call))
+                                   einsum_contracts=einsum_contracts(call))
             return self._union(ops)
-        if receiver is None and (leaf in _MATMUL_FUNCS or leaf in _ELEMENTWISE_PRODUCTS) and len(args) >= 2:
+        if receiver is None and (leaf in MATMUL_FUNCS or leaf in ELEMENTWISE_PRODUCTS) and len(args) >= 2:
             return self._combine(args[0], args[1], call, scope, op=None,
-                                 spelling=None if dotted.startswith(_NON_TORCH_ARRAYS) else leaf)
-        if receiver is None and leaf in _ADD_PRODUCTS and len(args) >= 3:
+                                 spelling=None if dotted.startswith(NON_TORCH_ARRAYS) else leaf)
+        if receiver is None and leaf in ADD_PRODUCTS and len(args) >= 3:
             # addr(M, v1, v2), baddbmm(M, b1, b2), addmm, addbmm, addmv: M + v1 (x) v2, on CUDA autocast's list
             return self._combine(args[1], args[2], call, scope, op=None, spelling=leaf)
         if receiver is None and leaf in ("cat", "stack", "concat", "concatenate", "broadcast_to", "where"):
             return self._union(args)
-        if receiver is None and leaf in _TRIG:
-            if leaf == "exp" and (_frequency_expression(call) or any(
-                    isinstance(n, ast.Call) and _leaf(n) == "log" for a in call.args for n in ast.walk(a))):
+        if receiver is None and leaf in TRIG:
+            if leaf == "exp" and (frequency_expression(call) or any(
+                    isinstance(n, ast.Call) and call_leaf(n) == "log" for a in call.args for n in ast.walk(a))):
                 # exp(k * -log(base) / n) = base^(-k/n): frequency construction (fairseq2's sin table), not an
                 # encoding: its arange holds exponents, so only a default dtype there is a finding (RP116)
                 held = tuple(self._default_dtype_finding(p[1], {"expo"}) for a in args for p in a.pending
                              if p[0] in (DF.POSITIONS_IN_IMPLICIT_DEFAULT_DTYPE, DF.FREQUENCIES_IN_IMPLICIT_DEFAULT_DTYPE))
                 return Val(frozenset({"freq"}), pending=held, default=any(a.default for a in args))
             self._flush(*args, at=call)
-            return _NONE
+            return NOTHING
         if receiver is None and leaf in ("get_default_dtype",):
-            return _NONE
+            return NOTHING
 
         if receiver is not None:
             base = self._expr(receiver, scope)
             method = func.attr
-            if method in _TRIG:
+            if method in TRIG:
                 self._flush(base, at=call)
-                return _NONE
+                return NOTHING
             if method == "cumsum" and scope.alibi:
                 return Val(frozenset({"pos"}), base.source, base.what, base.reported)
-            if (method in _MATMUL_FUNCS or method in _ELEMENTWISE_PRODUCTS) and args:
+            if (method in MATMUL_FUNCS or method in ELEMENTWISE_PRODUCTS) and args:
                 # t.matmul / mm / bmm / mv / outer / ger / mul / multiply (policy.PYTHON_PRODUCTS' spellings)
                 return self._combine(base, args[0], call, scope, op=None, spelling=method)
-            if method in _ADD_PRODUCTS and len(args) >= 2:  # M.addr(v1, v2), M.baddbmm(b1, b2)
+            if method in ADD_PRODUCTS and len(args) >= 2:  # M.addr(v1, v2), M.baddbmm(b1, b2)
                 return self._combine(args[0], args[1], call, scope, op=None, spelling=method)
             if method in ("to", "type", "type_as", "half", "bfloat16", "float", "double", "long", "int"):
                 dt = self._cast_dtype(call, method, scope)
@@ -391,7 +391,7 @@ class Flow:
                 if dt.source is None:
                     # converted to a clean dtype: no new rounding from here on (an earlier one stays)
                     return Val(base.kinds - {"castpos"}, None, "", base.reported, base.pending,
-                               integer=dt.what in _INT_DTYPES, default=False)
+                               integer=dt.what in INT_DTYPES, default=False)
                 if "pos" in base.kinds and "angle" not in base.kinds:
                     return self._positions_cast(call, base, dt, scope, created=False)
                 if "angle" in base.kinds:
@@ -404,21 +404,21 @@ class Flow:
                     rule, msg, data = self._position_finding(dt, created=False)
                     return Val(frozenset({"castpos"}), dt.source, dt.what, False,
                                maybe=((rule, call, msg, P.FIX_POSITIONS, data),))
-                return _NONE
-            if method in _PRESERVING or method in ("__getitem__",):
+                return NOTHING
+            if method in PRESERVING or method in ("__getitem__",):
                 return base
             if method == "register_buffer":
                 # re-registered in float32 (dynamic scaling after a cast): the buffer is float32 below
                 if (len(call.args) >= 2 and isinstance(call.args[0], ast.Constant)
-                        and call.args[0].value in scope.freq_buffers and _explicit_float32(call.args[1], self._fn)):
+                        and call.args[0].value in scope.freq_buffers and explicit_float32(call.args[1], self._fn)):
                     scope.repaired.add(call.args[0].value)
-                return _NONE
+                return NOTHING
             if self._is_cache_rebuild(call, method, receiver, scope):
                 self.report(B.CACHE_REBUILT_AFTER_CAST, call,
                             f"`self.{method}(...)` rebuilds the cos/sin cache with the input's dtype from the float "
                             f"buffer `{sorted(scope.freq_buffers - self._repaired)[0]}`, after `model.to(bfloat16)` has rounded it")
-            return _NONE
-        return _NONE
+            return NOTHING
+        return NOTHING
 
     def _union(self, vals: Iterable[Val]) -> Val:
         vals = list(vals)

@@ -19,7 +19,7 @@ from ...findings import Finding, select_findings
 from ..rules import static_defaults as DF
 from ..rules import static_io as IO
 from .checker import DEFAULT_LENGTH, Checker
-from .names import _NOQA, _TRIGGERS
+from .names import NOQA, TRIGGERS
 
 
 @dataclass
@@ -32,7 +32,7 @@ def _noqa_filter(findings: list[Finding], lines: list[str]) -> list[Finding]:
     out = []
     for f in findings:
         text = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
-        m = _NOQA.search(text) if "#" in text else None
+        m = NOQA.search(text) if "#" in text else None
         if m is None:
             out.append(f)
             continue
@@ -229,7 +229,7 @@ def scan_source(source: str | bytes, path: str = "-", *, length: int = DEFAULT_L
     except ValueError as exc:  # null bytes
         return [Finding.of(IO.SYNTAX_ERROR, f"cannot parse: {exc}", path=path)]
     note = _framework_note(tree, text, path)
-    if not any(w in text for w in _TRIGGERS):
+    if not any(w in text for w in TRIGGERS):
         return note  # no trigger word: nothing can match, skip the walk
     try:
         checker = _run_deep(lambda: Checker(tree, path, text, length=length))

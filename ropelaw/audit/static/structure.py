@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from .names import _AUTOCAST_OFF_DECORATOR, _FLOAT32_DEFAULTS, _INT_DTYPES, _INT_TENSOR, _POS_NAME
-from .syntax import _const_false, _dotted, float_argument, _kw, _leaf, _self_method_calls
-from .values import _Scope
+from .names import AUTOCAST_OFF_DECORATOR, FLOAT32_DEFAULTS, INT_DTYPES, INT_TENSOR, POS_NAME
+from .syntax import call_leaf, const_false, dotted_name, float_argument, keyword_value, self_method_calls
+from .values import Scope
 
 
 class Structure:
@@ -29,7 +29,7 @@ class Structure:
             for cls in self._classes.values():
                 for m in cls.body:
                     if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        calls.setdefault(m.name, set()).update(_self_method_calls(m, self.lines))
+                        calls.setdefault(m.name, set()).update(self_method_calls(m, self.lines))
 
             def closure(start: Iterable[str]) -> set[str]:
                 seen, todo = set(), list(start)
@@ -99,11 +99,11 @@ class Structure:
                 if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                         and node.func.attr == "register_buffer" and node.args
                         and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-                    value = node.args[1] if len(node.args) > 1 else _kw(node, "tensor")
+                    value = node.args[1] if len(node.args) > 1 else keyword_value(node, "tensor")
                     out.append((node.args[0].value, node, value, meth))
                 elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                      and _dotted(node.value.func).split(".")[-1] == "Buffer"):
-                    value = node.value.args[0] if node.value.args else _kw(node.value, "data")
+                      and dotted_name(node.value.func).split(".")[-1] == "Buffer"):
+                    value = node.value.args[0] if node.value.args else keyword_value(node.value, "data")
                     for t in node.targets:
                         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                             out.append((t.attr, node, value, meth))
@@ -118,7 +118,7 @@ class Structure:
         for node in ast.walk(cls):
             if isinstance(node, ast.Assign):
                 value = node.value
-                is_param = isinstance(value, ast.Call) and _dotted(value.func).split(".")[-1] in (
+                is_param = isinstance(value, ast.Call) and dotted_name(value.func).split(".")[-1] in (
                     "Parameter", "Linear", "Embedding", "Buffer")
                 for t in node.targets:
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
@@ -176,12 +176,12 @@ class Structure:
                 continue
             for node in ast.walk(meth):
                 if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                        and _dotted(node.value.func).split(".")[-1] == "Parameter"):
-                    value = node.value.args[0] if node.value.args else _kw(node.value, "data")
+                        and dotted_name(node.value.func).split(".")[-1] == "Parameter"):
+                    value = node.value.args[0] if node.value.args else keyword_value(node.value, "data")
                     for t in node.targets:
                         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                             out.append((t.attr, node, value, meth))
-                elif (isinstance(node, ast.Call) and _leaf(node) == "register_parameter" and len(node.args) >= 2
+                elif (isinstance(node, ast.Call) and call_leaf(node) == "register_parameter" and len(node.args) >= 2
                       and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
                     out.append((node.args[0].value, node, node.args[1], meth))
         self._param_nodes.update((n, v) for _, n, v, _ in out)
@@ -193,7 +193,7 @@ class Structure:
             calls: dict[str, list[ast.Call]] = {}
             for n in ast.walk(self._tree):
                 if isinstance(n, ast.Call):
-                    leaf = _leaf(n)
+                    leaf = call_leaf(n)
                     if leaf:
                         calls.setdefault(leaf, []).append(n)
             self._calls = calls
@@ -209,22 +209,22 @@ class Structure:
         """
         if default is None:
             return False
-        d = self._dtype(default, _Scope())
-        if d.source is not None or not d.known or d.what not in _FLOAT32_DEFAULTS:
+        d = self._dtype(default, Scope())
+        if d.source is not None or not d.known or d.what not in FLOAT32_DEFAULTS:
             return False
         names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
         method = bool(names) and names[0] in ("self", "cls")
         for call in self._calls_to(fn.name):
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 return False
-            arg = _kw(call, param)
+            arg = keyword_value(call, param)
             if arg is None and param in names:
                 i = names.index(param) - (1 if method and isinstance(call.func, ast.Attribute) else 0)
                 arg = call.args[i] if 0 <= i < len(call.args) else None
             if arg is None:
                 continue
-            d = self._dtype(arg, _Scope())
-            if d.source is not None or not d.known or d.what not in _FLOAT32_DEFAULTS:
+            d = self._dtype(arg, Scope())
+            if d.source is not None or not d.known or d.what not in FLOAT32_DEFAULTS:
                 return False
         return True
 
@@ -234,8 +234,8 @@ class Structure:
         ``autocast(..., enabled=False)`` (x-transformers 2.31's ``disable_autocast``)."""
         if isinstance(dec, ast.Call):
             return self._autocast_state(dec) == "off"
-        name = _dotted(dec).split(".")[-1]
-        if _AUTOCAST_OFF_DECORATOR.search(name):
+        name = dotted_name(dec).split(".")[-1]
+        if AUTOCAST_OFF_DECORATOR.search(name):
             return True
         target = self._module_funcs.get(name)
         return target is not None and any(
@@ -253,13 +253,13 @@ class Structure:
             for c in self._classes.values():
                 for m in c.body:
                     if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        names = {_leaf(n) for n in ast.walk(m)
+                        names = {call_leaf(n) for n in ast.walk(m)
                                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
                         (at_build if m.name in construction_only else elsewhere).update(names)
             for stmt in self._tree.body:  # module-level code and functions: not construction
                 if id(stmt) in methods or isinstance(stmt, ast.ClassDef):
                     continue
-                elsewhere.update(_leaf(n) for n in ast.walk(stmt)
+                elsewhere.update(call_leaf(n) for n in ast.walk(stmt)
                                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Name))
             self._build_only = frozenset(at_build - elsewhere)
         return self._build_only
@@ -278,16 +278,16 @@ class Structure:
         for call in calls:
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 return False
-            arg = _kw(call, param)
+            arg = keyword_value(call, param)
             if arg is None and param in names:
                 i = names.index(param) - (1 if method and isinstance(call.func, ast.Attribute) else 0)
                 arg = call.args[i] if 0 <= i < len(call.args) else None
             if arg is None:
                 return False
             if isinstance(arg, ast.Attribute) and arg.attr == "dtype" and isinstance(arg.value, ast.Name) \
-                    and (_INT_TENSOR.search(arg.value.id) or _POS_NAME.match(arg.value.id)):
+                    and (INT_TENSOR.search(arg.value.id) or POS_NAME.match(arg.value.id)):
                 continue
-            if isinstance(arg, ast.Attribute) and _dotted(arg).startswith("torch.") and arg.attr in _INT_DTYPES:
+            if isinstance(arg, ast.Attribute) and dotted_name(arg).startswith("torch.") and arg.attr in INT_DTYPES:
                 continue
             return False
         return True
@@ -323,7 +323,7 @@ class Structure:
                     continue
                 if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                     return False
-                arg = _kw(call, param)
+                arg = keyword_value(call, param)
                 i = names.index(param)
                 arg = arg if arg is not None else (call.args[i] if i < len(call.args) else None)
                 if arg is None or not _integer_expr(arg, caller, frozenset()):
@@ -335,15 +335,15 @@ class Structure:
         """"on" / "off" / "unknown" for an autocast context manager, None for anything else."""
         if not isinstance(expr, ast.Call):
             return None
-        dotted = _dotted(expr.func)
+        dotted = dotted_name(expr.func)
         if not (dotted.endswith("autocast") or dotted.split(".")[-1] == "autocast"):
             return None
-        enabled = _kw(expr, "enabled")
-        dev = _kw(expr, "device_type") or (expr.args[0] if expr.args else None)
+        enabled = keyword_value(expr, "enabled")
+        dev = keyword_value(expr, "device_type") or (expr.args[0] if expr.args else None)
         on = "on-cpu" if isinstance(dev, ast.Constant) and dev.value == "cpu" else "on"
         if enabled is None:
             return on
-        if _const_false(enabled):
+        if const_false(enabled):
             return "off"
         if isinstance(enabled, ast.Constant) and enabled.value is True:
             return on
@@ -365,14 +365,14 @@ def _integer_expr(e: ast.AST, fn: ast.AST, seen: frozenset[str]) -> bool:
     if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
         return _integer_expr(e.left, fn, seen) and _integer_expr(e.right, fn, seen)
     if isinstance(e, ast.Call):
-        leaf = _leaf(e)
+        leaf = call_leaf(e)
         if leaf == "arange":
-            dtype = _kw(e, "dtype")
+            dtype = keyword_value(e, "dtype")
             if dtype is not None:
-                return isinstance(dtype, ast.Attribute) and dtype.attr in _INT_DTYPES
+                return isinstance(dtype, ast.Attribute) and dtype.attr in INT_DTYPES
             return not float_argument(e)  # int64 unless an argument is a float (the flow's rule)
         if leaf == "pad" and e.args:
-            value = _kw(e, "value")
+            value = keyword_value(e, "value")
             return _integer_expr(e.args[0], fn, seen) and (value is None or _integer_expr(value, fn, seen))
         if leaf in ("cat", "concat") and e.args and isinstance(e.args[0], (ast.Tuple, ast.List)):
             return all(_integer_expr(x, fn, seen) for x in e.args[0].elts)

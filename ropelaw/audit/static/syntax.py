@@ -8,10 +8,10 @@ import ast
 import re
 from typing import Sequence
 
-from .names import _CLEAN_DTYPES, _COMPLEX_CALLS, _COMPLEX_DTYPES, _LOW_DTYPES, _NOT_FREQ_CALLS
-from .values import Val, _Dtype
+from .names import CLEAN_DTYPES, COMPLEX_CALLS, COMPLEX_DTYPES, LOW_DTYPES, NOT_FREQ_CALLS
+from .values import DtypeSource, Val
 
-def _dotted(node: ast.AST) -> str:
+def dotted_name(node: ast.AST) -> str:
     """``torch.nn.functional`` for an Attribute chain of Names; "" otherwise."""
     parts = []
     while isinstance(node, ast.Attribute):
@@ -23,28 +23,28 @@ def _dotted(node: ast.AST) -> str:
     return ""
 
 
-def _const_false(node: ast.AST | None) -> bool:
+def const_false(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is False
 
 
-def _kw(call: ast.Call, name: str) -> ast.AST | None:
+def keyword_value(call: ast.Call, name: str) -> ast.AST | None:
     for k in call.keywords:
         if k.arg == name:
             return k.value
     return None
 
 
-def _table_constructor(value: ast.AST | None) -> bool:
+def table_constructor(value: ast.AST | None) -> bool:
     """``torch.empty((L, d), ...)`` / ``torch.zeros(L, d)``: a tensor of two or more dimensions made to be
     filled with a table (cos/sin, angles), not a vector of frequencies."""
-    if not isinstance(value, ast.Call) or _leaf(value) not in ("empty", "zeros", "ones", "full", "randn", "rand"):
+    if not isinstance(value, ast.Call) or call_leaf(value) not in ("empty", "zeros", "ones", "full", "randn", "rand"):
         return False
-    shape = _kw(value, "size") or (value.args[0] if value.args else None)
+    shape = keyword_value(value, "size") or (value.args[0] if value.args else None)
     if isinstance(shape, (ast.Tuple, ast.List)):
         return len(shape.elts) >= 2
     if isinstance(shape, ast.BinOp) and any(isinstance(x, (ast.Tuple, ast.List)) for x in (shape.left, shape.right)):
         return True  # grid_dims + (encoding_dim,): a shape built from tuples
-    return len([a for a in value.args if not isinstance(a, ast.Starred)]) >= 2 and _leaf(value) != "full"
+    return len([a for a in value.args if not isinstance(a, ast.Starred)]) >= 2 and call_leaf(value) != "full"
 
 
 def float_argument(call: ast.Call) -> bool:
@@ -85,19 +85,20 @@ def _is_float_scalar(n: ast.AST) -> bool:
     if isinstance(n, ast.Constant):
         return isinstance(n.value, float)
     if isinstance(n, ast.Call):
-        return _dotted(n.func) in ("math.log", "math.sqrt", "math.exp", "float")
-    return isinstance(n, ast.Attribute) and _dotted(n) == "math.pi"
+        return dotted_name(n.func) in ("math.log", "math.sqrt", "math.exp", "float")
+    return isinstance(n, ast.Attribute) and dotted_name(n) == "math.pi"
 
 
 def _is_float_tensor(n: ast.AST) -> bool:
     """A ``.float()`` / ``.double()`` or a constructor with an explicit dtype (``torch.ones(n, dtype=...)``)."""
     if not isinstance(n, ast.Call):
         return False
-    leaf = _leaf(n)
-    return leaf in ("float", "double") or (leaf in ("tensor", "ones", "zeros", "full") and _kw(n, "dtype") is not None)
+    leaf = call_leaf(n)
+    return leaf in ("float", "double") or (leaf in ("tensor", "ones", "zeros", "full")
+                                           and keyword_value(n, "dtype") is not None)
 
 
-def _float_scalar_operand(node: ast.AST, a: Val, b: Val, memo: dict) -> bool:
+def float_scalar_operand(node: ast.AST, a: Val, b: Val, memo: dict) -> bool:
     """The other operand of a product with an integer tensor is a Python float (a float literal, ``math.log``
     / ``math.pi`` in it): int64 * float gives torch's default dtype. ``memo``: see :func:`_subtree_has`."""
     if not isinstance(node, ast.BinOp) or not (a.integer or b.integer):
@@ -105,7 +106,7 @@ def _float_scalar_operand(node: ast.AST, a: Val, b: Val, memo: dict) -> bool:
     return _subtree_has(node.right if a.integer else node.left, _is_float_scalar, memo)
 
 
-def _float_tensor_operand(node: ast.AST, a: Val, b: Val, memo: dict) -> bool:
+def float_tensor_operand(node: ast.AST, a: Val, b: Val, memo: dict) -> bool:
     """True when the other operand of an integer true division is visibly a float tensor (a ``.float()``,
     a tensor with an explicit dtype): the quotient then takes that dtype, not the default one."""
     if not isinstance(node, ast.BinOp) or not (a.integer or b.integer):
@@ -113,7 +114,7 @@ def _float_tensor_operand(node: ast.AST, a: Val, b: Val, memo: dict) -> bool:
     return _subtree_has(node.right if a.integer else node.left, _is_float_tensor, memo)
 
 
-def _einsum_contracts(call: ast.Call) -> bool:
+def einsum_contracts(call: ast.Call) -> bool:
     """True when an ``einsum`` equation sums an index (evaluated with bmm, autocast-eligible)."""
     if not call.args or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
         return True  # unknown equation: assume a contraction
@@ -145,7 +146,7 @@ def _code_part(line: str) -> str:
     return line
 
 
-def _self_method_calls(fn: ast.AST, lines: Sequence[str]) -> set[str]:
+def self_method_calls(fn: ast.AST, lines: Sequence[str]) -> set[str]:
     """Names ``M`` of the calls ``self.M(...)`` in a function body (read from its source text without
     comments: much faster than walking the tree; a mention in a string only adds an edge)."""
     return set(_SELF_CALL.findall("\n".join(_code_part(x) for x in lines[fn.lineno - 1:fn.end_lineno])))
@@ -171,7 +172,7 @@ def _assignments(fn: ast.AST) -> dict[str, list[ast.Assign]]:
     return index
 
 
-def _last_assignment(name: str, fn: ast.AST | None, before: int) -> ast.AST | None:
+def last_assignment(name: str, fn: ast.AST | None, before: int) -> ast.AST | None:
     """The value last assigned to the local ``name`` in ``fn`` before line ``before`` (None if none)."""
     if fn is None:
         return None
@@ -186,14 +187,14 @@ _RESHAPES = {"unsqueeze", "repeat", "flatten", "reshape", "view", "expand", "rep
              "squeeze", "transpose", "permute", "t", "clone", "detach", "to"}
 
 
-def _resolved(value: ast.AST | None, fn: ast.AST | None) -> ast.AST | None:
+def resolved_value(value: ast.AST | None, fn: ast.AST | None) -> ast.AST | None:
     """A registered value, with a local name replaced by its last assignment; an assignment that only
     reshapes the same name (``angle = angle.unsqueeze(-1).repeat(1, 2).flatten()``, torchscale RetNet) is
     followed to the one before it (a few levels)."""
     for _ in range(4):
         if not isinstance(value, ast.Name):
             return value
-        prev = _last_assignment(value.id, fn, getattr(value, "lineno", 1 << 30))
+        prev = last_assignment(value.id, fn, getattr(value, "lineno", 1 << 30))
         if prev is None:
             return value
         inner = prev
@@ -207,7 +208,7 @@ def _resolved(value: ast.AST | None, fn: ast.AST | None) -> ast.AST | None:
     return value
 
 
-def _visibly_low(value: ast.AST | None) -> bool:
+def visibly_low(value: ast.AST | None) -> bool:
     """True when an expression converts to a dtype that is not float32/float64 (or an unknown one).
 
     ``.half()``, ``.bfloat16()``, ``.type_as(t)``, ``.to(x.dtype)``, ``dtype=torch.bfloat16``: the
@@ -224,31 +225,31 @@ def _visibly_low(value: ast.AST | None) -> bool:
         dts = [k.value for k in n.keywords if k.arg == "dtype"]
         if leaf in ("to", "type"):
             dts += [a for a in n.args if isinstance(a, ast.Attribute)
-                    and (a.attr == "dtype" or _dotted(a).startswith("torch."))]
+                    and (a.attr == "dtype" or dotted_name(a).startswith("torch."))]
         for d in dts:
             if isinstance(d, ast.Attribute):  # x.dtype (another tensor's: bf16 in a bf16 model), torch.X
-                if d.attr == "dtype" or d.attr not in _CLEAN_DTYPES:
+                if d.attr == "dtype" or d.attr not in CLEAN_DTYPES:
                     return True
             elif isinstance(d, ast.Constant) and isinstance(d.value, str):
-                if d.value.replace("torch.", "") not in _CLEAN_DTYPES:
+                if d.value.replace("torch.", "") not in CLEAN_DTYPES:
                     return True
-            elif isinstance(d, ast.Name) and d.id in _LOW_DTYPES:
+            elif isinstance(d, ast.Name) and d.id in LOW_DTYPES:
                 return True  # a `dtype` variable or call: unknown, not visibly low
     return False
 
 
-def _explicit_float32(value: ast.AST | None, fn: ast.AST | None) -> bool:
+def explicit_float32(value: ast.AST | None, fn: ast.AST | None) -> bool:
     """True when a registered value is visibly float32: it passes through ``.float()``,
     ``torch.float32`` / ``torch.float`` or ``dtype="float32"`` and through no low-precision cast
     (a local name is followed to its last assignment in the same function)."""
-    value = _resolved(value, fn)
-    if value is None or _visibly_low(value):
+    value = resolved_value(value, fn)
+    if value is None or visibly_low(value):
         return False
     for n in ast.walk(value):
         if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "float"
                 and not n.args):
             return True
-        if isinstance(n, ast.Attribute) and _dotted(n) in ("torch.float32", "torch.float"):
+        if isinstance(n, ast.Attribute) and dotted_name(n) in ("torch.float32", "torch.float"):
             return True
         if isinstance(n, ast.Constant) and n.value == "float32":
             return True
@@ -258,7 +259,7 @@ def _explicit_float32(value: ast.AST | None, fn: ast.AST | None) -> bool:
 def _frequency_exponent(node: ast.AST, fn: ast.AST | None) -> bool:
     """An exponent ``arange(...) / dim``, ``-(...)`` or ``linspace(...)`` (a local name is followed
     one level): fractional or negative powers; ``2 ** arange(bits)`` (integer powers) is not one."""
-    node = _resolved(node, fn) if isinstance(node, ast.Name) else node
+    node = resolved_value(node, fn) if isinstance(node, ast.Name) else node
     if node is None:
         return False
     leaves = {(c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", ""))
@@ -270,7 +271,7 @@ def _frequency_exponent(node: ast.AST, fn: ast.AST | None) -> bool:
     return "arange" in leaves and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in ast.walk(node))
 
 
-def _frequency_expression(node: ast.AST, fn: ast.AST | None = None) -> bool:
+def frequency_expression(node: ast.AST, fn: ast.AST | None = None) -> bool:
     """True when an expression builds rotary / sinusoidal frequencies (not angles or tables).
 
     Recognised constructions (RoFormer, arXiv 2104.09864, eq. 15: theta_i = base^(-2(i-1)/d);
@@ -283,7 +284,7 @@ def _frequency_expression(node: ast.AST, fn: ast.AST | None = None) -> bool:
     """
     calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
     leaves = {(c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", "")) for c in calls}
-    if leaves & _NOT_FREQ_CALLS:
+    if leaves & NOT_FREQ_CALLS:
         return False
     if "logspace" in leaves:
         return True
@@ -303,12 +304,12 @@ def _frequency_expression(node: ast.AST, fn: ast.AST | None = None) -> bool:
     return False
 
 
-def _leaf(call: ast.Call) -> str:
+def call_leaf(call: ast.Call) -> str:
     f = call.func
     return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
 
 
-def _complex_construction(node: ast.AST | None) -> str:
+def complex_construction(node: ast.AST | None) -> str:
     """How an expression builds complex numbers ("`torch.polar`", "`complex64`", ...), "" if it does not.
 
     ``torch.polar``, ``torch.view_as_complex``, ``torch.complex``, a complex dtype (``complex64``,
@@ -322,58 +323,58 @@ def _complex_construction(node: ast.AST | None) -> str:
     while todo:
         n = todo.pop()
         if isinstance(n, ast.Call):
-            leaf = _leaf(n)
+            leaf = call_leaf(n)
             if leaf in ("view_as_real", "abs", "angle", "is_complex"):
                 continue
-            if leaf in _COMPLEX_CALLS or _dotted(n.func) == "torch.complex":
+            if leaf in COMPLEX_CALLS or dotted_name(n.func) == "torch.complex":
                 return f"`torch.{leaf}`"
         elif isinstance(n, ast.Attribute):
             if n.attr in ("real", "imag"):
                 continue
-            if n.attr in _COMPLEX_DTYPES and _dotted(n).startswith("torch."):
-                return f"`{_dotted(n)}`"
+            if n.attr in COMPLEX_DTYPES and dotted_name(n).startswith("torch."):
+                return f"`{dotted_name(n)}`"
         elif isinstance(n, ast.Constant) and isinstance(n.value, complex):
             return "a complex literal"
         todo.extend(ast.iter_child_nodes(n))
     return ""
 
 
-def _annotation_dtype(ann: ast.AST | None, name: str) -> _Dtype | None:
+def annotation_dtype(ann: ast.AST | None, name: str) -> DtypeSource | None:
     """dtype of a parameter from its annotation: numpy arrays (``np.ndarray``, ``npt.NDArray[np.int64]``)
     and integer tensors (``torch.LongTensor``); None when the annotation says nothing about it."""
     if ann is None:
         return None
     text = ast.unparse(ann) if hasattr(ast, "unparse") else ""
     if re.search(r"float16|half|bfloat16", text):
-        return _Dtype("low", "float16" if "bfloat16" not in text else "bfloat16", True)
+        return DtypeSource("low", "float16" if "bfloat16" not in text else "bfloat16", True)
     if re.search(r"\b(ndarray|NDArray)\b", text):
-        return _Dtype(None, f"`{name}` (a numpy array)", True)
+        return DtypeSource(None, f"`{name}` (a numpy array)", True)
     if re.search(r"\b(LongTensor|IntTensor)\b", text) or re.search(r"\bnp\.u?int\d*\b", text):
-        return _Dtype(None, f"`{name}` (an integer tensor)", True)
+        return DtypeSource(None, f"`{name}` (an integer tensor)", True)
     return None
 
 
-def _dtype_checked(test: ast.AST) -> str | None:
+def dtype_checked(test: ast.AST) -> str | None:
     """X of a comparison ``self.X.dtype <op> ...`` (either side), the only name for which
-    :func:`_float32_branch` can be other than None; None for any other test."""
+    :func:`float32_branch` can be other than None; None for any other test."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     for side in (test.left, test.comparators[0]):
-        dotted = _dotted(side)
+        dotted = dotted_name(side)
         if dotted.startswith("self.") and dotted.endswith(".dtype") and dotted.count(".") == 2:
             return dotted[5:-6]
     return None
 
 
-def _float32_branch(test: ast.AST, name: str) -> str | None:
+def float32_branch(test: ast.AST, name: str) -> str | None:
     """For ``if self.X.dtype != torch.float32`` the branch where X is float32 ("else"); for ``==``
     ("body"); None when the test is not such a check."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     left, right = test.left, test.comparators[0]
-    if _dotted(right) == f"self.{name}.dtype":
+    if dotted_name(right) == f"self.{name}.dtype":
         left, right = right, left
-    if _dotted(left) != f"self.{name}.dtype" or _dotted(right) not in ("torch.float32", "torch.float"):
+    if dotted_name(left) != f"self.{name}.dtype" or dotted_name(right) not in ("torch.float32", "torch.float"):
         return None
     if isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
         return "else"

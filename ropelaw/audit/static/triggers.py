@@ -13,8 +13,8 @@ from ..rules import static_alibi as A
 from ..rules import static_defaults as DF
 from ..rules import static_positions as P
 from ..rules import static_products as X
-from .names import _CACHE_METHOD
-from .values import Val, _Dtype, _Scope
+from .names import CACHE_METHOD
+from .values import DtypeSource, Scope, Val
 
 # the trainer precision that sets the default dtype to bf16 (Lightning/Fabric 'bf16-true'), named by the policy
 _BF16_TRUE = policy.default_dtype_precisions("bf16")[0]
@@ -118,7 +118,7 @@ class Triggers:
                     fix="compute the product in float32 (self.inv_freq.float() * position); cast only cos/sin")
         return Val(frozenset({"angle"}), "buffer", f"`self.{freq.buffer}`", True)
 
-    def _angle(self, node: ast.AST, pos: Val, freq: Val, scope: _Scope, product: str | None,
+    def _angle(self, node: ast.AST, pos: Val, freq: Val, scope: Scope, product: str | None,
                einsum_contracts: bool = True) -> Val:
         """An angle product: check its precision (RP111/RP131) and autocast (RP112/RP113).
 
@@ -219,15 +219,15 @@ class Triggers:
                     msg = msg + path_suffix(data)
                 self.report(rule, node, msg, fix, **data)
 
-    def _is_cache_rebuild(self, call: ast.Call, method: str, receiver: ast.AST, scope: _Scope) -> bool:
-        if not (isinstance(receiver, ast.Name) and receiver.id == "self" and _CACHE_METHOD.search(method)):
+    def _is_cache_rebuild(self, call: ast.Call, method: str, receiver: ast.AST, scope: Scope) -> bool:
+        if not (isinstance(receiver, ast.Name) and receiver.id == "self" and CACHE_METHOD.search(method)):
             return False
         if not scope.freq_buffers - self._repaired:
             return False  # every frequency buffer is restored to float32 after a cast
         cands = [k.value for k in call.keywords if k.arg == "dtype"] + list(call.args)
         return any(self._dtype(c, scope).source in ("input", "caller") for c in cands)
 
-    def _positions_cast(self, call: ast.Call, val: Val, dt: _Dtype, scope: _Scope, created: bool) -> Val:
+    def _positions_cast(self, call: ast.Call, val: Val, dt: DtypeSource, scope: Scope, created: bool) -> Val:
         if val.reported and val.source:
             return Val(val.kinds, dt.source, dt.what, True)
         verb = "are created with" if created else "are converted to"
@@ -250,7 +250,7 @@ class Triggers:
         # outside rotary code an arange may be anything: report only if it reaches an angle or cos/sin
         return Val(val.kinds, dt.source, dt.what, True, val.pending + (item,), origin=val.origin)
 
-    def _position_finding(self, dt: _Dtype, created: bool) -> tuple[Rule, str, dict]:
+    def _position_finding(self, dt: DtypeSource, created: bool) -> tuple[Rule, str, dict]:
         """Rule, message and data for positions created with / converted to a risky dtype."""
         verb = "are created with" if created else "are converted to"
         rule = _SOURCE_RULE[dt.source]
@@ -281,7 +281,7 @@ class Triggers:
             msg = f"positions {verb} {dt.what}: {self._note(fmt)}"
         return rule, msg, {"dtype_source": dt.source, "length": self.length}
 
-    def _angles_cast(self, call: ast.Call, val: Val, dt: _Dtype, scope: _Scope) -> Val:
+    def _angles_cast(self, call: ast.Call, val: Val, dt: DtypeSource, scope: Scope) -> Val:
         if val.reported:
             return Val(val.kinds, dt.source, dt.what, True)
         if scope.alibi:

@@ -1,5 +1,5 @@
 """The values of the dtype flow: what an expression holds (:class:`Val`), where a dtype comes from
-(:class:`_Dtype`) and what a function's scope knows (:class:`_Scope`)."""
+(:class:`DtypeSource`) and what a function's scope knows (:class:`Scope`)."""
 
 from __future__ import annotations
 
@@ -32,20 +32,20 @@ class Val:
     scalar: bool = False
 
 
-_NONE = Val()
+NOTHING = Val()
 
 
 @dataclass
-class _Dtype:
+class DtypeSource:
     source: str | None  # None: clean or not a dtype we know
     what: str = ""
     known: bool = False  # True when we recognised the expression as a dtype (clean or not)
 
 
 @dataclass
-class _Scope:
+class Scope:
     names: dict[str, Val] = field(default_factory=dict)
-    dtypes: dict[str, _Dtype] = field(default_factory=dict)  # local aliases of dtypes: dtype = x.dtype
+    dtypes: dict[str, DtypeSource] = field(default_factory=dict)  # local aliases of dtypes: dtype = x.dtype
     params: set[str] = field(default_factory=set)
     self_aliases: dict[str, str] = field(default_factory=dict)  # inv_freq = self.inv_freq
     alibi: bool = False
@@ -56,5 +56,5 @@ class _Scope:
     repaired: set = field(default_factory=set)  # buffers re-registered in float32 earlier in this function
     # arrays / tensors whose dtype is known from an annotation or their constructor (out: np.ndarray,
     # buf = np.zeros(n, dtype=np.int64)): ``X.dtype`` is that dtype, not an input's
-    arrays: dict[str, _Dtype] = field(default_factory=dict)
+    arrays: dict[str, DtypeSource] = field(default_factory=dict)
 
