@@ -76,7 +76,59 @@ def underscore_imports() -> Counter:
     return +out
 
 
+# The static checker: the mixins of ropelaw/audit/static/checker.py's Checker and the class that declares
+# the state they share (every attribute annotated on it, with what it holds).
+STATIC_CHECKER = "ropelaw.audit.static"
+STATIC_STATE = ("ropelaw.audit.static.state", "CheckerState")
+
+
+def static_checker_state() -> list[str]:
+    """What breaks "the static checker's shared state is declared in one place": a ``self.<attr>`` read in a
+    class of the checker's modules that is neither an attribute annotated on :data:`STATIC_STATE` nor a method
+    (or class-level alias) of one of those classes; a ``self.<attr> = ...`` of an attribute not annotated there;
+    an annotation of shared state anywhere else (``self.x: T = ...``, or a class-level annotation)."""
+    found = [(name, cls) for name, _, tree in modules() if name.startswith(STATIC_CHECKER)
+             for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef)]
+    state = [cls for name, cls in found if (name, cls.name) == STATIC_STATE]
+    if len(state) != 1:
+        return [f"{STATIC_STATE[0]}:{STATIC_STATE[1]} not found"]
+    # the checker's classes: the state and every class that inherits it (by name, within the package)
+    inheritors = {STATIC_STATE[1]}
+    while True:
+        more = {c.name for _, c in found if any(isinstance(b, ast.Name) and b.id in inheritors for b in c.bases)}
+        if more <= inheritors:
+            break
+        inheritors |= more
+    classes = [(name, cls) for name, cls in found if cls.name in inheritors]
+    declared = {s.target.id for s in state[0].body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+    problems = []
+    members = set()
+    for name, cls in classes:
+        for s in cls.body:
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                members.add(s.name)
+            elif isinstance(s, ast.Assign):
+                members.update(t.id for t in s.targets if isinstance(t, ast.Name))
+            elif isinstance(s, ast.AnnAssign) and cls is not state[0]:
+                problems.append(f"{name}:{cls.name} declares {ast.unparse(s.target)} outside {STATIC_STATE[1]}")
+    for name, cls in classes:
+        for node in ast.walk(cls):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Attribute)
+                    and isinstance(node.target.value, ast.Name) and node.target.value.id == "self"):
+                problems.append(f"{name}:{node.lineno} annotates {ast.unparse(node.target)} outside "
+                                f"{STATIC_STATE[1]}")
+            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
+                continue
+            if isinstance(node.ctx, ast.Store) and node.attr not in declared:
+                problems.append(f"{name}:{node.lineno} sets self.{node.attr}, not declared in {STATIC_STATE[1]}")
+            elif node.attr not in declared and node.attr not in members:
+                problems.append(f"{name}:{node.lineno} reads self.{node.attr}, neither declared in "
+                                f"{STATIC_STATE[1]} nor a method")
+    return problems
+
+
 if __name__ == "__main__":
     print("LONG_FUNCTIONS =", dict(sorted(long_functions().items())))
     print("LIBRARY_IMPORTS_COMMANDS =", sorted(library_imports_of_commands()))
     print("UNDERSCORE_IMPORTS =", dict(sorted(underscore_imports().items())))
+    print("STATIC_CHECKER_STATE problems =", static_checker_state())

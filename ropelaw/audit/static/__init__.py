@@ -15,6 +15,8 @@ The package, one job a module:
 - :mod:`.structure`: the file's call graph, classes, registrations, callers, autocast regions;
 - :mod:`.buffers`: frequency and complex buffers before and after a cast, repairs (RP121, RP123);
 - :mod:`.triggers`: when each rule fires and the numbers in its message;
+- :mod:`.state`: what the checker holds while it walks, declared once (:class:`~.state.CheckerState`, which every
+  mixin above inherits) and :meth:`~.state.CheckerState.report`, the one way a finding is added;
 - :mod:`.syntax` and :mod:`.names`: reading nodes and names, no state;
 - :mod:`.scan`: files in, findings out (limits, ``# noqa``, RE0xx).
 

@@ -1,36 +1,26 @@
 """What a cast does to a class's buffers: which buffers hold frequencies, which are complex, which
-the class repairs after a cast, and the dtype ``self.X`` has where it is read (RP121, RP123)."""
+the class repairs after a cast (RP121, RP123); the dtype ``self.X`` has where it is read is
+:meth:`~.dtypes.Dtypes._self_dtype`'s."""
 
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..rules import static_buffers as B
 from .names import FREQ_BUFFER_NAME, FREQ_FUNC_NAME, NOT_FREQ_BUFFER, REPAIR_METHODS
-from .syntax import (call_leaf, complex_construction, dotted_name, dtype_checked, explicit_float32, float32_branch,
-                     frequency_expression, last_assignment, resolved_value, self_method_calls, table_constructor,
-                     visibly_low)
-from .values import DtypeSource, Scope
+from .structure import Structure
+from .syntax import (Function, call_leaf, complex_construction, dotted_name, dtype_checked, explicit_float32,
+                     float32_branch, frequency_expression, last_assignment, resolved_value, self_method_calls,
+                     table_constructor, visibly_low)
 
 
-class Buffers:
+# a registration with the class of the chain whose method makes it: (owner, *Registration)
+OwnedRegistration = tuple[ast.ClassDef, str, ast.AST, ast.AST | None, Function]
+
+
+class Buffers(Structure):
     """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: a class's buffers before and after a cast."""
-
-    def _self_dtype(self, dotted: str, scope: Scope | None = None) -> DtypeSource:
-        """dtype of ``self.X...``: follows a model cast unless X is a plain (unregistered) attribute,
-        a buffer the class restores after every cast (``_apply``/``to`` override), a buffer this
-        function re-registered in float32 above, or a float32 buffer read at construction time."""
-        parts = dotted.split(".")
-        if len(parts) == 2:
-            x = parts[1]
-            if self._plain_attrs is None:
-                self._plain_attrs = self._plain_attrs_of(self._class) if self._class is not None else frozenset()
-            if (x in self._plain_attrs or x in self._repaired
-                    or (scope is not None and (x in scope.repaired
-                                               or (scope.construction and x in self._float32_at_init)))):
-                return DtypeSource(None, f"`{dotted}`", True)  # Module.to does not cast it (or nothing cast it yet)
-        return DtypeSource("buffer", f"`{dotted}`", True)
 
     def _is_frequency_buffer(self, name: str, value: ast.AST | None, meth: ast.AST) -> bool:
         """A buffer holds frequencies when named so (inv_freq, freqs, theta, omega, bands, periods;
@@ -90,10 +80,7 @@ class Buffers:
             how = self._complex_value(value, meth)
             if how:
                 if runs_at_construction and name not in repaired and owner is cls:
-                    if isinstance(node, ast.Assign):
-                        kind = "parameter" if "Parameter" in dotted_name(node.value.func) else "buffer"
-                    else:
-                        kind = "parameter" if call_leaf(node) == "register_parameter" else "buffer"
+                    kind = "parameter" if _registers_a_parameter(node) else "buffer"
                     self.report(B.COMPLEX_BUFFER_CAST_TO_REAL, node,
                                 f"`{name}` is a complex {kind} (built with {how}): `model.to(torch.bfloat16)` "
                                 "keeps only "
@@ -161,7 +148,8 @@ class Buffers:
                             return f"{how} in `{label}`" if " in `" not in how else how
         return ""
 
-    def _repairs(self, cls: ast.ClassDef, chain: list[ast.ClassDef], regs: list, construction: frozenset) -> set[str]:
+    def _repairs(self, cls: ast.ClassDef, chain: list[ast.ClassDef], regs: list[OwnedRegistration],
+                 construction: frozenset[str]) -> set[str]:
         """Buffers the class restores to float32 whenever it uses them after a cast.
 
         1. re-registered or reassigned in an ``_apply`` / ``to`` / ``half`` ... override (runs after
@@ -174,60 +162,69 @@ class Buffers:
            top level (after early returns) (nanotron 0.4's ``init_rotary_embeddings``). A cast made
            after the first forward is not seen (the re-initialisation ran before it).
         """
-        methods = {m.name: m for c in reversed(chain) for m in c.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-        def reach(start: Iterable[str]) -> set[str]:
-            seen, todo = set(), list(start)
-            while todo:
-                m = todo.pop()
-                if m in seen or m not in methods:
-                    continue
-                seen.add(m)
-                todo.extend(self_method_calls(methods[m], self.lines))
-            return seen
-
-        def fresh(value: ast.AST | None, name: str) -> bool:
-            """Not visibly low precision and not computed from the (cast) buffer's values (its
-            ``.device`` / ``.dtype`` may be read)."""
-            if value is None or visibly_low(value):
-                return False
-            meta = {id(n.value) for n in ast.walk(value) if isinstance(n, ast.Attribute)
-                    and n.attr in ("device", "dtype", "shape", "ndim")}
-            return not any(isinstance(n, ast.Attribute) and dotted_name(n) == f"self.{name}" and id(n) not in meta
-                           for n in ast.walk(value))
-
-        repaired: set[str] = set()
-        after_cast = reach(m for m in methods if m in REPAIR_METHODS)
-        if after_cast:
-            repaired |= {name for _, name, _, value, meth in regs if meth.name in after_cast and fresh(value, name)}
-            # self.X = <tensor> on a registered buffer replaces the buffer too (Module.__setattr__)
-            repaired |= {t.attr for m in after_cast for n in ast.walk(methods[m]) if isinstance(n, ast.Assign)
-                         for t in n.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
-                         and t.value.id == "self" and fresh(n.value, t.attr)}
+        methods = {m.name: m for c in reversed(chain) for m in c.body
+                   if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        repaired = self._restored_after_cast(methods, regs)
         names = {name for _, name, _, _, _ in regs}
         # 3. lazy re-initialisation from forward
-        for m in reach(["forward"]) if "forward" in methods else ():
+        repaired |= self._reinitialised_from_forward(methods, names)
+        # 2. reads only behind a float32 dtype check
+        later = self._reached(methods, (e for e in methods if e != "__init__"
+                                        and (e not in construction or not e.startswith("_"))))
+        return repaired | self._read_only_as_float32(methods, names - repaired, construction, later)
+
+    def _reached(self, methods: dict[str, Function], start: Iterable[str]) -> set[str]:
+        """The methods among ``methods`` that ``start`` reaches through ``self.m(...)`` calls (``start`` included)."""
+        seen: set[str] = set()
+        todo = list(start)
+        while todo:
+            m = todo.pop()
+            if m in seen or m not in methods:
+                continue
+            seen.add(m)
+            todo.extend(self_method_calls(methods[m], self.lines))
+        return seen
+
+    def _restored_after_cast(self, methods: dict[str, Function], regs: list[OwnedRegistration]) -> set[str]:
+        """1. Buffers re-registered or reassigned (``self.X = <tensor>`` replaces a registered buffer too,
+        ``Module.__setattr__``) from a fresh value in what an ``_apply`` / ``to`` / ``half`` ... override runs."""
+        after_cast = self._reached(methods, (m for m in methods if m in REPAIR_METHODS))
+        if not after_cast:
+            return set()
+        repaired = {name for _, name, _, value, meth in regs if meth.name in after_cast and _fresh(value, name)}
+        repaired |= {t.attr for m in after_cast for n in ast.walk(methods[m]) if isinstance(n, ast.Assign)
+                     for t in n.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                     and t.value.id == "self" and _fresh(n.value, t.attr)}
+        return repaired
+
+    def _reinitialised_from_forward(self, methods: dict[str, Function], names: set[str]) -> set[str]:
+        """3. Buffers among ``names`` that a method ``forward`` reaches (not ``__init__``) assigns or re-registers
+        at its top level in explicit float32 from a fresh value."""
+        repaired: set[str] = set()
+        for m in self._reached(methods, ["forward"]) if "forward" in methods else ():
             if m == "__init__":
                 continue
             for stmt in methods[m].body:
                 if isinstance(stmt, ast.Assign):
                     for t in stmt.targets:
                         if (isinstance(t, ast.Attribute) and dotted_name(t) == f"self.{t.attr}" and t.attr in names
-                                and fresh(stmt.value, t.attr) and explicit_float32(stmt.value, methods[m])):
+                                and _fresh(stmt.value, t.attr) and explicit_float32(stmt.value, methods[m])):
                             repaired.add(t.attr)
-                elif (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-                      and call_leaf(stmt.value) == "register_buffer" and len(stmt.value.args) >= 2
-                      and isinstance(stmt.value.args[0], ast.Constant) and stmt.value.args[0].value in names
-                      and fresh(stmt.value.args[1], stmt.value.args[0].value)
-                      and explicit_float32(stmt.value.args[1], methods[m])):
-                    repaired.add(stmt.value.args[0].value)
-        # 2. reads only behind a float32 dtype check
-        later = reach(e for e in methods if e != "__init__" and (e not in construction or not e.startswith("_")))
-        pending = names - repaired
+                elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                    name = _registered_name(stmt.value)
+                    if (name in names and _fresh(stmt.value.args[1], name)
+                            and explicit_float32(stmt.value.args[1], methods[m])):
+                        repaired.add(name)
+        return repaired
+
+    def _read_only_as_float32(self, methods: dict[str, Function], pending: set[str], construction: frozenset[str],
+                              later: set[str]) -> set[str]:
+        """2. Buffers among ``pending`` whose every read (not of ``.dtype`` / ``.device`` / ``.shape`` /
+        ``.ndim``) outside construction-only methods lies where a dtype check of it guarantees float32."""
         # one walk per method for every buffer name at once (a walk per name and method was
         # quadratic: 1,000 buffers read in forward took minutes)
-        guarded_reads: dict[str, set] = {name: set() for name in pending}
-        reads: dict[str, set] = {name: set() for name in pending}
+        guarded_reads: dict[str, set[int]] = {name: set() for name in pending}
+        reads: dict[str, set[int]] = {name: set() for name in pending}
         for mname, m in (methods.items() if pending else ()):
             if mname in construction and mname not in later:
                 continue  # construction-only: no cast yet
@@ -236,8 +233,8 @@ class Buffers:
             for node in nodes:
                 if isinstance(node, ast.If):
                     name = dtype_checked(node.test)
-                    branch = float32_branch(node.test, name) if name in pending else None
-                    if branch is not None:
+                    branch = float32_branch(node.test, name) if name is not None and name in pending else None
+                    if name is not None and branch is not None:
                         for stmt in (node.orelse if branch == "else" else node.body):
                             guarded_reads[name].update(id(n) for n in ast.walk(stmt))
                         guarded_reads[name].update(id(n) for n in ast.walk(node.test))
@@ -247,5 +244,30 @@ class Buffers:
                     if isinstance(parent, ast.Attribute) and parent.attr in ("dtype", "device", "shape", "ndim"):
                         continue  # metadata, not the values
                     reads[node.attr].add(id(node))
-        repaired |= {name for name in pending if reads[name] and reads[name] <= guarded_reads[name]}
-        return repaired
+        return {name for name in pending if reads[name] and reads[name] <= guarded_reads[name]}
+
+
+def _fresh(value: ast.AST | None, name: str) -> bool:
+    """Not visibly low precision and not computed from the (cast) buffer's values (its
+    ``.device`` / ``.dtype`` may be read)."""
+    if value is None or visibly_low(value):
+        return False
+    meta = {id(n.value) for n in ast.walk(value) if isinstance(n, ast.Attribute)
+            and n.attr in ("device", "dtype", "shape", "ndim")}
+    return not any(isinstance(n, ast.Attribute) and dotted_name(n) == f"self.{name}" and id(n) not in meta
+                   for n in ast.walk(value))
+
+
+def _registers_a_parameter(node: ast.AST) -> bool:
+    """``self.X = nn.Parameter(...)`` or ``register_parameter(...)`` (not a buffer's registration)."""
+    if isinstance(node, ast.Assign):
+        return isinstance(node.value, ast.Call) and "Parameter" in dotted_name(node.value.func)
+    return isinstance(node, ast.Call) and call_leaf(node) == "register_parameter"
+
+
+def _registered_name(call: ast.Call) -> str | None:
+    """X of ``register_buffer("X", value)`` (a name and a value given), None for any other call."""
+    if (call_leaf(call) == "register_buffer" and len(call.args) >= 2 and isinstance(call.args[0], ast.Constant)
+            and isinstance(call.args[0].value, str)):
+        return call.args[0].value
+    return None

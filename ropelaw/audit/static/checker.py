@@ -1,7 +1,8 @@
 """The checker: walks one module's statements and dispatches each to its visitor; the dtype flow
 (:mod:`.flow`, :mod:`.dtypes`), the file's structure (:mod:`.structure`), buffers (:mod:`.buffers`)
-and the rule triggers (:mod:`.triggers`) are its mixins. It only appends findings (pyflakes' role
-split); :mod:`ropelaw.report` formats them."""
+and the rule triggers (:mod:`.triggers`) are its mixins, each inheriting the ones it uses, and all of them
+:class:`~.state.CheckerState`, where their shared state is declared. It only appends findings (pyflakes'
+role split); :mod:`ropelaw.report` formats them."""
 
 from __future__ import annotations
 
@@ -9,54 +10,20 @@ import ast
 import sys
 from typing import Sequence
 
-from ...findings import Finding, Rule
-from .buffers import Buffers
-from .dtypes import Dtypes
 from .flow import Flow, visitor
-from .names import FREQ_NAME, INT_POS_ARG, LINE_BREAK, POS_NAME, ROTARY_NAME, TRIGGERS
-from .structure import Structure
+from .names import FREQ_NAME, INT_POS_ARG, POS_NAME, ROTARY_NAME, TRIGGERS
+from .state import path_suffix
 from .syntax import annotation_dtype
-from .triggers import Triggers, path_suffix
 from .values import NOTHING, DtypeSource, Scope, Val
 
 DEFAULT_LENGTH = 8192  # the seed's context: bf16 keeps 896 of 8,192 positions
 
 
-class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
+class Checker(Flow):
     """Walks one module and appends findings to :attr:`findings` (pyflakes' role split)."""
 
     def __init__(self, tree: ast.Module, path: str = "-", source: str = "", *, length: int = DEFAULT_LENGTH):
-        self.path = path
-        self.length = length
-        self.source = source
-        self.lines = LINE_BREAK.split(source)  # Python's own lines (str.splitlines also splits at \f,
-        # \x1c-\x1e, NEL and U+2028, which shifted the `# noqa` lookup of every later line by one)
-        self.findings: list[Finding] = []
-        self._seen: set[tuple[str, int, int]] = set()
-        self._autocast: list[str] = []  # stack of "on" / "off" / "unknown"
-        self._class: ast.ClassDef | None = None
-        self._class_buffers: frozenset = frozenset()
-        # self.X assigned a plain tensor and never registered (computed on first use: None until then)
-        self._plain_attrs: frozenset | None = frozenset()
-        self._repaired: frozenset = frozenset()  # buffers an _apply/to override restores after every cast
-        self._float32_at_init: frozenset = frozenset()  # buffers registered in explicit float32 at construction
-        self._classes: dict[str, ast.ClassDef] = {}
-        self._module_funcs: dict[str, ast.AST] = {}
-        self._graph: tuple[frozenset, frozenset] | None = None
-        self._fn: ast.AST | None = None  # the function being walked (to follow local names)
-        self._complex_args: set[int] = set()  # ids of calls inside the arguments of a complex constructor
-        self._param_nodes: set = set()  # (node, value) of parameter registrations (RP123 only)
-        self._notes: dict[str, str] = {}
-        self._angle_attrs: dict[tuple[str, str], bool] = {}  # (class, attribute) assigned float32 angles
-        self._read_later: dict[str, frozenset] = {}  # class -> self.X read outside construction-only code
-        self._build_only: frozenset | None = None  # module functions only construction calls
-        self._float_scalar_memo: dict[int, bool] = {}  # node id -> a Python float inside (syntax._subtree_has)
-        self._float_tensor_memo: dict[int, bool] = {}  # node id -> a visibly float tensor inside
-        self._registrations_of: dict[int, list] = {}  # id(class) -> Structure._registrations (memo)
-        self._parameters_of: dict[int, list] = {}  # id(class) -> Structure._parameters (memo)
-        self._subclasses: dict[str, list] | None = None  # class name -> in-file subclasses (Structure._family)
-        self._deferred: list = []  # position casts in rotary code, reported where used (or at the function's end)
-        self.incomplete = False  # True when the walk stopped early: scan_source reports RE004
+        super().__init__(tree, path, source, length)
         # each level of a nested expression is two frames, _expr and its visit_<Type>: the walk gets twice
         # the caller's recursion limit, so that limit still counts levels (scan's _DEEP_RECURSION)
         limit = sys.getrecursionlimit()
@@ -68,16 +35,6 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
         finally:
             sys.setrecursionlimit(limit)
 
-    def report(self, rule: Rule, node: ast.AST, message: str, fix: str | None = None, **data) -> None:
-        line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1
-        key = (rule.code, line, col)
-        if key in self._seen:
-            return
-        self._seen.add(key)
-        if ("made_at" in data or "used_at" in data or "cast_at" in data) and "(path: " not in message:
-            message += path_suffix(data)  # where the value was made, what cast it, where it was used
-        self.findings.append(Finding.of(rule, message, path=self.path, line=line, column=col, fix=fix, **data))
-
     def _relevant(self, node: ast.AST) -> bool:
         """Cheap text test: does the node's source mention any trigger word?"""
         start, end = getattr(node, "lineno", 1), getattr(node, "end_lineno", None) or len(self.lines)
@@ -87,10 +44,10 @@ class Checker(Structure, Buffers, Dtypes, Flow, Triggers):
     # ------------------------------------------------------------------ structure
     def _module(self, tree: ast.Module) -> None:
         self._tree = tree
-        self._calls: dict[str, list[ast.Call]] | None = None  # by callee name, built when first needed
+        self._calls = None  # by callee name, built when first needed
         self._classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
         self._module_funcs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self._graph: tuple[frozenset, frozenset] | None = None
+        self._graph = None
         scope = Scope()
         self._block(tree.body, scope)
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import ast
 
-from .names import ARRAY_CTORS, CLEAN_DTYPES, INT_DTYPES, INT_TENSOR, LOW_DTYPES, MODEL_DTYPE_ATTR, POS_NAME
-from .syntax import dotted_name, keyword_value
+from .names import (ARRAY_CTORS, CLEAN_DTYPES, FLOAT32_DEFAULTS, INT_DTYPES, INT_TENSOR, LOW_DTYPES, MODEL_DTYPE_ATTR,
+                    POS_NAME)
+from .structure import Structure
+from .syntax import Function, dotted_name, keyword_value
 from .values import DtypeSource, Scope
 
 
-class Dtypes:
+class Dtypes(Structure):
     """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: the dtype an expression names."""
 
     def _constructed_dtype(self, value: ast.AST, name: str, scope: Scope) -> DtypeSource | None:
@@ -39,6 +41,50 @@ class Dtypes:
         if numpy and d.known:
             return DtypeSource(None, f"`{name}` (a numpy array)", True)
         return None
+
+    def _self_dtype(self, dotted: str, scope: Scope | None = None) -> DtypeSource:
+        """dtype of ``self.X...``: follows a model cast unless X is a plain (unregistered) attribute,
+        a buffer the class restores after every cast (``_apply``/``to`` override), a buffer this
+        function re-registered in float32 above, or a float32 buffer read at construction time."""
+        parts = dotted.split(".")
+        if len(parts) == 2:
+            x = parts[1]
+            if self._plain_attrs is None:
+                self._plain_attrs = self._plain_attrs_of(self._class) if self._class is not None else frozenset()
+            if (x in self._plain_attrs or x in self._repaired
+                    or (scope is not None and (x in scope.repaired
+                                               or (scope.construction and x in self._float32_at_init)))):
+                return DtypeSource(None, f"`{dotted}`", True)  # Module.to does not cast it (or nothing cast it yet)
+        return DtypeSource("buffer", f"`{dotted}`", True)
+
+    def _float32_default(self, fn: Function, param: str, default: ast.AST | None) -> bool:
+        """A ``dtype`` parameter that defaults to float32/float64 and that no call in this file fills
+        with anything else (Megatron's ``compute_rope_params(..., dtype=torch.float32)``).
+
+        A call passes a risky dtype when its argument for ``param`` (by keyword, or by position; a
+        method called as ``obj.m(...)`` does not pass ``self``) is not visibly float32/float64, or
+        when it passes ``*args`` / ``**kwargs`` we cannot match. Callers in other files are not seen.
+        """
+        if default is None:
+            return False
+        d = self._dtype(default, Scope())
+        if d.source is not None or not d.known or d.what not in FLOAT32_DEFAULTS:
+            return False
+        names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+        method = bool(names) and names[0] in ("self", "cls")
+        for call in self._calls_to(fn.name):
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return False
+            arg = keyword_value(call, param)
+            if arg is None and param in names:
+                i = names.index(param) - (1 if method and isinstance(call.func, ast.Attribute) else 0)
+                arg = call.args[i] if 0 <= i < len(call.args) else None
+            if arg is None:
+                continue
+            d = self._dtype(arg, Scope())
+            if d.source is not None or not d.known or d.what not in FLOAT32_DEFAULTS:
+                return False
+        return True
 
     def _dtype(self, node: ast.AST | None, scope: Scope) -> DtypeSource:
         """Where a dtype expression comes from (``source`` None when clean or unknown)."""
@@ -166,11 +212,12 @@ class Dtypes:
                 name = call.args[0].id
                 if "device" not in name and name not in ("dev", "device_type"):
                     return self._tensor_dtype(call.args[0], scope)
-            if method == "to" and call.args and dotted_name(call.args[0]).startswith("self.") \
-                    and dotted_name(call.args[0]).count(".") == 1 and not MODEL_DTYPE_ATTR.match(call.args[0].attr) \
-                    and "device" not in call.args[0].attr:
+            target = call.args[0] if call.args else None
+            if method == "to" and isinstance(target, ast.Attribute) and dotted_name(target).startswith("self.") \
+                    and dotted_name(target).count(".") == 1 and not MODEL_DTYPE_ATTR.match(target.attr) \
+                    and "device" not in target.attr:
                 # .to(self.decay): the dtype (and device) of that buffer, bf16 after a cast (torchscale RetNet's
                 # `torch.arange(slen).to(self.decay)`, then sin(index * angle): 293 of 2,048 exact in bf16)
-                return self._tensor_dtype(call.args[0], scope)
+                return self._tensor_dtype(target, scope)
             return None
         return None

@@ -12,10 +12,12 @@ from ..conventions import LENGTH_NAMES
 from ..rules import static_buffers as B
 from ..rules import static_defaults as DF
 from ..rules import static_positions as P
+from .buffers import Buffers
 from .names import (ADD_PRODUCTS, COMPLEX_CALLS, DIM_WORDS, ELEMENTWISE_PRODUCTS, FREQ_NAME, INT_DTYPES, MATMUL_FUNCS,
                     NON_TORCH_ARRAYS, POSITION_WORDS, POS_NAME, PRESERVING, SLOPES_NAME, TRIG)
 from .syntax import (call_leaf, complex_construction, dotted_name, einsum_contracts, explicit_float32, float_argument,
                      float_scalar_operand, float_tensor_operand, frequency_expression, keyword_value)
+from .triggers import Triggers
 from .values import NOTHING, DtypeSource, Scope, Val
 
 
@@ -52,7 +54,7 @@ def _half_last_axis(stop: ast.AST | None) -> bool:
     return (isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr == "size"
             and len(x.args) == 1 and minus_one(x.args[0]))
 
-class Flow:
+class Flow(Buffers, Triggers):
     """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: expressions to values."""
 
     def _bind(self, target: ast.AST, val: Val, value: ast.AST, scope: Scope) -> None:
@@ -235,8 +237,9 @@ class Flow:
         if not (isinstance(default, ast.Constant) and isinstance(default.value, int)):
             return None
         bound = default.value
-        init = fn.name == "__init__" and self._class is not None
-        callee = self._class.name if init else fn.name
+        cls = self._class if fn.name == "__init__" else None
+        init = cls is not None
+        callee = cls.name if cls is not None else fn.name
         method = bool(names) and names[0] in ("self", "cls")
         for c in self._calls_to(callee):
             if any(isinstance(a, ast.Starred) for a in c.args) or any(k.arg is None for k in c.keywords):
@@ -284,8 +287,8 @@ class Flow:
         stop = call.args[1] if len(call.args) >= 2 else (call.args[0] if call.args else keyword_value(call, "end"))
         words = [n.id if isinstance(n, ast.Name) else n.attr
                  for n in ast.walk(stop) if isinstance(n, (ast.Name, ast.Attribute))] if stop is not None else []
-        if _half_last_axis(stop) and not (dotted.startswith(NON_TORCH_ARRAYS) or keyword_value(call, "dtype") is not None
-                                          or float_argument(call)):
+        if _half_last_axis(stop) and not (dotted.startswith(NON_TORCH_ARRAYS)
+                                          or keyword_value(call, "dtype") is not None or float_argument(call)):
             # arange(x.shape[-1] // 2): the pair indices of a query's last axis, exponents as arange(0, d, 2)
             # holds them (2 * i / d takes the default dtype: RP116; recurrentgemma's _apply_rope)
             return Val(frozenset({"expo"}), integer=True)
@@ -326,98 +329,122 @@ class Flow:
         for k in call.keywords:
             if k.arg != "dtype":
                 self._expr(k.value, scope)
+        made = self._range_call(call, dotted, leaf, receiver is not None, scope)
+        if made is not None:
+            return made
+        if receiver is not None and isinstance(func, ast.Attribute):
+            return self._method_call(call, func, args, scope)
+        return self._function_call(call, dotted, leaf, args, scope)
 
-        if leaf in ("arange", "linspace") and dotted.startswith(NON_TORCH_ARRAYS) and keyword_value(call, "dtype") is None:
+    def _range_call(self, call: ast.Call, dotted: str, leaf: str, method: bool, scope: Scope) -> Val | None:
+        """What ``arange`` / ``linspace`` make (``method``: called on a tensor expression); None for other calls."""
+        if (leaf in ("arange", "linspace") and dotted.startswith(NON_TORCH_ARRAYS)
+                and keyword_value(call, "dtype") is None):
             # numpy / jax arrays without a dtype: int64 / k is float64 there, no torch default dtype
             # (mesh-transformer-jax); with a dtype the rules below apply (np.arange(n, dtype=np.float16))
             return Val(frozenset({"pos"})) if leaf == "arange" and len(call.args) < 3 else NOTHING
-        if leaf == "arange" and (receiver is None or dotted.endswith(".arange")):
+        if leaf == "arange" and (not method or dotted.endswith(".arange")):
             return self._arange(call, dotted, leaf, scope)
-        if leaf == "linspace" and (receiver is None or dotted.endswith(".linspace")) and keyword_value(call, "dtype") is None:
+        if (leaf == "linspace" and (not method or dotted.endswith(".linspace"))
+                and keyword_value(call, "dtype") is None):
             # linspace without a dtype: torch's default dtype (positions or exponents, said when it meets an angle)
             return Val(frozenset({"expo"}), default=True,
                        pending=(self._default_dtype_finding(call, {"expo"}),))
-        if receiver is None and leaf in ("einsum",):
-            ops = args[1:]
-            freq = next((v for v in ops if "freq" in v.kinds), None)
-            pos = next((v for v in ops if "pos" in v.kinds), None)
-            if pos is None and freq is not None:
-                pos = next((self._as_positions(v) for v in ops if "castpos" in v.kinds), None)
-            if pos is not None and freq is not None:
-                torch_op = not dotted.startswith(NON_TORCH_ARRAYS)  # np.einsum: no autocast reaches it
-                return self._angle(call, pos, freq, scope, "einsum" if torch_op else None,
-                                   einsum_contracts=einsum_contracts(call))
-            return self._union(ops)
-        if receiver is None and (leaf in MATMUL_FUNCS or leaf in ELEMENTWISE_PRODUCTS) and len(args) >= 2:
+        return None
+
+    def _function_call(self, call: ast.Call, dotted: str, leaf: str, args: list[Val], scope: Scope) -> Val:
+        """What a function call (``torch.f(...)``, ``f(...)``) does to its arguments' values: products, joins,
+        cos/sin."""
+        if leaf in ("einsum",):
+            return self._einsum(call, dotted, args[1:], scope)
+        if (leaf in MATMUL_FUNCS or leaf in ELEMENTWISE_PRODUCTS) and len(args) >= 2:
             return self._combine(args[0], args[1], call, scope, op=None,
                                  spelling=None if dotted.startswith(NON_TORCH_ARRAYS) else leaf)
-        if receiver is None and leaf in ADD_PRODUCTS and len(args) >= 3:
+        if leaf in ADD_PRODUCTS and len(args) >= 3:
             # addr(M, v1, v2), baddbmm(M, b1, b2), addmm, addbmm, addmv: M + v1 (x) v2, on CUDA autocast's list
             return self._combine(args[1], args[2], call, scope, op=None, spelling=leaf)
-        if receiver is None and leaf in ("cat", "stack", "concat", "concatenate", "broadcast_to", "where"):
+        if leaf in ("cat", "stack", "concat", "concatenate", "broadcast_to", "where"):
             return self._union(args)
-        if receiver is None and leaf in TRIG:
+        if leaf in TRIG:
             if leaf == "exp" and (frequency_expression(call) or any(
                     isinstance(n, ast.Call) and call_leaf(n) == "log" for a in call.args for n in ast.walk(a))):
                 # exp(k * -log(base) / n) = base^(-k/n): frequency construction (fairseq2's sin table), not an
                 # encoding: its arange holds exponents, so only a default dtype there is a finding (RP116)
                 held = tuple(self._default_dtype_finding(p[1], {"expo"}) for a in args for p in a.pending
-                             if p[0] in (DF.POSITIONS_IN_IMPLICIT_DEFAULT_DTYPE, DF.FREQUENCIES_IN_IMPLICIT_DEFAULT_DTYPE))
+                             if p[0] in (DF.POSITIONS_IN_IMPLICIT_DEFAULT_DTYPE,
+                                         DF.FREQUENCIES_IN_IMPLICIT_DEFAULT_DTYPE))
                 return Val(frozenset({"freq"}), pending=held, default=any(a.default for a in args))
             self._flush(*args, at=call)
-            return NOTHING
-        if receiver is None and leaf in ("get_default_dtype",):
-            return NOTHING
+        return NOTHING
 
-        if receiver is not None:
-            base = self._expr(receiver, scope)
-            method = func.attr
-            if method in TRIG:
-                self._flush(base, at=call)
-                return NOTHING
-            if method == "cumsum" and scope.alibi:
-                return Val(frozenset({"pos"}), base.source, base.what, base.reported)
-            if (method in MATMUL_FUNCS or method in ELEMENTWISE_PRODUCTS) and args:
-                # t.matmul / mm / bmm / mv / outer / ger / mul / multiply (policy.PYTHON_PRODUCTS' spellings)
-                return self._combine(base, args[0], call, scope, op=None, spelling=method)
-            if method in ADD_PRODUCTS and len(args) >= 2:  # M.addr(v1, v2), M.baddbmm(b1, b2)
-                return self._combine(args[0], args[1], call, scope, op=None, spelling=method)
-            if method in ("to", "type", "type_as", "half", "bfloat16", "float", "double", "long", "int"):
-                dt = self._cast_dtype(call, method, scope)
-                if dt is None:
-                    return base  # .to(device)
-                if not dt.known:
-                    return base
-                if dt.source is None:
-                    # converted to a clean dtype: no new rounding from here on (an earlier one stays)
-                    return Val(base.kinds - {"castpos"}, None, "", base.reported, base.pending,
-                               integer=dt.what in INT_DTYPES, default=False)
-                if "pos" in base.kinds and "angle" not in base.kinds:
-                    return self._positions_cast(call, base, dt, scope, created=False)
-                if "angle" in base.kinds:
-                    return self._angles_cast(call, base, dt, scope)
-                if "freq" in base.kinds:
-                    return Val(base.kinds, dt.source, dt.what, False)
-                if not scope.alibi and not base.kinds:
-                    # t.type_as(self.inv_freq) on an argument of unknown kind: positions if it meets
-                    # frequencies in a product (x-transformers' RotaryEmbedding.forward(t))
-                    rule, msg, data = self._position_finding(dt, created=False)
-                    return Val(frozenset({"castpos"}), dt.source, dt.what, False,
-                               maybe=((rule, call, msg, P.FIX_POSITIONS, data),))
-                return NOTHING
-            if method in PRESERVING or method in ("__getitem__",):
-                return base
-            if method == "register_buffer":
-                # re-registered in float32 (dynamic scaling after a cast): the buffer is float32 below
-                if (len(call.args) >= 2 and isinstance(call.args[0], ast.Constant)
-                        and call.args[0].value in scope.freq_buffers and explicit_float32(call.args[1], self._fn)):
-                    scope.repaired.add(call.args[0].value)
-                return NOTHING
-            if self._is_cache_rebuild(call, method, receiver, scope):
-                self.report(B.CACHE_REBUILT_AFTER_CAST, call,
-                            f"`self.{method}(...)` rebuilds the cos/sin cache with the input's dtype from the float "
-                            f"buffer `{sorted(scope.freq_buffers - self._repaired)[0]}`, after `model.to(bfloat16)` has rounded it")
+    def _einsum(self, call: ast.Call, dotted: str, ops: list[Val], scope: Scope) -> Val:
+        """An ``einsum`` of its operands' values ``ops``: an angle when positions meet frequencies."""
+        freq = next((v for v in ops if "freq" in v.kinds), None)
+        pos = next((v for v in ops if "pos" in v.kinds), None)
+        if pos is None and freq is not None:
+            pos = next((self._as_positions(v) for v in ops if "castpos" in v.kinds), None)
+        if pos is not None and freq is not None:
+            torch_op = not dotted.startswith(NON_TORCH_ARRAYS)  # np.einsum: no autocast reaches it
+            return self._angle(call, pos, freq, scope, "einsum" if torch_op else None,
+                               einsum_contracts=einsum_contracts(call))
+        return self._union(ops)
+
+    def _method_call(self, call: ast.Call, func: ast.Attribute, args: list[Val], scope: Scope) -> Val:
+        """What ``receiver.method(...)`` on a tensor expression does: cos/sin, products, casts, re-registrations,
+        a cache rebuilt after a cast (RP122)."""
+        base = self._expr(func.value, scope)
+        method = func.attr
+        if method in TRIG:
+            self._flush(base, at=call)
             return NOTHING
+        if method == "cumsum" and scope.alibi:
+            return Val(frozenset({"pos"}), base.source, base.what, base.reported)
+        if (method in MATMUL_FUNCS or method in ELEMENTWISE_PRODUCTS) and args:
+            # t.matmul / mm / bmm / mv / outer / ger / mul / multiply (policy.PYTHON_PRODUCTS' spellings)
+            return self._combine(base, args[0], call, scope, op=None, spelling=method)
+        if method in ADD_PRODUCTS and len(args) >= 2:  # M.addr(v1, v2), M.baddbmm(b1, b2)
+            return self._combine(args[0], args[1], call, scope, op=None, spelling=method)
+        if method in ("to", "type", "type_as", "half", "bfloat16", "float", "double", "long", "int"):
+            return self._cast(call, method, base, scope)
+        if method in PRESERVING or method in ("__getitem__",):
+            return base
+        if method == "register_buffer":
+            # re-registered in float32 (dynamic scaling after a cast): the buffer is float32 below
+            if (len(call.args) >= 2 and isinstance(call.args[0], ast.Constant)
+                    and call.args[0].value in scope.freq_buffers and explicit_float32(call.args[1], self._fn)):
+                scope.repaired.add(call.args[0].value)
+            return NOTHING
+        if self._is_cache_rebuild(call, method, func.value, scope):
+            self.report(B.CACHE_REBUILT_AFTER_CAST, call,
+                        f"`self.{method}(...)` rebuilds the cos/sin cache with the input's dtype from the float "
+                        f"buffer `{sorted(scope.freq_buffers - self._repaired)[0]}`, after `model.to(bfloat16)` "
+                        f"has rounded it")
+        return NOTHING
+
+    def _cast(self, call: ast.Call, method: str, base: Val, scope: Scope) -> Val:
+        """What ``base.to / .type / .type_as / .half / .float ...(...)`` holds: positions or angles cast to a risky
+        dtype are reported (:meth:`_positions_cast`, :meth:`_angles_cast`)."""
+        dt = self._cast_dtype(call, method, scope)
+        if dt is None:
+            return base  # .to(device)
+        if not dt.known:
+            return base
+        if dt.source is None:
+            # converted to a clean dtype: no new rounding from here on (an earlier one stays)
+            return Val(base.kinds - {"castpos"}, None, "", base.reported, base.pending,
+                       integer=dt.what in INT_DTYPES, default=False)
+        if "pos" in base.kinds and "angle" not in base.kinds:
+            return self._positions_cast(call, base, dt, scope, created=False)
+        if "angle" in base.kinds:
+            return self._angles_cast(call, base, dt, scope)
+        if "freq" in base.kinds:
+            return Val(base.kinds, dt.source, dt.what, False)
+        if not scope.alibi and not base.kinds:
+            # t.type_as(self.inv_freq) on an argument of unknown kind: positions if it meets
+            # frequencies in a product (x-transformers' RotaryEmbedding.forward(t))
+            rule, msg, data = self._position_finding(dt, created=False)
+            return Val(frozenset({"castpos"}), dt.source, dt.what, False,
+                       maybe=((rule, call, msg, P.FIX_POSITIONS, data),))
         return NOTHING
 
     def _union(self, vals: Iterable[Val]) -> Val:

@@ -153,7 +153,7 @@ def _module_level_import(tree: ast.Module) -> tuple[ast.stmt, str] | None:
             mod = next((m for m in mods if m.split(".")[0] in _OTHER_FRAMEWORKS), None)
             if mod is not None:
                 return node, mod
-        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or type(node).__name__ == "TryStar":
+        elif isinstance(node, (ast.If, ast.Try, ast.TryStar, ast.With, ast.For, ast.While)):
             inner = [*node.body, *getattr(node, "orelse", ()), *getattr(node, "finalbody", ()),
                      *(s for h in getattr(node, "handlers", ()) for s in h.body)]
             todo.extend(reversed(inner))

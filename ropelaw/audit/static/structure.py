@@ -7,12 +7,12 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from .names import AUTOCAST_OFF_DECORATOR, FLOAT32_DEFAULTS, INT_DTYPES, INT_TENSOR, POS_NAME
-from .syntax import call_leaf, const_false, dotted_name, float_argument, keyword_value, self_method_calls
-from .values import Scope
+from .names import AUTOCAST_OFF_DECORATOR, INT_DTYPES, INT_TENSOR, POS_NAME
+from .state import CheckerState, Registration
+from .syntax import Function, call_leaf, const_false, dotted_name, float_argument, keyword_value, self_method_calls
 
 
-class Structure:
+class Structure(CheckerState):
     """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: facts about the file, computed once."""
 
     def _call_graph(self) -> tuple[frozenset, frozenset]:
@@ -21,8 +21,9 @@ class Structure:
         Construction: ``__init__`` and the methods it calls as ``self.m(...)``, transitively (by
         name, over every class in the file, so a subclass's override counts). Later: every other
         method (``forward``, ``_apply``, ...) and what they call; a public method that ``__init__``
-        calls counts as construction (torchtune's ``rope_init``: called again, it recomputes in float32). Construction-only = construction - later. No cast can have
-        happened while construction-only code runs: ``model.to(dtype)`` needs a built module.
+        calls counts as construction (torchtune's ``rope_init``: called again, it recomputes in float32).
+        Construction-only = construction - later. No cast can have happened while construction-only code
+        runs: ``model.to(dtype)`` needs a built module.
         """
         if self._graph is None:
             calls: dict[str, set[str]] = {}
@@ -52,7 +53,8 @@ class Structure:
 
     def _class_chain(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
         """The class and its base classes defined in the same file (nearest first)."""
-        out, todo = [], [cls]
+        out: list[ast.ClassDef] = []
+        todo = [cls]
         while todo:
             c = todo.pop(0)
             if c in out or len(out) > 20:
@@ -81,7 +83,7 @@ class Structure:
                 break
         return below + self._class_chain(owner)
 
-    def _registrations(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
+    def _registrations(self, cls: ast.ClassDef) -> list[Registration]:
         """(buffer name, registering node, value, method) for each buffer the class's methods register:
         ``self.register_buffer("X", value)`` and ``self.X = nn.Buffer(value)`` (PyTorch >= 2.5). Computed
         once per class (every integer division asks, :meth:`Flow._tensor_attribute_operand`)."""
@@ -90,8 +92,8 @@ class Structure:
             hit = self._registrations_of[id(cls)] = self._registrations_walk(cls)
         return hit
 
-    def _registrations_walk(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
-        out = []
+    def _registrations_walk(self, cls: ast.ClassDef) -> list[Registration]:
+        out: list[Registration] = []
         for meth in cls.body:
             if not isinstance(meth, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -114,7 +116,8 @@ class Structure:
 
         ``Module.to(dtype)`` leaves them alone, so their dtype does not follow a cast.
         """
-        assigned, registered = set(), set()
+        assigned: set[str] = set()
+        registered: set[str] = set()
         for node in ast.walk(cls):
             if isinstance(node, ast.Assign):
                 value = node.value
@@ -161,7 +164,7 @@ class Structure:
             self._read_later[owner.name] = frozenset(reads)
         return self._read_later[owner.name]
 
-    def _parameters(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
+    def _parameters(self, cls: ast.ClassDef) -> list[Registration]:
         """(name, node, value, method) for ``self.X = nn.Parameter(v)`` and ``register_parameter("X", ...)``
         (computed once per class)."""
         hit = self._parameters_of.get(id(cls))
@@ -169,8 +172,8 @@ class Structure:
             hit = self._parameters_of[id(cls)] = self._parameters_walk(cls)
         return hit
 
-    def _parameters_walk(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST, ast.AST | None, ast.AST]]:
-        out = []
+    def _parameters_walk(self, cls: ast.ClassDef) -> list[Registration]:
+        out: list[Registration] = []
         for meth in cls.body:
             if not isinstance(meth, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -198,35 +201,6 @@ class Structure:
                         calls.setdefault(leaf, []).append(n)
             self._calls = calls
         return self._calls.get(name, [])
-
-    def _float32_default(self, fn: ast.AST, param: str, default: ast.AST | None) -> bool:
-        """A ``dtype`` parameter that defaults to float32/float64 and that no call in this file fills
-        with anything else (Megatron's ``compute_rope_params(..., dtype=torch.float32)``).
-
-        A call passes a risky dtype when its argument for ``param`` (by keyword, or by position; a
-        method called as ``obj.m(...)`` does not pass ``self``) is not visibly float32/float64, or
-        when it passes ``*args`` / ``**kwargs`` we cannot match. Callers in other files are not seen.
-        """
-        if default is None:
-            return False
-        d = self._dtype(default, Scope())
-        if d.source is not None or not d.known or d.what not in FLOAT32_DEFAULTS:
-            return False
-        names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
-        method = bool(names) and names[0] in ("self", "cls")
-        for call in self._calls_to(fn.name):
-            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-                return False
-            arg = keyword_value(call, param)
-            if arg is None and param in names:
-                i = names.index(param) - (1 if method and isinstance(call.func, ast.Attribute) else 0)
-                arg = call.args[i] if 0 <= i < len(call.args) else None
-            if arg is None:
-                continue
-            d = self._dtype(arg, Scope())
-            if d.source is not None or not d.known or d.what not in FLOAT32_DEFAULTS:
-                return False
-        return True
 
     def _disables_autocast(self, dec: ast.AST) -> bool:
         """A decorator that runs the function with autocast off: ``autocast(..., enabled=False)`` called as a
@@ -264,7 +238,7 @@ class Structure:
             self._build_only = frozenset(at_build - elsewhere)
         return self._build_only
 
-    def _integer_from_callers(self, fn: ast.AST, param: str) -> bool:
+    def _integer_from_callers(self, fn: Function, param: str) -> bool:
         """Every call of ``fn`` in this file passes an integer dtype for ``param``: ``idx.dtype`` of a tensor
         named like integers (ids, idx, positions...), ``torch.int64`` / ``torch.long``. Needs one call at least;
         a call that leaves it out, or passes ``*args`` / ``**kwargs``, makes it unknown."""
@@ -292,7 +266,7 @@ class Structure:
             return False
         return True
 
-    def _integer_from_holders(self, fn: ast.AST, param: str, cls: ast.ClassDef | None) -> bool:
+    def _integer_from_holders(self, fn: Function, param: str, cls: ast.ClassDef | None) -> bool:
         """``forward``'s ``param`` is an integer tensor in every call of this file: the module is held in an
         attribute (``self.rotary_pos_emb = RotaryEmbedding(...)``) and every ``self.rotary_pos_emb(q_pos)`` passes
         an expression built from ``arange`` without a dtype, integer constants and ``.shape`` entries

@@ -11,6 +11,8 @@ from typing import Sequence
 from .names import CLEAN_DTYPES, COMPLEX_CALLS, COMPLEX_DTYPES, LOW_DTYPES, NOT_FREQ_CALLS
 from .values import DtypeSource, Val
 
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
 def dotted_name(node: ast.AST) -> str:
     """``torch.nn.functional`` for an Attribute chain of Names; "" otherwise."""
     parts = []
@@ -146,7 +148,7 @@ def _code_part(line: str) -> str:
     return line
 
 
-def self_method_calls(fn: ast.AST, lines: Sequence[str]) -> set[str]:
+def self_method_calls(fn: Function, lines: Sequence[str]) -> set[str]:
     """Names ``M`` of the calls ``self.M(...)`` in a function body (read from its source text without
     comments: much faster than walking the tree; a mention in a string only adds an edge)."""
     return set(_SELF_CALL.findall("\n".join(_code_part(x) for x in lines[fn.lineno - 1:fn.end_lineno])))
@@ -259,16 +261,17 @@ def explicit_float32(value: ast.AST | None, fn: ast.AST | None) -> bool:
 def _frequency_exponent(node: ast.AST, fn: ast.AST | None) -> bool:
     """An exponent ``arange(...) / dim``, ``-(...)`` or ``linspace(...)`` (a local name is followed
     one level): fractional or negative powers; ``2 ** arange(bits)`` (integer powers) is not one."""
-    node = resolved_value(node, fn) if isinstance(node, ast.Name) else node
-    if node is None:
+    exponent = resolved_value(node, fn) if isinstance(node, ast.Name) else node
+    if exponent is None:
         return False
     leaves = {(c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", ""))
-              for c in ast.walk(node) if isinstance(c, ast.Call)}
+              for c in ast.walk(exponent) if isinstance(c, ast.Call)}
     if "linspace" in leaves:
         return True
     # a fraction of the dimension (arange / dim): `2 ** (-5 - arange(heads))` is a negative INTEGER power, a
     # per-head decay or slope (torchscale RetNet's `decay`), not frequencies
-    return "arange" in leaves and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in ast.walk(node))
+    return "arange" in leaves and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)
+                                      for n in ast.walk(exponent))
 
 
 def frequency_expression(node: ast.AST, fn: ast.AST | None = None) -> bool:

@@ -13,7 +13,9 @@ from ..rules import static_alibi as A
 from ..rules import static_defaults as DF
 from ..rules import static_positions as P
 from ..rules import static_products as X
+from .dtypes import Dtypes
 from .names import CACHE_METHOD
+from .state import path_suffix
 from .values import DtypeSource, Scope, Val
 
 # the trainer precision that sets the default dtype to bf16 (Lightning/Fabric 'bf16-true'), named by the policy
@@ -50,21 +52,6 @@ def _phrase(source: str | None, what: str) -> str:
     return f"in {what}" if source == "low" else f"in the dtype of {what}"
 
 
-def path_suffix(data: dict) -> str:
-    """The finding's path, from its data: where the positions were made, where they were cast (the finding's
-    own line), where they were used (an angle product or cos / sin)."""
-    parts = []
-    if data.get("made_at"):
-        parts.append(f"made at line {data['made_at']} by {data['made_by']}")
-    if data.get("cast_at"):
-        parts.append(f"cast at line {data['cast_at']}")
-    if data.get("used_at"):
-        parts.append(f"used at line {data['used_at']} in {data['used_in']}")
-    elif data.get("cast_at"):
-        parts.append("not used in this function (returned)")
-    return f" (path: {', '.join(parts)})" if parts else ""
-
-
 def _used_in(node: ast.AST) -> str:
     if isinstance(node, ast.Call):
         f = node.func
@@ -75,7 +62,7 @@ def _used_in(node: ast.AST) -> str:
     return "an expression"
 
 
-class Triggers:
+class Triggers(Dtypes):
     """Mixin of :class:`~ropelaw.audit.static.checker.Checker`: reporting what the dtype flow found."""
 
     def _note(self, dtype: str) -> str:
@@ -253,6 +240,8 @@ class Triggers:
     def _position_finding(self, dt: DtypeSource, created: bool) -> tuple[Rule, str, dict]:
         """Rule, message and data for positions created with / converted to a risky dtype."""
         verb = "are created with" if created else "are converted to"
+        if dt.source is None:
+            raise RuntimeError(f"no position finding for {dt.what or 'a dtype'} that is not low precision")
         rule = _SOURCE_RULE[dt.source]
         if dt.source == "buffer" and "scale" in dt.what.lower() and "freq" not in dt.what.lower():
             # a scale buffer (flash-attn's XPos `self.scale`): the positions set a magnitude, not angles
