@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .flow import Flow, visitor
 from .names import FREQ_NAME, INT_POS_ARG, POS_NAME, ROTARY_NAME, TRIGGERS
@@ -72,8 +72,11 @@ class Checker(Flow):
         inner = Scope()
         args = node.args
         positional = [*args.posonlyargs, *args.args]
-        defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
-        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+        # the defaults belong to the last positional parameters, and kw_defaults pairs with kwonlyargs (None: no
+        # default): equal lengths by the syntax tree's construction
+        defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults,
+                            strict=True))
+        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if a is not None:
                 inner.params.add(a.arg)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..conventions import LENGTH_NAMES
 from ..rules import static_buffers as B
@@ -231,8 +231,10 @@ class Flow(Buffers, Triggers):
         if not isinstance(stop, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
         names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
-        defaults = dict(zip(names[len(names) - len(fn.args.defaults):], fn.args.defaults))
-        defaults.update((a.arg, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None)
+        # equal lengths by the syntax tree's construction (see Checker._function)
+        defaults = dict(zip(names[len(names) - len(fn.args.defaults):], fn.args.defaults, strict=True))
+        defaults.update((a.arg, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True)
+                        if d is not None)
         default = defaults.get(stop.id)
         if not (isinstance(default, ast.Constant) and isinstance(default.value, int)):
             return None

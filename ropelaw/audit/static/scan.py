@@ -12,7 +12,7 @@ import sys
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ...errors import UsageError
 from ...findings import Finding, select_findings
@@ -118,9 +118,7 @@ def _identifiers(node: ast.AST) -> Iterable[str]:
         yield node.attr
     elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         yield node.name
-    elif isinstance(node, ast.arg):
-        yield node.arg
-    elif isinstance(node, ast.keyword) and node.arg:
+    elif isinstance(node, (ast.arg, ast.keyword)) and node.arg:  # a keyword of `**kwargs` has none
         yield node.arg
 
 

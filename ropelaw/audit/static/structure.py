@@ -5,7 +5,7 @@ and with what dtype, and which ``with`` / decorator turns autocast on or off."""
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from collections.abc import Iterable
 
 from .names import AUTOCAST_OFF_DECORATOR, INT_DTYPES, INT_TENSOR, POS_NAME
 from .state import CheckerState, Registration

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from .names import CLEAN_DTYPES, COMPLEX_CALLS, COMPLEX_DTYPES, LOW_DTYPES, NOT_FREQ_CALLS
 from .values import DtypeSource, Val
@@ -292,18 +292,18 @@ def frequency_expression(node: ast.AST, fn: ast.AST | None = None) -> bool:
     if "logspace" in leaves:
         return True
     for n in ast.walk(node):
-        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow):
-            if _frequency_exponent(n.right, fn) or (_frequency_exponent(n.left, fn) and "linspace" in leaves):
-                return True
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) and (
+                _frequency_exponent(n.right, fn) or (_frequency_exponent(n.left, fn) and "linspace" in leaves)):
+            return True
         if isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", "")) == "exp":
             inner = {(c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", ""))
                      for c in ast.walk(n) if isinstance(c, ast.Call)}
             if "arange" in inner and "log" in inner:
                 return True
-        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and "linspace" in leaves:
-            if any(isinstance(x, ast.Attribute) and x.attr == "pi" or isinstance(x, ast.Name) and x.id == "pi"
-                   for x in (n.left, n.right)):
-                return True
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and "linspace" in leaves and any(
+                isinstance(x, ast.Attribute) and x.attr == "pi" or isinstance(x, ast.Name) and x.id == "pi"
+                for x in (n.left, n.right)):
+            return True
     return False
 
 
