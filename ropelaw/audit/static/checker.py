@@ -86,7 +86,7 @@ class Checker(Flow):
                 if a.arg == "dtype" or a.arg.endswith("_dtype"):
                     if self._float32_default(node, a.arg, defaults.get(a.arg)):
                         inner.dtypes[a.arg] = DtypeSource(None, f"the `{a.arg}` argument (float32 by default; no "
-                                                           f"call in this file passes another dtype)", True)
+                                                          f"call in this file passes another dtype)", True)
                     elif self._integer_from_callers(node, a.arg):
                         # every caller passes an integer dtype (lit-llama: dtype=idx.dtype of int64 token ids)
                         inner.dtypes[a.arg] = DtypeSource(None, "int64", True)
