@@ -82,12 +82,15 @@ STATIC_CHECKER = "ropelaw.audit.static"
 STATIC_STATE = ("ropelaw.audit.static.state", "CheckerState")
 
 
-def static_checker_state() -> list[str]:
+def static_checker_state(trees: list[tuple[str, ast.Module]] | None = None) -> list[str]:
     """What breaks "the static checker's shared state is declared in one place": a ``self.<attr>`` read in a
     class of the checker's modules that is neither an attribute annotated on :data:`STATIC_STATE` nor a method
     (or class-level alias) of one of those classes; a ``self.<attr> = ...`` of an attribute not annotated there;
-    an annotation of shared state anywhere else (``self.x: T = ...``, or a class-level annotation)."""
-    found = [(name, cls) for name, _, tree in modules() if name.startswith(STATIC_CHECKER)
+    an annotation of shared state anywhere else (``self.x: T = ...``, or a class-level annotation).
+    ``trees``: ``(module, ast)`` to read instead of the package's modules."""
+    if trees is None:
+        trees = [(name, tree) for name, _, tree in modules()]
+    found = [(name, cls) for name, tree in trees if name.startswith(STATIC_CHECKER)
              for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef)]
     state = [cls for name, cls in found if (name, cls.name) == STATIC_STATE]
     if len(state) != 1:

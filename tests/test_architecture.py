@@ -16,8 +16,10 @@ is the largest function below).
 
 from __future__ import annotations
 
-from architecture_scan import (MAX_FUNCTION_LINES, library_imports_of_commands, long_functions, static_checker_state,
-                               underscore_imports)
+import ast
+
+from architecture_scan import (MAX_FUNCTION_LINES, library_imports_of_commands, long_functions, modules,
+                               static_checker_state, underscore_imports)
 
 # module:function -> lines
 LONG_FUNCTIONS = {
@@ -106,3 +108,14 @@ def test_no_private_name_imported_across_modules():
 
 def test_the_static_checkers_shared_state_is_declared_in_one_place():
     assert not static_checker_state()
+
+
+def test_undeclared_static_checker_state_is_found():
+    """The check sees what it is for: a mixin that sets, reads or annotates state CheckerState does not declare."""
+    trees = [(name, tree) for name, _, tree in modules() if name.startswith("ropelaw.audit.static")]
+    flow = next(tree for name, tree in trees if name == "ropelaw.audit.static.flow")
+    method = next(n for n in ast.walk(flow) if isinstance(n, ast.FunctionDef) and n.name == "_union")
+    method.body[:0] = ast.parse("self._undeclared = 1\nprint(self._unread)\nself._graph: int = 0").body
+    problems = static_checker_state(trees)
+    assert sorted(p.split(" ", 1)[1].split(",")[0] for p in problems) == [
+        "annotates self._graph outside CheckerState", "reads self._unread", "sets self._undeclared"]
