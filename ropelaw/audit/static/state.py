@@ -13,11 +13,10 @@ from typing import Any
 from ...findings import Finding, Rule
 from .names import LINE_BREAK
 from .syntax import Function
+from .values import HeldFinding
 
 # (name, registering node, registered value or None, the method that registers it): Structure._registrations
 Registration = tuple[str, ast.AST, ast.AST | None, Function]
-# a finding held back until its value is used: (rule, node, message, fix, finding data) (Val.pending, .maybe)
-HeldFinding = tuple[Rule, ast.AST, str, str | None, dict[str, Any]]
 
 
 def path_suffix(data: dict[str, Any]) -> str:

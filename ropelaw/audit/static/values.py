@@ -3,7 +3,15 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
+from typing import Any
+
+from ...findings import Rule
+
+# a finding held back until its value is used: (rule, node, message, fix, finding data) (Val.pending, Val.maybe)
+HeldFinding = tuple[Rule, ast.AST, str, str | None, dict[str, Any]]
+
 
 @dataclass(frozen=True)
 class Val:
@@ -14,11 +22,11 @@ class Val:
     what: str = ""  # the dtype's origin, for messages: "`self.inv_freq`", "`x`", "bfloat16"
     reported: bool = False  # a finding already covers this value (do not report it again downstream)
     # findings held back outside rotary code until the value meets frequencies or cos/sin
-    pending: tuple = field(default=(), compare=False)
+    pending: tuple[HeldFinding, ...] = field(default=(), compare=False)
     integer: bool = False  # positions still in an integer dtype (arange without dtype, position_ids)
     buffer: str = ""  # frequencies still in the dtype of this castable buffer of the class (self.<buffer>)
     # an unknown tensor converted to a risky dtype: positions if it meets frequencies in a product
-    maybe: tuple = field(default=(), compare=False)
+    maybe: tuple[HeldFinding, ...] = field(default=(), compare=False)
     # a float tensor in torch's default dtype (made without a dtype: arange of a float, int64 / k,
     # linspace): bf16 under Lightning 'bf16-true' (ropelaw.audit.policy.TRAINER_PRECISIONS)
     default: bool = False
