@@ -102,6 +102,12 @@ def test_brute_force_rounding_rules_match_torch():
         assert np.array_equal(_np(torch.arange(70000) / 1), bf.low(np.arange(70000), "bf16"))
     finally:
         torch.set_default_dtype(old)
+    # XPos's centred positions `torch.arange(min_pos, max_pos, 1).to(self.scale)` (torchscale, NeMo): rounded to the
+    # cast dtype like any value (bf16: 257 -> 256, exact only up to 256 in magnitude; fp16 exact up to 2,048), which
+    # is why a few neighbours share a scale and the brute force finds 2,042 / 2,044 distinct rows, not 2,048
+    for name, dt in (("bf16", torch.bfloat16), ("fp16", torch.float16)):
+        assert np.array_equal(_np(torch.arange(-1024, 1024, 1).to(dt)), bf.low(np.arange(-1024, 1024), name))
+    assert _np(torch.arange(257, 258).to(torch.bfloat16))[0] == 256.0
     # float32 frequencies: within an ulp of torch's pow, the same after rounding to bf16
     th = (1.0 / (10000 ** (torch.arange(0, 128, 2).float() / 128))).double().numpy()
     assert np.max(np.abs(th / bf.theta32(128, 10000.0) - 1)) <= 2.0**-23
