@@ -525,6 +525,92 @@ def ltx_video_cast(dtype: str, length: int) -> dict[str, int]:
     return counts(angles, ind / 32, length, offset=-ind)
 
 
+# --------------------------------------------------------------------------- issue 33's GitHub-only implementations
+# (audits/corpus.py, entries with ``repo``: files read at a pinned commit, never committed)
+
+
+def tgi_serve(dtype: str, length: int) -> dict[str, int]:
+    """text-generation-inference ``PositionRotaryEmbedding`` (layers/rotary.py; head dim 128, base 10,000) serving a
+    ``dtype`` model: ``inv_freq`` a plain float32 attribute (``_create_inv_freq``, or the checkpoint's read with
+    ``weights.dtype = torch.float32``; never a buffer, so the model's dtype never reaches it), positions
+    ``arange(seqlen, dtype=self.inv_freq.dtype)`` float32, ``torch.outer`` in float32, cos / sin ``.to(dtype)``."""
+    th = theta32(128, 10000.0)
+    return counts(_float32_path(th, dtype), th, length)
+
+
+def internlm_cast(dtype: str, length: int) -> dict[str, int]:
+    """InternLM before 2863575 (``internlm/model/embedding.py``; InternLM-7B: head dim 128, base 10,000) after
+    its training casts the model: the ``inv_freq`` buffer rounded to ``dtype``, positions ``arange(seqlen,
+    dtype=self.inv_freq.dtype)`` in ``dtype`` (round to nearest below 2,048: checked with torch),
+    ``torch.outer`` of two ``dtype`` tensors rounded, cos / sin ``.to(x.dtype)``."""
+    th = low(theta32(128, 10000.0), dtype)
+    return counts(_low_positions_path(th, dtype, dtype), th, length)
+
+
+def internlm_fixed(dtype: str, length: int) -> dict[str, int]:
+    """InternLM at 2863575 (its fix): ``self.inv_freq`` a plain float32 attribute that a cast does not touch,
+    positions float32, ``torch.outer`` float32, cos / sin ``.to(x.dtype)``: :func:`tgi_serve`'s flow."""
+    th = theta32(128, 10000.0)
+    return counts(_float32_path(th, dtype), th, length)
+
+
+def yarn_theta(d: int = 128, base: float = 10000.0, scale: float = 16.0, original: int = 4096,
+               beta_fast: float = 32.0, beta_slow: float = 1.0) -> np.ndarray:
+    """``LlamaYaRNScaledRotaryEmbedding.yarn`` (jquesnelle/yarn) in float32: Yarn-Llama-2-7b-64k's settings
+    (scale 16, original 4,096, extrapolation_factor 1); find_correction_range in Python floats."""
+    pos = f32(base ** f32(np.arange(0, d, 2) / d))
+    extra, inter = f32(1.0 / pos), f32(1.0 / f32(scale * pos))
+
+    def corr(rot: float) -> float:
+        return (d * math.log(original / (rot * 2 * math.pi))) / (2 * math.log(base))
+
+    lo, hi = max(math.floor(corr(beta_fast)), 0), min(math.ceil(corr(beta_slow)), d - 1)
+    if lo == hi:
+        hi += 0.001
+    ramp = f32(np.clip(f32(f32(np.arange(d // 2) - lo) / (hi - lo)), 0, 1))
+    mask = f32(1 - ramp)
+    return f32(f32(inter * f32(1 - mask)) + f32(extra * mask))
+
+
+def yarn_reference_cast(dtype: str, length: int) -> dict[str, int]:
+    """jquesnelle/yarn ``LlamaYaRNScaledRotaryEmbedding`` (Yarn-Llama-2-7b-64k: max_position_embeddings 65,536)
+    after a cast, within the cache: ``__init__`` builds the cache from the float32 ``inv_freq`` (float32
+    positions, einsum, cos / sin times mscale 0.1 ln 16 + 1, the default dtype float32); the cast rounds the
+    cached values only; ``forward`` slices it (``seq_len`` <= 65,536 never rebuilds it)."""
+    th = yarn_theta()
+    mscale = float(0.1 * math.log(16.0) + 1.0)
+
+    def angles(p):
+        a = f32(p[:, None] * th[None, :])
+        return low(f32(f32(np.cos(a)) * mscale), dtype), low(f32(f32(np.sin(a)) * mscale), dtype)
+
+    return counts(angles, th, length)
+
+
+def flux_axis(dtype: str, length: int) -> dict[str, int]:
+    """Flux (black-forest-labs/flux ``math.rope``; an image axis: ``axes_dim`` 56, theta 10,000) in a ``dtype``
+    model: ``img_ids`` float32 (``torch.zeros`` + ``arange``, sampling.py), ``scale = arange(0, 56, 2,
+    dtype=pos.dtype) / 56`` and ``omega`` float32, the einsum float32 (the denoising loop runs outside autocast),
+    the 2x2 matrices ``.float()``: positions = latent rows (16 px each)."""
+    th = theta32(56, 10000.0)
+    return counts(_float32_path(th), th, length)
+
+
+def gemma_pytorch_default(dtype: str, length: int) -> dict[str, int]:
+    """google/gemma_pytorch ``precompute_freqs_cis`` (head dim 256, base 10,000) under ``set_default_dtype(dtype)``
+    (scripts/run.py builds the model so): ``arange(0, 256, 2)[:128].float()`` float32 frequencies, int64
+    positions, ``torch.outer(int64, float32)`` float32, ``torch.polar`` complex64, a buffer nothing casts."""
+    th = theta32(256, 10000.0)
+    return counts(_float32_path(th), th, length)
+
+
+def easylm(dtype: str, length: int) -> dict[str, int]:
+    """EasyLM ``apply_rotary_emb`` (JAX; LLaMA head dim 128, base 10,000) with ``dtype`` activations: float32
+    frequencies, int32 positions, ``jnp.outer`` float32, complex64; the queries ``.astype(float32)`` first."""
+    th = theta32(128, 10000.0)
+    return counts(_float32_path(th), th, length)
+
+
 def run(name: str, dtype: str, length: int) -> dict[str, int]:
     """The named brute force (a function of this module) at dtype and length."""
     fn = globals().get(name)

@@ -46,10 +46,24 @@ class Entry:
     findings: tuple[tuple[str, int, str, str], ...] = ()  # (code, line, "TP" | "FP", why)
     misses: tuple[tuple[str, int, str], ...] = ()          # (rule it would be, line, why no finding)
     truths: tuple[Truth, ...] = field(default_factory=tuple)
+    # a file published only in a repository: read at ``repo@commit`` (``path`` inside it), never committed; looked
+    # up as ``<owner>__<name>@<commit>/<path>`` under audits/run.py's ``source_roots()`` (``archive`` is "")
+    repo: str = ""
+    commit: str = ""
 
     @property
     def pin(self) -> str:
-        return f"{self.package}=={self.version}"
+        return f"{self.repo}@{self.commit[:7]}" if self.repo else f"{self.package}=={self.version}"
+
+    @property
+    def local(self) -> str:
+        """Where a repository file is kept in a source store (audits/run.py ``source_roots()``)."""
+        return f"{self.repo.replace('/', '__')}@{self.commit}/{self.path}"
+
+
+def _github(name: str, repo: str, commit: str, path: str, sha256: str, **kw) -> Entry:
+    """An entry read from a public repository at a pinned commit (its ``package`` the repository's name)."""
+    return Entry(name, repo.split("/")[1], commit[:7], "", path, sha256, repo=repo, commit=commit, **kw)
 
 
 CAST = "cast only: `model.to(bf16)` rounds the buffer"
@@ -435,12 +449,64 @@ ENTRIES: tuple[Entry, ...] = (
           truths=(Truth("cast", "bf16", 256, "cosmos_axis_cast", "VideoRopePosition3DEmb after `net.to(bf16)`: its "
                         "`seq` and exponent buffers rounded, angles in bf16; 256 positions of an axis keep their "
                         "encoding (no miss)", None, 256, 256),)),
+    # ------------------------------------------------------------------ issue 33, third part: the implementations the
+    # issue names that are published only on GitHub, each at one commit (the newest of its snapshot; InternLM at its
+    # fix 2863575 "Fix the error that RotaryEmbedding is converted to a non-fp32 format during training" and its
+    # parent on that file, 54f85a6); kept outside the repository (/work/fetched/i33-precision/git), sha256 below
+    _github("text-generation-inference rotary", "huggingface/text-generation-inference",
+            "db931fcf42da018a3657580c64bf2720f167f9ab", "server/text_generation_server/layers/rotary.py",
+            "63167eb5c87519c80a27a255103d47f83df341508c62dd579f9c5d0ec0002817",
+            truths=(Truth("cast", "bf16", 2048, "tgi_serve", "inv_freq a plain float32 attribute (never a buffer), "
+                          "float32 positions and product, cos / sin in the model's dtype", "make_tgi_rope", 2048, 2048),
+                    Truth("cast", "fp16", 2048, "tgi_serve", "the same in fp16", "make_tgi_rope", 2048, 2048))),
+    _github("YaRN reference (LlamaYaRNScaledRotaryEmbedding)", "jquesnelle/yarn",
+            "995db5b575e75230b3384d658f8b944c9662f775", "scaled_rope/LlamaYaRNScaledRotaryEmbedding.py",
+            "fa097066e5792239ff4375dd84ed65d6c01bce8a2b6f1083dd4504151210a4af",
+            findings=(("RP101", 47, "FP",
+                       "`__init__` after `self.yarn(device)` registered `inv_freq` from `.float()` values: float32 at "
+                       "that line, no cast has happened yet; the scan reads a buffer as float32 at construction only "
+                       "when its registered value is visibly float32 (`_explicit_float32` follows one local name), "
+                       "and here it is a sum of three names (`pos_freqs`, the ramp mask) each built with `.float()`"),
+                      ("RP101", 62, "TP", "the cache rebuild in `forward` (seq_len > max_position_embeddings, 65,536 "
+                                          "for Yarn-Llama-2-7b-64k): positions in the cast `inv_freq`'s dtype"),
+                      ("RP113", 63, "TP", "the rebuild's einsum outside autocast(enabled=False): bf16 under CUDA AMP "
+                                          "(YaRN's fine-tuning runs accelerate in bf16)"),
+                      ("RP121", 83, "TP", f"{CAST}; read again only by the rebuild (line 62)")),
+            truths=(Truth("cast", "bf16", 2048, "yarn_reference_cast", "cache built at construction from float32 "
+                          "inv_freq (mscale 1.277); the cast rounds its values only", "make_yarn_reference",
+                          2048, 2048),)),
+    _github("InternLM rotary before its fix", "InternLM/InternLM", "54f85a6e9aff6eea7f5fdce647e887678d5ce44c",
+            "internlm/model/embedding.py", "a6bd997a015b7a6739e5a6e33ebdd4c17dffb7e1030074b8f43018a2b24e50dc",
+            findings=(("RP121", 141, "TP", f"{CAST} (InternLM's training casts the model: its fix's message)"),
+                      ("RP101", 166, "TP", "`arange(seqlen, dtype=self.inv_freq.dtype)`: bf16 after the cast; 306 of "
+                                           "2,048 exact (brute force and runtime)"),
+                      ("RP101", 175, "TP", "the XPos path (scale_base > 0, opt-in; InternLM's default 0): positions "
+                                           "in the scale buffer's dtype")),
+            truths=(Truth("cast", "bf16", 2048, "internlm_cast", "positions, inv_freq and product in bf16 (d = 128)",
+                          "make_internlm_rope", 306, 641),)),
+    _github("InternLM rotary after its fix", "InternLM/InternLM", "28635755f52adef113099856756fb1195dc9a8c6",
+            "internlm/model/embedding.py", "eb37af1b89f2a468a569621004ba5e22daf0c0e5c2f5965fb5916b81b158bd88",
+            truths=(Truth("cast", "bf16", 2048, "internlm_fixed", "inv_freq a plain float32 attribute: the cast "
+                          "leaves it, cos / sin rounded only", "make_internlm_rope", 2048, 2048),)),
+    _github("EasyLM LLaMA rotary", "young-geng/EasyLM", "fe5b2c354e25d697fce7cd225e23bbbe72570da3",
+            "EasyLM/models/llama/llama_model.py", "65852a41eda19da1ab43514124e3a828c2095b59674ec9e6c48de28046d66c6c",
+            findings=(("RP117", 5, "TP", "JAX rotary code, not analysed: said, never passed"),),
+            truths=(Truth("bf16 inputs", "bf16", 2048, "easylm", "float32 frequencies and positions, complex64, "
+                          "queries cast to float32", None, 2048, 2048, not_run=_JAX),)),
+    _github("Flux rope (2x2 matrices)", "black-forest-labs/flux", "802fb4713906133fcbd0d8dc5351620ca4773036",
+            "src/flux/math.py", "deb49b7873d5dae369ff83945f8fea67c9eb7b73efdbb198518a72a349024128",
+            truths=(Truth("cast", "bf16", 128, "flux_axis", "float32 ids and omega (the denoising loop runs outside "
+                          "autocast); 128 latent rows = 2,048 px", "make_flux_rope", 128, 128),)),
+    _github("Gemma PyTorch precompute_freqs_cis", "google/gemma_pytorch", "014acb7ac4563a5f77c76d7ff98f31b568c16508",
+            "gemma/model.py", "0a8d3617867caad99adf5428b3e68242b5c067c9666e5efa578837d34db9b089",
+            truths=(Truth("default", "bf16", 2048, "gemma_pytorch_default", "built under set_default_dtype(bf16) "
+                          "(scripts/run.py): `.float()` frequencies, complex64", "make_gemma_pytorch", 2048, 2048),)),
 )
 
 
 def archives() -> list[str]:
-    """``package==version`` of every archive the corpus reads (CI's pip download step)."""
-    return sorted({e.pin for e in ENTRIES})
+    """``package==version`` of every archive the corpus reads (CI's pip download step; not the repository files)."""
+    return sorted({e.pin for e in ENTRIES if not e.repo})
 
 
 if __name__ == "__main__":  # `python audits/corpus.py`: the pins CI's corpus step downloads, one a line

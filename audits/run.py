@@ -86,10 +86,12 @@ def site_of(t: catalog.Target) -> Path:
 def source_roots() -> list[Path]:
     """Where files read from public repositories are kept (outside the repository, never committed):
     ``$ROPELAW_AUDIT_SOURCES``, the corpus's ``audit-sources/`` (``$ROPELAW_CORPUS`` or
-    ``../shared/corpus``, where they are added between rounds), and the local store they were
-    fetched into, ``/work/fetched/i21-audits/git``."""
+    ``../shared/corpus``, where they are added between rounds), and the local stores they were
+    fetched into, ``/work/fetched/i21-audits/git`` and (issue 33's corpus, ``audits/corpus.py``)
+    ``/work/fetched/i33-precision/git``."""
     corpus = Path(os.environ.get("ROPELAW_CORPUS") or ROOT.parent / "shared" / "corpus")
-    roots = [os.environ.get("ROPELAW_AUDIT_SOURCES"), corpus / "audit-sources", "/work/fetched/i21-audits/git"]
+    roots = [os.environ.get("ROPELAW_AUDIT_SOURCES"), corpus / "audit-sources", "/work/fetched/i21-audits/git",
+             "/work/fetched/i33-precision/git"]
     return [Path(r) for r in roots if r]
 
 

@@ -654,3 +654,34 @@ _HELD_SRC = ("import torch\nfrom torch import nn\n\n\nclass RotaryEmbedding(nn.M
 def test_positions_followed_through_a_module_held_in_an_attribute(pos, want):
     got = sorted((f.code, f.line) for f in scan_source(_HELD_SRC.replace("POS", pos), "m.py") if f.code != "RP121")
     assert got == want, pos
+
+
+def test_a_plain_attribute_set_by_an_in_file_base_does_not_follow_a_cast():
+    """Issue 33, text-generation-inference's rotary.py: ``RotaryPositionEmbeddingMultimodalSections`` reads
+    ``self.inv_freq``, which its base's ``__init__`` assigns as a plain float32 tensor: ``Module.to`` never casts
+    it (torch says so below), so positions ``arange(n, dtype=self.inv_freq.dtype)`` are float32: no RP101. The
+    same base registering it as a buffer: the cast reaches it, RP101 stays."""
+    torch = pytest.importorskip("torch")
+    template = (
+        "import torch\n"
+        "from torch import nn\n"
+        "class Base(nn.Module):\n"
+        "    def __init__(self, inv_freq):\n"
+        "        super().__init__()\n"
+        "        {store}\n"
+        "class Sections(Base):\n"
+        "    def __init__(self, inv_freq):\n"
+        "        super().__init__(inv_freq)\n"
+        "    def cos_sin(self, n):\n"
+        "        t = torch.arange(n, dtype=self.inv_freq.dtype)\n"
+        "        return torch.outer(t, self.inv_freq).cos()\n"
+    )
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, 128, 2, dtype=torch.float32) / 128))
+    cases = (("self.inv_freq = inv_freq", torch.float32, []),
+             ('self.register_buffer("inv_freq", inv_freq)', torch.bfloat16, [("RP121", 6), ("RP101", 11)]))
+    for store, cast_dtype, want in cases:
+        src = template.format(store=store)
+        ns: dict = {}
+        exec(compile(src, "m.py", "exec"), ns)
+        assert ns["Sections"](inv_freq).to(torch.bfloat16).inv_freq.dtype == cast_dtype
+        assert [(f.code, f.line) for f in scan_source(src, "m.py")] == want, store

@@ -4,13 +4,16 @@ manifest records, and the runtime audit of the code it can call agrees with the 
 
 The files are read from the wheels / sdists that CI's corpus step downloads (`pip download --no-deps`, the
 pins of audits/corpus.py) into $ROPELAW_AUDIT_CORPUS; an entry whose archive is absent is skipped, naming
-it; the brute forces (numpy) always run.
+it; the brute forces (numpy) always run. Entries published only in a repository (``repo@commit path`` +
+sha256) are read from a source store (audits/run.py ``source_roots()``) and skip, naming the file, until it is
+in ../shared/corpus/audit-sources.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sys
 import tarfile
 import zipfile
@@ -28,9 +31,27 @@ STORE = Path(os.environ.get("ROPELAW_AUDIT_CORPUS", ROOT / "audits" / "_work" / 
 ENTRIES = {e.name: e for e in corpus.ENTRIES}
 
 
+def _repository_file(entry: corpus.Entry, dest: Path) -> Path:
+    """A file read from a repository at a pinned commit, copied from the first source store holding it with the
+    manifest's sha256 (audits/run.py ``source_roots()``: $ROPELAW_AUDIT_SOURCES, ../shared/corpus/audit-sources,
+    the local fetch stores) to ``dest / entry.path``; skips naming it when no store has it."""
+    import run
+
+    for root in run.source_roots():
+        f = root / entry.local
+        if f.is_file() and hashlib.sha256(f.read_bytes()).hexdigest() == entry.sha256:
+            (dest / entry.path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, dest / entry.path)
+            return dest
+    pytest.skip(f"{entry.repo}@{entry.commit} {entry.path}: not in ../shared/corpus/audit-sources yet (nor in "
+                f"{', '.join(str(r) for r in run.source_roots())}, with sha256 {entry.sha256[:12]}...)")
+
+
 def unpack(entry: corpus.Entry, dest: Path) -> Path:
     """The archive's package folder (the one holding ``entry.path``) unpacked below ``dest``; skips naming
-    the archive when it is not in the store."""
+    the archive when it is not in the store. A repository file: :func:`_repository_file`."""
+    if entry.repo:
+        return _repository_file(entry, dest)
     archive = STORE / entry.archive
     if not archive.is_file():
         pytest.skip(f"{entry.pin}: {archive} not downloaded (CI's corpus step: pip download --no-deps -d "

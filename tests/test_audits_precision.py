@@ -22,7 +22,10 @@ def test_every_corpus_finding_is_judged_and_every_archive_pinned():
     import corpus
 
     for e in corpus.ENTRIES:
-        assert len(e.sha256) == 64 and e.archive.startswith(f"{e.package.replace('-', '_')}-{e.version}")
+        if e.repo:  # a repository file: repo@commit path + sha256, no archive
+            assert len(e.commit) == 40 and e.archive == "" and e.repo.count("/") == 1 and len(e.sha256) == 64
+        else:
+            assert len(e.sha256) == 64 and e.archive.startswith(f"{e.package.replace('-', '_')}-{e.version}")
         for code, line, verdict, why in e.findings:
             assert verdict in ("TP", "FP") and why and line > 0 and code.startswith("RP")
     assert len({(e.pin, e.path) for e in corpus.ENTRIES}) == len(corpus.ENTRIES)

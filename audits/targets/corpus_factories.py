@@ -214,3 +214,115 @@ def make_vit_nd_rope():
                            "Tensor": torch.Tensor, "Module": nn.Module, "F": torch.nn.functional,
                            "rearrange": einops.rearrange, "reduce": einops.reduce})
     return _FirstAxis(ns["GoldenGateRoPENd"](3, 1, 64))
+
+
+# ------------------------------------------------------------------ issue 33's GitHub-only implementations: files read
+# at a pinned commit (audits/corpus.py, entries with ``repo``), put on PYTHONPATH at their repository path
+
+
+class _ModelDtype(nn.Module):
+    """A wrapper whose float32 ``weight`` stands for the model around the rotary: ``model.to(dtype)`` casts it, a
+    default dtype builds it in that dtype; the rotary code receives its dtype where the model passes the
+    activations' dtype (``x.dtype``, ``hidden_states.dtype``)."""
+
+    def __init__(self, rotary: nn.Module):
+        super().__init__()
+        self.rotary = rotary
+        self.weight = nn.Parameter(torch.zeros(1), requires_grad=False)
+
+
+class _TGICosSin(_ModelDtype):
+    """TGI's ``get_cos_sin(position_ids, max_s, dtype)`` as its flash models call it (``hidden_states.dtype``),
+    (n, 1, d/2) each; returned as (n, d/2)."""
+
+    def forward(self, seq_len: int):
+        cos, sin = self.rotary.get_cos_sin(torch.arange(seq_len), seq_len, self.weight.dtype)
+        return cos[:, 0], sin[:, 0]
+
+
+def make_tgi_rope():
+    """text-generation-inference ``PositionRotaryEmbedding`` (head dim 128, base 10,000) built as
+    ``PositionRotaryEmbedding.static`` builds it without rope_scaling (``cls(_create_inv_freq(...), None)``).
+    Run from its definitions (the file loads CUDA / ROCm kernels at import); ``SYSTEM`` is "cuda" (the NVIDIA path:
+    cos / sin in the model's dtype; ROCm keeps float32)."""
+    import math
+    import os
+
+    ns = load_definitions("server/text_generation_server/layers/rotary.py",
+                          ["_create_inv_freq", "PositionRotaryEmbedding"],
+                          {"torch": torch, "nn": nn, "os": os, "math": math, "SYSTEM": "cuda"})
+    return _TGICosSin(ns["PositionRotaryEmbedding"](ns["_create_inv_freq"](128, 10000.0, "cpu"), None))
+
+
+class _InternLMCosSin(_ModelDtype):
+    """InternLM's ``_update_cos_sin_cache(qkv, indexes)`` as ``_forward`` calls it, on a ``qkv`` of the model's
+    dtype and ``seq_len`` positions; its cached (cos, sin)."""
+
+    def forward(self, seq_len: int):
+        qkv = torch.zeros(1, seq_len, 3, 1, 2, dtype=self.weight.dtype)
+        self.rotary._update_cos_sin_cache(qkv, seq_len - 1)
+        return self.rotary._cos_cached[:seq_len], self.rotary._sin_cached[:seq_len]
+
+
+def _internlm():
+    # ``Tuple``: the name InternLM's return annotations use (``Tuple[Tensor, Tensor]``; the builtin subscripts alike)
+    ns = load_definitions("internlm/model/embedding.py", ["RotaryEmbedding"],
+                          {"torch": torch, "nn": nn, "Tensor": torch.Tensor, "Tuple": tuple,
+                           "rearrange": _einops().rearrange})
+    return _InternLMCosSin(ns["RotaryEmbedding"](128))
+
+
+def make_internlm_rope():
+    """InternLM ``internlm/model/embedding.py`` ``RotaryEmbedding(128)`` (InternLM-7B: 4,096 / 32 heads), at the
+    commit the manifest pins (before or after its fix: the same code runs). Run from its definition (the file
+    imports flash-attn's CUDA rotary and InternLM's parallel context)."""
+    return _internlm()
+
+
+def make_yarn_reference():
+    """jquesnelle/yarn ``LlamaYaRNScaledRotaryEmbedding`` as Yarn-Llama-2-7b-64k configures it (head dim 128, scale
+    16, original_max_position_embeddings 4,096, max_position_embeddings 65,536): ``forward(x, seq_len)`` returns
+    (cos, sin) (1, 1, n, 128). The file imports only torch and math."""
+    import math
+
+    ns = load_definitions("scaled_rope/LlamaYaRNScaledRotaryEmbedding.py",
+                          ["find_correction_dim", "find_correction_range", "linear_ramp_mask", "get_mscale",
+                           "LlamaYaRNScaledRotaryEmbedding"], {"torch": torch, "math": math})
+    return ns["LlamaYaRNScaledRotaryEmbedding"](128, max_position_embeddings=65536, scale=16,
+                                                 original_max_position_embeddings=4096)
+
+
+class _GemmaFreqsCis(nn.Module):
+    """gemma_pytorch's ``_register_freqs_cis`` (a buffer of ``max_seq_len * 2`` positions, complex64) and the
+    ``index_select(0, input_positions)`` of ``GemmaForCausalLM.forward``."""
+
+    def __init__(self, precompute, head_dim: int, max_seq_len: int):
+        super().__init__()
+        self.register_buffer("freqs_cis", precompute(head_dim, max_seq_len * 2, theta=10000))
+
+    def forward(self, seq_len: int):
+        return self.freqs_cis.index_select(0, torch.arange(seq_len))
+
+
+def make_gemma_pytorch():
+    """google/gemma_pytorch ``precompute_freqs_cis`` (Gemma 7B: head dim 256, max_position_embeddings 8,192), from
+    its definition (gemma/model.py imports the tokenizer and config modules)."""
+    ns = load_definitions("gemma/model.py", ["precompute_freqs_cis"], {"torch": torch})
+    return _GemmaFreqsCis(ns["precompute_freqs_cis"], 256, 8192)
+
+
+class _FluxAxis(nn.Module):
+    """Flux's ``rope(pos, 56, 10000)`` on one image axis: ``pos`` float32 latent rows (``img_ids``, sampling.py)."""
+
+    def __init__(self, rope):
+        super().__init__()
+        self.rope = rope
+
+    def forward(self, seq_len: int):
+        return self.rope(torch.arange(seq_len, dtype=torch.float32)[None], 56, 10000)
+
+
+def make_flux_rope():
+    """black-forest-labs/flux ``math.rope``: returns 2x2 rotation matrices (1, n, 28, 2, 2)."""
+    ns = load_definitions("src/flux/math.py", ["rope"], {"torch": torch, "rearrange": _einops().rearrange})
+    return _FluxAxis(ns["rope"])

@@ -112,13 +112,15 @@ class Structure(CheckerState):
         return out
 
     def _plain_attrs_of(self, cls: ast.ClassDef) -> frozenset:
-        """Attributes ``self.X = ...`` of the class that are neither buffers nor parameters.
+        """Attributes ``self.X = ...`` of the class and its in-file bases that are neither buffers nor parameters.
 
-        ``Module.to(dtype)`` leaves them alone, so their dtype does not follow a cast.
+        ``Module.to(dtype)`` leaves them alone, so their dtype does not follow a cast. The bases count: an
+        attribute a base's ``__init__`` assigns (TGI's ``PositionRotaryEmbedding.inv_freq``, read by its subclass
+        ``RotaryPositionEmbeddingMultimodalSections``) is as plain in the subclass.
         """
         assigned: set[str] = set()
         registered: set[str] = set()
-        for node in ast.walk(cls):
+        for node in (n for c in self._class_chain(cls) for n in ast.walk(c)):
             if isinstance(node, ast.Assign):
                 value = node.value
                 is_param = isinstance(value, ast.Call) and dotted_name(value.func).split(".")[-1] in (
