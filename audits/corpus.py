@@ -475,6 +475,25 @@ ENTRIES: tuple[Entry, ...] = (
             truths=(Truth("cast", "bf16", 2048, "yarn_reference_cast", "cache built at construction from float32 "
                           "inv_freq (mscale 1.277); the cast rounds its values only", "make_yarn_reference",
                           2048, 2048),)),
+    _github("YaRN reference (modeling_llama_yarn)", "jquesnelle/yarn", "995db5b575e75230b3384d658f8b944c9662f775",
+            "scaled_rope/modeling_llama_yarn.py", "e0f9ff6d1ea79045f63309f0b26814b84aa23a5a0cbf19a442d544e93f4a0c84",
+            findings=(("RP121", 155, "TP", f"{CAST}; read again by a rebuild past max_position_embeddings"),
+                      ("RP101", 164, "TP", "`_set_cos_sin_cache` from `forward` (seq_len > the cache): positions in "
+                                           "the cast `inv_freq`'s dtype (transformers 4.3x's llama code)"),
+                      ("RP122", 175, "TP", "that rebuild, from the rounded `inv_freq` (cast only)"),
+                      ("RP101", 192, "TP", "the linear-scaling subclass's rebuild: as line 164"),
+                      ("RP101", 246, "FP", "as the standalone file's line 47: `__init__` right after `self.yarn()` "
+                                           "registered a float32 `inv_freq` (three `.float()` names, not followed)"),
+                      ("RP101", 261, "TP", "the rebuild in `forward`: positions in the cast `inv_freq`'s dtype"),
+                      ("RP113", 262, "TP", "the rebuild's einsum: bf16 under CUDA AMP"),
+                      ("RP121", 282, "TP", f"{CAST}; read again by the rebuild (line 261)"),
+                      ("RP121", 304, "FP", "LlamaDynamicYaRN's `inv_freq` (not finetuned): rounded by a cast but "
+                                           "never read after it: `forward` calls `self.yarn(...)`, which re-registers "
+                                           "it in float32, before reading it; the scan does not follow that method"),
+                      ("RP101", 326, "FP", "positions `dtype=self.inv_freq.dtype` right after `self.yarn(...)` "
+                                           "(line 323) re-registered it in float32: a repair made in a called method, "
+                                           "which the scan does not follow (it sees one in the same function)"),
+                      ("RP113", 327, "TP", "the dynamic rebuild's einsum: bf16 under CUDA AMP"))),
     _github("InternLM rotary before its fix", "InternLM/InternLM", "54f85a6e9aff6eea7f5fdce647e887678d5ce44c",
             "internlm/model/embedding.py", "a6bd997a015b7a6739e5a6e33ebdd4c17dffb7e1030074b8f43018a2b24e50dc",
             findings=(("RP121", 141, "TP", f"{CAST} (InternLM's training casts the model: its fix's message)"),
