@@ -462,12 +462,7 @@ ENTRIES: tuple[Entry, ...] = (
     _github("YaRN reference (LlamaYaRNScaledRotaryEmbedding)", "jquesnelle/yarn",
             "995db5b575e75230b3384d658f8b944c9662f775", "scaled_rope/LlamaYaRNScaledRotaryEmbedding.py",
             "fa097066e5792239ff4375dd84ed65d6c01bce8a2b6f1083dd4504151210a4af",
-            findings=(("RP101", 47, "FP",
-                       "`__init__` after `self.yarn(device)` registered `inv_freq` from `.float()` values: float32 at "
-                       "that line, no cast has happened yet; the scan reads a buffer as float32 at construction only "
-                       "when its registered value is visibly float32 (`_explicit_float32` follows one local name), "
-                       "and here it is a sum of three names (`pos_freqs`, the ramp mask) each built with `.float()`"),
-                      ("RP101", 62, "TP", "the cache rebuild in `forward` (seq_len > max_position_embeddings, 65,536 "
+            findings=(("RP101", 62, "TP", "the cache rebuild in `forward` (seq_len > max_position_embeddings, 65,536 "
                                           "for Yarn-Llama-2-7b-64k): positions in the cast `inv_freq`'s dtype"),
                       ("RP113", 63, "TP", "the rebuild's einsum outside autocast(enabled=False): bf16 under CUDA AMP "
                                           "(YaRN's fine-tuning runs accelerate in bf16)"),
@@ -482,17 +477,9 @@ ENTRIES: tuple[Entry, ...] = (
                                            "the cast `inv_freq`'s dtype (transformers 4.3x's llama code)"),
                       ("RP122", 175, "TP", "that rebuild, from the rounded `inv_freq` (cast only)"),
                       ("RP101", 192, "TP", "the linear-scaling subclass's rebuild: as line 164"),
-                      ("RP101", 246, "FP", "as the standalone file's line 47: `__init__` right after `self.yarn()` "
-                                           "registered a float32 `inv_freq` (three `.float()` names, not followed)"),
                       ("RP101", 261, "TP", "the rebuild in `forward`: positions in the cast `inv_freq`'s dtype"),
                       ("RP113", 262, "TP", "the rebuild's einsum: bf16 under CUDA AMP"),
                       ("RP121", 282, "TP", f"{CAST}; read again by the rebuild (line 261)"),
-                      ("RP121", 304, "FP", "LlamaDynamicYaRN's `inv_freq` (not finetuned): rounded by a cast but "
-                                           "never read after it: `forward` calls `self.yarn(...)`, which re-registers "
-                                           "it in float32, before reading it; the scan does not follow that method"),
-                      ("RP101", 326, "FP", "positions `dtype=self.inv_freq.dtype` right after `self.yarn(...)` "
-                                           "(line 323) re-registered it in float32: a repair made in a called method, "
-                                           "which the scan does not follow (it sees one in the same function)"),
                       ("RP113", 327, "TP", "the dynamic rebuild's einsum: bf16 under CUDA AMP"))),
     _github("InternLM rotary before its fix", "InternLM/InternLM", "54f85a6e9aff6eea7f5fdce647e887678d5ce44c",
             "internlm/model/embedding.py", "a6bd997a015b7a6739e5a6e33ebdd4c17dffb7e1030074b8f43018a2b24e50dc",

@@ -685,3 +685,48 @@ def test_a_plain_attribute_set_by_an_in_file_base_does_not_follow_a_cast():
         exec(compile(src, "m.py", "exec"), ns)
         assert ns["Sections"](inv_freq).to(torch.bfloat16).inv_freq.dtype == cast_dtype
         assert [(f.code, f.line) for f in scan_source(src, "m.py")] == want, store
+
+
+def test_a_buffer_built_from_float32_names_is_float32_at_construction_and_as_a_repair():
+    """Issue 33, jquesnelle/yarn: ``yarn()`` registers ``inv_freq = inv_freq_interpolation * (1 - inv_freq_mask) +
+    inv_freq_extrapolation * inv_freq_mask``, names built with ``.float()``; torch's promotion makes the sum float32
+    (checked below, under a bf16 default dtype too). So ``__init__``'s positions right after ``self.yarn()`` are
+    float32 (no RP101), and a ``forward`` that calls ``self.yarn()`` before reading the buffer repairs a cast (no
+    RP101, no RP121); the rebuild that reads the cast buffer without it keeps its RP101."""
+    torch = pytest.importorskip("torch")
+    src = (
+        "import torch\n"
+        "class Yarn(torch.nn.Module):\n"
+        "    def __init__(self, dim=64):\n"
+        "        super().__init__()\n"
+        "        self.dim = dim\n"
+        "        self.yarn()\n"
+        "        t = torch.arange(8, dtype=self.inv_freq.dtype)\n"
+        "        self.t_dtype = t.dtype\n"
+        "        self.register_buffer('cos_cached', torch.outer(t, self.inv_freq).cos(), persistent=False)\n"
+        "    def yarn(self):\n"
+        "        pos = 10000 ** (torch.arange(0, self.dim, 2).float() / self.dim)\n"
+        "        extra, inter = 1.0 / pos, 1.0 / (4 * pos)\n"
+        "        mask = 1 - torch.clamp(torch.arange(self.dim // 2) / 8, 0, 1).float()\n"
+        "        inv_freq = inter * (1 - mask) + extra * mask\n"
+        "        self.register_buffer('inv_freq', inv_freq, persistent=False)\n"
+        "    def forward(self, n):\n"
+        "        self.yarn()\n"
+        "        t = torch.arange(n, dtype=self.inv_freq.dtype)\n"
+        "        return torch.outer(t, self.inv_freq).cos()\n"
+    )
+    ns: dict = {}
+    exec(compile(src, "m.py", "exec"), ns)
+    old = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.bfloat16)
+        m = ns["Yarn"]()
+    finally:
+        torch.set_default_dtype(old)
+    assert m.t_dtype == torch.float32 and m.inv_freq.dtype == torch.float32
+    m = m.to(torch.bfloat16)
+    assert m.inv_freq.dtype == torch.bfloat16 and m(8).dtype == torch.float32  # forward's self.yarn() repairs it
+    assert scan_source(src, "m.py") == []
+    # without the repair in forward, the cast buffer feeds the positions (RP101) and is a float buffer (RP121)
+    unrepaired = src.replace("        self.yarn()\n        t = torch.arange(n", "        t = torch.arange(n")
+    assert sorted((f.code, f.line) for f in scan_source(unrepaired, "m.py")) == [("RP101", 17), ("RP121", 15)]

@@ -240,10 +240,13 @@ def visibly_low(value: ast.AST | None) -> bool:
     return False
 
 
-def explicit_float32(value: ast.AST | None, fn: ast.AST | None) -> bool:
+def explicit_float32(value: ast.AST | None, fn: ast.AST | None, depth: int = 2) -> bool:
     """True when a registered value is visibly float32: it passes through ``.float()``,
     ``torch.float32`` / ``torch.float`` or ``dtype="float32"`` and through no low-precision cast
-    (a local name is followed to its last assignment in the same function)."""
+    (a local name is followed to its last assignment in the same function). An operand name of the value
+    is followed too (``depth`` levels) when it is itself visibly float32: a tensor op with a float32 operand is
+    float32 (torch's promotion), as YaRN's ``inv_freq = inv_freq_interpolation * (1 - inv_freq_mask) + ...``
+    of ``.float()`` names (issue 33: a construction-time buffer read as cast)."""
     value = resolved_value(value, fn)
     if value is None or visibly_low(value):
         return False
@@ -255,6 +258,9 @@ def explicit_float32(value: ast.AST | None, fn: ast.AST | None) -> bool:
             return True
         if isinstance(n, ast.Constant) and n.value == "float32":
             return True
+    if depth and isinstance(value, ast.BinOp):
+        return any(isinstance(n, ast.Name) and explicit_float32(n, fn, depth - 1)
+                   for n in ast.walk(value) if n is not value)
     return False
 
 
