@@ -16,7 +16,8 @@ reports a larger rotary dimension (RV017) without analysing it.
 
 from __future__ import annotations
 
-__all__ = ["MAX_D", "MAX_LENGTH", "MAX_CONTEXT", "MAX_FACTOR", "MAX_MODEL_TYPE", "check_rotary_dim"]
+__all__ = ["MAX_D", "MAX_LENGTH", "MAX_CONTEXT", "MAX_FACTOR", "MAX_MODEL_TYPE", "check_rotary_dim", "MEN_MAX_D",
+           "MEN_MAX_TERMS", "men_too_costly"]
 
 # Rotary dimensions: 2**16. Real models rotate 32 .. 512 dims per head (DeepSeek MLA 64, Gemma
 # 256); beyond 65,536 the value is a typo, and the per-pair work (O(d)) would be wasted on it.
@@ -61,3 +62,19 @@ def check_rotary_dim(d: float | None, where: str = "") -> None:
 
     raise UsageError(f"{where + ': ' if where else ''}rotary dimension d={number(d)} is beyond any real model "
                      f"(at most 2^16 = {MAX_D:,}; see `ropelaw rule RV017`)")
+
+
+MEN_MAX_D = 1024  # Men et al.'s search checks every m <= L for each grid base, O(d*L) each:
+MEN_MAX_TERMS = 1 << 28  # d*L budget; measured: d=128, L=4M in ~3 s; d=16384, L=16384 (2^28) takes > 60 s
+
+
+def men_too_costly(d: int, target: int) -> str | None:
+    """Why Men et al.'s lower bound is skipped (None: it is computed): ``ropelaw base`` and ``plan``."""
+    from . import numfmt
+
+    if d > MEN_MAX_D:
+        return f"d={d:,} is above {MEN_MAX_D:,}, where the search over B_(m,theta) gets too slow"
+    if d * target > MEN_MAX_TERMS:
+        return (f"d x target = {numfmt.number(float(d * target))} is above 2^28 terms per base tried "
+                "(every m <= target is checked)")
+    return None

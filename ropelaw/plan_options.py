@@ -53,11 +53,11 @@ def smallest_whole(make, target: int, limit: int = MAX_FACTOR) -> tuple[int | No
 def _men_supported(spec: RopeSpec, target: int) -> int | None:
     """Men et al.'s condition for the option's frequencies at the target: the largest L' <= target
     with B_(m,theta) >= 0 for every m <= L' (``basebound.supported_length``); None for ReRoPE
-    windows (positions, not frequencies, change) or when too costly (``commands.base``'s limits)."""
-    from .commands.base import _men_too_costly
+    windows (positions, not frequencies, change) or when too costly (``limits.men_too_costly``)."""
+    from .limits import men_too_costly
     from .schemes import apply_scheme
 
-    if spec.scheme in ("rerope", "leaky_rerope") or _men_too_costly(spec.d, target) is not None:
+    if spec.scheme in ("rerope", "leaky_rerope") or men_too_costly(spec.d, target) is not None:
         return None
     from .lint.rules.lengths import _supported
 
@@ -66,9 +66,9 @@ def _men_supported(spec: RopeSpec, target: int) -> int | None:
 
 
 def _men_lower_bound(d: int, target: int) -> float | None:
-    from .commands.base import _men_too_costly
+    from .limits import men_too_costly
 
-    if _men_too_costly(d, target) is not None:
+    if men_too_costly(d, target) is not None:
         return None
     from .lint.rules.lengths import lower_bound
 

@@ -233,7 +233,7 @@ def _length(value: Any, what: str) -> int:
     """A length as the command line takes it: a whole number or a string with a suffix (``"32k"``)."""
     import argparse
 
-    from .commands._common import length
+    from .units import length
     from .limits import MAX_CONTEXT
 
     if isinstance(value, bool) or not isinstance(value, (int, str)):

@@ -26,7 +26,6 @@ LONG_FUNCTIONS = {
     'ropelaw.audit.checkpoint:audit_checkpoint': 269,
     'ropelaw.audit.hf:hf_rotary_factory': 97,
     'ropelaw.audit.module:audit_module': 87,
-    'ropelaw.commands.lint:iter_lint': 106,
     'ropelaw.lint.dialects.hf:runtime_params': 129,
     'ropelaw.lint.dialects.litgpt:read': 114,
     'ropelaw.lint.dialects.megatron:read': 97,
@@ -41,8 +40,6 @@ LONG_FUNCTIONS = {
 
 LIBRARY_IMPORTS_COMMANDS = {
     ('ropelaw.explorer', 'ropelaw.commands.plan'),
-    ('ropelaw.plan_options', 'ropelaw.commands.base'),
-    ('ropelaw.project', 'ropelaw.commands._common'),
 }
 
 # importing module -> private names it imports from other modules

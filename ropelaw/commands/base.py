@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from .. import numfmt
-
 HELP = "the base a target context needs: scaling law (Liu et al.) and lower bound (Men et al.)"
 DESCRIPTION = """\
 Two answers for a target context length L:
@@ -39,20 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_format(parser)
 
 
-MEN_MAX_D = 1024  # Men et al.'s search checks every m <= L for each grid base, O(d*L) each:
-MEN_MAX_TERMS = 1 << 28  # d*L budget; measured: d=128, L=4M in ~3 s; d=16384, L=16384 (2^28) takes > 60 s
-
-
-def _men_too_costly(d: int, target: int) -> str | None:
-    """Why Men et al.'s lower bound is skipped (None: it is computed)."""
-    if d > MEN_MAX_D:
-        return f"d={d:,} is above {MEN_MAX_D:,}, where the search over B_(m,theta) gets too slow"
-    if d * target > MEN_MAX_TERMS:
-        return (f"d x target = {numfmt.number(float(d * target))} is above 2^28 terms per base tried "
-                "(every m <= target is checked)")
-    return None
-
-
 def published_entry(d: int, target: int) -> tuple[str, float, int] | None:
     """Men et al.'s Table 1 entry a target stands for: ``(label, printed base, k)``, or None.
 
@@ -76,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from ..spec import RopeSpec
     from ..theory import base_for_context, critical_dimension, extrapolation_bound
     from ..numfmt import count, exponent, number
+    from ..limits import men_too_costly
     from ._common import check_d_limit, emit_json, pretrain_base_of, suffix_note
 
     check_d_limit(args.d)
@@ -86,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     d_extra = critical_dimension(d, t, b)
     scaling = base_for_context(d, t, target, b)
     reached = extrapolation_bound(spec.with_(base=scaling)).extrapolation_bound  # tuned at T_train
-    men_skipped = _men_too_costly(d, target)
+    men_skipped = men_too_costly(d, target)
     if men_skipped is None:
         from ..basebound import base_lower_bound  # numpy: only here, not in `ropelaw bound`
 

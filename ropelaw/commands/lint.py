@@ -201,15 +201,8 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
     (``lint_settings.LintSettings``): each file's project configuration (its lengths and dtype where no
     flag gives them, which files a directory scan leaves out, ``shown_only`` from its rule selection).
     """
-    from ..errors import UsageError
-    from ..lint.check import lint_config
     from ..findings import Finding
-    from ..lint.loader import CONFIG_SUFFIXES, GGUF_SUFFIXES, PYTHON_SUFFIXES, SHELL_SUFFIXES, NotARopeConfig, OptionError, UnreadConfig, load_config
-    from ..lint.parse import NotAConfig
-    from ..lint.dialects.ollama import is_modelfile
-    from ..lint.rules.files import DIRECTORY_NOT_SCANNED, finding_for
-    from ..lint.rules.reading import file_finding
-    from ..lint.pyfiles import kind_of, reason as python_reason
+    from ..lint.rules.files import DIRECTORY_NOT_SCANNED
 
     unscanned: list = []
     # without a progress bar the directories are walked as their files are linted (no list of 50,000 paths);
@@ -235,60 +228,84 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
     for path, named in it:
         if said < len(unscanned):
             yield from not_scanned()
-        if settings is not None and (not named or settings.force_exclude) and settings.excluded(path):
-            continue  # the project's exclude: left out of directory scans (and of named files with --force-exclude)
-        if not named and path.lower().endswith(SHELL_SUFFIXES):
-            if os.path.realpath(path) not in named_scripts:  # named as well: read there
-                yield "unread", path
-            continue
-        if is_python(path):
-            kind = kind_of(path)
-            if kind is not None and not named:
-                yield "unread-python", (path, kind)
-                continue
-            if kind is not None:
-                first_error = first_error or UsageError(f"{path}: {python_reason(kind)}")
-                yield "skipped", (path, python_reason(kind))
-                continue
-            if not named:
-                continue
-        if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES + GGUF_SUFFIXES + PYTHON_SUFFIXES) \
-                and not is_modelfile(path):
-            first_error = first_error or UsageError(
-                f"{path}: not a config file (expected .json, .yaml, .yml or .toml)")
-            yield "skipped", (path, "not a config file (expected .json, .yaml, .yml or .toml)")
+        passed = passed_over(path, named, named_scripts, settings)
+        if passed is not None:
+            event, error = passed
+            first_error = first_error or error
+            if event is not None:
+                yield event
             continue
         kw = dict(train=train, target=target, tune=tune, **fill)
         only = shown_only
         if settings is not None:
             kw, only = settings.lint_kwargs(path, kw), settings.selection_for(path).default
-        try:
-            cfg = load_config(path, **kw)
-        except OptionError:
-            raise
-        except UnreadConfig as exc:  # RV030 / RV031: what could not be read is a finding, not a skip
-            read += 1
-            yield "finding", file_finding(path, exc)
-            continue
-        except (NotARopeConfig, NotAConfig) as exc:  # parsed: no RoPE settings, or not a mapping of settings
-            read += 1
-            yield "skipped", (path, _reason(path, str(exc)))
-            continue
-        except UsageError as exc:  # the file is bad input, said as such by the reader
-            if named:
-                first_error = first_error or exc
-            yield "finding", finding_for(path, str(exc))
-            continue
-        except Exception as exc:  # noqa: BLE001 - anything else is ropelaw's failure on this file: RE104, exit 3
-            yield "finding", internal_failure(path, exc)
-            continue
-        read += 1
-        if settings is not None:
-            cfg = settings.relabel(path, cfg)
-        yield "result", lint_config(cfg, shown_only=only)
+        event, parsed, error = lint_file(path, named, kw, only, settings)
+        read += parsed
+        first_error = first_error or error
+        yield event
     yield from not_scanned()
     if read == 0 and first_error is not None:
         raise first_error
+
+
+NOT_A_CONFIG = "not a config file (expected .json, .yaml, .yml or .toml)"
+
+
+def passed_over(path: str, named: bool, named_scripts: set[str], settings) -> tuple[tuple | None, UsageError | None] | None:
+    """None when :func:`iter_lint` lints the file; else ``(the event it yields or None, the bad-input error the
+    file is when nothing given could be read, or None)``: the project's excludes, shell scripts a directory
+    scan found (``unread``; read only when named), Python files (a framework's: ``unread-python`` in a scan,
+    skipped when named; others passed over) and named files that are not config files."""
+    from ..lint.dialects.ollama import is_modelfile
+    from ..lint.loader import CONFIG_SUFFIXES, GGUF_SUFFIXES, PYTHON_SUFFIXES, SHELL_SUFFIXES
+    from ..lint.pyfiles import kind_of
+    from ..lint.pyfiles import reason as python_reason
+
+    if settings is not None and (not named or settings.force_exclude) and settings.excluded(path):
+        return None, None  # the project's exclude: out of directory scans (and of named files with --force-exclude)
+    if not named and path.lower().endswith(SHELL_SUFFIXES):
+        # named as well: read there
+        return (("unread", path) if os.path.realpath(path) not in named_scripts else None), None
+    if is_python(path):
+        kind = kind_of(path)
+        if kind is not None and not named:
+            return ("unread-python", (path, kind)), None
+        if kind is not None:
+            return ("skipped", (path, python_reason(kind))), UsageError(f"{path}: {python_reason(kind)}")
+        if not named:
+            return None, None
+    if named and not path.lower().endswith(CONFIG_SUFFIXES + SHELL_SUFFIXES + GGUF_SUFFIXES + PYTHON_SUFFIXES) \
+            and not is_modelfile(path):
+        return ("skipped", (path, NOT_A_CONFIG)), UsageError(f"{path}: {NOT_A_CONFIG}")
+    return None
+
+
+def lint_file(path: str, named: bool, kw: dict, only, settings) -> tuple[tuple, bool, UsageError | None]:
+    """``(event, parsed, bad-input error)`` of one file :func:`iter_lint` lints: ``("result", LintResult)``, or
+    the finding (RV030 / RV031 for what could not be read, RE101 / RE102 for bad input, RE104 for ropelaw's own
+    failure) or skip (parsed, no RoPE settings) it is; ``parsed`` when the file parsed; the error is the
+    ``UsageError`` of a named file that is bad input."""
+    from ..lint.check import lint_config
+    from ..lint.loader import NotARopeConfig, OptionError, UnreadConfig, load_config
+    from ..lint.parse import NotAConfig
+    from ..lint.rules.files import finding_for
+    from ..lint.rules.reading import file_finding
+
+    try:
+        cfg = load_config(path, **kw)
+    except OptionError:
+        raise
+    except UnreadConfig as exc:  # RV030 / RV031: what could not be read is a finding, not a skip
+        return ("finding", file_finding(path, exc)), True, None
+    except (NotARopeConfig, NotAConfig) as exc:  # parsed: no RoPE settings, or not a mapping of settings
+        return ("skipped", (path, _reason(path, str(exc)))), True, None
+    except UsageError as exc:  # the file is bad input, said as such by the reader
+        return ("finding", finding_for(path, str(exc))), False, exc if named else None
+    except Exception as exc:  # noqa: BLE001 - anything else is ropelaw's failure on this file: RE104, exit 3
+        return ("finding", internal_failure(path, exc)), False, None
+    if settings is not None:
+        cfg = settings.relabel(path, cfg)
+    return ("result", lint_config(cfg, shown_only=only)), True, None
 
 
 def internal_failure(path: str, exc: BaseException):
