@@ -230,6 +230,16 @@ def factor_option(name: str, spec: RopeSpec, target: int, extra_params: dict | N
             how = "the smallest whole factor whose bound reaches the target (exact at the boundary)"
     cand = make(s)
     params = {"factor": s, **fixed}
+    cand, r, how, cav, cost, rank, title = _factor_terms(name, spec, base, target, s, cand, r, how, params, extra)
+    return make_option(name, title, cand, target, params, cost, rank, SOURCES[name if name != "linear" else "pi"],
+                   how, cav, r, **extra)
+
+
+def _factor_terms(name: str, spec: RopeSpec, base: RopeSpec, target: int, s: float, cand: RopeSpec, r: Any,
+                  how: str, params: dict, extra: dict) -> tuple[RopeSpec, Any, str, list, str, int, str]:
+    """What :func:`factor_option`'s scheme ``name`` at factor ``s`` adds: ``(spec, bound result, how, caveats, cost,
+    rank, title)``; NTK-aware is a base, written rounded (``params`` and ``extra`` get it)."""
+    t = spec.train_len
     if name == "linear":
         cav = [Caveat("PI needs fine-tuning at the extended length (Chen et al. fine-tune at most 1,000 steps); "
                       "without it the positions crowd: seed 000 measures PI at 8x below plain RoPE (13.54% vs "
@@ -277,8 +287,7 @@ def factor_option(name: str, spec: RopeSpec, target: int, extra_params: dict | N
         cost, rank, title = "not stated by the sources", COST_UNKNOWN, "Llama 3.1 bands"
     else:  # pragma: no cover - the callers name only the schemes above
         raise UsageError(f"no factor option {name!r}")
-    return make_option(name, title, cand, target, params, cost, rank, SOURCES[name if name != "linear" else "pi"],
-                   how, cav, r, **extra)
+    return cand, r, how, cav, cost, rank, title
 
 
 def rerope_options(spec: RopeSpec, target: int) -> list[Option]:

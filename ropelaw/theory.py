@@ -391,38 +391,10 @@ def extrapolation_bound(spec: RopeSpec) -> BoundResult:
     if from_start:
         pairs_note += f" (pre-trained with scheme {spec.scheme!r} from the first step)"
     if spec.scheme == "default":
-        regime, bound, updated, capped = liu["regime"], liu["bound"], liu["updated"], liu["capped"]
-        period = _TWO_PI * spec.base ** (2 * k / d) if k is not None else None
-        trained = float(u)
-        if regime == ABOVE and bound == u and d_extra == d:
-            formula = f"T_tune (floor: 2*pi * {compact(spec.base)}^({d}/{d}) is below it)"
-            note = f"{pairs_note}; the paper's formula falls below the tuning length, which is the bound"
-        elif regime == ABOVE:
-            formula = f"2*pi * {compact(spec.base)}^({d_extra}/{d})"
-            note = f"{pairs_note}; the base is above the critical base, so the bound follows from the critical dimension"
-        else:
-            formula = "T_tune"
-            note = (f"{pairs_note}; the base is at or below the critical base: the bound is the tuning length "
-                    f"and the critical dimension becomes {updated}" + (" (capped at d)" if capped else ""))
-            if below:
-                note += ("; below " + "/".join(below) + " extrapolation improves markedly past the tuning "
-                         "length, degrading slowly with no sharp upper bound (Liu et al., seed 001)")
+        regime, bound, updated, capped, period, trained, formula, note = _plain_rope_bound(
+            spec, liu, k, d_extra, pairs_note, below)
     else:
-        if k is None:
-            bound, period = math.inf, None
-            res = _inference(spec, u)
-        else:
-            bound, period = _scheme_pair_bound(spec, k)
-            res = _inference(spec, u)
-        trained = _inverse_position(res, float(u))
-        updated, capped = None, False
-        if bound > u:
-            regime = ABOVE
-            formula = _scheme_formula(spec, res, k, period)
-            note = f"{pairs_note}; the first untrained pair sets the bound under scheme {spec.scheme!r}"
-        else:
-            regime, bound, formula = AT_OR_BELOW, float(u), "T_tune"
-            note = f"{pairs_note}; under scheme {spec.scheme!r} the tuning length is the bound"
+        regime, bound, updated, capped, period, trained, formula, note = _scheme_bound(spec, k, pairs_note)
     return BoundResult(
         d=d, train_len=spec.train_len, base=spec.base, pretrain_base=spec.pretrain_base, tune_len=u,
         scheme=spec.scheme, critical_dimension=d_extra, critical_base=None if from_start else liu["beta_0"],
@@ -433,6 +405,52 @@ def extrapolation_bound(spec: RopeSpec) -> BoundResult:
         unbounded=math.isinf(bound), formula=formula, note=note, params=spec.param_dict(),
         pretrained_with_scheme=from_start,
     )
+
+
+def _plain_rope_bound(spec: RopeSpec, liu: dict, k: int | None, d_extra: int, pairs_note: str,
+                      below: list[str]) -> tuple:
+    """:func:`extrapolation_bound` of plain RoPE (Liu et al., Theorem 3, :func:`_liu`): ``(regime, bound,
+    updated critical dimension, capped, critical pair's period, trained range, formula, note)``."""
+    d, u = spec.d, spec.tuning_length
+    regime, bound, updated, capped = liu["regime"], liu["bound"], liu["updated"], liu["capped"]
+    period = _TWO_PI * spec.base ** (2 * k / d) if k is not None else None
+    trained = float(u)
+    if regime == ABOVE and bound == u and d_extra == d:
+        formula = f"T_tune (floor: 2*pi * {compact(spec.base)}^({d}/{d}) is below it)"
+        note = f"{pairs_note}; the paper's formula falls below the tuning length, which is the bound"
+    elif regime == ABOVE:
+        formula = f"2*pi * {compact(spec.base)}^({d_extra}/{d})"
+        note = f"{pairs_note}; the base is above the critical base, so the bound follows from the critical dimension"
+    else:
+        formula = "T_tune"
+        note = (f"{pairs_note}; the base is at or below the critical base: the bound is the tuning length "
+                f"and the critical dimension becomes {updated}" + (" (capped at d)" if capped else ""))
+        if below:
+            note += ("; below " + "/".join(below) + " extrapolation improves markedly past the tuning "
+                     "length, degrading slowly with no sharp upper bound (Liu et al., seed 001)")
+    return regime, bound, updated, capped, period, trained, formula, note
+
+
+def _scheme_bound(spec: RopeSpec, k: int | None, pairs_note: str) -> tuple:
+    """:func:`extrapolation_bound` under a scheme: the first untrained pair ``k``'s inference period, reached
+    through the scheme's position map, else the tuning length; the same tuple as :func:`_plain_rope_bound`."""
+    u = spec.tuning_length
+    if k is None:
+        bound, period = math.inf, None
+        res = _inference(spec, u)
+    else:
+        bound, period = _scheme_pair_bound(spec, k)
+        res = _inference(spec, u)
+    trained = _inverse_position(res, float(u))
+    updated, capped = None, False
+    if bound > u:
+        regime = ABOVE
+        formula = _scheme_formula(spec, res, k, period)
+        note = f"{pairs_note}; the first untrained pair sets the bound under scheme {spec.scheme!r}"
+    else:
+        regime, bound, formula = AT_OR_BELOW, float(u), "T_tune"
+        note = f"{pairs_note}; under scheme {spec.scheme!r} the tuning length is the bound"
+    return regime, bound, updated, capped, period, trained, formula, note
 
 
 # -- the inverse --------------------------------------------------------------------------

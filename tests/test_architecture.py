@@ -33,9 +33,6 @@ LONG_FUNCTIONS = {
     'ropelaw.lint.layers._probe:observe_functions': 95,
     'ropelaw.lint.table:_load_table': 506,
     'ropelaw.lint.writers.hf:changes': 90,
-    'ropelaw.plan_options:factor_option': 83,
-    'ropelaw.plot.liu:plot_bound_vs_base': 129,
-    'ropelaw.theory:extrapolation_bound': 97,
 }
 
 LIBRARY_IMPORTS_COMMANDS = {

@@ -419,12 +419,11 @@ def test_lint_library_does_not_import_the_cli_package():
     out = subprocess.run([sys.executable, "-c", code, str(configs)], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"
-    from ropelaw import limits
-    from ropelaw.commands import _common
+    from ropelaw import limits, units
     from ropelaw.lint.rules import values
 
     assert values.MAX_D is limits.MAX_D and limits.MAX_D == 2**16  # _common no longer uses MAX_D
-    assert values.MAX_CONTEXT == 2**31 - 1 and _common.MAX_LENGTH == 2**53
+    assert values.MAX_CONTEXT == 2**31 - 1 and units.MAX_LENGTH is limits.MAX_LENGTH == 2**53  # the CLI's lengths
 
 
 def test_rule_command_shows_docs(capsys):

@@ -70,6 +70,41 @@ def plot_bound_vs_base(
     beta0 = float(probe["critical_base"])
     betas = {k: float(probe[k]) for k in ("beta_1", "beta_2", "beta_3")}
     d_extra = int(probe["critical_dimension"])
+    grid = _base_grid(bases, beta0)
+
+    rows = [extrapolation_bound(RopeSpec(d=d, train_len=train_len, base=float(b),
+                                         pretrain_base=pretrain_base, tune_len=tune)).to_dict()
+            for b in grid]
+    bound = np.array([float(r["extrapolation_bound"]) for r in rows])
+    above = np.array([r["regime"] == "above_critical_base" for r in rows])
+
+    fig, ax = _new_axes(ax, figsize=(11, 5.2))
+    lo, hi = float(grid.min()), float(grid.max())
+    _draw_bound(ax, grid, bound, above, beta0, betas, d_extra, train_len, tune)
+
+    show = observations
+    if show is None:
+        show = (d, train_len, tune, float(pretrain_base)) == _PUBLISHED_SETUP
+    if show:
+        _draw_observations(ax, lo, hi, beta0)
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("base β at tuning / inference (unitless; pair i turns β^(−2i/d) rad/token)")
+    ax.set_ylabel("extrapolation bound; measured context (tokens)")
+    ax.set_title(f"Extrapolation bound vs. base: d = {d}, T_train = {_tokens(train_len)}, "
+                 f"T_tune = {_tokens(tune)}, b = {_num(pretrain_base)}\n{_LIU}, Theorem 3", fontsize=10)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.grid(True, which="major", alpha=0.3)
+    return fig
+
+
+def _base_grid(bases: Sequence[float] | None, beta0: float):
+    """The bases :func:`plot_bound_vs_base` evaluates: ``bases`` (checked), else 500 points from 100 to 1e8; with
+    beta_0 and its neighbours at 1e-12 where beta_0 is in range, sorted, each once."""
+    import numpy as np
+
     if bases is None:
         grid = np.geomspace(100.0, 1e8, 500)
     else:
@@ -82,14 +117,11 @@ def plot_bound_vs_base(
         # both sides of the step at beta_0 (the side of beta_0's float is decided exactly by theory)
         grid = np.concatenate([grid, [beta0 * (1 - 1e-12), beta0, beta0 * (1 + 1e-12)]])
     grid = np.unique(grid)
+    return grid
 
-    rows = [extrapolation_bound(RopeSpec(d=d, train_len=train_len, base=float(b),
-                                         pretrain_base=pretrain_base, tune_len=tune)).to_dict()
-            for b in grid]
-    bound = np.array([float(r["extrapolation_bound"]) for r in rows])
-    above = np.array([r["regime"] == "above_critical_base" for r in rows])
 
-    fig, ax = _new_axes(ax, figsize=(11, 5.2))
+def _draw_bound(ax, grid, bound, above, beta0: float, betas: dict, d_extra: int, train_len: int, tune: int) -> None:
+    """The regimes (spans), the bound on each side of beta_0, beta_0..3 and the training / tuning lengths."""
     lo, hi = float(grid.min()), float(grid.max())
     if lo < beta0:
         ax.axvspan(lo, min(beta0, hi), color="tab:orange", alpha=0.08, lw=0,
@@ -105,7 +137,7 @@ def plot_bound_vs_base(
                 label="extrapolation bound = T_tune (β ≤ β₀)", gid="bound_below")
     ax.axvline(beta0, color="black", ls="--", lw=1.2,
                label=f"critical base β₀ = {_num(beta0)}", gid="critical_base")
-    for (key, value), style in zip(betas.items(), (":", "-.", (0, (1, 3)))):
+    for (key, value), style in zip(betas.items(), (":", "-.", (0, (1, 3))), strict=True):
         if lo <= value <= hi:
             ax.axvline(value, color="tab:red", ls=style, lw=1,
                        label=f"β_{key[-1]} = {_num(value)}", gid=key)
@@ -114,51 +146,40 @@ def plot_bound_vs_base(
     if tune != train_len:
         ax.axhline(tune, color="gray", lw=0.8, ls=":", label=f"T_tune = {_tokens(tune)} tokens", gid="tune_len")
 
-    show = observations
-    if show is None:
-        show = (d, train_len, tune, float(pretrain_base)) == _PUBLISHED_SETUP
-    if show:
-        for base, ppl in PUBLISHED_LONG_CONTEXT_PPL.items():
-            if not lo <= base <= hi:
-                continue
-            lengths = sorted(ppl)
-            fine = [n for n in lengths if ppl[n] < _PPL_FINE]
-            bad = [n for n in lengths if ppl[n] >= _PPL_FINE]
-            tag = _num(base)
-            if base >= beta0:
-                for n in lengths:
-                    ax.annotate(f"ppl {ppl[n]:,}", (base, n), xytext=(6, 0), textcoords="offset points",
-                                fontsize=6.5, va="center", color="dimgray")
-                if fine:
-                    ax.scatter([base] * len(fine), fine, marker="o", s=45, color="tab:green", zorder=5,
-                               label=f"base {tag} tuned at 16K: fine (ppl {ppl[fine[-1]]} at {_tokens(fine[-1])})",
-                               gid=f"observed_fine_{tag}")
-                if bad:
-                    ax.scatter([base] * len(bad), bad, marker="x", s=55, color="tab:red", zorder=5,
-                               label=f"base {tag}: broken (ppl {ppl[bad[0]]} at {_tokens(bad[0])}, "
-                                     f"{ppl[bad[-1]]:,} at {_tokens(bad[-1])})",
-                               gid=f"observed_broken_{tag}")
-            else:
-                for n in lengths:
-                    ax.annotate(f"ppl {ppl[n]:,}", (base, n), xytext=(6, 0), textcoords="offset points",
-                                fontsize=6.5, va="center", color="dimgray")
-                ax.scatter([base] * len(lengths), lengths, marker="^", s=45, color="tab:purple", zorder=5,
-                           label=f"base {tag} tuned at 16K: ppl {ppl[lengths[0]]} → {ppl[lengths[-1]]} "
-                                 f"from {_tokens(lengths[0])} to {_tokens(lengths[-1])}, no sharp bound",
-                           gid=f"observed_slow_{tag}")
-        ax.text(0.99, 0.01, "observations: seed 001, LLaMA 2 7B (Liu et al. 2023)", transform=ax.transAxes,
-                ha="right", va="bottom", fontsize=7, color="dimgray")
 
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_xlabel("base β at tuning / inference (unitless; pair i turns β^(−2i/d) rad/token)")
-    ax.set_ylabel("extrapolation bound; measured context (tokens)")
-    ax.set_title(f"Extrapolation bound vs. base: d = {d}, T_train = {_tokens(train_len)}, "
-                 f"T_tune = {_tokens(tune)}, b = {_num(pretrain_base)}\n{_LIU}, Theorem 3", fontsize=10)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    ax.grid(True, which="major", alpha=0.3)
-    return fig
+def _draw_observations(ax, lo: float, hi: float, beta0: float) -> None:
+    """Seed 001's perplexities (``PUBLISHED_LONG_CONTEXT_PPL``) at the bases within ``lo .. hi``: fine and broken
+    lengths above beta_0, the slow degradation below."""
+    for base, ppl in PUBLISHED_LONG_CONTEXT_PPL.items():
+        if not lo <= base <= hi:
+            continue
+        lengths = sorted(ppl)
+        fine = [n for n in lengths if ppl[n] < _PPL_FINE]
+        bad = [n for n in lengths if ppl[n] >= _PPL_FINE]
+        tag = _num(base)
+        if base >= beta0:
+            for n in lengths:
+                ax.annotate(f"ppl {ppl[n]:,}", (base, n), xytext=(6, 0), textcoords="offset points",
+                            fontsize=6.5, va="center", color="dimgray")
+            if fine:
+                ax.scatter([base] * len(fine), fine, marker="o", s=45, color="tab:green", zorder=5,
+                           label=f"base {tag} tuned at 16K: fine (ppl {ppl[fine[-1]]} at {_tokens(fine[-1])})",
+                           gid=f"observed_fine_{tag}")
+            if bad:
+                ax.scatter([base] * len(bad), bad, marker="x", s=55, color="tab:red", zorder=5,
+                           label=f"base {tag}: broken (ppl {ppl[bad[0]]} at {_tokens(bad[0])}, "
+                                 f"{ppl[bad[-1]]:,} at {_tokens(bad[-1])})",
+                           gid=f"observed_broken_{tag}")
+        else:
+            for n in lengths:
+                ax.annotate(f"ppl {ppl[n]:,}", (base, n), xytext=(6, 0), textcoords="offset points",
+                            fontsize=6.5, va="center", color="dimgray")
+            ax.scatter([base] * len(lengths), lengths, marker="^", s=45, color="tab:purple", zorder=5,
+                       label=f"base {tag} tuned at 16K: ppl {ppl[lengths[0]]} → {ppl[lengths[-1]]} "
+                             f"from {_tokens(lengths[0])} to {_tokens(lengths[-1])}, no sharp bound",
+                       gid=f"observed_slow_{tag}")
+    ax.text(0.99, 0.01, "observations: seed 001, LLaMA 2 7B (Liu et al. 2023)", transform=ax.transAxes,
+            ha="right", va="bottom", fontsize=7, color="dimgray")
 
 
 # -- Liu et al.: per-pair periods --------------------------------------------------------
