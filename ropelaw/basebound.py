@@ -496,7 +496,8 @@ def below_lower_bound(d: int, length: int, base: float, *, digits: int = 2, hi: 
         return True
     key = (d, length, int(digits), float(hi))
     if key in _ANSWERS:  # the bound already found in this run: compare
-        return _ANSWERS[key] is None or base < _ANSWERS[key]
+        found = _ANSWERS[key]
+        return found is None or base < found
     bases = _grid_bases(digits, hi)
     failures = _grid_failures(d, digits, hi)
     cand = np.flatnonzero(failures > length)
@@ -590,7 +591,7 @@ def base_lower_bound(d: int, length: int, *, convention: str = "grid", digits: i
     if convention != "bisection":
         raise UsageError(f"unknown convention {convention!r}: grid or bisection")
     lo_log, hi_log = math.log(1.0 + 1e-9), math.log(hi)
-    hints = []
+    hints: list[int] = []
     while hi_log - lo_log > 1e-6:
         mid = 0.5 * (lo_log + hi_log)
         if _supports(d, math.exp(mid), length, hints):

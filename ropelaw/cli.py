@@ -62,13 +62,14 @@ def command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse
         if nxt is None:
             return parser
         words = words[words.index(next(w for w in words if w in subs[0].choices)) + 1:]
-        nxt.parent = parser  # type: ignore[attr-defined]
+        nxt.parent = parser
         parser = nxt
 
 
 def _parsers_on_path(parser: argparse.ArgumentParser) -> list:
     """``parser`` and the parsers above it (``ropelaw``, ``ropelaw audit``, ``ropelaw audit code``)."""
-    out, cur = [], parser
+    out = []
+    cur: argparse.ArgumentParser | None = parser
     while cur is not None:
         out.append(cur)
         cur = getattr(cur, "parent", None)

@@ -61,7 +61,7 @@ class Evidence:
 
     def tokens(self, bound: float) -> tuple[int, int] | None:
         """The measured range in tokens for a bound: ``(floor(low * bound), floor(high * bound))``."""
-        if self.low is None or not math.isfinite(bound):
+        if self.low is None or self.high is None or not math.isfinite(bound):
             return None
         return math.floor(self.low * bound), math.floor(self.high * bound)
 
@@ -72,6 +72,8 @@ class Evidence:
         if self.low is None:
             if self.accuracy is None:
                 return "not measured by ropelaw's experiments"
+            if self.plain_accuracy is None:  # the table states both (scripts/plan_evidence.py)
+                raise ValueError(f"plan_evidence {self.key}: accuracy without plain RoPE's")
             return (f"no bound measured: accuracy at 8T {self.accuracy[0]:g}-{self.accuracy[1]:g}% against "
                     "plain RoPE's "
                     f"{self.plain_accuracy[0]:g}-{self.plain_accuracy[1]:g}% ({where}; {files})")

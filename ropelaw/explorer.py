@@ -120,7 +120,8 @@ def view(state: ExploreState) -> View:
     o = p.option(name)
     edit = ""
     if o.edit is not None:
-        edit = _diff(text, checked[name][0].text, state.config) if name in checked else f"not written: {o.edit.refused}"
+        edit = (_diff(text, checked[name][0].text, state.config or "") if name in checked
+                else f"not written: {o.edit.refused}")
     periods = [(r.pair, r.inference_period) for r in pair_table(o.spec, p.target)]
     caveats = [ln for x in p.options for ln in option_lines(p, x)] + [f"note: {n}" for n in p.notes]
     return View(state, plan=p, option=o, verdict=p.verdict(), rows=p.rows(), caveats=caveats, edit=edit,

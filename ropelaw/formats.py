@@ -205,7 +205,7 @@ class PositionCounts(Result):
                 f"({100 * self.exact_fraction:.1f}%)")
 
 
-def exact_positions(fmt: str | FloatFormat, length: int) -> PositionCounts:
+def exact_positions(fmt: str | FloatFormat, length: int | float) -> PositionCounts:
     """Counts of exact, distinct and overflowing integer positions ``0 .. length-1`` in ``fmt``.
 
     Closed form, O(log L), exact for any ``1 <= L`` (Python integers; the brief asks up to
@@ -218,11 +218,10 @@ def exact_positions(fmt: str | FloatFormat, length: int) -> PositionCounts:
     Seed 004 (Baichuan): bf16 at L = 8192 keeps "about 10%" exact; exactly 896 = 256 + 5 * 128.
     """
     f = get_format(fmt)
-    if isinstance(length, bool) or not isinstance(length, int):
-        if isinstance(length, float) and length.is_integer():
-            length = int(length)
-        else:
-            raise UsageError(f"length must be a whole number >= 1, got {length!r}")
+    if isinstance(length, float) and length.is_integer():
+        length = int(length)
+    elif isinstance(length, bool) or not isinstance(length, int):
+        raise UsageError(f"length must be a whole number >= 1, got {length!r}")
     if length < 1:
         raise UsageError(f"length must be >= 1, got {length}")
     exact = _count_exact_below(f, length)

@@ -166,7 +166,7 @@ def _params_text(p: dict) -> str:
     return ", ".join(out) if out else "-"
 
 
-def plan(spec: RopeSpec, target: int, *, dtype: str | None = None, inputs: dict | None = None,
+def plan(spec: RopeSpec, target: int, *, dtype: str | int | None = None, inputs: dict | None = None,
          notes: list | None = None, runtime: dict | None = None) -> Plan:
     """Every option to reach ``target`` tokens from ``spec`` (the model as it is), ranked.
 
@@ -260,7 +260,7 @@ def code_path(dialect: str | None, semantics: str | None = None, arch: str | Non
     return {"audit": report, "exact_fraction_bf16_131072": fr, "text": text}
 
 
-def _precision(dtype: str, target: int, code_path: dict | None = None) -> dict | None:
+def _precision(dtype: str | int, target: int, code_path: dict | None = None) -> dict | None:
     """Exact positions 0 .. target-1 in ``dtype`` (``formats.exact_positions``)."""
     from .formats import exact_positions
     from .lint.rules.dtype import _format

@@ -49,9 +49,9 @@ def summary_line(findings: list[Finding], checked: int, noun: str = "file", not_
         return f"All checks passed: no findings in {where}."
     gaps = []
     # files that could not be read, parsed or analysed to the end, directories a scan could not enter (Rule.gap)
-    unread = len({f.path for f in findings if f.rule.gap == "file"})
-    if unread:
-        gaps.append(f"{unread:,} not analysed")
+    unanalysed = len({f.path for f in findings if f.rule.gap == "file"})
+    if unanalysed:
+        gaps.append(f"{unanalysed:,} not analysed")
     dirs = len({f.path for f in findings if f.rule.gap == "directory"})
     if dirs:
         gaps.append(f"{dirs:,} director{'y' if dirs == 1 else 'ies'} not scanned")

@@ -211,7 +211,7 @@ class _SignalsRaise:
             self.pending = signum
             raise _Signalled(signum)
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> None:
         import signal
 
         for num, old in self.old.items():
@@ -219,7 +219,6 @@ class _SignalsRaise:
         if self.pending is not None:
             os.kill(os.getpid(), self.pending)  # default action now: the process ends as signalled
             raise SystemExit(128 + self.pending)  # only if the signal is blocked
-        return False
 
     def held(self):
         """Context manager: the fatal signals and SIGINT held back (delivered on exit), so that the

@@ -227,8 +227,8 @@ def run_hf(args: argparse.Namespace) -> int:
         return 0
     audit = audit_hf(args.model_type, args.dtype, args.length, _scenarios(args.scenario), base=args.base,
                      overrides=overrides, progress=_progress(args))
-    mpe = audit.max_position_embeddings
-    mpe = "" if mpe is None else f", max_position_embeddings {mpe:,}"
+    mpe_value = audit.max_position_embeddings
+    mpe = "" if mpe_value is None else f", max_position_embeddings {mpe_value:,}"
     header = [f"Runtime audit of {audit.target} (model type {args.model_type}, no weights)",
               f"  convention {audit.convention}, {audit.layout}, rotary dims {audit.rotary_dim}, {_fmt_base(audit)}",
               f"  called as {audit.call}", *_scaled(audit),

@@ -323,7 +323,9 @@ def internal_failure(path: str, exc: BaseException):
 def lint_paths(paths: list[str], *, train=None, target=None, tune=None, progress: bool = False, **fill):
     """Lint every config under ``paths``: ``(results, file_findings, skipped)`` (:func:`iter_lint`, as lists;
     a shell script a directory scan did not read is in ``skipped``, with the reason)."""
-    results, file_findings, skipped = [], [], []
+    results: list = []
+    file_findings: list = []
+    skipped: list = []
     for kind, item in iter_lint(paths, train=train, target=target, tune=tune, progress=progress, **fill):
         if kind == "unread":
             kind, item = "skipped", (item, UNREAD_SCRIPT)

@@ -137,6 +137,7 @@ class LintSettings:
             else f"{config.shown} [{config.table}]"
         lines = [f"Settings for {path}", f"  configuration file: {source}"]
         if config is not None:
+            shown: tuple[tuple[str, tuple[str, ...] | None], ...]
             shown = (("select", config.select), ("extend-select", config.extend_select), ("ignore", config.ignore),
                      ("per-file-ignores for this file", config.ignores_for(path)))
             shown += (("exclude", config.exclude),) if self.section == "lint" else ()

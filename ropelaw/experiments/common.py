@@ -15,6 +15,7 @@ from typing import Any, Callable
 import torch
 import torch.nn.functional as F
 
+from ..errors import UsageError
 from .data import random_windows
 from .metrics import token_metrics
 from .model import ModelConfig, PositionMethod, TinyLM
@@ -144,6 +145,8 @@ def evaluate(model: TinyLM, samples: torch.Tensor, method: PositionMethod = Posi
         loss_sum = ls if loss_sum is None else loss_sum + ls
         acc_sum = cs if acc_sum is None else acc_sum + cs
     n = samples.shape[0]
+    if loss_sum is None or acc_sum is None:
+        raise UsageError("no samples to evaluate")
     return (loss_sum / n).tolist(), (acc_sum / n).tolist()
 
 

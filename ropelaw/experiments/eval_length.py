@@ -71,7 +71,9 @@ def predicted_bound(config_path: Path, method: str = "none", window: float | Non
     except (ValueError, OSError) as exc:
         return None, f"no prediction: {exc}", None
     if method in ("rerope", "leaky_rerope"):
-        params = {"window": int(math.ceil(window))}
+        if window is None:
+            raise UsageError(f"--method {method} needs --window")
+        params: dict[str, float | None] = {"window": int(math.ceil(window))}
         if method == "leaky_rerope":
             params["k"] = leaky_k
         spec = replace(spec, scheme=method, params=params)
@@ -160,6 +162,8 @@ def eval_length(model_dir: str | Path, text: bytes, lengths: Sequence[int], *, m
                 acc_sum = cs if acc_sum is None else acc_sum + cs
                 if progress:
                     progress(1)
+            if loss_sum is None or acc_sum is None:  # pragma: no cover - n >= 1 windows, checked above
+                raise UsageError(f"no window of {length:,} tokens")
             loss, acc = (loss_sum / n).tolist(), (acc_sum / n).tolist()
             curves[str(length)] = {"loss": [round(x, 5) for x in loss], "accuracy": [round(x, 5) for x in acc]}
             edges = band_edges(length, bands)

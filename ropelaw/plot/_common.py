@@ -32,8 +32,8 @@ def _mpl() -> Any:
 def _new_axes(ax: Axes | None, figsize: tuple[float, float] = (7.5, 4.8)) -> tuple[Figure, Axes]:
     """``ax``'s figure, or a new Figure (no pyplot) with one Axes."""
     _mpl()
-    if ax is not None:
-        return ax.figure, ax
+    if ax is not None:  # an Axes of a SubFigure: its SubFigure, drawn on and returned as the figure
+        return ax.figure, ax  # type: ignore[return-value]  # SubFigure has the Figure calls the plots make
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=figsize, layout="constrained")

@@ -86,9 +86,10 @@ def plot_relative_positions(
     vmax = max(float(np.max(m)) for _, _, m in panels)
     write = (L <= 16) if annotate is None else bool(annotate)
     size = min(7.0, 80.0 / L)
-    im = None
-    for a, (title, formula, m) in zip(axs, panels):
+    images = []
+    for a, (title, formula, m) in zip(axs, panels, strict=True):
         im = a.imshow(m, cmap="viridis", vmin=0.0, vmax=vmax, origin="upper", interpolation="nearest")
+        images.append(im)
         im.set_gid(title.split(" (")[0])
         a.set_title(f"{title}\n{formula}", fontsize=9)
         a.set_xlabel("key position j (tokens)")
@@ -100,7 +101,7 @@ def plot_relative_positions(
                     a.text(j, i, txt, ha="center", va="center", fontsize=size,
                            color="white" if v < 0.6 * vmax else "black")
     axs[0].set_ylabel("query position i (tokens)")
-    fig.colorbar(im, ax=axs, shrink=0.85, label="relative position used (tokens)")
+    fig.colorbar(images[-1], ax=axs, shrink=0.85, label="relative position used (tokens)")
     if axes is None:
         fig.suptitle(f"Relative-position matrices, L = {L} ({_SU}, seed 000)", fontsize=10)
     return fig

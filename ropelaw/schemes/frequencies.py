@@ -359,6 +359,8 @@ def _window_params(spec: RopeSpec) -> tuple[int, float | None]:
         w, k, _ = _check_map(spec.param("window"), spec.param("k"))
     except ValueError as exc:
         raise _fail(spec, str(exc).replace("leaky k", "k")) from None
+    if w is None:  # the registry asks for it first (register(required=("window", ...)))
+        raise _fail(spec, "needs a window")
     return w, k
 
 
