@@ -39,7 +39,7 @@ COMMANDS = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
+class CliParser(argparse.ArgumentParser):
     argv: list[str] = []  # the command line being parsed (for the parser that says an error)
 
     def __init__(self, *args, **kwargs) -> None:
@@ -49,7 +49,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # one line, one prefix, no usage block; where to read more, as git does; a "did you mean" for a
         # mistyped flag, subcommand or choice, from the parser the word was meant for
-        parser = command_parser(self, _Parser.argv)
+        parser = command_parser(self, CliParser.argv)
         self.exit(2, f"ropelaw: error: {suggested(message, parser)} (see `{parser.prog} --help`)\n")
 
 
@@ -85,7 +85,7 @@ def suggested(message: str, parser: argparse.ArgumentParser) -> str:
 
     if message.startswith("the following arguments are required"):  # argparse says this before an unknown flag
         known = {o for p in _parsers_on_path(parser) for a in p._actions for o in a.option_strings}
-        unknown = [a.split("=", 1)[0] for a in _Parser.argv if a.startswith("--") and a.split("=", 1)[0] not in known]
+        unknown = [a.split("=", 1)[0] for a in CliParser.argv if a.startswith("--") and a.split("=", 1)[0] not in known]
         if unknown:
             message = f"unrecognized arguments: {unknown[0]}"
     m = re.match(r"unrecognized arguments: (.*)$", message)
@@ -116,7 +116,7 @@ def _load(name: str):
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from . import __version__
 
-    parser = _Parser(
+    parser = CliParser(
         prog="ropelaw",
         description="Scaling laws, precision audits and config linting for RoPE settings.",
     )
@@ -124,7 +124,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="on an internal error (exit 3) show the traceback (also ROPELAW_DEBUG=1); "
                              "accepted anywhere on the line")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CliParser)
     for name in COMMANDS:
         if only is not None and name != only:
             # list every command in --help without importing it
@@ -198,7 +198,7 @@ def _main(argv: list[str]) -> int:
         return 2
     only = first if first in COMMANDS else None
     parser = build_parser(only)
-    _Parser.argv = argv
+    CliParser.argv = argv
     args = parser.parse_args(argv)
     if getattr(args, "_run", None) is None:  # no command: the help, and exit 2 (as ruff and git do)
         if only is None:

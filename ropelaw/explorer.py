@@ -96,9 +96,9 @@ class View:
 
 
 def _params(p: dict) -> str:
-    from .plan import _params_text
+    from .plan import params_text
 
-    return _params_text(p)
+    return params_text(p)
 
 
 def view(state: ExploreState) -> View:

@@ -19,7 +19,7 @@ from .spec import RopeSpec
 _TWO_PI = 2.0 * math.pi
 
 
-def _inverse_position(res: Any, position: float) -> float:
+def inverse_position(res: Any, position: float) -> float:
     """Largest distance whose encoded relative position is <= ``position`` (seed 000).
 
     Identity map: ``position``. ReRoPE (window w, positions clipped to w): the position
@@ -35,7 +35,7 @@ def _inverse_position(res: Any, position: float) -> float:
     return w + k * (position - w)
 
 
-def _inference(spec: RopeSpec, seq_len: int | None = None) -> Any:
+def inference_result(spec: RopeSpec, seq_len: int | None = None) -> Any:
     from .schemes import apply_scheme  # lazy: the registry is needed only for a scheme
 
     return apply_scheme(spec, seq_len)
@@ -43,33 +43,33 @@ def _inference(spec: RopeSpec, seq_len: int | None = None) -> Any:
 
 def _is_static(spec: RopeSpec) -> bool:
     """Whether the scheme's frequencies ignore the sequence length (dynamic NTK, LongRoPE do not)."""
-    a = _inference(spec, spec.train_len)
-    z = _inference(spec, spec.train_len * 4096)
+    a = inference_result(spec, spec.train_len)
+    z = inference_result(spec, spec.train_len * 4096)
     return tuple(a.inv_freq) == tuple(z.inv_freq) and a.window == z.window and a.leaky_k == z.leaky_k
 
 
-def _period(theta: float) -> float:
+def period_of(theta: float) -> float:
     return math.inf if theta <= 0 else _TWO_PI / theta
 
 
-def _scheme_pair_bound(spec: RopeSpec, k: int) -> tuple[float, float]:
+def scheme_pair_bound(spec: RopeSpec, k: int) -> tuple[float, float]:
     """(bound, period at inference) of pair ``k`` for a non-default scheme.
 
     Static scheme: the largest distance whose encoded position stays within one period of
-    pair ``k`` (:func:`_inverse_position`). Length-dependent scheme (dynamic NTK, LongRoPE):
+    pair ``k`` (:func:`inverse_position`). Length-dependent scheme (dynamic NTK, LongRoPE):
     the largest integer distance D with ``relative_position(D) <= period_k(seq_len=D+1)``,
     by doubling then bisection; this assumes the excess changes sign once (dynamic NTK: the
     period grows like L^(2k/(d-2)), sub-linearly; LongRoPE: piecewise constant). No crossing
     below 2^62 tokens: ``inf``.
     """
     if _is_static(spec):
-        res = _inference(spec, spec.tuning_length)
-        p = _period(res.inv_freq[k])
-        return (_inverse_position(res, p) if math.isfinite(p) else math.inf), p
+        res = inference_result(spec, spec.tuning_length)
+        p = period_of(res.inv_freq[k])
+        return (inverse_position(res, p) if math.isfinite(p) else math.inf), p
 
     def fits(dist: int) -> tuple[bool, float]:
-        res = _inference(spec, dist + 1)
-        p = _period(res.inv_freq[k])
+        res = inference_result(spec, dist + 1)
+        p = period_of(res.inv_freq[k])
         return res.relative_position(dist) <= p, p
 
     lo = 1
@@ -95,7 +95,7 @@ def _scheme_pair_bound(spec: RopeSpec, k: int) -> tuple[float, float]:
     return float(lo), p_lo
 
 
-def _scheme_formula(spec: RopeSpec, res: Any, k: int | None, period: float | None) -> str:
+def scheme_formula(spec: RopeSpec, res: Any, k: int | None, period: float | None) -> str:
     """The headline formula of a scheme bound, in words and symbols."""
     if k is None:
         return "every pair saw a full period: no pair limits it"

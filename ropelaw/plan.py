@@ -100,7 +100,7 @@ class Plan(Result):
 
     def option_line(self, o: Option) -> str:
         """``<the edit or the option>: reaches <target> (<bound>, measured range); costs <cost>``."""
-        params = _params_text(o.parameters)
+        params = params_text(o.parameters)
         what = (_edit_words(o.edit) if o.edit is not None and not o.edit.refused else
                 params if params.startswith(o.name) else f"{o.name} ({params})")
         reach = "reaches" if o.reaches else "does not reach"
@@ -118,7 +118,7 @@ class Plan(Result):
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per option, as the text table and the widget show them (rank "-" for ``current``)."""
-        return [{"rank": "-" if i == 0 else str(i), "option": o.name, "parameters": _params_text(o.parameters),
+        return [{"rank": "-" if i == 0 else str(i), "option": o.name, "parameters": params_text(o.parameters),
                  "bound": "unbounded" if math.isinf(o.bound) else count(round(o.bound)),
                  "measured": measured_text(o), "reaches": "yes" if o.reaches else "no",
                  "format": "-" if i == 0 else "yes" if o.expressible else "no", "cost": o.cost}
@@ -154,7 +154,7 @@ def _edit_words(e: Any) -> str:
     return "; ".join(parts)
 
 
-def _params_text(p: dict) -> str:
+def params_text(p: dict) -> str:
     out = []
     for k, v in p.items():
         if isinstance(v, float) and k in ("base",):
@@ -263,9 +263,9 @@ def code_path(dialect: str | None, semantics: str | None = None, arch: str | Non
 def _precision(dtype: str | int, target: int, code_path: dict | None = None) -> dict | None:
     """Exact positions 0 .. target-1 in ``dtype`` (``formats.exact_positions``)."""
     from .formats import exact_positions
-    from .lint.rules.dtype import _format
+    from .lint.rules.dtype import dtype_format
 
-    fmt = _format(dtype)
+    fmt = dtype_format(dtype)
     if fmt is None:
         return {"dtype": str(dtype), "exact": None,
                 "note": "mixed precision or an unknown dtype: the positions' dtype is not stated by it"}

@@ -59,10 +59,10 @@ def _men_supported(spec: RopeSpec, target: int) -> int | None:
 
     if spec.scheme in ("rerope", "leaky_rerope") or men_too_costly(spec.d, target) is not None:
         return None
-    from .lint.rules.lengths import _supported
+    from .lint.rules.lengths import men_supported_length
 
     inv = tuple(apply_scheme(spec, target).inv_freq)
-    return _supported(inv, target)
+    return men_supported_length(inv, target)
 
 
 def _men_lower_bound(d: int, target: int) -> float | None:

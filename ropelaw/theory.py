@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 from .errors import UsageError
 from .numfmt import compact
-from .pair_bound import _inference, _inverse_position, _period, _scheme_formula, _scheme_pair_bound
+from .pair_bound import inference_result, inverse_position, period_of, scheme_formula, scheme_pair_bound
 from .results import Result
 from .spec import RopeSpec, check_base, check_positive_int, check_real, check_rotary_dim  # noqa: F401  (re-exported)
 
@@ -437,15 +437,15 @@ def _scheme_bound(spec: RopeSpec, k: int | None, pairs_note: str) -> tuple:
     u = spec.tuning_length
     if k is None:
         bound, period = math.inf, None
-        res = _inference(spec, u)
+        res = inference_result(spec, u)
     else:
-        bound, period = _scheme_pair_bound(spec, k)
-        res = _inference(spec, u)
-    trained = _inverse_position(res, float(u))
+        bound, period = scheme_pair_bound(spec, k)
+        res = inference_result(spec, u)
+    trained = inverse_position(res, float(u))
     updated, capped = None, False
     if bound > u:
         regime = ABOVE
-        formula = _scheme_formula(spec, res, k, period)
+        formula = scheme_formula(spec, res, k, period)
         note = f"{pairs_note}; the first untrained pair sets the bound under scheme {spec.scheme!r}"
     else:
         regime, bound, formula = AT_OR_BELOW, float(u), "T_tune"
@@ -529,13 +529,13 @@ def pair_table(spec: RopeSpec, seq_len: int | None = None) -> list[PairRow]:
     if spec.scheme == "default":
         inference = default_inv_freq(d, spec.base)
     else:
-        inference = tuple(_inference(spec, seq_len).inv_freq)
+        inference = tuple(inference_result(spec, seq_len).inv_freq)
     rows = []
     for i, theta in enumerate(trained_inv_freq(spec)):
-        period = _period(theta)
+        period = period_of(theta)
         rows.append(PairRow(
             pair=i, frequency=theta, period=period, periods_seen=t / period,
             full_period_in_training=2 * i < d_extra,  # inside_critical_dimension follows (__post_init__)
-            inference_frequency=float(inference[i]), inference_period=_period(float(inference[i])),
+            inference_frequency=float(inference[i]), inference_period=period_of(float(inference[i])),
         ))
     return rows

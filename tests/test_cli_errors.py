@@ -203,7 +203,7 @@ def odd_files(tmp_path_factory) -> Path:
 def run(capsys, argv):
     try:
         code = main(list(argv))
-    except SystemExit as exc:  # argparse: exit 2 with one line (cli._Parser.error)
+    except SystemExit as exc:  # argparse: exit 2 with one line (cli.CliParser.error)
         code = exc.code
     out, err = capsys.readouterr()
     return code, out, err

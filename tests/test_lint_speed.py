@@ -34,7 +34,7 @@ def _forget_run_memos() -> None:
     from ropelaw.lint import unread
 
     basebound._forget_grid_searches()
-    for cached in (lengths.lower_bound, lengths._supported, lengths._violations, unread._kind):
+    for cached in (lengths.lower_bound, lengths.men_supported_length, lengths._violations, unread._kind):
         cached.cache_clear()
 
 

@@ -19,7 +19,7 @@ from ropelaw.spec import RopeSpec
 from ropelaw.theory import (
     ABOVE,
     AT_OR_BELOW,
-    _scheme_pair_bound,
+    scheme_pair_bound,
     base_for_context,
     critical_base,
     critical_dimension,
@@ -299,7 +299,7 @@ def test_pair_engine_reproduces_liu_for_plain_rope():
     # the first untrained pair k = d_extra/2 reaches its period 2*pi*beta^(2k/d) = Liu's T_extra
     for beta in (2e4, 5e5, 1e6, 1e8):
         spec = RopeSpec(d=128, train_len=4096, base=beta)
-        bound, period = _scheme_pair_bound(spec, 46)
+        bound, period = scheme_pair_bound(spec, 46)
         with mpmath.workdps(40):
             liu = 2 * mpmath.pi * mpmath.mpf(beta) ** (mpmath.mpf(92) / 128)
         assert bound == pytest.approx(float(liu), rel=1e-12)

@@ -42,9 +42,9 @@ def _add_code_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..cli import _Parser
+    from ..cli import CliParser
 
-    sub = parser.add_subparsers(dest="audit_command", metavar="WHAT", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="audit_command", metavar="WHAT", parser_class=CliParser)
     code = sub.add_parser("code", help="static scan of model code (AST; nothing is executed)",
                           description="Static scan of Python model code for rotary/ALiBi precision bugs "
                                       "(rules: `ropelaw rule --all`, RP1xx and RE0xx). It reads torch code: "

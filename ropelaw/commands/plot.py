@@ -127,9 +127,9 @@ def figure_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
         if "max_length" in a:
             if a["max_length"] < 32:
                 raise UsageError(f"--max-length must be >= 32 for this figure, got {a['max_length']}")
-            from ..plot.precision import _default_lengths
+            from ..plot.precision import default_lengths
 
-            kw["lengths"] = _default_lengths(16, a["max_length"])
+            kw["lengths"] = default_lengths(16, a["max_length"])
         return kw
     if name == "relpos":
         return {"length": a.get("length", 12), "window": a.get("window", 4), "k": a.get("k", 4.0)}

@@ -10,8 +10,8 @@ from typing import Any
 
 from ..errors import UsageError
 from . import seeds
-from .common import (BOUND_FACTOR, PRETRAIN_BASE, Progress, Size, _finish, _fmt_len, _footer, _header, _mean, _started,
-                     evaluate, model_config, train)
+from .common import (BOUND_FACTOR, PRETRAIN_BASE, Progress, Size, finish_report, fmt_len, report_footer, report_header,
+                     mean_of, start_clock, evaluate, model_config, train)
 from .data import load_corpus, nonrepeated_samples
 from .metrics import AGREEMENT_FACTOR, BREAK_MARGIN, agreement, break_point, smoothed
 from .model import TinyLM
@@ -32,7 +32,7 @@ def run_bound(size: Size, seed: int = 0, progress: Progress | None = None,
     from ..spec import RopeSpec
     from ..theory import extrapolation_bound
 
-    t0, started = _started()
+    t0, started = start_clock()
     corpus = corpus if corpus is not None else load_corpus(max_bytes=size.corpus_bytes)
     t = size.train_len
     test_len = BOUND_FACTOR * t
@@ -49,23 +49,23 @@ def run_bound(size: Size, seed: int = 0, progress: Progress | None = None,
         pred = extrapolation_bound(RopeSpec(d=size.head_dim, train_len=t, base=beta, pretrain_base=PRETRAIN_BASE))
         measured = break_point(loss, t)
         verdict, ratio = agreement(pred.extrapolation_bound, measured, test_len)
-        ref = _mean(loss[t // 2: t])
+        ref = mean_of(loss[t // 2: t])
         end = smoothed(loss, max(1, t // 4))[-1]
         rows.append({"base": beta, "predicted_bound": round(pred.extrapolation_bound, 1),
                      "measured_break": measured, "agreement": verdict,
                      "ratio": None if ratio is None else round(ratio, 3), "regime": pred.regime,
                      "critical_dimension": pred.critical_dimension, "in_range_loss": round(ref, 4),
-                     "loss_rise_at_end": round(end - ref, 4), "tune_final_loss": round(_mean(tune[-10:]), 4)})
+                     "loss_rise_at_end": round(end - ref, 4), "tune_final_loss": round(mean_of(tune[-10:]), 4)})
         curves[f"{beta:g}"] = {"loss": [round(x, 4) for x in loss], "accuracy": [round(x, 4) for x in acc]}
-    out = _header("bound", size, seed, corpus, t0, started)
+    out = report_header("bound", size, seed, corpus, t0, started)
     if bases is not None:
         out["tag"] = f"{len(bases)}bases"
     out.update({"train_len": t, "test_len": test_len, "pretrain_base": PRETRAIN_BASE,
-                "model": model_config(size).to_dict(), "pretrain_final_loss": round(_mean(pre_loss[-10:]), 4),
+                "model": model_config(size).to_dict(), "pretrain_final_loss": round(mean_of(pre_loss[-10:]), 4),
                 "break_rule": {"reference": "mean loss over positions [T/2, T)", "smoothing": "trailing mean over T/4",
                                "margin_nats": BREAK_MARGIN, "agreement_factor": AGREEMENT_FACTOR},
                 "rows": rows, "curves": curves, "seed_comparison": _bound_claims(rows, test_len)})
-    return _finish(out, t0)
+    return finish_report(out, t0)
 
 
 def _bound_claims(rows: list[dict], test_len: int) -> list[dict]:
@@ -87,7 +87,7 @@ def _bound_claims(rows: list[dict], test_len: int) -> list[dict]:
     ]
 
 
-def _render_bound(r: dict[str, Any]) -> str:
+def render_bound(r: dict[str, Any]) -> str:
     mc = r["model"]
     lines = [f"Extrapolation bound at toy scale (Liu et al. 2023, seed 001): d={mc['head_dim']}, "
              f"T={r['train_len']}, pre-trained at base {r['pretrain_base']:g}, continued at each base, "
@@ -100,9 +100,9 @@ def _render_bound(r: dict[str, Any]) -> str:
     for row in r["rows"]:
         regime = "above" if row["regime"] == "above_critical_base" else "at/below"
         ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}"
-        measured = _fmt_len(row["measured_break"]) if row["measured_break"] is not None else \
+        measured = fmt_len(row["measured_break"]) if row["measured_break"] is not None else \
             f"> {r['test_len'] - 1:,}"
-        lines.append(f"{row['base']:>10g} {regime:>8} {_fmt_len(row['predicted_bound']):>16} {measured:>15} "
+        lines.append(f"{row['base']:>10g} {regime:>8} {fmt_len(row['predicted_bound']):>16} {measured:>15} "
                      f"{ratio:>7}  {row['agreement']:<8} {row['in_range_loss']:>13.3f} "
                      f"{row['loss_rise_at_end']:>+11.3f}")
     agree = sum(row["agreement"] == "agrees" for row in r["rows"])
@@ -110,4 +110,4 @@ def _render_bound(r: dict[str, Any]) -> str:
     for c in r["seed_comparison"]:
         state = {True: "matches", False: "does not match", None: "not tested (too few bases)"}[c["match"]]
         lines.append(f"seed 001: {c['claim']}: {state} ({c['check']}: {c['values']})")
-    return "\n".join(lines + _footer(r))
+    return "\n".join(lines + report_footer(r))

@@ -150,23 +150,23 @@ def evaluate(model: TinyLM, samples: torch.Tensor, method: PositionMethod = Posi
     return (loss_sum / n).tolist(), (acc_sum / n).tolist()
 
 
-def _mean(xs: list[float]) -> float:
+def mean_of(xs: list[float]) -> float:
     return sum(xs) / len(xs)
 
 
-def _started() -> tuple[tuple[float, float], str]:
+def start_clock() -> tuple[tuple[float, float], str]:
     """((wall clock, CPU clock), start time): CPU = user + sys of this process (``time.process_time``),
     the time a run needs on a core of its own whatever the load."""
     return (time.perf_counter(), time.process_time()), time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
 
 
-def _header(name: str, size: Size, seed: int, corpus, t0: tuple[float, float], started: str) -> dict[str, Any]:
+def report_header(name: str, size: Size, seed: int, corpus, t0: tuple[float, float], started: str) -> dict[str, Any]:
     return {"experiment": name, "size": size.name, "seed": seed, "started": started,
             "seconds": round(time.perf_counter() - t0[0], 1), "machine": machine(), "corpus": corpus.describe(),
             "sizes": asdict(size)}
 
 
-def _finish(out: dict[str, Any], t0: tuple[float, float]) -> dict[str, Any]:
+def finish_report(out: dict[str, Any], t0: tuple[float, float]) -> dict[str, Any]:
     """Set the wall time and the CPU time (user + sys) of a finished run; returns ``out``."""
     out["seconds"] = round(time.perf_counter() - t0[0], 1)
     out["cpu_seconds"] = round(time.process_time() - t0[1], 1)
@@ -175,7 +175,7 @@ def _finish(out: dict[str, Any], t0: tuple[float, float]) -> dict[str, Any]:
 
 
 # -- text -----------------------------------------------------------------------------------------
-def _fmt_len(x: Any) -> str:
+def fmt_len(x: Any) -> str:
     if x is None:
         return "none"
     if isinstance(x, float) and not math.isfinite(x):
@@ -183,7 +183,7 @@ def _fmt_len(x: Any) -> str:
     return f"{round(x):,}"
 
 
-def _footer(r: dict[str, Any]) -> list[str]:
+def report_footer(r: dict[str, Any]) -> list[str]:
     m = r["machine"]
     return ["", f"machine: {m['cpu']}, {m['cores']} cores, {m['torch_threads']} torch thread(s), "
             f"load {m['load_average_1min']}, Python {m['python']}, torch {m['torch']}",

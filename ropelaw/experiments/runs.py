@@ -37,9 +37,9 @@ from ..errors import UsageError
 from . import seeds
 # shared by every experiment (sizes, training, evaluation, records) and the bound experiment: their own
 # modules, which scheme_bounds.py and sweep.py import too (runs.py dispatches to those two); re-exported here
-from .bound import _render_bound, run_bound
-from .common import (BOUND_FACTOR, PRETRAIN_BASE, SIZES, TEST_FACTOR, Progress, Size, _finish, _fmt_len,  # noqa: F401
-                     _footer, _header, _mean, _started, evaluate, machine, model_config, train)
+from .bound import render_bound, run_bound
+from .common import (BOUND_FACTOR, PRETRAIN_BASE, SIZES, TEST_FACTOR, Progress, Size, finish_report, fmt_len,  # noqa: F401
+                     report_footer, report_header, mean_of, start_clock, evaluate, machine, model_config, train)
 from .data import load_corpus, nonrepeated_samples, repeated_samples
 from .metrics import ordering_agreement, smoothed
 from .model import PositionMethod, TinyLM
@@ -85,7 +85,7 @@ def _accuracies(model: TinyLM, pm: PositionMethod, sets: dict[str, torch.Tensor]
     out = {}
     for key, samples in sets.items():
         _, acc = evaluate(model, samples, pm)
-        out[key] = round(100 * _mean(acc), 2)
+        out[key] = round(100 * mean_of(acc), 2)
     return out
 
 
@@ -109,7 +109,7 @@ def _seed_orderings(rows: list[dict], table: dict[str, tuple[float, float, float
 
 def run_extrapolation(size: Size, seed: int = 0, progress: Progress | None = None) -> dict[str, Any]:
     """Seed 000's table at toy scale: train at T, token accuracy at 8T."""
-    t0, started = _started()
+    t0, started = start_clock()
     corpus = load_corpus(max_bytes=size.corpus_bytes)
     models = {}
     for key, logn in (("plain", False), ("logn", True)):
@@ -123,14 +123,14 @@ def run_extrapolation(size: Size, seed: int = 0, progress: Progress | None = Non
         seed_row = seeds.SEED_000.get(v["label"])
         rows.append({"method": v["method"], "label": v["label"], "window": v["window"], "k": v["k"],
                      "logn": v["logn"], **acc, "seed": list(seed_row) if seed_row else None})
-    out = _header("extrapolation", size, seed, corpus, t0, started)
+    out = report_header("extrapolation", size, seed, corpus, t0, started)
     out.update({"train_len": size.train_len, "test_len": TEST_FACTOR * size.train_len,
                 "model": model_config(size).to_dict(), "accuracy_unit": "percent",
                 "logn_values": {"none": "no log n", "test": "log n† (max(1, log n/log T) at test only)",
                                 "train": "log n trained in (log n/log T at every position)"},
                 "rows": rows, "seed_comparison": _seed_orderings(rows, seeds.SEED_000),
                 "seed_source": "seed 000, kexue.fm/archives/9708 (YaRN rows: seed 003, kexue.fm/archives/9859)"})
-    return _finish(out, t0)
+    return finish_report(out, t0)
 
 
 # -- keynorm (seed 003) -------------------------------------------------------------------------
@@ -139,7 +139,7 @@ ATTENTION_LABELS = {"softmax": "Baseline", "qna": "QNA", "kna": "KNA", "cosa": "
 
 def run_keynorm(size: Size, seed: int = 0, progress: Progress | None = None) -> dict[str, Any]:
     """Seed 003's tables at toy scale: QNA / KNA / CosA +- log n, trained at T, tested at 8T."""
-    t0, started = _started()
+    t0, started = start_clock()
     corpus = load_corpus(max_bytes=size.corpus_bytes)
     t, s = size.train_len, TEST_FACTOR
     sets = _test_sets(corpus, size, seed)
@@ -158,11 +158,11 @@ def run_keynorm(size: Size, seed: int = 0, progress: Progress | None = None) -> 
                 rows.append({"attention": attention, "logn": "train" if logn else "none", "on_top": extra,
                              "window": pm.window, "label": label, **_accuracies(m, pm, sets),
                              "seed": list(seed_row) if seed_row else None})
-    out = _header("keynorm", size, seed, corpus, t0, started)
+    out = report_header("keynorm", size, seed, corpus, t0, started)
     out.update({"train_len": t, "test_len": s * t, "model": model_config(size).to_dict(), "accuracy_unit": "percent",
                 "rows": rows, "seed_comparison": _seed_orderings(rows, seeds.SEED_003),
                 "seed_source": "seed 003, kexue.fm/archives/9859"})
-    return _finish(out, t0)
+    return finish_report(out, t0)
 
 
 def run_schemes(size: Size, seed: int = 0, progress: Progress | None = None) -> dict[str, Any]:
@@ -205,7 +205,7 @@ def total_steps(name: str, size: Size, bases: int | None = None) -> int:
 def render_text(r: dict[str, Any]) -> str:
     """The table of one experiment beside the seed's numbers, the orderings, machine and time."""
     if r["experiment"] == "bound":
-        return _render_bound(r)
+        return render_bound(r)
     if r["experiment"] == "schemes":
         from .scheme_bounds import render_schemes
 
@@ -239,7 +239,7 @@ def _render_accuracy(r: dict[str, Any]) -> str:
                          f"ours {p['our_gap']:+.2f}")
         if len(c["mismatches"]) > 6:
             lines.append(f"    ... {len(c['mismatches']) - 6} more (see --format json)")
-    return "\n".join(lines + _footer(r))
+    return "\n".join(lines + report_footer(r))
 
 
 # -- figures -----------------------------------------------------------------------------------

@@ -66,8 +66,8 @@ from .data import load_corpus, nonrepeated_samples
 from .metrics import (AGREEMENT_FACTOR, BREAK_MARGIN, agreement, break_point, smoothed, steepest_rise,
                       token_metrics)
 from .model import PositionMethod, TinyLM
-from .common import (BOUND_FACTOR, PRETRAIN_BASE, Progress, Size, _finish, _footer, _fmt_len, _header, _mean, _started,
-                   evaluate, model_config, train)
+from .common import (BOUND_FACTOR, PRETRAIN_BASE, Progress, Size, finish_report, report_footer, fmt_len, report_header,
+                     mean_of, start_clock, evaluate, model_config, train)
 
 __all__ = ["SCHEMES_TESTED", "SCHEME_LABELS", "run_schemes", "evaluate_as_it_runs", "growing_lengths",
            "predicted_bound", "render_schemes", "plot_schemes", "PLAIN_ROPE_RATIO"]
@@ -144,7 +144,7 @@ def _label(scheme: str, factor: float | None) -> str:
 
 def run_schemes(size: Size, seed: int = 0, progress: Progress | None = None) -> dict[str, Any]:
     """Predicted bound vs measured break for each scheme and factor, at inference and after tuning."""
-    t0, started = _started()
+    t0, started = start_clock()
     corpus = load_corpus(max_bytes=size.corpus_bytes)
     t, d = size.train_len, size.head_dim
     test_len = BOUND_FACTOR * t
@@ -153,7 +153,7 @@ def run_schemes(size: Size, seed: int = 0, progress: Progress | None = None) -> 
                      progress=progress)
     samples = nonrepeated_samples(corpus.test, test_len, size.bound_samples, seed=seed + 1000)
     plain_loss, _ = evaluate(base_model, samples)
-    plain_ref = _mean(plain_loss[t // 2: t])
+    plain_ref = mean_of(plain_loss[t // 2: t])
     tuned_models: dict[tuple, tuple[TinyLM, str, float]] = {}  # trained frequencies -> (model, scheme, loss)
     rows, curves = [], {}
     for scheme in SCHEMES_TESTED:
@@ -169,7 +169,7 @@ def run_schemes(size: Size, seed: int = 0, progress: Progress | None = None) -> 
                 model.load_state_dict(base_model.state_dict())
                 tune = train(model, corpus.train, steps=size.tune_steps, batch=size.batch, lr=size.lr / 3,
                              seed=seed + 1, warmup=max(1, size.tune_steps // 20), progress=progress, method=pm)
-                tuned_models[key] = (model, scheme, _mean(tune[-10:]))
+                tuned_models[key] = (model, scheme, mean_of(tune[-10:]))
             tuned, tuned_by, tune_final = tuned_models[key]
             for training, model in (("inference", base_model), ("tuned", tuned)):
                 if training == "inference" and scheme == "default":
@@ -180,7 +180,7 @@ def run_schemes(size: Size, seed: int = 0, progress: Progress | None = None) -> 
                     loss, _ = evaluate(model, samples, pm)
                 measured = break_point(loss, t)
                 verdict, ratio = agreement(pred.extrapolation_bound, measured, test_len)
-                ref = _mean(loss[t // 2: t])
+                ref = mean_of(loss[t // 2: t])
                 jump = steepest_rise(loss, t)
                 key_curve = f"{scheme}-{'plain' if factor is None else f'{factor:g}'}-{training}"
                 rows.append({
@@ -199,16 +199,16 @@ def run_schemes(size: Size, seed: int = 0, progress: Progress | None = None) -> 
                     "curve": key_curve,
                 })
                 curves[key_curve] = [round(x, 4) for x in loss]
-    out = _header("schemes", size, seed, corpus, t0, started)
+    out = report_header("schemes", size, seed, corpus, t0, started)
     out.update({"train_len": t, "test_len": test_len, "pretrain_base": PRETRAIN_BASE,
                 "factors": list(size.scheme_factors),
-                "model": model_config(size).to_dict(), "pretrain_final_loss": round(_mean(pre_loss[-10:]), 4),
+                "model": model_config(size).to_dict(), "pretrain_final_loss": round(mean_of(pre_loss[-10:]), 4),
                 "plain_in_range_loss": round(plain_ref, 4),
                 "break_rule": {"reference": "mean loss over positions [T/2, T)", "smoothing": "trailing mean over T/4",
                                "margin_nats": BREAK_MARGIN, "agreement_factor": AGREEMENT_FACTOR},
                 "dynamic_resolution": size.dynamic_resolution, "plain_rope_ratio": PLAIN_ROPE_RATIO,
                 "rows": rows, "curves": curves})
-    return _finish(out, t0)
+    return finish_report(out, t0)
 
 
 # -- text -----------------------------------------------------------------------------------------
@@ -224,12 +224,12 @@ def render_schemes(r: dict[str, Any]) -> str:
              f"{'in-range loss':>13} {'vs plain':>8} {'rise at end':>11}  {'steepest rise':>13} {'/ pred.':>7}"]
     for row in r["rows"]:
         ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}"
-        measured = _fmt_len(row["measured_break"]) if row["measured_break"] is not None else \
+        measured = fmt_len(row["measured_break"]) if row["measured_break"] is not None else \
             f">{r['test_len'] - 1:,}"
         jump = row.get("steepest_rise_at")
         jump_text = "-" if jump is None else f"{jump:,} ({row['steepest_rise_nats']:+.2f})"
         jump_ratio = "-" if jump is None else f"{row['steepest_rise_ratio']:.2f}"
-        lines.append(f"{row['label']:<16} {row['training']:<9} {_fmt_len(row['predicted_bound']):>9} {measured:>9} "
+        lines.append(f"{row['label']:<16} {row['training']:<9} {fmt_len(row['predicted_bound']):>9} {measured:>9} "
                      f"{ratio:>6}  {row['agreement']:<8} {row['in_range_loss']:>13.3f} {row['in_range_cost']:>+8.3f} "
                      f"{row['loss_rise_at_end']:>+11.3f}  {jump_text:>13} {jump_ratio:>7}")
     lines.append("")
@@ -244,7 +244,7 @@ def render_schemes(r: dict[str, Any]) -> str:
     shared = sorted({row["label"] for row in r["rows"] if row["shares_tuning_with"]})
     if shared:
         lines.append(f"continued training at T is plain RoPE's for: {', '.join(shared)}")
-    return "\n".join(lines + _footer(r))
+    return "\n".join(lines + report_footer(r))
 
 
 # -- figure ---------------------------------------------------------------------------------------

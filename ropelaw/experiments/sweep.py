@@ -33,7 +33,8 @@ from ..errors import UsageError
 from .data import load_corpus
 from .metrics import AGREEMENT_FACTOR
 from .bound import run_bound
-from .common import BOUND_FACTOR, PRETRAIN_BASE, Progress, Size, _finish, _footer, _header, _started
+from .common import (BOUND_FACTOR, PRETRAIN_BASE, Progress, Size, finish_report, report_footer, report_header,
+                     start_clock)
 
 __all__ = ["CONSTANT_FACTOR", "sweep_size", "sweep_bases", "critical_pair_seen_fraction", "run_bound_sweep",
            "render_sweep", "plot_sweep", "sweep_steps"]
@@ -78,7 +79,7 @@ def sweep_steps(size: Size) -> int:
 
 def run_bound_sweep(size: Size, seed: int = 0, progress: Progress | None = None) -> dict[str, Any]:
     """:func:`run_bound` at each (d, T) of ``size.sweep``; break / bound per base and per size."""
-    t0, started = _started()
+    t0, started = start_clock()
     corpus = load_corpus(max_bytes=size.corpus_bytes)
     runs, curves, rows = [], {}, []
     for d, t in size.sweep:
@@ -105,7 +106,7 @@ def run_bound_sweep(size: Size, seed: int = 0, progress: Progress | None = None)
     medians = [x["median_ratio"] for x in runs if x["median_ratio"] is not None]
     all_ratios = [x for run in runs for x in run["ratios"]]
     spread = max(medians) / min(medians) if len(medians) > 1 and min(medians) > 0 else None
-    out = _header("bound-sweep", size, seed, corpus, t0, started)
+    out = report_header("bound-sweep", size, seed, corpus, t0, started)
     out.update({"pretrain_base": PRETRAIN_BASE, "sweep": [list(p) for p in size.sweep], "runs": runs, "rows": rows,
                 "summary": {"ratio_min": min(all_ratios) if all_ratios else None,
                             "ratio_max": max(all_ratios) if all_ratios else None,
@@ -115,7 +116,7 @@ def run_bound_sweep(size: Size, seed: int = 0, progress: Progress | None = None)
                             "constant_factor": CONSTANT_FACTOR,
                             "constant": None if spread is None else spread <= CONSTANT_FACTOR},
                 "curves": curves})
-    return _finish(out, t0)
+    return finish_report(out, t0)
 
 
 # -- text -----------------------------------------------------------------------------------------
@@ -142,7 +143,7 @@ def render_sweep(r: dict[str, Any]) -> str:
                   f"{s['median_max']:.3f} (spread x{s['median_spread']:.3f}): "
                   + ("constant" if s["constant"] else "not constant")
                   + f" across sizes by the rule (spread <= x{s['constant_factor']})"]
-    return "\n".join(lines + _footer(r))
+    return "\n".join(lines + report_footer(r))
 
 
 # -- figure ---------------------------------------------------------------------------------------

@@ -13,25 +13,25 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-_MAX_POINTS = 1 << 21  # longest curve drawn point by point (distances m = 0 .. 2M)
+MAX_POINTS = 1 << 21  # longest curve drawn point by point (distances m = 0 .. 2M)
 
-_LIU = "Liu et al. 2023, arXiv 2310.05209"
-_MEN = "Men et al. 2024, arXiv 2405.14591"
-_ROFORMER = "RoFormer, arXiv 2104.09864, §3.4.3"
-_BAICHUAN = "Baichuan 2023 (seed 004)"
-_SU = "Su 2023, ReRoPE, kexue.fm/archives/9708"
+LIU = "Liu et al. 2023, arXiv 2310.05209"
+MEN = "Men et al. 2024, arXiv 2405.14591"
+ROFORMER = "RoFormer, arXiv 2104.09864, §3.4.3"
+BAICHUAN = "Baichuan 2023 (seed 004)"
+SU = "Su 2023, ReRoPE, kexue.fm/archives/9708"
 
 
-def _mpl() -> Any:
+def require_matplotlib() -> Any:
     """Import matplotlib or raise UsageError naming the extra."""
     from ..errors import require
 
     return require("matplotlib", "plot", "plotting")
 
 
-def _new_axes(ax: Axes | None, figsize: tuple[float, float] = (7.5, 4.8)) -> tuple[Figure, Axes]:
+def new_axes(ax: Axes | None, figsize: tuple[float, float] = (7.5, 4.8)) -> tuple[Figure, Axes]:
     """``ax``'s figure, or a new Figure (no pyplot) with one Axes."""
-    _mpl()
+    require_matplotlib()
     if ax is not None:  # an Axes of a SubFigure: its SubFigure, drawn on and returned as the figure
         return ax.figure, ax  # type: ignore[return-value]  # SubFigure has the Figure calls the plots make
     from matplotlib.figure import Figure
@@ -40,7 +40,7 @@ def _new_axes(ax: Axes | None, figsize: tuple[float, float] = (7.5, 4.8)) -> tup
     return fig, fig.add_subplot()
 
 
-def _tokens(n: float) -> str:
+def tokens_text(n: float) -> str:
     """4096 -> '4,096'; 131072 -> '128K'-style only for exact multiples of 1024 >= 16K."""
     n = float(n)
     if n >= 16384 and n == int(n) and int(n) % 1024 == 0:
@@ -49,7 +49,7 @@ def _tokens(n: float) -> str:
     return count(n)
 
 
-def _as_spec(spec: RopeSpec | Mapping[str, Any] | None, **default: Any) -> RopeSpec:
+def as_spec(spec: RopeSpec | Mapping[str, Any] | None, **default: Any) -> RopeSpec:
     if spec is None:
         return RopeSpec(**default)
     if isinstance(spec, RopeSpec):
@@ -60,28 +60,28 @@ def _as_spec(spec: RopeSpec | Mapping[str, Any] | None, **default: Any) -> RopeS
 
 
 _MAX_D = 4096  # rotary dims drawn pair by pair (real models use <= 512)
-_MAX_BASE = 1e30  # beyond this, periods overflow a log axis (real bases are <= ~1e9)
+MAX_BASE = 1e30  # beyond this, periods overflow a log axis (real bases are <= ~1e9)
 
 
-def _check_figure_setup(spec: RopeSpec) -> RopeSpec:
+def check_figure_setup(spec: RopeSpec) -> RopeSpec:
     """Refuse setups a figure cannot show (one-line ValueError): huge d or base."""
     if spec.d > _MAX_D:
         shown = count(spec.d)
         raise UsageError(f"rotary dimension d must be <= {_MAX_D} for a figure, got {shown}")
     for name, value in (("base", spec.base), ("pretraining base", spec.pretrain_base)):
-        if value > _MAX_BASE:
-            raise UsageError(f"{name} must be <= {number(_MAX_BASE)} for a figure, got {number(value)}")
+        if value > MAX_BASE:
+            raise UsageError(f"{name} must be <= {number(MAX_BASE)} for a figure, got {number(value)}")
     return spec
 
 
-def _check_work(pairs: int, points: int, budget: int, what: str) -> None:
+def check_work(pairs: int, points: int, budget: int, what: str) -> None:
     """Refuse a figure whose sums would take minutes: pairs x points above ``budget``."""
     if pairs * points > budget:
         raise UsageError(f"{what}: d/2 x {points:,} points = {pairs * points:,} terms is too much for a figure "
                          f"(at most {budget:,}); lower d or the length")
 
 
-def _check_length(name: str, value: Any, minimum: int = 1) -> int:
+def check_length(name: str, value: Any, minimum: int = 1) -> int:
     from ..spec import check_positive_int
 
     return check_positive_int(name, value, minimum=minimum)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ..errors import UsageError
 from ..numfmt import short as _num
 from ..spec import RopeSpec
-from ._common import (_MAX_POINTS, _ROFORMER, _SU, _as_spec, _check_figure_setup, _check_length, _check_work, _mpl,
-                      _new_axes, _tokens)
+from ._common import (MAX_POINTS, ROFORMER, SU, as_spec, check_figure_setup, check_length, check_work,
+                      require_matplotlib, new_axes, tokens_text)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -27,8 +27,8 @@ def relative_position_panels(length: int = 12, window: int = 4, k: float = 4.0) 
 
     from ..schemes import relative_position_matrix
 
-    L = _check_length("length", length, minimum=2)
-    w = _check_length("window", window)
+    L = check_length("length", length, minimum=2)
+    w = check_length("window", window)
     if not float(k) > 1:
         raise UsageError(f"k (interpolation / leak factor) must be > 1, got {k!r}")
     k = float(k)
@@ -68,7 +68,7 @@ def plot_relative_positions(
     Drawn (gid): one image per panel, ``RoPE``, ``PI``, ``ReRoPE``, ``Leaky ReRoPE``
     (masked arrays, upper triangle masked).
     """
-    _mpl()
+    require_matplotlib()
     import numpy as np
 
     panels = relative_position_panels(length, window, k)
@@ -103,7 +103,7 @@ def plot_relative_positions(
     axs[0].set_ylabel("query position i (tokens)")
     fig.colorbar(images[-1], ax=axs, shrink=0.85, label="relative position used (tokens)")
     if axes is None:
-        fig.suptitle(f"Relative-position matrices, L = {L} ({_SU}, seed 000)", fontsize=10)
+        fig.suptitle(f"Relative-position matrices, L = {L} ({SU}, seed 000)", fontsize=10)
     return fig
 
 
@@ -119,25 +119,25 @@ def plot_decay(d: int = 128, base: float = 10000.0, max_distance: int = 256,
 
     Drawn (gid): ``decay``.
     """
-    _mpl()
+    require_matplotlib()
     import numpy as np
 
-    spec = _check_figure_setup(RopeSpec(d=d, base=base))
-    n = _check_length("max_distance", max_distance)
-    if n > _MAX_POINTS:
-        raise UsageError(f"max_distance must be <= {_MAX_POINTS:,} for a figure, got {n:,}")
-    _check_work(spec.pairs, n, 1 << 28, "decay curve")
+    spec = check_figure_setup(RopeSpec(d=d, base=base))
+    n = check_length("max_distance", max_distance)
+    if n > MAX_POINTS:
+        raise UsageError(f"max_distance must be <= {MAX_POINTS:,} for a figure, got {n:,}")
+    check_work(spec.pairs, n, 1 << 28, "decay curve")
     m = np.arange(n + 1)  # (M,) int64
     from ..decay import decay_curve
 
     y = np.asarray(decay_curve(spec.d, spec.base, m), dtype=float)  # (M,) float64
-    fig, ax = _new_axes(ax)
+    fig, ax = new_axes(ax)
     ax.plot(m, y, lw=1.2, color="tab:blue", label=f"relative upper bound, d = {spec.d}, base {_num(spec.base)}",
             gid="decay")
     ax.set_xlim(0, n)
     ax.set_xlabel("relative distance m (tokens)")
     ax.set_ylabel("relative upper bound (1/(d/2))·Σ_i |S_i| (unitless)")
-    ax.set_title(f"Long-term decay of RoPE\n{_ROFORMER}", fontsize=10)
+    ax.set_title(f"Long-term decay of RoPE\n{ROFORMER}", fontsize=10)
     ax.legend(fontsize=8, loc="upper right")
     ax.grid(True, alpha=0.3)
     return fig
@@ -184,12 +184,12 @@ def plot_scheme_ratios(
 
     Drawn (gid): ``ratio_<scheme>`` per scheme, ``one``, ``inverse_factor``.
     """
-    _mpl()
+    require_matplotlib()
     import numpy as np
 
     from ..schemes import apply_scheme, default_inv_freq
 
-    base_spec = _check_figure_setup(_as_spec(spec_or_params, d=128, train_len=4096, base=10000.0))
+    base_spec = check_figure_setup(as_spec(spec_or_params, d=128, train_len=4096, base=10000.0))
     f = float(factor)
     if not 1 <= f <= 1e6:
         raise UsageError(f"factor must be between 1 and 1e6, got {factor!r}")
@@ -199,13 +199,13 @@ def plot_scheme_ratios(
     n = seq_len if seq_len is not None else int(round(f * base_spec.train_len))
     ref = np.asarray(default_inv_freq(base_spec.d, base_spec.base), dtype=float)  # (d/2,)
     idx = np.arange(base_spec.pairs)
-    fig, ax = _new_axes(ax)
+    fig, ax = new_axes(ax)
     for s in specs:
         r = apply_scheme(s, n)
         ratio = np.asarray(r.inv_freq, dtype=float) / ref  # (d/2,)
         extra = f", attention ×{r.attention_factor:.3g}" if abs(r.attention_factor - 1) > 1e-12 else ""
         if tuple(apply_scheme(s, base_spec.train_len).inv_freq) != tuple(r.inv_freq):
-            extra += f", at {_tokens(n)} tokens"  # length-dependent (dynamic NTK)
+            extra += f", at {tokens_text(n)} tokens"  # length-dependent (dynamic NTK)
         ax.plot(idx, ratio, marker=".", ms=3, lw=1.3, label=f"{s.scheme}{extra}", gid=f"ratio_{s.scheme}")
     ax.axhline(1.0, color="black", lw=0.8, ls="--", label="1: unchanged (extrapolate)", gid="one")
     ax.axhline(1.0 / f, color="gray", lw=0.8, ls=":", label=f"1/{f:g}: interpolate by the factor", gid="inverse_factor")
@@ -214,7 +214,7 @@ def plot_scheme_ratios(
     ax.set_xlabel("rotation pair i (dims 2i, 2i+1; high → low frequency)")
     ax.set_ylabel("θ_i(scheme) / θ_i(plain RoPE) (ratio)")
     ax.set_title(f"Scaling schemes, per-pair frequency ratio: d = {base_spec.d}, base {_num(base_spec.base)}, "
-                 f"factor {f:g}, T_train = {_tokens(base_spec.train_len)}\nropelaw.schemes (sources: "
+                 f"factor {f:g}, T_train = {tokens_text(base_spec.train_len)}\nropelaw.schemes (sources: "
                  "`ropelaw schemes`)",
                  fontsize=10)
     ax.legend(fontsize=8, loc="lower left")

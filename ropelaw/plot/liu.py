@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ..errors import UsageError
 from ..numfmt import number, short as _num
 from ..spec import RopeSpec
-from ._common import _LIU, _MAX_BASE, _as_spec, _check_figure_setup, _mpl, _new_axes, _tokens
+from ._common import LIU, MAX_BASE, as_spec, check_figure_setup, require_matplotlib, new_axes, tokens_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -57,13 +57,13 @@ def plot_bound_vs_base(
     ``train_len``, ``tune_len``, and ``observed_fine_1e6``, ``observed_broken_1e6``,
     ``observed_slow_500`` (scatters).
     """
-    _mpl()
+    require_matplotlib()
     import numpy as np
 
     from ..theory import extrapolation_bound
 
     tune = tune_len if tune_len is not None else train_len
-    setup = _check_figure_setup(RopeSpec(d=d, train_len=train_len, base=pretrain_base,
+    setup = check_figure_setup(RopeSpec(d=d, train_len=train_len, base=pretrain_base,
                                          pretrain_base=pretrain_base, tune_len=tune))
     d, train_len, tune, pretrain_base = setup.d, setup.train_len, setup.tuning_length, setup.pretrain_base
     probe = extrapolation_bound(setup).to_dict()
@@ -78,7 +78,7 @@ def plot_bound_vs_base(
     bound = np.array([float(r["extrapolation_bound"]) for r in rows])
     above = np.array([r["regime"] == "above_critical_base" for r in rows])
 
-    fig, ax = _new_axes(ax, figsize=(11, 5.2))
+    fig, ax = new_axes(ax, figsize=(11, 5.2))
     lo, hi = float(grid.min()), float(grid.max())
     _draw_bound(ax, grid, bound, above, beta0, betas, d_extra, train_len, tune)
 
@@ -93,8 +93,8 @@ def plot_bound_vs_base(
     ax.set_xlim(lo, hi)
     ax.set_xlabel("base β at tuning / inference (unitless; pair i turns β^(−2i/d) rad/token)")
     ax.set_ylabel("extrapolation bound; measured context (tokens)")
-    ax.set_title(f"Extrapolation bound vs. base: d = {d}, T_train = {_tokens(train_len)}, "
-                 f"T_tune = {_tokens(tune)}, b = {_num(pretrain_base)}\n{_LIU}, Theorem 3", fontsize=10)
+    ax.set_title(f"Extrapolation bound vs. base: d = {d}, T_train = {tokens_text(train_len)}, "
+                 f"T_tune = {tokens_text(tune)}, b = {_num(pretrain_base)}\n{LIU}, Theorem 3", fontsize=10)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.grid(True, which="major", alpha=0.3)
     return fig
@@ -111,8 +111,8 @@ def _base_grid(bases: Sequence[float] | None, beta0: float):
         grid = np.asarray([float(b) for b in bases], dtype=float)
         if grid.size == 0:
             raise UsageError("bases must not be empty")
-        if np.any(grid <= 1) or not np.all(np.isfinite(grid)) or np.any(grid > _MAX_BASE):
-            raise UsageError(f"every base must be a number > 1 and <= {_MAX_BASE:g}")
+        if np.any(grid <= 1) or not np.all(np.isfinite(grid)) or np.any(grid > MAX_BASE):
+            raise UsageError(f"every base must be a number > 1 and <= {MAX_BASE:g}")
     if bases is None or (grid.min() <= beta0 <= grid.max()):
         # both sides of the step at beta_0 (the side of beta_0's float is decided exactly by theory)
         grid = np.concatenate([grid, [beta0 * (1 - 1e-12), beta0, beta0 * (1 + 1e-12)]])
@@ -141,10 +141,10 @@ def _draw_bound(ax, grid, bound, above, beta0: float, betas: dict, d_extra: int,
         if lo <= value <= hi:
             ax.axvline(value, color="tab:red", ls=style, lw=1,
                        label=f"β_{key[-1]} = {_num(value)}", gid=key)
-    ax.axhline(train_len, color="gray", lw=0.8, ls="--", label=f"T_train = {_tokens(train_len)} tokens",
+    ax.axhline(train_len, color="gray", lw=0.8, ls="--", label=f"T_train = {tokens_text(train_len)} tokens",
                gid="train_len")
     if tune != train_len:
-        ax.axhline(tune, color="gray", lw=0.8, ls=":", label=f"T_tune = {_tokens(tune)} tokens", gid="tune_len")
+        ax.axhline(tune, color="gray", lw=0.8, ls=":", label=f"T_tune = {tokens_text(tune)} tokens", gid="tune_len")
 
 
 def _draw_observations(ax, lo: float, hi: float, beta0: float) -> None:
@@ -163,12 +163,12 @@ def _draw_observations(ax, lo: float, hi: float, beta0: float) -> None:
                             fontsize=6.5, va="center", color="dimgray")
             if fine:
                 ax.scatter([base] * len(fine), fine, marker="o", s=45, color="tab:green", zorder=5,
-                           label=f"base {tag} tuned at 16K: fine (ppl {ppl[fine[-1]]} at {_tokens(fine[-1])})",
+                           label=f"base {tag} tuned at 16K: fine (ppl {ppl[fine[-1]]} at {tokens_text(fine[-1])})",
                            gid=f"observed_fine_{tag}")
             if bad:
                 ax.scatter([base] * len(bad), bad, marker="x", s=55, color="tab:red", zorder=5,
-                           label=f"base {tag}: broken (ppl {ppl[bad[0]]} at {_tokens(bad[0])}, "
-                                 f"{ppl[bad[-1]]:,} at {_tokens(bad[-1])})",
+                           label=f"base {tag}: broken (ppl {ppl[bad[0]]} at {tokens_text(bad[0])}, "
+                                 f"{ppl[bad[-1]]:,} at {tokens_text(bad[-1])})",
                            gid=f"observed_broken_{tag}")
         else:
             for n in lengths:
@@ -176,7 +176,7 @@ def _draw_observations(ax, lo: float, hi: float, beta0: float) -> None:
                             fontsize=6.5, va="center", color="dimgray")
             ax.scatter([base] * len(lengths), lengths, marker="^", s=45, color="tab:purple", zorder=5,
                        label=f"base {tag} tuned at 16K: ppl {ppl[lengths[0]]} → {ppl[lengths[-1]]} "
-                             f"from {_tokens(lengths[0])} to {_tokens(lengths[-1])}, no sharp bound",
+                             f"from {tokens_text(lengths[0])} to {tokens_text(lengths[-1])}, no sharp bound",
                        gid=f"observed_slow_{tag}")
     ax.text(0.99, 0.01, "observations: seed 001, LLaMA 2 7B (Liu et al. 2023)", transform=ax.transAxes,
             ha="right", va="bottom", fontsize=7, color="dimgray")
@@ -197,20 +197,20 @@ def plot_pair_periods(spec: RopeSpec | Mapping[str, Any] | None = None, ax: Axes
     ``tune_len``, ``critical_dimension`` (at x = d_extra/2 - 0.5), ``critical_pair``,
     ``full_period_pairs``.
     """
-    _mpl()
+    require_matplotlib()
     import numpy as np
 
     from ..schemes import apply_scheme, default_inv_freq
     from ..theory import critical_dimension
 
-    spec = _check_figure_setup(_as_spec(spec, d=128, train_len=4096, base=10000.0))
+    spec = check_figure_setup(as_spec(spec, d=128, train_len=4096, base=10000.0))
     inv = np.asarray(apply_scheme(spec, spec.tuning_length).inv_freq, dtype=float)  # (d/2,) rad/token
     pre = np.asarray(default_inv_freq(spec.d, spec.pretrain_base), dtype=float)  # (d/2,) rad/token
     idx = np.arange(spec.pairs)
     d_extra = int(critical_dimension(spec.d, spec.train_len, spec.pretrain_base))
     k = d_extra // 2  # pairs 0 .. k-1 saw a full period
 
-    fig, ax = _new_axes(ax)
+    fig, ax = new_axes(ax)
     periods = 2 * math.pi / inv
     ax.plot(idx, periods, marker="o", ms=3, lw=1.2, color="tab:blue",
             label=f"period 2π/θ_i at inference (base {_num(spec.base)}, scheme {spec.scheme})", gid="periods")
@@ -218,10 +218,10 @@ def plot_pair_periods(spec: RopeSpec | Mapping[str, Any] | None = None, ax: Axes
         ax.plot(idx, 2 * math.pi / pre, ls="--", lw=1, color="tab:gray",
                 label=f"period in pre-training (base {_num(spec.pretrain_base)})", gid="pretrain_periods")
     ax.axhline(spec.train_len, color="black", lw=1, ls="--",
-               label=f"training length T_train = {_tokens(spec.train_len)} tokens", gid="train_len")
+               label=f"training length T_train = {tokens_text(spec.train_len)} tokens", gid="train_len")
     if spec.tuning_length != spec.train_len:
         ax.axhline(spec.tuning_length, color="black", lw=1, ls=":",
-                   label=f"tuning length T_tune = {_tokens(spec.tuning_length)} tokens", gid="tune_len")
+                   label=f"tuning length T_tune = {tokens_text(spec.tuning_length)} tokens", gid="tune_len")
     if 0 < k < spec.pairs:
         ax.axvspan(-0.5, k - 0.5, color="tab:green", alpha=0.08, lw=0,
                    label=f"pairs 0–{k - 1} saw a full period in training", gid="full_period_pairs")
@@ -236,8 +236,8 @@ def plot_pair_periods(spec: RopeSpec | Mapping[str, Any] | None = None, ax: Axes
     ax.set_xlim(-0.5, spec.pairs - 0.5)
     ax.set_xlabel("rotation pair i (dims 2i, 2i+1)")
     ax.set_ylabel("period 2π/θ_i (tokens)")
-    ax.set_title(f"Per-pair periods: d = {spec.d}, T_train = {_tokens(spec.train_len)}\n"
-                 f"critical dimension, {_LIU}, Lemma 1", fontsize=10)
+    ax.set_title(f"Per-pair periods: d = {spec.d}, T_train = {tokens_text(spec.train_len)}\n"
+                 f"critical dimension, {LIU}, Lemma 1", fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
     ax.grid(True, which="major", alpha=0.3)
     return fig

@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Sequence
 
 from ..errors import UsageError
-from ._common import _BAICHUAN, _check_length, _mpl, _new_axes
+from ._common import BAICHUAN, check_length, require_matplotlib, new_axes
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 # -- seed 004: exact positions --------------------------------------------------------------
-def _default_lengths(lo: int = 16, hi: int = 1 << 20, points: int = 200) -> list[int]:
+def default_lengths(lo: int = 16, hi: int = 1 << 20, points: int = 200) -> list[int]:
     import numpy as np
 
     grid = {int(round(x)) for x in np.geomspace(lo, hi, points)}
@@ -37,7 +37,7 @@ def plot_exact_fraction(
 
     Drawn (gid): ``exact_<format>`` per format (e.g. ``exact_bf16``), ``bf16_8192``.
     """
-    _mpl()
+    require_matplotlib()
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     from ..formats import exact_positions, get_format
@@ -47,15 +47,15 @@ def plot_exact_fraction(
     formats = list({get_format(n).name: get_format(n) for n in dtypes}.values())  # canonical, deduplicated
     if not formats:
         raise UsageError("dtypes must name at least one float format")
-    Ls = _default_lengths() if lengths is None else sorted({_check_length("length", n) for n in lengths})
-    fig, ax = _new_axes(ax)
+    Ls = default_lengths() if lengths is None else sorted({check_length("length", n) for n in lengths})
+    fig, ax = new_axes(ax)
     for fmt in formats:
         fracs = [float(exact_positions(fmt, n).to_dict()["exact_fraction"]) for n in Ls]
         ax.plot(Ls, fracs, lw=1.5, label=fmt.name, gid=f"exact_{fmt.name}")
     if any(f.name == "bf16" for f in formats) and Ls[0] <= 8192 <= Ls[-1]:
         c = exact_positions("bf16", 8192).to_dict()
         ax.scatter([8192], [c["exact_fraction"]], color="black", zorder=5, s=30, gid="bf16_8192",
-                   label=f"bf16 at 8,192: {c['exact']:,} exact ({100 * c['exact_fraction']:.1f} %), {_BAICHUAN}")
+                   label=f"bf16 at 8,192: {c['exact']:,} exact ({100 * c['exact_fraction']:.1f} %), {BAICHUAN}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: f"{100 * y:g}%"))
@@ -63,7 +63,7 @@ def plot_exact_fraction(
     ax.set_ylim(top=1.5)
     ax.set_xlabel("context length L (tokens; positions 0 … L−1)")
     ax.set_ylabel("positions represented exactly (% of L)")
-    ax.set_title(f"Exact positions by float format (position ids cast to the format)\n{_BAICHUAN}", fontsize=10)
+    ax.set_title(f"Exact positions by float format (position ids cast to the format)\n{BAICHUAN}", fontsize=10)
     ax.legend(fontsize=8, loc="lower left")
     ax.grid(True, which="major", alpha=0.3)
     return fig

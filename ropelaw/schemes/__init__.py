@@ -15,8 +15,8 @@ Conventions
 - The original (pre-scaling) context length L_orig of every scheme that needs one is the
   parameter ``original_max_position_embeddings`` when given, else ``spec.train_len``.
 - A parameter whose value is ``None`` (JSON null) counts as absent, as in transformers.
-- Parameters are read and validated by the shared helpers below (``_factor``,
-  ``_original_length``, ``_seq_len`` ...): a bad value raises ``ValueError`` with one line
+- Parameters are read and validated by the shared helpers below (``factor_param``,
+  ``original_length_param``, ``seq_len_param`` ...): a bad value raises ``ValueError`` with one line
   naming the scheme, the parameter, the rule and the value.
 
 The package: :mod:`.registry` (the registry and :func:`apply_scheme`), :mod:`.frequencies` (one

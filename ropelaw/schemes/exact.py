@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..spec import RopeSpec
-from .frequencies import _llama3, _longrope, _qwen_dynamic, _yarn
-from .params import _factor, _original_length, _seq_len
+from .frequencies import llama3_scheme, longrope_scheme, qwen_dynamic_scheme, yarn_scheme
+from .params import factor_param, original_length_param, seq_len_param
 from .registry import exact_frequencies
 
 
@@ -18,7 +18,7 @@ def _exact_theta(mp: Any, d: int, base: Any) -> list:
 
 
 def _exact_blend(mp: Any, theta: list, factor: float, weight: list) -> list:
-    """:func:`_blend` exactly: (1 - w_i)*theta_i + w_i*theta_i/s."""
+    """:func:`blend` exactly: (1 - w_i)*theta_i + w_i*theta_i/s."""
     s = mp.mpf(factor)
     return [(1 - w) * t + w * t / s for t, w in zip(theta, weight)]
 
@@ -37,24 +37,24 @@ def _default_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
 
 @exact_frequencies("linear")
 def _linear_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
-    s = mp.mpf(_factor(spec))
+    s = mp.mpf(factor_param(spec))
     return [t / s for t in _exact_theta(mp, spec.d, spec.base)]
 
 
 @exact_frequencies("proportional")
 def _proportional_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
-    D, s, b = int(spec.param("head_dim")), mp.mpf(_factor(spec, default=1.0)), mp.mpf(spec.base)
+    D, s, b = int(spec.param("head_dim")), mp.mpf(factor_param(spec, default=1.0)), mp.mpf(spec.base)
     return [b ** (-mp.mpf(2 * i) / D) / s for i in range(spec.d // 2)]
 
 
 @exact_frequencies("ntk")
 def _ntk_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
-    return _exact_ntk_theta(mp, spec, _factor(spec))
+    return _exact_ntk_theta(mp, spec, factor_param(spec))
 
 
 @exact_frequencies("dynamic")
 def _dynamic_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
-    s, orig, length = _factor(spec), _original_length(spec), _seq_len(spec, seq_len)
+    s, orig, length = factor_param(spec), original_length_param(spec), seq_len_param(spec, seq_len)
     if length <= orig:
         return _exact_theta(mp, spec.d, spec.base)
     return _exact_ntk_theta(mp, spec, mp.mpf(s) * length / orig - (mp.mpf(s) - 1))
@@ -62,13 +62,13 @@ def _dynamic_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
 
 @exact_frequencies("qwen_dynamic")
 def _qwen_dynamic_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
-    alpha = _qwen_dynamic(spec, seq_len).detail("ntk_alpha")  # the runtime's step (float decision)
+    alpha = qwen_dynamic_scheme(spec, seq_len).detail("ntk_alpha")  # the runtime's step (float decision)
     return _exact_ntk_theta(mp, spec, alpha)
 
 
 @exact_frequencies("yarn")
 def _yarn_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
-    res = _yarn(spec, seq_len)
+    res = yarn_scheme(spec, seq_len)
     s, orig = res.detail("factor"), res.detail("original_max_position_embeddings")
     theta = _exact_theta(mp, spec.d, spec.base)
     if res.detail("variant") == "hf":  # the ramp over pair indices, range as the runtime rounded it
@@ -88,7 +88,7 @@ def _yarn_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
 
 @exact_frequencies("llama3")
 def _llama3_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
-    res = _llama3(spec, seq_len)
+    res = llama3_scheme(spec, seq_len)
     s, orig = res.detail("factor"), res.detail("original_max_position_embeddings")
     low, high = mp.mpf(res.detail("low_freq_factor")), mp.mpf(res.detail("high_freq_factor"))
     theta = _exact_theta(mp, spec.d, spec.base)
@@ -105,5 +105,5 @@ def _llama3_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
 
 @exact_frequencies("longrope")
 def _longrope_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
-    ext = _longrope(spec, seq_len).detail("ext_factors")  # short or long, as the runtime chose
+    ext = longrope_scheme(spec, seq_len).detail("ext_factors")  # short or long, as the runtime chose
     return [t / mp.mpf(f) for t, f in zip(_exact_theta(mp, spec.d, spec.base), ext)]

@@ -8,9 +8,9 @@ import math
 from ..spec import RopeSpec
 from .formulas import (default_inv_freq, dynamic_ntk_base, longrope_attention_factor, ntk_scaled_base, qwen_ntk_alpha,
                        yarn_attention_factor, yarn_correction_dim, yarn_correction_range)
-from .params import (_blend, _choice, _factor, _fail, _flag, _length, _original_length, _pair_factors, _positive,
-                     _real, _seq_len)
-from .positions import _check_map, leaky_rerope_safe_length
+from .params import (blend, choice_param, factor_param, scheme_error, flag_param, length_param, original_length_param,
+                     pair_factors_param, positive_param, real_param, seq_len_param)
+from .positions import check_map, leaky_rerope_safe_length
 from .registry import SchemeResult, register
 
 
@@ -45,7 +45,7 @@ def _linear(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     ``_compute_linear_scaling_rope_parameters``. Domain: s >= 1; s = 1 is plain RoPE.
     Attention factor 1.
     """
-    s = _factor(spec)
+    s = factor_param(spec)
     return SchemeResult(tuple(t / s for t in default_inv_freq(spec.d, spec.base)), details=(("factor", s),))
 
 
@@ -65,11 +65,11 @@ def _ntk(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     gives b' = 20221.3. Domain: s >= 1, d >= 4 (ValueError for d = 2). Attention factor 1.
     Details: ``scaled_base``.
     """
-    s = _factor(spec)
+    s = factor_param(spec)
     try:
         b = ntk_scaled_base(spec.base, s, spec.d)
     except ValueError as exc:
-        raise _fail(spec, str(exc)) from None
+        raise scheme_error(spec, str(exc)) from None
     return SchemeResult(default_inv_freq(spec.d, b), details=(("factor", s), ("scaled_base", b)))
 
 
@@ -92,14 +92,14 @@ def _dynamic(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     L > L_orig is a ValueError. Attention factor 1. Details: ``seq_len``,
     ``effective_factor``, ``scaled_base``.
     """
-    s = _factor(spec)
-    orig = _original_length(spec)
-    length = _seq_len(spec, seq_len)
+    s = factor_param(spec)
+    orig = original_length_param(spec)
+    length = seq_len_param(spec, seq_len)
     effective = 1.0 if length <= orig else s * length / orig - (s - 1)
     try:
         b = dynamic_ntk_base(spec.base, s, spec.d, length, orig)
     except ValueError as exc:
-        raise _fail(spec, str(exc)) from None
+        raise scheme_error(spec, str(exc)) from None
     return SchemeResult(default_inv_freq(spec.d, b),
                         details=(("factor", s), ("original_max_position_embeddings", orig), ("seq_len", length),
                                  ("effective_factor", effective), ("scaled_base", b)))
@@ -112,7 +112,7 @@ def _dynamic(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     summary="Qwen v1 dynamic NTK: base * alpha^(d/(d-2)), alpha = 2^ceil(log2(L/L_orig)+1) - 1 past L_orig",
     source="Qwen-7B remote code modeling_qwen.py (use_dynamic_ntk: get_ntk_alpha, RotaryEmbedding)",
 )
-def _qwen_dynamic(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
+def qwen_dynamic_scheme(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     """Qwen v1 (``use_dynamic_ntk: true``): at input length L the base becomes
     base * alpha^(d/(d-2)) with alpha = :func:`qwen_ntk_alpha` (1 while L <= L_orig), the NTK-aware
     base of :func:`ntk_scaled_base` at the integer factor alpha. Source: Qwen-7B's remote code
@@ -122,13 +122,13 @@ def _qwen_dynamic(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     d >= 4 once L > L_orig. Attention factor 1 (``use_logn_attn`` scales queries separately).
     Details: ``seq_len``, ``ntk_alpha``, ``scaled_base``.
     """
-    orig = _original_length(spec)
-    length = _seq_len(spec, seq_len)
+    orig = original_length_param(spec)
+    length = seq_len_param(spec, seq_len)
     alpha = qwen_ntk_alpha(length, orig)
     try:
         b = spec.base if alpha == 1 else ntk_scaled_base(spec.base, alpha, spec.d)
     except ValueError as exc:
-        raise _fail(spec, str(exc)) from None
+        raise scheme_error(spec, str(exc)) from None
     return SchemeResult(default_inv_freq(spec.d, b),
                         details=(("original_max_position_embeddings", orig), ("seq_len", length),
                                  ("ntk_alpha", alpha), ("scaled_base", b)))
@@ -142,7 +142,7 @@ def _qwen_dynamic(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     summary="YaRN: ramp between theta (fast pairs) and theta/s (slow pairs), attention factor 0.1 ln s + 1",
     source="Peng et al. 2023, arXiv 2309.00071, sec. 3.2 (NTK-by-parts) and 3.4; HF _compute_yarn_parameters",
 )
-def _yarn(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
+def yarn_scheme(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     """YaRN: NTK-by-parts frequencies plus an attention temperature.
 
     theta'_i = (1 - w_i) * theta_i + w_i * theta_i / s, where the interpolation weight w_i
@@ -172,27 +172,29 @@ def _yarn(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     Details: ``variant``, ``correction_range`` ((low, high) pair indices; for the paper
     variant the unrounded dims of beta_fast, beta_slow), ``interpolation_weight``.
     """
-    s = _factor(spec)
-    orig = _original_length(spec)
-    variant = _choice(spec, "variant", ("hf", "paper"))
-    beta_fast = _positive(spec, "beta_fast", 32.0)
-    beta_slow = _positive(spec, "beta_slow", 1.0)
+    s = factor_param(spec)
+    orig = original_length_param(spec)
+    variant = choice_param(spec, "variant", ("hf", "paper"))
+    beta_fast = positive_param(spec, "beta_fast", 32.0)
+    beta_slow = positive_param(spec, "beta_slow", 1.0)
     if not beta_fast >= beta_slow:
-        raise _fail(spec, f"beta_fast must be >= beta_slow, got beta_fast={beta_fast:g}, beta_slow={beta_slow:g}")
-    explicit = _positive(spec, "attention_factor", None)
+        raise scheme_error(spec, f"beta_fast must be >= beta_slow, got beta_fast={beta_fast:g}, "
+                                 f"beta_slow={beta_slow:g}")
+    explicit = positive_param(spec, "attention_factor", None)
     theta = default_inv_freq(spec.d, spec.base)
     if variant == "hf":
-        truncate = _flag(spec, "truncate", True)
+        truncate = flag_param(spec, "truncate", True)
         low, high = yarn_correction_range(spec.d, spec.base, orig, beta_fast, beta_slow, truncate)
         top = high + 0.001 if low == high else high
         weight = [min(max((i - low) / (top - low), 0.0), 1.0) for i in range(spec.pairs)]
-        mscale = _real(spec, "mscale", None)
-        mscale_all_dim = _real(spec, "mscale_all_dim", None)
+        mscale = real_param(spec, "mscale", None)
+        mscale_all_dim = real_param(spec, "mscale_all_dim", None)
         factor = yarn_attention_factor(s, mscale, mscale_all_dim)
     else:
         hf_only = [p for p in ("truncate", "mscale", "mscale_all_dim") if spec.param(p) is not None]
         if hf_only:
-            raise _fail(spec, f"{', '.join(hf_only)} apply to variant 'hf' only (the paper has no such parameter)")
+            raise scheme_error(spec, f"{', '.join(hf_only)} apply to variant 'hf' only "
+                                     "(the paper has no such parameter)")
         low = yarn_correction_dim(beta_fast, spec.d, spec.base, orig)
         high = yarn_correction_dim(beta_slow, spec.d, spec.base, orig)
         weight = []
@@ -203,7 +205,7 @@ def _yarn(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
             weight.append(1.0 - gamma)
         factor = yarn_attention_factor(s)
     return SchemeResult(
-        _blend(theta, s, weight),
+        blend(theta, s, weight),
         attention_factor=explicit if explicit is not None else factor,
         details=(("variant", variant), ("factor", s), ("original_max_position_embeddings", orig),
                  ("beta_fast", beta_fast), ("beta_slow", beta_slow), ("correction_range", (low, high)),
@@ -218,7 +220,7 @@ def _yarn(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     summary="Llama 3.1 wavelength bands: keep short, divide long by s, smooth between",
     source="Meta Llama 3.1 (arXiv 2407.21783); HF _compute_llama3_parameters",
 )
-def _llama3(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
+def llama3_scheme(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     """Llama 3.1 frequency bands by wavelength lambda_i = 2*pi/theta_i.
 
     With L_orig, low = ``low_freq_factor`` and high = ``high_freq_factor``:
@@ -235,12 +237,12 @@ def _llama3(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     Details: ``band`` per pair ("high": kept, "medium": smoothed, "low": divided),
     ``interpolation_weight``, ``low_freq_wavelen``, ``high_freq_wavelen``.
     """
-    s = _factor(spec)
-    orig = _original_length(spec)
-    low = _positive(spec, "low_freq_factor", 1.0)
-    high = _positive(spec, "high_freq_factor", 4.0)
+    s = factor_param(spec)
+    orig = original_length_param(spec)
+    low = positive_param(spec, "low_freq_factor", 1.0)
+    high = positive_param(spec, "high_freq_factor", 4.0)
     if not low <= high:
-        raise _fail(spec, f"band factors out of order: low_freq_factor ({low:g}) must be <= high_freq_factor "
+        raise scheme_error(spec, f"band factors out of order: low_freq_factor ({low:g}) must be <= high_freq_factor "
                           f"({high:g})")
     low_freq_wavelen = orig / low  # longer than this: divided by s
     high_freq_wavelen = orig / high  # shorter than this: kept
@@ -261,7 +263,7 @@ def _llama3(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
             bands.append("medium")
             weight.append(1.0 - (orig / wavelen - low) / (high - low))
     return SchemeResult(
-        _blend(theta, s, weight),
+        blend(theta, s, weight),
         details=(("factor", s), ("low_freq_factor", low), ("high_freq_factor", high),
                  ("original_max_position_embeddings", orig), ("low_freq_wavelen", low_freq_wavelen),
                  ("high_freq_wavelen", high_freq_wavelen), ("band", tuple(bands)),
@@ -279,7 +281,7 @@ def _llama3(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     source="Ding et al. 2024, arXiv 2402.13753; HF _compute_longrope_parameters (Phi-3 'su'); "
            "Phi-3.5-MoE's short_mscale / long_mscale (HF PhimoeRotaryEmbedding.forward)",
 )
-def _longrope(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
+def longrope_scheme(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     """LongRoPE per-pair rescaling: theta'_i = theta_i / f_i.
 
     f = ``long_factor`` when the current length L > L_orig, else ``short_factor`` (each a
@@ -297,25 +299,26 @@ def _longrope(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     else train_len. Details: ``factors_used`` ("short"/"long"), ``seq_len``, ``factor``,
     ``ext_factors``.
     """
-    short = _pair_factors(spec, "short_factor")
-    long = _pair_factors(spec, "long_factor")
-    orig = _original_length(spec)
-    length = _seq_len(spec, seq_len)
-    factor = _factor(spec, default=None)
+    short = pair_factors_param(spec, "short_factor")
+    long = pair_factors_param(spec, "long_factor")
+    orig = original_length_param(spec)
+    length = seq_len_param(spec, seq_len)
+    factor = factor_param(spec, default=None)
     max_pos = spec.param("max_position_embeddings")
     if max_pos is not None:
-        implied = _length(spec, "max_position_embeddings", max_pos) / orig
+        implied = length_param(spec, "max_position_embeddings", max_pos) / orig
         if factor is not None and not math.isclose(factor, implied, rel_tol=1e-9):
-            raise _fail(spec, f"factor {factor:g} disagrees with max_position_embeddings/original length "
+            raise scheme_error(spec, f"factor {factor:g} disagrees with max_position_embeddings/original length "
                               f"= {max_pos}/{orig} = {implied:g}")
         factor = implied
-    explicit = _positive(spec, "attention_factor", None)
-    mscale = _positive(spec, "long_mscale" if length > orig else "short_mscale", None)
+    explicit = positive_param(spec, "attention_factor", None)
+    mscale = positive_param(spec, "long_mscale" if length > orig else "short_mscale", None)
     explicit = mscale if mscale is not None else explicit
     if factor is None and explicit is None:
-        raise _fail(spec, "needs factor, max_position_embeddings or attention_factor to set the attention factor")
+        raise scheme_error(spec, "needs factor, max_position_embeddings or attention_factor to set the attention "
+                                 "factor")
     if factor is not None and factor < 1:
-        raise _fail(spec, f"max_position_embeddings must be >= the original length {orig}, got {max_pos!r}")
+        raise scheme_error(spec, f"max_position_embeddings must be >= the original length {orig}, got {max_pos!r}")
     used = "long" if length > orig else "short"
     ext = long if used == "long" else short
     theta = default_inv_freq(spec.d, spec.base)
@@ -345,10 +348,10 @@ def _proportional(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     frequencies as plain RoPE over d dims at base b^(d/D). Domain: D a whole number >= d, s >= 1
     (default 1). Attention factor 1. Details: ``head_dim``, ``factor``.
     """
-    D = _length(spec, "head_dim", spec.param("head_dim"))
+    D = length_param(spec, "head_dim", spec.param("head_dim"))
     if spec.d > D:
-        raise _fail(spec, f"head_dim {D} is smaller than the rotated dims d = {spec.d}")
-    s = _factor(spec, default=1.0)
+        raise scheme_error(spec, f"head_dim {D} is smaller than the rotated dims d = {spec.d}")
+    s = factor_param(spec, default=1.0)
     return SchemeResult(tuple(spec.base ** (-2.0 * i / D) / s for i in range(spec.d // 2)),
                         details=(("head_dim", D), ("factor", s)))
 
@@ -356,11 +359,11 @@ def _proportional(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
 def _window_params(spec: RopeSpec) -> tuple[int, float | None]:
     """ReRoPE's window w (a whole number >= 1) and Leaky ReRoPE's k (> 1) when given."""
     try:
-        w, k, _ = _check_map(spec.param("window"), spec.param("k"))
+        w, k, _ = check_map(spec.param("window"), spec.param("k"))
     except ValueError as exc:
-        raise _fail(spec, str(exc).replace("leaky k", "k")) from None
+        raise scheme_error(spec, str(exc).replace("leaky k", "k")) from None
     if w is None:  # the registry asks for it first (register(required=("window", ...)))
-        raise _fail(spec, "needs a window")
+        raise scheme_error(spec, "needs a window")
     return w, k
 
 

@@ -12,7 +12,7 @@ from ..errors import UsageError
 from ..spec import check_positive_int, check_real
 
 
-def _check_map(window: Any, leaky_k: Any, interpolation: Any = 1.0) -> tuple[int | None, float | None, float]:
+def check_map(window: Any, leaky_k: Any, interpolation: Any = 1.0) -> tuple[int | None, float | None, float]:
     w = None if window is None else check_positive_int("window", window)
     k = None
     if leaky_k is not None:
@@ -64,7 +64,7 @@ def relative_position_matrix(length: int, window: int | None = None, leaky_k: fl
     n = check_positive_int("length", length)
     if n > 8192:
         raise UsageError(f"length {n} too large for a dense matrix (max 8192); use encoded_relative_position")
-    w, k, s = _check_map(window, leaky_k, interpolation)
+    w, k, s = check_map(window, leaky_k, interpolation)
     delta = np.subtract.outer(np.arange(n), np.arange(n)).astype(np.float64)  # (n, n) float64, i - j
     if w is None:
         out = delta / s
@@ -84,7 +84,7 @@ def max_relative_position(length: int, window: int | None = None, leaky_k: float
     ReRoPE, w + (length - 1 - w)/k for Leaky ReRoPE.
     """
     n = check_positive_int("length", length)
-    w, k, _ = _check_map(window, leaky_k)
+    w, k, _ = check_map(window, leaky_k)
     return encoded_relative_position(n - 1, w, k)
 
 

@@ -75,7 +75,7 @@ def audited_float32(cfg: LoadedConfig) -> str | None:
     return sem
 
 
-def _format(raw):
+def dtype_format(raw):
     from ...formats import get_format
 
     if isinstance(raw, int) and not isinstance(raw, bool):
@@ -101,7 +101,7 @@ def check(lt: Linting) -> list[Finding]:
     v = cfg.dtype
     if v is None:
         return []
-    fmt = _format(v.raw)
+    fmt = dtype_format(v.raw)
     target = cfg.target.number()
     if fmt is None or target is None or target != int(target) or target < 1:
         return []

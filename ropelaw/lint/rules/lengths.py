@@ -174,7 +174,7 @@ def _below(d: int, length: int, base: float) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _supported(inv_freq: tuple, limit: int) -> int:
+def men_supported_length(inv_freq: tuple, limit: int) -> int:
     from ...basebound import supported_length
 
     return supported_length(list(inv_freq), limit)
@@ -309,7 +309,7 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int, shown_onl
     if a.scheme_result is None or not 1 <= reach <= MEN_MAX_LENGTH:
         return []
     inv = tuple(float(t) for t in a.scheme_result.inv_freq)
-    sup = _supported(inv, reach)
+    sup = men_supported_length(inv, reach)
     if sup >= reach:
         return []  # B >= 0 at every distance up to the reach: the frequencies support it
     if g.base.line > 1:
