@@ -266,7 +266,8 @@ def _factor_terms(name: str, spec: RopeSpec, base: RopeSpec, target: int, s: flo
 
         extra["base_at_target"] = dynamic_ntk_base(spec.base, s, spec.d, target, t)
         cav = [Caveat(f"the base follows the running length L: base*(s*L/T - (s-1))^(d/(d-2)) past T; "
-                      f"{short(extra['base_at_target'])} at the target, plain RoPE up to {count(t)}", SOURCES["dynamic"]),
+                      f"{short(extra['base_at_target'])} at the target, plain RoPE up to {count(t)}",
+                      SOURCES["dynamic"]),
                Caveat("used without fine-tuning (YaRN sec. 3.3); past its bound a larger base with continued "
                       "training degrades faster than dynamic NTK, within it much better (seed 001)", SOURCES["liu"])]
         cost, rank, title = "none (inference)", COST_NONE, "dynamic NTK"

@@ -251,7 +251,8 @@ def iter_lint(paths: list[str], *, train=None, target=None, tune=None, progress:
 NOT_A_CONFIG = "not a config file (expected .json, .yaml, .yml or .toml)"
 
 
-def passed_over(path: str, named: bool, named_scripts: set[str], settings) -> tuple[tuple | None, UsageError | None] | None:
+def passed_over(path: str, named: bool, named_scripts: set[str],
+                settings) -> tuple[tuple | None, UsageError | None] | None:
     """None when :func:`iter_lint` lints the file; else ``(the event it yields or None, the bad-input error the
     file is when nothing given could be read, or None)``: the project's excludes, shell scripts a directory
     scan found (``unread``; read only when named), Python files (a framework's: ``unread-python`` in a scan,
