@@ -3,7 +3,7 @@ recompute as you change the setup, or open a config: ``explore("config.json")``.
 
 Two layers, so the numbers are testable without a browser: :func:`view` is pure (a state in, the plan out:
 verdict, ranked rows, caveats, the selected option's edit and period-plot data), and makes the plan
-exactly as the CLI does (``commands.plan.parse`` + ``evaluated`` of the same arguments: the same ranks,
+exactly as the CLI does (``plan_run.parse`` + ``evaluated`` of the same arguments: the same ranks,
 verdict, caveats and edits, which ``tests/test_explore.py`` checks against ``ropelaw plan``);
 :class:`Explorer` is the ipywidgets front (``pip install -e '.[notebooks]'``): sliders for d and the base
 (log scale), text inputs that take ``4k`` / ``128k`` / ``500k`` as the CLI does, the tuning length, the
@@ -104,7 +104,7 @@ def _params(p: dict) -> str:
 def view(state: ExploreState) -> View:
     """The plan for ``state``, as ``ropelaw plan`` (:func:`arguments`) makes it (pure). Bad inputs give
     ``View.error``, one line, as the CLI's."""
-    from .commands.plan import evaluated, option_lines, parse
+    from .plan_run import evaluated, option_lines, parse
     from .errors import UsageError
     from .theory import pair_table
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from .errors import UsageError
 
-__all__ = ["Rule", "Finding", "define_rule", "get_rule", "all_rules", "select_findings", "parse_selectors",
-           "SEVERITIES", "FIX_MARK"]
+__all__ = ["Rule", "Finding", "define_rule", "get_rule", "all_rules", "default_select", "select_findings",
+           "parse_selectors", "SEVERITIES", "FIX_MARK"]
 
 SEVERITIES = ("error", "warning", "info")
 FIX_MARK = "[*] "  # a fix: text opening with this is applied by `ropelaw lint --fix` (lint/fixes.py), as ruff marks one
@@ -139,6 +139,11 @@ def get_rule(code: str) -> Rule:
 def all_rules() -> list[Rule]:
     _load_all()
     return sorted(_RULES.values(), key=lambda r: r.code)
+
+
+def default_select() -> list[str]:
+    """Every rule that is on by default (``Rule.default_on``): what ``ropelaw lint`` reports without --select."""
+    return [r.code for r in all_rules() if r.default_on]
 
 
 @dataclass(frozen=True)

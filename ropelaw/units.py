@@ -3,7 +3,8 @@ tokens with binary suffixes (``128k`` = 131,072) and a RoPE base with decimal on
 
 The argparse types of every subcommand (``commands/_common.py`` re-exports them) and the lengths of
 ``[tool.ropelaw.lint]`` (``project.py``) are these functions; a value that is not one raises
-``argparse.ArgumentTypeError`` with the one-line reason.
+``argparse.ArgumentTypeError`` with the one-line reason. The help of the base flags and ``--format``
+are here too, for ``plan_run`` (the arguments ``ropelaw plan`` and ``ropelaw.explore()`` share).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from .limits import MAX_LENGTH
 
 __all__ = ["short_repr", "number", "LENGTH_SUFFIXES", "BASE_SUFFIXES", "LENGTH_HELP", "BASE_HELP", "SuffixedInt",
-           "SuffixedFloat", "suffix_note", "base", "length"]
+           "SuffixedFloat", "suffix_note", "base", "length", "PRETRAIN_HELP", "add_format"]
 
 
 def short_repr(text: str, limit: int = 40) -> str:
@@ -126,3 +127,17 @@ def _whole_length(text: str) -> int:
     if n > MAX_LENGTH:
         raise argparse.ArgumentTypeError(f"must be at most 2**53 = {MAX_LENGTH:,} tokens: {text!r}")
     return n
+
+
+# One meaning in every command (bound, base, dims, schemes, plan): --base is the base the model runs
+# with (a config's rope_theta); --pretrain-base the base it was pre-trained with, which is --base unless
+# given. Liu et al.'s setting (LLaMA 2 pre-trained at 10,000, tuned at a larger base) is
+# --pretrain-base 1e4 --base 1e6: never assumed (a Llama 3 user, pre-trained at 5e5, got a bound 22x
+# too high from the old default of 10,000).
+PRETRAIN_HELP = ("the base the model was pre-trained with (default: --base, the model as trained; Liu et al.'s "
+                 "LLaMA 2 setting, tuned at a larger base after pre-training at 10,000, is --pretrain-base 1e4; "
+                 "k and M as for --base)")
+
+
+def add_format(parser: argparse.ArgumentParser, choices=("text", "json")) -> None:
+    parser.add_argument("--format", choices=choices, default="text", help="output format (default: text)")

@@ -35,9 +35,7 @@ LONG_FUNCTIONS = {
     'ropelaw.lint.writers.hf:changes': 90,
 }
 
-LIBRARY_IMPORTS_COMMANDS = {
-    ('ropelaw.explorer', 'ropelaw.commands.plan'),
-}
+LIBRARY_IMPORTS_COMMANDS: set[tuple[str, str]] = set()
 
 # importing module -> private names it imports from other modules
 UNDERSCORE_IMPORTS = {

@@ -162,9 +162,9 @@ def test_a_raised_base_states_the_rl101_lint_reports(tmp_path):
 
 def test_an_rl101_the_plan_cannot_explain_refuses_the_edit(tmp_path, monkeypatch):
     """An RL101 in the edited file that the pretraining base does not explain is an incomplete edit: refused."""
-    from ropelaw.commands import plan_apply
+    from ropelaw import plan_check
 
-    monkeypatch.setattr(plan_apply, "lint_reading", lambda *a: None)
+    monkeypatch.setattr(plan_check, "lint_reading", lambda *a: None)
     src = tmp_path / "m.yaml"
     src.write_text(MEGATRON)
     code, out, err = run(["plan", str(src), "--target", "16k", "--apply", "base", "--dry-run"])

@@ -10,8 +10,8 @@ from typing import Any
 from ..errors import UsageError
 from ..jsonout import emit_json, json_safe  # noqa: F401  (the one JSON encoder, ropelaw/jsonout.py; re-exported)
 from ..units import (  # noqa: F401  (the argparse types, ropelaw/units.py; re-exported)
-    BASE_HELP, BASE_SUFFIXES, LENGTH_HELP, LENGTH_SUFFIXES, SuffixedFloat, SuffixedInt, base, length, number,
-    short_repr, suffix_note)
+    BASE_HELP, BASE_SUFFIXES, LENGTH_HELP, LENGTH_SUFFIXES, PRETRAIN_HELP, SuffixedFloat, SuffixedInt, add_format,
+    base, length, number, short_repr, suffix_note)
 from ..spec import RopeSpec
 
 
@@ -78,9 +78,6 @@ def _param_int(text: str) -> int:
 # given. Liu et al.'s setting (LLaMA 2 pre-trained at 10,000, tuned at a larger base) is
 # --pretrain-base 1e4 --base 1e6: never assumed (a Llama 3 user, pre-trained at 5e5, got a bound 22x
 # too high from the old default of 10,000).
-PRETRAIN_HELP = ("the base the model was pre-trained with (default: --base, the model as trained; Liu et al.'s "
-                 "LLaMA 2 setting, tuned at a larger base after pre-training at 10,000, is --pretrain-base 1e4; "
-                 "k and M as for --base)")
 NO_BASE = "give --base (the RoPE base the model runs with, rope_theta; the pretraining base too unless --pretrain-base)"
 
 
@@ -91,10 +88,6 @@ def pretrain_base_of(base: float | None, pretrain: float | None) -> float:
     if base is None:
         raise UsageError(NO_BASE)
     return base
-
-
-def add_format(parser: argparse.ArgumentParser, choices=("text", "json")) -> None:
-    parser.add_argument("--format", choices=choices, default="text", help="output format (default: text)")
 
 
 def add_rule_selection(parser: argparse.ArgumentParser, *, default: str) -> None:

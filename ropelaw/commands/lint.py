@@ -34,6 +34,7 @@ import os
 import sys
 
 from ..errors import UsageError
+from ..findings import default_select
 from .lint_report import UNREAD_SCRIPT, script_note  # noqa: F401  (lint_paths and the tests use them)
 
 HELP = "lint config.json / YAML / TOML configs: context vs. bounds, invalid values, dtype"
@@ -89,13 +90,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "atomically; the findings left are reported")
     parser.add_argument("--diff", action="store_true",
                         help="print the diff --fix would make and write nothing (exit 1 when there is one)")
-
-
-def default_select() -> list[str]:
-    """Every rule that is on by default (``Rule.default_on``)."""
-    from ..findings import all_rules
-
-    return [r.code for r in all_rules() if r.default_on]
 
 
 def off_by_default() -> list[str]:
