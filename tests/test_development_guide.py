@@ -9,6 +9,7 @@ copy. The page and the package cannot drift apart: the code the page shows is th
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import pathlib
@@ -149,3 +150,96 @@ def test_the_rule_pages_and_rule_tests_follow_the_toy_rule(copy_with_toy_rule):
               "tests/test_one_place.py")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert " passed" in out.stdout
+
+
+# -- "How the package is laid out": the map names every module, and only what exists --------------------------------
+PACKAGE = ROOT / "ropelaw"
+ENTRY = re.compile(r"^( *)(\S+)(?: {2,}|$)")
+
+
+def package_map() -> tuple[dict[str, str], dict[str, set[str]]]:
+    """The tree of the section, read as it is written: an entry is ``name/`` or ``name.py`` at two spaces more than
+    its directory's entry (its description on the same line, continued on lines indented further). Returns directory
+    (relative to ropelaw/, ``""`` for the top, ``"lint/layers/"``) -> its own text (its entries and their
+    descriptions, without those of its subdirectories), and directory -> the names of its entries."""
+    tree = blocks(section("How the package is laid out"), "")[0].splitlines()
+    assert tree[0] == "ropelaw/", tree[0]
+    own: dict[str, list[str]] = {"": []}
+    entries: dict[str, set[str]] = {"": set()}
+    stack = [(0, "")]  # (indent of the entry, directory)
+    current = ""
+    for line in tree[1:]:
+        if line and not line[0].isspace():
+            break  # scripts/ and what else lies beside the package
+        m = ENTRY.match(line)
+        indent = len(m.group(1)) if m else -1
+        if m and indent % 2 == 0 and indent <= stack[-1][0] + 2 and m.group(2).endswith(("/", ".py")):
+            while len(stack) > 1 and stack[-1][0] >= indent:
+                stack.pop()
+            parent, name = stack[-1][1], m.group(2)
+            entries[parent].add(name)
+            current = parent
+            if name.endswith("/"):
+                current = parent + name
+                stack.append((indent, current))
+                own.setdefault(current, [])
+                entries.setdefault(current, set())
+        own[current].append(line)
+    return {d: "\n".join(lines) for d, lines in own.items()}, entries
+
+
+def _named(rel: str, own: dict[str, str], entries: dict[str, set[str]]) -> bool:
+    """Whether module ``rel`` (``lint/layers/_coverage.py``) is named: an entry of its directory; its name in its
+    directory's text (``_coverage.py``, or bare as a list of them writes it: ``one reader each for torchtitan,
+    litgpt``); its path from ropelaw/ anywhere in the tree; or a stated glob (``audit/rules/static_*.py``, or
+    ``static_*.py`` in its directory's text). A package's ``__init__.py`` is its directory's entry."""
+    folder, _, name = rel.rpartition("/")
+    folder = folder + "/" if folder else ""
+    if folder not in own:
+        return False
+    if name in entries[folder] or (name == "__init__.py" and folder):
+        return True
+    text = own[folder]
+    if re.search(rf"(?<![\w/.-]){re.escape(name.removesuffix('.py'))}(\.py)?(?![\w-])", text):
+        return True
+    everything = "\n".join(own.values())
+    if re.search(rf"(?<![\w/.-])(ropelaw/)?{re.escape(rel)}\b", everything):
+        return True
+    globs = [(g, "") for g in re.findall(r"[\w/]+/[\w]*\*[\w]*\.py", everything)]
+    globs += [(g, folder) for g in re.findall(r"(?<![\w/])[\w]*\*[\w]*\.py", text)]
+    return any(fnmatch.fnmatchcase(rel, base + g.removeprefix("ropelaw/")) for g, base in globs)
+
+
+def test_the_package_map_names_every_module():
+    own, entries = package_map()
+    modules = sorted(p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py"))
+    assert len(modules) > 150 and "lint/layers/_coverage.py" in modules  # the walk sees the package
+    unnamed = [m for m in modules if not _named(m, own, entries)]
+    assert not unnamed, f"modules docs/development.md's package map does not name (one line each): {unnamed}"
+
+
+def test_the_package_map_names_only_what_exists():
+    """Every entry of the map is a file or directory of the package, and every ``x.py`` its text names in a directory
+    is there (or, written as a path, exists from ropelaw/, from the repository or from that directory): a module
+    moved or deleted takes its line with it."""
+    own, entries = package_map()
+    assert {"lint/", "lint/layers/", "audit/rules/", "methods/", "commands/"} <= set(own)
+    missing = [f"{d}{n}" for d, names in entries.items() for n in names if not (PACKAGE / d / n).exists()]
+    for folder, text in own.items():
+        for token in re.findall(r"(?<![\w/.*<-])([\w/.-]*\w\.py)\b", text):
+            where = [PACKAGE / folder / token] + ([PACKAGE / token, ROOT / token] if "/" in token else [])
+            if not any(p.exists() for p in where):
+                missing.append(f"{token} (in the text of {folder or 'ropelaw/'})")
+    assert not missing, f"docs/development.md's package map names what is not there: {missing}"
+
+
+def test_the_package_map_reader_sees_a_missing_module():
+    """The reader itself: a map without _coverage.py's mention leaves exactly that module unnamed, and one that names
+    a deleted module is refused (so the tests above cannot pass by reading nothing)."""
+    own, entries = package_map()
+    assert _named("lint/layers/_coverage.py", own, entries)
+    assert _named("audit/rules/static_io.py", own, entries)  # through the stated glob audit/rules/static_*.py
+    cut = dict(own, **{"lint/layers/": own["lint/layers/"].replace("_coverage.py", "")})
+    assert not _named("lint/layers/_coverage.py", cut, entries)
+    assert not _named("lint/layers/_generate.py", own, entries)  # moved to scripts/hf_layers.py
+    assert not _named("lint/nothing_here.py", own, entries)

@@ -148,8 +148,8 @@ def test_rules_are_documented():
 def test_coverage_block_in_the_documentation_is_the_table():
     """README / docs list what the per-layer table covers and every RoPE decoder it does not, with the reason
     the probe recorded; the block is generated from the committed table (ropelaw/lint/layers/_coverage.py)."""
+    from ropelaw.data import hf_layers
     from ropelaw.lint.layers import _coverage
-    from ropelaw.lint.layers.hf_layers import TABLES
 
     root = pathlib.Path(__file__).resolve().parents[1]
     docs = _coverage.documents(root)
@@ -159,7 +159,7 @@ def test_coverage_block_in_the_documentation_is_the_table():
         assert block.strip() == _coverage.markdown().strip(), \
             f"regenerate: python -m ropelaw.lint.layers._coverage ({p})"
     text = _coverage.markdown()
-    for version, t in TABLES.items():  # every type not covered is named, with its reason's first words
+    for version, t in hf_layers().items():  # every type not covered is named, with its reason's first words
         assert f"**transformers {version}**: {len(t['types'])} decoder model types measured" in text
         for mt in t["not_covered"]:
             assert f"`{mt}`" in text

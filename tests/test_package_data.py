@@ -61,6 +61,7 @@ def test_every_file_of_the_package_is_in_the_sdist_and_the_wheel(built):
     package = [p for p in tracked if p.startswith("ropelaw/")]
     data = [p for p in package if not p.endswith(".py")]
     assert "ropelaw/py.typed" in data and any(p.endswith(".json") for p in data), data  # the test sees data files
+    assert {"ropelaw/data/hf_defaults.json", "ropelaw/data/hf_layers.json"} <= set(data), data  # read at run time
     missing_sdist = [p for p in package if p not in in_sdist]
     missing_wheel = [p for p in package if p not in in_wheel]
     assert not missing_sdist, f"tracked under ropelaw/ but not in the sdist: {missing_sdist}"

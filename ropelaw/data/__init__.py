@@ -14,10 +14,15 @@ and what it was derived from; each table has a test against its source. The file
   abbreviations (``scripts/serving_flags.py``)
 - ``presets_<framework>.json``: named presets read from the frameworks' own code at pinned versions
   (torchtitan, litgpt, torchtune, axolotl's base models, MaxText; ``scripts/presets.py``)
+- ``hf_defaults.json``: the defaults of each transformers config class, per version and model type
+  (``scripts/hf_defaults.py``, under each version; read through :func:`hf_defaults`)
+- ``hf_layers.json``: per-layer semantics of every RoPE decoder, measured by running tiny models of each type
+  under each version (``scripts/hf_layers.py``; read through :func:`hf_layers`)
 
 :func:`read` is the one reader (cached: the tables are never changed at run time, so callers must not
 mutate what it returns), :func:`dump` the one serialisation and :func:`write` the one writer (through
-:func:`ropelaw.safeio.write_atomic`).
+:func:`ropelaw.safeio.write_atomic`); :func:`hf_defaults` and :func:`hf_layers` are :func:`read` typed for the
+two transformers tables.
 """
 
 from __future__ import annotations
@@ -25,9 +30,9 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Any
+from typing import Any, TypedDict
 
-__all__ = ["FOLDER", "path", "read", "dump", "write"]
+__all__ = ["FOLDER", "path", "read", "dump", "write", "LayerTable", "hf_defaults", "hf_layers"]
 
 FOLDER = os.path.dirname(os.path.abspath(__file__))
 
@@ -58,3 +63,25 @@ def write(name: str, table: Any, *, sort_keys: bool = False) -> str:
     write_atomic(target, dump(table, sort_keys=sort_keys))
     read.cache_clear()
     return target
+
+
+class LayerTable(TypedDict):
+    """One transformers version's part of ``hf_layers.json`` (``scripts/hf_layers.py`` says what an entry's
+    fields mean and how each is measured)."""
+
+    types: dict[str, dict[str, Any]]  # model_type -> entry: class, layers_key, kinds, nope, behaviour, ...
+    wrappers: dict[str, str]  # composite model_type -> the model_type of its text model
+    not_covered: dict[str, str]  # model_type -> why it has no entry
+
+
+def hf_defaults() -> dict[str, dict[str, dict[str, Any]]]:
+    """transformers version -> model_type -> the defaults of its config class (``_class`` names the class;
+    ``hf_defaults.json``, cached: do not mutate)."""
+    versions: dict[str, dict[str, dict[str, Any]]] = read("hf_defaults")["versions"]
+    return versions
+
+
+def hf_layers() -> dict[str, LayerTable]:
+    """transformers version -> its per-layer table (``hf_layers.json``, cached: do not mutate)."""
+    versions: dict[str, LayerTable] = read("hf_layers")["versions"]
+    return versions

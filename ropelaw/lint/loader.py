@@ -28,7 +28,7 @@ Normalisation (the key each value came from is kept, with its line and column):
   rotates half of ``kv_channels`` (its ``RotaryEmbedding(rotary_dim // 2)``).
 - base: ``rope_theta`` / ``rotary_emb_base`` / ``rotary_base`` (or inside
   ``rope_parameters``); ChatGLM ``10000 * rope_ratio``; absent, the default of the
-  ``model_type``'s transformers config class (``dialects/hf_defaults.py``, generated from
+  ``model_type``'s transformers config class (``ropelaw/data/hf_defaults.json``, generated from
   transformers 4.57.1 and 5.23.0, e.g. 10000 for ``llama``), and the value says so.
 - scheme: ``rope_type`` or the older ``type`` (``su`` is LongRoPE's old name; ``mrope`` is
   plain RoPE over sections, as transformers runs it).

@@ -7,7 +7,7 @@ variable ``ROPELAW_HF_SEMANTICS`` (``4.57.1`` or ``5.23.0``) forces one.
 
 Sources: transformers 4.57.1 and 5.23.0, ``src/transformers/modeling_rope_utils.py`` (the RoPE
 functions, ``standardize_rope_params``) and the config classes of each ``model_type``
-(``hf_defaults.py``, generated from them).
+(``ropelaw/data/hf_defaults.json``, generated from them).
 """
 
 from __future__ import annotations
@@ -139,9 +139,10 @@ def _dist_info_version(name: str) -> str | None:
 
 def defaults(model_type: str, semantics: str | None = None) -> dict[str, Any]:
     """Defaults of ``model_type``'s transformers config class (``_class`` names it)."""
-    from .hf_defaults import TABLES
+    from ...data import hf_defaults
 
-    table = TABLES.get(semantics or semantics_version()) or TABLES[NEWEST]
+    tables = hf_defaults()
+    table = tables.get(semantics or semantics_version()) or tables[NEWEST]
     found = table.get(model_type)
     if found is None:
         found = REMOTE_DEFAULTS.get(model_type, {})

@@ -1,6 +1,6 @@
 """What the per-layer table covers, as a Markdown block for the documentation: per transformers
 version, the model types whose layers are measured and every type with a RoPE module that is not,
-with the reason the probe recorded (``hf_layers.py``'s ``not_covered``).
+with the reason the probe recorded (``ropelaw/data/hf_layers.json``'s ``not_covered``).
 
     python -m ropelaw.lint.layers._coverage   # rewrite the block wherever README.md / docs/ hold it
 
@@ -39,7 +39,9 @@ def _first_line(why: str, limit: int = 150) -> str:
 def markdown(tables: dict | None = None) -> str:
     """The block (without its markers) for ``tables`` (default: the committed table)."""
     if tables is None:
-        from .hf_layers import TABLES as tables
+        from ...data import hf_layers
+
+        tables = hf_layers()
     out = []
     for version in sorted(tables):
         t = tables[version]

@@ -2,7 +2,7 @@
 rotary it applies (frequencies, attention factor, rotated dims) and the span it attends (full,
 sliding window W, chunk C), as the layer's forward does it.
 
-Needs torch and transformers (the generator of ``hf_layers.py`` and the ``hf`` tests use it; the
+Needs torch and transformers (the generator of ``hf_layers.json`` and the ``hf`` tests use it; the
 linter never imports it). How a layer is observed (no reading of the modeling code):
 
 - attention: transformers' attention modules call ``ALL_ATTENTION_FUNCTIONS[config._attn_implementation]``;

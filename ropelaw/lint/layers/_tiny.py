@@ -1,5 +1,5 @@
 """Which transformers model types the probe runs, and the tiny configuration of each (the config
-class's defaults, shrunk). Needs transformers (the generator of ``hf_layers.py`` and the ``hf`` tests
+class's defaults, shrunk). Needs transformers (the generator of ``hf_layers.json`` and the ``hf`` tests
 use it; the linter never imports it). :mod:`._probe` runs the models and observes their layers.
 """
 

@@ -1,6 +1,6 @@
 """Default per-layer lists (``layer_types``, ``no_rope_layers``): the rule a config class follows when a
 file has none, fitted to the class's own output for many depths and settings (part of
-``_generate.py``'s measurement; the rules are expanded by :func:`ropelaw.lint.layers.expand_rule`).
+``scripts/hf_layers.py``'s measurement; the rules are expanded by :func:`ropelaw.lint.layers.expand_rule`).
 Needs transformers.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _tiny, expand_rule
+from ropelaw.lint.layers import _tiny, expand_rule
 
 RULE_LAYERS = tuple(range(1, 14)) + (24, 37)  # depths at which a default-list rule is fitted
 
@@ -16,10 +16,10 @@ RULE_LAYERS = tuple(range(1, 14)) + (24, 37)  # depths at which a default-list r
 # -----------------------------------------------------------------------------------------
 # default per-layer lists: a rule fitted to the config class
 # -----------------------------------------------------------------------------------------
-def _class_list(cls, base: dict, key: str, n: int, **change) -> list | None:
+def class_list(cls, base: dict, key: str, n: int, **change) -> list | None:
     kw = {k: v for k, v in base.items() if k != key and not (isinstance(v, list) and len(v) == _tiny.LAYERS)}
     kw.update(change)
-    kw[_layers_key(cls)] = n
+    kw[layers_key(cls)] = n
     try:
         with _tiny.quiet():
             value = getattr(cls(**kw), key, None)
@@ -28,7 +28,7 @@ def _class_list(cls, base: dict, key: str, n: int, **change) -> list | None:
     return list(value) if isinstance(value, (list, tuple)) else None
 
 
-def _layers_key(cls) -> str:
+def layers_key(cls) -> str:
     return dict(getattr(cls, "attribute_map", None) or {}).get("num_hidden_layers", "num_hidden_layers")
 
 
@@ -109,7 +109,7 @@ def _fit_periodic(lists: dict[int, list]) -> dict | None:
 def default_rule(cls, base: dict, key: str) -> dict:
     lists = {}
     for n in RULE_LAYERS:
-        lst = _class_list(cls, base, key, n)
+        lst = class_list(cls, base, key, n)
         if lst is None or len(lst) != n:
             return {"rule": "unknown", "why": f"the config class gives no {key} of {n} entries for {n} layers"}
         lists[n] = lst
@@ -121,15 +121,15 @@ def default_rule(cls, base: dict, key: str) -> dict:
     params = {k: v for k, v in _signature_params(cls).items() if k not in d}  # 4.x: read in __init__, not kept
     for k, v in list(d.items()) + list(params.items()):
         if isinstance(v, bool) and k not in (key,):
-            lst = _class_list(cls, base, key, 24, **{k: not v})
+            lst = class_list(cls, base, key, 24, **{k: not v})
             if lst is not None and lst != ref:
                 flags[k] = not v
             continue
-        if k in (key, _layers_key(cls)) or not isinstance(v, int) or not 0 < v <= 64:
+        if k in (key, layers_key(cls)) or not isinstance(v, int) or not 0 < v <= 64:
             continue
         variants = {}
         for new in (v + 1, v + 2):
-            lst = _class_list(cls, base, key, 24, **{k: new})
+            lst = class_list(cls, base, key, 24, **{k: new})
             if lst is not None and lst != ref:
                 variants[new] = lst
         if variants:
@@ -155,7 +155,7 @@ def _index_list(cls, base: dict, key: str, d: dict) -> dict | None:
     for name in names:
         got = {}
         for idx in INDEX_PROBES:
-            lst = _class_list(cls, base, key, 24, **{name: list(idx)})
+            lst = class_list(cls, base, key, 24, **{name: list(idx)})
             if lst is None or len(lst) != 24:
                 break
             got[tuple(idx)] = lst
