@@ -30,7 +30,7 @@ Pure numpy: importable without torch (``audits/run.py`` stores the counts in eac
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import ml_dtypes
 import numpy as np

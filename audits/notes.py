@@ -637,7 +637,7 @@ def target_verdict(doc, rt, st_counts, verdicts, ck_counts) -> dict[str, str]:
     drift: set[str] = set()
     sine_lost: set[str] = set()
     magnitude: dict[str, float] = {}
-    for (m, dtype, n, scen), row in rt.rows.items():
+    for (m, _dtype, _n, scen), row in rt.rows.items():
         if row.get("path") == "sine lost":  # not a collision: the complex cache came back real (RP305)
             sine_lost.add(scen)
             continue

@@ -518,7 +518,7 @@ def readme(docs: list[dict[str, Any]], sums: list[dict[str, Any]], timing: dict[
            + " | fp16 inf | freq. rounded by cast | checkpoint | verdict |")
     out.append(hdr)
     out.append("|" + "---|" * (hdr.count("|") - 1))
-    for doc, s in zip(docs, sums):
+    for doc, s in zip(docs, sums, strict=True):  # one summary per report
         st = ", ".join(f"{c} x{n}" for c, n in sorted(s["static_counts"].items())) or "none"
         if not any(r["kind"] == "static" for r in doc["results"]):
             st = "not run"
@@ -563,7 +563,7 @@ def crosscheck(docs: list[dict[str, Any]], sums: list[dict[str, Any]]) -> list[s
         return []
     closed = json.loads(path.read_text())
     agree, disagree, examples = 0, [], {}
-    for doc, s in zip(docs, sums):
+    for doc, s in zip(docs, sums, strict=True):  # one summary per report
         for (m, dtype, n, scen), row in s["rt"].rows.items():
             if row.get("path") != "positions rounded":
                 continue

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import hashlib
 import concurrent.futures as cf
 import datetime as _dt
@@ -257,10 +258,8 @@ def run_batch(commands: list[list[str]], cwd: Path, pythonpath: list[Path]) -> l
     res = run_cmd(BATCH, cwd, pythonpath, stdin=json.dumps(commands))
     out = []
     for line in res["stdout"].splitlines():
-        try:
+        with contextlib.suppress(json.JSONDecodeError):  # a line that is not a result (a warning)
             out.append(json.loads(line))
-        except json.JSONDecodeError:
-            pass
     for argv in commands[len(out):]:  # the batch process died before these
         out.append({"argv": ["ropelaw", *argv], "exit_code": res["exit_code"] if res["exit_code"] else -4,
                     "seconds": 0, "stdout": "", "stderr": "batch process ended early: " + last_lines(res["stderr"])})
@@ -369,7 +368,7 @@ def run_job(job: Job) -> list[dict[str, Any]]:
     if job.kind == "runtime":
         outs = run_batch([b["cmd"] for b in job.batch], job.cwd, job.pythonpath)
         recs = []
-        for b, r in zip(job.batch, outs):
+        for b, r in zip(job.batch, outs, strict=True):  # run_batch: one result per command
             meta = {k: v for k, v in b.items() if k != "cmd"}
             recs.append({**meta, **r, "env": "PYTHONPATH=" + _rel(job.pythonpath[0])})
         return recs
@@ -380,14 +379,12 @@ def run_job(job: Job) -> list[dict[str, Any]]:
     made = run_cmd(job.argv, job.cwd, job.pythonpath)
     files = []
     for line in made["stdout"].splitlines():
-        try:
+        with contextlib.suppress(json.JSONDecodeError):
             files.append(json.loads(line))
-        except json.JSONDecodeError:
-            pass
     audits = []
     if files:
         outs = run_batch([["audit", "checkpoint", f["file"], "--format", "json"] for f in files], ROOT, [])
-        for f, r in zip(files, outs):
+        for f, r in zip(files, outs, strict=True):  # run_batch: one result per command
             r["argv"] = [_rel(a) if a.startswith(str(ROOT)) else a for a in r["argv"]]
             audits.append({**f, "file": _rel(f["file"]), **r})
     made["stdout"] = ""

@@ -239,53 +239,58 @@ def bench_decode(lengths, w: int, repeats: int) -> list[dict]:
     - rerope_unrotated: the older path, a cache of un-rotated keys with the last w keys
       rotated back every step (``rerope_decode``; Leaky would rotate all N).
     """
-    import torch
-    import torch.nn.functional as F
-
-    from ropelaw.methods import apply_rope, far_rotation, rerope_decode, rerope_decode_rotated, rope_inv_freq
-
-    inv = rope_inv_freq(D)
     rows = []
     for N in lengths:
-        g = torch.Generator().manual_seed(N)
-        q, k_new = torch.randn(B, H, 1, D, generator=g), torch.randn(B, H, 1, D, generator=g)
-        k, v = torch.randn(B, H, N, D, generator=g), torch.randn(B, H, N, D, generator=g)
-        pos = torch.arange(N)
-        k_rot = apply_rope(k, pos)  # the standard cache holds rotated keys
-        far = {kk: far_rotation(k_rot, pos, w, kk, "key", inv_freq=inv) for kk in (None, 16.0)}
-        i = N - 1
-        here = torch.tensor([i])
-
-        def standard():
-            qr, kr = apply_rope(q, i), apply_rope(k_new, i)  # noqa: F841  (kr would be appended)
-            return F.scaled_dot_product_attention(qr, k_rot, v)
-
-        def cached(kk):
-            def step():
-                qr, kr = apply_rope(q, i), apply_rope(k_new, i)
-                qf = far_rotation(qr, here, w, kk, "query", inv_freq=inv)
-                far_rotation(kr, here, w, kk, "key", inv_freq=inv)  # the new far key (appended in use)
-                return rerope_decode_rotated(qr, qf, k_rot, far[kk], v, w, scale=D ** -0.5)
-            return step
-
-        fns = {"rope": standard, "rerope": cached(None), "leaky": cached(16.0),
-               "rerope_unrotated": lambda: rerope_decode(q, k, v, i, w)}
-        torch.set_num_threads(1)  # supplementary: no OpenMP hand-offs, the algorithmic cost alone
-        t1 = interleaved(fns, repeats * 5)
-        torch.set_num_threads(THREADS)
-        t = interleaved(fns, repeats * 5)
-        row = {"cache": N, "window": w, "rope_step_us": 1e6 * t["rope"],
-               "rerope_ratio": t["rerope"] / t["rope"], "leaky_k16_ratio": t["leaky"] / t["rope"],
-               "rerope_unrotated_ratio": t["rerope_unrotated"] / t["rope"],
-               "rerope_ratio_1thread": t1["rerope"] / t1["rope"], "leaky_k16_ratio_1thread": t1["leaky"] / t1["rope"],
-               "rerope_unrotated_ratio_1thread": t1["rerope_unrotated"] / t1["rope"],
-               "loadavg_1min": os.getloadavg()[0]}
+        row = _decode_row(N, w, repeats)
         rows.append(row)
         print(f"decode cache={N:6d} w={w}: rope {row['rope_step_us']:7.0f} us  rerope x{row['rerope_ratio']:.2f}  "
               f"leaky(k=16) x{row['leaky_k16_ratio']:.2f}  un-rotated rerope x{row['rerope_unrotated_ratio']:.2f}"
               f"  | 1 thread: rerope x{row['rerope_ratio_1thread']:.2f} leaky x{row['leaky_k16_ratio_1thread']:.2f}"
               f" un-rotated x{row['rerope_unrotated_ratio_1thread']:.2f}  (load {row['loadavg_1min']:.1f})", flush=True)
     return rows
+
+
+def _decode_row(N: int, w: int, repeats: int) -> dict:
+    """:func:`bench_decode`'s measurement at cache length ``N`` (its step functions close over this call's tensors)."""
+    import torch
+    import torch.nn.functional as F
+
+    from ropelaw.methods import apply_rope, far_rotation, rerope_decode, rerope_decode_rotated, rope_inv_freq
+
+    inv = rope_inv_freq(D)
+    g = torch.Generator().manual_seed(N)
+    q, k_new = torch.randn(B, H, 1, D, generator=g), torch.randn(B, H, 1, D, generator=g)
+    k, v = torch.randn(B, H, N, D, generator=g), torch.randn(B, H, N, D, generator=g)
+    pos = torch.arange(N)
+    k_rot = apply_rope(k, pos)  # the standard cache holds rotated keys
+    far = {kk: far_rotation(k_rot, pos, w, kk, "key", inv_freq=inv) for kk in (None, 16.0)}
+    i = N - 1
+    here = torch.tensor([i])
+
+    def standard():
+        qr, kr = apply_rope(q, i), apply_rope(k_new, i)  # noqa: F841  (kr would be appended)
+        return F.scaled_dot_product_attention(qr, k_rot, v)
+
+    def cached(kk):
+        def step():
+            qr, kr = apply_rope(q, i), apply_rope(k_new, i)
+            qf = far_rotation(qr, here, w, kk, "query", inv_freq=inv)
+            far_rotation(kr, here, w, kk, "key", inv_freq=inv)  # the new far key (appended in use)
+            return rerope_decode_rotated(qr, qf, k_rot, far[kk], v, w, scale=D ** -0.5)
+        return step
+
+    fns = {"rope": standard, "rerope": cached(None), "leaky": cached(16.0),
+           "rerope_unrotated": lambda: rerope_decode(q, k, v, i, w)}
+    torch.set_num_threads(1)  # supplementary: no OpenMP hand-offs, the algorithmic cost alone
+    t1 = interleaved(fns, repeats * 5)
+    torch.set_num_threads(THREADS)
+    t = interleaved(fns, repeats * 5)
+    return {"cache": N, "window": w, "rope_step_us": 1e6 * t["rope"],
+            "rerope_ratio": t["rerope"] / t["rope"], "leaky_k16_ratio": t["leaky"] / t["rope"],
+            "rerope_unrotated_ratio": t["rerope_unrotated"] / t["rope"],
+            "rerope_ratio_1thread": t1["rerope"] / t1["rope"], "leaky_k16_ratio_1thread": t1["leaky"] / t1["rope"],
+            "rerope_unrotated_ratio_1thread": t1["rerope_unrotated"] / t1["rope"],
+            "loadavg_1min": os.getloadavg()[0]}
 
 
 def bench_generate(lengths, w: int, steps: int, rounds: int) -> list[dict]:
@@ -296,12 +301,8 @@ def bench_generate(lengths, w: int, steps: int, rounds: int) -> list[dict]:
     step time of each is reported. Both start from their own prefill (the patched one also
     fills its far-key cache).
     """
-    import statistics
-
     import torch
     import transformers
-
-    from ropelaw.methods import patch_model
 
     torch.manual_seed(0)
     cfg = transformers.LlamaConfig(vocab_size=1024, hidden_size=1024, intermediate_size=2048, num_hidden_layers=2,
@@ -310,33 +311,7 @@ def bench_generate(lengths, w: int, steps: int, rounds: int) -> list[dict]:
     model = transformers.LlamaForCausalLM(cfg).eval()
     rows = []
     for L in lengths:
-        prompt = torch.randint(3, 1024, (1, L), generator=torch.Generator().manual_seed(L))
-        nxt = torch.randint(3, 1024, (1, steps), generator=torch.Generator().manual_seed(L + 1))
-        times = {"rope": [], "rerope": [], "leaky": []}
-        prefill = {"rope": [], "rerope": [], "leaky": []}
-
-        def run(name):
-            with torch.no_grad():
-                t0 = time.perf_counter()
-                cache = model(prompt, use_cache=True).past_key_values
-                prefill[name].append(time.perf_counter() - t0)
-                for s in range(steps):
-                    t0 = time.perf_counter()
-                    model(nxt[:, s: s + 1], past_key_values=cache, use_cache=True)
-                    times[name].append(time.perf_counter() - t0)
-
-        for _ in range(rounds):
-            run("rope")
-            with patch_model(model, "rerope", window=w):
-                run("rerope")
-            with patch_model(model, "leaky_rerope", window=w, leaky_k=16.0):
-                run("leaky")
-        med = {n: statistics.median(t) for n, t in times.items()}
-        pre = {n: statistics.median(t) for n, t in prefill.items()}
-        row = {"prompt": L, "window": w, "rope_token_ms": 1e3 * med["rope"],
-               "rerope_token_ratio": med["rerope"] / med["rope"], "leaky_k16_token_ratio": med["leaky"] / med["rope"],
-               "rope_prefill_s": pre["rope"], "rerope_prefill_ratio": pre["rerope"] / pre["rope"],
-               "leaky_k16_prefill_ratio": pre["leaky"] / pre["rope"], "loadavg_1min": os.getloadavg()[0]}
+        row = _generate_row(model, L, w, steps, rounds)
         rows.append(row)
         print(f"generate prompt={L:6d} w={w}: token {row['rope_token_ms']:.1f} ms  rerope "
               f"x{row['rerope_token_ratio']:.2f}"
@@ -344,6 +319,43 @@ def bench_generate(lengths, w: int, steps: int, rounds: int) -> list[dict]:
               f"x{row['rerope_prefill_ratio']:.2f}  leaky x{row['leaky_k16_prefill_ratio']:.2f}"
               f"  (load {row['loadavg_1min']:.1f})", flush=True)
     return rows
+
+
+def _generate_row(model, L: int, w: int, steps: int, rounds: int) -> dict:
+    """:func:`bench_generate`'s measurement at prompt length ``L`` (``run`` closes over this call's prompt)."""
+    import statistics
+
+    import torch
+
+    from ropelaw.methods import patch_model
+
+    prompt = torch.randint(3, 1024, (1, L), generator=torch.Generator().manual_seed(L))
+    nxt = torch.randint(3, 1024, (1, steps), generator=torch.Generator().manual_seed(L + 1))
+    times: dict[str, list[float]] = {"rope": [], "rerope": [], "leaky": []}
+    prefill: dict[str, list[float]] = {"rope": [], "rerope": [], "leaky": []}
+
+    def run(name):
+        with torch.no_grad():
+            t0 = time.perf_counter()
+            cache = model(prompt, use_cache=True).past_key_values
+            prefill[name].append(time.perf_counter() - t0)
+            for s in range(steps):
+                t0 = time.perf_counter()
+                model(nxt[:, s: s + 1], past_key_values=cache, use_cache=True)
+                times[name].append(time.perf_counter() - t0)
+
+    for _ in range(rounds):
+        run("rope")
+        with patch_model(model, "rerope", window=w):
+            run("rerope")
+        with patch_model(model, "leaky_rerope", window=w, leaky_k=16.0):
+            run("leaky")
+    med = {n: statistics.median(t) for n, t in times.items()}
+    pre = {n: statistics.median(t) for n, t in prefill.items()}
+    return {"prompt": L, "window": w, "rope_token_ms": 1e3 * med["rope"],
+            "rerope_token_ratio": med["rerope"] / med["rope"], "leaky_k16_token_ratio": med["leaky"] / med["rope"],
+            "rope_prefill_s": pre["rope"], "rerope_prefill_ratio": pre["rerope"] / pre["rope"],
+            "leaky_k16_prefill_ratio": pre["leaky"] / pre["rope"], "loadavg_1min": os.getloadavg()[0]}
 
 
 def main(argv=None) -> int:

@@ -67,10 +67,10 @@ def class_defaults(model_type: str) -> dict | None:
             value = flat.get(key, value)
             if key == "rope_theta" and isinstance(rp.get("sliding_attention"), dict):
                 out["rope_local_base_freq"] = rp["sliding_attention"].get("rope_theta")
-        if key == "head_dim" and value is not None:
-            # a default only when it is not hidden_size // num_attention_heads (Gemma: 256)
-            if value == _attr(cfg, "hidden_size", 0) // max(_attr(cfg, "num_attention_heads", 1) or 1, 1):
-                value = None
+        # head_dim: a default only when it is not hidden_size // num_attention_heads (Gemma: 256)
+        if key == "head_dim" and value is not None and \
+                value == _attr(cfg, "hidden_size", 0) // max(_attr(cfg, "num_attention_heads", 1) or 1, 1):
+            value = None
         if key == "partial_rotary_factor" and value == 1.0:
             value = None
         if key == "max_position_embeddings" and value is None:

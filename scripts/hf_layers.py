@@ -143,10 +143,7 @@ def _behaviour(obs, named: dict[str, float]) -> tuple:
     "key:<key>" / "none" / "?" (a base none of the probe's settings gave)."""
     if obs.span == "none":
         return (False, "none", "none", None)
-    if obs.rope is None:
-        rot = "none"
-    else:
-        rot = _which(_bases_of(obs), named) or "?"
+    rot = "none" if obs.rope is None else (_which(_bases_of(obs), named) or "?")
     offset = None
     if obs.span == "window":
         offset = obs.size - _probe.WINDOW
@@ -350,7 +347,7 @@ def _mark_unscaled(model_type, class_name, base, marks, d, kinds_key, nope_key, 
         probe = _probe.observe(model_type, class_name, over)
         if probe.error or ref.error:
             continue
-        for obs, r in zip(probe.layers, ref.layers):
+        for obs, r in zip(probe.layers, ref.layers, strict=True):  # the same model: one entry per layer
             if obs.rope is None or r.rope is None or obs.problem:
                 continue
             sig = "|".join(sig_value(probe.config.get(k, [None] * len(probe.layers))[obs.index]) if k else "-"

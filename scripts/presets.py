@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import glob
 import importlib.util
 import operator
@@ -64,7 +65,7 @@ def value(node: ast.AST, env: dict[str, Any] | None = None) -> Any:
     if isinstance(node, (ast.List, ast.Tuple)):
         return [value(e, env) for e in node.elts]
     if isinstance(node, ast.Dict):
-        return {value(k, env): value(v, env) for k, v in zip(node.keys, node.values)}
+        return {value(k, env): value(v, env) for k, v in zip(node.keys, node.values, strict=True)}
     if isinstance(node, ast.Name) and node.id in env:
         return env[node.id]
     if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
@@ -82,7 +83,8 @@ def value(node: ast.AST, env: dict[str, Any] | None = None) -> Any:
 
 
 def wheel_sources(dl: str, package: str) -> tuple[zipfile.ZipFile, str]:
-    """The wheel of ``package`` at the version pinned in :data:`PINS`, under ``dl`` (``dl/<package>/``, ``dl/`` or ``dl/<package>-*/``)."""
+    """The wheel of ``package`` at the version pinned in :data:`PINS`, under ``dl`` (``dl/<package>/``, ``dl/`` or
+    ``dl/<package>-*/``)."""
     norm = package.replace("-", "_")
     pin = PINS[package][1]
     name = f"{norm}-{pin}-*.whl"
@@ -115,10 +117,8 @@ def dataclass_defaults(tree: ast.Module, cls: str, classes: dict[str, ast.ClassD
                 if isinstance(fac, ast.Name) and fac.id in classes:
                     out[stmt.target.id] = {"__class__": fac.id, **dataclass_defaults(tree, fac.id, classes)}
                 continue
-            try:
+            with contextlib.suppress(Unknown):  # a default the reader cannot evaluate: left out
                 out[stmt.target.id] = value(v)
-            except Unknown:
-                pass
     return out
 
 
@@ -160,7 +160,7 @@ def torchtitan_table(dl: str) -> dict[str, Any]:
         init = ast.parse(_read(zf, base + "__init__.py"))
         flavors = next(n.value for n in ast.walk(init) if isinstance(n, ast.Assign)
                        and any(getattr(t, "id", "") == var for t in n.targets))
-        for key_node, call in zip(flavors.keys, flavors.values):
+        for key_node, call in zip(flavors.keys, flavors.values, strict=True):
             name = value(key_node)
             args = {**defaults, **{k: with_class_defaults(v, args_tree) for k, v in value(call).items()
                                    if k != "__class__"}}
@@ -246,12 +246,10 @@ def _func_defaults(fn: ast.FunctionDef) -> dict[str, Any]:
     args = fn.args.args + fn.args.kwonlyargs
     defaults = [None] * (len(fn.args.args) - len(fn.args.defaults)) + list(fn.args.defaults) + list(fn.args.kw_defaults)
     out = {}
-    for a, d in zip(args, defaults):
+    for a, d in zip(args, defaults, strict=True):  # defaults padded with None to one per argument
         if d is not None:
-            try:
+            with contextlib.suppress(Unknown):
                 out[a.arg] = value(d)
-            except Unknown:
-                pass
     return out
 
 
@@ -354,10 +352,8 @@ def _tune_rope(fn: ast.FunctionDef, args: dict[str, Any], scaled_defaults: dict[
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             target = stmt.targets[0].id
             if target == "head_dim" and "head_dim" not in args:
-                try:
+                with contextlib.suppress(Unknown, TypeError, ZeroDivisionError):
                     env["head_dim"] = value(stmt.value, env)
-                except (Unknown, TypeError, ZeroDivisionError):
-                    pass
             if target == "rope" and isinstance(stmt.value, ast.Call):
                 cls = getattr(stmt.value.func, "id", None)
                 if cls not in TUNE_ROPES:
@@ -448,7 +444,7 @@ def axolotl_table(litgpt: dict[str, Any]) -> dict[str, Any]:
     ``hf_config`` org/name), plus the public mirrors axolotl's examples use; without the repositories
     whose config.json litgpt does not encode (:data:`NOT_THE_HUB_CONFIG`)."""
     out = {}
-    for name, e in litgpt["presets"].items():
+    for e in litgpt["presets"].values():
         repo = e.get("hf_repo")
         v = e["values"]
         if not repo or v.get("rope_local_base_freq") or (v.get("sliding_window_indices")

@@ -3,8 +3,9 @@ writer, so the files are what llama.cpp's Python tooling writes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

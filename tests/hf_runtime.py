@@ -131,9 +131,9 @@ def rotary_class(config):
             continue
         for attr in dir(mod):
             cls = getattr(mod, attr)
-            if attr.endswith("TextRotaryEmbedding") or (attr.endswith("RotaryEmbedding") and "Vision" not in attr):
-                if isinstance(cls, type):
-                    return cls
+            if (attr.endswith("TextRotaryEmbedding") or (attr.endswith("RotaryEmbedding") and "Vision" not in attr)) \
+                    and isinstance(cls, type):
+                return cls
     return None
 
 

@@ -19,7 +19,7 @@ import textwrap
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"

@@ -38,7 +38,7 @@ def _macro(name: str) -> list[str]:
     """Ops of one ``#define NAME(_)`` macro of autocast_mode.h, as ``op`` or ``op.overload``."""
     with open(HEADER, encoding="utf-8") as fh:
         text = fh.read()
-    m = re.search(r"#define %s\(_\)(.*?)\n\n" % re.escape(name), text, re.S)
+    m = re.search(rf"#define {re.escape(name)}\(_\)(.*?)\n\n", text, re.S)
     assert m, f"{name} not found in {HEADER}"
     body = m.group(1)
     if name == "AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE":

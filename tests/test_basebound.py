@@ -52,7 +52,7 @@ def test_sums_match_mpmath_up_to_a_million():
     rng = np.random.default_rng(0)
     ms = sorted(set(rng.integers(0, 1_100_000, size=40).tolist()) | {0, 1, 1_048_576})
     got = b_m_theta(np.array(ms), theta)
-    for m, g in zip(ms, got):
+    for m, g in zip(ms, got, strict=True):
         assert abs(g - float(b_exact(m, theta))) < 1e-8, m
     # the blocked evaluator (used by supported_length) agrees with direct sums as well
     from ropelaw.basebound import _sums
@@ -72,7 +72,7 @@ def test_signs_are_exact_where_the_sum_is_within_rounding_of_zero():
     # two pairs cancelling to ~0: theta and pi - theta (cos(m(pi-t)) = (-1)^m cos(mt))
     theta = [0.3, math.pi - 0.3]
     vals = b_m_theta(np.arange(1, 200), theta)
-    for m, v in zip(range(1, 200), vals):
+    for m, v in zip(range(1, 200), vals, strict=True):
         assert (v < 0) == (b_exact(m, theta) < 0), m
 
 

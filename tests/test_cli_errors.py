@@ -99,7 +99,7 @@ def _cases() -> list[tuple[list[str], int]]:
     # --- schemes and their parameters
     bad(BOUND + ["--scheme", "nope"])
     bad(BOUND + ["--scheme", ""])
-    for scheme, need in (("yarn", "factor"), ("dynamic", "factor"), ("linear", "factor"), ("ntk", "factor"),
+    for scheme, _need in (("yarn", "factor"), ("dynamic", "factor"), ("linear", "factor"), ("ntk", "factor"),
                          ("llama3", "factor"), ("rerope", "window"), ("leaky_rerope", "window")):
         bad(BOUND + ["--scheme", scheme])  # missing required parameter
     for v in NOT_NUMBERS[:3] + ["0", "-1"]:

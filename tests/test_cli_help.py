@@ -113,7 +113,7 @@ def test_rule_all_columns_never_run_into_each_other(capsys):
     lines = out.splitlines()
     assert code == 0 and len(lines) == len(rules)
     name_end = max(len(r.code) + 2 + len(r.name) for r in rules)  # the widest name, e.g. RL104's
-    for rule, line in zip(rules, lines):
+    for rule, line in zip(rules, lines, strict=True):
         assert line.startswith(f"{rule.code}  {rule.name} ")
         assert line[name_end:name_end + 2] == "  " and line[name_end + 2:].startswith(rule.severity)
         assert line.endswith(rule.summary)

@@ -27,7 +27,7 @@ def curve_mp(d: int, base: float, m: float) -> float:
 def test_curve_matches_mpmath(d, base):
     ms = [0, 1, 2, 7, 50, 128, 255, 1000, 12345.5]
     got = decay_curve(d, base, ms)
-    for m, g in zip(ms, got):
+    for m, g in zip(ms, got, strict=True):
         assert g == pytest.approx(curve_mp(d, base, m), rel=1e-12, abs=1e-12)
 
 

@@ -118,7 +118,7 @@ def test_the_front_page_is_readme_with_its_links_made_relative_to_docs():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     front = hooks.front_page(readme)
     problems = []
-    for number, bang, target in links_of_text(front):
+    for number, _bang, target in links_of_text(front):
         path = target.partition("#")[0]
         if not path or re.match(r"[a-z][a-z0-9+.-]*:", target):
             continue

@@ -93,9 +93,9 @@ def test_rerope_with_a_covering_window_changes_nothing(tiny_llama, capsys):
     plain = run_json(capsys, *args)
     wide = run_json(capsys, *args, "--method", "rerope", "--window", "512")
     narrow = run_json(capsys, *args, "--method", "rerope", "--window", "8")
-    for a, b in zip(plain["rows"], wide["rows"]):
+    for a, b in zip(plain["rows"], wide["rows"], strict=True):
         assert a["loss"] == pytest.approx(b["loss"], abs=1e-4)
-    assert any(abs(a["loss"] - b["loss"]) > 1e-4 for a, b in zip(plain["rows"], narrow["rows"]))
+    assert any(abs(a["loss"] - b["loss"]) > 1e-4 for a, b in zip(plain["rows"], narrow["rows"], strict=True))
     assert narrow["predicted_bound"] is None and "unbounded" in narrow["prediction"]  # w <= T - 1: unbounded
 
 

@@ -94,7 +94,7 @@ def test_evaluate_as_it_runs_equals_a_forward_per_length():
     assert grouped[:16] == pytest.approx(plain[:16], rel=1e-5, abs=1e-6)
     # one forward over all 60 tokens runs every position at seq_len 60: not what dynamic NTK does as it runs
     whole, _ = runs.evaluate(model, samples, pm)
-    assert max(abs(a - b) for a, b in zip(whole[16:], exact[16:])) > 1e-3
+    assert max(abs(a - b) for a, b in zip(whole[16:], exact[16:], strict=True)) > 1e-3
 
 
 # -- the steepest rise (a reading of the curves, added after the quick run) ------------------

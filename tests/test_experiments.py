@@ -163,8 +163,8 @@ SMALL = ModelConfig(d_model=16, n_layers=1, n_heads=2, head_dim=8, train_len=16)
 
 def test_model_init_is_fixed_by_the_seed():
     a, b, c = TinyLM(SMALL, seed=3), TinyLM(SMALL, seed=3), TinyLM(SMALL, seed=4)
-    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
-    assert not all(torch.equal(p, q) for p, q in zip(a.parameters(), c.parameters()))
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
+    assert not all(torch.equal(p, q) for p, q in zip(a.parameters(), c.parameters(), strict=True))
 
 
 def test_training_is_deterministic():
@@ -175,7 +175,7 @@ def test_training_is_deterministic():
         hist = runs.train(m, stream, steps=3, batch=2, lr=1e-3, seed=5)
         runs_.append((hist, [p.detach().clone() for p in m.parameters()]))
     assert runs_[0][0] == runs_[1][0]
-    assert all(torch.equal(p, q) for p, q in zip(runs_[0][1], runs_[1][1]))
+    assert all(torch.equal(p, q) for p, q in zip(runs_[0][1], runs_[1][1], strict=True))
 
 
 def test_model_config_rejects_bad_values():

@@ -122,7 +122,7 @@ def test_megatron_yarn_attention_factor_is_megatron_cores(tmp_path, megatron_yar
         torch.cuda.current_device = real
     assert mscale == theirs
     inv = freqs[1, 0, 0, :32].double().tolist()  # position 1: the inverse frequencies, in float32
-    for j, (x, y) in enumerate(zip(inv, a.scheme_result.inv_freq)):
+    for j, (x, y) in enumerate(zip(inv, a.scheme_result.inv_freq, strict=True)):
         assert math.isclose(x, float(y), rel_tol=2e-7), (j, x, float(y))  # float32 vs float64
 
 
@@ -244,7 +244,7 @@ def test_megatron_gpt_oss_builder_yarn_is_megatron_cores(megatron_yarn, script):
     # megatron-core computes in float32, ropelaw in float64: outside the ramp within 2 ulps (torch's float32
     # pow); inside it the mask (i - low) / (high - low) is float32 too, and 1 - mask near the ramp's end
     # loses digits to cancellation (17 ulps at pair 26 here): 64 ulps, 2^-18
-    for j, (x, y_) in enumerate(zip(inv, global_layers.scheme_result.inv_freq)):
+    for j, (x, y_) in enumerate(zip(inv, global_layers.scheme_result.inv_freq, strict=True)):
         ulps = 2 if j <= 17 or j >= 27 else 64
         assert math.isclose(x, float(y_), rel_tol=ulps * 2.0 ** -24), (j, x, float(y_))
     # the local layers (--window-size 127,0 on every layer but each 2nd: --window-attn-skip-freq 2): 128 positions

@@ -177,7 +177,7 @@ def query_scale_differences(near, runs: list, real: dict, data: dict | None = No
     a, b = near.probe.layers[i].query_norm, far.probe.layers[i].query_norm
     end = next(seq_len for r, _, seq_len, spans in runs if not spans)
     out = []
-    for t, (x, y) in enumerate(zip(a, b)):
+    for t, (x, y) in enumerate(zip(a, b, strict=True)):
         pos = end - len(b) + t
         want = llama4_query_scale(qs["beta"], qs["original"], pos + 1)
         if abs((y / x) / want - 1) > 1e-5:

@@ -127,7 +127,7 @@ def test_a_key_the_runtime_reads_is_never_rv009(version, monkeypatch):
 
     monkeypatch.setenv("ROPELAW_HF_SEMANTICS", version)
     checked = 0
-    for mt, scheme, path, entry in entries(version):
+    for _mt, scheme, path, entry in entries(version):
         info = SCHEMES.get(scheme)
         leaf = path.split(".")[-1]
         if entry["verdict"] != "reads" or info is None or leaf in info.required + info.optional or \

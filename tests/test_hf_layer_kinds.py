@@ -255,10 +255,10 @@ def test_ministral3_query_scale_is_the_forward_s(offset):
     assert near.problem is None and far.problem is None, (near.problem, far.problem)
     i = next(o.index for o in near.probe.layers if o.query_norm is not None and o.span != "none")
     a, b = near.probe.layers[i].query_norm, far.probe.layers[i].query_norm
-    got = [y / x for x, y in zip(a, b)]
+    got = [y / x for x, y in zip(a, b, strict=True)]
     want = [llama4_query_scale(0.1, 8192, offset + t + 1) for t in range(len(got))]
     assert len(set(round(w, 6) for w in want)) == (2 if offset % 8192 else 1) or offset == 393216 - 24
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert g == pytest.approx(w, rel=1e-5)  # float32 queries and norms
 
 
@@ -319,7 +319,7 @@ def test_llama4_temperature_floor_is_torch_float32(floor_scale):
                 | {p for c in (2 ** 24, 3 * 2 ** 24, 5 * 2 ** 25) for p in range(c - 4, c + 4)})
     floors = torch.floor((torch.tensor(ps, dtype=torch.int64).float() + 1.0) / floor_scale)
     differs = 0
-    for p, f in zip(ps, floors.tolist()):
+    for p, f in zip(ps, floors.tolist(), strict=True):
         assert llama4_query_scale(1.0, floor_scale, p + 1, 1, True) == pytest.approx(1 + math.log1p(f), rel=1e-15), p
         differs += f != (p + 1) // floor_scale
     if floor_scale in (3, 1000, 7919):

@@ -37,10 +37,10 @@ CORPUS = pathlib.Path(__file__).parent / "configs"
 def loc(path: pathlib.Path, key: str) -> tuple[int, int]:
     """Line and column of the first ``"key":`` (JSON) or ``key:`` (YAML) in the file."""
     for n, line in enumerate(path.read_text().splitlines(), start=1):
-        m = re.search(r'(^|\s|\{)"%s"\s*:' % re.escape(key), line)
+        m = re.search(rf'(^|\s|\{{)"{re.escape(key)}"\s*:', line)
         if m:
             return n, m.start() + len(m.group(1)) + 1
-        m = re.match(r"^(\s*)%s\s*:" % re.escape(key), line)
+        m = re.match(rf"^(\s*){re.escape(key)}\s*:", line)
         if m:
             return n, len(m.group(1)) + 1
     raise AssertionError(f"{key} not in {path}")
@@ -315,9 +315,9 @@ def test_men_rules_match_brute_force(name, results):
         lb = brute_lower_bound(a.spec.d, a.length)
         if single[0] < lb:
             expected.append(("RL103", {**data, "base": single[0], "base_lower_bound": lb}))
-    got = [(f.code, {k: f.data[k] for k in e[1]}) for f, e in
-           zip([f for f in r.findings if f.code in ("RL103", "RL104")], expected)]
     assert [f.code for f in r.findings if f.code in ("RL103", "RL104")] == [c for c, _ in expected], name
+    got = [(f.code, {k: f.data[k] for k in e[1]}) for f, e in
+           zip([f for f in r.findings if f.code in ("RL103", "RL104")], expected, strict=True)]
     assert got == expected, name
 
 

@@ -239,8 +239,9 @@ def test_llama4_scaling_has_no_smoothing_band():
     res = apply_scheme(cfg.spec())
     assert set(res.detail("band")) == {"high", "low"}  # wavelength < 8192 kept, > 8192 divided by 16
     for t, t0, band in zip(res.inv_freq, apply_scheme(cfg.spec().with_(scheme="default", params={})).inv_freq,
-                           res.detail("band")):
+                           res.detail("band"), strict=True):
         assert t == (t0 if 2 * math.pi / t0 < 8192 else t0 / 16)
+        assert band == ("high" if 2 * math.pi / t0 < 8192 else "low")  # low = high factor: no smoothed band
 
 
 @BOTH

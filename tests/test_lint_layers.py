@@ -168,7 +168,8 @@ def test_coverage_block_in_the_documentation_is_the_table():
 def test_query_scale_grows_rl106(monkeypatch):
     """RL106 query-scale-grows: Devstral-Small-2's llama_4_scaling_beta 0.1 over original 8,192 is modelled (not
     RV025 / RV009): scale 1 + 0.1 ln(1 + floor((N - 1) / 8192)) at the last position of N tokens, 1 + 0.1 ln 48 at the
-    target 393,216 (transformers 5.23.0 get_llama_4_attn_scale; the forward's own scale: tests/test_hf_layer_kinds.py)."""
+    target 393,216 (transformers 5.23.0 get_llama_4_attn_scale; the forward's own scale:
+    tests/test_hf_layer_kinds.py)."""
     import math
 
     from ropelaw.lint.check import lint_config

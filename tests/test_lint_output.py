@@ -315,7 +315,7 @@ def test_github_annotations_exact_and_decoded(capsys):
                    + (_FACTOR_FIX if k == "factor" else _fix_words(k)) for k in _AT]
     code, doc, _ = run(capsys, ["lint", FIXABLE, "--select", "RV019", "--output-format", "json"])
     findings = json.loads("\n".join(doc))["findings"]
-    for line, f in zip(out, findings):  # the annotation decodes to the json finding
+    for line, f in zip(out, findings, strict=True):  # the annotation decodes to the json finding
         head, _, data = line.partition("::")[2].partition("::")
         props = dict(p.split("=", 1) for p in head.split(" ", 1)[1].split(","))
         assert _gh_unescape(props["file"]) == f["path"] and (int(props["line"]), int(props["col"])) == (

@@ -70,7 +70,7 @@ _words = st.sampled_from(["a", "b", "rope_theta", "é", "x y", "'q'", '"d"', "1"
 @st.composite
 def documents(draw):
     lines = []
-    for i in range(draw(st.integers(1, 12))):
+    for _ in range(draw(st.integers(1, 12))):
         indent = "  " * draw(st.integers(0, 2))
         key = draw(_words)
         value = draw(st.one_of(_words, st.just("")))

@@ -74,7 +74,7 @@ def test_default_rule_output_decides_hidden_findings_as_the_full_run():
 
     default = default_select()
     compared = hidden = 0
-    for full, fast in zip(iter_lint([str(CORPUS)]), iter_lint([str(CORPUS)], shown_only=True)):
+    for full, fast in zip(iter_lint([str(CORPUS)]), iter_lint([str(CORPUS)], shown_only=True), strict=True):
         assert full[0] == fast[0]
         if full[0] != "result":
             continue

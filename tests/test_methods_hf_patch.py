@@ -242,7 +242,7 @@ def padded_rows_equal_own_runs(model, method, kw, lengths):
     x = torch.zeros(len(lengths), P, dtype=torch.long)
     mask = torch.zeros(len(lengths), P, dtype=torch.long)
     rows = [tokens(n, seed=10 + i) for i, n in enumerate(lengths)]
-    for i, (n, r) in enumerate(zip(lengths, rows)):
+    for i, (n, r) in enumerate(zip(lengths, rows, strict=True)):
         x[i, P - n:], mask[i, P - n:] = r[0], 1
     with patch_model(model, method, **kw):
         seq, lg = generate(model, x, attention_mask=mask)

@@ -120,7 +120,7 @@ def test_gradients_match_reference_autograd(variant):
     ref = torch.softmax(s, -1) @ v
     torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
     g = torch.randn_like(out)
-    for a, b in zip(torch.autograd.grad(out, (q, k, v), g), torch.autograd.grad(ref, (q, k, v), g)):
+    for a, b in zip(torch.autograd.grad(out, (q, k, v), g), torch.autograd.grad(ref, (q, k, v), g), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
 
 

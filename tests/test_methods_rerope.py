@@ -91,7 +91,7 @@ def test_prefill_forward_and_backward_equal_reference(path, dtype, L, w, kk, blo
     g = torch.randn_like(out)
     got = torch.autograd.grad(out, (q, k, v), g)
     want = torch.autograd.grad(ref, (q, k, v), g)
-    for a, b in zip(got, want):
+    for a, b in zip(got, want, strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=4 * TOL[dtype])
 
 
@@ -107,7 +107,8 @@ def test_gradcheck_decode():
     q, k, v = qkv(1, 2, 9, 4, torch.float64, seed=4)
     q1 = q[:, :, -1:].detach().requires_grad_()
     for kk in (None, 2.0):
-        assert torch.autograd.gradcheck(lambda a, b, c: rerope_decode(a, b, c, 8, 3, kk), (q1, k, v), fast_mode=True)
+        assert torch.autograd.gradcheck(lambda a, b, c, kk=kk: rerope_decode(a, b, c, 8, 3, kk), (q1, k, v),
+                                        fast_mode=True)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])

@@ -132,7 +132,7 @@ def test_notebook_schemes_section_recomputes_the_predictions():
     q0 = json.loads((RESULTS / "schemes-quick.json").read_text())["rows"]
     q1 = json.loads((RESULTS / "schemes-quick-seed1.json").read_text())["rows"]
     assert int(seeds["rows"]) == len(q0) == len(q1) == 22
-    assert int(seeds["verdicts_changed"]) == sum(a["agreement"] != b["agreement"] for a, b in zip(q0, q1))
+    assert int(seeds["verdicts_changed"]) == sum(a["agreement"] != b["agreement"] for a, b in zip(q0, q1, strict=True))
 
 
 def test_notebook_sweep_section():
@@ -153,8 +153,8 @@ def test_notebook_sweep_section():
     s1 = json.loads((RESULTS / "bound-sweep-quick-seed1.json").read_text())
     assert int(seeds["rows"]) == len(sweep["rows"]) == len(s1["rows"]) == 8
     assert int(seeds["verdicts_changed"]) == sum(a["agreement"] != b["agreement"]
-                                                 for a, b in zip(sweep["rows"], s1["rows"]))
-    for run0, run1 in zip(sweep["runs"], s1["runs"]):
+                                                 for a, b in zip(sweep["rows"], s1["rows"], strict=True))
+    for run0, run1 in zip(sweep["runs"], s1["runs"], strict=True):
         assert seeds[f"median_d{run0['d']}_T{run0['train_len']}"].split() == [str(run0["median_ratio"]),
                                                                               str(run1["median_ratio"])]
 

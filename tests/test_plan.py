@@ -117,7 +117,7 @@ def test_leaky_rerope_k_brute_force(llama2):
     w, k = o.parameters["window"], o.parameters["k"]
     assert w == T // 2
     safe = [w + 1 + (kk * (T - 1 - w)) for kk in range(2, 200)]  # integer k: floor is exact
-    first = next(kk for kk, s in zip(range(2, 200), safe) if s >= L)
+    first = next(kk for kk, s in zip(range(2, 200), safe, strict=True) if s >= L)
     assert k == first == 64 and o.extra["safe_length"] == w + 1 + 64 * (T - 1 - w)
     assert math.isinf(llama2.option("rerope").bound)
 

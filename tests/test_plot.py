@@ -247,7 +247,7 @@ def test_relative_position_heatmaps_equal_brute_force_matrices(tmp_path):
         "ReRoPE": lambda r: min(r, w),
         "Leaky ReRoPE": lambda r: r if r < w else w + (r - w) / k,
     }
-    for ax, (gid, f) in zip(axes, maps.items()):
+    for ax, (gid, f) in zip(axes, maps.items(), strict=True):
         (im,) = ax.images
         assert isinstance(im, AxesImage) and im.get_gid() == gid
         arr = im.get_array()
@@ -331,7 +331,7 @@ def test_base_lower_bound_against_published_table(tmp_path):
     assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
     line = by_gid(ax, "base_lower_bound")
     assert list(line.get_xdata()) == [1024, 2048]
-    for L, base in zip(line.get_xdata(), line.get_ydata()):
+    for L, base in zip(line.get_xdata(), line.get_ydata(), strict=True):
         # the drawn base supports L: B_{m,theta} >= 0 for every m <= L (brute force)
         theta = base ** (-2.0 * np.arange(64) / 128)
         assert np.cos(np.outer(np.arange(L + 1), theta)).sum(axis=1).min() >= 0
@@ -341,7 +341,7 @@ def test_base_lower_bound_against_published_table(tmp_path):
     points = by_gid(ax, "published").get_offsets().tolist()
     assert points == [[1024 * k, v] for k, v in published.items()]
     # at 1K and 2K the computed bound rounds (up, 2 s.f.) to the published value
-    for L, base in zip(line.get_xdata(), line.get_ydata()):
+    for L, base in zip(line.get_xdata(), line.get_ydata(), strict=True):
         e = math.floor(math.log10(base)) - 1
         assert math.ceil(base / 10 ** e) * 10 ** e == pytest.approx(published[L // 1024])
     assert any('published Table 1 (d = 128), Men et al. 2024: "k" drawn as 1,024 tokens' in t for t in legend_texts(ax))

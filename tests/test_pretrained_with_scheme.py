@@ -201,7 +201,7 @@ def test_torchtitan_llama3_8b_bound_from_torchtitans_own_frequencies():
     assert (before.critical_dimension, round(before.extrapolation_bound)) == (70, 65750)
     rows = pair_table(spec)
     assert [row.full_period_in_training for row in rows] == [p <= 8192 for p in periods]
-    assert all(row.frequency == pytest.approx(f, rel=1e-6) for row, f in zip(rows, freqs))
+    assert all(row.frequency == pytest.approx(f, rel=1e-6) for row, f in zip(rows, freqs, strict=True))
 
 
 DL = pathlib.Path(os.environ.get("ROPELAW_FRAMEWORK_DL", ROOT.parent / "shared" / "dl"))

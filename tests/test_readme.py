@@ -100,7 +100,7 @@ def line_matches(expected: str, actual: str, tolerant: bool = False) -> bool:
     want, got = _NUMBER.split(expected), _NUMBER.split(actual)
     if want != got:  # the text around the numbers, which must be identical
         return False
-    for a, b in zip(_NUMBER.findall(expected), _NUMBER.findall(actual)):
+    for a, b in zip(_NUMBER.findall(expected), _NUMBER.findall(actual), strict=True):
         if a == b:
             continue
         if not any(c in a + b for c in ".eE"):

@@ -61,7 +61,7 @@ def test_a_rule_page_says_what_ropelaw_rule_prints(rule):
     titles = re.findall(r"^## (.*)$", doc, flags=re.M)
     assert titles == ["What it does", "Why it matters", "Example", "Fix", "References"]
     at = 0
-    for title, body in zip(titles, sections[1:]):
+    for title, body in zip(titles, sections[1:], strict=True):
         at = page.index(f"## {title}\n", at)
         body = body.strip()
         if title == "References" and body == "-":

@@ -51,7 +51,7 @@ def mp_theta(d, base):
 
 def assert_close_mp(actual, expected, rel=1e-13):
     assert len(actual) == len(expected)
-    for i, (a, e) in enumerate(zip(actual, expected)):
+    for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
         assert abs(mpmath.mpf(a) - e) <= rel * abs(e), f"pair {i}: {a} vs {mpmath.nstr(e, 20)}"
 
 
@@ -379,8 +379,8 @@ def test_longrope_switches_to_long_factors_past_the_original_length():
     at = apply_scheme(p, seq_len=4096)  # L == L_orig: still short (transformers: seq_len > original)
     past = apply_scheme(p, seq_len=4097)
     assert at.detail("factors_used") == "short" and past.detail("factors_used") == "long"
-    assert_close_mp(at.inv_freq, [t / f for t, f in zip(theta, short)])
-    assert_close_mp(past.inv_freq, [t / f for t, f in zip(theta, long)])
+    assert_close_mp(at.inv_freq, [t / f for t, f in zip(theta, short, strict=True)])
+    assert_close_mp(past.inv_freq, [t / f for t, f in zip(theta, long, strict=True)])
     assert apply_scheme(p).detail("factors_used") == "short"  # default length: train_len
 
 
@@ -511,12 +511,12 @@ def test_scaled_frequencies_lie_between_theta_over_s_and_theta(d, base, s, train
     got = apply_scheme(spec(scheme, d=d, base=base, train=train, **params), seq_len=2 * train).inv_freq
     plain = default_inv_freq(d, base)
     s_max = s if scheme != "dynamic" else 2 * s - (s - 1)  # s_eff at 2*train
-    for i, (t, t0) in enumerate(zip(got, plain)):
+    for i, (t, t0) in enumerate(zip(got, plain, strict=True)):
         if scheme in ("ntk", "dynamic"):
             lower = t0 / s_max ** ((2 * i / d) * d / (d - 2))  # NTK: theta_i * s^(-2i/(d-2))
             assert t == pytest.approx(lower, rel=1e-12)
         assert t0 / s_max * (1 - 1e-12) <= t <= t0 * (1 + 1e-12)
-    assert all(a > b for a, b in zip(got, got[1:]))  # still strictly slower pair by pair
+    assert all(a > b for a, b in zip(got, got[1:], strict=False))  # neighbours: still strictly slower pair by pair
 
 
 # --- bad input --------------------------------------------------------------------------
@@ -604,7 +604,7 @@ def test_yarn_equal_betas_make_a_step_as_in_kimi_k2():
     low, high = res.detail("correction_range")
     assert (low, high) == (math.floor(i1), math.ceil(i1))
     theta = [50000.0 ** (-2.0 * i / 128) for i in range(64)]
-    for i, (t, t0) in enumerate(zip(res.inv_freq, theta)):
+    for i, (t, t0) in enumerate(zip(res.inv_freq, theta, strict=True)):
         w = min(max((i - low) / (high - low), 0.0), 1.0)
         assert t == pytest.approx((1 - w) * t0 + w * t0 / 32, rel=1e-15)
     assert res.attention_factor == 1.0  # mscale / mscale_all_dim equal
@@ -716,11 +716,11 @@ def test_proportional_is_plain_rope_at_the_base_to_the_d_over_head_dim():
     spec = RopeSpec(d=128, train_len=8192, base=1e6, scheme="proportional", params={"head_dim": 512, "factor": 2.0})
     got = apply_scheme(spec).inv_freq
     plain = apply_scheme(RopeSpec(d=128, train_len=8192, base=1e6 ** (128 / 512))).inv_freq
-    assert len(got) == 64 and all(math.isclose(a, b / 2.0, rel_tol=1e-13) for a, b in zip(got, plain))
+    assert len(got) == 64 and all(math.isclose(a, b / 2.0, rel_tol=1e-13) for a, b in zip(got, plain, strict=True))
     from ropelaw.schemes import exact_inv_freq
 
     exact = exact_inv_freq(spec, None, mpmath.mp)
-    assert all(abs(mpmath.mpf(a) - e) <= 1e-15 * abs(e) for a, e in zip(got, exact))
+    assert all(abs(mpmath.mpf(a) - e) <= 1e-15 * abs(e) for a, e in zip(got, exact, strict=True))
     with pytest.raises(ValueError, match="smaller than the rotated dims"):
         apply_scheme(RopeSpec(d=128, train_len=8192, base=1e6, scheme="proportional", params={"head_dim": 64}))
 
@@ -741,4 +741,4 @@ def test_proportional_is_transformers_function():
     assert len(rot) == int(0.25 * 512 // 2) == 64 and attention == 1.0
     ours = apply_scheme(RopeSpec(d=128, train_len=8192, base=1e6, scheme="proportional",
                                  params={"head_dim": 512, "factor": 2.0})).inv_freq
-    assert all(math.isclose(a, b, rel_tol=2e-6) for a, b in zip(ours, rot))  # float32 pow
+    assert all(math.isclose(a, b, rel_tol=2e-6) for a, b in zip(ours, rot, strict=True))  # float32 pow

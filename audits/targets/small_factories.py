@@ -29,9 +29,10 @@ rest of the file is stated here.
 from __future__ import annotations
 
 import sys
+from collections.abc import MutableMapping
 from pathlib import Path
 from types import SimpleNamespace
-from typing import MutableMapping, Optional
+from typing import Optional
 
 import numpy as np
 import torch

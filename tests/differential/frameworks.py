@@ -105,7 +105,8 @@ def transformers_rotary(config) -> tuple[list, float]:
 
 
 def hub_model_file(repo_id: str) -> pathlib.Path | None:
-    """The real config.json of ``repo_id`` (tests/corpus/hub_models.json) in the corpus or ROPELAW_CORPUS_NEW, or None."""
+    """The real config.json of ``repo_id`` (tests/corpus/hub_models.json) in the corpus or ROPELAW_CORPUS_NEW, or
+    None."""
     e = HUB_MODELS[repo_id]
     for root in (CORPUS, CORPUS_NEW):
         if root is not None and (root / e["file"]).is_file():
@@ -199,5 +200,5 @@ def same_frequencies(theirs, ours, rel: float = 1e-6) -> None:
     precision: 2^-24 = 6e-8 relative per rounding, and a scheme's frequency takes up to about eight roundings
     (Llama 3.1 bands: the wavelength, the smoothing ratio, the blend; the last pairs measured 4.3e-7 apart)."""
     assert len(theirs) == len(ours), (len(theirs), len(ours))
-    for j, (x, y) in enumerate(zip(theirs, ours)):
+    for j, (x, y) in enumerate(zip(theirs, ours, strict=True)):
         assert math.isclose(float(x), float(y), rel_tol=rel), (j, float(x), float(y))

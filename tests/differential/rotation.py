@@ -18,5 +18,5 @@ def pair_angles(y0, y1) -> list[float]:
     n0 = np.linalg.norm(y0, axis=1)
     along = np.sum(y0 * y1, axis=1) / n0  # |y1| cos(theta)
     perp = np.linalg.norm(y1 - (along / n0)[:, None] * y0, axis=1)  # |y1| sin(theta)
-    angles = sorted((math.atan2(s, c) for s, c in zip(perp, along)), reverse=True)
+    angles = sorted((math.atan2(s, c) for s, c in zip(perp, along, strict=True)), reverse=True)
     return angles[::2]

@@ -108,9 +108,8 @@ def llamafactory_run(lf, data: dict):
     if not isinstance(data.get("model_name_or_path"), str):
         return None
     model_args, data_args, finetuning = HfArgumentParser(lf.v0).parse_dict(data, allow_extra_keys=True)
-    if "stage" in data or "do_train" in data:
-        model_args.model_max_length = data_args.cutoff_len
-    elif model_args.export_dir is not None and model_args.export_device == "cpu" and "cutoff_len" in data:
+    exporting = model_args.export_dir is not None and model_args.export_device == "cpu" and "cutoff_len" in data
+    if "stage" in data or "do_train" in data or exporting:  # training, or an export on CPU with a cutoff
         model_args.model_max_length = data_args.cutoff_len
     config = lf.load_config(model_args)
     lf.configure_rope(config, model_args)

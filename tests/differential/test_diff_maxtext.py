@@ -111,7 +111,7 @@ def compare(rt, m, cfg, groups: list, role: str) -> list[str]:
             bad.append(f"{where}: d {g.spec.d} vs MaxText {2 * len(angles)}")
             continue
         ours = sorted((float(x) for x in g.scheme_result.inv_freq), reverse=True)
-        worst = max(abs(a - o) / o for a, o in zip(angles, ours))
+        worst = max(abs(a - o) / o for a, o in zip(angles, ours, strict=True))
         if worst > 2e-5:
             bad.append(f"{where}: frequencies differ by {worst:.2e} (relative; base {g.spec.base}, scheme "
                        f"{g.spec.scheme})")
@@ -125,8 +125,8 @@ def compare(rt, m, cfg, groups: list, role: str) -> list[str]:
         loaded = bool(cfg.load_parameters_path or cfg.load_full_state_path) or role == "teacher"  # never trained
         scaled = g.spec.scheme != "default"
         if bool(g.spec.pretrained_with_scheme) != (scaled and not loaded):
-            bad.append(f"{where}: pretrained_with_scheme {g.spec.pretrained_with_scheme} vs MaxText "
-                       f"{'loads ' + str(cfg.load_parameters_path or cfg.load_full_state_path) if loaded else 'no weights'}")
+            weights = "loads " + str(cfg.load_parameters_path or cfg.load_full_state_path) if loaded else "no weights"
+            bad.append(f"{where}: pretrained_with_scheme {g.spec.pretrained_with_scheme} vs MaxText {weights}")
     return bad
 
 

@@ -103,7 +103,7 @@ def outcome(torch, config, model, key: str) -> tuple[str, str]:
     bad = []
     if g.spec.d != d or g.spec.base != cfg.rope_theta:
         bad.append(f"d {g.spec.d} / base {g.spec.base} vs OLMo {d} / {cfg.rope_theta}")
-    elif max(abs(a - o) / o for a, o in zip(angles, ours)) > 2e-5:
+    elif max(abs(a - o) / o for a, o in zip(angles, ours, strict=True)) > 2e-5:
         bad.append("frequencies differ")
     if g.spec.train_len != cfg.max_sequence_length:
         bad.append(f"trained {g.spec.train_len} vs OLMo max_sequence_length {cfg.max_sequence_length}")

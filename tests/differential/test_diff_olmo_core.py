@@ -166,7 +166,7 @@ def disagreements(r, truth: list) -> list[str]:
         ours = sorted((float(x) for x in g.scheme_result.inv_freq), reverse=True)
         if g.spec.d != d:
             bad.append(f"layer {i}: d {g.spec.d} vs OLMo-core {d}")
-        elif max(abs(a - o) / o for a, o in zip(angles, ours)) > 2e-5:
+        elif max(abs(a - o) / o for a, o in zip(angles, ours, strict=True)) > 2e-5:
             j = max(range(len(ours)), key=lambda k: abs(angles[k] - ours[k]) / ours[k])
             bad.append(f"layer {i}: pair {j} frequency {ours[j]:.6g} vs OLMo-core {angles[j]:.6g}")
         if not math.isclose(factor, g.scheme_result.attention_factor, rel_tol=2e-6):

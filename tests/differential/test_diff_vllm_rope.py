@@ -122,7 +122,7 @@ def ours(scheme: str, params: dict, base: float, train: int, seq_len: int | None
 
 def close(a: list[float], b: list[float]) -> float:
     """The largest relative difference of two frequency lists."""
-    return max(abs(x - y) / abs(y) for x, y in zip(a, b))
+    return max(abs(x - y) / abs(y) for x, y in zip(a, b, strict=True))
 
 
 # (vLLM rope_parameters, max_position given to get_rope, ropelaw scheme, params, train, seq_len)
