@@ -21,7 +21,7 @@ from typing import Any
 
 from . import CLAIM, Dialect
 from ...data import read as read_table
-from ..model import LoadedConfig, OptionError, Overrides, RopeLayer, Value
+from ..model import LoadedConfig, NoRopeFound, OptionError, Overrides, RopeLayer, Value
 from ...numfmt import count as fmt_count
 from ..parse import Positions
 from ..model import Problem
@@ -141,6 +141,15 @@ class Doc:
         return None
 
 
+def found(value: Value | None, doc: Doc, what: str) -> Value:
+    """``value``, a key the dialect's ``detect`` found in the document (``what`` names it), read back with
+    ``doc.get``; should it be missing all the same, ``NoRopeFound`` (the file is not the dialect's), never a
+    crash on ``None``."""
+    if value is None:
+        raise NoRopeFound(f"{doc.path}: no {what}")
+    return value
+
+
 def preset(raw: Any, source: str, at: Value | None, expect: str = "number") -> Value:
     """A value from a named preset or a framework default: no key of its own, pointing at ``at``
     (the key that named the preset) and saying where it came from."""
@@ -176,9 +185,10 @@ def extension_lengths(seq: Value | None, orig: Value | None, from_start: Value |
     A run that does not start the model (``from_start`` None) past ``orig`` is a fine-tune of a model
     trained at ``orig``, as axolotl's ``sequence_len`` over its base model: ``(orig, seq)``. Otherwise
     ``(seq, None)``: the run's length is the training length."""
-    s = seq.number() if seq is not None else None
-    t = orig.number() if orig is not None else None
-    if from_start is not None or s is None or t is None or s <= t:
+    if from_start is not None or seq is None or orig is None:
+        return seq, None
+    s, t = seq.number(), orig.number()
+    if s is None or t is None or s <= t:
         return seq, None
     notes.append(f"{framework} runs at {seq.where} {s:,.0f} tokens past the {t:,.0f} the scheme scales from "
                  f"({orig.where}): read as a model trained at {t:,.0f}, fine-tuned at {s:,.0f}")
@@ -213,7 +223,7 @@ def head_dim_of(hidden: Value | None, heads: Value | None, problems: list) -> Va
     h = hidden.number() if hidden is not None else None
     n = heads.number() if heads is not None else None
     anchor = hidden or heads
-    if h is None or n is None or n <= 0:
+    if hidden is None or heads is None or h is None or n is None or n <= 0:
         return Value(None, None, anchor.line if anchor else 1, anchor.column if anchor else 1,
                      "not derivable: needs the hidden size and the number of heads", "int")
     q = Fraction(h) / Fraction(n)
@@ -221,7 +231,7 @@ def head_dim_of(hidden: Value | None, heads: Value | None, problems: list) -> Va
         problems.append(Problem(NOT_INTEGER, hidden,
                          f"hidden size {fmt_count(h)} is not divisible by {fmt_count(n)} heads: head dim "
                          f"{float(q):g} (truncated to {fmt_count(int(q))})"))
-    return Value(int(q), None, anchor.line, anchor.column, f"{hidden.where} / {heads.where}", "int")
+    return Value(int(q), None, hidden.line, hidden.column, f"{hidden.where} / {heads.where}", "int")
 
 
 @dataclass
@@ -256,8 +266,8 @@ class Fields:
     problems: list = field(default_factory=list)
 
 
-def _cli(value: Any, flag: str, expect: str = "int") -> Value | None:
-    return None if value is None else Value(value, None, 1, 1, flag, expect)
+def _cli(value: Any, flag: str, expect: str = "int") -> Value:
+    return Value(value, None, 1, 1, flag, expect)
 
 
 def assemble(doc: Doc, f: Fields, o: Overrides) -> LoadedConfig:
@@ -282,10 +292,11 @@ def assemble(doc: Doc, f: Fields, o: Overrides) -> LoadedConfig:
         train = Value(None, None, 1, 1, "the config gives no training length (pass --train)", "int")
     target = _cli(o.target, "--target") if o.target is not None else (f.target or train)
     tune = _cli(o.tune, "--tune") if o.tune is not None else f.tune
-    if o.tune is not None and train.number() is not None and o.tune < train.number():
+    trained = train.number()
+    if o.tune is not None and trained is not None and o.tune < trained:
         raise OptionError(f"{doc.path}: --tune {o.tune} is shorter than the training length "
-                          f"{fmt_count(train.number())} ({train.where}); a tuning run is at least as long")
-    dtype = f.dtype if f.dtype is not None else _cli(o.dtype, "--dtype", "str")
+                          f"{fmt_count(trained)} ({train.where}); a tuning run is at least as long")
+    dtype = f.dtype if f.dtype is not None or o.dtype is None else _cli(o.dtype, "--dtype", "str")
     scheme = f.scheme or Value("default", None, 1, 1, "plain RoPE", "str")
     pws = f.pretrained_with_scheme
     if f.nope_layers is not None or f.chunk is not None:

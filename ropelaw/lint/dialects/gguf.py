@@ -39,10 +39,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict
 
 from ..model import LoadedConfig, NoRopeFound, NotARopeConfig, Overrides, Value
-from ._framework import Doc, Fields, assemble, derived, dialect, guarded, preset
+from ._framework import Doc, Fields, assemble, derived, dialect, found, guarded, preset
 from ..model import Problem, QueryScale
 from ...runtimes import LLAMACPP
 from ..rules.serving import FACTORS_DISAGREE, IGNORES, LAYERS_UNKNOWN, RUNTIME_REFUSES
@@ -70,12 +70,22 @@ TYPES = ("none", "linear", "yarn", "longrope")  # llama-model.cpp LLAMA_ROPE_SCA
 # pattern N (set_swa_pattern: layer il windowed when il % N < N - 1), the window when the key is absent
 # (None: only with the key), the local layers' base and scale ("main": the global layers'; a number: that
 # default), and whether a zero window switches it off.
-SWA = {
-    "gemma2": dict(file="gemma2.cpp", pattern=2, window=4096, base="main", scale="main"),
-    "gemma3": dict(file="gemma3.cpp", pattern=6, window=None, base=DEFAULT_SWA_BASE, scale=1.0),
-    "cohere2": dict(file="cohere2.cpp", pattern=4, window=None, base="main", scale="main"),
-    "olmo2": dict(file="olmo2.cpp", pattern=4, window=None, base="main", scale=1.0),
-    "gpt-oss": dict(file="openai-moe.cpp", pattern=2, window=None, base="main", scale="main"),
+
+
+class SwaRule(TypedDict):
+    file: str
+    pattern: int
+    window: int | None
+    base: str | float
+    scale: str | float
+
+
+SWA: dict[str, SwaRule] = {
+    "gemma2": SwaRule(file="gemma2.cpp", pattern=2, window=4096, base="main", scale="main"),
+    "gemma3": SwaRule(file="gemma3.cpp", pattern=6, window=None, base=DEFAULT_SWA_BASE, scale=1.0),
+    "cohere2": SwaRule(file="cohere2.cpp", pattern=4, window=None, base="main", scale="main"),
+    "olmo2": SwaRule(file="olmo2.cpp", pattern=4, window=None, base="main", scale=1.0),
+    "gpt-oss": SwaRule(file="openai-moe.cpp", pattern=2, window=None, base="main", scale="main"),
 }
 # every architecture whose load_arch_hparams sets a sliding window type (llama.cpp of LLAMACPP): those not
 # modelled in SWA are RV045; phi3 reads its window key and disables it
@@ -195,7 +205,7 @@ def _layer_count(doc: Doc, a: str, problems: list) -> int | None:
         return None
     if 0 < n <= MAX_LAYERS:
         return n
-    v = doc.get(f"{a}.block_count", expect="any")
+    v = found(doc.get(f"{a}.block_count", expect="any"), doc, f"{a}.block_count")
     problems.append(Problem(RUNTIME_REFUSES, v, f"{v.key} {n:,}: llama.cpp refuses the model (0 < n_layer <= "
                                                    f"LLAMA_MAX_LAYERS = {MAX_LAYERS}, llama-model.cpp load_hparams)"))
     return None
@@ -227,8 +237,9 @@ def _dims(doc: Doc, a: str, problems: list) -> tuple[Value, Value]:
         heads.raw if heads is not None else None)
     head = doc.get(f"{a}.attention.key_length", expect="int")
     if head is None:
-        ok = isinstance(n, int) and n > 0 and isinstance(embd.raw if embd else None, int)
-        head = derived(embd.raw // n if ok else None,
+        q = embd.raw // n if isinstance(n, int) and n > 0 and embd is not None and isinstance(embd.raw, int) else None
+        ok = q is not None
+        head = derived(q,
                        f"{embd.key if embd else 'embedding_length'} / {heads.key if heads else 'attention.head_count'}"
                        + (" (layer 0)" if heads is not None and isinstance(heads.raw, list) else "")
                        if ok else "not derivable: needs embedding_length and attention.head_count", embd or heads)
@@ -248,7 +259,7 @@ def _scheme(doc: Doc, a: str, ctx: Value, d: Value, base: Value, problems: list,
     unread: list = []
     kind = doc.get(p + "type", expect="str")
     typ = str(kind.raw).strip() if kind is not None else "linear"
-    if typ not in TYPES:
+    if kind is not None and typ not in TYPES:  # no type key: "linear"
         problems.append(Problem(RUNTIME_REFUSES, kind, f"llama.cpp aborts on {kind.key} {kind.raw!r} (it knows "
                                                           f"{', '.join(TYPES)}: llama_rope_scaling_type_from_string)"))
         return None, {}, None, []
@@ -261,7 +272,7 @@ def _scheme(doc: Doc, a: str, ctx: Value, d: Value, base: Value, problems: list,
         scheme = derived("linear", f"{kind.key if kind else 'rope.scaling.type absent: linear'}", factor, "str")
         params = {"factor": factor}
         orig = None
-    elif typ == "yarn" and s != 1.0:
+    elif typ == "yarn" and s != 1.0 and kind is not None and factor is not None:  # s != 1: a factor
         scheme, params = _yarn(doc, p, kind, factor, s, orig or preset(ctx.raw, f"{ctx.key} (llama.cpp default "
                                                                                 "n_ctx_orig_yarn)", ctx, "int"),
                                problems, unread)
@@ -269,11 +280,11 @@ def _scheme(doc: Doc, a: str, ctx: Value, d: Value, base: Value, problems: list,
     elif typ == "longrope" or (doc.has(LONG) and doc.has(SHORT) and not doc.has(FREQS)):
         # get_rope_factors applies rope_factors_long / _short whatever the scaling type (Phi-3's conversion
         # writes none); a linear / yarn factor beside them would scale twice
-        if scheme is None and s != 1.0 and typ != "longrope":
+        if scheme is None and s != 1.0 and typ != "longrope" and factor is not None:
             problems.append(Problem(FACTORS_DISAGREE, factor, f"{LONG} / {SHORT} and {factor.key} {factor.raw!r}: "
                                                                     "llama.cpp applies both"))
-        scheme, params = long_short(doc, a, kind or doc.get("general.architecture", expect="str"), orig, ctx,
-                                    problems)
+        scheme, params = long_short(doc, a, kind or found(doc.get("general.architecture", expect="str"), doc,
+                                                          "general.architecture"), orig, ctx, problems)
         orig = params.get("original_max_position_embeddings")
     else:
         orig = None
@@ -306,9 +317,11 @@ def _yarn(doc: Doc, p: str, kind: Value, factor: Value, s: float, orig: Value, p
                                         "frequencies shown are ext_factor 1's)"))
     attn = doc.get(p + "attn_factor")
     mult = read["yarn_log_multiplier"]
-    m = attn.number() if attn is not None and attn.number() is not None else 1.0
-    if mult is not None and mult.number():
-        mall = mult.number() / (0.1 if doc.raw("general.architecture") in ("deepseek2", "deepseek32") else 1.0)
+    attn_n = attn.number() if attn is not None else None
+    m = attn_n if attn_n is not None else 1.0
+    mult_n = mult.number() if mult is not None else None
+    if mult is not None and mult_n:
+        mall = mult_n / (0.1 if doc.raw("general.architecture") in ("deepseek2", "deepseek32") else 1.0)
         ms = mall if doc.raw("general.architecture") == "deepseek2" and mall != 1.0 else 1.0
 
         def gm(x: float) -> float:
@@ -329,7 +342,7 @@ def _yarn(doc: Doc, p: str, kind: Value, factor: Value, s: float, orig: Value, p
                                                             f"{' (grok.cpp)' if arch in ARCH_BETA_FAST else ''}", None),
               "beta_slow": read["yarn_beta_slow"] or preset(YARN_BETA_SLOW, "llama.cpp default yarn_beta_slow", None),
               "attention_factor": derived(af, how, factor, "number")}
-    return derived("yarn", kind.key, kind, "str"), params
+    return derived("yarn", kind.key or "", kind, "str"), params  # kind: read from the file, with its key
 
 
 def _windows(doc: Doc, a: str, f: Fields, n: int | None) -> None:
@@ -386,7 +399,7 @@ def _windows(doc: Doc, a: str, f: Fields, n: int | None) -> None:
 def _nope(doc: Doc, a: str, w: Value | None, f: Fields, n: int | None) -> None:
     """Layers that apply no RoPE (:data:`NOPE_STEP`, :data:`ROPE_SWITCH`)."""
     if a in ROPE_SWITCH and doc.raw(f"{a}.rope.scaling.finetuned") is False:
-        at = doc.get(f"{a}.rope.scaling.finetuned", expect="any")
+        at = found(doc.get(f"{a}.rope.scaling.finetuned", expect="any"), doc, f"{a}.rope.scaling.finetuned")
         f.problems.append(Problem(LAYERS_UNKNOWN, at, f"{at.key} false: llama.cpp applies no RoPE on any "
                                                                  f"{a} layer (models/granite*.cpp); not modelled"))
         return

@@ -38,15 +38,16 @@ def _tensor(doc: Doc, name: str) -> tuple[Value | None, np.ndarray | None, str]:
     v = doc.get(name, expect="mapping")
     if v is None or not isinstance(v.raw, dict):
         return v, None, ""
-    vals = v.raw.get("values")
-    return v, (np.asarray(vals, np.float64) if vals is not None else None), _FMT.get(v.raw.get("type"), "")
+    vals, kind = v.raw.get("values"), v.raw.get("type")
+    return v, (np.asarray(vals, np.float64) if vals is not None else None), \
+        _FMT.get(kind, "") if isinstance(kind, str) else ""
 
 
 def freq_factors(doc: Doc, a: str, d: Value, base: Value, ctx: Value, scheme, params: dict, orig, problems: list,
                  notes: list, unread: list):
     """``(scheme, params, original length)`` with ``rope_freqs.weight`` applied (module docstring)."""
     t, vals, fmt = _tensor(doc, FREQS)
-    if vals is None:
+    if t is None or vals is None:  # values come with their Value
         unread.append(Value(_shown(t), FREQS, 1, 1, "not read (not a float tensor, or too long)", "any"))
         return scheme, params, orig
     dn, b = d.number(), base.number()

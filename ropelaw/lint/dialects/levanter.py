@@ -28,9 +28,10 @@ and ``src/levanter/models/*.py``): ``model: {type: llama, ..., rope: {type: ...,
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypeGuard
 
 from ..model import NoRopeFound, NotARopeConfig, Value
-from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme
+from ._framework import Doc, Fields, derived, dialect, found, head_dim_of, preset, pretraining_with_scheme
 
 NAME = "levanter"
 SRC = "stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c"
@@ -168,7 +169,7 @@ def load_lora(doc: Doc, o):
     from ..resolve import read_model
     from .axolotl import fine_tune_length
 
-    name_v = doc.get("initialize_from_hf", expect="str")
+    name_v = found(doc.get("initialize_from_hf", expect="str"), doc, "initialize_from_hf")  # is_lora: a string
     model = resolve_ref(doc, name_v, o)
     cfg = read_model(doc, o, name_v, model, {}, {}, f"levanter LoRA {name_v.raw}")
     notes = list(cfg.notes)
@@ -233,7 +234,7 @@ def load(doc: Doc, o):
                    considered=sorted(doc.considered))
 
 
-def loads_weights(v: Value | None) -> bool:
+def loads_weights(v: Value | None) -> TypeGuard[Value]:
     """Whether ``initialize_from_hf`` / ``initialize_from_checkpoint_path`` starts the run from existing weights:
     Levanter tests the value's truth (``main/train_lm.py`` line 79, ``if config.initialize_from_hf:``), so true or a
     non-empty name; false, an empty name or the key absent start from scratch. draccus (>= 0.11.5, Levanter's pin;
@@ -267,7 +268,7 @@ def default_checkpoint(doc: Doc, at: Value | None) -> Value | None:
     OLMo 2), else the class's default; Mistral and Gemma hard-code theirs. ``at``: the key to point at."""
     kind_v = doc.get("model.type", expect="str")
     kind = str(kind_v.raw).strip().lower() if kind_v is not None else None
-    if kind not in ROPE_MODELS or ROPE_MODELS[kind][6] is None:
+    if kind_v is None or kind not in ROPE_MODELS or ROPE_MODELS[kind][6] is None:
         return at
     where = at or kind_v
     if kind not in ("mistral", "gemma", "gemma2", "gemma3"):
@@ -281,7 +282,7 @@ def default_checkpoint(doc: Doc, at: Value | None) -> Value | None:
 def read(doc: Doc, sft: bool = False) -> Fields:
     """The file's model section as Levanter builds it (``sft``: a run of ``main/sft.py``, which fine-tunes)."""
     kind_v = doc.get("model.type", expect="str")
-    kind = str(kind_v.raw).strip().lower()
+    kind = str(kind_v.raw if kind_v is not None else None).strip().lower()  # none: not a registered type
     if kind in LEARNED:
         raise NotARopeConfig(f"{doc.path}: Levanter model type {kind!r} uses {LEARNED[kind]}, not RoPE")
     if kind not in ROPE_MODELS:
@@ -305,7 +306,7 @@ def read(doc: Doc, sft: bool = False) -> Fields:
     typ_v = doc.get("model.rope.type", expect="str")
     typ = str(typ_v.raw).strip().lower() if typ_v is not None else "default"
     at = typ_v or kind_v
-    if typ not in ROPE_TYPES:
+    if typ_v is not None and typ not in ROPE_TYPES:  # no model.rope.type: "default"
         unread.append(Value(typ, typ_v.key, typ_v.line, typ_v.column, "not a Levanter rope type", "any"))
         typ = "default"
     scheme_name, defaults = ROPE_TYPES[typ]
@@ -317,7 +318,9 @@ def read(doc: Doc, sft: bool = False) -> Fields:
             v = preset(defaults[key], f"{key}: {cls} default ({ROT})", at, expect)
         return v
     base = get("theta")
-    scheme, params, orig = None, {}, None
+    scheme: Value | None = None
+    params: dict[str, Value | None] = {}
+    orig = None
     factor = get("factor")
     if typ in ("default", "linear"):
         if factor is not None and factor.number() not in (None, 1.0):
@@ -334,7 +337,7 @@ def read(doc: Doc, sft: bool = False) -> Fields:
             get(k, "int" if k.startswith("original") else "number")
         if factor is not None and factor.number() == 1.0:
             notes.append("Levanter YaRN with factor 1: the frequencies, positions and temperature are RoPE's")
-        else:
+        elif factor is not None:  # always: YarnRotaryEmbeddingsConfig's default factor is 1
             unread.append(Value(factor.raw, factor.key or f"model.rope.factor ({factor.where})", factor.line,
                                 factor.column, "Levanter's YaRN also divides the positions by the factor", "any"))
     seq = doc.get("model.seq_len", expect="int") or preset(seq_default, f"seq_len: {defaults_at}", kind_v, "int")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..model import NotARopeConfig
+from ..model import NoRopeFound, NotARopeConfig, Value
 from ._framework import Doc, Fields, derived, dialect, preset, presets
 
 NAME = "torchtune"
@@ -86,13 +86,17 @@ def _entry(table: dict, component: str) -> tuple[str, dict] | None:
 def read(doc: Doc) -> Fields:
     table = presets("torchtune")
     sec = _section(doc.data)
-    comp_v = doc.get(f"{sec}._component_", expect="str")
+    comp_v = doc.get(f"{sec}._component_", expect="str") if sec is not None else None
+    if sec is None or comp_v is None:  # detect() holds: a model section naming its torchtune builder
+        raise NotARopeConfig(f"{doc.path}: no torchtune model section with a _component_")
     hit = _entry(table["presets"], str(comp_v.raw))
     comp = table.get("components", {}).get(str(comp_v.raw))
     args = doc.raw(sec) or {}
     notes = [] if sec == "model" else [f"a PPO recipe: the policy it trains ({sec}) is read"]
-    if hit is None and comp is not None and component_values(comp, args) is not None:
-        name, vals = str(comp_v.raw), component_values(comp, args)
+    evaluated = component_values(comp, args) if hit is None and comp is not None else None
+    vals: dict
+    if hit is None and evaluated is not None:
+        name, vals = str(comp_v.raw), evaluated
         src = f"torchtune {name.rsplit('.', 1)[-1]}() with this file's arguments ({comp['source']})"
         doc.consider(*(f"{sec}.{k}" for k in args if k != "_component_"))
     elif hit is None:
@@ -107,13 +111,15 @@ def read(doc: Doc) -> Fields:
         if name != comp_v.raw:
             notes.append(f"{comp_v.raw} adds adapters to {name}: same RoPE")
 
-    def get(k: str, arg: str | None = None, expect: str = "number"):
+    def get(k: str, arg: str | None = None, expect: str = "number") -> Value | None:
         if arg is not None:
             v = doc.get(f"{sec}.{arg}", expect=expect)
             if v is not None:
                 return v
         return None if vals.get(k) is None else preset(vals[k], f"{k} of {src}", comp_v, expect)
     head = get("dim", None, "int")
+    if head is None:  # every builder of the table states its rotary's dim
+        raise NoRopeFound(f"{doc.path}: torchtune {name}: no rotary dim in {table['package']}'s builder")
     base = get("base", "rope_base")
     max_seq = get("max_seq_len", "max_seq_len", "int")
     scheme, params = None, {}
@@ -125,8 +131,8 @@ def read(doc: Doc) -> Fields:
     train = doc.get("tokenizer.max_seq_len", "dataset.max_seq_len", expect="int")
     if train is None:
         pre = params.get("original_max_position_embeddings") or max_seq
-        train = derived(pre.raw, f"{pre.where}: the base model's pre-training length (no tokenizer.max_seq_len)",
-                        comp_v)
+        train = None if pre is None else derived(
+            pre.raw, f"{pre.where}: the base model's pre-training length (no tokenizer.max_seq_len)", comp_v)
     window, local_window = None, None
     if vals.get("sliding_window") is not None:
         layers = vals.get("sliding_window_layers")
