@@ -140,14 +140,14 @@ class Doc:
             return v
         return None
 
-
-def found(value: Value | None, doc: Doc, what: str) -> Value:
-    """``value``, a key the dialect's ``detect`` found in the document (``what`` names it), read back with
-    ``doc.get``; should it be missing all the same, ``NoRopeFound`` (the file is not the dialect's), never a
-    crash on ``None``."""
-    if value is None:
-        raise NoRopeFound(f"{doc.path}: no {what}")
-    return value
+    def require(self, *dotted: str, expect: str = "number") -> Value:
+        """:meth:`get` of a key the dialect knows is set (its ``detect``, or a :meth:`raw` before, found it);
+        should it be missing all the same, ``NoRopeFound`` (the file is not the dialect's), never a crash on
+        ``None``."""
+        v = self.get(*dotted, expect=expect)
+        if v is None:
+            raise NoRopeFound(f"{self.path}: no {' or '.join(dotted)}")
+        return v
 
 
 def preset(raw: Any, source: str, at: Value | None, expect: str = "number") -> Value:

@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from ..model import LoadedConfig, Overrides, Value
 from ..resolve import ModelConfig, find, read_model, resolve
-from ._framework import Doc, dialect, found
+from ._framework import Doc, dialect
 from ..model import Problem
 from ..rules.value_rules import FRAMEWORK_REFUSES, IGNORED_KEY
 
@@ -55,8 +55,7 @@ def load_with_model(doc: Doc, o: Overrides, name_v: Value, model: ModelConfig, o
 def load(doc: Doc, o: Overrides) -> LoadedConfig:
     """axolotl==0.18.0 ``loaders/utils.py`` ``load_model_config``: ``AutoConfig.from_pretrained(base_model_config
     or base_model, revision=revision_of_model)``, then ``setattr`` of each ``overrides_of_model_config`` key."""
-    base_v = found(doc.get("base_model_config", expect="str") or doc.get("base_model", expect="str"), doc,
-                   "base_model")  # detect(): a string
+    base_v = doc.require("base_model_config", "base_model", expect="str")  # detect(): base_model is a string
     rev_v = doc.get("revision_of_model", "model_revision", expect="str")
     model = resolve(doc.path, base_v, o.model_config, rev_v)
     hf, overrides, problems = set_overrides(doc, dict(model.data))
@@ -78,7 +77,7 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
     dtype = None
     for name in ("bf16", "fp16"):
         if doc.raw(name) in (True, "auto", "true"):
-            v = found(doc.get(name, expect="any"), doc, name)
+            v = doc.require(name, expect="any")
             dtype = Value(name, v.key, v.line, v.column,
                           "auto: bf16 where the GPU supports it" if v.raw == "auto" else "",
                           "str")

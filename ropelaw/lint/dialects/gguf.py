@@ -42,7 +42,7 @@ from dataclasses import replace
 from typing import Any, TypedDict
 
 from ..model import LoadedConfig, NoRopeFound, NotARopeConfig, Overrides, Value
-from ._framework import Doc, Fields, assemble, derived, dialect, found, guarded, preset
+from ._framework import Doc, Fields, assemble, derived, dialect, guarded, preset
 from ..model import Problem, QueryScale
 from ...runtimes import LLAMACPP
 from ..rules.serving import FACTORS_DISAGREE, IGNORES, LAYERS_UNKNOWN, RUNTIME_REFUSES
@@ -205,7 +205,7 @@ def _layer_count(doc: Doc, a: str, problems: list) -> int | None:
         return None
     if 0 < n <= MAX_LAYERS:
         return n
-    v = found(doc.get(f"{a}.block_count", expect="any"), doc, f"{a}.block_count")
+    v = doc.require(f"{a}.block_count", expect="any")
     problems.append(Problem(RUNTIME_REFUSES, v, f"{v.key} {n:,}: llama.cpp refuses the model (0 < n_layer <= "
                                                    f"LLAMA_MAX_LAYERS = {MAX_LAYERS}, llama-model.cpp load_hparams)"))
     return None
@@ -283,8 +283,8 @@ def _scheme(doc: Doc, a: str, ctx: Value, d: Value, base: Value, problems: list,
         if scheme is None and s != 1.0 and typ != "longrope" and factor is not None:
             problems.append(Problem(FACTORS_DISAGREE, factor, f"{LONG} / {SHORT} and {factor.key} {factor.raw!r}: "
                                                                     "llama.cpp applies both"))
-        scheme, params = long_short(doc, a, kind or found(doc.get("general.architecture", expect="str"), doc,
-                                                          "general.architecture"), orig, ctx, problems)
+        scheme, params = long_short(doc, a, kind or doc.require("general.architecture", expect="str"), orig,
+                                    ctx, problems)
         orig = params.get("original_max_position_embeddings")
     else:
         orig = None
@@ -399,7 +399,7 @@ def _windows(doc: Doc, a: str, f: Fields, n: int | None) -> None:
 def _nope(doc: Doc, a: str, w: Value | None, f: Fields, n: int | None) -> None:
     """Layers that apply no RoPE (:data:`NOPE_STEP`, :data:`ROPE_SWITCH`)."""
     if a in ROPE_SWITCH and doc.raw(f"{a}.rope.scaling.finetuned") is False:
-        at = found(doc.get(f"{a}.rope.scaling.finetuned", expect="any"), doc, f"{a}.rope.scaling.finetuned")
+        at = doc.require(f"{a}.rope.scaling.finetuned", expect="any")
         f.problems.append(Problem(LAYERS_UNKNOWN, at, f"{at.key} false: llama.cpp applies no RoPE on any "
                                                                  f"{a} layer (models/granite*.cpp); not modelled"))
         return

@@ -554,7 +554,7 @@ def runtime_view(data: Mapping, version: str) -> tuple[Mapping, list[tuple[tuple
                        "(AttributeError: 'Llama4Config' object has no attribute 'max_position_embeddings')")
     if v4:
         for sec_path in ((), ("text_config",), ("language_config",), ("llm_config",)):
-            sec = view
+            sec: Any = view
             for p in sec_path:
                 sec = sec.get(p) if isinstance(sec, Mapping) else None
             if isinstance(sec, Mapping) and "rope_parameters" in sec and "rope_scaling" not in sec:

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import TypeGuard
 
 from ..model import NoRopeFound, NotARopeConfig, Value
-from ._framework import Doc, Fields, derived, dialect, found, head_dim_of, preset, pretraining_with_scheme
+from ._framework import Doc, Fields, derived, dialect, head_dim_of, preset, pretraining_with_scheme
 
 NAME = "levanter"
 SRC = "stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c"
@@ -169,7 +169,7 @@ def load_lora(doc: Doc, o):
     from ..resolve import read_model
     from .axolotl import fine_tune_length
 
-    name_v = found(doc.get("initialize_from_hf", expect="str"), doc, "initialize_from_hf")  # is_lora: a string
+    name_v = doc.require("initialize_from_hf", expect="str")  # is_lora: a string
     model = resolve_ref(doc, name_v, o)
     cfg = read_model(doc, o, name_v, model, {}, {}, f"levanter LoRA {name_v.raw}")
     notes = list(cfg.notes)

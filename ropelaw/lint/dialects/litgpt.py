@@ -21,7 +21,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...numfmt import count as fmt_count
@@ -51,7 +51,37 @@ def read(doc: Doc, o: Overrides | None = None) -> Fields:
     problems: list = []
     name_v = doc.get("model_name", expect="str")
     mc = doc.raw("model_config")
-    entry: dict = {}  # the named Config's table entry (none for a model_config)
+    get, src, arch, name_v, entry = _config_source(doc, table, o, name_v, mc)
+    head, d = _rotary_dims(get, src, name_v, problems)
+    base = get("rope_base")
+    block = get("block_size", "int")
+    scheme, params = _scaling(get, src)
+    notes: list = []
+    seq = doc.get("train.max_seq_length", expect="int")
+    _past_block_size(seq, block, problems)
+    hf_cap = entry.get("hf_block_size")
+    if hf_cap and name_v is not None and block is not None:  # an entry with hf_block_size states its block_size
+        notes.append(f"litgpt runs {name_v.raw} at most at block_size {fmt_count(block.number())}, below the "
+                     f"{fmt_count(hf_cap['value'])} of its Hugging Face config ({hf_cap['source']})")
+    train, tune = _lengths(doc, mc, seq, block, scheme, params, src, notes)
+    window, some = _window(get, src, notes)
+    dtype = doc.get("precision", expect="str")
+    return Fields(arch=arch, head_dim=head, d=d, base=base, train_len=train, target=block, scheme=scheme, tune=tune,
+                  params=params, original_max=params.get("original_max_position_embeddings"), dtype=dtype,
+                  window=None if some else window, local_window=window if some else None, notes=notes,
+                  problems=problems)
+
+
+Getter = Callable[..., Value | None]  # get(key, expect="number"): a Config value with its provenance, None: unset
+
+
+def _config_source(doc: Doc, table: dict, o: Overrides | None, name_v: Value | None,
+                   mc: Any) -> tuple[Getter, str, str, Value | None, dict]:
+    """``(get, src, arch, name_v, entry)``: the Config the run builds, as pretrain.py / finetune/*.py pick it:
+    ``model_config`` (``mc``) over Config's class defaults, else the checkpoint directory's
+    (:func:`_checkpoint_config`), else the named Config ``model_name``; ``entry`` is the named Config's table
+    entry (none for a model_config), ``name_v`` the key the values point at."""
+    entry: dict = {}
     if isinstance(mc, Mapping) and mc:
         src = "model_config"
         base_vals: dict[str, Any] = dict(table["defaults"]["values"])
@@ -63,28 +93,31 @@ def read(doc: Doc, o: Overrides | None = None) -> Fields:
                 return v
             raw = base_vals.get(key)
             return None if raw is None else preset(raw, f"{key}: {origin}", name_v, expect)
-        arch = "litgpt model_config"
-    elif name_v is None and isinstance(doc.raw("checkpoint_dir"), str):
-        ck = doc.get("checkpoint_dir", expect="str")
-        vals, src, entry = _checkpoint_config(doc, ck, table, o)
-        name_v = ck
+        return get, src, "litgpt model_config", name_v, entry
+    if name_v is None and isinstance(doc.raw("checkpoint_dir"), str):
+        ck = doc.require("checkpoint_dir", expect="str")
+        ck_vals, ck_src, entry = _checkpoint_config(doc, ck, table, o)
 
-        def get(key: str, expect: str = "number") -> Value | None:
-            raw = vals.get(key)
-            return None if raw is None else preset(raw, f"{key} of {src}", ck, expect)
-        arch = f"litgpt {ck.raw}"
-    else:
-        if name_v is None or not isinstance(name_v.raw, str):
-            raise _not_rope(doc, "no model_name, model_config or checkpoint_dir")
-        entry = table["presets"].get(name_v.raw)
-        if entry is None:
-            raise _not_rope(doc, f"model_name {name_v.raw!r} is not a named Config of {table['package']}")
-        vals, src = entry["values"], f"litgpt Config {name_v.raw!r}"
+        def get_checkpoint(key: str, expect: str = "number") -> Value | None:
+            raw = ck_vals.get(key)
+            return None if raw is None else preset(raw, f"{key} of {ck_src}", ck, expect)
+        return get_checkpoint, ck_src, f"litgpt {ck.raw}", ck, entry
+    if name_v is None or not isinstance(name_v.raw, str):
+        raise _not_rope(doc, "no model_name, model_config or checkpoint_dir")
+    named = table["presets"].get(name_v.raw)
+    if named is None:
+        raise _not_rope(doc, f"model_name {name_v.raw!r} is not a named Config of {table['package']}")
+    vals, named_src, at = named["values"], f"litgpt Config {name_v.raw!r}", name_v
 
-        def get(key: str, expect: str = "number") -> Value | None:
-            raw = vals.get(key)
-            return None if raw is None else preset(raw, f"{key} of {src}", name_v, expect)
-        arch = f"litgpt {name_v.raw}"
+    def get_named(key: str, expect: str = "number") -> Value | None:
+        raw = vals.get(key)
+        return None if raw is None else preset(raw, f"{key} of {named_src}", at, expect)
+    return get_named, named_src, f"litgpt {name_v.raw}", name_v, named
+
+
+def _rotary_dims(get: Getter, src: str, name_v: Value | None, problems: list) -> tuple[Value, Value]:
+    """``(head_size, rope_n_elem)``: ``head_size`` (else ``n_embd // n_head``); MLA's ``qk_rope_head_dim``, else
+    ``int(rotary_percentage * head_size)``."""
     head = get("head_size", "int")
     if head is None:
         head = head_dim_of(get("n_embd", "int"), get("n_head", "int"), problems)
@@ -93,9 +126,14 @@ def read(doc: Doc, o: Overrides | None = None) -> Fields:
         d = derived(int(latent.raw["qk_rope_head_dim"]), f"latent_attention.qk_rope_head_dim of {src}", name_v)
     else:
         d = rotary_dims(head, get("rotary_percentage"), problems)
-    base = get("rope_base")
-    block = get("block_size", "int")
-    scheme, params = None, {}
+    return head, d
+
+
+def _scaling(get: Getter, src: str) -> tuple[Value | None, dict[str, Value]]:
+    """``(scheme, params)``: ``rope_adjustments`` (``beta_fast`` / ``beta_slow``: YaRN, else the Llama 3.1 bands),
+    else ``rope_condense_ratio`` other than 1 (positions divided by it: linear)."""
+    scheme = None
+    params: dict[str, Value] = {}
     condense = get("rope_condense_ratio")
     adj = get("rope_adjustments", "mapping")
     if adj is not None and isinstance(adj.raw, Mapping):
@@ -112,23 +150,33 @@ def read(doc: Doc, o: Overrides | None = None) -> Fields:
             if a.get(k) is not None:
                 params[name] = derived(a[k], f"rope_adjustments.{k} of {src}", at, "number")
         if orig is not None:
-            params["original_max_position_embeddings"] = derived(orig, f"rope_adjustments.original_max_seq_len of {src}",
-                                                                 at, "int")
+            params["original_max_position_embeddings"] = derived(
+                orig, f"rope_adjustments.original_max_seq_len of {src}", at, "int")
     elif condense is not None and (condense.number() or 1) != 1:
         scheme = derived("linear", f"rope_condense_ratio of {src}: positions / ratio", condense, "str")
         params["factor"] = condense
-    notes = []
-    seq = doc.get("train.max_seq_length", expect="int")
-    if block is not None and seq is not None and seq.number() is not None and block.number() is not None \
-            and seq.number() > block.number():
-        problems.append(Problem(BEYOND_CONTEXT, seq,
-                         f"train.max_seq_length {fmt_count(seq.number())} exceeds block_size "
-                         f"{fmt_count(block.number())} ({block.where}): litgpt refuses inputs that long (\"Cannot attend to "
-                         f"{int(seq.number())}, block size is only {int(block.number())}\")"))
-    hf_cap = entry.get("hf_block_size")
-    if hf_cap:
-        notes.append(f"litgpt runs {name_v.raw} at most at block_size {fmt_count(block.number())}, below the "
-                     f"{fmt_count(hf_cap['value'])} of its Hugging Face config ({hf_cap['source']})")
+    return scheme, params
+
+
+def _past_block_size(seq: Value | None, block: Value | None, problems: list) -> None:
+    """RV020 for a ``train.max_seq_length`` above ``block_size``, the longest input litgpt runs."""
+    if seq is None or block is None:
+        return
+    s, b = seq.number(), block.number()
+    if s is None or b is None or s <= b:
+        return
+    problems.append(Problem(BEYOND_CONTEXT, seq,
+                            f"train.max_seq_length {fmt_count(s)} exceeds block_size {fmt_count(b)} ({block.where}): "
+                            f"litgpt refuses inputs that long (\"Cannot attend to {int(s)}, block size is only "
+                            f"{int(b)}\")"))
+
+
+def _lengths(doc: Doc, mc: Any, seq: Value | None, block: Value | None, scheme: Value | None,
+             params: dict[str, Value], src: str, notes: list) -> tuple[Value | None, Value | None]:
+    """``(train, tune)``: a fine-tune of a checkpoint's model (``checkpoint_dir``) is trained at its original
+    length (``rope_adjustments``) or ``block_size`` and tuned at ``train.max_seq_length``; a run trains at
+    ``train.max_seq_length`` (else ``block_size``), a YaRN run from ``initial_checkpoint_dir``'s weights past
+    the original length is a fine-tune (:func:`~ropelaw.lint.dialects._framework.extension_lengths`)."""
     tune = None
     if doc.raw("checkpoint_dir") is not None and doc.raw("model_name") is None and not isinstance(mc, Mapping):
         # a fine-tune of the checkpoint's model (finetune/*.py: Config.from_file(checkpoint_dir/model_config.yaml)):
@@ -144,22 +192,23 @@ def read(doc: Doc, o: Overrides | None = None) -> Fields:
                         if block is not None else None)
         if doc.raw("initial_checkpoint_dir") and scheme is not None and scheme.raw == "yarn":  # from those weights
             train, tune = extension_lengths(seq, params.get("original_max_position_embeddings"), None, notes, "litgpt")
+    return train, tune
+
+
+def _window(get: Getter, src: str, notes: list) -> tuple[Value | None, bool]:
+    """``(sliding_window_size, whether only some layers use it)``: litgpt==0.5.13 model.py applies the window where
+    ``sliding_window_indices[block_idx]`` is 1 (Gemma 2 / 3: global layers between the windowed ones)."""
     window = get("sliding_window_size", "int")
     some = False
     idx_v = get("sliding_window_indices", "list")
     if window is not None and idx_v is not None and isinstance(idx_v.raw, list) and idx_v.raw:
-        # litgpt==0.5.13 model.py: the window applies where sliding_window_indices[block_idx] is 1
         idx = idx_v.raw
         if not any(idx):
             window = None
             notes.append(f"sliding_window_indices of {src} marks no layer: no sliding window")
         else:
-            some = not all(idx)  # Gemma 2 / 3: global layers between the windowed ones
-    dtype = doc.get("precision", expect="str")
-    return Fields(arch=arch, head_dim=head, d=d, base=base, train_len=train, target=block, scheme=scheme, tune=tune,
-                  params=params, original_max=params.get("original_max_position_embeddings"), dtype=dtype,
-                  window=None if some else window, local_window=window if some else None, notes=notes,
-                  problems=problems)
+            some = not all(idx)
+    return window, some
 
 
 def _checkpoint_config(doc: Doc, ck: Value, table: dict, o: Overrides | None) -> tuple[dict, str, dict]:

@@ -39,9 +39,10 @@ ALIASES = {"-m": "--model", "-c": "--ctx-size", "-np": "--parallel", "-hf": "--h
 VALUED = ("--model", "--ctx-size", "--parallel", "--hf-repo", "--model-url", *ROPE_FLAGS)
 SWITCHES = ("--kv-unified", "--no-kv-unified")
 PAD = 256  # llama-context.cpp: GGML_PAD(n_ctx, 256)
+Places = dict[str, tuple[int, int]]  # long flag -> (line, column) of the flag
 
 
-def launch_of(text: str) -> tuple[str, int, dict, dict] | None:
+def launch_of(text: str) -> tuple[str, int, dict, Places] | None:
     """``(binary, line, flags, places)`` of the script's first llama-server / llama-cli command, or None.
     ``flags``: long flag -> value (True for a switch); ``places``: long flag -> (line, column)."""
     from .megatron import shell_commands
@@ -54,11 +55,11 @@ def launch_of(text: str) -> tuple[str, int, dict, dict] | None:
     return None
 
 
-def _flags(words: list[str], env: dict, lines: list[str], first: int, last: int) -> tuple[dict, dict]:
+def _flags(words: list[str], env: dict, lines: list[str], first: int, last: int) -> tuple[dict, Places]:
     from .megatron import substitute
 
     flags: dict[str, Any] = {}
-    places: dict[str, tuple[int, int]] = {}
+    places: Places = {}
     for i, w in enumerate(words):
         name = ALIASES.get(w, w)
         if "=" in w and w.split("=", 1)[0] in ROPE_FLAGS + ("--ctx-size", "--parallel", "--model"):
@@ -87,7 +88,7 @@ def _place(lines: list[str], first: int, last: int, word: str) -> tuple[int, int
     return first, 1
 
 
-def model_path(path: str, flags: dict, places: dict, o: Overrides) -> str:
+def model_path(path: str, flags: dict, places: Places, o: Overrides) -> str:
     """The GGUF the line serves (module docstring), or ModelNeeded (RV031)."""
     if o.model_config:
         return o.model_config
@@ -157,7 +158,7 @@ def _integer(flag: str, raw: Any, path: str) -> int:
     return int(m.group(1))
 
 
-def _apply_flags(path: str, a: str, data: dict, positions: dict, flags: dict, places: dict, before: dict) -> list:
+def _apply_flags(path: str, a: str, data: dict, positions: dict, flags: dict, places: Places, before: dict) -> list:
     """Write the line's RoPE flags over the GGUF's keys (at the flag's place; the GGUF's values into ``before``);
     RV042 / RV041 problems."""
     import numpy as np
@@ -199,7 +200,7 @@ def _apply_flags(path: str, a: str, data: dict, positions: dict, flags: dict, pl
     return problems
 
 
-def served_context(binary: str, data: dict, before: dict, a: str, flags: dict, places: dict,
+def served_context(binary: str, data: dict, before: dict, a: str, flags: dict, places: Places,
                    line: int, path: str = "") -> tuple[Value, list]:
     """``(context per request, RV043 problems)`` (module docstring); ``before``: the GGUF's values the line
     replaced."""

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..model import LoadedConfig, Overrides, Value
 from ..resolve import read_model, resolve
-from ._framework import Doc, dialect, found
+from ._framework import Doc, dialect
 
 NAME = "llamafactory"
 PKG = "llamafactory==0.9.5"
@@ -140,7 +140,7 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
 
     if is_v1(doc.data):
         return load_v1(doc, o)
-    name_v = found(doc.get("model_name_or_path", expect="str"), doc, "model_name_or_path")  # detect(): a string
+    name_v = doc.require("model_name_or_path", expect="str")  # detect(): a string
     model = resolve(doc.path, name_v, o.model_config, doc.get("model_revision", expect="str"))
     mml_v, kind = model_max_length(doc)
     mml = int(mml_v.raw) if mml_v is not None and isinstance(mml_v.raw, int) else None
@@ -180,7 +180,7 @@ def load_v1(doc: Doc, o: Overrides) -> LoadedConfig:
 
     from .axolotl import fine_tune_length
 
-    name_v = found(doc.get("model", expect="str"), doc, "model")  # is_v1(): a string
+    name_v = doc.require("model", expect="str")  # is_v1(): a string
     model = resolve(doc.path, name_v, o.model_config)
     cfg = read_model(doc, o, name_v, model, {}, {}, f"llamafactory v1 {name_v.raw}")
     notes = list(cfg.notes)

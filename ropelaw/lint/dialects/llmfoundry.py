@@ -202,7 +202,7 @@ def read_mpt(doc: Doc, p: str) -> Fields:
                             "llm-foundry accepts rope_impl dail or hf", "any"))
     overrides = doc.raw(f"{p}.block_overrides")
     if isinstance(overrides, Mapping) and overrides:
-        bo = doc.get(f"{p}.block_overrides", expect="mapping")
+        bo = doc.require(f"{p}.block_overrides", expect="mapping")
         unread.append(Value("block_overrides", bo.key, bo.line, bo.column,
                             "per-layer overrides (NoPE layers, other attention) are not modelled", "any"))
     doc.consider(f"{a}.alibi")

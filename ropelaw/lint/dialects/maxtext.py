@@ -60,7 +60,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import ModelNeeded, NotARopeConfig, Overrides, Value
+from ..model import ModelNeeded, NoRopeFound, NotARopeConfig, Overrides, Value
 from ..model_config import HOW, given_file
 from ..parse import read_document
 from ._framework import (Doc, Fields, assemble, derived, dialect, extension_lengths, preset, presets,
@@ -152,12 +152,12 @@ def _parents(doc: Doc, depth: int = 0) -> list[_Layer]:
         return [base]
     path = _parent_path(doc, name)
     if not os.path.isfile(path) and doc.fmt == "shell":
-        at = doc.get(CONFIG, expect="str")
+        at = doc.require(CONFIG, expect="str")
         raise ModelNeeded(f"{doc.path}: the script runs MaxText with the config {name!r}, which is not on this "
                           f"machine (relative to the script or the working directory): lint that file, or run "
                           f"from the directory the script expects", at.line, at.column)
     if not os.path.isfile(path):
-        at = doc.get("base_config", expect="str")
+        at = doc.require("base_config", expect="str")
         raise ModelNeeded(f"{doc.path}: base_config {name!r} is neither next to this file nor in an enclosing "
                           f"MaxText configs folder (pyconfig.py looks there, then in the installed MaxText's "
                           f"configs folder, which ropelaw does not have): lint the file inside a MaxText checkout",
@@ -175,6 +175,7 @@ class _Composed:
     which keeps only the overrides' own keys from the model file."""
 
     def __init__(self, doc: Doc, o: Overrides, kwargs: Mapping | None = None, prefix: str = ""):
+        self.path = doc.path
         shell = doc.fmt == "shell"
         stack = _parents(doc)
         own = _Layer("file", doc.data, doc)
@@ -215,6 +216,14 @@ class _Composed:
                 return v
         return None
 
+    def require(self, key: str, expect: str = "number") -> Value:
+        """:meth:`get` of a key the shipped base.yml sets (the lowest layer): ``NoRopeFound`` should it be
+        missing all the same."""
+        v = self.get(key, expect)
+        if v is None:
+            raise NoRopeFound(f"{self.path}: no {key} (not even MaxText's base.yml sets it)")
+        return v
+
     def raw(self, key: str) -> Any:
         v = self.get(key, "any")
         return None if v is None else v.raw
@@ -232,8 +241,8 @@ def read(doc: Doc, o: Overrides, kwargs: Mapping | None = None, prefix: str = ""
     notes: list = list(c.notes)
     attention = str(raw("attention_type") or "global").lower()
     unread = _unmodelled(c, block, attention)
-    head = get("head_dim", "int")
-    d = get("qk_rope_head_dim", "int") if attention == "mla" else head
+    head = c.require("head_dim", "int")
+    d = c.require("qk_rope_head_dim", "int") if attention == "mla" else head
     base = get("rope_max_timescale")
     min_ts = get("rope_min_timescale")
     if min_ts is not None and min_ts.number() != 1:
@@ -271,9 +280,9 @@ def _unmodelled(c: _Composed, block: str, attention: str) -> list:
     """RV030 for a decoder block whose rotary path ropelaw does not model (see the module docstring)."""
     if block in MODELLED and c.raw("use_mrope") is not True and attention in ("global", "mla", "local_sliding"):
         return []
-    why = c.get("use_mrope", "bool") if c.raw("use_mrope") is True else (
-        c.get("attention_type", "str") if attention not in ("global", "mla", "local_sliding")
-        else c.get("decoder_block", "str"))
+    why = c.require("use_mrope", "bool") if c.raw("use_mrope") is True else (
+        c.require("attention_type", "str") if attention not in ("global", "mla", "local_sliding")
+        else c.require("decoder_block", "str"))
     return [Value(why.raw, why.key or why.where, why.line, why.column,
                   f"MaxText's {block} rotary path is not modelled by ropelaw", "any")]
 
@@ -306,7 +315,7 @@ def _scheme(c: _Composed, seq: Value | None, notes: list, problems: list) -> tup
 
 def _yarn(c: _Composed, seq: Value | None, problems: list) -> tuple:
     get = c.get
-    rt = get("rope_type", "str")
+    rt = c.require("rope_type", "str")
     scheme = derived("yarn", f"{rt.where}: MaxText YarnRotaryEmbedding", rt, "str")
     orig = get("original_max_position_embeddings", "int")
     factor = get("rope_factor")

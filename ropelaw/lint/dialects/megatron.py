@@ -165,7 +165,10 @@ def read(doc: Doc) -> Fields:
     base = get("rotary_base") or preset(10000, f"rotary_base: {ARGS}", None)
     seq = get("seq_length", "int")
     max_pos = get("max_position_embeddings", "int")
-    scheme, params, orig, notes = None, {}, None, []
+    scheme: Value | None = None
+    params: dict[str, Value] = {}
+    orig: Value | None = None
+    notes: list[str] = []
     if gpt_oss is not None:
         scheme, params, orig = gpt_oss_yarn(gpt_oss, doc, notes)
     elif rope_type == "yarn":
@@ -248,7 +251,7 @@ def _window(size: Value | None, skip: Value | None, problems: list, notes: list)
         return None, False
     raw = size.raw
     parts = raw if isinstance(raw, (list, tuple)) else (str(raw).strip().strip("()[]").split(",")
-                                                          if isinstance(raw, (str, int)) else None)
+                                                          if isinstance(raw, (str, int)) else ())
     try:
         left, right = (int(str(x).strip()) for x in parts)
     except (TypeError, ValueError):

@@ -74,7 +74,8 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
     """A training config, or a fine-tuning config whose model is a .nemo named by ``model.restore_from_path``
     (its dims and RoPE are the archive's: NeMo's ``merge_cfg_with`` starts from the archive's model config and
     sets the fine-tuning config's model keys on it)."""
-    m = doc.data.get("model") if isinstance(doc.data.get("model"), Mapping) else {}
+    model = doc.data.get("model")
+    m = model if isinstance(model, Mapping) else {}
     named = doc.get("model.restore_from_path", expect="any")
     if named is None or any(k in m for k in ("hidden_size", "num_attention_heads", "kv_channels")):
         return assemble(doc, read(doc), o)
@@ -128,7 +129,8 @@ def _from_archive(path: str) -> dict | None:
         with tarfile.open(path) as tar:
             for member in tar:
                 if member.isfile() and member.name.lstrip("./") == "model_config.yaml" and member.size < 16 << 20:
-                    data = yaml.safe_load(tar.extractfile(member).read())
+                    f = tar.extractfile(member)  # a regular file: never None
+                    data = yaml.safe_load(f.read()) if f is not None else None
                     return dict(data) if isinstance(data, Mapping) else None
     except (tarfile.TarError, OSError, yaml.YAMLError):
         return None

@@ -86,7 +86,7 @@ def read(doc: Doc) -> Fields:
     if dtype is None:
         for name in ("fp16", "bf16"):
             if doc.raw(f"{name}.enabled") is True:
-                v = doc.get(f"{name}.enabled", expect="bool")
+                v = doc.require(f"{name}.enabled", expect="bool")
                 dtype = Value(name, v.key, v.line, v.column, "", "str")
                 break
     return Fields(arch="gpt-neox", head_dim=head, d=d, base=base, train_len=seq or max_pos, target=max_pos or seq,

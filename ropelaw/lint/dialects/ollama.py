@@ -82,7 +82,8 @@ def parse_modelfile(text: str) -> list[tuple[str, str, int]]:
     """``[(command, argument, line)]`` as ParseFile reads ``text`` (PARAMETER's command is its name, FROM's
     ``model``); ValueError(message) where ParseFile returns an error."""
     cmds: list[tuple[str, str, int]] = []
-    cur, line, buf, name, role, start = NIL, 1, [], "", "", 1
+    buf: list[str] = []
+    cur, line, name, role, start = NIL, 1, "", "", 1
     for r in text.lstrip("\ufeff"):
         if r in "\r\n":
             line += 1

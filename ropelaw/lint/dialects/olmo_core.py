@@ -120,7 +120,8 @@ def per_layer(doc: Doc, p: str) -> tuple:
     n_layers_v = doc.get(f"{p}n_layers", expect="int")
     n_layers = n_layers_v.raw if n_layers_v is not None and _int(n_layers_v.raw) and n_layers_v.raw > 0 else 1
     blocks = _layers(doc, p, min(n_layers, MAX_LAYERS))
-    att_of = {b: _attention(doc, b) for b in set(blocks) if b is not None}  # a few distinct blocks
+    # the attention config of each of the few distinct blocks (a layer without a block: None, looked up below)
+    att_of: dict[str | None, str | None] = {b: _attention(doc, b) for b in set(blocks) if b is not None}
     att = [att_of.get(b) for b in blocks]
     has_rope = {a: isinstance(doc.raw(f"{a}.rope"), Mapping) for a in set(att_of.values()) if a}
     rope_at = [a if a is not None and has_rope[a] else None for a in att]
@@ -221,7 +222,7 @@ def read(doc: Doc) -> Fields:
                                         "pattern"))
         else:
             sw = rope_at[local[0]]
-            pv = doc.get(f"{sw}.sliding_window.pattern", expect="list")
+            pv = doc.require(f"{sw}.sliding_window.pattern", expect="list")  # the list _window read them from
             w = sizes[-1]
             window = Value(w, pv.key, pv.line, pv.column,
                            f"window {w:,} on {len(local)} of {n_layers} layers ({PKG} Attention: {w:,} positions)",

@@ -47,9 +47,9 @@ class Launch:
 
     runtime: Runtime
     launcher: str
-    at: tuple
+    at: tuple[int, int]
     words: list = field(default_factory=list)
-    places: list = field(default_factory=list)
+    places: list[tuple[int, int]] = field(default_factory=list)
     kwargs: dict | None = None
     env: dict = field(default_factory=dict)
     image: str = ""
@@ -96,7 +96,7 @@ def place_in(lines: list[str], first: int, last: int, word: str) -> tuple[int, i
     return first, 1
 
 
-def in_yaml(data: Any, positions: Mapping, text: str = "") -> Launch | None:
+def in_yaml(data: Any, positions: Mapping | _Shifted, text: str = "") -> Launch | None:
     """The first vLLM / SGLang container of a docker-compose or Kubernetes document (module docstring)."""
     lines = text.split("\n")
     for path, node in _mappings(data, ()):
@@ -165,7 +165,7 @@ def _mappings(node: Any, path: tuple, depth: int = 0):
             yield from _mappings(v, path + (i,), depth + 1)
 
 
-def _words_of(value: Any, path: tuple, positions: Mapping, words: list, places: list, lines: list) -> None:
+def _words_of(value: Any, path: tuple, positions: Mapping | _Shifted, words: list, places: list, lines: list) -> None:
     """The words of a ``command`` / ``args`` value and their places (a string's words found on its lines)."""
     from ...errors import UsageError
 

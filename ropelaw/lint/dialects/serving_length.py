@@ -74,11 +74,11 @@ def derived_length(rt: Runtime, sem: str, hf: Mapping) -> tuple[int, str]:
     text = text_config(hf)
     if rt is not VLLM:
         return _sglang_length(text)
-    found = [(k, _number(text.get(k))) for k in VLLM_KEYS]
-    found = [(k, v) for k, v in found if v is not None]
+    found = [(k, v) for k in VLLM_KEYS if (v := _number(text.get(k))) is not None]
     key, length = min(found, key=lambda kv: kv[1]) if found else (None, None)
-    if _number(text.get("model_max_length")):
-        key, length = "model_max_length", _number(text.get("model_max_length"))
+    model_max = _number(text.get("model_max_length"))
+    if model_max:
+        key, length = "model_max_length", model_max
     if length is None:
         return DEFAULT, f"{DEFAULT:,} (no length key in the model's config: vLLM {sem}'s default)"
     how = f"{key} {int(length):,}"
@@ -87,8 +87,9 @@ def derived_length(rt: Runtime, sem: str, hf: Mapping) -> tuple[int, str]:
         scaled = ""
         for b in rope_blocks(text):
             t = _type(b)
-            if t == "yarn" and sem == "0.11.0" and _number(b.get("original_max_position_embeddings")):
-                length = _number(b["original_max_position_embeddings"])
+            orig = _number(b.get("original_max_position_embeddings"))
+            if t == "yarn" and sem == "0.11.0" and orig:
+                length = orig
                 how = f"YaRN original_max_position_embeddings {int(length):,}"
             if t not in VLLM_UNSCALED[sem]:
                 factor, scaled = b.get("factor", factor), t

@@ -48,7 +48,8 @@ def model_value(path: str, launch: Launch, args: dict) -> Value:
                           "read", *launch.at, fix=HOW)
     raw, at, flag = args["model"]
     if isinstance(raw, Computed) or not isinstance(raw, str):
-        raise ModelNeeded(f"{path}: {_label(flag)} {raw!r} is computed by the program, not read here", *at, fix=HOW)
+        raise ModelNeeded(f"{path}: {_label(flag)} {raw!r} is computed by the program, not read here", at[0], at[1],
+                          fix=HOW)
     return Value(raw, _label(flag), at[0], at[1], "", "str")
 
 
@@ -136,8 +137,10 @@ def overlay(rt: Runtime, sem: str, data: Mapping, overrides: Mapping) -> dict:
             current = next((out[b] for b in _BLOCKS if isinstance(out.get(b), Mapping)), None)
             for b in _BLOCKS:
                 out.pop(b, None)
-            merge = rt is not VLLM and isinstance(value, Mapping) and isinstance(current, Mapping)
-            out[key] = {**current, **value} if merge else value
+            if rt is not VLLM and isinstance(value, Mapping) and isinstance(current, Mapping):
+                out[key] = {**current, **value}
+            else:
+                out[key] = value
         elif isinstance(value, Mapping) and isinstance(current, Mapping) and key.endswith("_config") \
                 and not (rt is VLLM and sem == "0.11.0"):
             out[key] = _deep(current, value) if rt is VLLM else {**current, **value}
@@ -180,7 +183,7 @@ def read_launch(path: str, launch: Launch, fmt: str, o: Overrides, ver: tuple, a
                                           f"--model-config {o.model_config} stands for the config.json {rt.title} "
                                           "reads for this GGUF")
     ov, where = gathered_overrides(path, sem, args, values)
-    hf = overlay(rt, sem, model.data, ov)
+    hf: Mapping = overlay(rt, sem, model.data, ov)
     served_hf = hf
     hf, ignored = vllm_dynamic(rt, sem, hf)
     _refuse_ntk(rt, path, sem, hf, name_v)
