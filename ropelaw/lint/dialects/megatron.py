@@ -55,7 +55,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import ModelNeeded, NotARopeConfig, Value
+from ..model import ModelNeeded, NoRopeFound, NotARopeConfig, Value
 from ..shellwords import expand_word
 from ._framework import (Doc, Fields, derived, dialect, extension_lengths, head_dim_of, preset,
                          pretraining_with_scheme, rotary_dims)
@@ -132,14 +132,29 @@ def _truthy(v: Any) -> bool:
     return v is True or (isinstance(v, str) and v.strip().lower() in ("true", "1", "yes"))
 
 
+class _Flags:
+    """A Megatron config's flags, each looked up in its sections (:func:`_sections`) in order."""
+
+    def __init__(self, doc: Doc):
+        self.doc, self.secs = doc, _sections(doc.data)
+
+    def raw(self, name: str) -> Any:
+        return next((self.doc.raw(p + name) for p in self.secs if self.doc.raw(p + name) is not None), None)
+
+    def get(self, name: str, expect: str = "number") -> Value | None:
+        return self.doc.get(*(p + name for p in self.secs), expect=expect)
+
+    def require(self, name: str, expect: str = "number") -> Value:
+        """:meth:`get` of a flag :meth:`raw` found set."""
+        v = self.get(name, expect)
+        if v is None:
+            raise NoRopeFound(f"{self.doc.path}: no --{name.replace('_', '-')}")
+        return v
+
+
 def read(doc: Doc) -> Fields:
-    secs = _sections(doc.data)
-
-    def raw(name: str):
-        return next((doc.raw(p + name) for p in secs if doc.raw(p + name) is not None), None)
-
-    def get(name: str, expect: str = "number"):
-        return doc.get(*(p + name for p in secs), expect=expect)
+    flags = _Flags(doc)
+    get, raw = flags.get, flags.raw
     mla = _truthy(raw("multi_latent_attention"))
     mla_v = get("multi_latent_attention", "any") if mla else None  # MLA's defaults point at this flag
     deprecated = _truthy(raw("use_rotary_position_embeddings"))  # the deprecated switch, read either way
@@ -151,79 +166,20 @@ def read(doc: Doc) -> Fields:
         raise NotARopeConfig(f"{doc.path}: Megatron position embedding {pe!r} is not RoPE"
                              + (" (learned_absolute is the default)" if raw("position_embedding_type") is None else ""))
     problems: list = []
-    heads = get("num_attention_heads", "int")
-    head = get("kv_channels", "int") or head_dim_of(get("hidden_size", "int"), heads, problems)
     rope_type = str(raw("rope_type") or ("yarn" if (mla or pe == "yarn") else "rope")).lower()
-    percent = get("rotary_percent") or get("rotary_percentage")
-    if mla:
-        qk = get("qk_pos_emb_head_dim", "int") or preset(64, f"qk_pos_emb_head_dim: {ARGS}", mla_v, "int")
-        # megatron-core==0.16.1 multi_latent_attention.py: RotaryEmbedding(qk_pos_emb_head_dim, rotary_percent)
-        # for rope_type 'rope'; YarnRotaryEmbedding(qk_pos_emb_head_dim) without it for 'yarn'
-        d = rotary_dims(qk, percent, problems) if rope_type == "rope" else qk
-    else:
-        d = rotary_dims(head, percent, problems)
+    head, d = _dims(flags, mla, mla_v, rope_type, problems)
     base = get("rotary_base") or preset(10000, f"rotary_base: {ARGS}", None)
     seq = get("seq_length", "int")
     max_pos = get("max_position_embeddings", "int")
-    scheme: Value | None = None
-    params: dict[str, Value] = {}
-    orig: Value | None = None
     notes: list[str] = []
-    if gpt_oss is not None:
-        scheme, params, orig = gpt_oss_yarn(gpt_oss, doc, notes)
-    elif rope_type == "yarn":
-        factor = get("rotary_scaling_factor") or preset(1.0, f"rotary_scaling_factor: {ARGS}", None)
-        if (factor.number() or 1.0) == 1.0:
-            notes.append("YaRN with factor 1 (--rotary-scaling-factor): the frequencies are RoPE's")
-        else:
-            at = factor if factor.key else None
-            scheme = derived("yarn", "MLA rope_type 'yarn'" if mla else "--position-embedding-type yarn", at, "str")
-            if mla:  # MLATransformerConfig's own fields
-                orig = get("original_max_position_embeddings", "int") or preset(
-                    4096, f"original_max_position_embeddings: {MLA}", mla_v, "int")
-                fast, slow = get("beta_fast"), get("beta_slow")
-            else:  # argument_utils.py _apply_yarn_config_from_args: config.yarn_* from --yarn-* flags
-                orig = get("yarn_original_max_position_embeddings", "int") or preset(
-                    4096, f"yarn_original_max_position_embeddings: {YARN_ARGS}", None, "int")
-                fast, slow = get("yarn_beta_fast"), get("yarn_beta_slow")
-            params = {"factor": factor, "original_max_position_embeddings": orig,
-                      "beta_fast": fast or preset(32, f"beta_fast: {MLA if mla else YARN_ARGS}", mla_v),
-                      "beta_slow": slow or preset(1, f"beta_slow: {MLA if mla else YARN_ARGS}", mla_v)}
-            for name, rounds in (("no_yarn_correction_range_round_to_int", False),
-                                 ("yarn_correction_range_round_to_int", True)):  # store_false / store_true
-                v = get(name, "any") if not mla and _truthy(raw(name)) else None
-                if v is not None:
-                    params["truncate"] = Value(rounds, v.key, v.line, v.column,
-                                               "config.yarn_correction_range_round_to_int", "bool")
-                    break
-            params["attention_factor"] = concentration(factor, get("mscale"), get("mscale_all_dim"), at)
-    if _truthy(raw("use_rope_scaling")):
-        flag = get("use_rope_scaling", "any")
-        scheme = derived("llama3", "Megatron-Core rope scaling (--use-rope-scaling): Llama 3.1 bands", flag, "str")
-        params = {"factor": get("rope_scaling_factor") or preset(8.0, "rope_scaling_factor: Megatron-Core default", None),
-                  "low_freq_factor": preset(1.0, "Megatron-Core Llama 3.1 bands", None),
-                  "high_freq_factor": preset(4.0, "Megatron-Core Llama 3.1 bands", None),
-                  "original_max_position_embeddings": preset(8192, "Megatron-Core Llama 3.1 bands", None, "int")}
-    interp = get("rotary_seq_len_interpolation_factor")
-    if interp is not None and scheme is None:
-        scheme = derived("linear", "--rotary-seq-len-interpolation-factor: positions / factor", interp, "str")
-        params = {"factor": interp}
+    scheme, params, orig = _scheme(flags, gpt_oss, rope_type, mla, mla_v, notes)
     dtype = None
     for name in ("bf16", "fp16"):
         if _truthy(raw(name)):
-            v = get(name, "any")
+            v = flags.require(name, "any")
             dtype = Value(name, v.key, v.line, v.column, "", "str")
             break
-    from_start = None
-    launch = doc.get(LAUNCH, expect="str") if doc.fmt == "shell" else None
-    if scheme is not None and launch is not None:  # only a script running pretrain_*.py says if weights load
-        loaded = next((get(k, "any") for k in ("pretrained_checkpoint", "finetune", "load")
-                       if raw(k) not in (None, False, "", "false", "False")), None)
-        resumes = loaded is not None and _flag(loaded.key) == "load"
-        from_start = pretraining_with_scheme(
-            scheme, loaded, "Megatron-Core", f"the script runs {launch.raw} with no --load, --pretrained-checkpoint "
-            "or --finetune, so this run is the model's pre-training", launch, notes,
-            " (if --load resumes a run pre-trained with them, the bound is lower)" if resumes else "")
+    from_start = _from_start(flags, scheme, notes)
     if _truthy(raw("rotary_interleaved")):
         notes.append("--rotary-interleaved: pairs (2i, 2i+1) rotate together; the bound does not depend on the layout")
     window, some = _window(get("window_size", "any"), get("window_attn_skip_freq", "any"), problems, notes)
@@ -232,6 +188,100 @@ def read(doc: Doc) -> Fields:
                   target=max_pos or seq, scheme=scheme, params=params, original_max=orig, dtype=dtype, notes=notes,
                   problems=problems, pretrained_with_scheme=from_start, window=None if some else window,
                   local_window=window if some else None)
+
+
+def _dims(flags: _Flags, mla: bool, mla_v: Value | None, rope_type: str, problems: list) -> tuple[Value, Value]:
+    """``(head dim, rotary dims)``: ``--kv-channels``, else ``--hidden-size // --num-attention-heads``; rotary
+    ``int(head dim * --rotary-percent)``, or MLA's ``--qk-pos-emb-head-dim``."""
+    get = flags.get
+    heads = get("num_attention_heads", "int")
+    head = get("kv_channels", "int") or head_dim_of(get("hidden_size", "int"), heads, problems)
+    percent = get("rotary_percent") or get("rotary_percentage")
+    if mla:
+        qk = get("qk_pos_emb_head_dim", "int") or preset(64, f"qk_pos_emb_head_dim: {ARGS}", mla_v, "int")
+        # megatron-core==0.16.1 multi_latent_attention.py: RotaryEmbedding(qk_pos_emb_head_dim, rotary_percent)
+        # for rope_type 'rope'; YarnRotaryEmbedding(qk_pos_emb_head_dim) without it for 'yarn'
+        d = rotary_dims(qk, percent, problems) if rope_type == "rope" else qk
+    else:
+        d = rotary_dims(head, percent, problems)
+    return head, d
+
+
+def _scheme(flags: _Flags, gpt_oss: Value | None, rope_type: str, mla: bool, mla_v: Value | None,
+            notes: list) -> tuple[Value | None, dict[str, Value], Value | None]:
+    """``(scheme, params, original length)``: ``--enable-gpt-oss``'s YaRN, else YaRN (:func:`_yarn`); then
+    ``--use-rope-scaling`` (Llama 3.1 bands) replaces it; ``--rotary-seq-len-interpolation-factor`` applies
+    when neither did (linear)."""
+    get = flags.get
+    scheme: Value | None = None
+    params: dict[str, Value] = {}
+    orig: Value | None = None
+    if gpt_oss is not None:
+        scheme, params, orig = gpt_oss_yarn(gpt_oss, flags.doc, notes)
+    elif rope_type == "yarn":
+        scheme, params, orig = _yarn(flags, mla, mla_v, notes)
+    if _truthy(flags.raw("use_rope_scaling")):
+        flag = get("use_rope_scaling", "any")
+        scheme = derived("llama3", "Megatron-Core rope scaling (--use-rope-scaling): Llama 3.1 bands", flag, "str")
+        params = {"factor": get("rope_scaling_factor") or preset(8.0, "rope_scaling_factor: Megatron-Core default",
+                                                                 None),
+                  "low_freq_factor": preset(1.0, "Megatron-Core Llama 3.1 bands", None),
+                  "high_freq_factor": preset(4.0, "Megatron-Core Llama 3.1 bands", None),
+                  "original_max_position_embeddings": preset(8192, "Megatron-Core Llama 3.1 bands", None, "int")}
+    interp = get("rotary_seq_len_interpolation_factor")
+    if interp is not None and scheme is None:
+        scheme = derived("linear", "--rotary-seq-len-interpolation-factor: positions / factor", interp, "str")
+        params = {"factor": interp}
+    return scheme, params, orig
+
+
+def _yarn(flags: _Flags, mla: bool, mla_v: Value | None,
+          notes: list) -> tuple[Value | None, dict[str, Value], Value | None]:
+    """``(scheme, params, original length)`` of YaRN (``--position-embedding-type yarn`` or MLA's rope_type):
+    none with factor 1 (``--rotary-scaling-factor``, default 1)."""
+    get, raw = flags.get, flags.raw
+    factor = get("rotary_scaling_factor") or preset(1.0, f"rotary_scaling_factor: {ARGS}", None)
+    if (factor.number() or 1.0) == 1.0:
+        notes.append("YaRN with factor 1 (--rotary-scaling-factor): the frequencies are RoPE's")
+        return None, {}, None
+    at = factor if factor.key else None
+    scheme = derived("yarn", "MLA rope_type 'yarn'" if mla else "--position-embedding-type yarn", at, "str")
+    if mla:  # MLATransformerConfig's own fields
+        orig = get("original_max_position_embeddings", "int") or preset(
+            4096, f"original_max_position_embeddings: {MLA}", mla_v, "int")
+        fast, slow = get("beta_fast"), get("beta_slow")
+    else:  # argument_utils.py _apply_yarn_config_from_args: config.yarn_* from --yarn-* flags
+        orig = get("yarn_original_max_position_embeddings", "int") or preset(
+            4096, f"yarn_original_max_position_embeddings: {YARN_ARGS}", None, "int")
+        fast, slow = get("yarn_beta_fast"), get("yarn_beta_slow")
+    params = {"factor": factor, "original_max_position_embeddings": orig,
+              "beta_fast": fast or preset(32, f"beta_fast: {MLA if mla else YARN_ARGS}", mla_v),
+              "beta_slow": slow or preset(1, f"beta_slow: {MLA if mla else YARN_ARGS}", mla_v)}
+    for name, rounds in (("no_yarn_correction_range_round_to_int", False),
+                         ("yarn_correction_range_round_to_int", True)):  # store_false / store_true
+        v = get(name, "any") if not mla and _truthy(raw(name)) else None
+        if v is not None:
+            params["truncate"] = Value(rounds, v.key, v.line, v.column, "config.yarn_correction_range_round_to_int",
+                                       "bool")
+            break
+    params["attention_factor"] = concentration(factor, get("mscale"), get("mscale_all_dim"), at)
+    return scheme, params, orig
+
+
+def _from_start(flags: _Flags, scheme: Value | None, notes: list) -> Value | None:
+    """``pretrained_with_scheme``: only a script running ``pretrain_*.py`` says whether weights load (module
+    docstring): without ``--load``, ``--pretrained-checkpoint`` or ``--finetune`` the run is the pre-training."""
+    doc = flags.doc
+    launch = doc.get(LAUNCH, expect="str") if doc.fmt == "shell" else None
+    if scheme is None or launch is None:
+        return None
+    loaded = next((flags.get(k, "any") for k in ("pretrained_checkpoint", "finetune", "load")
+                   if flags.raw(k) not in (None, False, "", "false", "False")), None)
+    resumes = loaded is not None and _flag(loaded.key) == "load"
+    return pretraining_with_scheme(
+        scheme, loaded, "Megatron-Core", f"the script runs {launch.raw} with no --load, --pretrained-checkpoint "
+        "or --finetune, so this run is the model's pre-training", launch, notes,
+        " (if --load resumes a run pre-trained with them, the bound is lower)" if resumes else "")
 
 
 def _lengths(scheme: Value | None, seq: Value | None, max_pos: Value | None, orig: Value | None,
