@@ -26,7 +26,6 @@ LONG_FUNCTIONS = {
     'ropelaw.audit.checkpoint:audit_checkpoint': 269,
     'ropelaw.audit.hf:hf_rotary_factory': 97,
     'ropelaw.audit.module:audit_module': 87,
-    'ropelaw.lint.dialects.hf:runtime_params': 129,
     'ropelaw.lint.layer_groups:_runtime_groups': 170,
     'ropelaw.lint.layers._probe:observe_functions': 95,
     'ropelaw.lint.table:_load_table': 506,

@@ -213,104 +213,143 @@ def runtime_params(scheme: str, params: dict, *, top_orig=None, max_pos=None, se
     """
     p = dict(params)
     out = Runtime(p, None)
-    v4 = semantics.split(".")[0] == "4"
-    tf = f"transformers {semantics}"
-    inner = p.get("original_max_position_embeddings")
-    block_raw = block_raw or {}
-
-    def ignored(v, why: str) -> None:
-        out.problems.append(Problem(IGNORED_KEY, v, f"{v.key} is ignored by {tf}: {why}"))
-
-    if scheme == "dynamic":
-        out.original = inner or top_orig
-        if inner is not None and inner.key:
-            ignored(inner, f"its dynamic NTK rescales past max_position_embeddings"
-                           f"{'' if max_pos is None else ' ' + format(int(max_pos.raw), ',') if isinstance(max_pos.raw, int) else ''}"
-                           f" (the frequencies here are what runs)")
-        if max_pos is not None:
-            p["original_max_position_embeddings"] = _as(max_pos, f"{tf}'s dynamic NTK switch point")
-        else:
-            p.pop("original_max_position_embeddings", None)
-        return out
-    if scheme == "yarn":
-        if "truncate" in block_raw and block_raw["truncate"] is None:
-            from ..model import Value
-
-            key = f"{block_key}.truncate" if block_key else "truncate"
-            p["truncate"] = Value(False, key, 1, 1, "null: falsy in transformers, no truncation", "bool")
-            out.notes.append(f"{key}: null is read by {tf} as false (rope_scaling.get('truncate', True) "
-                             f"is None): the correction range is not rounded")
-        tv = p.get("truncate")
-        if tv is not None and isinstance(tv.raw, str):
-            out.problems.append(Problem(INVALID_TYPE, tv,
-                                 f"{tv.key} is the string {tv.raw!r}: {tf} tests its truth value, so a non-empty "
-                                 f"string truncates the correction range (write true or false without quotes)"))
-        for name, default in (("beta_fast", 32), ("beta_slow", 1)):
-            bv = p.get(name)
-            if bv is not None and bv.key and not isinstance(bv.raw, bool) and bv.raw == 0:
-                from ..model import Value
-
-                # `rope_scaling.get("beta_fast") or 32`: a 0 is falsy and becomes the default (both versions)
-                ignored(bv, f"it reads `get({name!r}) or {default}`, so 0 means {default}")
-                p[name] = Value(float(default), None, bv.line, bv.column, f"{bv.key} 0 read as {default}", "number")
-        if v4:
-            orig = inner or max_pos
-            if top_orig is not None and top_orig.key and (inner is None or inner.raw != top_orig.raw):
-                ignored(top_orig, f"its YaRN reads {block_key or 'rope_scaling'}.original_max_position_embeddings, "
-                                  f"else max_position_embeddings")
-        else:
-            # no factor: validation raises KeyError before _compute_yarn_parameters could derive one (RV007)
-            orig = top_orig or inner or max_pos
-            if inner is not None and top_orig is not None and top_orig.key and inner.raw != top_orig.raw:
-                ignored(inner, "the top-level original_max_position_embeddings wins (standardize_rope_params)")
-        if orig is not None:
-            p["original_max_position_embeddings"] = orig if orig is inner else _as(orig, f"L_orig of {tf}'s YaRN")
-        out.original = inner or (top_orig if not v4 else None) or (orig if orig is not max_pos else None)
-        return out
-    if scheme == "longrope":
-        top_orig = hf_type_rotary.longrope_of_type(p, model_type, v4, top_orig, ignored, tf)
-        if v4:
-            if top_orig is not None:
-                orig = top_orig
-                fv = p.pop("factor", None)
-                if fv is not None and fv.key:
-                    ignored(fv, "with original_max_position_embeddings it uses s = max_position_embeddings / "
-                                "original_max_position_embeddings")
-                if inner is not None and inner.key and inner.raw != top_orig.raw:
-                    ignored(inner, "its LongRoPE reads the top-level original_max_position_embeddings")
-                if max_pos is not None:
-                    p["max_position_embeddings"] = max_pos
-            else:
-                orig = max_pos
-                if inner is not None and inner.key:
-                    ignored(inner, "its LongRoPE reads only a top-level original_max_position_embeddings, else "
-                                   "max_position_embeddings (for the switch to the long factors too)")
-                p.pop("max_position_embeddings", None)
-        else:
-            orig = top_orig or inner or max_pos
-            if inner is not None and top_orig is not None and top_orig.key and inner.raw != top_orig.raw:
-                ignored(inner, "the top-level original_max_position_embeddings wins (standardize_rope_params)")
-            if p.get("factor") is not None:
-                p.pop("max_position_embeddings", None)
-            elif max_pos is not None:
-                p["max_position_embeddings"] = max_pos
-        if orig is not None:
-            p["original_max_position_embeddings"] = orig if orig is inner else _as(orig, f"L_orig of {tf}'s LongRoPE")
-        out.original = orig if orig is not max_pos else (inner or None)
-        return out
-    if scheme == "llama3":
-        orig = inner if v4 else (top_orig or inner or max_pos)
-        if v4 and orig is None:
-            orig = top_orig or max_pos
-            if orig is not None:
-                out.notes.append(f"llama3 without {block_key or 'rope_scaling'}.original_max_position_embeddings: "
-                                 f"{tf} cannot load it (KeyError); assumed {orig.where}")
-        if orig is not None:
-            p["original_max_position_embeddings"] = orig if orig is inner else _as(orig, f"L_orig of {tf}'s llama3")
-        out.original = orig if orig is not max_pos else None
-        return out
-    out.original = inner or top_orig
+    r = _Reading(p, out, semantics.split(".")[0] == "4", f"transformers {semantics}",
+                 p.get("original_max_position_embeddings"), top_orig, max_pos, block_key, block_raw or {}, model_type)
+    rewrite = {"dynamic": _dynamic, "yarn": _yarn, "longrope": _longrope, "llama3": _llama3}.get(scheme)
+    if rewrite is None:
+        out.original = r.inner or top_orig
+    else:
+        rewrite(r)
     return out
+
+
+@dataclass
+class _Reading:
+    """What :func:`runtime_params` rewrites a block's parameters ``p`` with, into ``out``: ``v4`` (4.57.1),
+    ``tf`` (the version's name), ``inner`` (the block's own original_max_position_embeddings), the top-level
+    original length and max_position_embeddings, the block's key and raw mapping, the model type."""
+
+    p: dict
+    out: Runtime
+    v4: bool
+    tf: str
+    inner: Any
+    top_orig: Any
+    max_pos: Any
+    block_key: str | None
+    block_raw: Mapping
+    model_type: str | None
+
+    def ignored(self, v, why: str) -> None:
+        self.out.problems.append(Problem(IGNORED_KEY, v, f"{v.key} is ignored by {self.tf}: {why}"))
+
+
+def _dynamic(r: _Reading) -> None:
+    """Dynamic NTK (both versions): the switch point and L_orig are ``max_position_embeddings``."""
+    p, out, inner, max_pos = r.p, r.out, r.inner, r.max_pos
+    out.original = inner or r.top_orig
+    if inner is not None and inner.key:
+        switch = f" {int(max_pos.raw):,}" if max_pos is not None and isinstance(max_pos.raw, int) else ""
+        r.ignored(inner, f"its dynamic NTK rescales past max_position_embeddings{switch} (the frequencies here are "
+                         "what runs)")
+    if max_pos is not None:
+        p["original_max_position_embeddings"] = _as(max_pos, f"{r.tf}'s dynamic NTK switch point")
+    else:
+        p.pop("original_max_position_embeddings", None)
+
+
+def _yarn_flags(r: _Reading) -> None:
+    """YaRN's ``truncate`` (``get("truncate", True)`` tested for truth) and ``beta_fast`` / ``beta_slow``
+    (``get(...) or 32`` / ``or 1``) as transformers reads them."""
+    from ..model import Value
+
+    p, tf = r.p, r.tf
+    if "truncate" in r.block_raw and r.block_raw["truncate"] is None:
+        key = f"{r.block_key}.truncate" if r.block_key else "truncate"
+        p["truncate"] = Value(False, key, 1, 1, "null: falsy in transformers, no truncation", "bool")
+        r.out.notes.append(f"{key}: null is read by {tf} as false (rope_scaling.get('truncate', True) "
+                           f"is None): the correction range is not rounded")
+    tv = p.get("truncate")
+    if tv is not None and isinstance(tv.raw, str):
+        r.out.problems.append(Problem(INVALID_TYPE, tv,
+                              f"{tv.key} is the string {tv.raw!r}: {tf} tests its truth value, so a non-empty "
+                              f"string truncates the correction range (write true or false without quotes)"))
+    for name, default in (("beta_fast", 32), ("beta_slow", 1)):
+        bv = p.get(name)
+        if bv is not None and bv.key and not isinstance(bv.raw, bool) and bv.raw == 0:
+            # `rope_scaling.get("beta_fast") or 32`: a 0 is falsy and becomes the default (both versions)
+            r.ignored(bv, f"it reads `get({name!r}) or {default}`, so 0 means {default}")
+            p[name] = Value(float(default), None, bv.line, bv.column, f"{bv.key} 0 read as {default}", "number")
+
+
+def _yarn(r: _Reading) -> None:
+    """YaRN: 4.57.1 reads L_orig from the block, else ``max_position_embeddings``; 5.23.0 lets the top-level
+    attribute win, then the block, then ``max_position_embeddings``."""
+    p, inner, top_orig, max_pos = r.p, r.inner, r.top_orig, r.max_pos
+    _yarn_flags(r)
+    if r.v4:
+        orig = inner or max_pos
+        if top_orig is not None and top_orig.key and (inner is None or inner.raw != top_orig.raw):
+            r.ignored(top_orig, f"its YaRN reads {r.block_key or 'rope_scaling'}.original_max_position_embeddings, "
+                                f"else max_position_embeddings")
+    else:
+        # no factor: validation raises KeyError before _compute_yarn_parameters could derive one (RV007)
+        orig = top_orig or inner or max_pos
+        if inner is not None and top_orig is not None and top_orig.key and inner.raw != top_orig.raw:
+            r.ignored(inner, "the top-level original_max_position_embeddings wins (standardize_rope_params)")
+    if orig is not None:
+        p["original_max_position_embeddings"] = orig if orig is inner else _as(orig, f"L_orig of {r.tf}'s YaRN")
+    r.out.original = inner or (top_orig if not r.v4 else None) or (orig if orig is not max_pos else None)
+
+
+def _longrope(r: _Reading) -> None:
+    """LongRoPE: 4.57.1 uses a top-level original (s = max_position_embeddings / original, ``factor``
+    ignored), else ``max_position_embeddings``; 5.23.0: top level, else block, else max_position_embeddings."""
+    p, inner, max_pos = r.p, r.inner, r.max_pos
+    top_orig = hf_type_rotary.longrope_of_type(p, r.model_type, r.v4, r.top_orig, r.ignored, r.tf)
+    if r.v4:
+        if top_orig is not None:
+            orig = top_orig
+            fv = p.pop("factor", None)
+            if fv is not None and fv.key:
+                r.ignored(fv, "with original_max_position_embeddings it uses s = max_position_embeddings / "
+                              "original_max_position_embeddings")
+            if inner is not None and inner.key and inner.raw != top_orig.raw:
+                r.ignored(inner, "its LongRoPE reads the top-level original_max_position_embeddings")
+            if max_pos is not None:
+                p["max_position_embeddings"] = max_pos
+        else:
+            orig = max_pos
+            if inner is not None and inner.key:
+                r.ignored(inner, "its LongRoPE reads only a top-level original_max_position_embeddings, else "
+                                 "max_position_embeddings (for the switch to the long factors too)")
+            p.pop("max_position_embeddings", None)
+    else:
+        orig = top_orig or inner or max_pos
+        if inner is not None and top_orig is not None and top_orig.key and inner.raw != top_orig.raw:
+            r.ignored(inner, "the top-level original_max_position_embeddings wins (standardize_rope_params)")
+        if p.get("factor") is not None:
+            p.pop("max_position_embeddings", None)
+        elif max_pos is not None:
+            p["max_position_embeddings"] = max_pos
+    if orig is not None:
+        p["original_max_position_embeddings"] = orig if orig is inner else _as(orig, f"L_orig of {r.tf}'s LongRoPE")
+    r.out.original = orig if orig is not max_pos else (inner or None)
+
+
+def _llama3(r: _Reading) -> None:
+    """Llama 3.1 bands: 4.57.1 reads L_orig from the block only (assumed from the top level, else
+    max_position_embeddings, and said); 5.23.0 lets the top level win."""
+    inner, top_orig, max_pos = r.inner, r.top_orig, r.max_pos
+    orig = inner if r.v4 else (top_orig or inner or max_pos)
+    if r.v4 and orig is None:
+        orig = top_orig or max_pos
+        if orig is not None:
+            r.out.notes.append(f"llama3 without {r.block_key or 'rope_scaling'}.original_max_position_embeddings: "
+                               f"{r.tf} cannot load it (KeyError); assumed {orig.where}")
+    if orig is not None:
+        r.p["original_max_position_embeddings"] = orig if orig is inner else _as(orig, f"L_orig of {r.tf}'s llama3")
+    r.out.original = orig if orig is not max_pos else None
 
 
 def _num(v) -> bool:
