@@ -40,8 +40,6 @@ UNDERSCORE_IMPORTS = {
     'ropelaw.audit.module': 2,
     'ropelaw.audit.probe': 7,
     'ropelaw.lint.dialects._framework': 1,
-    'ropelaw.lint.dialects.llmfoundry': 1,
-    'ropelaw.lint.dialects.maxtext': 3,
     'ropelaw.lint.layer_groups': 5,
     'ropelaw.lint.layers._probe': 3,
     'ropelaw.lint.layers._shrunk': 1,
@@ -50,7 +48,6 @@ UNDERSCORE_IMPORTS = {
     'ropelaw.lint.rules.values': 2,
     'ropelaw.lint.sections': 2,
     'ropelaw.lint.table': 17,
-    'ropelaw.lint.writers.megatron': 1,
     'ropelaw.methods.hf_patch': 1,
     'ropelaw.methods.rerope': 1,
 }

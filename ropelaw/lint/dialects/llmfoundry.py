@@ -106,11 +106,11 @@ def mcli_without_model(doc: Doc) -> NotARopeConfig:
 def _doc(doc: Doc) -> Doc:
     """The document with OmegaConf ``${...}`` references resolved (an mcli file's from its ``parameters``, the
     root of the YAML llm-foundry reads)."""
-    from .nemo import _Resolved, resolve
+    from .nemo import Resolved, resolve
 
     if _root(doc.data):
-        return _Resolved({**doc.data, "parameters": resolve(doc.data["parameters"])}, doc)
-    return _Resolved(resolve(doc.data), doc)
+        return Resolved({**doc.data, "parameters": resolve(doc.data["parameters"])}, doc)
+    return Resolved(resolve(doc.data), doc)
 
 
 def _find(doc: Doc, dotted: str) -> Any:

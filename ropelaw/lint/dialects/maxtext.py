@@ -373,13 +373,14 @@ def launch_of(path: str, text: str) -> tuple[dict, dict] | None:
     import yaml
 
     from ...errors import UsageError
-    from .megatron import _ASSIGN, MAX_SHELL_ENV, MAX_SHELL_VALUE, _logical_lines, _subst
+    from ..shellwords import expand_word
+    from .megatron import ASSIGN, MAX_SHELL_ENV, MAX_SHELL_VALUE, logical_lines
 
     env: dict[str, str] = {}
     env_bytes = 0
     lines = text.splitlines()
     try:
-        commands = _logical_lines(text)  # a quote never closed: UsageError, as bash fails there
+        commands = logical_lines(text)  # a quote never closed: UsageError, as bash fails there
     except UsageError as exc:
         raise UsageError(f"{path}: {exc}") from None
     for first, _last, line in commands:
@@ -388,9 +389,9 @@ def launch_of(path: str, text: str) -> tuple[dict, dict] | None:
         except ValueError:
             continue
         if len(words) == 1 or (len(words) == 2 and words[0] == "export"):
-            m = _ASSIGN.match(words[-1])
+            m = ASSIGN.match(words[-1])
             if m:
-                got = _subst(m.group(2), env)
+                got = expand_word(m.group(2), env)
                 if got is not None and m.group(1) not in env:
                     env_bytes += len(got)
                     if len(got) > MAX_SHELL_VALUE or env_bytes > MAX_SHELL_ENV:  # as megatron.parse_shell
@@ -399,7 +400,7 @@ def launch_of(path: str, text: str) -> tuple[dict, dict] | None:
                                          "characters (a variable doubled again and again?); refused")
                     env[m.group(1)] = got
                 continue
-        words = [_subst(w, env) or w for w in words]
+        words = [expand_word(w, env) or w for w in words]
         at = next((i for i, w in enumerate(words) if _TRAIN.search(w)), None)
         if at is None:
             continue
@@ -413,7 +414,7 @@ def launch_of(path: str, text: str) -> tuple[dict, dict] | None:
             m = _KV.match(w)
             if not m:
                 continue
-            key, val = m.group(1), _subst(m.group(2), env)
+            key, val = m.group(1), expand_word(m.group(2), env)
             try:
                 data[key] = yaml.safe_load(val) if val is not None else m.group(2)
             except yaml.YAMLError:

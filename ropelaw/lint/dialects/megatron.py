@@ -69,7 +69,8 @@ MLA = "megatron-core==0.16.1 MLATransformerConfig default"
 YARN_ARGS = "Megatron-LM@d98e8a64 argument_utils.py _apply_yarn_config_from_args default"
 
 
-def _flag(key: Any) -> str:
+def flag_name(key: Any) -> str:
+    """An argparse flag as its dest: ``--seq-length``, ``seq-length`` and ``seq_length`` are ``seq_length``."""
     return str(key).strip().lstrip("-").lower().replace("-", "_")
 
 
@@ -80,10 +81,10 @@ def detect(data: Mapping) -> bool:
         return True  # --yaml-cfg files (examples/gpt3/gpt_config.yaml): model keys under language_model
     keys = [str(k) for k in data]
     if any(k.startswith("--") for k in keys):
-        return any(_flag(k) in ("num_attention_heads", "seq_length") for k in keys)
+        return any(flag_name(k) in ("num_attention_heads", "seq_length") for k in keys)
     # MODEL_ARGS flattened to hyphenated names (seq-length: 4096): GPT-NeoX writes hyphens too, so a flag only
     # Megatron-LM has must be there (NeoX says pos-emb, not position-embedding-type)
-    dashed = {_flag(k) for k in keys if "-" in k}
+    dashed = {flag_name(k) for k in keys if "-" in k}
     return bool(dashed & {"num_attention_heads", "seq_length"}) and bool(dashed & _MEGATRON_ONLY) \
         and "pos_emb" not in dashed
 
@@ -112,17 +113,17 @@ class FlagDoc(Doc):
             node, prefix = node[part], prefix + (part,)
         if not isinstance(node, Mapping):
             return None
-        k = self._flags(node).get(_flag(parts[-1]))
+        k = self._flags(node).get(flag_name(parts[-1]))
         return None if k is None else (prefix + (k,), node[k])
 
     def _flags(self, node: Mapping) -> dict:
-        """``{_flag(key): the first such key}`` of a section, made once per section (a launch script has
+        """``{flag_name(key): the first such key}`` of a section, made once per section (a launch script has
         hundreds of flags, looked up dozens of times)."""
         hit = self._key_maps.get(("flags", id(node)))
         if hit is None or hit[0] is not node or hit[1] != len(node):
             flags: dict = {}
             for k in node:
-                flags.setdefault(_flag(k), k)
+                flags.setdefault(flag_name(k), k)
             hit = (node, len(node), flags)
             self._key_maps[("flags", id(node))] = hit
         return hit[2]
@@ -277,7 +278,7 @@ def _from_start(flags: _Flags, scheme: Value | None, notes: list) -> Value | Non
         return None
     loaded = next((flags.get(k, "any") for k in ("pretrained_checkpoint", "finetune", "load")
                    if flags.raw(k) not in (None, False, "", "false", "False")), None)
-    resumes = loaded is not None and _flag(loaded.key) == "load"
+    resumes = loaded is not None and flag_name(loaded.key) == "load"
     return pretraining_with_scheme(
         scheme, loaded, "Megatron-Core", f"the script runs {launch.raw} with no --load, --pretrained-checkpoint "
         "or --finetune, so this run is the model's pre-training", launch, notes,
@@ -342,7 +343,7 @@ DIALECT = dialect(NAME, detect, read, doc_class=FlagDoc)
 
 
 # ----------------------------------------------------------------------------- shell launch scripts
-_ASSIGN = re.compile(r"^(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+ASSIGN = re.compile(r"^(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 
 
 _SPECIAL_OUT = re.compile(r"""[\\'"#]""")  # what changes the quoting state outside quotes
@@ -354,7 +355,7 @@ MAX_SHELL_VALUE = 1 << 20
 MAX_SHELL_ENV = 4 << 20
 
 
-def _logical_lines(text: str) -> list[tuple[int, int, str]]:
+def logical_lines(text: str) -> list[tuple[int, int, str]]:
     """``(first line, last line, text)`` of each command line, as bash reads them: backslash
     continuations joined (by a space), a quoted string that spans lines kept whole with its
     newlines (``MODEL_ARGS="`` ... ``"``), here-document bodies skipped. Linear: each line is
@@ -425,12 +426,11 @@ def _logical_lines(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-_subst = expand_word  # the name the other launch readers import (maxtext)
 
 
 def substitute(word: str, env: dict[str, str]) -> str | None:
     """``word`` with the script's variables substituted (None if one is unknown): for the other launch readers."""
-    return _subst(word, env)
+    return expand_word(word, env)
 
 
 LAUNCH = "(launches)"  # pseudo-flag of a launch script: the pretrain_*.py entry point it runs
@@ -446,7 +446,7 @@ def shell_commands(text: str):
 
     env: dict[str, str] = {}
     env_bytes = 0
-    for first, last, line in _logical_lines(text):
+    for first, last, line in logical_lines(text):
         try:
             words = shlex.split(line, comments=True, posix=True)
         except ValueError as exc:
@@ -457,7 +457,7 @@ def shell_commands(text: str):
             words = words[1:]
         expanded: list[str] = []
         for w in words:
-            m = _ASSIGN.match(w)
+            m = ASSIGN.match(w)
             if m and not w.endswith("="):
                 name, val = m.groups()
                 if "--" in val:  # MODEL_ARGS=" --num-layers 27 ... ": the flags are in the string
@@ -466,7 +466,7 @@ def shell_commands(text: str):
                     except ValueError:
                         pass
                 elif len(words) == 1:
-                    got = _subst(val, env)
+                    got = expand_word(val, env)
                     if got is not None and name not in env:
                         env_bytes += len(got)
                         if len(got) > MAX_SHELL_VALUE or env_bytes > MAX_SHELL_ENV:
@@ -514,7 +514,7 @@ def parse_shell(text: str) -> tuple[dict, dict]:
             else:
                 val = True
             if isinstance(val, str):
-                got = _subst(val, env)
+                got = expand_word(val, env)
                 val = got if got is not None else val
             flags[name] = val
             if seen_at is None:
@@ -529,7 +529,7 @@ def script_argv(text: str) -> list[str]:
     own argparse)."""
     out: list[str] = []
     for _, _, words, env in shell_commands(text):
-        out.extend(w if (got := _subst(w, env)) is None else got for w in words)
+        out.extend(w if (got := expand_word(w, env)) is None else got for w in words)
     return out
 
 
@@ -582,7 +582,7 @@ def shell_flags(path: str, text: str) -> tuple[dict, dict]:
         flags, positions = parse_shell(text)
     except UsageError as exc:
         raise UsageError(f"{path}: {exc}") from None
-    if not any(_flag(k) in ("num_attention_heads", "seq_length", "hidden_size") for k in flags):
+    if not any(flag_name(k) in ("num_attention_heads", "seq_length", "hidden_size") for k in flags):
         elsewhere = model_elsewhere(text, flags, positions)
         if elsewhere is not None:
             raise ModelNeeded(f"{path}: {elsewhere[0]}", *elsewhere[1])

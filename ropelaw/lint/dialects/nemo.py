@@ -184,7 +184,7 @@ def read(doc: Doc) -> Fields:
     if archive:
         doc.top_level = "model."  # model.x is x: the file is the model section
     resolved = resolve(doc.data)
-    doc = _Resolved(resolved, doc)
+    doc = Resolved(resolved, doc)
     pe = str(doc.raw("model.position_embedding_type") or "learned_absolute").strip().lower()
     if pe not in ("rope", "rotary"):
         raise NotARopeConfig(f"{doc.path}: NeMo position_embedding_type {pe!r} is not RoPE"
@@ -307,7 +307,7 @@ def _precision(doc: Doc, notes: list) -> Value | None:
     return v
 
 
-class _Resolved(Doc):
+class Resolved(Doc):
     """The resolved document, positions and recorded inputs shared with the original."""
 
     def __init__(self, data: Mapping, orig: Doc):

@@ -59,14 +59,14 @@ def _tuning_length(name: str, node: Mapping, existing: dict, target: int, t: int
 
 
 def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
-    from ..dialects.megatron import _flag
+    from ..dialects.megatron import flag_name
 
     name, spec = option.name, option.spec
     sec = ("MODEL_ARGS",) if isinstance(data.get("MODEL_ARGS"), Mapping) else ()
     node = data["MODEL_ARGS"] if sec else data
     keys = [str(k) for k in node]
     pre, sep = _style(keys)
-    existing = {_flag(k): k for k in keys}
+    existing = {flag_name(k): k for k in keys}
     e = Edit("megatron", name)
 
     def flag(n: str, value: Any) -> None:
