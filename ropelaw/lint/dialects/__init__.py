@@ -41,7 +41,8 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ...errors import UsageError
 

@@ -89,17 +89,17 @@ SWA: dict[str, SwaRule] = {
 }
 # every architecture whose load_arch_hparams sets a sliding window type (llama.cpp of LLAMACPP): those not
 # modelled in SWA are RV045; phi3 reads its window key and disables it
-SWA_ARCHS = frozenset("afmoe cohere2 cohere2moe deepseek4 dflash dots3note exaone-moe exaone4 gemma-embedding gemma2 "
-                      "gemma3 gemma3n gemma4 gemma4-assistant gpt-oss granite_swa laguna lfm2 lfm2moe llama4 maple "
-                      "mellum mimo2 modern-bert muse-glimmer nanbeige olmo2 plamo3 smallthinker spark2_5 "
-                      "step35".split())
+SWA_ARCHS = frozenset(["afmoe", "cohere2", "cohere2moe", "deepseek4", "dflash", "dots3note", "exaone-moe", "exaone4",
+                       "gemma-embedding", "gemma2", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "gpt-oss",
+                       "granite_swa", "laguna", "lfm2", "lfm2moe", "llama4", "maple", "mellum", "mimo2", "modern-bert",
+                       "muse-glimmer", "nanbeige", "olmo2", "plamo3", "smallthinker", "spark2_5", "step35"])
 
 
 # architectures llama.cpp runs without RoPE (llama-model.cpp llama_model_rope_type: LLAMA_ROPE_TYPE_NONE; names as
 # llama-arch.cpp LLM_ARCH_NAMES spells them): learned or relative positions, or recurrent layers only
-ROPE_NONE = frozenset("clip gpt2 gptj mpt refact bloom mamba mamba2 jamba jina-bert-v2 t5 t5encoder jais rwkv6 "
-                      "rwkv6qwen2 rwkv7 arwkv7 wavtokenizer-dec nemotron_h nemotron_h_moe kimi-linear kimi-k3 "
-                      "glm5-next".split())
+ROPE_NONE = frozenset(["clip", "gpt2", "gptj", "mpt", "refact", "bloom", "mamba", "mamba2", "jamba", "jina-bert-v2",
+                       "t5", "t5encoder", "jais", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7", "wavtokenizer-dec",
+                       "nemotron_h", "nemotron_h_moe", "kimi-linear", "kimi-k3", "glm5-next"])
 
 # architectures whose load_arch_hparams scales the base by rope.scaling.alpha (XDRoPE / NTK alpha)
 ALPHA_BASE = {"hunyuan_vl": "models/hunyuan-vl.cpp"}

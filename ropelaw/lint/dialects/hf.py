@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from . import Dialect, hf_type_rotary
 from ..model import Problem
@@ -600,10 +601,7 @@ def runtime_view(data: Mapping, version: str) -> tuple[Mapping, list[tuple[tuple
                 ignored.append((sec_path + ("rope_parameters",),
                                 "4.57.1 reads rope_scaling and rope_theta; rope_parameters is transformers 5's key"))
                 sec = {k: v for k, v in sec.items() if k != "rope_parameters"}
-                if sec_path:
-                    view = _replace_at(view, sec_path, sec)
-                else:
-                    view = sec
+                view = _replace_at(view, sec_path, sec) if sec_path else sec
     return view, ignored, refusal
 
 

@@ -50,6 +50,7 @@ Semantics (Megatron-LM ``megatron/training/arguments.py`` defaults; megatron-cor
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
 from collections.abc import Mapping
@@ -461,10 +462,8 @@ def shell_commands(text: str):
             if m and not w.endswith("="):
                 name, val = m.groups()
                 if "--" in val:  # MODEL_ARGS=" --num-layers 27 ... ": the flags are in the string
-                    try:
+                    with contextlib.suppress(ValueError):  # a quote never closed: not read
                         expanded.extend(shlex.split(val, comments=False, posix=True))
-                    except ValueError:
-                        pass
                 elif len(words) == 1:
                     got = expand_word(val, env)
                     if got is not None and name not in env:

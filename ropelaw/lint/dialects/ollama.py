@@ -34,11 +34,11 @@ OLLAMA = "Ollama (ollama/ollama@fb3076099687, 2026-08-21)"
 COMMANDS = ("from", "license", "template", "system", "adapter", "draft", "renderer", "parser", "parameter",
             "message", "requires")
 # api/types.go Options and Runner: the json names FormatParams accepts
-PARAMETERS = frozenset("num_ctx num_batch num_gpu main_gpu use_mmap num_thread draft_num_predict num_keep seed "
-                       "num_predict top_k top_p min_p typical_p repeat_last_n temperature repeat_penalty "
-                       "presence_penalty frequency_penalty stop".split())
-DEPRECATED = frozenset("penalize_newline low_vram f16_kv logits_all vocab_only use_mlock mirostat mirostat_tau "
-                       "mirostat_eta".split())
+PARAMETERS = frozenset(["num_ctx", "num_batch", "num_gpu", "main_gpu", "use_mmap", "num_thread", "draft_num_predict",
+                        "num_keep", "seed", "num_predict", "top_k", "top_p", "min_p", "typical_p", "repeat_last_n",
+                        "temperature", "repeat_penalty", "presence_penalty", "frequency_penalty", "stop"])
+DEPRECATED = frozenset(["penalize_newline", "low_vram", "f16_kv", "logits_all", "vocab_only", "use_mlock", "mirostat",
+                        "mirostat_tau", "mirostat_eta"])
 NIL, NAME_, VALUE, PARAMETER, MESSAGE, COMMENT = range(6)
 
 

@@ -73,9 +73,10 @@ def read_launch_text(text: str) -> tuple[dict, dict] | None:
 
     for part in command_texts(text):
         module = None
-        for first, _last, words, _env in shell_commands(part):
+        for line, _last, words, _env in shell_commands(part):
             module = next((m.group(1) for w in words if (m := _MODULE.match(w))), None)
             if module is not None:
+                first = line  # the command's line: where the entry point is
                 break
         if module is not None:
             break

@@ -28,7 +28,8 @@ that is not here.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from ..model import LoadedConfig, Overrides, UnreadConfig, Value
 from .serving_args import VLLM, Runtime, parse_argv, vllm_int

@@ -36,7 +36,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 __all__ = ["Runtime", "VLLM", "SGLANG", "Parsed", "parse_argv", "version_key", "vllm_int"]
 

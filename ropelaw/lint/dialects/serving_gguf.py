@@ -26,7 +26,8 @@ absent, RV031 names it.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 __all__ = ["is_gguf_name", "remote_gguf", "local_gguf", "converted", "scaled_rope", "NotModelled", "PLUGIN",
            "TRANSFORMERS"]
@@ -43,12 +44,13 @@ def is_gguf_name(raw: Any) -> bool:
 
 # gguf==0.19.0 (the [test] pin; vllm-gguf-plugin 0.0.5 asks gguf>=0.17.0): GGMLQuantizationType's names and
 # LlamaFileType's MOSTLY_ names without the prefix, for the plugin's is_valid_gguf_quant_type
-GGML_TYPES = frozenset("F32 F16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K IQ2_XXS IQ2_XS IQ3_XXS "
-                       "IQ1_S IQ4_NL IQ3_S IQ2_S IQ4_XS I8 I16 I32 I64 F64 IQ1_M BF16 TQ1_0 TQ2_0 MXFP4 NVFP4 "
-                       "Q1_0".split())
-FILE_TYPES = frozenset("F16 Q4_0 Q4_1 Q8_0 Q5_0 Q5_1 Q2_K Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K "
-                       "IQ2_XXS IQ2_XS Q2_K_S IQ3_XS IQ3_XXS IQ1_S IQ4_NL IQ3_S IQ3_M IQ2_S IQ2_M IQ4_XS IQ1_M BF16 "
-                       "TQ1_0 TQ2_0 MXFP4_MOE NVFP4 Q1_0".split())
+GGML_TYPES = frozenset(["F32", "F16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q8_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
+                        "Q6_K", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS",
+                        "I8", "I16", "I32", "I64", "F64", "IQ1_M", "BF16", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0"])
+FILE_TYPES = frozenset(["F16", "Q4_0", "Q4_1", "Q8_0", "Q5_0", "Q5_1", "Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S",
+                        "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ2_XXS", "IQ2_XS", "Q2_K_S", "IQ3_XS", "IQ3_XXS",
+                        "IQ1_S", "IQ4_NL", "IQ3_S", "IQ3_M", "IQ2_S", "IQ2_M", "IQ4_XS", "IQ1_M", "BF16", "TQ1_0",
+                        "TQ2_0", "MXFP4_MOE", "NVFP4", "Q1_0"])
 _REMOTE = r"[a-zA-Z0-9][a-zA-Z0-9._-]*/[a-zA-Z0-9][a-zA-Z0-9._-]*:[A-Za-z0-9_+-]+"
 
 

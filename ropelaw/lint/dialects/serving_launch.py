@@ -27,7 +27,8 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from .serving_args import SGLANG, VLLM, Runtime
 

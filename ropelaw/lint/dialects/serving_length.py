@@ -23,7 +23,8 @@ The model's text config is its ``text_config`` when it has one (``get_hf_text_co
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from .serving_args import VLLM, Runtime, version_key
 

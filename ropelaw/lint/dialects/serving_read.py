@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from ..model import LoadedConfig, ModelNeeded, Overrides, UnreadConfig, Value
 from ..rules.serving import IGNORES, RUNTIME_REFUSES, SERVED_OVERRIDE
@@ -242,7 +243,7 @@ def _vllm_gguf_model(path: str, name_v: Value, raw: str, sem: str, args: dict, r
         raise ModelNeeded(f"{path}: {name_v.key} {raw!r} is a GGUF: how vLLM {sem} builds a GGUF's config (in-tree, "
                           f"before {PLUGIN}) is not modelled here", name_v.line, name_v.column, fix=HOW)
     source = None
-    for role, flag in (("hf_config_path", "--hf-config-path"), ("tokenizer", "--tokenizer")):
+    for role, _flag in (("hf_config_path", "--hf-config-path"), ("tokenizer", "--tokenizer")):
         got = args.get(role)
         if got is not None and isinstance(got[0], str) and not (role == "tokenizer" and is_gguf_name(got[0])):
             source = Value(got[0], _label(got[2]), got[1][0], got[1][1], "", "str")
