@@ -480,6 +480,22 @@ def test_llamafactory_with_and_without_the_model_config(tmp_path, capsys):
     assert packed.layers[0].spec.param("factor") == 2.0  # model_max_length 81,920 = 2 x 40,960 (cutoff_len - 1)
 
 
+def test_llamafactory_train_from_scratch_reads_cutoff_len_even_when_not_a_number(tmp_path, capsys):
+    """train_from_scratch pre-trains at cutoff_len (model_max_length): 8192 is the training length, said in a note;
+    a cutoff_len that is no number ('abc') is RV001 at its key (exit 1), never ropelaw's own failure (formatting
+    the note's length raised TypeError: RE104, exit 3)."""
+    text = "model_name_or_path: Qwen/Qwen3-8B\nstage: pt\ntrain_from_scratch: true\ncutoff_len: {}\n"
+    ok = lint(tmp_path, "ok.yaml", text.format(8192), model_config=str(HF / "qwen3-8b.json"))
+    assert ok.config.train_len.raw == 8192 and ok.config.train_len.key == "cutoff_len"
+    assert any("pre-trains a new model from Qwen/Qwen3-8B's config at 8,192 tokens" in n for n in ok.config.notes)
+    p = tmp_path / "lf.yaml"
+    p.write_text(text.format("abc"))
+    assert main(["lint", str(p), "--model-config", str(HF / "qwen3-8b.json")]) == 1
+    out = capsys.readouterr().out
+    assert "lf.yaml:4:1: RV001 invalid-value-type cutoff_len must be a number, got string 'abc'" in out
+    assert "RE104" not in out
+
+
 # ------------------------------------------------------------------------------------- NeMo (issue 22)
 NEMO_ARCHIVE = """mcore_gpt: true
 micro_batch_size: 1

@@ -152,8 +152,8 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
         tune = Value(o.tune, None, 1, 1, "--tune", "int")
     elif scratch is not None and scratch.raw is True and o.train is None and mml_v is not None:
         train = mml_v
-        notes.append(f"train_from_scratch: LLaMA-Factory pre-trains a new model from {name_v.raw}'s config at "
-                     f"{mml:,} tokens")
+        at = f"{mml:,} tokens" if mml is not None else f"{mml_v.where} {mml_v.raw!r} (not a whole number)"
+        notes.append(f"train_from_scratch: LLaMA-Factory pre-trains a new model from {name_v.raw}'s config at {at}")
     elif o.train is None and mml_v is not None and kind == "train":
         tune = fine_tune_length(mml_v, train, notes, "LLaMA-Factory")
     elif kind != "train":
