@@ -86,9 +86,9 @@ def _entry(table: dict, component: str) -> tuple[str, dict] | None:
 def read(doc: Doc) -> Fields:
     table = presets("torchtune")
     sec = _section(doc.data)
-    comp_v = doc.get(f"{sec}._component_", expect="str") if sec is not None else None
-    if sec is None or comp_v is None:  # detect() holds: a model section naming its torchtune builder
-        raise NotARopeConfig(f"{doc.path}: no torchtune model section with a _component_")
+    if sec is None:  # detect() found a model section naming its torchtune builder
+        raise NoRopeFound(f"{doc.path}: no torchtune model section with a _component_")
+    comp_v = doc.require(f"{sec}._component_", expect="str")
     hit = _entry(table["presets"], str(comp_v.raw))
     comp = table.get("components", {}).get(str(comp_v.raw))
     args = doc.raw(sec) or {}
