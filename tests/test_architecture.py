@@ -23,7 +23,6 @@ from architecture_scan import (MAX_FUNCTION_LINES, library_imports_of_commands, 
 
 # module:function -> lines
 LONG_FUNCTIONS = {
-    'ropelaw.audit.checkpoint:audit_checkpoint': 269,
     'ropelaw.audit.hf:hf_rotary_factory': 97,
     'ropelaw.audit.module:audit_module': 87,
     'ropelaw.lint.layer_groups:_runtime_groups': 170,
@@ -36,9 +35,6 @@ LIBRARY_IMPORTS_COMMANDS: set[tuple[str, str]] = set()
 
 # importing module -> private names it imports from other modules
 UNDERSCORE_IMPORTS = {
-    'ropelaw.audit.checkpoint': 7,
-    'ropelaw.audit.module': 2,
-    'ropelaw.audit.probe': 7,
     'ropelaw.lint.dialects._framework': 1,
     'ropelaw.lint.layer_groups': 5,
     'ropelaw.lint.layers._probe': 3,
@@ -48,8 +44,6 @@ UNDERSCORE_IMPORTS = {
     'ropelaw.lint.rules.values': 2,
     'ropelaw.lint.sections': 2,
     'ropelaw.lint.table': 17,
-    'ropelaw.methods.hf_patch': 1,
-    'ropelaw.methods.rerope': 1,
 }
 
 

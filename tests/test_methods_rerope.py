@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
-from ropelaw.methods import _merged, apply_rope, rerope_attention, rerope_decode  # noqa: E402
+from ropelaw.methods import merged, apply_rope, rerope_attention, rerope_decode  # noqa: E402
 from ropelaw.methods.rerope import rerope_relative_position  # noqa: E402
 from ropelaw.schemes import SchemeResult  # noqa: E402
 
@@ -77,7 +77,7 @@ CASES = [  # (L, window, leaky_k, block)
 
 @pytest.fixture(params=[False, True], ids=["fused", "matmul"])
 def path(request, monkeypatch):
-    monkeypatch.setattr(_merged, "FORCE_MATMUL", request.param)
+    monkeypatch.setattr(merged, "FORCE_MATMUL", request.param)
     return request.param
 
 

@@ -13,7 +13,7 @@ from ..errors import UsageError
 
 # unit roundoff 2^-p (p significant bits, formats.get_format(...).precision): the largest relative
 # change of a round-to-nearest cast (half an ulp): bf16 2^-8, fp16 2^-11, e4m3 2^-4, e5m2 2^-3
-_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "bfloat16": 2.0**-8, "float16": 2.0**-11,
+ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "bfloat16": 2.0**-8, "float16": 2.0**-11,
              "float8_e4m3fn": 2.0**-4, "float8_e5m2": 2.0**-3}
 # half the subnormal spacing, 2^(emin - p) with emin = 1 - bias: the largest ABSOLUTE change of a
 # round-to-nearest cast below the smallest normal (fp16: 2^-25, under 2^-14 ~ 6.1e-5, where
@@ -29,7 +29,7 @@ def _stored_tolerance(v: np.ndarray, dtype: str, ln_base: np.ndarray | float) ->
     v = np.abs(np.asarray(v, np.float64))
     with np.errstate(divide="ignore"):
         sub = _SUBNORMAL_HALF.get(dtype, 0.0) / v
-    return _ROUNDOFF.get(dtype, 2.0**-24) + sub + 2.0**-24 * (3.0 + np.asarray(ln_base, np.float64))
+    return ROUNDOFF.get(dtype, 2.0**-24) + sub + 2.0**-24 * (3.0 + np.asarray(ln_base, np.float64))
 
 
 def alibi_slopes(heads: int) -> np.ndarray:
@@ -47,7 +47,7 @@ def alibi_slopes(heads: int) -> np.ndarray:
     return np.asarray(slopes, np.float64)
 
 
-def _inv_freq_details(values: np.ndarray, dtype: str) -> dict[str, Any]:
+def inv_freq_details(values: np.ndarray, dtype: str) -> dict[str, Any]:
     from .runtime import fit_base
 
     v = np.asarray(values, np.float64).reshape(-1)
@@ -108,7 +108,7 @@ def geometric_frequencies(values: np.ndarray, dtype: str) -> bool:
 _LAYOUT_SAMPLE = 4096  # rows compared to decide rotate-half / interleaved / per-pair
 
 
-def _layout(cos: np.ndarray) -> str:
+def pair_layout(cos: np.ndarray) -> str:
     """rotate-half, interleaved or per-pair, decided on the first rows of a (L, width) cos."""
     c = np.asarray(cos[:_LAYOUT_SAMPLE], np.float64)
     w = c.shape[-1]
@@ -120,7 +120,7 @@ def _layout(cos: np.ndarray) -> str:
     return "per-pair"
 
 
-def _pairs(a: np.ndarray, layout: str) -> np.ndarray:
+def pair_values(a: np.ndarray, layout: str) -> np.ndarray:
     """(n, width) -> (n, pairs) float64 for ``layout``."""
     a = np.asarray(a, np.float64)
     if layout == "rotate-half":
@@ -130,14 +130,14 @@ def _pairs(a: np.ndarray, layout: str) -> np.ndarray:
     return a
 
 
-def _as_rows(a: np.ndarray) -> np.ndarray:
+def as_rows(a: np.ndarray) -> np.ndarray:
     """Drop leading singleton axes: (1, 1, L, d) -> (L, d); a view for contiguous arrays."""
     while a.ndim > 2 and a.shape[0] == 1:
         a = a[0]
     return a.reshape(-1, a.shape[-1]) if a.ndim > 2 else a
 
 
-def _not_decreasing_frequencies(v: np.ndarray, dtype: str) -> str | None:
+def not_decreasing_frequencies(v: np.ndarray, dtype: str) -> str | None:
     """Why finite, positive ``v`` cannot be rotary frequencies, or None.
 
     theta_i = base^(-2i/d), base > 1 (RoFormer eq. 15): theta_0 = 1 (1/s under position
@@ -149,13 +149,13 @@ def _not_decreasing_frequencies(v: np.ndarray, dtype: str) -> str | None:
     if v.size == 0:
         return "it holds no frequencies (an empty tensor)"
     top = float(np.max(v))
-    if top > 1.0 + 2 * _ROUNDOFF.get(dtype, 2.0**-24):
+    if top > 1.0 + 2 * ROUNDOFF.get(dtype, 2.0**-24):
         return (f"its largest value is {top:.3g} rad/token; rotary frequencies base^(-2i/d) are at most 1 "
                 f"(theta_0 = 1)")
     if v.size < 2:
         return None
     step = np.diff(v)  # (n-1,)
-    ties_ok = _ROUNDOFF.get(dtype, 0.0) >= 2.0**-8
+    ties_ok = ROUNDOFF.get(dtype, 0.0) >= 2.0**-8
     rises = int(np.count_nonzero(step > 0)) if ties_ok else int(np.count_nonzero(step >= 0))
     if rises or not v[-1] < v[0]:
         what = "all equal" if np.all(step == 0) else (f"{rises:,} of {step.size:,} steps do not decrease"

@@ -58,9 +58,12 @@ def _is_int(x: Any) -> bool:
 
 
 Tensors = dict  # {name: (dtype, shape, loader | None)}; a loader returns a zero-copy array view
+# {tensor name: why it has no loader}, and under UNSEARCHED (never a tensor name) how many containers
+# nested deeper than MAX_NESTING were not searched
+Reasons = dict[str | tuple[str], str | int]
 
 
-def _read_safetensors(path: str, notes: list[str], reasons: dict[str, str]) -> tuple[Tensors, int]:
+def _read_safetensors(path: str, notes: list[str], reasons: Reasons) -> tuple[Tensors, int]:
     """Header checked against the file before any tensor byte is touched; tensors memory-mapped.
 
     The checks are the safetensors library's own (``safetensors::tensor::Metadata::validate``):
@@ -141,10 +144,10 @@ def _read_safetensors(path: str, notes: list[str], reasons: dict[str, str]) -> t
     return out, len(out)
 
 
-_UNSEARCHED = ("containers not searched",)  # key of `reasons` (never a tensor name): how many
+UNSEARCHED = ("containers not searched",)  # key of `reasons` (never a tensor name): how many
 
 
-def _flatten(obj: Any, notes: list[str], reasons: dict | None = None) -> dict[str, Any]:
+def _flatten(obj: Any, notes: list[str], reasons: Reasons | None = None) -> dict[str, Any]:
     """``{dotted name: tensor}`` of a loaded torch object: iterative, each container once.
 
     Shared containers (one list referenced 2^40 times through nesting) and cycles are walked
@@ -177,7 +180,7 @@ def _flatten(obj: Any, notes: list[str], reasons: dict | None = None) -> dict[st
         notes.append(f"{deep:,} container{'s' if deep != 1 else ''} nested deeper than {MAX_NESTING} levels "
                      "not searched for tensors")
         if reasons is not None:
-            reasons[_UNSEARCHED] = deep
+            reasons[UNSEARCHED] = deep
     return out
 
 
@@ -296,7 +299,7 @@ def _pickle_globals(path: str) -> list[str]:
     return out
 
 
-def _read_torch(path: str, notes: list[str], is_zip: bool, size: int, reasons: dict[str, str]) -> tuple[Tensors, int]:
+def _read_torch(path: str, notes: list[str], is_zip: bool, size: int, reasons: Reasons) -> tuple[Tensors, int]:
     import pickle
 
     from ..errors import require
@@ -344,7 +347,7 @@ def _read_torch(path: str, notes: list[str], is_zip: bool, size: int, reasons: d
 
 
 def read_checkpoint(path: str, notes: list[str] | None = None,
-                    reasons: dict[str, str] | None = None) -> tuple[str, Tensors, int]:
+                    reasons: Reasons | None = None) -> tuple[str, Tensors, int]:
     """(file format, {name: (dtype, shape, loader)}, tensor count). Never executes the file.
 
     Only a regular file is opened (a FIFO or a device is refused before reading); what could

@@ -53,11 +53,11 @@ LAYOUTS: dict[str, tuple[Callable[[int, int, int], tuple[int, ...]], int, int | 
     "(tokens, heads, dim)": (lambda n, h, d: (n, h, d), 0, 1),  # vLLM: flat tokens
     "(batch*heads, seq, dim)": (lambda n, h, d: (h, n, d), 1, 0),  # Falcon in transformers <= 4.34
 }
-_SHORT_LAYOUT = {"(batch, heads, seq, dim)": "bhsd", "(batch, seq, heads, dim)": "bshd",
+SHORT_LAYOUT = {"(batch, heads, seq, dim)": "bhsd", "(batch, seq, heads, dim)": "bshd",
                  "(seq, batch, heads, dim)": "sbhd", "(tokens, heads, dim)": "thd", "(batch*heads, seq, dim)": "(bh)sd"}
-_HEAD_DIM_CANDIDATES = (128, 64, 256, 96, 80, 32, 16, 8)
-_PROBE_N = 5  # positions in a detection call: odd, so no other axis of a probe tensor has this size
-_PROBE_HEADS = 2  # two heads: a layout read with seq and heads swapped shows as identical rows
+HEAD_DIM_CANDIDATES = (128, 64, 256, 96, 80, 32, 16, 8)
+PROBE_N = 5  # positions in a detection call: odd, so no other axis of a probe tensor has this size
+PROBE_HEADS = 2  # two heads: a layout read with seq and heads swapped shows as identical rows
 
 # One real framework per convention (shown by `audit module --help` and README).
 CONVENTION_EXAMPLES = (
@@ -90,7 +90,7 @@ def convention_of(fn: Callable) -> str:
     return "rotate-callable"
 
 
-def _roles(fn: Callable) -> tuple[list[tuple[inspect.Parameter, str | None]], bool]:
+def parameter_roles(fn: Callable) -> tuple[list[tuple[inspect.Parameter, str | None]], bool]:
     """Each parameter with its role (q, k, length, dim, positions, offset, or None); opaque?
 
     Opaque: the signature is unknown or only ``*args, **kwargs`` (then q, k are positional).
@@ -117,11 +117,11 @@ def _roles(fn: Callable) -> tuple[list[tuple[inspect.Parameter, str | None]], bo
     return out, not params
 
 
-_ROLE_WORDS = {"length": "a length", "dim": "the head dim", "base": "the RoPE base", "positions": "position ids",
+ROLE_WORDS = {"length": "a length", "dim": "the head dim", "base": "the RoPE base", "positions": "position ids",
                "offset": "an offset", "q": "the query", "k": "the key", "unsupplied": "unknown, required"}
 
 
-class _Plan:
+class Plan:
     """One way of calling the callable: which roles are supplied, in which tensor layout."""
 
     def __init__(self, kind: str, roles: list[tuple[inspect.Parameter, str | None]], layout: str | None,
@@ -189,18 +189,18 @@ class _Plan:
         return f"{name}({', '.join(parts)})"
 
 
-def plans_for(fn: Callable, head_dims: Sequence[int], base: float | None = None) -> list[_Plan]:
+def plans_for(fn: Callable, head_dims: Sequence[int], base: float | None = None) -> list[Plan]:
     """Every plan worth trying for ``fn``, most specific first."""
-    roles, opaque = _roles(fn)
+    roles, opaque = parameter_roles(fn)
     if opaque:
-        return [_Plan("tensor", [], layout, hd, opaque=True, with_k=wk)
+        return [Plan("tensor", [], layout, hd, opaque=True, with_k=wk)
                 for wk in (False, True) for layout in LAYOUTS for hd in head_dims]
     have = {r for _, r in roles}
     if "unsupplied" in have:
         return []
     needs_dim = any(r == "dim" for _, r in roles)
     has_q = "q" in have
-    plans: list[_Plan] = []
+    plans: list[Plan] = []
     kinds = [k for k, ok in (("length", "length" in have), ("positions", "positions" in have),
                              ("tensor", has_q)) if ok]
     order = list(LAYOUTS)
@@ -213,5 +213,5 @@ def plans_for(fn: Callable, head_dims: Sequence[int], base: float | None = None)
         dims = list(head_dims) if (uses_q or needs_dim) else [None]
         for layout in layouts:
             for hd in dims:
-                plans.append(_Plan(kind, roles, layout, hd, base=base))
+                plans.append(Plan(kind, roles, layout, hd, base=base))
     return plans

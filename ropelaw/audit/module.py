@@ -28,7 +28,7 @@ from .rules.runtime import (RUNTIME_FREQUENCIES_ROUNDED, RUNTIME_FREQUENCIES_ROU
                             RUNTIME_NONFINITE, RUNTIME_POSITIONS_ROUNDED, RUNTIME_PRODUCT_ROUNDED,
                             RUNTIME_SCENARIO_RAISED,
                             RUNTIME_SINE_LOST)
-from .scenarios import SCENARIOS, _measure_scenario, _reference, canonical_dtype, expand_scenarios, failed_scenario
+from .scenarios import SCENARIOS, measure_scenario, build_reference, canonical_dtype, expand_scenarios, failed_scenario
 from .target import load_factory, source_of, source_of_encoding
 
 MAX_RUNTIME_LENGTH = 1 << 23  # 8,388,608 positions: a (L, 128) float32 cache is 4 GiB; 1M takes ~10 s per scenario
@@ -116,7 +116,7 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
         path = path or "-"
         label = name or getattr(factory, "__qualname__", repr(factory))
     try:
-        reference = _reference(factory, length, head_dim, base)
+        reference = build_reference(factory, length, head_dim, base)
     except TableTooShort as exc:
         raise _short_table(exc, length) from None
     ref, omega_ref, cached = reference.probe, reference.omega, reference.cached
@@ -149,7 +149,7 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
     results = []
     for s in scen:  # each scenario on its own: an exception is that scenario's result
         try:
-            results.append(_measure_scenario(factory, s, dtype_name, length, nominal, reference, chunk, progress))
+            results.append(measure_scenario(factory, s, dtype_name, length, nominal, reference, chunk, progress))
         except TableTooShort as exc:  # the module's table ends before `length`: a bad length, not a finding
             raise _short_table(exc, length) from None
         except Exception as exc:

@@ -22,8 +22,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import UsageError
-from .conventions import _HEAD_DIM_CANDIDATES, _PROBE_HEADS, _PROBE_N, _ROLE_WORDS, _SHORT_LAYOUT, LAYOUTS, LENGTH_NAMES
-from .conventions import _Plan, _roles, plans_for
+from .conventions import HEAD_DIM_CANDIDATES, PROBE_HEADS, PROBE_N, ROLE_WORDS, SHORT_LAYOUT, LAYOUTS, LENGTH_NAMES
+from .conventions import Plan, parameter_roles, plans_for
 from .target import head_dim_of
 
 class ModuleMismatch(UsageError):
@@ -67,7 +67,7 @@ class Probe:
     ``(cos, sin)`` of shape ``(n, d/2)`` for positions ``[start, stop)``; :meth:`at` for a list.
     """
 
-    def __init__(self, obj: Any, plan: _Plan | None, output: str, layout: str, rotary_dim: int,
+    def __init__(self, obj: Any, plan: Plan | None, output: str, layout: str, rotary_dim: int,
                  head_dim: int | None, x_dtype, length: int, seq_axis: int | None = None):
         self.obj = obj
         self.plan = plan
@@ -348,16 +348,16 @@ class Probe:
         if not callable(fn):
             raise UsageError(f"the factory returned {type(obj).__name__}, which is not callable")
         hd = head_dim or head_dim_of(obj)
-        roles = _roles(fn)[0]
+        roles = parameter_roles(fn)[0]
         fname = getattr(fn, "__name__", None) or "f"
         needs_base = [p.name for p, r in roles if r == "base" and p.default is inspect.Parameter.empty]
         if needs_base and base is None:
             raise UsageError(f"{fname}({', '.join(p.name for p, _ in roles)}): `{needs_base[0]}` is the RoPE base "
                              f"and has no default: give it with --base (e.g. --base 1e6)")
-        plans = plans_for(fn, [hd] if hd else _HEAD_DIM_CANDIDATES, base)
+        plans = plans_for(fn, [hd] if hd else HEAD_DIM_CANDIDATES, base)
         if not plans:
             unsupplied = [p.name for p, r in roles if r == "unsupplied"]
-            read = "; ".join(f"{p.name}: {_ROLE_WORDS.get(r, 'no role') if r else 'no role'}"
+            read = "; ".join(f"{p.name}: {ROLE_WORDS.get(r, 'no role') if r else 'no role'}"
                              + ("" if p.default is inspect.Parameter.empty else " (has a default)")
                              for p, r in roles) or "no parameters"
             if unsupplied:
@@ -378,8 +378,8 @@ class Probe:
                     if plan.head_dim and not hd:
                         desc = desc.replace(f"={plan.head_dim}", "=d")
                     layouts, dims = tried.setdefault((desc, first_line(exc, 80)), ([], []))
-                    if plan.layout and _SHORT_LAYOUT[plan.layout] not in layouts:
-                        layouts.append(_SHORT_LAYOUT[plan.layout])
+                    if plan.layout and SHORT_LAYOUT[plan.layout] not in layouts:
+                        layouts.append(SHORT_LAYOUT[plan.layout])
                     if plan.head_dim and not hd and plan.head_dim not in dims:
                         dims.append(plan.head_dim)
                     continue
@@ -393,8 +393,8 @@ class Probe:
         raise ModuleMismatch(f"no calling convention fits; tried {'; '.join(parts)}{more}")
 
     def _detect(self) -> None:
-        n = _PROBE_N
-        out, q = self._call(list(range(n)), heads=_PROBE_HEADS, fill="e0")
+        n = PROBE_N
+        out, q = self._call(list(range(n)), heads=PROBE_HEADS, fill="e0")
         self.output = self._classify(out, q)
         if self.output in ("rotated", "(q, k)"):
             self._detect_rotation(out, q)
@@ -501,7 +501,7 @@ class Probe:
         partner = int(moved[0]) + 1
         if partner == 1:
             self.layout = "interleaved"
-            out2, q2 = self._call(list(range(_PROBE_N)), heads=1, fill="even")
+            out2, q2 = self._call(list(range(PROBE_N)), heads=1, fill="even")
             o = self._rotated_rows(out2, q2).float()
             rot = (o[1, 1::2] != 0)
             self.rotary_dim = 2 * max(int(rot.int().cumprod(0).sum()), 1)

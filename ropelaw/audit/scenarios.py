@@ -311,7 +311,7 @@ def _multiplied_by(probe: Probe, measured: np.ndarray, unc: np.ndarray, candidat
     return omega, source
 
 
-def _measure_scenario(factory, scenario: str, dtype_name: str, length: int, nominal: np.ndarray,
+def measure_scenario(factory, scenario: str, dtype_name: str, length: int, nominal: np.ndarray,
                       ref: Reference, chunk: int, progress: bool) -> ScenarioResult:
     """Build, call and measure one scenario (raises on failure: the caller isolates it)."""
     import torch
@@ -389,7 +389,7 @@ def _measure_scenario(factory, scenario: str, dtype_name: str, length: int, nomi
         magnitude_reference="float32 build" if ref.scaled else "1", note="; ".join(notes) or None)
 
 
-def _reference(factory, length: int, head_dim: int | None, base: float | None = None) -> Reference:
+def build_reference(factory, length: int, head_dim: int | None, base: float | None = None) -> Reference:
     """A float32 build: how to call it, its float32 frequencies, the init cache rows, scaled or not."""
     import torch
 

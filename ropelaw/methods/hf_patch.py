@@ -48,7 +48,7 @@ import torch
 from ..errors import UsageError
 from ..errors import require
 from .logn import logn_scale
-from .rerope import _check_window, far_rotation, rerope_attention_rotated, rerope_decode_rotated
+from .rerope import check_window, far_rotation, rerope_attention_rotated, rerope_decode_rotated
 
 __all__ = ["patch_model", "patch_llama", "unpatch", "RopePatch", "LlamaPatch", "METHODS", "ARCHITECTURES",
            "TRANSFORMERS_VERSIONS"]
@@ -490,7 +490,7 @@ def _check_params(method: str, window: Any, leaky_k: Any, train_len: Any) -> Non
             raise UsageError("rerope takes no leaky_k; use method='leaky_rerope'")
         if method == "leaky_rerope" and leaky_k is None:
             raise UsageError("leaky_rerope needs leaky_k > 1")
-        _check_window(window, leaky_k)
+        check_window(window, leaky_k)
     else:
         if window is not None or leaky_k is not None:
             raise UsageError("logn takes no window / leaky_k")

@@ -15,7 +15,7 @@ never overlap: the near band (i - w < j <= i, query blocks of ``block_size`` row
 their key window, banded mask) on (R^i q, R^j k), and the far triangle (j <= i - w) on the
 second pair, which is an ordinary causal attention of rows i >= w against keys j < L - w.
 Each piece runs in a fused attention kernel that returns its log-sum-exp; the pieces are
-merged exactly (see ``_merged``). No L x L matrix is formed.
+merged exactly (see :mod:`ropelaw.methods.merged`). No L x L matrix is formed.
 
 Decode (seed 000, last display): one query i against a cache of UN-rotated keys needs one
 score row, q_i^T R^(max(j-i, -w)) k_j (ReRoPE) or q_i^T R^(max(j-i, (j-i+w)/k - w)) k_j
@@ -45,7 +45,7 @@ import torch.nn.functional as F
 
 from ..errors import UsageError
 from ..schemes import encoded_relative_position
-from . import _merged
+from . import merged
 from .logn import scale_queries_logn
 from .rope import LAYOUTS, angle_dtype, apply_rope, check_rotary_dim, rope_cos_sin, rope_inv_freq
 
@@ -64,7 +64,7 @@ def rerope_relative_position(delta: float, window: float, leaky_k: float | None 
     return encoded_relative_position(delta, window, leaky_k)
 
 
-def _check_window(window: float, leaky_k: float | None) -> int:
+def check_window(window: float, leaky_k: float | None) -> int:
     if isinstance(window, bool) or not isinstance(window, (int, float)) or not math.isfinite(window) or window <= 0:
         raise UsageError(f"ReRoPE window must be a finite number > 0, got {window!r}")
     if leaky_k is not None and (isinstance(leaky_k, bool) or not isinstance(leaky_k, (int, float))
@@ -207,14 +207,14 @@ def _forward(qn, kn, qf, kf, v, W: int, scale: float, bq: int, flash: bool, soft
     out = torch.empty(B * H, T, v.shape[-1], dtype=acc, device=qn.device)  # (BH, T, Dv) acc
     lse = torch.empty(B * H, T, dtype=acc, device=qn.device)  # (BH, T) acc
     for g in _band_groups(T, o, W, bq, qn.device, qn.dtype):
-        out_g, lse_g = _merged.piece_forward(g.rows(q1), g.windows(k1), g.windows(v1), causal=False,
+        out_g, lse_g = merged.piece_forward(g.rows(q1), g.windows(k1), g.windows(v1), causal=False,
                                              mask=g.mask, scale=scale, flash=flash, softcap=softcap)
         g.rows(out).copy_(out_g)
         g.rows(lse).copy_(lse_g)
     out, lse = out.view(B, H, T, -1), lse.view(B, H, T)
     far = []
     for rows, keys, causal in _far_pieces(T, o, W):
-        out_f, lse_f = _merged.piece_forward(qf[:, :, rows], kf[:, :, keys], v[:, :, keys], causal=causal,
+        out_f, lse_f = merged.piece_forward(qf[:, :, rows], kf[:, :, keys], v[:, :, keys], causal=causal,
                                              mask=None, scale=scale, flash=flash, softcap=softcap)
         far.append((rows, out_f, lse_f.to(acc)))
     if far:
@@ -253,7 +253,7 @@ class _ReRoPEFunction(torch.autograd.Function):
         dk1 = torch.zeros_like(k1)
         dv1 = torch.zeros_like(v1)
         for g in _band_groups(T, o, W, bq, qn.device, qn.dtype):
-            gq, gk, gv = _merged.piece_backward(g.rows(do1), g.rows(q1), g.windows(k1), g.windows(v1), g.rows(o1),
+            gq, gk, gv = merged.piece_backward(g.rows(do1), g.rows(q1), g.windows(k1), g.windows(v1), g.rows(o1),
                                                 g.rows(l1), causal=False, mask=g.mask, scale=scale, flash=flash)
             g.rows(dq1).copy_(gq)
             g.fold(gk, dk1)
@@ -261,7 +261,7 @@ class _ReRoPEFunction(torch.autograd.Function):
         dqn, dkn, dv = dq1.view(B, H, T, D), dk1.view(B, H, N, D), dv1.view(B, H, N, -1)
         dqf, dkf = torch.zeros_like(qf), torch.zeros_like(kf)
         for rows, keys, causal in _far_pieces(T, o, W):
-            gq, gk, gv = _merged.piece_backward(d_out[:, :, rows], qf[:, :, rows], kf[:, :, keys], v[:, :, keys],
+            gq, gk, gv = merged.piece_backward(d_out[:, :, rows], qf[:, :, rows], kf[:, :, keys], v[:, :, keys],
                                                 out[:, :, rows], lse[:, :, rows].contiguous(), causal=causal,
                                                 mask=None, scale=scale, flash=flash)
             dqf[:, :, rows] += gq
@@ -318,7 +318,7 @@ def rerope_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: 
     O(N * (block_size + window)) per head; no N x N matrix is formed.
     """
     _check_qkv(q, k, v)
-    W = _check_window(window, leaky_k)
+    W = check_window(window, leaky_k)
     if not isinstance(block_size, int) or block_size < 1:
         raise UsageError(f"block_size must be a positive integer, got {block_size!r}")
     T, N = q.shape[2], k.shape[2]
@@ -343,7 +343,7 @@ def rerope_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: 
         visible = kpos.unsqueeze(0) <= qpos.unsqueeze(-1)  # (T, N) bool, bottom-right causal
         return F.scaled_dot_product_attention(qn, kn, v, attn_mask=visible, scale=scale)
     qn, kn, qf, kf = _rotations(q, k, qpos, kpos, window, leaky_k, rd, layout, inv_freq)
-    flash = _merged.flash_supported(qn, kn, v)
+    flash = merged.flash_supported(qn, kn, v)
     bq = min(block_size, T)
     return _ReRoPEFunction.apply(qn.contiguous(), kn.contiguous(), qf.contiguous(), kf.contiguous(),
                                  v.contiguous(), W, scale, bq, flash)
@@ -401,7 +401,7 @@ def rerope_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
     _check_qkv(q, k_cache, v_cache)
     if q.shape[2] != 1:
         raise UsageError(f"rerope_decode takes one query (seq = 1), got {q.shape[2]}; use rerope_attention")
-    W = _check_window(window, leaky_k)
+    W = check_window(window, leaky_k)
     N = k_cache.shape[2]
     if isinstance(position, bool) or not isinstance(position, int) or position < N - 1:
         raise UsageError(f"position must be an int >= N - 1 = {N - 1} (the cache holds positions 0..N-1), "
@@ -474,14 +474,14 @@ def rerope_attention_rotated(qn: torch.Tensor, kn: torch.Tensor, qf: torch.Tenso
     Returns (B, H, T, d_v) in qn's dtype; no N x N matrix is formed.
     """
     _check_qkv(qn, kn, v)
-    W = _check_window(window, None)
+    W = check_window(window, None)
     H = qn.shape[1]
     kn, kf, v = (_expand_heads(x, H) for x in (kn, kf, v))
     if sliding_window is not None:
         if isinstance(sliding_window, bool) or not isinstance(sliding_window, int) or sliding_window <= W:
             raise UsageError(f"sliding_window must be an integer > ceil(window) = {W}, got {sliding_window!r}")
         return _sliding_rotated(qn, kn, qf, kf, v, W, sliding_window, float(scale), softcap, _SLIDING_BLOCK)
-    flash = softcap is None and _merged.flash_supported(qn, kn, v)
+    flash = softcap is None and merged.flash_supported(qn, kn, v)
     return _ReRoPEFunction.apply(qn.contiguous(), kn.contiguous(), qf.contiguous(), kf.contiguous(), v.contiguous(),
                                  W, float(scale), min(block_size, qn.shape[2]), flash, softcap)
 
@@ -533,18 +533,18 @@ def rerope_decode_rotated(qn: torch.Tensor, qf: torch.Tensor, k_near: torch.Tens
     """
     B, H, _, D = qn.shape
     Hk, N = k_near.shape[1], k_near.shape[2]
-    W = _check_window(window, None)
+    W = check_window(window, None)
     g = H // Hk
     nf = max(N - W, 0)
     acc = angle_dtype(qn.dtype)
-    if (nf and softcap is None and _merged.flash_supported(qn, k_near, v)
+    if (nf and softcap is None and merged.flash_supported(qn, k_near, v)
             and (key_mask is None or bool(key_mask[:, :nf].any(-1).all()))):
         # two fused pieces (each query head's row: (B, Hk, g, d) against its key head) merged
         # by log-sum-exp; every row of each piece sees a key (checked above)
         def piece(qx, kx, vx, m):
             mask = None if m is None else torch.zeros(m.shape, dtype=qx.dtype, device=qx.device).masked_fill(
                 ~m, -math.inf)[:, None, None, :]
-            return _merged.piece_forward(qx.reshape(B, Hk, g, D), kx, vx, causal=False, mask=mask, scale=scale,
+            return merged.piece_forward(qx.reshape(B, Hk, g, D), kx, vx, causal=False, mask=mask, scale=scale,
                                          flash=True)
 
         out_f, lse_f = piece(qf, k_far[:, :, :nf], v[:, :, :nf], None if key_mask is None else key_mask[:, :nf])
