@@ -23,8 +23,6 @@ from architecture_scan import (MAX_FUNCTION_LINES, library_imports_of_commands, 
 
 # module:function -> lines
 LONG_FUNCTIONS = {
-    'ropelaw.audit.hf:hf_rotary_factory': 97,
-    'ropelaw.audit.module:audit_module': 87,
     'ropelaw.lint.layer_groups:_runtime_groups': 170,
     'ropelaw.lint.layers._probe:observe_functions': 95,
     'ropelaw.lint.table:_load_table': 506,

@@ -113,7 +113,7 @@ def audit_gguf(path: str) -> CheckpointAudit:
         fit = fit_llama3(factors, base, d)
         fit = snapped(fit, factors, base, d, stored) if fit is not None else None
         formula = fit.formula(base, d) if fit is not None else None
-        if formula is not None:
+        if fit is not None and formula is not None:
             intended = formula
             det["factors_scheme"] = (f"Llama 3 bands (factor {fit.factor:g}, original {fit.original:,.0f}, "
                                      "low 1 assumed)")

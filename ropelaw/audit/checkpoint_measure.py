@@ -83,8 +83,9 @@ def geometric_frequencies(values: np.ndarray, dtype: str) -> bool:
     2^-p; below the smallest normal an absolute 2^(emin - p)) after a float32 evaluation, each
     value is within tol_i = u + 2^-24 (3 + |ln theta_i|) (relative) of r^i (pow's exponent rounded
     in float32 moves the result by 2^-24 |ln theta_i|, pow and reciprocal an ulp each). The test
-    is exact, not a fit: theta_0 must be 1 within tol_0, and the intervals for ln r allowed by each i >= 1, [(ln v_i - e_i) / i, (ln v_i + e_i) / i]
-    with e_i = -ln(1 - tol_i), must intersect, entirely below 0 (r < 1 for every fit, so base > 1).
+    is exact, not a fit: theta_0 must be 1 within tol_0, and the intervals for ln r allowed by each
+    i >= 1, [(ln v_i - e_i) / i, (ln v_i + e_i) / i] with e_i = -ln(1 - tol_i), must intersect, entirely
+    below 0 (r < 1 for every fit, so base > 1).
     Needs n >= 3 (two positive values are always "geometric"); non-finite or non-positive values
     are not frequencies.
     """

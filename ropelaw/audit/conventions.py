@@ -166,6 +166,12 @@ class Plan:
                 kwargs[p.name] = v
         return args, kwargs
 
+    def query_layout(self) -> tuple[Callable[[int, int, int], tuple[int, ...]], int, int | None]:
+        """:data:`LAYOUTS`' entry of the query this plan passes: (shape for n, h, d; positions axis; heads axis)."""
+        if self.layout is None:
+            raise TypeError(f"the call {self.describe('f')} passes no query: it has no query layout")
+        return LAYOUTS[self.layout]
+
     def describe(self, name: str) -> str:
         """``forward(x, seq_len=L)``: the call with what each argument holds."""
         if self.opaque:

@@ -86,17 +86,18 @@ def run_guarded(fn: Callable[[], Any], *, what: str,
     if timeout and not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
         raise UsageError(f"--timeout {timeout:g} s is out of range: 0 (no limit) or {MIN_TIMEOUT:g} .. "
                          f"{MAX_TIMEOUT:,.0f} s")
+    limit = timeout or 0.0  # seconds; 0: no limit
     report = GuardReport()
     held = io.StringIO()
-    use_timer = bool(timeout) and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    use_timer = bool(limit) and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     done = threading.Event()
 
     def on_alarm(signum, frame):  # noqa: ARG001
         raise AuditTimeout()
 
     def watchdog():
-        if not done.wait(timeout + GRACE):
-            sys.stderr.write(f"ropelaw: error: {what} did not finish within {_fmt_seconds(timeout)} (--timeout) "
+        if not done.wait(limit + GRACE):
+            sys.stderr.write(f"ropelaw: error: {what} did not finish within {_fmt_seconds(limit)} (--timeout) "
                              "and did not return from native code; stopped\n")
             sys.stderr.flush()
             os._exit(2)
@@ -104,14 +105,14 @@ def run_guarded(fn: Callable[[], Any], *, what: str,
     old_handler = None
     if use_timer:
         old_handler = signal.signal(signal.SIGALRM, on_alarm)
-    if timeout:
+    if limit:
         threading.Thread(target=watchdog, name="ropelaw-watchdog", daemon=True).start()
     try:
         with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(held):
             warnings.simplefilter("always")
             try:
                 if use_timer:  # armed inside the try: however soon it fires, it is caught below
-                    signal.setitimer(signal.ITIMER_REAL, timeout)
+                    signal.setitimer(signal.ITIMER_REAL, limit)
                 result = fn()
             finally:
                 if use_timer:
@@ -123,7 +124,7 @@ def run_guarded(fn: Callable[[], Any], *, what: str,
                 seen.add(text)
                 report.warnings.append(text)
     except AuditTimeout:
-        raise UsageError(f"{what} did not finish within {_fmt_seconds(timeout)} (--timeout to change)") from None
+        raise UsageError(f"{what} did not finish within {_fmt_seconds(limit)} (--timeout to change)") from None
     except SystemExit as exc:
         raise UsageError(f"{what} called sys.exit({_one_line(repr(exc.code) if exc.code is not None else '')}) "
                          "while being imported or run; nothing was measured") from None

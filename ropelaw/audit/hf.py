@@ -38,30 +38,8 @@ def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None, 
     from ..errors import require
 
     transformers = require("transformers", "hf", "`audit hf`")
-    try:
-        config = transformers.AutoConfig.for_model(model_type, **(overrides or {}))
-    except KeyError:
-        raise UsageError(f"transformers {transformers.__version__} has no model type {model_type!r}") from None
-    except Exception as exc:
-        first = (str(exc).strip().splitlines() or [""])[0][:200]
-        if "Unrecognized model" in first or "does not recognize" in first:
-            raise UsageError(f"transformers {transformers.__version__} has no model type {model_type!r}") from None
-        raise UsageError(f"cannot build a {model_type!r} config with transformers {transformers.__version__}: "
-                         f"{type(exc).__name__}: {first}") from None
-    mod_name = f"transformers.models.{model_type}.modeling_{model_type}"
-    try:
-        module = importlib.import_module(mod_name)
-    except Exception as exc:
-        raise UsageError(f"cannot import {mod_name}: {type(exc).__name__}: {exc}") from None
-    classes = [(n, c) for n, c in vars(module).items()
-               if inspect.isclass(c) and n.endswith("RotaryEmbedding") and c.__module__ == module.__name__]
-    if not classes:
-        raise UsageError(f"{model_type}: transformers {transformers.__version__} defines no *RotaryEmbedding class "
-                         "(this architecture may not use RoPE in this version)")
-    prefix = _HF_PREFERRED.get(model_type, "")
-    plain = [c for n, c in classes if n.lower() == f"{model_type.replace('_', '')}rotaryembedding"
-             or (prefix and n == f"{prefix}RotaryEmbedding")]
-    cls = plain[0] if plain else min(classes, key=lambda nc: len(nc[0]))[1]
+    config = _small_config(transformers, model_type, overrides)
+    cls = _rotary_class(transformers, model_type)
     head_dim, rotary_dim, base, config_notes = _rope_dims_of(model_type, config)
     max_pos = getattr(config, "max_position_embeddings", 2048) or 2048
     params = [p.name for p in parameters_of(cls.__init__)]
@@ -114,6 +92,40 @@ def hf_rotary_factory(model_type: str, overrides: dict[str, Any] | None = None, 
             "max_position_embeddings": used, "max_position_embeddings_config": max_pos,
             "max_position_embeddings_note": note, "config_notes": config_notes}
     return factory, info
+
+
+def _small_config(transformers: Any, model_type: str, overrides: dict[str, Any] | None) -> Any:
+    """``AutoConfig.for_model(model_type, **overrides)`` (no weights), or a one-line error naming the type."""
+    try:
+        return transformers.AutoConfig.for_model(model_type, **(overrides or {}))
+    except KeyError:
+        raise UsageError(f"transformers {transformers.__version__} has no model type {model_type!r}") from None
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        if "Unrecognized model" in first or "does not recognize" in first:
+            raise UsageError(f"transformers {transformers.__version__} has no model type {model_type!r}") from None
+        raise UsageError(f"cannot build a {model_type!r} config with transformers {transformers.__version__}: "
+                         f"{type(exc).__name__}: {first}") from None
+
+
+def _rotary_class(transformers: Any, model_type: str) -> type[Any]:
+    """The ``*RotaryEmbedding`` class of ``model_type``'s modeling module: the one named for the architecture
+    (``_HF_PREFERRED``'s prefix where the class name is spelt otherwise), else the shortest name."""
+    mod_name = f"transformers.models.{model_type}.modeling_{model_type}"
+    try:
+        module = importlib.import_module(mod_name)
+    except Exception as exc:
+        raise UsageError(f"cannot import {mod_name}: {type(exc).__name__}: {exc}") from None
+    classes: list[tuple[str, type[Any]]] = [
+        (n, c) for n, c in vars(module).items()
+        if inspect.isclass(c) and n.endswith("RotaryEmbedding") and c.__module__ == module.__name__]
+    if not classes:
+        raise UsageError(f"{model_type}: transformers {transformers.__version__} defines no *RotaryEmbedding class "
+                         "(this architecture may not use RoPE in this version)")
+    prefix = _HF_PREFERRED.get(model_type, "")
+    plain = [c for n, c in classes if n.lower() == f"{model_type.replace('_', '')}rotaryembedding"
+             or (prefix and n == f"{prefix}RotaryEmbedding")]
+    return plain[0] if plain else min(classes, key=lambda nc: len(nc[0]))[1]
 
 
 def _rope_dims_of(model_type: str, config: Any) -> tuple[int | None, int | None, Any, list[str]]:

@@ -28,7 +28,8 @@ from .rules.runtime import (RUNTIME_FREQUENCIES_ROUNDED, RUNTIME_FREQUENCIES_ROU
                             RUNTIME_NONFINITE, RUNTIME_POSITIONS_ROUNDED, RUNTIME_PRODUCT_ROUNDED,
                             RUNTIME_SCENARIO_RAISED,
                             RUNTIME_SINE_LOST)
-from .scenarios import SCENARIOS, measure_scenario, build_reference, canonical_dtype, expand_scenarios, failed_scenario
+from .scenarios import (SCENARIOS, Reference, build_reference, canonical_dtype, expand_scenarios, failed_scenario,
+                        measure_scenario)
 from .target import load_factory, source_of, source_of_encoding
 
 MAX_RUNTIME_LENGTH = 1 << 23  # 8,388,608 positions: a (L, 128) float32 cache is 4 GiB; 1M takes ~10 s per scenario
@@ -103,49 +104,22 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
         raise UsageError(f"length must be an integer >= 2, got {length!r}")
     if length > MAX_RUNTIME_LENGTH:
         raise UsageError(f"length {length:,} is beyond {MAX_RUNTIME_LENGTH:,} (2^23) positions: the module's own "
-                         "(L, d) tensors would not fit in memory; `ropelaw exact` counts exact positions in closed form")
+                         "(L, d) tensors would not fit in memory; `ropelaw exact` counts exact positions in closed "
+                         "form")
     if base is not None and not (base > 1 and math.isfinite(base)):
         raise UsageError(f"base must be a finite number > 1, got {base!r}")
     scen = expand_scenarios(scenarios)
-    if isinstance(target, str):
-        factory, path, line = load_factory(target)
-        label = target
-    else:
-        factory = target
-        path, line = source_of(factory)
-        path = path or "-"
-        label = name or getattr(factory, "__qualname__", repr(factory))
+    factory, label, path, line = _factory_of(target, name)
     try:
         reference = build_reference(factory, length, head_dim, base)
     except TableTooShort as exc:
         raise _short_table(exc, length) from None
-    ref, omega_ref, cached = reference.probe, reference.omega, reference.cached
+    ref, cached = reference.probe, reference.cached
     src_path, src_line = source_of_encoding(ref.obj)  # the code that computes the encoding, not the factory
     if src_path is not None:
         path, line = src_path, src_line
-    npairs = omega_ref.size
-    d = 2 * npairs
-    rounded_to = None
-    if base is not None:
-        nominal = base ** (-2.0 * np.arange(npairs) / d)
-        base_source, residual, base_val = "given", float(np.max(np.abs(omega_ref / nominal - 1))), float(base)
-        if residual > DRIFT_TOLERANCE:
-            # the float32 build does not use base^(-2i/d) for this base (a scaled scheme, another base): judged
-            # against its own frequencies, so that no scenario shows a drift that every build, float32 too, has
-            base_source = (f"given; the float32 build's frequencies differ from base^(-2i/d) by up to {residual:.2e} "
-                           f"(relative): measured against them")
-            nominal = omega_ref
-    else:
-        fitted, residual, rounded_to, how = geometric_nominal(omega_ref, reference.uncertainty)
-        if fitted is not None:
-            base_val, base_source = fitted, "inferred"
-            nominal = fitted ** (-2.0 * np.arange(npairs) / d)
-            if how != "fit":  # found only within what a low-precision output resolves: use the exact values
-                reference.settle(nominal, rounded_to)
-                omega_ref = reference.omega
-                residual = float(np.max(np.abs(omega_ref / nominal - 1.0)))
-        else:  # not geometric (scaled or custom frequencies): the float32 build is the nominal
-            base_val, base_source, nominal = None, "float32 build", omega_ref
+    nominal, base_val, base_source, residual, rounded_to = _nominal_frequencies(reference, base)
+    omega_ref = reference.omega
     results = []
     for s in scen:  # each scenario on its own: an exception is that scenario's result
         try:
@@ -168,11 +142,53 @@ def audit_module(target: str | Callable[[], Any], dtype: str = "bf16", length: i
             f"at init, which covers the audited {length:,}; forward rebuilds it only beyond {cached:,} "
             f"(where legacy classes round positions in a cast inv_freq's dtype): audit with --length above "
             f"{cached:,} or build the module with a smaller max_position_embeddings")
-    for s in results:  # what a scenario did that no finding says (a finding quotes its own note)
-        if s.note and s.path != "sine lost":
-            audit.notes.append(f"{s.scenario}: {s.note}")
+    for r in results:  # what a scenario did that no finding says (a finding quotes its own note)
+        if r.note and r.path != "sine lost":
+            audit.notes.append(f"{r.scenario}: {r.note}")
     audit.findings = runtime_findings(audit)
     return audit
+
+
+def _factory_of(target: str | Callable[[], Any], name: str | None) -> tuple[Callable[[], Any], str, str, int]:
+    """``(factory, label, source path, line)`` of a ``path/file.py:NAME`` / ``module:NAME`` target or a
+    factory (labelled ``name``, else its qualified name; path "-" when it has no source file)."""
+    if isinstance(target, str):
+        factory, path, line = load_factory(target)
+        return factory, target, path, line
+    src, line = source_of(target)
+    qualname: str = getattr(target, "__qualname__", repr(target))
+    return target, name or qualname, src or "-", line
+
+
+def _nominal_frequencies(reference: Reference, base: float | None
+                         ) -> tuple[np.ndarray, float | None, str, float, str | None]:
+    """``(nominal frequencies, base, base source, fit residual, rounded to)`` the scenarios are judged against.
+
+    A given ``base``: base^(-2i/d), unless the float32 build's frequencies differ from it by more than
+    :data:`DRIFT_TOLERANCE` (then the build's own). Else the base fitted to the float32 build
+    (:func:`geometric_nominal`; found only within what a low-precision output resolves, ``reference``
+    settles on the exact values), or, not geometric (scaled or custom frequencies), the build itself.
+    """
+    omega_ref = reference.omega
+    npairs = omega_ref.size
+    d = 2 * npairs
+    if base is not None:
+        nominal = base ** (-2.0 * np.arange(npairs) / d)
+        residual = float(np.max(np.abs(omega_ref / nominal - 1)))
+        if residual <= DRIFT_TOLERANCE:
+            return nominal, float(base), "given", residual, None
+        # the float32 build does not use base^(-2i/d) for this base (a scaled scheme, another base): judged
+        # against its own frequencies, so that no scenario shows a drift that every build, float32 too, has
+        return omega_ref, float(base), (f"given; the float32 build's frequencies differ from base^(-2i/d) by up to "
+                                        f"{residual:.2e} (relative): measured against them"), residual, None
+    fitted, residual, rounded_to, how = geometric_nominal(omega_ref, reference.uncertainty)
+    if fitted is None:  # not geometric (scaled or custom frequencies): the float32 build is the nominal
+        return omega_ref, None, "float32 build", residual, rounded_to
+    nominal = fitted ** (-2.0 * np.arange(npairs) / d)
+    if how != "fit":  # found only within what a low-precision output resolves: use the exact values
+        reference.settle(nominal, rounded_to)
+        residual = float(np.max(np.abs(reference.omega / nominal - 1.0)))
+    return nominal, fitted, "inferred", residual, rounded_to
 
 
 def _run_of(scenario: str, dtype: str) -> str:
@@ -220,7 +236,7 @@ def _pct(x: float) -> str:
 def runtime_findings(audit: ModuleAudit) -> list[Finding]:
     """RP3xx findings from the measurements (one per scenario and cause)."""
     out: list[Finding] = []
-    loc = dict(path=audit.path, line=audit.line, column=1)
+    loc: dict[str, Any] = dict(path=audit.path, line=audit.line, column=1)  # where every finding points
     if audit.frequencies_rounded_to:
         fmt = audit.frequencies_rounded_to
         out.append(Finding.of(
@@ -237,7 +253,7 @@ def runtime_findings(audit: ModuleAudit) -> list[Finding]:
                 fix="make the rotary run in this precision: compute in float32 inside and cast the result",
                 **loc, scenario=s.scenario, dtype=s.dtype, error=s.error))
             continue
-        common = dict(scenario=s.scenario, dtype=s.dtype, length=s.length, exact=s.exact,
+        common: dict[str, Any] = dict(scenario=s.scenario, dtype=s.dtype, length=s.length, exact=s.exact,
                       exact_fraction=s.exact_fraction, distinct=s.distinct)
         run = _run_of(s.scenario, s.dtype)  # the training run this scenario is
         if s.path == "sine lost":

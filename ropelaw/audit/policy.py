@@ -113,6 +113,7 @@ def autocast_policy(device: str) -> dict[str, str]:
     Ops not listed fall through (autocast leaves their inputs alone; a composite op's parts are
     then autocast one by one: ``outer`` becomes a ``mul``, a contracting ``einsum`` on CPU a ``bmm``).
     """
+    groups: tuple[tuple[tuple[str, ...], str], ...]  # (ops, the policy they get)
     if device == "cuda":
         groups = ((CUDA_LOWER_PRECISION_FP + CUDA_LOWER_PRECISION_FP_EXTRA, "lower_precision_fp"),
                   (CUDA_FP32, "fp32"), (CUDA_FP32_SET_OPT_DTYPE, "fp32_set_opt_dtype"),

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import UsageError
-from .conventions import HEAD_DIM_CANDIDATES, PROBE_HEADS, PROBE_N, ROLE_WORDS, SHORT_LAYOUT, LAYOUTS, LENGTH_NAMES
+from .conventions import HEAD_DIM_CANDIDATES, LENGTH_NAMES, PROBE_HEADS, PROBE_N, ROLE_WORDS, SHORT_LAYOUT
 from .conventions import Plan, parameter_roles, plans_for
 from .target import head_dim_of
 
@@ -67,7 +67,7 @@ class Probe:
     ``(cos, sin)`` of shape ``(n, d/2)`` for positions ``[start, stop)``; :meth:`at` for a list.
     """
 
-    def __init__(self, obj: Any, plan: Plan | None, output: str, layout: str, rotary_dim: int,
+    def __init__(self, obj: Any, plan: Plan, output: str, layout: str, rotary_dim: int,
                  head_dim: int | None, x_dtype, length: int, seq_axis: int | None = None):
         self.obj = obj
         self.plan = plan
@@ -89,7 +89,7 @@ class Probe:
     def tensor_layout(self) -> str | None:
         """The query's layout, for outputs read from a rotated query (else None: x gives only the dtype)."""
         rotated = self.output in ("rotated", "(q, k)")
-        return self.plan.layout if self.plan is not None and self.plan.uses_q and rotated else None
+        return self.plan.layout if self.plan.uses_q and rotated else None
 
     @property
     def inputs(self) -> str:
@@ -139,7 +139,7 @@ class Probe:
         import torch
 
         plan = self.plan
-        shape_of = LAYOUTS[plan.layout][0]
+        shape_of = plan.query_layout()[0]
         d = plan.head_dim or self.head_dim or 2
         q = torch.zeros(shape_of(n, heads, d), dtype=self.x_dtype)
         if fill == "e0":
@@ -204,7 +204,7 @@ class Probe:
         if not isinstance(t, torch.Tensor) or tuple(t.shape) != tuple(q.shape):
             raise ModuleMismatch("did not return a tensor of the query's shape")
         self.output_dtype = _dtype_name(t)
-        _, seq_ax, head_ax = LAYOUTS[self.plan.layout]
+        _, seq_ax, head_ax = self.plan.query_layout()
         t = t.movedim(seq_ax, 0)  # (n, ...) positions first
         while t.dim() > 2:
             t = t.select(1, 0)  # batch 0, head 0
@@ -213,8 +213,7 @@ class Probe:
     def _table_rows(self, t, n: int, seq_axis: int | None = None):
         """(n, width) rows of a (cos, sin) / angles / complex output along its positions axis."""
         axis = self.seq_axis if seq_axis is None else seq_axis
-        if (axis is not None and axis < t.dim() and 2 <= t.shape[axis] < n and self.plan is not None
-                and self.plan.kind == "length"):
+        if axis is not None and axis < t.dim() and 2 <= t.shape[axis] < n and self.plan.kind == "length":
             raise TableTooShort(int(t.shape[axis]), n)
         if axis is None or axis >= t.dim() or t.shape[axis] < n or (
                 t.shape[axis] > n and not self._whole_cache()):
@@ -280,6 +279,8 @@ class Probe:
         (``torch.stack((cos, sin), dim=0)``, ``(2, 1, 1, L, d)``): one pair per row entry.
         """
         ax = self.pair_axis if pair_axis is None else pair_axis
+        if ax is None or self.seq_axis is None:
+            raise ModuleMismatch("read as a stacked (cos, sin) table before its positions and pair axes were found")
         seq = self.seq_axis - (1 if ax < self.seq_axis else 0)
         return self._table_rows(t.select(ax, 0), n, seq), self._table_rows(t.select(ax, 1), n, seq)
 
@@ -424,7 +425,7 @@ class Probe:
         (``cos.squeeze(1).squeeze(0)[position_ids]``). Rows 0 .. L-1 are then positions 0 .. L-1.
         Only for a length call: a table answering explicit positions has one row per position.
         """
-        return self.plan is not None and self.plan.kind == "length"
+        return self.plan.kind == "length"
 
     def _detect_table(self, out, n: int) -> None:
         import torch
@@ -489,7 +490,7 @@ class Probe:
     def _detect_rotation(self, out, q) -> None:
         rows = self._rotated_rows(out, q).float()  # (n, head_dim), input e0 at every position
         t = out[0] if isinstance(out, (tuple, list)) else out
-        _, seq_ax, head_ax = LAYOUTS[self.plan.layout]
+        _, seq_ax, head_ax = self.plan.query_layout()
         if head_ax is not None and t.shape[head_ax] > 1:
             h0, h1 = t.select(head_ax, 0), t.select(head_ax, 1)
             if not bool((h0 == h1).all()):

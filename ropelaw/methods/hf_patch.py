@@ -140,6 +140,12 @@ class RopePatch:
         self._far: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # cache -> {layer_idx: _FarKeys}
         self._rotary: dict = {}  # id(module) -> (rotary module, inv_freq attribute, scaling attribute)
 
+    def rerope_window(self) -> float:
+        """The window w of a ReRoPE method (:func:`patch_model` refuses one without it)."""
+        if self.window is None:
+            raise UsageError(f"{self.arch}: method {self.method!r} has no window; patch_model needs window=w")
+        return self.window
+
     def undo(self) -> None:
         for m in self.modules:
             if getattr(m, _ATTR, None) is self:
@@ -360,7 +366,8 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch
     if patch.method == "logn":
         return original(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
     scale = module.scaling if scaling is None else scaling
-    W = math.ceil(patch.window)
+    window = patch.rerope_window()
+    W = math.ceil(window)
     starts = _row_starts(attention_mask, B, T, N, patch.arch, sliding)  # (B,)
     cache = call.get("cache") if call else None
     no_far = int((N - 1 - starts).max()) < W or (sliding is not None and sliding <= W)
@@ -381,11 +388,11 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch
         raise UsageError(f"{patch.arch}: position_ids are not consecutive within a row; not supported")
     kf = _far_keys(patch, module, cache, key, T, offset, rot)
     softcap = kwargs.get("softcap")
-    qf = far_rotation(query, pos[:, None, :], patch.window, patch.leaky_k, "query", **rot)
+    qf = far_rotation(query, pos[:, None, :], window, patch.leaky_k, "query", **rot)
     if T == 1:
         lo = 0 if sliding is None else max(0, N - sliding)  # the keys the sliding window leaves visible
         key_mask = None if not bool((starts > lo).any()) else kidx[None, lo:] >= starts[:, None]
-        out = rerope_decode_rotated(query, qf, key[:, :, lo:], kf[:, :, lo:], value[:, :, lo:], patch.window,
+        out = rerope_decode_rotated(query, qf, key[:, :, lo:], kf[:, :, lo:], value[:, :, lo:], window,
                                     scale=scale, key_mask=key_mask, softcap=softcap)
     else:
         out = query.new_zeros(B, H, T, value.shape[-1])
@@ -404,7 +411,7 @@ def _attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch
                     continue
             out[b: b + 1, :, sl] = rerope_attention_rotated(
                 query[b: b + 1, :, sl], key[b: b + 1, :, s:], qf[b: b + 1, :, sl], kf[b: b + 1, :, s:],
-                value[b: b + 1, :, s:], patch.window, scale=scale, softcap=softcap, sliding_window=sliding)
+                value[b: b + 1, :, s:], window, scale=scale, softcap=softcap, sliding_window=sliding)
     return out.transpose(1, 2).contiguous(), None
 
 
@@ -413,9 +420,10 @@ def _far_keys(patch: RopePatch, module: Any, cache: Any, key: torch.Tensor, T: i
     """Far keys of positions 0 .. N-1 of this layer: only the T new ones are rotated when cached."""
     N = key.shape[2]
     kpos = torch.arange(N, device=key.device)[None, :] + offset[:, None]  # (B, N)
+    window = patch.rerope_window()
 
     def make(lo: int) -> torch.Tensor:
-        return far_rotation(key[:, :, lo:], kpos[:, None, lo:], patch.window, patch.leaky_k, "key", **rot)
+        return far_rotation(key[:, :, lo:], kpos[:, None, lo:], window, patch.leaky_k, "key", **rot)
 
     if cache is None:
         return make(0)
@@ -452,7 +460,7 @@ def _watch(patch: RopePatch, cache: Any) -> None:
                 p._far.pop(cache, None)
             return _method(*args, **kwargs)
 
-        edited._ropelaw = True
+        edited._ropelaw = True  # type: ignore[attr-defined]  # a marker on the wrapper: never wrapped twice
         try:
             setattr(cache, name, edited)
         except AttributeError:
@@ -528,10 +536,10 @@ def patch_model(model: Any, method: str = "rerope", *, window: float | None = No
     modules = [m for m in attn if _sliding_window(m) is None]
     sliding = {}
     if not modules:  # every layer slides (Mistral, Phi-3): ReRoPE inside the window
-        sliding = {id(m): int(sw) for m, sw in skipped}
+        sliding = {id(m): int(sw) for m, sw in skipped if sw is not None}  # every one has a window
         modules, skipped = [m for m, _ in skipped], []
         s = min(sliding.values())
-        if method != "logn" and max(sliding.values()) <= math.ceil(window):
+        if window is not None and method != "logn" and max(sliding.values()) <= math.ceil(window):
             raise UsageError(f"{arch}: every attention layer has a sliding window of {s}, which already keeps every "
                              f"relative position at most {s - 1} < w = {window}; ReRoPE would change nothing "
                              f"(use w < {s})")

@@ -78,9 +78,9 @@ def keynorm_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, variant
     if variant == "cosa":
         if dynamic:
             row = 4.0 * torch.log1p(qpos.to(acc))  # lambda_i = 4 log(i + 1)
-        else:
+        elif train_len is not None:  # fixed n = T_train / 2 (refused above without train_len)
             row = row * cosa_lambda(train_len / 2)
-    if logn:
+    if logn and train_len is not None:  # (refused above without train_len)
         row = row * logn_scale(qpos, train_len, dtype=acc, device=q.device)
     q = q * row.unsqueeze(-1).to(q.dtype)  # (B, H, T, d)
     gqa = q.shape[1] != k.shape[1]
