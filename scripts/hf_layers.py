@@ -122,7 +122,8 @@ def marked_bases(d: dict) -> tuple[dict, dict[str, float]]:
                 over[k] = MAIN_BASE
         rs = d.get("rope_scaling")
         over["rope_scaling"] = _plain_block(rs, MAIN_BASE) if isinstance(rs, dict) and (
-            rs.get("type") == "mrope" or rs.get("rope_type") == "mrope" or "mrope_section" in rs) else None
+            rs.get("type") == "mrope" or rs.get("rope_type") in ("mrope", "default") or "mrope_section" in rs) \
+            else None  # "default": a class that indexes rope_scaling["rope_type"] (4.57.1's Mllama, _tiny)
         if over["rope_scaling"] is not None:
             over["rope_scaling"].pop("rope_theta", None)
     for k, v in d.items():  # nested settings that hold the base (DBRX attn_config.rope_theta)
@@ -210,7 +211,7 @@ def _head_dims(model_type, class_name, base, d, kinds_key) -> dict:
     probe = _probe.observe(model_type, class_name, dict(base, **window))
     if probe.error:
         return {}
-    kinds = probe.config.get(kinds_key) if kinds_key else None
+    kinds = _probe.layer_kinds(probe.config, kinds_key, len(probe.layers)) if kinds_key else None
     out: dict[str, dict] = {}
     for obs in probe.layers:
         if obs.rope is None or not obs.rope.zero_pairs:
@@ -350,7 +351,7 @@ def _mark_unscaled(model_type, class_name, base, marks, d, kinds_key, nope_key, 
         for obs, r in zip(probe.layers, ref.layers, strict=True):  # the same model: one entry per layer
             if obs.rope is None or r.rope is None or obs.problem:
                 continue
-            sig = "|".join(sig_value(probe.config.get(k, [None] * len(probe.layers))[obs.index]) if k else "-"
+            sig = "|".join(sig_value(_probe.layer_kinds(probe.config, k, len(probe.layers))[obs.index]) if k else "-"
                            for k in (kinds_key, nope_key))
             b = table.get(sig)
             if b is None or b[1] != "main":
@@ -373,11 +374,37 @@ def _computed_kinds(cls, base: dict, d: dict, n: int) -> tuple:
     return None, d
 
 
+def _kinds_key(cls, base: dict, d: dict, n: int) -> tuple:
+    """``(kinds key, computed, indexed, d)``: ``layer_types``; else a kinds list the config class computes and no
+    constructor argument sets (Jamba: ``computed``, added to ``d``); else a list of layer indices that names one
+    kind's layers (Mllama's cross_attention_layers: ``indexed``); None for each it is not."""
+    if isinstance(d.get("layer_types"), list) and len(d["layer_types"]) == n:
+        return "layer_types", None, None, d
+    if not _probe._rotary_classes(_probe._modeling_module(cls)):
+        computed, d = _computed_kinds(cls, base, d, n)
+        if computed is not None:
+            return computed, computed, None, d
+    indexed = next((k for k in _probe.INDEX_KINDS if isinstance(d.get(k), list)), None)
+    return indexed, None, indexed, d
+
+
+def index_rule(cls, base: dict, key: str) -> dict:
+    """The kinds rule of a list of layer indices (:data:`._tiny.INDEX_KINDS`): ``{"rule": "indices", "at": kind
+    of the listed layers, "value": kind of the others, "default": the list the config class holds when a file
+    has none}``, the default measured at every depth of :data:`._rules.RULE_LAYERS` (``"unknown"`` when it
+    changes with the depth)."""
+    from ._rules import RULE_LAYERS
+
+    at, other = _probe.INDEX_KINDS[key]
+    lists = [_class_list(cls, base, key, n) for n in RULE_LAYERS]
+    if any(lst is None or lst != lists[0] for lst in lists):
+        return {"rule": "unknown", "why": f"the config class's default {key} changes with the depth"}
+    return {"rule": "indices", "at": at, "value": other, "default": lists[0]}
+
+
 def derive(model_type: str, class_name: str) -> dict:
     """The table entry of ``model_type`` (see the module docstring), or ``{"error": why}``."""
-    from transformers import CONFIG_MAPPING
-
-    cls = CONFIG_MAPPING[model_type]
+    cls = _probe.config_class(model_type)
     try:
         base = _probe.tiny_overrides(cls)
         with _probe.quiet():
@@ -385,18 +412,16 @@ def derive(model_type: str, class_name: str) -> dict:
     except Exception as exc:
         return {"error": f"config: {type(exc).__name__}: {str(exc)[:120]}"}
     n = _probe.LAYERS
-    kinds_key = "layer_types" if isinstance(d.get("layer_types"), list) and len(d["layer_types"]) == n else None
-    computed = None  # a kinds list the config class computes and no constructor argument sets (Jamba)
-    if kinds_key is None and not _probe._rotary_classes(_probe._modeling_module(cls)):
-        computed, d = _computed_kinds(cls, base, d, n)
-        kinds_key = computed
+    kinds_key, computed, indexed, d = _kinds_key(cls, base, d, n)
     nope_key = _nope_key(d, n)
     marks, named = marked_bases(d)
     entry: dict[str, Any] = {"class": cls.__name__, "layers_key": layers_key(cls), "kinds": None, "nope": None,
                              "bases": None, "behaviour": {}, "problems": []}
     lists_off = {k: v for k, v in base.items() if not (isinstance(v, list) and len(v) == n)}
     for key, slot in ((kinds_key, "kinds"), (nope_key, "nope")):
-        if key is not None:
+        if key is not None and key == indexed:
+            entry[slot] = {"key": key, "default": index_rule(cls, lists_off, key)}
+        elif key is not None:
             rule = default_rule(cls, lists_off, key)
             empty = class_list(cls, lists_off, key, 24, **{key: []}) if key != computed else None
             if empty is not None and empty == expand_rule(rule, 24):
@@ -412,7 +437,7 @@ def derive(model_type: str, class_name: str) -> dict:
         if "attention_chunk_size" in d:
             over["attention_chunk_size"] = _probe.CHUNK if chunk else None
         variants = [over]
-        lists = {k: d[k] for k in (kinds_key, nope_key) if k is not None and k != computed}
+        lists = {k: d[k] for k in (kinds_key, nope_key) if k is not None and k not in (computed, indexed)}
         if lists:  # the same lists shifted by one layer: the behaviour must follow the lists
             variants.append(dict(over, **{k: v[1:] + v[:1] for k, v in lists.items()}))
         if computed is not None and entry["kinds"]["default"].get("offset_key"):
@@ -420,7 +445,9 @@ def derive(model_type: str, class_name: str) -> dict:
             ok_ = entry["kinds"]["default"]["offset_key"]
             variants.append(dict(over, **{ok_: (entry["kinds"]["default"]["phase"] + 1)
                                           % entry["kinds"]["default"]["default"]}))
-        if kinds_key is not None and kinds_key != computed and len(set(d[kinds_key])) > 1:  # every layer of one kind
+        if indexed is not None:  # the listed layers one later: the behaviour must follow the list
+            variants.append(dict(over, **{indexed: [i + 1 for i in d[indexed]]}))
+        if kinds_key not in (None, computed, indexed) and len(set(d[kinds_key])) > 1:  # every layer of one kind
             variants += [dict(over, **{kinds_key: [t] * n}) for t in sorted(set(d[kinds_key]))]
         for ov in variants:
             probe = _probe.observe(model_type, class_name, ov)
@@ -433,7 +460,7 @@ def derive(model_type: str, class_name: str) -> dict:
                 if obs.problem and obs.span != "none":
                     entry["problems"].append(f"{cond}: layer {obs.index}: {obs.problem}")
                     continue
-                sig = "|".join(sig_value(probe.config.get(k, [None] * n)[obs.index]) if k else "-"
+                sig = "|".join(sig_value(_probe.layer_kinds(probe.config, k, n)[obs.index]) if k else "-"
                                for k in (kinds_key, nope_key))
                 b = _behaviour(obs, named)
                 old = seen.setdefault(cond, {}).setdefault(sig, b)

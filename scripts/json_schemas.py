@@ -36,6 +36,7 @@ RUNS = {
              ["lint", "tests/configs/llama-2-7b.json"],
              ["lint", "tests/fixtures/hf_runtime/ministral3-query-scale.json"],  # query_scale (RL106)
              ["lint", "tests/fixtures/hf_runtime/llama-4-scout.json"],  # query_scale of NoPE layers (Llama 4)
+             ["lint", "tests/fixtures/hf_runtime/mllama-cross-attention.json"],  # a cross-attention group
              # a model named elsewhere: from ropelaw's table (RV032), from --model-config, from the Hugging Face cache
              ["lint", "tests/fixtures/frameworks/axolotl/tinker_sft.yaml"],
              ["lint", "tests/fixtures/frameworks/rl/openrlhf_sft.sh", "--model-config",

@@ -4,8 +4,9 @@ Used by the per-type differential (``tests/test_hf_layers.py``: tiny models of e
 differential over real files (``tests/test_hf_files.py``: published config.json files shrunk in place).
 
 For each layer the probe observed, the group of ``ropelaw lint --format json`` whose ``indices`` hold it must
-say the same: attention or none (Mamba, convolution, linear attention), RoPE or NoPE, the span (a window or
-chunk shorter than the forward's input is seen as such; a longer one as full attention), the frequencies
+say the same: attention or none (Mamba, convolution, linear attention), cross-attention (keys from the image
+states the probe gives a model whose forward takes ``cross_attention_states``: Mllama), RoPE or NoPE, the span
+(a window or chunk shorter than the forward's input is seen as such; a longer one as full attention), the frequencies
 (``apply_scheme`` of the group's spec at the forward's sequence length against the runtime's float32
 ``inv_freq``, :data:`RTOL`), the attention factor (:data:`ATOL_FACTOR`). A position-dependent query scale
 (Ministral 3's ``llama_4_scaling_beta``) is not seen here: the probe's identity re-run carries it too. Llama 4's
@@ -112,6 +113,14 @@ def compare(obs_layers: list, result: dict, *, seq_len: int, length: int, span: 
             out.append(f"layer {obs.index}: in no group of ropelaw's ({[x['layers'] for x in groups]})")
             continue
         where = f"layer {obs.index} ({g['layers']})"
+        if obs.span == "cross" or g.get("cross_attention"):  # keys from the image states the probe gave
+            if obs.span != "cross" or not g.get("cross_attention"):
+                out.append(f"{where}: " + ("cross-attention (keys from other states), ropelaw says it attends its "
+                                           "tokens" if obs.span == "cross" else
+                                           f"attends its tokens ({obs.span}), ropelaw says cross-attention"))
+            elif obs.rope is not None:
+                out.append(f"{where}: cross-attention that applies RoPE, ropelaw says none")
+            continue
         if obs.span == "none":
             if g.get("attention", True):
                 out.append(f"{where}: runs no attention, ropelaw says it attends")

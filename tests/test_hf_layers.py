@@ -102,13 +102,23 @@ def variants(d: dict, dims: int) -> dict[str, dict]:
              and len(v) == n and len(set(map(str, v))) > 1}
     if lists:
         out["shifted lists"] = {k: v[1:] + v[:1] for k, v in lists.items()}
+    for k in _probe.INDEX_KINDS:  # a list of layer indices (Mllama's cross_attention_layers): one layer later
+        if isinstance(d.get(k), list) and d[k]:
+            out["shifted lists"] = {k: [i + 1 for i in d[k]]}
     return out
 
 
 def ropelaw_layers(config: dict, model_type: str) -> tuple[dict, list]:
     """``ropelaw lint --format json`` of ``config`` (a config.json holding ``config``), at a target of
     the forward's length; and its findings."""
-    cfg = load_mapping({"model_type": model_type, **config}, target=_probe.LENGTH)
+    wrapper = None if model_type not in _probe.PROBED_TEXT_MODELS else next(
+        (w for w in transformers.CONFIG_MAPPING if layer_table.text_type(w, SEMANTICS) == model_type), None)
+    if wrapper is not None:  # Mllama's text model: inside its composite, as the published files write it (4.57.1
+        # registers no mllama_text_model type; the composite's defaults are the text config's)
+        mapping = {"model_type": wrapper, "text_config": {"model_type": model_type, **config}}
+    else:
+        mapping = {"model_type": model_type, **config}
+    cfg = load_mapping(mapping, target=_probe.LENGTH)
     result = lint_config(cfg).setup()
     return result, result["findings"]
 
@@ -137,10 +147,12 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
     start = time.perf_counter()
     silent, acknowledged, refused, ran, layers = [], [], [], 0, 0
     only = {t for t in os.environ.get("ROPELAW_LAYERS_TYPES", "").split(",") if t}  # a few types, when asked
+    unknown = sorted(only - set(types))
+    assert not unknown, f"ROPELAW_LAYERS_TYPES names {unknown}: not a model type the table of {SEMANTICS} covers"
     for mt in sorted(t for t in types if not only or t in only):
         name = candidates.get(mt)
         assert name is not None, f"{mt}: in the table, not a candidate of transformers {installed}"
-        cls = transformers.CONFIG_MAPPING[mt]
+        cls = _probe.config_class(mt)
         base = _probe.tiny_overrides(cls)
         with _probe.quiet():
             d = cls(**base).to_dict()

@@ -112,6 +112,44 @@ def test_text_output_names_every_group(tmp_path, capsys, monkeypatch):
     assert "global (27 layers): d=128, base 5,000,000" in out and "NoPE (9 layers): no RoPE, full attention" in out
 
 
+MLLAMA = json.loads((pathlib.Path(__file__).parent / "fixtures" / "hf_runtime" / "mllama-cross-attention.json")
+                    .read_text())  # Llama 3.2 Vision's text_config layout, written here with its RoPE and layer keys
+
+
+def test_mllama_cross_attention_layers_are_their_own_group(semantics, capsys, tmp_path):
+    """Mllama's text model (both versions, measured: tests/test_hf_layers.py and tests/test_hf_files.py run it with
+    image states) builds a cross-attention layer at each index of ``cross_attention_layers`` (MllamaTextModel:
+    ``layer_idx in cross_attention_layers``) whose keys are the image states and which applies no rotary; every
+    other layer self-attends with the llama3 rotary of the file."""
+    by, result = groups(MLLAMA)
+    cross = MLLAMA["text_config"]["cross_attention_layers"]
+    assert set(by) == {"global (32 layers)", "cross-attention (8 layers)"}
+    g, x = by["global (32 layers)"], by["cross-attention (8 layers)"]
+    assert x["indices"] == cross and x["rope"] is False and x["attention"] is False and x["cross_attention"] is True
+    assert x["spec"] is None and x["bound"] is None and x["kinds"] == ["cross_attention"]
+    assert g["indices"] == [i for i in range(40) if i not in cross] and "cross_attention" not in g
+    assert (g["spec"]["scheme"], g["spec"]["params"]["factor"], g["spec"]["base"]) == ("llama3", 8.0, 500000.0)
+    assert not [f for f in result["findings"] if f["code"] in ("RV024", "RL105")]
+    p = tmp_path / "mllama.json"
+    p.write_text(json.dumps(MLLAMA))
+    assert main(["lint", "--verbose", "--select", "RL101", str(p)]) == 0
+    assert "cross-attention (8 layers): no RoPE, attends the image states" in capsys.readouterr().out
+
+
+def test_mllama_default_cross_attention_layers(semantics):
+    """No cross_attention_layers in the file: MllamaTextConfig's default, [3, 8, 13, 18, 23, 28, 33, 38] in both
+    versions (configuration_mllama.py: ``if cross_attention_layers is None``), and a note says so."""
+    text = {k: v for k, v in MLLAMA["text_config"].items() if k != "cross_attention_layers"}
+    cfg = load_mapping({**MLLAMA, "text_config": text})
+    by = {g["layers"]: g for g in lint_config(cfg).setup()["layers"]}
+    assert by["cross-attention (8 layers)"]["indices"] == list(range(3, 40, 5))
+    assert "layer kinds: cross_attention_layers absent: the config class's default [3, 8, 13, 18, 23, 28, 33, 38]" \
+        in cfg.notes
+    bad = {**MLLAMA, "text_config": {**text, "cross_attention_layers": "3"}}
+    _, result = groups(bad)
+    assert any(f["code"] == "RV024" and "not a list of layer indices" in f["message"] for f in result["findings"])
+
+
 def test_unknown_layer_kind_is_rv024(semantics):
     cfg = {**GPT_OSS, "layer_types": ["sliding_attention", "cross_attention"] * 12}
     _, result = groups(cfg)

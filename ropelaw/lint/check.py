@@ -69,6 +69,8 @@ class LayerAnalysis:
             out["kinds"] = list(g.kinds)
             out["rope"] = bool(g.rope)
             out["attention"] = bool(g.attention)
+            if g.cross_attention:  # only where true: attention over other states (Mllama's images), no rotary
+                out["cross_attention"] = True
             if not g.rope:
                 out["bounded_by"] = (None if not g.attention else "window" if self.window else
                                      "chunk" if self.chunk else "nothing")
@@ -143,6 +145,9 @@ class LintResult(Result):
         for a in self.layers:
             g = a.group
             prefix = "" if a.label == "all layers" else f"{a.label}: "
+            if g is not None and g.cross_attention:
+                parts.append(prefix + "no RoPE, attends the image states")
+                continue
             if g is not None and not g.attention:
                 parts.append((prefix.rstrip(": ")
                               + ("" if a.label.startswith("without attention") else " (no attention)"))

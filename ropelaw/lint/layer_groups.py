@@ -186,8 +186,8 @@ def _runtime_groups(arch: str, s: _Section, defaults: dict, dclass: str, semanti
 
     groups: dict[tuple, dict] = {}
     for i, role in enumerate(plan.roles):
-        if not role.attention:
-            key = ("no attention",)
+        if not role.attention or role.span == "cross":  # cross: keys from other states (Mllama's image states)
+            key = ("cross",) if role.attention else ("no attention",)
         elif role.rotary == "none":
             key = ("none", role.span, role.offset)
         else:
@@ -204,10 +204,10 @@ def _runtime_groups(arch: str, s: _Section, defaults: dict, dclass: str, semanti
     out: list[RopeLayer] = []
     for key, g in groups.items():
         idx, kinds = tuple(g["indices"]), tuple(g["kinds"])
-        if key[0] == "no attention":
-            out.append(replace(main, label=_group_label("without attention", idx), rope=False, attention=False,
-                               indices=idx,
-                               kinds=kinds))
+        if key[0] in ("no attention", "cross"):
+            cross = key[0] == "cross"
+            out.append(replace(main, label=_group_label("cross-attention" if cross else "without attention", idx),
+                               rope=False, attention=False, cross_attention=cross, indices=idx, kinds=kinds))
             continue
         span, offset = key[-2], key[-1]
         window = span_value(window_v, offset, "window") if span == "window" else None

@@ -109,6 +109,9 @@ class RopeLayer:
     chunk: Value | None = None  # chunked attention: a query sees the earlier keys of its chunk of this length
     rope: bool = True  # False: the layers apply no rotary (NoPE); d / base / scheme are then the model's, unused
     attention: bool = True  # False: Mamba / convolution / linear-attention layers (no positions through RoPE)
+    # True (with attention False): cross-attention layers, whose keys are other states (Mllama's image states),
+    # not the sequence's tokens: no rotary, no position of the sequence in their attention
+    cross_attention: bool = False
     indices: tuple | None = None  # the decoder layers (0-based) of the group, None: not known (all)
     kinds: tuple = ()  # the layer kinds of the group as the config names them (layer_types values)
 

@@ -28,7 +28,7 @@ class Role:
     kind: str  # the layer's kind as its config names it ("sliding_attention"), "" when the type has no kinds
     attention: bool  # False: a Mamba / convolution / linear-attention layer (no positions in attention)
     rotary: str  # "main", "own:<layer type>" (rope_parameters[<layer type>]), "key:<key>" (plain RoPE there), "none"
-    span: str  # "full", "window", "chunk", "none"
+    span: str  # "full", "window", "chunk", "none", "cross" (keys from other states: Mllama's image states)
     # keys a query sees = sliding_window + offset (window), chunk = attention_chunk_size + offset
     offset: int | None = None
 
@@ -138,6 +138,8 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
     key, rule = spec["key"], spec["default"]
     v = get(key)
     raw = v.raw if v is not None else None
+    if rule.get("rule") == "indices":
+        return _index_kinds(rule, key, v, n)
     if isinstance(raw, list) and not (raw == [] and rule.get("empty") == "default"):
         if len(raw) != n:
             return None, v, (f"{key} has {len(raw)} entries for {n} layers: transformers {semantics} "
@@ -183,6 +185,17 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
     return expanded, v, how
 
 
+def _index_kinds(rule: dict, key: str, v: Any, n: int) -> tuple:
+    """``(values, value_read, how)`` of a kinds list given as layer indices (Mllama's cross_attention_layers:
+    the modeling code tests ``i in cross_attention_layers``): the rule's ``at`` at the listed layers, its
+    ``value`` elsewhere; the config class's default list when the file has none."""
+    raw = v.raw if v is not None else rule["default"]
+    if not isinstance(raw, list) or any(isinstance(x, bool) or not isinstance(x, int) for x in raw):
+        return None, v, f"{key} is not a list of layer indices"
+    how = key if v is not None else f"{key} absent: the config class's default {raw!r}"
+    return [rule["at"] if i in raw else rule["value"] for i in range(n)], v, how
+
+
 def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: str) -> Plan:
     """The role of each of the ``n`` layers of a ``model_type`` config (``get(key)``: the config's
     :class:`~ropelaw.lint.loader.Value` for a key, or None; ``default(key)``: the config class's default)."""
@@ -226,7 +239,7 @@ def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: s
                            f"{cond} were not observed running in transformers {semantics}")
             out.roles = []
             return out
-        if b[2] not in ("full", "window", "chunk", "none") or b[1] == "?":
+        if b[2] not in ("full", "window", "chunk", "none", "cross") or b[1] == "?":
             what = (f"attends keys in a pattern that is not full, a window or a chunk ({b[2]})"
                     if b[1] != "?" else "runs a rotary whose base none of the config's RoPE settings gives")
             out.problem = f"layer {i} ({kinds[i] or model_type}) {what} in transformers {semantics}"

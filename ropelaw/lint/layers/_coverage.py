@@ -22,7 +22,7 @@ _KINDS = (
     ("no model class for the config in transformers' auto mappings (a sub-config of a composite model)",
      lambda why: "no model class" in why),
     ("the text model of a composite whose config class this version does not register (4.57.1's "
-     "mllama_text_model: ropelaw reports RV024 for its configs)",
+     "emu3_text_model, Glm4vMoe_text: ropelaw reports RV024 for their configs)",
      lambda why: "is not a model_type of CONFIG_MAPPING" in why),
     ("not a decoder: bidirectional attention, or no attention layer that applies a rotary",
      lambda why: why.startswith("not a decoder")),

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._tiny import (CHUNK, FILL_INS, LAYERS, LENGTH, MAX_PARAMS, MROPE, PROBE, WINDOW,  # noqa: F401
-                    COMPUTED_KINDS, _modeling_module, _rotary_classes, _text_sub_config, candidate,
-                    candidate_types, computed_kinds, quiet, tiny_overrides)
+                    COMPUTED_KINDS, INDEX_KINDS, PROBED_TEXT_MODELS, _modeling_module, _rotary_classes,
+                    _text_sub_config, candidate, candidate_types, computed_kinds, config_class, layer_kinds, quiet,
+                    tiny_overrides)
 from .observed import LayerObs, RopeObs, read_layers, read_rope, span_of  # noqa: F401
 
 
@@ -91,10 +92,9 @@ def build(model_type: str, class_name: str, overrides: dict):
     """``(config, model)`` for ``model_type`` with the constructor arguments ``overrides``, in eval
     mode, attention through the probe."""
     import torch
-    from transformers import CONFIG_MAPPING
 
     register()
-    cls = CONFIG_MAPPING[model_type]
+    cls = config_class(model_type)
     with quiet():
         cfg = cls(**overrides)
         cfg._attn_implementation = PROBE
@@ -198,7 +198,8 @@ def _observe_attention(model_type: str, cfg, model, length: int, offset: int = 0
             handles.append(m.register_forward_hook(rot_hook, with_kwargs=True))
         for i, layer in enumerate(layers):
             handles.append(layer.register_forward_pre_hook(layer_pre(i)))
-        ids, where = _input_ids(length), _positions(length, offset)
+        ids, where = _input_ids(length), {**_positions(length, offset), **cross_inputs(model, cfg)}
+        state["cross"] = CROSS if "cross_attention_states" in where else None
         # pass 1: which modules call attention
         _STATE["calls"] = []
         with torch.no_grad(), quiet():
@@ -244,6 +245,21 @@ def _observe_attention(model_type: str, cfg, model, length: int, offset: int = 0
     return Probe(model_type, config, read_layers(calls, state, n, length, layers))
 
 
+CROSS = 7  # image tokens given to a model whose forward takes cross_attention_states (!= LENGTH)
+
+
+def cross_inputs(model, cfg) -> dict:
+    """``{"cross_attention_states": (2, CROSS, hidden_size)}`` for a model whose forward takes them (Mllama's
+    text model: its cross-attention layers run only with image states; a text-only forward skips them), so
+    that every layer runs and the probe sees what it attends; else ``{}``."""
+    import torch
+
+    if "cross_attention_states" not in inspect.signature(model.forward).parameters:
+        return {}
+    g = torch.Generator().manual_seed(1)
+    return {"cross_attention_states": torch.randn(2, CROSS, cfg.hidden_size, generator=g)}
+
+
 def _input_ids(length: int):
     import torch
 
@@ -273,9 +289,8 @@ def _observe_functions(model_type: str, class_name: str, overrides: dict, length
     and ``torch.nn.functional.scaled_dot_product_attention`` to record each layer's mask (the model
     runs with attn_implementation "sdpa")."""
     import torch
-    from transformers import CONFIG_MAPPING
 
-    cls = CONFIG_MAPPING[model_type]
+    cls = config_class(model_type)
     module = _modeling_module(cls)
     try:
         with quiet():

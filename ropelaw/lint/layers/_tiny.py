@@ -56,6 +56,52 @@ def _text_sub_config(config_class) -> str | None:
     return None
 
 
+# the text models of composites that the auto mappings give no model class (4.57.1 does not even register
+# MllamaTextConfig by type): built through the modeling module's causal LM whose config_class is the text config
+PROBED_TEXT_MODELS = ("mllama_text_model",)
+# a list of layer indices that names the layers of one kind (Mllama's cross_attention_layers): the kind of the
+# layers it lists, of the others; what each kind does is measured (the names only label the table's rows)
+INDEX_KINDS = {"cross_attention_layers": ("cross_attention", "self_attention")}
+
+
+def config_class(model_type: str):
+    """The config class of ``model_type``: CONFIG_MAPPING's, else the text config of the composite whose
+    ``text_config`` has that model_type (4.57.1's MllamaTextConfig)."""
+    from transformers import CONFIG_MAPPING
+
+    if model_type in CONFIG_MAPPING:
+        return CONFIG_MAPPING[model_type]
+    for mt in (k for k in CONFIG_MAPPING if model_type.startswith(k + "_")):  # mllama -> mllama_text_model
+        subs = getattr(CONFIG_MAPPING[mt], "sub_configs", None)
+        sub = subs.get("text_config") if isinstance(subs, dict) else None
+        if sub is not None and getattr(sub, "model_type", None) == model_type:
+            return sub
+    raise KeyError(model_type)
+
+
+def text_model_class(config_class) -> str | None:
+    """The causal LM of the modeling module whose ``config_class`` is ``config_class`` (Mllama's text model:
+    MllamaForCausalLM), for a type of :data:`PROBED_TEXT_MODELS`."""
+    if getattr(config_class, "model_type", None) not in PROBED_TEXT_MODELS:
+        return None
+    module = _modeling_module(config_class)
+    found = sorted(n for n, c in vars(module).items() if isinstance(c, type) and n.endswith("ForCausalLM")
+                   and getattr(c, "config_class", None) is config_class)
+    return found[0] if found else None
+
+
+def layer_kinds(config: dict, key: str | None, n: int) -> list:
+    """Each layer's kind in a probe's config: ``config[key]`` (a per-layer list), or for an index list
+    (:data:`INDEX_KINDS`) the kind of the layers it lists and of the others; ``[None] * n`` without a key."""
+    if key is None:
+        return [None] * n
+    if key in INDEX_KINDS:
+        at, other = INDEX_KINDS[key]
+        listed = config.get(key) or []
+        return [at if i in listed else other for i in range(n)]
+    return list(config.get(key, [None] * n))
+
+
 COMPUTED_KINDS = ("layers_block_type",)  # a per-layer list of kinds the config class computes (a property)
 
 
@@ -93,6 +139,11 @@ def candidate_types() -> tuple[list[tuple[str, str]], dict[str, str], dict[str, 
             text = _text_sub_config(cls)
             if text is not None and text != mt:
                 wrappers[mt] = text
+                sub = cls.sub_configs["text_config"] if text in PROBED_TEXT_MODELS else None
+                if sub is not None and text_model_class(sub):
+                    cands.append((text, text_model_class(sub)))
+                    skipped.pop(text, None)
+                    continue
                 if text not in CONFIG_MAPPING:  # 4.57.1's mllama_text_model: its class is not registered, so
                     # no probe builds it by type (a composite's text model the table cannot describe: RV024)
                     skipped.setdefault(text, f"the text model of {mt} ({cls.__name__}'s "
@@ -101,6 +152,8 @@ def candidate_types() -> tuple[list[tuple[str, str]], dict[str, str], dict[str, 
             name = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(mt) or MODEL_MAPPING_NAMES.get(mt)
             if isinstance(name, (tuple, list)):
                 name = name[0]
+            if mt in PROBED_TEXT_MODELS:  # a candidate through its composite (above)
+                continue
             if not name or not hasattr(module, name):
                 skipped[mt] = "no model class for this config in the auto mappings"
                 continue
@@ -111,15 +164,16 @@ def candidate_types() -> tuple[list[tuple[str, str]], dict[str, str], dict[str, 
 def candidate(model_type: str) -> str | None:
     """The model class name :func:`candidate_types` gives ``model_type`` (None: not a candidate), without
     importing every other modeling module."""
-    from transformers import CONFIG_MAPPING
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_MAPPING_NAMES
 
     with quiet():
         try:
-            cls = CONFIG_MAPPING[model_type]
+            cls = config_class(model_type)
             module = _modeling_module(cls)
         except Exception:
             return None
+        if model_type in PROBED_TEXT_MODELS:
+            return text_model_class(cls)
         text = _text_sub_config(cls)
         if not (_rotary_classes(module) or computed_kinds(cls)) or (text is not None and text != model_type):
             return None
@@ -237,6 +291,11 @@ def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
         # (the published files: {"type": "mrope", "mrope_section": [16, 24, 24]} for 64 pairs)
         q = hd // 2 // 8
         out["rope_scaling"] = {"type": "mrope", "mrope_section": [2 * q, 3 * q, hd // 2 - 5 * q]}
+    if getattr(config_class, "model_type", "") in PROBED_TEXT_MODELS and d.get("rope_scaling") is None \
+            and not isinstance(d.get("rope_parameters"), dict):
+        # 4.57.1's MllamaRotaryEmbedding indexes rope_scaling["rope_type"] (the class default is None; the
+        # published files write a llama3 block): plain RoPE, written out
+        out["rope_scaling"] = {"rope_type": "default"}
     if getattr(config_class, "model_type", "") == "hunyuan_vl_text" and isinstance(d.get("rope_parameters"), dict) \
             and not d["rope_parameters"].get("mrope_section"):
         # 5.x HunYuanVL's rotary indexes rope_parameters["mrope_section"] (the class default has none; the

@@ -38,7 +38,7 @@ class RopeObs:
 class LayerObs:
     index: int
     rope: RopeObs | None  # None: the layer applies no rotary (NoPE)
-    span: str  # "full", "window", "chunk", "bidirectional", "other"
+    span: str  # "full", "window", "chunk", "bidirectional", "other", "cross" (keys from other states: images)
     size: int | None  # W (keys a query sees, itself included) or C (chunk length)
     problem: str | None = None  # why the layer could not be read (then rope/span are not meaningful)
     # per position, the mean norm of the queries its attention gets with the rotary replaced by the identity (a
@@ -167,6 +167,8 @@ def read_layers(calls, state, n: int, length: int, layers) -> list:
             out.append(LayerObs(i, None, "none", None, "the layer calls no attention (not an attention layer)"))
             continue
         span, size = span_of(rot["mask"], rot["causal"], length)
+        if state.get("cross") and rot["k"].shape[-2] == state["cross"] != length:
+            span, size = "cross", state["cross"]  # its keys are the image states the probe gave, not the tokens
         if plain is None:
             out.append(LayerObs(i, None, span, size, "no identity re-run of its attention was recorded"))
             continue
