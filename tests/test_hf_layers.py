@@ -146,10 +146,12 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
         pytest.skip(f"the table is for {SEMANTICS}; transformers {installed} is installed")
     start = time.perf_counter()
     silent, acknowledged, refused, ran, layers = [], [], [], 0, 0
+    per_type: dict[str, set] = {}  # model type -> what its variants that ran showed (empty: right on every layer)
     only = {t for t in os.environ.get("ROPELAW_LAYERS_TYPES", "").split(",") if t}  # a few types, when asked
     unknown = sorted(only - set(types))
     assert not unknown, f"ROPELAW_LAYERS_TYPES names {unknown}: not a model type the table of {SEMANTICS} covers"
-    for mt in sorted(t for t in types if not only or t in only):
+    selected = sorted(t for t in types if not only or t in only)
+    for mt in selected:
         name = candidates.get(mt)
         assert name is not None, f"{mt}: in the table, not a candidate of transformers {installed}"
         cls = _probe.config_class(mt)
@@ -172,6 +174,7 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
                 refused.append(f"{mt} {vname}: layer {unread[0].index} not observed: {unread[0].problem[:100]}")
                 continue
             ran += 1
+            per_type.setdefault(mt, set())
             result, findings = ropelaw_layers(over, mt)
             COUNTS["variant_rel"] = 0.0
             diffs = compare(probe.layers, result)
@@ -187,8 +190,10 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
                 said = codes & (ACKNOWLEDGED | {"error, not analysed"})
                 if said:
                     acknowledged.append(f"{mt} {vname}: {sorted(said)}: {diffs[0]}")
+                    per_type.setdefault(mt, set()).update(said)
                 else:
                     silent.append(f"{mt} {vname}: " + "; ".join(diffs[:3]))
+                    per_type.setdefault(mt, set()).add("silent")
     with capsys.disabled():
         print(f"\n[per-layer differential, transformers {installed}] {len(types)} model types covered, "
               f"{ran} variants run, {layers} layers compared in {time.perf_counter() - start:.0f} s; "
@@ -196,6 +201,12 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
               f"{COUNTS['estimated']} layers whose rotary keeps no inv_freq (compared to {RTOL_ESTIMATED:g}); "
               f"{len(acknowledged)} variants differ with a finding that says so; {len(refused)} variants the "
               f"type does not accept; {len(not_covered)} model types not covered")
+        right = sorted(t for t, said in per_type.items() if not said)
+        print(f"[per type] {len(right)} right on every layer of every variant that ran; "
+              f"{len(per_type) - len(right)} differ in some variant with a finding that says so or silently "
+              f"({', '.join(f'{t} {sorted(v)}' for t, v in sorted(per_type.items()) if v) or 'none'}); "
+              f"{len(selected) - len(per_type)} with no variant the runtime ran "
+              f"({', '.join(sorted(set(selected) - set(per_type))) or 'none'})")
         if os.environ.get("ROPELAW_LAYERS_VERBOSE"):
             for line in (["SILENT " + x for x in silent] + ["ACK " + x for x in acknowledged] +
                          ["REFUSED " + x for x in refused] + [f"NOT COVERED {k}: {v}" for k, v in not_covered.items()]):
