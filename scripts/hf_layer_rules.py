@@ -49,7 +49,8 @@ def fit_rule(lists: dict[int, list], keyed: dict[str, dict[Any, list]], flags: d
     - ``{"rule": "pattern", "values": [...]}``: values[i % len(values)];
     - ``{"rule": "every", "key": K, "default": P, "value": a, "at": b, "phase": "last"}``: b where
       (i + 1) % P == 0 (``"first"``: where i % P == 0; an int o: where i % P == o, o the config's
-      ``offset_key`` when the rule has one: Jamba's attn_layer_offset), else a; P is the config's K (its
+      ``offset_key`` when the rule has one: Jamba's attn_layer_offset; ``"from_end"``: where (n - 1 - i) % P
+      == 0, counted back from the last layer: Muse Spark), else a; P is the config's K (its
       default P; no key: always P);
     - any of these with ``"last": v``: the last layer is always v (Gemma 4);
     - any of these with ``"indices": {"key": K, "at": a, "value": b}``: when the config writes K (a list of
@@ -60,6 +61,10 @@ def fit_rule(lists: dict[int, list], keyed: dict[str, dict[Any, list]], flags: d
     - ``{"rule": "unknown", "why": ...}``.
     """
     rule = _fit_periodic(lists)
+    if rule is None:  # periodic counted back from the last layer (Muse Spark: full at (n - 1 - i) % 4 == 0)
+        back = _fit_periodic({n: lst[::-1] for n, lst in lists.items()})
+        if back is not None and back["rule"] == "every" and back["phase"] == "first":
+            rule = {**back, "phase": "from_end"}
     if rule is None:
         lasts = {lst[-1] for lst in lists.values() if lst}
         body = {n: lst[:-1] for n, lst in lists.items() if len(lst) > 1}

@@ -173,6 +173,11 @@ def test_expand_rule_every_nth_layer():
     assert layer_table.expand_rule({**rule, "phase": "first"}, 7, 3) == [
         "full_attention", "sliding_attention", "sliding_attention"] * 2 + ["full_attention"]
     assert layer_table.expand_rule({"rule": "unknown"}, 4) is None
+    # counted back from the last layer: MuseSparkTextConfig's default layer_types in transformers 5.23.0 (its
+    # own lists, read off the class: full at 3, 7 of 8 layers and at 0, 4, 8, 12 of 13)
+    back = {**rule, "default": 4, "phase": "from_end"}
+    for n, full in ((8, [3, 7]), (13, [0, 4, 8, 12]), (4, [3])):
+        assert [i for i, t in enumerate(layer_table.expand_rule(back, n)) if t == "full_attention"] == full
 
 
 def test_rules_are_documented():

@@ -100,6 +100,8 @@ def expand_rule(rule: dict, n: int, period: Any = None, offset: Any = None) -> l
             if isinstance(o, bool) or not isinstance(o, int) or not 0 <= o < p:
                 return None  # Jamba's config class refuses an offset >= period (ValueError)
             marked = [i % p == o for i in range(n)]
+        elif rule["phase"] == "from_end":  # counted from the last layer: at i where (n - 1 - i) % P == 0 (Muse)
+            marked = [(n - 1 - i) % p == 0 for i in range(n)]
         else:
             last = rule["phase"] == "last"
             marked = [((i + 1) % p == 0) if last else (i % p == 0) for i in range(n)]
@@ -124,6 +126,9 @@ def _describe(rule: dict, key: str, period: Any, period_from: str, offset: Any =
             return (f"{rule['at']!r} where the layer index modulo {p} ({period_from}) is {o} "
                     f"({offset_from or 'fixed'}), "
                     f"{rule['value']!r} elsewhere (the config class's {key})")
+        if rule["phase"] == "from_end":
+            return (f"the config class's default {key}: {rule['at']!r} at every {p}th layer counted back from the "
+                    f"last ({period_from}), {rule['value']!r} elsewhere")
         where = "last" if rule["phase"] == "last" else "first"
         return (f"the config class's default {key}: {rule['at']!r} at the {where} of every {p} layers "
                 f"({period_from}), {rule['value']!r} elsewhere" + (f", the last layer {rule['last']!r}"
