@@ -52,7 +52,9 @@ def fit_rule(lists: dict[int, list], keyed: dict[str, dict[Any, list]], flags: d
       ``offset_key`` when the rule has one: Jamba's attn_layer_offset; ``"from_end"``: where (n - 1 - i) % P
       == 0, counted back from the last layer: Muse Spark), else a; P is the config's K (its
       default P; no key: always P);
-    - any of these with ``"last": v``: the last layer is always v (Gemma 4);
+    - any of these with ``"last": v``: the last layer is always v (Gemma 4); ``"ensure_one": true``: the last
+      layer is ``at`` when the rule gives no layer ``at`` (OLMo Hybrid below 4 layers); ``"refused_depths"``:
+      depths the config class refuses (OLMo Hybrid: 1);
     - any of these with ``"indices": {"key": K, "at": a, "value": b}``: when the config writes K (a list of
       layer indices), a at those layers and b elsewhere instead (LFM2's ``full_attn_idxs``; found by
       :func:`_index_list`, not by this function);
@@ -65,6 +67,12 @@ def fit_rule(lists: dict[int, list], keyed: dict[str, dict[Any, list]], flags: d
         back = _fit_periodic({n: lst[::-1] for n, lst in lists.items()})
         if back is not None and back["rule"] == "every" and back["phase"] == "first":
             rule = {**back, "phase": "from_end"}
+    if rule is None:  # periodic from 8 layers on, the last layer made the odd kind when the period gives none (OLMo
+        # Hybrid: "ensure at least one full attention layer")
+        tail = _fit_periodic({n: lst for n, lst in lists.items() if n >= 8})
+        if tail is not None and tail["rule"] == "every" and all(
+                expand_rule({**tail, "ensure_one": True}, n) == lst for n, lst in lists.items()):
+            rule = {**tail, "ensure_one": True}
     if rule is None:
         lasts = {lst[-1] for lst in lists.values() if lst}
         body = {n: lst[:-1] for n, lst in lists.items() if len(lst) > 1}
@@ -112,9 +120,12 @@ def _fit_periodic(lists: dict[int, list]) -> dict | None:
 
 
 def default_rule(cls, base: dict, key: str) -> dict:
-    lists = {}
+    lists, refused = {}, []
     for n in RULE_LAYERS:
         lst = class_list(cls, base, key, n)
+        if lst is None and n == 1:  # the class refuses one layer (OLMo Hybrid needs a linear-attention layer)
+            refused.append(n)
+            continue
         if lst is None or len(lst) != n:
             return {"rule": "unknown", "why": f"the config class gives no {key} of {n} entries for {n} layers"}
         lists[n] = lst
@@ -141,6 +152,8 @@ def default_rule(cls, base: dict, key: str) -> dict:
             variants[v] = ref
             keyed[k] = variants
     rule = fit_rule(lists, keyed, flags)
+    if refused and rule.get("rule") != "unknown":
+        rule["refused_depths"] = refused
     found = _index_list(cls, base, key, d)
     if found is not None and rule.get("rule") != "unknown":
         rule["indices"] = found

@@ -178,6 +178,19 @@ def test_expand_rule_every_nth_layer():
     back = {**rule, "default": 4, "phase": "from_end"}
     for n, full in ((8, [3, 7]), (13, [0, 4, 8, 12]), (4, [3])):
         assert [i for i, t in enumerate(layer_table.expand_rule(back, n)) if t == "full_attention"] == full
+    # OlmoHybridConfig (5.23.0): full where i % 4 == 3, and the last layer when that gives none (its own lists:
+    # full at 1 of 2 layers, 2 of 3, 3 of 5, 3 and 7 of 8)
+    one = {**rule, "default": 4, "value": "linear_attention", "ensure_one": True}
+    for n, full in ((2, [1]), (3, [2]), (5, [3]), (8, [3, 7])):
+        assert [i for i, t in enumerate(layer_table.expand_rule(one, n)) if t == "full_attention"] == full
+
+
+def test_olmo_hybrid_of_one_layer_is_rv024(monkeypatch):
+    """OlmoHybridConfig refuses a single layer (it requires a linear-attention layer): no default list is read."""
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", "5.23.0")
+    _, result = groups({"model_type": "olmo_hybrid", "num_hidden_layers": 1, "hidden_size": 256,
+                        "num_attention_heads": 2, "max_position_embeddings": 4096, "rope_theta": 10000.0})
+    assert any(f["code"] == "RV024" and "refuses 1 layer" in f["message"] for f in result["findings"])
 
 
 def test_rules_are_documented():

@@ -110,6 +110,8 @@ def expand_rule(rule: dict, n: int, period: Any = None, offset: Any = None) -> l
         return None
     if "last" in rule and out:
         out[-1] = rule["last"]
+    if rule.get("ensure_one") and out and rule["at"] not in out:  # OLMo Hybrid: at least one full-attention layer
+        out[-1] = rule["at"]
     return out
 
 
@@ -176,6 +178,8 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
         raw, where = (got.raw, got.where) if got is not None else (default(name), f"{name} default")
         return (fallback, f"{name} default") if raw is None else (raw, where)
 
+    if n in rule.get("refused_depths", ()):
+        return None, v, f"{key} is absent and {model_type}'s config class refuses {n} layer(s) (measured)"
     period, period_from = read(rule["key"], rule["default"]) if "key" in rule else (None, "fixed")
     offset, offset_from = read(rule["offset_key"], rule["phase"]) if "offset_key" in rule else (None, "")
     expanded = expand_rule(rule, n, period, offset)
