@@ -393,10 +393,10 @@ def index_rule(cls, base: dict, key: str) -> dict:
     of the listed layers, "value": kind of the others, "default": the list the config class holds when a file
     has none}``, the default measured at every depth of :data:`._rules.RULE_LAYERS` (``"unknown"`` when it
     changes with the depth)."""
-    from ._rules import RULE_LAYERS
+    from hf_layer_rules import RULE_LAYERS
 
     at, other = _probe.INDEX_KINDS[key]
-    lists = [_class_list(cls, base, key, n) for n in RULE_LAYERS]
+    lists = [class_list(cls, base, key, n) for n in RULE_LAYERS]
     if any(lst is None or lst != lists[0] for lst in lists):
         return {"rule": "unknown", "why": f"the config class's default {key} changes with the depth"}
     return {"rule": "indices", "at": at, "value": other, "default": lists[0]}
