@@ -7,7 +7,9 @@ its debt, to update it when debt is paid.
 from __future__ import annotations
 
 import ast
+import json
 import pathlib
+import re
 from collections import Counter
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -15,6 +17,11 @@ PACKAGE = ROOT / "ropelaw"
 MAX_FUNCTION_LINES = 80
 # The command layer: the CLI and ropelaw/commands/ may import the library, never the reverse.
 COMMAND_MODULES = ("ropelaw.commands", "ropelaw.cli", "ropelaw.__main__")
+# The Hugging Face table engine: its per-model special cases are data rows (ropelaw/lint/table_rows.py), so these
+# modules compare no model type or architecture name with a string literal.
+ENGINE_MODULES = ("ropelaw.lint.table", "ropelaw.lint.layer_groups")
+# names the engine gives a model type or an `architectures` entry (arch, model_type, root_mt, layer_arch, ...)
+MODEL_NAME = re.compile(r"\b(\w*arch\w*|\w*model_type\w*|\w*_mt|mt)\b")
 
 
 def modules():
@@ -130,8 +137,55 @@ def static_checker_state(trees: list[tuple[str, ast.Module]] | None = None) -> l
     return problems
 
 
+def model_types() -> set[str]:
+    """Every model_type a transformers version ropelaw follows knows (ropelaw/data/hf_types.json, read as JSON)."""
+    data = json.loads((PACKAGE / "data" / "hf_types.json").read_text(encoding="utf-8"))
+    return {t.lower() for v in data["versions"].values() for t in v["model_types"]}
+
+
+def _literals(node: ast.AST) -> list[str]:
+    """The string literals ``node`` is (a constant, or a tuple / list / set of them)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [s for e in node.elts for s in _literals(e)]
+    return []
+
+
+def _model_branch(node: ast.AST, types: set[str]) -> bool:
+    """A comparison (``==``, ``in``, ``.startswith``, ...) of a model type or architecture name with a string
+    literal: by the name of the compared expression, or by the literal being a model type."""
+    if isinstance(node, ast.Compare):
+        operands = [node.left, *node.comparators]
+    elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+          and node.func.attr in ("startswith", "endswith")):
+        operands = [node.func.value, *node.args]
+    else:
+        return False
+    literals = [s for o in operands for s in _literals(o)]
+    named = any(not _literals(o) and MODEL_NAME.search(ast.unparse(o)) for o in operands)
+    return bool(literals) and (named or any(s.lower() in types for s in literals))
+
+
+def branches_in(tree: ast.AST, types: set[str]) -> list[str]:
+    """``line: source`` of each per-model branch (:func:`_model_branch`) in ``tree``, and of each model type
+    written there as a string (a dispatch dict, a tuple of types: a row's business)."""
+    return [f"{node.lineno}: {ast.unparse(node)}" for node in ast.walk(tree)
+            if _model_branch(node, types) or (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                                              and node.value.lower() in types)]
+
+
+def model_branches(names=ENGINE_MODULES) -> list[str]:
+    """``module:line: source`` of each per-model special case written as code in the engine's modules."""
+    types = model_types()
+    return [f"{name}:{where}" for name, _, tree in modules() if name in names for where in branches_in(tree, types)]
+
+
 if __name__ == "__main__":
     print("LONG_FUNCTIONS =", dict(sorted(long_functions().items())))
     print("LIBRARY_IMPORTS_COMMANDS =", sorted(library_imports_of_commands()))
     print("UNDERSCORE_IMPORTS =", dict(sorted(underscore_imports().items())))
     print("STATIC_CHECKER_STATE problems =", static_checker_state())
+
+
+    print("MODEL_BRANCHES =", model_branches())

@@ -17,9 +17,7 @@ from .model import Problem
 from .rules.layers import LAYER_SEMANTICS_UNKNOWN, UNMODELLED_ROTARY_KEY
 from .rules.value_rules import IGNORED_KEY
 
-# model types whose attention rotates 2 * ceil(d / 2) dims for an odd d = int(head_dim * partial_rotary_factor)
-# (apply_rotary_pos_emb slices by cos.shape[-1]): run in tests/test_severity_parity.py under both versions
-ODD_PARTIAL_ROUNDS_UP = ("gpt_neox", "nemotron", "phi3")
+# (the model types whose attention rotates 2 * ceil(d / 2) dims for an odd d: ropelaw/lint/table_rows.py)
 
 
 def _rotary_dims(head: float, frac: float | None) -> tuple[int, float]:

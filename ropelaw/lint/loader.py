@@ -70,7 +70,7 @@ from .parse import (CONFIG_SUFFIXES, MAX_BYTES, Path, Positions, config_files, j
                     format_of, parse_text, read_document, read_text, toml_positions,
                     yaml_positions)
 from .sections import _INTERP, _cli  # noqa: F401  (_INTERP re-exported)
-from .table import ROPE_DEFAULT_BASE, _load_table  # noqa: F401
+from .table import ROPE_DEFAULT_BASE, load_table  # noqa: F401
 
 __all__ = [
     "Value", "RopeLayer", "LoadedConfig", "NotARopeConfig", "NoRopeFound", "UnreadConfig", "ModelNeeded", "OptionError",
@@ -196,7 +196,7 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
     whose ``detect`` scores ``data`` highest (:func:`ropelaw.lint.dialects.pick`). ``semantics``: the
     transformers version a Hugging Face config is read as (default: the installed one). A dialect with
     a ``load`` of its own (the training frameworks) reads the document; any other is read by the
-    table engine (:func:`_load_table`), and --head-dim / --base / --dtype fill what it lacks.
+    table engine (:func:`load_table`), and --head-dim / --base / --dtype fill what it lacks.
 
     Never a misread (``unread.py``): a RoPE-looking key that the reader neither used nor judged is
     RV030 at that key, and no base is invented while one is unread; a dialect that finds nothing it
@@ -217,7 +217,7 @@ def load_mapping(data: Mapping, positions: Positions | None = None, *, path: str
         if dia.load is not None:
             cfg = dia.load(data, positions, path, fmt, o)
         else:
-            cfg = _fill_in(_load_table(data, positions, path=path, fmt=fmt, train=train, target=target, tune=tune,
+            cfg = _fill_in(load_table(data, positions, path=path, fmt=fmt, train=train, target=target, tune=tune,
                                        dia=dia, semantics=semantics), o)
     except NoRopeFound as exc:
         raise unread_file(data, positions or {}, path, str(exc)) from None

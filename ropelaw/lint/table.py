@@ -1,17 +1,20 @@
 """The table engine: a dialect without a ``load`` of its own (Hugging Face ``config.json`` and the
 files that use its key names) read from its key table into a :class:`~ropelaw.lint.model.LoadedConfig`,
 with the semantics of the transformers version ropelaw follows (see :mod:`ropelaw.lint.loader`).
+
+The engine holds no model name: each model's special case (ChatGLM's ``rope_ratio``, DBRX's ``attn_config``,
+Gemma's head_dim, Megatron's ``rope_scaling: true``, HunYuan's alpha, Qwen v1's flags, ...) is a data row of
+:mod:`ropelaw.lint.table_rows`, with the source that says so; the engine asks for a row by its effect.
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..numfmt import count as fmt_count, short as fmt_short
-from .layer_groups import (ODD_PARTIAL_ROUNDS_UP, _layer_arch, _layers_entry, _rotary_dims, _runtime_groups,
-                           _unread_rotary_keys)
+from .layer_groups import _layer_arch, _layers_entry, _rotary_dims, _runtime_groups, _unread_rotary_keys
 from .model import (LoadedConfig, NoRopeFound, NotARopeConfig, OptionError, QueryScale, RopeLayer, Value, _finite,
                     _plain, canonical_scheme, show_value)
 from .dialects import hf_keys
@@ -21,6 +24,7 @@ from .sections import (_MROPE_KEYS, _NOT_PARAMS, _PARAM_EXPECT, _ROPE_SWITCHES, 
 from .model import Problem, as_problem
 from .rules.layers import LAYER_SEMANTICS_UNKNOWN
 from .rules.value_rules import IGNORED_KEY, INVALID_TYPE, NOT_INTEGER
+from .table_rows import row, rows
 
 
 # -----------------------------------------------------------------------------------------
@@ -33,10 +37,6 @@ def _hf():
     from .dialects import hf
 
     return hf
-
-
-
-
 
 
 def _text_types(data: Mapping, positions: Positions, root_mt: str | None, known: dict) -> tuple[dict, dict, Any]:
@@ -59,507 +59,646 @@ def _text_types(data: Mapping, positions: Positions, root_mt: str | None, known:
     return types, why, value
 
 
-def _load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: str, train: int | None,
-                target: int | None, tune: int | None, dia: Any, semantics: str | None = None) -> LoadedConfig:
+def load_table(data: Mapping, positions: Positions | None, *, path: str, fmt: str, train: int | None,
+               target: int | None, tune: int | None, dia: Any, semantics: str | None = None) -> LoadedConfig:
     """The engine for a dialect without a ``load`` of its own: its table -> :class:`LoadedConfig`
     (``semantics``: the transformers version to follow, default ``hf.semantics_version()``)."""
-    K = dia.keys
-    hf = _hf()
-    semantics = semantics or hf.semantics_version()
-    positions = positions or {}
-    inputs: list[Value] = []
-    problems: list[tuple[str, Value, str]] = []
-    notes: list[str] = []
-    refusals: list[tuple[str, Value, str]] = []
-    source = data
-    ignored: list = []
-    # the transformers version whose reading ropelaw reports: the followed one, unless it does not know the
-    # model type (then the other, the only one that runs it). An auto_map names remote code, which AutoConfig
-    # uses only for a model_type transformers does not have (for a known one its own class runs, unless the
-    # user passes trust_remote_code=True)
-    root_mt = data.get("model_type").strip() if isinstance(data.get("model_type"), str) else None
-    auto_map = isinstance(data.get("auto_map"), Mapping)
-    known = {v: bool(root_mt) and hf.known_model_type(root_mt, v) for v in hf.SEMANTICS}
-    remote = auto_map and bool(root_mt) and not any(known.values())
-    reading = semantics
-    text_types, text_why, text_value = (_text_types(data, positions, root_mt, known) if dia.name == "hf"
-                                        else ({}, {}, None))
-    refusals.extend((v, text_value, why) for v, why in text_why.items())
-    if dia.name == "hf" and root_mt and not remote:
-        mt_pos = positions.get(("model_type",), (1, 1))
-        mt_value = Value(data["model_type"], "model_type", mt_pos[0], mt_pos[1], "", "str")
+    return _TableLoad(data, positions, path=path, fmt=fmt, dia=dia, semantics=semantics).load(train, target, tune)
+
+
+class _TableLoad:
+    """One run of the engine over one config: each step reads what the steps before it found (attributes)."""
+
+    def __init__(self, data: Mapping, positions: Positions | None, *, path: str, fmt: str, dia: Any,
+                 semantics: str | None):
+        self.hf = _hf()
+        self.K: Callable[[str], tuple[str, ...]] = dia.keys
+        self.dia, self.path, self.fmt = dia, path, fmt
+        self.semantics: str = semantics or self.hf.semantics_version()
+        self.positions: Positions = positions or {}
+        self.inputs: list[Value] = []
+        self.problems: list = []
+        self.notes: list[str] = []
+        self.refusals: list[tuple[str, Value | None, str]] = []
+        self.source = data
+        self.data = data
+        self.ignored: list = []
+        self.query_scale: QueryScale | None = None
+
+    def load(self, train: int | None, target: int | None, tune: int | None) -> LoadedConfig:
+        self.versions()
+        self.architecture()
+        self.check_rope()
+        self.rope_block()
+        self.head_dim()
+        self.partial()
+        self.rotary_dims()
+        self.base()
+        self.scheme()
+        self.lengths(train, target, tune)
+        self.flags()
+        self.dtype()
+        if self.layer_arch is not None:
+            measured = self.measured_layers(self.layer_arch)
+            if measured is not None:
+                return measured
+        return self.result(self.window_layers())
+
+    def result(self, layers: list[RopeLayer]) -> LoadedConfig:
+        return LoadedConfig(path=self.path, fmt=self.fmt, arch=self.arch, kind=self.kind, head_dim=self.head_v,
+                            layers=layers, max_pos=self.max_v, original_max=self.orig_v, train_len=self.train_v,
+                            target=self.target_v, tune_len=self.tune_v, dtype=self.dtype_v, inputs=self.inputs,
+                            problems=self.problems, notes=self.notes, semantics=f"transformers {self.semantics}",
+                            refusals=self.refusals, query_scale=self.query_scale,
+                            considered=[_dotted(self.s.prefix + (k,)) for k in (self.switch, self.pe_key)
+                                        if k is not None])
+
+    def default(self, name: str, note: str, expect: str = "number", at_type: bool = False) -> Value | None:
+        """The config class's default of ``name`` (None: it has none); at model_type's position with ``at_type``."""
+        if name not in self.defaults:
+            return None
+        line, col = (self.dline, self.dcol) if at_type else (1, 1)
+        return Value(self.defaults[name], None, line, col, note, expect)
+
+    # -- versions: which transformers version's reading is reported, what each refuses ---------
+    def versions(self) -> None:
+        """The transformers version whose reading ropelaw reports: the followed one, unless it does not know the
+        model type (then the other, the only one that runs it). An auto_map names remote code, which AutoConfig
+        uses only for a model_type transformers does not have (for a known one its own class runs, unless the
+        user passes trust_remote_code=True). Then the section the settings are read from."""
+        hf, data, positions = self.hf, self.data, self.positions
+        model_type = data.get("model_type")
+        self.root_mt: str | None = model_type.strip() if isinstance(model_type, str) else None
+        self.auto_map = isinstance(data.get("auto_map"), Mapping)
+        self.known = {v: bool(self.root_mt) and hf.known_model_type(self.root_mt, v) for v in hf.SEMANTICS}
+        self.remote = self.auto_map and bool(self.root_mt) and not any(self.known.values())
+        self.reading: str = self.semantics
+        self.text_types, text_why, text_value = (_text_types(data, positions, self.root_mt, self.known)
+                                                 if self.dia.name == "hf" else ({}, {}, None))
+        self.refusals.extend((v, text_value, why) for v, why in text_why.items())
+        if self.dia.name == "hf" and self.root_mt and not self.remote:
+            self.runtime_view(self.root_mt, text_why)
+        data = self.data
+        self.root = _Section(data, (), positions, self.fmt, self.inputs, data, self.problems)
+        self.s = _pick_section(data, positions, self.fmt, self.inputs, self.dia, self.problems)
+        for path_keys, why in self.ignored:
+            line, col = positions.get(path_keys, (1, 1))
+            raw = self.source
+            for p in path_keys:
+                raw = raw[p]
+            self.problems.append(Problem(IGNORED_KEY, Value(raw, _dotted(path_keys), line, col, "", "any"),
+                                         f"{_dotted(path_keys)} is ignored by transformers {self.semantics}: {why}",
+                                         severity="warning"))  # a whole block or text model unread
+
+    def runtime_view(self, root_mt: str, text_why: dict) -> None:
+        """The version read, what it reads (4.57.1: no rope_parameters; a flattened Llama 4; GPT-J's fixed base),
+        and what each version refuses outright."""
+        hf, semantics, known = self.hf, self.semantics, self.known
+        mt_pos = self.positions.get(("model_type",), (1, 1))
+        mt_value = Value(self.data["model_type"], "model_type", mt_pos[0], mt_pos[1], "", "str")
         for version in hf.SEMANTICS:  # a model_type the version does not know, with no remote code to run
-            if not known[version] and not auto_map:
-                refusals.append((version, mt_value, f"does not know model_type {root_mt!r} (ValueError: Transformers "
-                                                    f"does not recognize this architecture) and the file has no "
-                                                    f"auto_map to remote code"))
+            if not known[version] and not self.auto_map:
+                self.refusals.append((version, mt_value, f"does not know model_type {root_mt!r} (ValueError: "
+                                                         f"Transformers does not recognize this architecture) and "
+                                                         f"the file has no auto_map to remote code"))
         other = hf.other_version(semantics)
-        if (not known[semantics] and known[other]) or (semantics in text_why and text_types.get(other)):
-            reading = other  # the only version that builds it (its model_type, or its text_config's)
-        # what that version reads (4.57.1: no rope_parameters; a flattened Llama 4; GPT-J's fixed base), and
-        # what each version refuses outright
-        data, ignored, refused_here = hf.runtime_view(source, reading)
+        if (not known[semantics] and known[other]) or (semantics in text_why and self.text_types.get(other)):
+            self.reading = other  # the only version that builds it (its model_type, or its text_config's)
+        self.data, self.ignored, refused_here = hf.runtime_view(self.source, self.reading)
         for version in hf.SEMANTICS:
-            why = refused_here if version == reading else hf.runtime_view(source, version)[2]
+            why = refused_here if version == self.reading else hf.runtime_view(self.source, version)[2]
             if why:
-                refusals.append((version, mt_value, why))
-    root = _Section(data, (), positions, fmt, inputs, data, problems)
-    s = _pick_section(data, positions, fmt, inputs, dia, problems)
-    for path_keys, why in ignored:
-        line, col = positions.get(path_keys, (1, 1))
-        raw = source
-        for p in path_keys:
-            raw = raw[p]
-        problems.append(Problem(IGNORED_KEY, Value(raw, _dotted(path_keys), line, col, "", "any"),
-                                f"{_dotted(path_keys)} is ignored by transformers {semantics}: {why}",
-                                severity="warning"))  # a whole block or text model unread: other frequencies run
+                self.refusals.append((version, mt_value, why))
 
     # -- architecture and kind ------------------------------------------------------------
-    model_type = s.raw("model_type") if isinstance(s.raw("model_type"), str) else root.raw("model_type")
-    arch = model_type.strip().lower() if isinstance(model_type, str) else ""
-    if s is not root and text_types.get(reading) and text_types[reading] != arch:
-        notes.append(f"{_dotted(s.prefix)}.model_type {s.raw('model_type')!r}: transformers {reading} builds it as "
-                     f"{text_types[reading]!r} ({root_mt}'s config class)")
-        arch = text_types[reading]
-    archs = root.raw("architectures")
-    arch_names = " ".join(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ""
-    if not arch and "ChatGLM" in arch_names:
-        arch = "chatglm"
-    if not arch and "QWenLMHeadModel" in arch_names:
-        arch = "qwen"
-    is_chatglm = arch == "chatglm" or "ChatGLM" in arch_names or s.has("rope_ratio")
-    kind = "hf" if (arch or arch_names) else "training"
-    remote_why = hf.remote_code(root_mt, auto_map, known, semantics) if dia.name == "hf" else None
-    if remote_why is not None:
-        mt_pos = positions.get(("model_type",), (1, 1))
-        from .rules.runtime import REMOTE  # rules/runtime.py imports the hf dialect, which imports this module
+    def architecture(self) -> None:
+        """The model type (else the one its ``architectures`` name: a table row), the kind, the remote-code
+        finding and the config class's defaults."""
+        s, root, reading = self.s, self.root, self.reading
+        model_type = s.raw("model_type") if isinstance(s.raw("model_type"), str) else root.raw("model_type")
+        arch = model_type.strip().lower() if isinstance(model_type, str) else ""
+        if s is not root and self.text_types.get(reading) and self.text_types[reading] != arch:
+            self.notes.append(f"{_dotted(s.prefix)}.model_type {s.raw('model_type')!r}: transformers {reading} "
+                              f"builds it as {self.text_types[reading]!r} ({self.root_mt}'s config class)")
+            arch = self.text_types[reading]
+        archs = root.raw("architectures")
+        arch_names = " ".join(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ""
+        named = None if arch else row("type_from_architectures", arch, arch_names)
+        if named is not None:
+            arch = named.values["model_type"]
+        self.arch, self.arch_names = arch, arch_names
+        self.rotates_half = row("rotates_half", arch, arch_names, s)
+        self.kind = "hf" if (arch or arch_names) else "training"
+        self.remote_why = (self.hf.remote_code(self.root_mt, self.auto_map, self.known, self.semantics)
+                           if self.dia.name == "hf" else None)
+        if self.remote_why is not None:
+            mt_pos = self.positions.get(("model_type",), (1, 1))
+            from .rules.runtime import REMOTE  # rules/runtime.py imports the hf dialect, which imports this module
 
-        problems.append(Problem(REMOTE, Value(root_mt, "model_type", mt_pos[0], mt_pos[1], "", "str"),
-                         remote_why))
-    defaults = dia.defaults(arch) if arch else {}
-    if not defaults and s is not root and isinstance(root.raw("model_type"), str):
-        defaults = dia.defaults(root.raw("model_type").strip().lower())  # LLaVA: the text model's class
-    dclass = defaults.get("_class", "")
-    mt_key = s.keys.get("model_type")
-    dline, dcol = (positions.get(s.prefix + (mt_key,), (1, 1)) if mt_key is not None
-                   else positions.get(("model_type",), (1, 1)))
-
-    def default(name: str, note: str, expect: str = "number", at_type: bool = False) -> Value | None:
-        if name not in defaults:
-            return None
-        line, col = (dline, dcol) if at_type else (1, 1)
-        return Value(defaults[name], None, line, col, note, expect)
+            self.problems.append(Problem(REMOTE, Value(self.root_mt, "model_type", mt_pos[0], mt_pos[1], "", "str"),
+                                         self.remote_why))
+        defaults = self.dia.defaults(arch) if arch else {}
+        root_type = root.raw("model_type")
+        if not defaults and s is not root and isinstance(root_type, str):
+            defaults = self.dia.defaults(root_type.strip().lower())  # LLaVA: the text model's class
+        self.defaults: dict = defaults
+        self.dclass: str = defaults.get("_class", "")
+        mt_key = s.keys.get("model_type")
+        self.dline, self.dcol = (self.positions.get(s.prefix + (mt_key,), (1, 1)) if mt_key is not None
+                                 else self.positions.get(("model_type",), (1, 1)))
 
     # -- is this a RoPE model at all? ------------------------------------------------------
-    if arch in dia.non_rope:
-        raise NotARopeConfig(f"{path}: model_type {arch!r} uses {dia.non_rope[arch]}, not RoPE")
-    pe = next((s.raw(k) for k in K("pos_emb") if s.has(k)), None)
-    if isinstance(pe, str) and _norm(pe) not in ("rotary", "rope", "rotary_embedding"):
-        raise NotARopeConfig(f"{path}: position embedding {pe!r} is not RoPE")
-    if any(s.raw(k) is True for k in K("alibi")):
-        raise NotARopeConfig(f"{path}: alibi is true: this model uses ALiBi, not RoPE")
-    switch = next((s.keys[k] for k in _ROPE_SWITCHES if s.has(k)), None)  # OLMo-style rope: true / false
-    pe_key = next((s.keys[k] for k in K("pos_emb") if s.has(k)), None)  # position_embedding_type: rope, read above
-    if switch is not None and s.data[switch] is False:
-        raise NotARopeConfig(f"{path}: {_dotted(s.prefix + (switch,))} is false: this model does not use RoPE")
-    has_heads = any(s.has(k) for k in K("heads")) or "num_attention_heads" in defaults
-    has_dims = any(s.has(k) for k in K("head_dim") + K("kv_channels") + K("rotary_dim"))
-    if not (has_dims or (has_heads and (any(s.has(k) for k in K("hidden")) or "hidden_size" in defaults))
-            or (has_heads and "head_dim" in defaults)):
-        raise NoRopeFound(f"{path}: no RoPE settings found (need head_dim, rotary_dim, kv_channels or "
-                          f"hidden_size with num_attention_heads)"
-                          + (f"; {remote_why.split(';')[0]}" if remote_why else ""))
+    def check_rope(self) -> None:
+        """Raise NotARopeConfig / NoRopeFound for a config without RoPE or without its settings."""
+        s, K, path, defaults = self.s, self.K, self.path, self.defaults
+        if self.arch in self.dia.non_rope:
+            raise NotARopeConfig(f"{path}: model_type {self.arch!r} uses {self.dia.non_rope[self.arch]}, not RoPE")
+        pe = next((s.raw(k) for k in K("pos_emb") if s.has(k)), None)
+        if isinstance(pe, str) and _norm(pe) not in ("rotary", "rope", "rotary_embedding"):
+            raise NotARopeConfig(f"{path}: position embedding {pe!r} is not RoPE")
+        if any(s.raw(k) is True for k in K("alibi")):
+            raise NotARopeConfig(f"{path}: alibi is true: this model uses ALiBi, not RoPE")
+        self.switch = next((s.keys[k] for k in _ROPE_SWITCHES if s.has(k)), None)  # OLMo-style rope: true / false
+        self.pe_key = next((s.keys[k] for k in K("pos_emb") if s.has(k)), None)  # position_embedding_type: rope
+        if self.switch is not None and s.data[self.switch] is False:
+            raise NotARopeConfig(f"{path}: {_dotted(s.prefix + (self.switch,))} is false: this model does not use "
+                                 f"RoPE")
+        has_heads = any(s.has(k) for k in K("heads")) or "num_attention_heads" in defaults
+        has_dims = any(s.has(k) for k in K("head_dim") + K("kv_channels") + K("rotary_dim"))
+        if not (has_dims or (has_heads and (any(s.has(k) for k in K("hidden")) or "hidden_size" in defaults))
+                or (has_heads and "head_dim" in defaults)):
+            raise NoRopeFound(f"{path}: no RoPE settings found (need head_dim, rotary_dim, kv_channels or "
+                              f"hidden_size with num_attention_heads)"
+                              + (f"; {self.remote_why.split(';')[0]}" if self.remote_why else ""))
 
     # -- the RoPE block: rope_parameters (per layer type or flat) or rope_scaling -----------
-    block = next((b for b in (s.sub(k) for k in K("rope_block")) if b is not None), None)
-    from_defaults = False
-    if block is None and kind == "hf" and not any(s.has(k) for k in K("rope_block")):
-        # no RoPE block in the file: the config class's default one, when it is more than a base
-        # (gpt-oss: YaRN x32; Gemma 3 in 5.x: one block per layer type); the file's own keys
-        # (rope_theta, rope_local_base_freq) still win, as transformers' conversion lets them
-        for k in ("rope_parameters", "rope_scaling"):
-            if isinstance(defaults.get(k), Mapping):
-                block = _DefaultSection(defaults[k], (k,), positions, fmt, inputs, data, problems,
-                                        note=f"{k} absent: {dclass} default", at=(dline, dcol))
-                from_defaults = True
-                break
-    per_type: dict[str, _Section] = {}
-    if block is not None and block.data and all(isinstance(v, Mapping) or v is None for v in block.data.values()) \
-            and any(isinstance(v, Mapping) for v in block.data.values()):
-        for k in block.data:
-            if block.data[k] is None:
-                continue  # a layer type without RoPE (Beam's full_attention: null)
-            per_type[_norm(k)] = block.sub(_norm(k)) or _Section(block.data[k], block.prefix + (k,), positions, fmt,
-                                                                 inputs, data, problems)
-        main_block = per_type.get("full_attention") or next(iter(per_type.values()))
-    else:
-        main_block = block
-    rs_raw = s.raw("rope_scaling")
-    megatron_llama3 = None
-    if rs_raw is not None and rs_raw is not False and not isinstance(rs_raw, Mapping) and block is None:
-        if rs_raw is True:  # Megatron-Core: --use-rope-scaling applies Llama 3.1's scaling
-            megatron_llama3 = s.get("rope_scaling", expect="bool")
-            notes.append("rope_scaling: true is Megatron-Core's Llama 3.1 scaling (low 1, high 4, original 8192)")
+    def rope_block(self) -> None:
+        """The block, the config class's default one when the file has none, its per-layer-type blocks, and a
+        scaling switched on by a flag (a table row)."""
+        s, K, defaults = self.s, self.K, self.defaults
+        block = next((b for b in (s.sub(k) for k in K("rope_block")) if b is not None), None)
+        self.from_defaults = False
+        if block is None and self.kind == "hf" and not any(s.has(k) for k in K("rope_block")):
+            # no RoPE block in the file: the config class's default one, when it is more than a base
+            # (gpt-oss: YaRN x32; Gemma 3 in 5.x: one block per layer type); the file's own keys
+            # (rope_theta, rope_local_base_freq) still win, as transformers' conversion lets them
+            for k in ("rope_parameters", "rope_scaling"):
+                if isinstance(defaults.get(k), Mapping):
+                    block = _DefaultSection(defaults[k], (k,), self.positions, self.fmt, self.inputs, self.data,
+                                            self.problems, note=f"{k} absent: {self.dclass} default",
+                                            at=(self.dline, self.dcol))
+                    self.from_defaults = True
+                    break
+        self.per_type: dict[str, _Section] = {}
+        if block is not None and block.data and all(isinstance(v, Mapping) or v is None for v in block.data.values()) \
+                and any(isinstance(v, Mapping) for v in block.data.values()):
+            for k in block.data:
+                if block.data[k] is None:
+                    continue  # a layer type without RoPE (Beam's full_attention: null)
+                self.per_type[_norm(k)] = block.sub(_norm(k)) or _Section(
+                    block.data[k], block.prefix + (k,), self.positions, self.fmt, self.inputs, self.data, self.problems)
+            self.main_block = self.per_type.get("full_attention") or next(iter(self.per_type.values()))
         else:
-            problems.append(Problem(INVALID_TYPE, s.get("rope_scaling", expect="mapping"),
-                             f"rope_scaling must be a mapping or null, got {type(rs_raw).__name__} "
-                             f"{show_value(rs_raw)}"))
+            self.main_block = block
+        self.flag = self.scaling_flag(block)
+
+    def scaling_flag(self, block: _Section | None) -> tuple[Any, Value] | None:
+        """A ``rope_scaling`` that is no mapping: the row of a flag written true (``true_flag_scheme``) with its
+        Value, else RV-invalid-type."""
+        s = self.s
+        rs_raw = s.raw("rope_scaling")
+        if rs_raw is None or rs_raw is False or isinstance(rs_raw, Mapping) or block is not None:
+            return None
+        found = next(((r, k) for r in rows("true_flag_scheme") for k in r.keys if s.raw(k) is True), None)
+        flag_v = s.get(found[1], expect="bool") if found is not None else None
+        if found is not None and flag_v is not None:
+            self.notes.append(found[0].values["note"])
+            return found[0], flag_v
+        self.problems.append(Problem(INVALID_TYPE, s.get("rope_scaling", expect="mapping"),
+                                     f"rope_scaling must be a mapping or null, got {type(rs_raw).__name__} "
+                                     f"{show_value(rs_raw)}"))
+        return None
 
     # -- head dim and rotary dims ----------------------------------------------------------
-    heads_v = s.get(*K("heads"), expect="int") or default("num_attention_heads", f"default of {dclass}", "int")
-    hidden_v = s.get(*K("hidden"), expect="int") or default("hidden_size", f"default of {dclass}", "int")
-    head_v = s.get(*K("head_dim"), expect="int")
-    kv_v = s.get(*K("kv_channels"), expect="int")
-    if kv_v is None and kind == "hf" and "kv_channels" in defaults and not s.has("head_dim"):
-        kv_v = default("kv_channels", f"kv_channels absent: {dclass} default (the head dim)", "int")  # JetMoE
-    if head_v is None and kv_v is not None:  # Megatron / ChatGLM / Qwen v1: kv_channels is the head dim
-        head_v = kv_v
-    if head_v is None and "head_dim" in defaults and (hidden_v is None or hidden_v.key is None
-                                                      or arch.startswith("gemma")):
-        head_v = default("head_dim", f"default of {dclass}", "int")
-    if head_v is None:
+    def head_dim(self) -> None:
+        s, K, dclass, defaults = self.s, self.K, self.dclass, self.defaults
+        heads_v = s.get(*K("heads"), expect="int") or self.default("num_attention_heads", f"default of {dclass}",
+                                                                   "int")
+        hidden_v = s.get(*K("hidden"), expect="int") or self.default("hidden_size", f"default of {dclass}", "int")
+        head_v = s.get(*K("head_dim"), expect="int")
+        kv_v = s.get(*K("kv_channels"), expect="int")
+        if kv_v is None and self.kind == "hf" and "kv_channels" in defaults and not s.has("head_dim"):
+            kv_v = self.default("kv_channels", f"kv_channels absent: {dclass} default (the head dim)", "int")  # JetMoE
+        if head_v is None and kv_v is not None:  # Megatron / ChatGLM / Qwen v1: kv_channels is the head dim
+            head_v = kv_v
+        if head_v is None and "head_dim" in defaults and (hidden_v is None or hidden_v.key is None
+                                                          or row("class_head_dim", self.arch) is not None):
+            head_v = self.default("head_dim", f"default of {dclass}", "int")
+        self.head_v: Value = head_v if head_v is not None else self.head_from_hidden(hidden_v, heads_v)
+
+    def head_from_hidden(self, hidden_v: Value | None, heads_v: Value | None) -> Value:
+        """hidden_size / num_attention_heads (transformers truncates; RV-not-integer when it does)."""
         h, n = _finite(hidden_v.raw) if hidden_v else None, _finite(heads_v.raw) if heads_v else None
         key = hidden_v or heads_v
-        if h is not None and n is not None and n > 0:
+        if h is not None and n is not None and n > 0 and hidden_v is not None and heads_v is not None:
             q = Fraction(h) / Fraction(n)
             note = f"{hidden_v.where} / {heads_v.where} = {fmt_count(h)} / {fmt_count(n)}"
             if q.denominator != 1:
-                problems.append(Problem(NOT_INTEGER, hidden_v,
-                                 f"hidden_size {fmt_count(h)} is not divisible by num_attention_heads "
-                                 f"{fmt_count(n)}: head_dim {float(q):g} "
-                                 f"(transformers truncates to {fmt_count(int(q))})"))
-            head_v = Value(int(q), None, key.line, key.column, note, "int")
-        else:
-            head_v = Value(None, None, key.line if key else 1, key.column if key else 1,
-                           "not derivable from hidden_size / num_attention_heads", "int")
+                self.problems.append(Problem(NOT_INTEGER, hidden_v,
+                                             f"hidden_size {fmt_count(h)} is not divisible by num_attention_heads "
+                                             f"{fmt_count(n)}: head_dim {float(q):g} "
+                                             f"(transformers truncates to {fmt_count(int(q))})"))
+            return Value(int(q), None, hidden_v.line, hidden_v.column, note, "int")
+        return Value(None, None, key.line if key else 1, key.column if key else 1,
+                     "not derivable from hidden_size / num_attention_heads", "int")
 
-    frac_v = None
-    for sec in (main_block, s):
-        if sec is not None and frac_v is None:
-            frac_v = sec.get(*K("partial"))
-    if frac_v is None:
-        frac_v = (default("partial_rotary_factor", f"partial_rotary_factor default of {dclass}")
-                  or default("rotary_pct", f"rotary_pct default of {dclass}"))
-    layer_arch = _layer_arch(arch, root.raw("model_type"), reading) if kind == "hf" and arch else None
-    measured = _layers_entry(layer_arch, reading)
-    if frac_v is not None and frac_v.key and measured is not None and measured.get("partial") \
-            and frac_v.key.split(".")[-1] == "partial_rotary_factor":  # the key the table measured
-        where = "block" if "." in frac_v.key else "top"
+    def partial(self) -> None:
+        """The partial rotary factor, and the measured layer table's verdict on it."""
+        K = self.K
+        frac_v = None
+        for sec in (self.main_block, self.s):
+            if sec is not None and frac_v is None:
+                frac_v = sec.get(*K("partial"))
+        if frac_v is None:
+            frac_v = (self.default("partial_rotary_factor", f"partial_rotary_factor default of {self.dclass}")
+                      or self.default("rotary_pct", f"rotary_pct default of {self.dclass}"))
+        self.layer_arch = (_layer_arch(self.arch, self.root.raw("model_type"), self.reading)
+                           if self.kind == "hf" and self.arch else None)
+        self.measured = _layers_entry(self.layer_arch, self.reading)
+        if frac_v is not None and frac_v.key and self.measured is not None and self.measured.get("partial") \
+                and frac_v.key.split(".")[-1] == "partial_rotary_factor":  # the key the table measured
+            frac_v = self.measured_partial(frac_v, self.measured)
+        self.frac_v = frac_v
+
+    def measured_partial(self, frac_v: Value, measured: dict) -> Value | None:
+        """A partial_rotary_factor the runtime is measured to ignore (RV-ignored-key: the next partial key, else
+        the class default) or not measured with (RL-layer-semantics-unknown; read as written)."""
+        where = "block" if frac_v.key and "." in frac_v.key else "top"
         ratio = measured["partial"].get(where)
+        main_block, dclass = self.main_block, self.dclass
         sv = main_block.get("rope_type", "type", expect="str") if main_block is not None else None
         if ratio == 1.0 and (sv is None or sv.raw == "default"):
             # measured with plain RoPE; a scaled rotary may read the factor (5.23.0 llama yarn: inv_freq of
             # the partial dims, then a crash in forward), so there the factor is read as written; the runtime
             # rotates the whole head whatever the factor
-            problems.append(Problem(IGNORED_KEY, frac_v,
-                             f"{frac_v.key} is ignored by transformers {reading}: {layer_arch} rotates the same "
-                             f"dims whatever it says (measured with 0.5 and 1.0)"))
-            leaf = frac_v.key.split(".")[-1]
-            frac_v = (next((v for v in (s.get(k) for k in K("partial") if k != leaf) if v is not None), None)
-                      or default("rotary_pct", f"rotary_pct default of {dclass}")  # GPT-NeoX 4.x reads rotary_pct
-                      or default("partial_rotary_factor", f"partial_rotary_factor default of {dclass}"))
-        elif ratio is None and where in measured["partial"]:
-            problems.append(Problem(LAYER_SEMANTICS_UNKNOWN, frac_v,
-                             f"transformers {reading} did not run {layer_arch} with {frac_v.key} written there "
-                             f"(measured with 0.5 and 1.0); the rotary dims are read as written"))
-    rot_v = next((v for v in (s.get(k, expect="int") for k in K("rotary_dim")) if v is not None), None)
-    if rot_v is None and kind == "hf" and "qk_rope_head_dim" in defaults:  # MLA: only that part rotates
-        rot_v = default("qk_rope_head_dim", f"qk_rope_head_dim absent: {dclass} default", "int")
-    if rot_v is not None:
-        d_v = rot_v
-    else:
+            self.problems.append(Problem(IGNORED_KEY, frac_v,
+                                         f"{frac_v.key} is ignored by transformers {self.reading}: {self.layer_arch} "
+                                         f"rotates the same dims whatever it says (measured with 0.5 and 1.0)"))
+            leaf = (frac_v.key or "").split(".")[-1]
+            return (next((v for v in (self.s.get(k) for k in self.K("partial") if k != leaf) if v is not None), None)
+                    or self.default("rotary_pct", f"rotary_pct default of {dclass}")  # GPT-NeoX 4.x reads rotary_pct
+                    or self.default("partial_rotary_factor", f"partial_rotary_factor default of {dclass}"))
+        if ratio is None and where in measured["partial"]:
+            self.problems.append(Problem(LAYER_SEMANTICS_UNKNOWN, frac_v,
+                                         f"transformers {self.reading} did not run {self.layer_arch} with "
+                                         f"{frac_v.key} written there (measured with 0.5 and 1.0); the rotary dims "
+                                         f"are read as written"))
+        return frac_v
+
+    def rotary_dims(self) -> None:
+        """The rotated dims: rotary_dim (MLA: qk_rope_head_dim), else head_dim x the partial factor."""
+        s, K, head_v, frac_v = self.s, self.K, self.head_v, self.frac_v
+        rot_v = next((v for v in (s.get(k, expect="int") for k in K("rotary_dim")) if v is not None), None)
+        if rot_v is None and self.kind == "hf" and "qk_rope_head_dim" in self.defaults:  # MLA: only that part rotates
+            rot_v = self.default("qk_rope_head_dim", f"qk_rope_head_dim absent: {self.dclass} default", "int")
         hd = _finite(head_v.raw)
         fr = _finite(frac_v.raw) if frac_v is not None else 1.0
-        if hd is None or fr is None:
-            d_v = Value(None, None, head_v.line, head_v.column, "not derivable (see the values it comes from)", "int")
+        if rot_v is not None:
+            self.d_v = rot_v
+        elif hd is None or fr is None:
+            self.d_v = Value(None, None, head_v.line, head_v.column, "not derivable (see the values it comes from)",
+                             "int")
         else:
-            dims, prod = _rotary_dims(hd, fr if frac_v is not None else None)
-            parts = [head_v.where]
-            if frac_v is not None:
-                parts.append(f"{frac_v.where} {fr:g}")
-            if is_chatglm:  # ChatGLM's RotaryEmbedding(rotary_dim // 2)
-                dims, prod = dims // 2, prod / 2
-                parts.append("ChatGLM rotates half: / 2")
-            if math.isfinite(prod) and prod != int(prod):
-                problems.append(Problem(NOT_INTEGER, frac_v or head_v,
-                                 f"rotary dims {' x '.join(parts)} = {prod:g} is not a whole number "
-                                 f"(transformers truncates to {fmt_count(dims)})"))
-            if frac_v is not None and dims % 2 and arch in ODD_PARTIAL_ROUNDS_UP and not is_chatglm:
-                # their RotaryEmbedding makes d/2 = ceil(dims / 2) frequencies (arange(0, dims, 2)) and their
-                # apply_rotary_pos_emb slices the head by cos.shape[-1]: dims + 1 dims rotate
-                if problems and as_problem(problems[-1]).rule is NOT_INTEGER and problems[-1][1] is frac_v:
-                    problems.pop()  # one message for the truncation and the rounding
-                problems.append(Problem(NOT_INTEGER, frac_v,
-                                 f"rotary dims {' x '.join(parts)} = {prod:g} -> int {fmt_count(dims)} is odd: "
-                                 f"transformers' {arch} rotates {fmt_count(dims + 1)} (cos/sin of "
-                                 f"2 x ceil({fmt_count(dims)} / 2) dims; the head is sliced by their size)"))
-                dims += 1
-                parts.append("rounded up to even as the model slices by cos")
-            anchor = frac_v if (frac_v is not None and frac_v.key) else head_v
-            note = " x ".join(parts) if (frac_v is not None or is_chatglm) else ""
-            d_v = head_v if not note else Value(dims, None, anchor.line, anchor.column, note, "int")
+            self.d_v = self.partial_dims(hd, fr)
+
+    def partial_dims(self, hd: float, fr: float) -> Value:
+        """head_dim ``hd`` x factor ``fr`` as the runtime rotates it (a row may halve it or round an odd count
+        up), with RV-not-integer when it truncates or rounds."""
+        head_v, frac_v = self.head_v, self.frac_v
+        dims, prod = _rotary_dims(hd, fr if frac_v is not None else None)
+        parts = [head_v.where]
+        if frac_v is not None:
+            parts.append(f"{frac_v.where} {fr:g}")
+        if self.rotates_half is not None:  # its RotaryEmbedding(rotary_dim // 2)
+            dims, prod = dims // 2, prod / 2
+            parts.append(self.rotates_half.values["note"])
+        if math.isfinite(prod) and prod != int(prod):
+            self.problems.append(Problem(NOT_INTEGER, frac_v or head_v,
+                                         f"rotary dims {' x '.join(parts)} = {prod:g} is not a whole number "
+                                         f"(transformers truncates to {fmt_count(dims)})"))
+        if frac_v is not None and dims % 2 and row("odd_dims_round_up", self.arch) is not None \
+                and self.rotates_half is None:
+            # their RotaryEmbedding makes d/2 = ceil(dims / 2) frequencies (arange(0, dims, 2)) and their
+            # apply_rotary_pos_emb slices the head by cos.shape[-1]: dims + 1 dims rotate
+            if self.problems and as_problem(self.problems[-1]).rule is NOT_INTEGER and self.problems[-1][1] is frac_v:
+                self.problems.pop()  # one message for the truncation and the rounding
+            self.problems.append(Problem(NOT_INTEGER, frac_v,
+                                         f"rotary dims {' x '.join(parts)} = {prod:g} -> int {fmt_count(dims)} is "
+                                         f"odd: transformers' {self.arch} rotates {fmt_count(dims + 1)} (cos/sin of "
+                                         f"2 x ceil({fmt_count(dims)} / 2) dims; the head is sliced by their size)"))
+            dims += 1
+            parts.append("rounded up to even as the model slices by cos")
+        anchor = frac_v if (frac_v is not None and frac_v.key) else head_v
+        note = " x ".join(parts) if (frac_v is not None or self.rotates_half is not None) else ""
+        return head_v if not note else Value(dims, None, anchor.line, anchor.column, note, "int")
 
     # -- base ------------------------------------------------------------------------------
-    def base_from(sec: _Section | None) -> Value | None:
-        return None if sec is None else sec.get(*K("block_base"))
+    def base_from(self, sec: _Section | None) -> Value | None:
+        return None if sec is None else sec.get(*self.K("block_base"))
 
-    base_v = (s.get(*K("base")) or base_from(main_block)) if from_defaults else \
-        (base_from(main_block) or s.get(*K("base")))
-    attn_cfg = s.sub("attn_config") if kind == "hf" else None
-    if attn_cfg is not None and attn_cfg.has("rope_theta"):
-        # DBRX: 4.57.1's DbrxAttention reads config.attn_config.rope_theta; 5.23.0's DbrxConfig ignores it
-        # and runs rope_parameters' rope_theta (default 10,000) (both measured by the per-layer
-        # differential, tests/test_hf_layers.py)
-        if reading.startswith("4."):
-            base_v = base_v or attn_cfg.get("rope_theta")
-        else:
-            v = attn_cfg.get("rope_theta")
-            problems.append(Problem(IGNORED_KEY, v,
-                             f"{v.key} is ignored by transformers {reading}: DbrxConfig runs rope_theta / "
-                             f"rope_parameters (4.57.1 reads {v.key})"))
-    if base_v is None and is_chatglm:
-        ratio = s.get(*K("rope_ratio"))
+    def base(self) -> None:
+        """The base: the block's or the top level's (the file's own wins over a class default block), a base in
+        a sub-mapping (a row), a base from a ratio (a row), else the class default, else RoFormer's 10000."""
+        s, K = self.s, self.K
+        base_v = (s.get(*K("base")) or self.base_from(self.main_block)) if self.from_defaults else \
+            (self.base_from(self.main_block) or s.get(*K("base")))
+        for nested in rows("nested_base"):
+            rv = nested.values
+            sub = s.sub(rv["section"]) if self.kind == "hf" else None
+            if sub is None or not sub.has(rv["key"]):
+                continue
+            if self.reading.startswith(rv["read_by"]):
+                base_v = base_v or sub.get(rv["key"])
+                continue
+            v = sub.get(rv["key"])
+            if v is not None:
+                self.problems.append(Problem(IGNORED_KEY, v,
+                                             f"{v.key} is ignored by transformers {self.reading}: "
+                                             f"{rv['config_class']} runs rope_theta / rope_parameters "
+                                             f"({rv['reads']} reads {v.key})"))
+        ratio_row = row("base_times_ratio", self.arch, self.arch_names, s)
+        if base_v is None and ratio_row is not None:
+            base_v = self.base_times_ratio(ratio_row.values)
+        if base_v is None:
+            for k in ("rope_theta", "rotary_emb_base"):
+                if k in self.defaults:
+                    base_v = Value(self.defaults[k], None, self.dline, self.dcol, f"{k} absent: {self.dclass} default")
+                    break
+            else:
+                base_v = Value(ROPE_DEFAULT_BASE, None, 1, 1, "no base key: RoPE's default 10000 (RoFormer)")
+            self.notes.append(f"base {fmt_count(base_v.raw)} assumed ({base_v.note})")
+        self.base_v: Value = base_v
+
+    def base_times_ratio(self, rv: Mapping[str, Any]) -> Value:
+        """A row's base x its ratio key (the row's base when the key is absent)."""
+        base, model = rv["base"], rv["model"]
+        ratio = self.s.get(*self.K(rv["key"]))
         r = _finite(ratio.raw) if ratio else 1.0
         if ratio is None:
-            base_v = Value(ROPE_DEFAULT_BASE, None, 1, 1, "ChatGLM base 10000, no rope_ratio")
-        elif r is None:
-            base_v = Value(ratio.raw, ratio.key, ratio.line, ratio.column, "ChatGLM: 10000 * rope_ratio")
-        else:
-            base_v = Value(ROPE_DEFAULT_BASE * r, None, ratio.line, ratio.column,
-                           f"10000 * {ratio.key} {r:g} (ChatGLM)")
-    if base_v is None:
-        for k in ("rope_theta", "rotary_emb_base"):
-            if k in defaults:
-                base_v = Value(defaults[k], None, dline, dcol, f"{k} absent: {dclass} default")
-                break
-        else:
-            base_v = Value(ROPE_DEFAULT_BASE, None, 1, 1, "no base key: RoPE's default 10000 (RoFormer)")
-        notes.append(f"base {fmt_count(base_v.raw)} assumed ({base_v.note})")
+            return Value(base, None, 1, 1, f"{model} base {base:g}, no {rv['key']}")
+        if r is None:
+            return Value(ratio.raw, ratio.key, ratio.line, ratio.column, f"{model}: {base:g} * {rv['key']}")
+        return Value(base * r, None, ratio.line, ratio.column, f"{base:g} * {ratio.key} {r:g} ({model})")
 
     # -- scheme and its parameters ---------------------------------------------------------
-    def scheme_of(sec: _Section | None) -> tuple[Value, dict, Value | None]:
+    def scheme_of(self, sec: _Section | None) -> tuple[Value, dict, Value | None]:
+        """A block's ``(rope_type Value, parameters by name, the block's Value)``."""
         if sec is None:
             return Value("default", None, 1, 1, "no rope_scaling", "str"), {}, None
-        line, col = positions.get(sec.prefix, (1, 1))
+        line, col = self.positions.get(sec.prefix, (1, 1))
         if isinstance(sec, _DefaultSection):
             blk = Value(_plain(sec.data), None, sec.at[0], sec.at[1], f"{_dotted(sec.prefix)}: {sec.note}", "mapping")
         else:
             blk = Value(_plain(sec.data), _dotted(sec.prefix), line, col, "", "mapping")
-        sv = sec.get(*K("rope_type"), expect="str")
+        sv = sec.get(*self.K("rope_type"), expect="str")
         if sv is None:
             sv = Value("default", blk.key, blk.line, blk.column, "no rope_type", "str")
         params = {}
         for k in sec.data:
             nk = _norm(k)
-            if nk in _NOT_PARAMS or nk in K("block_base") or nk in _MROPE_KEYS:
+            if nk in _NOT_PARAMS or nk in self.K("block_base") or nk in _MROPE_KEYS:
                 continue
             v = sec.get(nk, expect=_PARAM_EXPECT.get(nk, "number"))
             if v is not None:
                 params[nk] = v
         if any(_norm(k) in _MROPE_KEYS for k in sec.data):
             sk = next(str(k) for k in sec.data if _norm(k) in _MROPE_KEYS)
-            notes.append(f"{sk}: multimodal RoPE splits the pairs over position / time / height / width; for text "
-                         f"every axis has the same position, so each section rotates at the same frequencies as "
-                         f"one rotary of the whole head")
+            self.notes.append(f"{sk}: multimodal RoPE splits the pairs over position / time / height / width; for "
+                              f"text every axis has the same position, so each section rotates at the same "
+                              f"frequencies as one rotary of the whole head")
         return sv, params, blk
 
-    scheme_v, params, block_v = scheme_of(main_block)
-    if megatron_llama3 is not None:
-        scheme_v = Value("llama3", megatron_llama3.key, megatron_llama3.line, megatron_llama3.column,
-                         "Megatron-Core rope scaling", "str")
-        fv = s.get(*K("factor_flag"))
-        params = {"factor": fv or Value(8.0, None, 1, 1, "Megatron-Core default"),
-                  "low_freq_factor": Value(1.0, None, 1, 1, "Megatron-Core default"),
-                  "high_freq_factor": Value(4.0, None, 1, 1, "Megatron-Core default"),
-                  "original_max_position_embeddings": Value(8192, None, 1, 1, "Megatron-Core default", "int")}
-    scheme = canonical_scheme(scheme_v.raw) if isinstance(scheme_v.raw, str) else "?"
-    if kind == "hf" and dia.name == "hf" and megatron_llama3 is None and main_block is not None and not remote:
+    def scheme(self) -> None:
+        """The scheme and its parameters: the main block's, a flag's (a row), each version's rewrite of it, an
+        NTK alpha (a row)."""
+        self.scheme_v, self.params, self.block_v = self.scheme_of(self.main_block)
+        if self.flag is not None:
+            flag_row, flag_v = self.flag
+            rv = flag_row.values
+            self.scheme_v = Value(rv["scheme"], flag_v.key, flag_v.line, flag_v.column, rv["scheme_note"], "str")
+            fv = self.s.get(*self.K(rv["factor_role"]))
+            self.params = {name: Value(x, None, 1, 1, rv["params_note"], "int" if isinstance(x, int) else "number")
+                           for name, x in rv["params"].items()}
+            if fv is not None:
+                self.params["factor"] = fv
+        self.scheme_name = canonical_scheme(self.scheme_v.raw) if isinstance(self.scheme_v.raw, str) else "?"
+        if self.kind == "hf" and self.dia.name == "hf" and self.flag is None and self.main_block is not None \
+                and not self.remote:
+            self.scheme_runs_as(self.main_block)
+        alpha = row("ntk_alpha", self.arch)
+        if alpha is not None and self.scheme_name == alpha.values["scheme"]:
+            self.base_v, self.scheme_v, self.scheme_name, self.params = _ntk_alpha(
+                self.base_v, self.d_v, self.scheme_v, self.params, self.reading, self.problems, self.notes)
+
+    def scheme_runs_as(self, main_block: _Section) -> None:
+        """The rope_type each transformers version runs after its config class's rewrites (mrope, su, xdrope,
+        Llama 4), and the versions that have no function for it (hf.scheme_runs_as)."""
         from ..schemes import SCHEMES
 
-        # the rope_type each transformers version runs after its config class's rewrites (mrope, su, xdrope,
-        # Llama 4), and the versions that have no function for it (hf.scheme_runs_as)
-        for version in hf.SEMANTICS:
-            name, why, refusal = hf.scheme_runs_as(arch, main_block.data, version)
-            anchor = scheme_v if scheme_v.key else block_v
-            if refusal and canonical_scheme(name) in SCHEMES and known[version]:  # else RV008 / RV001 / RV021
+        for version in self.hf.SEMANTICS:
+            name, why, refusal = self.hf.scheme_runs_as(self.arch, main_block.data, version)
+            anchor = self.scheme_v if self.scheme_v.key else self.block_v
+            if refusal and canonical_scheme(name) in SCHEMES and self.known[version]:  # else RV008 / RV001 / RV021
                 # (a model_type that version does not know at all)
-                refusals.append((version, anchor, refusal))
-            if version == reading and isinstance(name, str) and why:
-                notes.append(f"transformers {reading}: {why}")
-                scheme_v = Value(name, scheme_v.key, scheme_v.line, scheme_v.column, why, "str")
-                scheme = canonical_scheme(name)
-    if arch.startswith("hunyuan") and scheme == "dynamic":
-        base_v, scheme_v, scheme, params = _hunyuan_alpha(base_v, d_v, scheme_v, params, reading, problems, notes)
+                self.refusals.append((version, anchor, refusal))
+            if version == self.reading and isinstance(name, str) and why:
+                self.notes.append(f"transformers {self.reading}: {why}")
+                self.scheme_v = Value(name, self.scheme_v.key, self.scheme_v.line, self.scheme_v.column, why, "str")
+                self.scheme_name = canonical_scheme(name)
 
     # -- lengths ---------------------------------------------------------------------------
-    max_v = s.get(*K("max_pos"), expect="int")
-    seq_v = s.get(*K("seq_len"), expect="int")
-    if max_v is None and seq_v is not None and kind == "hf":
-        max_v, seq_v = seq_v, None  # ChatGLM: seq_length is the advertised context
-    if max_v is None and "max_position_embeddings" in defaults:
-        max_v = Value(defaults["max_position_embeddings"], None, dline, dcol,
-                      f"max_position_embeddings absent: {dclass} default", "int")
-    if seq_v is None and arch == "qwen" and "seq_length" in defaults:
-        seq_v = default("seq_length", f"seq_length absent: {dclass} default", "int", at_type=True)
-    top_orig = s.get(*K("original"), expect="int")
-    if top_orig is None and "original_max_position_embeddings" in defaults:
-        # Phi-3's config class always has the attribute (default 4096): transformers reads it
-        top_orig = default("original_max_position_embeddings",
-                           f"original_max_position_embeddings absent: {dclass} default", "int", at_type=True)
-    query_scale = None
-    runtime = hf.runtime_params(scheme, params, top_orig=top_orig, max_pos=max_v, semantics=reading,
-                                block_key=block_v.key if block_v is not None else None,
-                                block_raw=main_block.data if main_block is not None else None, model_type=arch)
-    params = runtime.params
-    if kind == "hf" and dia.name == "hf" and not remote:  # rope-block keys the runtime reads (data/hf_keys.json)
-        params, read_keys = hf_keys.split_read_keys(reading, arch, scheme, params)
-        query_scale = _query_scale(read_keys, main_block, problems)
-    problems.extend(runtime.problems)
-    notes.extend(runtime.notes)
-    orig_v = runtime.original
-    if train is not None:
-        train_v = _cli(train, "--train")
-    elif seq_v is not None:
-        train_v = seq_v
-    elif scheme not in ("default", "?") and orig_v is not None:
-        train_v = orig_v
-    elif scheme == "linear" and max_v is not None and _finite(max_v.raw) and params.get("factor") is not None \
-            and (_finite(params["factor"].raw) or 0) >= 1:
-        f = _finite(params["factor"].raw)
-        train_v = Value(int(_finite(max_v.raw) // f), None, max_v.line, max_v.column,
-                        f"{max_v.key or 'max_position_embeddings'} / factor {f:g} (linear scaling; --train to set)",
-                        "int")
-    elif max_v is not None:
-        train_v = max_v
-    else:
-        train_v = Value(None, None, 1, 1, "no max_position_embeddings or seq_length (pass --train)", "int")
-    if target is not None:
-        target_v = _cli(target, "--target")
-    else:
-        target_v = max_v or train_v
-    tune_v = _cli(tune, "--tune")
-    if tune is not None and _finite(train_v.raw) is not None and tune < _finite(train_v.raw):
-        raise OptionError(f"{path}: --tune {tune} is shorter than the training length "
-                          f"{fmt_count(_finite(train_v.raw))} ({train_v.where}); a tuning run is at least as long")
+    def lengths(self, train: int | None, target: int | None, tune: int | None) -> None:
+        """max_position_embeddings, seq_length, the original length, the runtime's parameters, and the lengths
+        the analysis runs at (--train / --target / --tune win)."""
+        s, K, dclass, defaults = self.s, self.K, self.dclass, self.defaults
+        max_v = s.get(*K("max_pos"), expect="int")
+        seq_v = s.get(*K("seq_len"), expect="int")
+        if max_v is None and seq_v is not None and self.kind == "hf":
+            max_v, seq_v = seq_v, None  # ChatGLM: seq_length is the advertised context
+        if max_v is None and "max_position_embeddings" in defaults:
+            max_v = Value(defaults["max_position_embeddings"], None, self.dline, self.dcol,
+                          f"max_position_embeddings absent: {dclass} default", "int")
+        if seq_v is None and row("seq_length_default", self.arch) is not None and "seq_length" in defaults:
+            seq_v = self.default("seq_length", f"seq_length absent: {dclass} default", "int", at_type=True)
+        top_orig = s.get(*K("original"), expect="int")
+        if top_orig is None and "original_max_position_embeddings" in defaults:
+            # Phi-3's config class always has the attribute (default 4096): transformers reads it
+            top_orig = self.default("original_max_position_embeddings",
+                                    f"original_max_position_embeddings absent: {dclass} default", "int", at_type=True)
+        self.max_v, self.seq_v, self.top_orig = max_v, seq_v, top_orig
+        runtime = self.hf.runtime_params(self.scheme_name, self.params, top_orig=top_orig, max_pos=max_v,
+                                         semantics=self.reading,
+                                         block_key=self.block_v.key if self.block_v is not None else None,
+                                         block_raw=self.main_block.data if self.main_block is not None else None,
+                                         model_type=self.arch)
+        self.params = runtime.params
+        if self.kind == "hf" and self.dia.name == "hf" and not self.remote:  # rope-block keys the runtime reads
+            self.params, read_keys = hf_keys.split_read_keys(self.reading, self.arch, self.scheme_name, self.params)
+            self.query_scale = _query_scale(read_keys, self.main_block, self.problems)
+        self.problems.extend(runtime.problems)
+        self.notes.extend(runtime.notes)
+        self.orig_v = runtime.original
+        self.train_v = self.train_length(train)
+        self.target_v = _cli(target, "--target") if target is not None else (max_v or self.train_v)
+        self.tune_v = _cli(tune, "--tune")
+        trained = _finite(self.train_v.raw)
+        if tune is not None and trained is not None and tune < trained:
+            raise OptionError(f"{self.path}: --tune {tune} is shorter than the training length "
+                              f"{fmt_count(trained)} ({self.train_v.where}); a tuning run is at least as long")
 
-    # Qwen v1 (remote code): use_dynamic_ntk raises the base past seq_length (scheme qwen_dynamic);
-    # use_logn_attn scales the queries there (frequencies unchanged: a note)
-    ntk_v = s.get(*K("use_dynamic_ntk"), expect="bool")
-    if ntk_v is not None and ntk_v.raw is True and scheme == "default" and block_v is None:
-        scheme_v = Value("qwen_dynamic", ntk_v.key, ntk_v.line, ntk_v.column, "use_dynamic_ntk: true (Qwen v1)", "str")
-        scheme = "qwen_dynamic"
-        if seq_v is not None:
-            params = {**params, "original_max_position_embeddings": seq_v}
-        notes.append(f"{ntk_v.key}: true: Qwen v1's remote code raises the base by alpha^(d/(d-2)), "
-                     f"alpha = 2^ceil(log2(L/seq_length) + 1) - 1, once the input exceeds seq_length")
-    logn_v = s.get(*K("use_logn_attn"), expect="bool")
-    if logn_v is not None and logn_v.raw is True:
-        notes.append(f"{logn_v.key}: true: Qwen v1 scales queries by log_seq_length(position) past seq_length "
-                     f"(frequencies unchanged)")
+    def train_length(self, train: int | None) -> Value:
+        """--train, else seq_length, else a scaled scheme's original length, else max / a linear factor, else
+        max_position_embeddings."""
+        max_v, params = self.max_v, self.params
+        given = _cli(train, "--train") if train is not None else None
+        if given is not None:
+            return given
+        if self.seq_v is not None:
+            return self.seq_v
+        if self.scheme_name not in ("default", "?") and self.orig_v is not None:
+            return self.orig_v
+        f = _finite(params["factor"].raw) if params.get("factor") is not None else None
+        m = _finite(max_v.raw) if max_v is not None else None
+        if self.scheme_name == "linear" and max_v is not None and m and f is not None and f >= 1:
+            return Value(int(m // f), None, max_v.line, max_v.column,
+                         f"{max_v.key or 'max_position_embeddings'} / factor {f:g} (linear scaling; --train to set)",
+                         "int")
+        if max_v is not None:
+            return max_v
+        return Value(None, None, 1, 1, "no max_position_embeddings or seq_length (pass --train)", "int")
+
+    def flags(self) -> None:
+        """Flags written true that change the scheme or scale the queries (rows ``flag_scheme`` / ``flag_note``:
+        Qwen v1's use_dynamic_ntk and use_logn_attn)."""
+        s, K = self.s, self.K
+        for flag in rows("flag_scheme"):
+            rv = flag.values
+            v = s.get(*K(rv["role"]), expect="bool")
+            if v is not None and v.raw is True and self.scheme_name == "default" and self.block_v is None:
+                self.scheme_v = Value(rv["scheme"], v.key, v.line, v.column, rv["scheme_note"], "str")
+                self.scheme_name = rv["scheme"]
+                if self.seq_v is not None:
+                    self.params = {**self.params, rv["length_param"]: self.seq_v}
+                self.notes.append(f"{v.key}: {rv['note']}")
+        for flag in rows("flag_note"):
+            v = s.get(*K(flag.values["role"]), expect="bool")
+            if v is not None and v.raw is True:
+                self.notes.append(f"{v.key}: {flag.values['note']}")
 
     # -- dtype -----------------------------------------------------------------------------
-    dtype_v = s.get(*K("dtype"), expect="str") or root.get(*K("dtype")[:2], expect="str")
-    if dtype_v is None:
-        trainer = root.sub("trainer")
-        prec = (s.get(*K("precision"), expect="any") or root.get(*K("precision"), expect="any")
-                or (trainer.get(*K("precision"), expect="any") if trainer is not None else None))
-        if prec is not None:
-            dtype_v = prec
-    if dtype_v is None:
-        for name in ("fp16", "bf16"):
-            raw = s.raw(name)
-            sub = s.sub(name)
-            if raw is True:
-                dtype_v = Value(name, _dotted(s.prefix + (s.keys[name],)),
-                                *positions.get(s.prefix + (s.keys[name],), (1, 1)), "", "str")
-            elif sub is not None and sub.raw("enabled") is True:
-                p = sub.prefix + (sub.keys["enabled"],)
-                dtype_v = Value(name, _dotted(p), *positions.get(p, (1, 1)), "", "str")
-            if dtype_v is not None:
-                break
+    def dtype(self) -> None:
+        s, K, root = self.s, self.K, self.root
+        dtype_v = s.get(*K("dtype"), expect="str") or root.get(*K("dtype")[:2], expect="str")
+        if dtype_v is None:
+            trainer = root.sub("trainer")
+            prec = (s.get(*K("precision"), expect="any") or root.get(*K("precision"), expect="any")
+                    or (trainer.get(*K("precision"), expect="any") if trainer is not None else None))
+            if prec is not None:
+                dtype_v = prec
+        if dtype_v is None:
+            for name in ("fp16", "bf16"):
+                raw = s.raw(name)
+                sub = s.sub(name)
+                if raw is True:
+                    dtype_v = Value(name, _dotted(s.prefix + (s.keys[name],)),
+                                    *self.positions.get(s.prefix + (s.keys[name],), (1, 1)), "", "str")
+                elif sub is not None and sub.raw("enabled") is True:
+                    p = sub.prefix + (sub.keys["enabled"],)
+                    dtype_v = Value(name, _dotted(p), *self.positions.get(p, (1, 1)), "", "str")
+                if dtype_v is not None:
+                    break
+        self.dtype_v = dtype_v
 
     # -- layer groups: what each layer runs, from the table measured on transformers -------
-    if layer_arch is not None:
+    def own_block(self, t: str) -> tuple[Value | None, Value, dict, Value | None] | None:
+        """Layer type ``t``'s own block: ``(base, scheme Value, runtime parameters, block Value)``."""
+        sec = self.per_type.get(t)
+        if sec is None:
+            return None
+        sv, sp, blk = self.scheme_of(sec)
+        sch = canonical_scheme(sv.raw) if isinstance(sv.raw, str) else "?"
+        rt = self.hf.runtime_params(sch, sp, top_orig=self.top_orig, max_pos=self.max_v, semantics=self.reading,
+                                    block_key=blk.key if blk is not None else None, block_raw=sec.data)
+        self.problems.extend(rt.problems)
+        return self.base_from(sec), sv, rt.params, blk
+
+    def partial_of(self, t: str | None) -> Value | None:
+        """The partial rotary factor of a layer type's block (None: the main one)."""
+        if t is None:
+            return self.frac_v
+        sec = self.per_type.get(t)
+        return sec.get(*self.K("partial")) if sec is not None else None
+
+    def measured_layers(self, layer_arch: str) -> LoadedConfig | None:
+        """The config read with its layer groups from the measured table (None: the table does not know it)."""
         from . import layers as layer_table
 
-        if measured is not None or layer_table.not_covered(layer_arch, reading):
-            main = RopeLayer("all layers", d_v, base_v, scheme_v, params, block_v, None)
-
-            def own_block(t: str):
-                sec = per_type.get(t)
-                if sec is None:
-                    return None
-                sv, sp, blk = scheme_of(sec)
-                sch = canonical_scheme(sv.raw) if isinstance(sv.raw, str) else "?"
-                rt = hf.runtime_params(sch, sp, top_orig=top_orig, max_pos=max_v, semantics=reading,
-                                       block_key=blk.key if blk is not None else None, block_raw=sec.data)
-                problems.extend(rt.problems)
-                return base_from(sec), sv, rt.params, blk
-
-            def partial_of(t: str | None):  # the partial rotary factor of a layer type's block (None: main)
-                if t is None:
-                    return frac_v
-                sec = per_type.get(t)
-                return sec.get(*K("partial")) if sec is not None else None
-
-            groups = _runtime_groups(layer_arch, s, defaults, dclass, reading, main, own_block, problems, notes,
-                                     (dline, dcol), head_v, partial_of)
-            if layer_arch == "llama4_text" and query_scale is None:
-                query_scale = _temperature_tuning(s, default, dclass, notes)
-            problems.extend(_unread_rotary_keys(measured, layer_arch, s, inputs, reading))
-            if not any(g.rope for g in groups) and isinstance(base_v.raw, (int, float)):  # Jamba: nothing rotates,
-                notes = [n for n in notes if not n.startswith(f"base {fmt_count(base_v.raw)} assumed")]  # no base
-            return LoadedConfig(path=path, fmt=fmt, arch=arch, kind=kind, head_dim=head_v, layers=groups,
-                                max_pos=max_v, original_max=orig_v, train_len=train_v, target=target_v,
-                                tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes,
-                                semantics=f"transformers {semantics}", refusals=refusals, query_scale=query_scale,
-                                considered=[_dotted(s.prefix + (k,)) for k in (switch, pe_key) if k is not None])
+        if self.measured is None and not layer_table.not_covered(layer_arch, self.reading):
+            return None
+        main = RopeLayer("all layers", self.d_v, self.base_v, self.scheme_v, self.params, self.block_v, None)
+        groups = _runtime_groups(layer_arch, self.s, self.defaults, self.dclass, self.reading, main, self.own_block,
+                                 self.problems, self.notes, (self.dline, self.dcol), self.head_v, self.partial_of)
+        if row("temperature_tuning", layer_arch) is not None and self.query_scale is None:
+            self.query_scale = _temperature_tuning(self.s, self.default, self.dclass, self.notes)
+        self.problems.extend(_unread_rotary_keys(self.measured, layer_arch, self.s, self.inputs, self.reading))
+        if not any(g.rope for g in groups) and isinstance(self.base_v.raw, (int, float)):  # Jamba: nothing rotates,
+            self.notes = [n for n in self.notes if not n.startswith(f"base {fmt_count(self.base_v.raw)} assumed")]
+        return self.result(groups)
 
     # -- layer groups (model types transformers does not have): all / global + local -------
-    window_v = s.get(*K("window"), expect="int")
-    if any(s.raw(k) is False for k in K("use_window")):
-        window_v = None
-    layer_types = next((s.raw(k) for k in K("layer_types") if s.has(k)), None)
-    types = {str(t) for t in layer_types} if isinstance(layer_types, list) else set()
-    main = RopeLayer("all layers", d_v, base_v, scheme_v, params, block_v, None)
-    layers = [main]
-    local_base = None
-    if "sliding_attention" in per_type:
-        lb = per_type["sliding_attention"]
-        local_base = base_from(lb)
-        lsv, lparams, lblock = scheme_of(lb)
+    def window_layers(self) -> list[RopeLayer]:
+        """All layers, or global + local layers when local ones are named (a row, the layer types, a local
+        block or base) and have a window."""
+        s, K, per_type = self.s, self.K, self.per_type
+        window_v = s.get(*K("window"), expect="int")
+        if any(s.raw(k) is False for k in K("use_window")):
+            window_v = None
+        layer_types = next((s.raw(k) for k in K("layer_types") if s.has(k)), None)
+        types = {str(t) for t in layer_types} if isinstance(layer_types, list) else set()
+        local_base, (lsv, lparams, lblock) = self.local_block()
+        lbf = s.get(*K("local_base"))
+        if lbf is None and row("local_base_default", self.arch) is not None and "rope_local_base_freq" in self.defaults:
+            lbf = self.default("rope_local_base_freq", f"absent: {self.dclass} default")
+        local_base = local_base or lbf
+        alternating = row("alternating_layers", self.arch) is not None or bool(per_type) or \
+            ("sliding_attention" in types and "full_attention" in types) or local_base is not None
+        if window_v is None and alternating and "sliding_window" in self.defaults:
+            window_v = self.default("sliding_window", f"absent: {self.dclass} default", "int")
+        if window_v is not None and (types == {"full_attention"}):
+            window_v = None
+        args = (self.d_v, self.base_v, self.scheme_v, self.params, self.block_v)
+        if window_v is None:
+            return [RopeLayer("all layers", *args, None)]
+        if not alternating:
+            return [RopeLayer("all layers", *args, window_v)]
+        local = RopeLayer("local layers", self.d_v, local_base or self.base_v, lsv, lparams, lblock, window_v)
+        return [RopeLayer("global layers", *args, None), local]
+
+    def local_block(self) -> tuple[Value | None, tuple[Value, dict, Value | None]]:
+        """The sliding layers' own block: ``(its base, (scheme Value, runtime parameters, block Value))``."""
+        if "sliding_attention" not in self.per_type:
+            return None, (Value("default", None, 1, 1, "local layers: plain RoPE", "str"), {}, None)
+        lb = self.per_type["sliding_attention"]
+        local_base = self.base_from(lb)
+        lsv, lparams, lblock = self.scheme_of(lb)
         lscheme = canonical_scheme(lsv.raw) if isinstance(lsv.raw, str) else "?"
-        lrt = hf.runtime_params(lscheme, lparams, top_orig=top_orig, max_pos=max_v, semantics=reading,
-                                block_key=lblock.key if lblock is not None else None, block_raw=lb.data)
-        lparams = lrt.params
-    else:
-        lsv, lparams, lblock = Value("default", None, 1, 1, "local layers: plain RoPE", "str"), {}, None
-    lbf = s.get(*K("local_base"))
-    if lbf is None and arch == "gemma3_text" and "rope_local_base_freq" in defaults:
-        lbf = default("rope_local_base_freq", f"absent: {dclass} default")
-    local_base = local_base or lbf
-    alternating = arch in ("gemma2", "gemma3_text", "gemma3") or bool(per_type) or \
-        ("sliding_attention" in types and "full_attention" in types) or local_base is not None
-    if window_v is None and alternating and "sliding_window" in defaults:
-        window_v = default("sliding_window", f"absent: {dclass} default", "int")
-    if window_v is not None and (types == {"full_attention"}):
-        window_v = None
-    if window_v is not None:
-        if alternating:
-            main = RopeLayer("global layers", d_v, base_v, scheme_v, params, block_v, None)
-            local = RopeLayer("local layers", d_v, local_base or base_v, lsv, lparams, lblock, window_v)
-            layers = [main, local]
-        else:
-            layers = [RopeLayer("all layers", d_v, base_v, scheme_v, params, block_v, window_v)]
-
-    return LoadedConfig(path=path, fmt=fmt, arch=arch, kind=kind, head_dim=head_v, layers=layers,
-                        max_pos=max_v, original_max=orig_v, train_len=train_v, target=target_v,
-                        tune_len=tune_v, dtype=dtype_v, inputs=inputs, problems=problems, notes=notes,
-                        semantics=f"transformers {semantics}", refusals=refusals, query_scale=query_scale,
-                        considered=[_dotted(s.prefix + (k,)) for k in (switch, pe_key) if k is not None])
+        lrt = self.hf.runtime_params(lscheme, lparams, top_orig=self.top_orig, max_pos=self.max_v,
+                                     semantics=self.reading, block_key=lblock.key if lblock is not None else None,
+                                     block_raw=lb.data)
+        return local_base, (lsv, lrt.params, lblock)
 
 
-def _hunyuan_alpha(base_v: Value, d_v: Value, scheme_v: Value, params: dict, reading: str, problems: list,
+def _ntk_alpha(base_v: Value, d_v: Value, scheme_v: Value, params: dict, reading: str, problems: list,
                    notes: list) -> tuple:
     """HunYuanDenseV1RotaryEmbedding: "dynamic" with an alpha is a fixed NTK-aware base rope_theta * alpha^(d/(d-2))
     (4.57.1: DynamicNTKAlphaRotary; 5.23.0: rope_type "ntk_alpha"); the other keys of the block are not read.

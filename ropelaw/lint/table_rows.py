@@ -1,0 +1,132 @@
+"""The table engine's per-model special cases as data rows (:mod:`ropelaw.lint.table` reads them).
+
+A row says which configs it applies to (``model_types``: exact ``model_type`` values, lower case;
+``type_prefixes``: prefixes of one; ``architectures``: substrings of an ``architectures`` entry; ``keys``: keys
+present with a non-null value in the config's section), what it means (``effect``, one of :data:`EFFECTS`, with
+its numbers and texts in ``values``) and the code that says so (``source``). The engine holds no model name:
+it asks :func:`row` for an effect, and a new model with a known effect is one more row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol
+
+
+class HasKeys(Protocol):
+    """What a row's ``keys`` are tested on: a section of the config (:class:`ropelaw.lint.sections.Section`)."""
+
+    def has(self, name: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Row:
+    """One per-model special case of the table engine."""
+
+    effect: str
+    source: str
+    model_types: tuple[str, ...] = ()
+    type_prefixes: tuple[str, ...] = ()
+    architectures: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def applies(self, model_type: str, architectures: str = "", section: HasKeys | None = None) -> bool:
+        """Whether the row applies to a config of ``model_type`` whose ``architectures`` entries are joined in
+        ``architectures``, with ``section``'s keys."""
+        return (model_type in self.model_types
+                or any(model_type.startswith(p) for p in self.type_prefixes)
+                or any(a in architectures for a in self.architectures)
+                or (section is not None and any(section.has(k) for k in self.keys)))
+
+
+# what each effect makes the engine do
+EFFECTS = {
+    "type_from_architectures": "no model_type: the type is values['model_type'] (remote code named by its class)",
+    "rotates_half": "the rotary embedding is built for half the rotary dims: the rotated dims are halved",
+    "base_times_ratio": "no base key: the base is values['base'] times the key values['key'] (1 when absent)",
+    "class_head_dim": "the config class's head_dim default wins over hidden_size / num_attention_heads",
+    "nested_base": "the base written in the sub-mapping values['section'], read by transformers "
+                   "values['read_by'] and ignored by the other",
+    "true_flag_scheme": "the key written as true runs scheme values['scheme'] with fixed parameters",
+    "flag_scheme": "the key role values['role'] written as true runs scheme values['scheme'] past the "
+                   "training length (seq_length)",
+    "flag_note": "the key role values['role'] written as true scales the queries: a note",
+    "ntk_alpha": "scheme values['scheme'] with an alpha is plain RoPE at an NTK-aware base",
+    "seq_length_default": "no seq_length: the config class's seq_length default is the training length",
+    "temperature_tuning": "the layers without RoPE scale their queries (attention temperature tuning)",
+    "local_base_default": "no local base key: the config class's rope_local_base_freq default for the local layers",
+    "alternating_layers": "global and local (sliding-window) layers alternate",
+    "odd_dims_round_up": "an odd number of rotary dims int(head_dim * partial_rotary_factor) rotates one more",
+}
+
+CHATGLM_SOURCE = ("THUDM/chatglm3-6b and THUDM/glm-4-9b-chat modeling_chatglm.py (remote code): "
+                  "RotaryEmbedding(rotary_dim // 2, rope_ratio=config.rope_ratio), base = 10000 * rope_ratio")
+QWEN1_SOURCE = "Qwen/Qwen-7B modeling_qwen.py and configuration_qwen.py (remote code, class QWenLMHeadModel)"
+
+ROWS: tuple[Row, ...] = (
+    Row("type_from_architectures", CHATGLM_SOURCE, architectures=("ChatGLM",), values={"model_type": "chatglm"}),
+    Row("type_from_architectures", QWEN1_SOURCE, architectures=("QWenLMHeadModel",), values={"model_type": "qwen"}),
+    Row("rotates_half", CHATGLM_SOURCE, model_types=("chatglm",), architectures=("ChatGLM",), keys=("rope_ratio",),
+        values={"note": "ChatGLM rotates half: / 2"}),
+    Row("base_times_ratio", CHATGLM_SOURCE, model_types=("chatglm",), architectures=("ChatGLM",),
+        keys=("rope_ratio",),
+        values={"base": 10000.0, "key": "rope_ratio", "model": "ChatGLM"}),
+    Row("class_head_dim", "transformers GemmaConfig / Gemma2Config / Gemma3TextConfig declare head_dim (256) apart "
+                          "from hidden_size / num_attention_heads; modeling_gemma*.py GemmaAttention reads "
+                          "config.head_dim",
+        type_prefixes=("gemma",)),
+    Row("nested_base", "transformers 4.57.1 modeling_dbrx.py DbrxAttention reads config.attn_config.rope_theta; "
+                       "5.23.0's DbrxConfig ignores it and runs rope_parameters' rope_theta (default 10,000) (both "
+                       "measured by the per-layer differential, tests/test_hf_layers.py)",
+        keys=("attn_config",),
+        values={"section": "attn_config", "key": "rope_theta", "read_by": "4.", "reads": "4.57.1",
+                "config_class": "DbrxConfig"}),
+    Row("true_flag_scheme", "Megatron-Core --use-rope-scaling: megatron/core/models/common/embeddings/"
+                            "rotary_pos_embedding.py RotaryEmbedding._apply_scaling(factor=8, low_freq_factor=1, "
+                            "high_freq_factor=4, original_max_position_embeddings=8192), Llama 3.1's scaling",
+        keys=("rope_scaling",),
+        values={"scheme": "llama3", "factor_role": "factor_flag",
+                "note": "rope_scaling: true is Megatron-Core's Llama 3.1 scaling (low 1, high 4, original 8192)",
+                "scheme_note": "Megatron-Core rope scaling", "params_note": "Megatron-Core default",
+                "params": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                           "original_max_position_embeddings": 8192}}),
+    Row("flag_scheme", QWEN1_SOURCE + ": use_dynamic_ntk raises the base past seq_length",
+        values={"role": "use_dynamic_ntk", "scheme": "qwen_dynamic", "scheme_note": "use_dynamic_ntk: true (Qwen v1)",
+                "length_param": "original_max_position_embeddings",
+                "note": "true: Qwen v1's remote code raises the base by alpha^(d/(d-2)), "
+                        "alpha = 2^ceil(log2(L/seq_length) + 1) - 1, once the input exceeds seq_length"}),
+    Row("flag_note", QWEN1_SOURCE + ": use_logn_attn scales the queries past seq_length (frequencies unchanged)",
+        values={"role": "use_logn_attn",
+                "note": "true: Qwen v1 scales queries by log_seq_length(position) past seq_length "
+                        "(frequencies unchanged)"}),
+    Row("ntk_alpha", "transformers HunYuanDenseV1RotaryEmbedding (4.57.1: DynamicNTKAlphaRotary; 5.23.0: rope_type "
+                     "ntk_alpha): dynamic with an alpha is a fixed base rope_theta * alpha^(d/(d-2))",
+        type_prefixes=("hunyuan",), values={"scheme": "dynamic", "param": "alpha"}),
+    Row("seq_length_default", QWEN1_SOURCE + ": QWenConfig's seq_length default", model_types=("qwen",)),
+    Row("temperature_tuning", "transformers modeling_llama4.py Llama4TextAttention.forward (4.57.1 and 5.23.0): "
+                              "attn_temperature_tuning scales the NoPE layers' queries",
+        model_types=("llama4_text",)),
+    Row("local_base_default", "transformers Gemma3TextConfig rope_local_base_freq (default 10,000): the sliding "
+                              "layers' base (modeling_gemma3.py rotary_emb_local)",
+        model_types=("gemma3_text",)),
+    Row("alternating_layers", "transformers modeling_gemma2.py / modeling_gemma3.py: sliding-window and global "
+                              "layers alternate (Gemma2: every other layer; Gemma 3: sliding_window_pattern)",
+        model_types=("gemma2", "gemma3_text", "gemma3")),
+    Row("odd_dims_round_up", "transformers modeling_gpt_neox.py / modeling_nemotron.py / modeling_phi3.py: the "
+                             "RotaryEmbedding makes ceil(d / 2) frequencies (arange(0, d, 2)) and "
+                             "apply_rotary_pos_emb slices the head by cos.shape[-1], so 2 * ceil(d / 2) dims rotate "
+                             "(run in tests/test_severity_parity.py under both versions)",
+        model_types=("gpt_neox", "nemotron", "phi3")),
+)
+assert {r.effect for r in ROWS} <= set(EFFECTS)
+
+
+def rows(effect: str) -> tuple[Row, ...]:
+    """The rows of ``effect``, in table order."""
+    return tuple(r for r in ROWS if r.effect == effect)
+
+
+def row(effect: str, model_type: str, architectures: str = "", section: HasKeys | None = None) -> Row | None:
+    """The first row of ``effect`` that applies (:meth:`Row.applies`), or None."""
+    return next((r for r in rows(effect) if r.applies(model_type, architectures, section)), None)
