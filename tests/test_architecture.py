@@ -24,9 +24,6 @@ from architecture_scan import (MAX_FUNCTION_LINES, branches_in, library_imports_
 
 # module:function -> lines
 LONG_FUNCTIONS = {
-    'ropelaw.lint.layer_groups:_runtime_groups': 170,
-    'ropelaw.lint.layers._probe:observe_functions': 95,
-    'ropelaw.lint.writers.hf:changes': 90,
 }
 
 LIBRARY_IMPORTS_COMMANDS: set[tuple[str, str]] = set()
@@ -34,14 +31,11 @@ LIBRARY_IMPORTS_COMMANDS: set[tuple[str, str]] = set()
 # importing module -> private names it imports from other modules
 UNDERSCORE_IMPORTS = {
     'ropelaw.lint.dialects._framework': 1,
-    'ropelaw.lint.layer_groups': 5,
     'ropelaw.lint.layers._probe': 3,
     'ropelaw.lint.layers._shrunk': 1,
     'ropelaw.lint.layers.key_effects': 2,
-    'ropelaw.lint.loader': 3,
+    'ropelaw.lint.loader': 2,
     'ropelaw.lint.rules.values': 2,
-    'ropelaw.lint.sections': 2,
-    'ropelaw.lint.table': 17,
 }
 
 

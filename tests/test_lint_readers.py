@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from ropelaw.errors import UsageError
 from ropelaw.lint import parse as P
-from ropelaw.lint.loader import _INTERP, _NUMERIC_STR, load_config, parse_text
+from ropelaw.lint.loader import INTERP, _NUMERIC_STR, load_config, parse_text
 
 HERE = pathlib.Path(__file__).resolve().parent
 CORPUS = pathlib.Path(__import__("os").environ.get("ROPELAW_CORPUS") or HERE.parent.parent / "shared" / "corpus")
@@ -196,7 +196,7 @@ def test_numeric_string_matches_the_old_expression():
 def test_interpolation_matches_the_old_expression():
     for s in _strings("${}:. a\tb", 60_000, 3):
         old = _OLD_INTERP.match(s)
-        new = _INTERP.match(s)
+        new = INTERP.match(s)
         assert (old is None) == (new is None), repr(s)
         if old:
             assert new.group(1).strip() == old.group(1), repr(s)

@@ -258,7 +258,7 @@ def _value(c: _Cursor, key: str, code: int, walked: list) -> tuple[Any, str]:
     name, fmt, size = _TYPES[code]
     if name == "string":
         return c.string(f"the value of {key!r}", MAX_KEPT_STRING), name
-    if name != "array":
+    if fmt is not None:  # a scalar (string and array have no struct format)
         v = c.unpack(fmt, size, f"the value of {key!r}")
         return (bool(v) if name == "bool" else v), name
     item = c.unpack("<I", 4, f"the item type of {key!r}")
@@ -268,7 +268,7 @@ def _value(c: _Cursor, key: str, code: int, walked: list) -> tuple[Any, str]:
                     "arrays of scalars and strings only)")
     iname, ifmt, isize = _TYPES[item]
     label = f"array of {iname}"
-    if iname != "string":
+    if ifmt is not None:  # not strings
         c.need(n * isize, f"the {n:,} values of {key!r}")
         if n > MAX_KEPT_ARRAY:
             c.pos += n * isize
@@ -293,7 +293,7 @@ _U64 = struct.Struct("<Q")
 def _skip_strings(c: _Cursor, n: int, key: str) -> None:
     """Walk past ``n`` strings (a vocabulary): one length read per string, nothing copied."""
     unpack, buf, pos, size = _U64.unpack_from, c.buf, c.pos, c.size
-    for j in range(n):
+    for j in range(n):  # noqa: B007 - j is read after the loop: the string that overruns
         if pos + 8 > size:
             break
         pos += 8 + unpack(buf, pos)[0]

@@ -7,12 +7,14 @@ labels; rotary keys the table says change the rotary but nothing reads (RV025).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Callable, Mapping
 
 from ..numfmt import count as fmt_count
-from .model import RopeLayer, Value, _finite, _plain, canonical_scheme
-from .sections import _dotted, _norm, _Section
+from .model import RopeLayer, Value, finite, plain, canonical_scheme
+from .sections import dotted, _norm, Section
 from .model import Problem
 from .rules.layers import LAYER_SEMANTICS_UNKNOWN, UNMODELLED_ROTARY_KEY
 from .rules.value_rules import IGNORED_KEY
@@ -20,7 +22,7 @@ from .rules.value_rules import IGNORED_KEY
 # (the model types whose attention rotates 2 * ceil(d / 2) dims for an odd d: ropelaw/lint/table_rows.py)
 
 
-def _rotary_dims(head: float, frac: float | None) -> tuple[int, float]:
+def rotary_dims(head: float, frac: float | None) -> tuple[int, float]:
     """``(int(head_dim * factor), head_dim * factor)`` in float64, exactly as transformers computes
     ``dim = int(head_dim * partial_rotary_factor)`` (modeling_rope_utils, 4.57.1 and 5.23.0): phi-2
     80 x 0.4 = 32.0 -> 32, 80 x 0.6 = 48.0 -> 48 (the exact product 47.99... would give 47)."""
@@ -34,7 +36,7 @@ def _rotary_dims(head: float, frac: float | None) -> tuple[int, float]:
 # -----------------------------------------------------------------------------------------
 # layer groups from the per-layer table (ropelaw/lint/layers/)
 # -----------------------------------------------------------------------------------------
-def _proportional_group(grp: RopeLayer, e: dict, s: _Section, idx: tuple, kinds: tuple, head_v: Value | None,
+def _proportional_group(grp: RopeLayer, e: dict, s: Section, idx: tuple, kinds: tuple, head_v: Value | None,
                         defaults: dict, dclass: str, at: tuple[int, int], frac_v: Value | None) -> RopeLayer:
     """Proportional RoPE (Gemma 4): the exponent runs over the layers' head dim D (their own, e.g.
     ``global_head_dim``, measured per layer kind in the table; a file's ``per_layer_config`` first) and
@@ -57,9 +59,9 @@ def _proportional_group(grp: RopeLayer, e: dict, s: _Section, idx: tuple, kinds:
                          f"{spec.get('key') or 'head dim'} of {', '.join(kinds)} layers absent: {dclass} default",
                          "int")
     hd_v = hd_v or head_v
-    D = _finite(hd_v.raw) if hd_v is not None else None
-    p = _finite(frac_v.raw) if frac_v is not None else 1.0
-    if D is None or p is None:
+    D = finite(hd_v.raw) if hd_v is not None else None
+    p = finite(frac_v.raw) if frac_v is not None else 1.0
+    if hd_v is None or D is None or p is None:
         return grp
     dims = 2 * int(p * D // 2)
     note = f"proportional RoPE: 2 x int({p:g} x {fmt_count(D)} // 2) of the {fmt_count(D)}-dim head [{hd_v.where}]"
@@ -71,7 +73,7 @@ def _proportional_group(grp: RopeLayer, e: dict, s: _Section, idx: tuple, kinds:
                                                 "proportional RoPE: the model is built with it", "bool"))
 
 
-def _layer_arch(arch: str, root_type: Any, semantics: str) -> str:
+def layer_arch(arch: str, root_type: Any, semantics: str) -> str:
     """The model_type whose per-layer entry describes ``arch``: itself, or its text model's
     (``llama4`` -> ``llama4_text``), also when only the file's top level names the composite type."""
     from . import layers as layer_table
@@ -82,7 +84,7 @@ def _layer_arch(arch: str, root_type: Any, semantics: str) -> str:
             or (layer_table.text_type(root_type, semantics) if isinstance(root_type, str) else None) or arch)
 
 
-def _unread_rotary_keys(measured: dict | None, arch: str, s: _Section, inputs: list, semantics: str) -> list:
+def unread_rotary_keys(measured: dict | None, arch: str, s: Section, inputs: list, semantics: str) -> list:
     """RV025 for each key of the file that changes ``arch``'s rotary when transformers runs it
     (``rotary_keys`` of the table, measured) and that the reading above did not use."""
     if not measured:
@@ -92,17 +94,18 @@ def _unread_rotary_keys(measured: dict | None, arch: str, s: _Section, inputs: l
     for name in measured.get("rotary_keys", ()):
         leaf = name.split(".")[-1]
         for path in ((leaf,), ("rope_parameters", leaf), ("rope_scaling", leaf)):
-            node, full = s.data, s.prefix
+            node: Any = s.data
+            full = s.prefix
             for part in path:
                 k = next((x for x in node if _norm(x) == part), None) if isinstance(node, Mapping) else None
                 if k is None:
                     node = None
                     break
                 node, full = node[k], full + (k,)
-            if node is None or _dotted(full) in read:
+            if node is None or dotted(full) in read:
                 continue
             line, col = s.positions.get(full, (1, 1))
-            v = Value(_plain(node), _dotted(full), line, col, "", "any")
+            v = Value(plain(node), dotted(full), line, col, "", "any")
             out.append(Problem(UNMODELLED_ROTARY_KEY, v,
                         f"{v.key} changes the rotary of {arch} in transformers {semantics} (measured: changing it "
                         f"alone changes some layer's frequencies, rotated dims, NoPE or span) and ropelaw does not "
@@ -110,7 +113,7 @@ def _unread_rotary_keys(measured: dict | None, arch: str, s: _Section, inputs: l
     return out
 
 
-def _layers_entry(layer_arch: str | None, semantics: str) -> dict | None:
+def layers_entry(layer_arch: str | None, semantics: str) -> dict | None:
     from . import layers as layer_table
 
     return layer_table.entry(layer_arch, semantics) if layer_arch else None
@@ -119,15 +122,36 @@ def _layers_entry(layer_arch: str | None, semantics: str) -> dict | None:
 _SPAN_LABEL = {"full": "global", "window": "local", "chunk": "chunked"}
 
 
-def _runtime_groups(arch: str, s: _Section, defaults: dict, dclass: str, semantics: str, main: RopeLayer,
-                    own_block, problems: list, notes: list, at: tuple[int, int], head_v: Value | None = None,
-                    partial_of=None) -> list:
+@dataclass
+class _Groups:
+    """What every layer group of one config is built from (:func:`runtime_groups`)."""
+
+    arch: str
+    s: Section
+    defaults: dict
+    dclass: str
+    tf: str  # "transformers 4.57.1"
+    main: RopeLayer
+    own_block: Callable[[str], Any]
+    problems: list
+    notes: list
+    at: tuple[int, int]
+    head_v: Value | None
+    partial_of: Callable[[str | None], Value | None] | None
+    e: dict | None
+    base_list: Value | None
+    window_v: Value | None
+    chunk_v: Value | None
+
+
+def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics: str, main: RopeLayer,
+                   own_block: Callable[[str], Any], problems: list, notes: list, at: tuple[int, int],
+                   head_v: Value | None = None, partial_of: Callable[[str | None], Value | None] | None = None
+                   ) -> list[RopeLayer]:
     """The layer groups of a Hugging Face config as transformers ``semantics`` runs them: each layer's
     role from :func:`ropelaw.lint.layers.plan` (measured on the runtime), layers with the same rotary and
     span grouped. A config the table cannot answer for gets RV024 and one group of every layer with the
     main rotary and full attention (said in the finding)."""
-    from dataclasses import replace
-
     from . import layers as layer_table
 
     e = layer_table.entry(arch, semantics)
@@ -136,13 +160,13 @@ def _runtime_groups(arch: str, s: _Section, defaults: dict, dclass: str, semanti
     if n_v is None and defaults.get("num_hidden_layers") is not None:
         n_v = Value(defaults["num_hidden_layers"], None, at[0], at[1], f"{n_key} absent: {dclass} default", "int")
 
-    def get(key: str):
+    def get(key: str) -> Value | None:
         if key in ("sliding_window", "attention_chunk_size"):
             return s.get(key, expect="int")
         return s.get(key, expect="layers" if e and any(e.get(f) and e[f]["key"] == key
                                                         for f in ("kinds", "nope", "bases")) else "any")
 
-    def default(key: str):  # the class's default, unless the file writes the key (null included)
+    def default(key: str) -> Any:  # the class's default, unless the file writes the key (null included)
         return None if key in s.keys else defaults.get(key)
 
     n = n_v.raw if n_v is not None else None
@@ -165,27 +189,35 @@ def _runtime_groups(arch: str, s: _Section, defaults: dict, dclass: str, semanti
     if chunk_v is None and default("attention_chunk_size") is not None:
         chunk_v = Value(defaults["attention_chunk_size"], None, at[0], at[1],
                         f"attention_chunk_size absent: {dclass} default", "int")
-    bases = e.get("bases")
+    bases = e.get("bases") if e else None
     base_list = s.get(bases["key"], expect="layers") if bases else None
-    tf = f"transformers {semantics}"
+    ctx = _Groups(arch, s, defaults, dclass, f"transformers {semantics}", main, own_block, problems, notes, at,
+                  head_v, partial_of, e, base_list, window_v, chunk_v)
+    return _ordered([_group(ctx, key, g) for key, g in _role_groups(plan.roles, base_list).items()], main)
 
-    def span_value(v: Value | None, offset: int | None, what: str) -> Value | None:
-        if v is None or not isinstance(v.raw, int) or isinstance(v.raw, bool):
-            return v
-        off = offset or 0
-        if not off:
-            return v
-        note = (f"{what}: {tf} attends {'the last ' if what == 'window' else ''}{fmt_count(v.raw + off)} keys "
-                f"({v.key or 'the default'} {'+' if off > 0 else '-'} {abs(off)})")
-        return Value(v.raw + off, v.key, v.line, v.column, note if not v.note else f"{v.note}; {note}", "int")
 
-    def label_of(kinds: tuple, idx: tuple) -> str:
-        return (f"{', '.join(kinds)} layers" if kinds else "layers") + f" ({fmt_count(len(idx))})"
+def _span_value(v: Value | None, offset: int | None, what: str, tf: str) -> Value | None:
+    """A window / chunk the runtime shifts by ``offset`` keys (``tf``: the runtime's name)."""
+    if v is None or not isinstance(v.raw, int) or isinstance(v.raw, bool):
+        return v
+    off = offset or 0
+    if not off:
+        return v
+    note = (f"{what}: {tf} attends {'the last ' if what == 'window' else ''}{fmt_count(v.raw + off)} keys "
+            f"({v.key or 'the default'} {'+' if off > 0 else '-'} {abs(off)})")
+    return Value(v.raw + off, v.key, v.line, v.column, note if not v.note else f"{v.note}; {note}", "int")
 
+
+def _label_of(kinds: tuple, idx: tuple) -> str:
+    return (f"{', '.join(kinds)} layers" if kinds else "layers") + f" ({fmt_count(len(idx))})"
+
+
+def _role_groups(roles: list, base_list: Value | None) -> dict[tuple, dict]:
+    """The layers grouped by ``(what they run, span, offset)``: ``{key: {"indices": [...], "kinds": [...]}}``."""
     groups: dict[tuple, dict] = {}
-    for i, role in enumerate(plan.roles):
+    for i, role in enumerate(roles):
         if not role.attention or role.span == "cross":  # cross: keys from other states (Mllama's image states)
-            key = ("cross",) if role.attention else ("no attention",)
+            key: tuple = ("cross",) if role.attention else ("no attention",)
         elif role.rotary == "none":
             key = ("none", role.span, role.offset)
         else:
@@ -199,83 +231,105 @@ def _runtime_groups(arch: str, s: _Section, defaults: dict, dclass: str, semanti
         g["indices"].append(i)
         if role.kind and role.kind not in g["kinds"]:
             g["kinds"].append(role.kind)
-    out: list[RopeLayer] = []
-    for key, g in groups.items():
-        idx, kinds = tuple(g["indices"]), tuple(g["kinds"])
-        if key[0] in ("no attention", "cross"):
-            cross = key[0] == "cross"
-            out.append(replace(main, label=_group_label("cross-attention" if cross else "without attention", idx),
-                               rope=False, attention=False, cross_attention=cross, indices=idx, kinds=kinds))
-            continue
-        span, offset = key[-2], key[-1]
-        window = span_value(window_v, offset, "window") if span == "window" else None
-        chunk = span_value(chunk_v, offset, "chunk") if span == "chunk" else None
-        if key[0] == "none":
-            label = _group_label("NoPE" + _span_words(span, chunk), idx)
-            out.append(replace(main, label=label, rope=False, window=window, chunk=chunk, indices=idx, kinds=kinds))
-            continue
-        rot = key[1]
-        grp = replace(main, label=_group_label(_SPAN_LABEL[span] + _span_words(span, chunk, local=False), idx),
-                      window=window, chunk=chunk, indices=idx, kinds=kinds)
-        if rot.startswith("own:"):
-            t = rot[4:]
-            found = own_block(t)
-            if found is not None:
-                b, sv, sp, blk = found
-                grp = replace(grp, base=b or main.base, scheme=sv, params=sp, block=blk)
-                fv = partial_of(t) if partial_of else None
-                hd = _finite(head_v.raw) if head_v is not None else None
-                if hd is not None and (fv is None or _finite(fv.raw) is not None):
-                    dims, _ = _rotary_dims(hd, _finite(fv.raw) if fv is not None else None)
-                    if dims != _finite(grp.d.raw):  # its own block's partial factor, not the main one's
-                        grp = replace(grp, d=Value(dims, None, (fv or head_v).line, (fv or head_v).column,
-                                                   f"{head_v.where}" + (f" x {fv.where}" if fv is not None else
-                                                                        f" (rope_parameters[{t!r}] has no "
-                                                                        f"partial_rotary_factor)"), "int"))
-            else:
-                lb = s.get("rope_local_base_freq") if t == "sliding_attention" else None
-                dflt = defaults.get("rope_local_base_freq") if t == "sliding_attention" else None
-                if lb is None and dflt is not None:
-                    lb = Value(dflt, None, at[0], at[1], f"{t} layers' base absent: {dclass} default")
-                if lb is None:
-                    problems.append(Problem(LAYER_SEMANTICS_UNKNOWN, main.base,
-                                     f"{', '.join(kinds) or t} layers run their own rotary "
-                                     f"(rope_parameters[{t!r}] in {tf}) and the config gives none: analysed with "
-                                     f"the main rotary"))
-                else:
-                    grp = replace(grp, base=lb, scheme=Value("default", None, 1, 1, f"{t} layers: plain RoPE", "str"),
-                                  params={}, block=None)
-        elif rot.startswith("key:"):
-            k = rot[4:]
-            lb = s.get(k)
-            if lb is None and defaults.get(k) is not None:
-                lb = Value(defaults[k], None, at[0], at[1], f"{k} absent: {dclass} default")
-            grp = replace(grp, base=lb or main.base, params={}, block=None,
-                          scheme=Value("default", None, 1, 1, f"{', '.join(kinds)} layers: plain RoPE at {k}", "str"))
-        elif rot == "main-plain":  # the main base without the main scaling (measured: Nemotron in 4.57.1)
-            grp = replace(grp, params={}, block=None,
-                          scheme=Value("default", None, main.scheme.line, main.scheme.column,
-                                       f"{', '.join(kinds) or 'these'} layers run the main base without its scaling "
-                                       f"in {tf} (measured)", "str"))
-            if main.block is not None and isinstance(main.scheme.raw, str) \
-                    and canonical_scheme(main.scheme.raw) != "default" and main.block.key:
-                problems.append(Problem(IGNORED_KEY, main.block,
-                                 f"{main.block.key} is ignored by {tf} for {arch}'s "
-                                 f"{label_of(kinds, idx)}: they run plain RoPE at the main base (measured)"))
-        elif rot.startswith("base:"):
-            j = idx[0]
-            grp = replace(grp, base=Value(base_list.raw[j], f"{base_list.key}[{j}]", base_list.line, base_list.column,
-                                          "the base of these layers", "number"))
-        elif rot != "main":
-            problems.append(Problem(LAYER_SEMANTICS_UNKNOWN, main.base,
-                             f"layers {', '.join(map(str, idx[:6]))}: the table's rotary {rot!r} is not one "
-                             f"ropelaw reads; analysed with the main rotary"))
-        if isinstance(grp.scheme.raw, str) and canonical_scheme(grp.scheme.raw) == "proportional":
-            grp = _proportional_group(grp, e, s, idx, kinds, head_v, defaults, dclass, at,
-                                      partial_of(rot[4:] if rot.startswith("own:") else None) if partial_of else None)
-        out.append(grp)
-    # the main group first (layers[0] is what single-group readers use): the main rotary over the
-    # full context, else the main rotary, else any rotary
+    return groups
+
+
+def _group(ctx: _Groups, key: tuple, g: dict) -> RopeLayer:
+    """One group of layers (``key``: :func:`_role_groups`) as a RopeLayer."""
+    main = ctx.main
+    idx, kinds = tuple(g["indices"]), tuple(g["kinds"])
+    if key[0] in ("no attention", "cross"):
+        cross = key[0] == "cross"
+        return replace(main, label=_group_label("cross-attention" if cross else "without attention", idx),
+                       rope=False, attention=False, cross_attention=cross, indices=idx, kinds=kinds)
+    span, offset = key[-2], key[-1]
+    window = _span_value(ctx.window_v, offset, "window", ctx.tf) if span == "window" else None
+    chunk = _span_value(ctx.chunk_v, offset, "chunk", ctx.tf) if span == "chunk" else None
+    if key[0] == "none":
+        label = _group_label("NoPE" + _span_words(span, chunk), idx)
+        return replace(main, label=label, rope=False, window=window, chunk=chunk, indices=idx, kinds=kinds)
+    rot = key[1]
+    grp = replace(main, label=_group_label(_SPAN_LABEL[span] + _span_words(span, chunk, local=False), idx),
+                  window=window, chunk=chunk, indices=idx, kinds=kinds)
+    grp = _rotary_of(ctx, grp, rot, idx, kinds)
+    if isinstance(grp.scheme.raw, str) and canonical_scheme(grp.scheme.raw) == "proportional":
+        grp = _proportional_group(grp, ctx.e or {}, ctx.s, idx, kinds, ctx.head_v, ctx.defaults, ctx.dclass, ctx.at,
+                                  ctx.partial_of(rot[4:] if rot.startswith("own:") else None) if ctx.partial_of
+                                  else None)
+    return grp
+
+
+def _rotary_of(ctx: _Groups, grp: RopeLayer, rot: str, idx: tuple, kinds: tuple) -> RopeLayer:
+    """``grp`` with the rotary the table names for it (``own:<type>``, ``key:<key>``, ``main-plain``,
+    ``base:<b>``, ``main``)."""
+    main, tf = ctx.main, ctx.tf
+    if rot.startswith("own:"):
+        return _own_rotary(ctx, grp, rot[4:], kinds)
+    if rot.startswith("key:"):
+        k = rot[4:]
+        lb = ctx.s.get(k)
+        if lb is None and ctx.defaults.get(k) is not None:
+            lb = Value(ctx.defaults[k], None, ctx.at[0], ctx.at[1], f"{k} absent: {ctx.dclass} default")
+        return replace(grp, base=lb or main.base, params={}, block=None,
+                       scheme=Value("default", None, 1, 1, f"{', '.join(kinds)} layers: plain RoPE at {k}", "str"))
+    if rot == "main-plain":  # the main base without the main scaling (measured: Nemotron in 4.57.1)
+        grp = replace(grp, params={}, block=None,
+                      scheme=Value("default", None, main.scheme.line, main.scheme.column,
+                                   f"{', '.join(kinds) or 'these'} layers run the main base without its scaling "
+                                   f"in {tf} (measured)", "str"))
+        if main.block is not None and isinstance(main.scheme.raw, str) \
+                and canonical_scheme(main.scheme.raw) != "default" and main.block.key:
+            ctx.problems.append(Problem(IGNORED_KEY, main.block,
+                                        f"{main.block.key} is ignored by {tf} for {ctx.arch}'s "
+                                        f"{_label_of(kinds, idx)}: they run plain RoPE at the main base (measured)"))
+        return grp
+    if rot.startswith("base:") and ctx.base_list is not None:
+        j, bl = idx[0], ctx.base_list
+        return replace(grp, base=Value(bl.raw[j], f"{bl.key}[{j}]", bl.line, bl.column, "the base of these layers",
+                                       "number"))
+    if rot != "main":
+        ctx.problems.append(Problem(LAYER_SEMANTICS_UNKNOWN, main.base,
+                                    f"layers {', '.join(map(str, idx[:6]))}: the table's rotary {rot!r} is not one "
+                                    f"ropelaw reads; analysed with the main rotary"))
+    return grp
+
+
+def _own_rotary(ctx: _Groups, grp: RopeLayer, t: str, kinds: tuple) -> RopeLayer:
+    """``grp`` running layer type ``t``'s own block (its partial factor too), else the type's base key
+    (rope_local_base_freq) as plain RoPE, else the main rotary (RL-layer-semantics-unknown)."""
+    main, head_v = ctx.main, ctx.head_v
+    found = ctx.own_block(t)
+    if found is not None:
+        b, sv, sp, blk = found
+        grp = replace(grp, base=b or main.base, scheme=sv, params=sp, block=blk)
+        fv = ctx.partial_of(t) if ctx.partial_of else None
+        hd = finite(head_v.raw) if head_v is not None else None
+        if head_v is not None and hd is not None and (fv is None or finite(fv.raw) is not None):
+            dims, _ = rotary_dims(hd, finite(fv.raw) if fv is not None else None)
+            if dims != finite(grp.d.raw):  # its own block's partial factor, not the main one's
+                grp = replace(grp, d=Value(dims, None, (fv or head_v).line, (fv or head_v).column,
+                                           f"{head_v.where}" + (f" x {fv.where}" if fv is not None else
+                                                                f" (rope_parameters[{t!r}] has no "
+                                                                f"partial_rotary_factor)"), "int"))
+        return grp
+    lb = ctx.s.get("rope_local_base_freq") if t == "sliding_attention" else None
+    dflt = ctx.defaults.get("rope_local_base_freq") if t == "sliding_attention" else None
+    if lb is None and dflt is not None:
+        lb = Value(dflt, None, ctx.at[0], ctx.at[1], f"{t} layers' base absent: {ctx.dclass} default")
+    if lb is None:
+        ctx.problems.append(Problem(LAYER_SEMANTICS_UNKNOWN, main.base,
+                                    f"{', '.join(kinds) or t} layers run their own rotary "
+                                    f"(rope_parameters[{t!r}] in {ctx.tf}) and the config gives none: analysed "
+                                    f"with the main rotary"))
+        return grp
+    return replace(grp, base=lb, scheme=Value("default", None, 1, 1, f"{t} layers: plain RoPE", "str"), params={},
+                   block=None)
+
+
+def _ordered(out: list[RopeLayer], main: RopeLayer) -> list[RopeLayer]:
+    """The main group first (layers[0] is what single-group readers use): the main rotary over the full context,
+    else the main rotary, else any rotary; one group is "all layers"; groups alike but for their rotary are
+    named by their kinds."""
     def rank(g: RopeLayer) -> tuple:
         is_main = g.rope and g.base is main.base and g.scheme is main.scheme
         return (not g.rope, not is_main, g.window is not None or g.chunk is not None, g.indices[0] if g.indices else 0)
@@ -287,7 +341,8 @@ def _runtime_groups(arch: str, s: _Section, defaults: dict, dclass: str, semanti
     for j, g in enumerate(out):
         if labels.count(g.label) > 1:  # two groups alike but for their rotary: name their kinds
             head, _, tail = g.label.rpartition(" (")
-            out[j] = replace(g, label=f"{head} {'/'.join(g.kinds) or 'from layer ' + str(g.indices[0])} ({tail}")
+            first = g.indices[0] if g.indices else 0
+            out[j] = replace(g, label=f"{head} {'/'.join(g.kinds) or 'from layer ' + str(first)} ({tail}")
     return out
 
 

@@ -57,7 +57,8 @@ are kept as found and the rules in ``ropelaw/lint/rules/values.py`` report them 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from ..errors import UsageError
 from ..numfmt import count as fmt_count, short as fmt_short  # noqa: F401  (re-exported)
@@ -69,7 +70,7 @@ from .model import (LoadedConfig, ModelNeeded, NoRopeFound, NotARopeConfig, Opti
 from .parse import (CONFIG_SUFFIXES, MAX_BYTES, Path, Positions, config_files, json_positions,  # noqa: F401
                     format_of, parse_text, read_document, read_text, toml_positions,
                     yaml_positions)
-from .sections import _INTERP, _cli  # noqa: F401  (_INTERP re-exported)
+from .sections import INTERP, _cli  # noqa: F401  (INTERP re-exported)
 from .table import ROPE_DEFAULT_BASE, load_table  # noqa: F401
 
 __all__ = [
@@ -148,8 +149,8 @@ def load_text(path: str, text: str, **kw: Any) -> LoadedConfig:
         rl = read_rl_launch(path, text)  # veRL's Hydra overrides, OpenRLHF's flags
         if rl is not None:
             return load_mapping(rl[1], rl[2], path=path, fmt="shell", dialect=rl[0], **kw)
-        flags, positions = shell_flags(path, text)
-        return load_mapping(flags, positions, path=path, fmt="shell", dialect="megatron", **kw)
+        flags, flag_positions = shell_flags(path, text)
+        return load_mapping(flags, flag_positions, path=path, fmt="shell", dialect="megatron", **kw)
     if path.lower().endswith(PYTHON_SUFFIXES):
         served = serving().load_text(path, text, "python", Overrides(**kw))
         if served is None:
@@ -234,8 +235,9 @@ def _fill_in(cfg: LoadedConfig, o: Overrides) -> LoadedConfig:
         return cfg
     layers = []
     head = cfg.head_dim
-    if o.head_dim is not None and (head is None or head.raw is None):
-        head = _cli(o.head_dim, "--head-dim", "int")
+    given = _cli(o.head_dim, "--head-dim", "int")  # None: no --head-dim
+    if given is not None and (head is None or head.raw is None):
+        head = given
     for g in cfg.layers:
         d = head if (g.d.raw is None and head is not None and head.raw is not None) else g.d
         base = g.base

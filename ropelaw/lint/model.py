@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Mapping
 
 from ..errors import UsageError
 from ..findings import Rule
@@ -79,10 +80,10 @@ class Value:
 
     def number(self) -> float | None:
         """``raw`` as a finite float, or ``None`` if it is not a usable number."""
-        return _finite(self.raw)
+        return finite(self.raw)
 
 
-def _finite(x: Any) -> float | None:
+def finite(x: Any) -> float | None:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return None
     try:
@@ -218,7 +219,7 @@ class LoadedConfig:
         params = {}
         for name, v in g.params.items():
             if name in allowed:
-                params[name] = _plain(v.raw)
+                params[name] = plain(v.raw)
         tune = self.tune_len.number() if self.tune_len is not None else None
         if tune is not None and tune <= train:
             tune = None  # a fine-tune within the training length (axolotl sequence_len): no context extension
@@ -251,11 +252,11 @@ def show_value(x: Any) -> str:
     return f"{x!r:.40}"
 
 
-def _plain(x: Any) -> Any:
+def plain(x: Any) -> Any:
     if isinstance(x, Mapping):
-        return {k: _plain(v) for k, v in x.items()}
+        return {k: plain(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
+        return [plain(v) for v in x]
     return x
 
 

@@ -9,7 +9,8 @@ import bisect
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 Path = tuple  # tuple[str | int, ...]
 Positions = Mapping  # Mapping[Path, tuple[int, int]]: key path -> (line, column), 1-based
@@ -47,9 +48,14 @@ class _LazyPositions(Mapping):
     _root: Any
     _key = staticmethod(id)  # YAML nodes are objects; JSON overrides it with the offset itself
 
-    def _resolve(self, path: Path) -> Any: ...
-    def _location(self, hit: Any) -> tuple[int, int]: ...
-    def _children(self, node: Any) -> list[tuple[Any, Any]] | None: ...
+    def _resolve(self, path: Path) -> Any:
+        raise NotImplementedError
+
+    def _location(self, hit: Any) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def _children(self, node: Any) -> list[tuple[Any, Any]] | None:
+        raise NotImplementedError
 
     def __getitem__(self, path: Path) -> tuple[int, int]:
         hit = self._resolve(path)
@@ -117,7 +123,8 @@ class JsonPositions(_LazyPositions):
                     if depth == 0:
                         return m.end()
             return len(t)
-        return _SCALAR_END.search(t, i).start()
+        end = _SCALAR_END.search(t, i)  # ends at the latest with the text ($)
+        return end.start() if end is not None else len(t)
 
     def _index(self, off: int):
         if off in self._members:
@@ -151,7 +158,7 @@ class JsonPositions(_LazyPositions):
         """(offset shown, offset of the value) for ``path``, or None."""
         if not isinstance(path, tuple) or not path:
             return None
-        off, shown = self._root, None
+        off = shown = self._root  # path is not empty: shown is the last part's
         for part in path:
             members = self._index(off)
             if isinstance(members, dict) and isinstance(part, str) and part in members:
@@ -164,7 +171,7 @@ class JsonPositions(_LazyPositions):
         return shown, off
 
     @staticmethod
-    def _key(off: int) -> int:  # an offset names one container
+    def _key(off: Any) -> int:  # an offset names one container
         return off
 
     def _location(self, hit: tuple[int, int]) -> tuple[int, int]:

@@ -33,7 +33,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, overload
 
 from ..errors import UsageError
 from .model import LoadedConfig, ModelNeeded, Overrides, Value, as_problem
@@ -158,7 +158,7 @@ def find(name: str, *, given: str | None = None, revision: str | None = None, ta
             if hit.path is not None:
                 at = f"{revision} = " if revision and revision != hit.commit else ""
                 return ModelConfig(name, _read(hit.path), "hf-cache",
-                                   f"{hit.path} (Hugging Face cache, {at}snapshot {hit.commit[:12]})",
+                                   f"{hit.path} (Hugging Face cache, {at}snapshot {(hit.commit or '')[:12]})",
                                    file=hit.path, commit=hit.commit, revision=revision)
     entry = table_entry(name) if table and not revision else None
     if entry is not None:
@@ -224,6 +224,12 @@ def read_model(doc, o: Overrides, name_v: Value, model: ModelConfig, overrides: 
         raw, positions, fmt = read_document(model.file)
         alone = load_mapping(raw, positions, path=model.file, fmt=fmt, dialect="hf")
     src = f"{name_v.key} {name_v.raw!r}"  # where the model came from is said once (LintReport, RV032, JSON "model")
+
+    @overload
+    def repoint(v: Value) -> Value: ...
+
+    @overload
+    def repoint(v: Value | None) -> Value | None: ...
 
     def repoint(v: Value | None) -> Value | None:
         if v is None or v.key is None and not v.note:

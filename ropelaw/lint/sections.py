@@ -6,9 +6,10 @@ OmegaConf ``${...}`` interpolations resolved on read, and the section that holds
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
-from .model import _NUMERIC_STR, Value, _plain
+from .model import _NUMERIC_STR, Value, plain
 from .parse import Positions
 from .model import Problem
 from .rules.value_rules import UNRESOLVED
@@ -18,24 +19,24 @@ def _norm(key: Any) -> str:
     return str(key).strip().lower().replace("-", "_")
 
 
-def _dotted(path: tuple) -> str:
+def dotted(path: tuple) -> str:
     return ".".join(str(p) for p in path)
 
 
-_PARAM_EXPECT = {"short_factor": "list", "long_factor": "list", "truncate": "bool",
+PARAM_EXPECT = {"short_factor": "list", "long_factor": "list", "truncate": "bool",
                  "original_max_position_embeddings": "int", "window": "int", "variant": "str"}
-_NOT_PARAMS = {"type", "rope_type", "rope_theta", "partial_rotary_factor", "base"}
+NOT_PARAMS = {"type", "rope_type", "rope_theta", "partial_rotary_factor", "base"}
 # Qwen2-VL / 2.5-VL (mrope), HunyuanOCR (xdrope): how the pairs split over position / time / height / width
-_MROPE_KEYS = {"mrope_section", "mrope_interleaved", "xdrope_section"}
-_ROPE_SWITCHES = ("rope", "use_rope")  # a file no framework claims: ``rope: true`` (OLMo's name) says RoPE is on
+MROPE_KEYS = {"mrope_section", "mrope_interleaved", "xdrope_section"}
+ROPE_SWITCHES = ("rope", "use_rope")  # a file no framework claims: ``rope: true`` (OLMo's name) says RoPE is on
 
 # OmegaConf interpolation: the whole value is ${key}, ${.sibling}, ${..parent_key} or ${a.b.c}
 # the reference is group(1).strip(): a lazy group between two `\s*` backtracked cubically on spaces
-_INTERP = re.compile(r"^\$\{([^${}:]*)\}$")
+INTERP = re.compile(r"^\$\{([^${}:]*)\}$")
 _HAS_INTERP = re.compile(r"\$\{")
 
 
-class _Section:
+class Section:
     """One mapping of the document with its key path prefix; records every value read.
 
     ``root`` is the whole document: OmegaConf interpolations (``${.encoder_seq_length}``,
@@ -72,29 +73,29 @@ class _Section:
             if self.fmt in ("yaml", "toml") and isinstance(raw, str) and _HAS_INTERP.search(raw):
                 resolved, why = _interpolate(self.root, self.prefix, raw)
                 if why is not None:
-                    v = Value(raw, _dotted(path), line, col, "", "interpolation")
+                    v = Value(raw, dotted(path), line, col, "", "interpolation")
                     self.inputs.append(v)
-                    self.problems.append(Problem(UNRESOLVED, v, f"{_dotted(path)} is {raw}: {why}"))
+                    self.problems.append(Problem(UNRESOLVED, v, f"{dotted(path)} is {raw}: {why}"))
                     return v
                 raw, note = resolved, f"{raw.strip()} resolved"
             if (self.fmt in ("yaml", "toml") and expect in ("number", "int") and isinstance(raw, str)
                     and _NUMERIC_STR.match(raw)):
                 raw = float(raw.replace("_", ""))
                 note = (note + ", " if note else "") + "a string in the file, read as a number"
-            v = Value(raw, _dotted(path), line, col, note, expect)
+            v = Value(raw, dotted(path), line, col, note, expect)
             self.inputs.append(v)
             return v
         return None
 
-    def sub(self, name: str) -> _Section | None:
+    def sub(self, name: str) -> Section | None:
         k = self.keys.get(name)
         if k is None or not isinstance(self.data[k], Mapping):
             return None
-        return _Section(self.data[k], self.prefix + (k,), self.positions, self.fmt, self.inputs, self.root,
+        return Section(self.data[k], self.prefix + (k,), self.positions, self.fmt, self.inputs, self.root,
                         self.problems)
 
 
-class _DefaultSection(_Section):
+class DefaultSection(Section):
     """A mapping of the config class's defaults (a default RoPE block): its values carry no key and say
     they are the default, at the position of model_type."""
 
@@ -106,15 +107,15 @@ class _DefaultSection(_Section):
         for name in names:
             k = self.keys.get(name)
             if k is not None and self.data[k] is not None:
-                return Value(_plain(self.data[k]), None, self.at[0], self.at[1],
-                             f"{_dotted(self.prefix + (k,))}: {self.note}", expect)
+                return Value(plain(self.data[k]), None, self.at[0], self.at[1],
+                             f"{dotted(self.prefix + (k,))}: {self.note}", expect)
         return None
 
-    def sub(self, name: str) -> _Section | None:
+    def sub(self, name: str) -> Section | None:
         k = self.keys.get(name)
         if k is None or not isinstance(self.data[k], Mapping):
             return None
-        return _DefaultSection(self.data[k], self.prefix + (k,), self.positions, self.fmt, self.inputs, self.root,
+        return DefaultSection(self.data[k], self.prefix + (k,), self.positions, self.fmt, self.inputs, self.root,
                                self.problems, note=self.note, at=self.at)
 
 
@@ -131,7 +132,7 @@ def _interpolate(root: Mapping, prefix: tuple, text: str) -> tuple[Any, str | No
     """
     seen: set[tuple] = set()
     while True:
-        m = _INTERP.match(text.strip())
+        m = INTERP.match(text.strip())
         if m is None:
             return None, "an OmegaConf expression ropelaw does not evaluate (only ${key} and ${.key} references)"
         ref = m.group(1).strip()
@@ -167,15 +168,15 @@ def _interpolate(root: Mapping, prefix: tuple, text: str) -> tuple[Any, str | No
         return node, None
 
 
-def _pick_section(data: Mapping, positions: Positions, fmt: str, inputs: list, dialect, problems: list) -> _Section:
+def pick_section(data: Mapping, positions: Positions, fmt: str, inputs: list, dialect, problems: list) -> Section:
     """The mapping holding the model settings: the root, or a nested section of the dialect
     (``text_config``, ``language_config``, ``model`` ...; one or two levels) with more of the
     dialect's keys than the root. A LLaVA ``text_config`` holding only a few keys still wins when it
     names its own ``model_type`` (the language model is the one that rotates)."""
-    root = _Section(data, (), positions, fmt, inputs, data, problems)
+    root = Section(data, (), positions, fmt, inputs, data, problems)
     known = dialect.all_keys()
 
-    def score(s: _Section) -> int:
+    def score(s: Section) -> int:
         return sum(1 for k in s.keys if k in known)
 
     best, best_score = root, score(root)

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Callable, Mapping
+from typing import Any
+from collections.abc import Callable, Mapping
 
 from ..numfmt import count as fmt_count, short as fmt_short
-from .layer_groups import _layer_arch, _layers_entry, _rotary_dims, _runtime_groups, _unread_rotary_keys
-from .model import (LoadedConfig, NoRopeFound, NotARopeConfig, OptionError, QueryScale, RopeLayer, Value, _finite,
-                    _plain, canonical_scheme, show_value)
+from .layer_groups import layer_arch, layers_entry, rotary_dims, runtime_groups, unread_rotary_keys
+from .model import (LoadedConfig, NoRopeFound, NotARopeConfig, OptionError, QueryScale, RopeLayer, Value, finite,
+                    plain, canonical_scheme, show_value)
 from .dialects import hf_keys
 from .parse import Positions
-from .sections import (_MROPE_KEYS, _NOT_PARAMS, _PARAM_EXPECT, _ROPE_SWITCHES, _cli, _DefaultSection, _dotted, _norm,
-                       _pick_section, _Section)
+from .sections import (MROPE_KEYS, NOT_PARAMS, PARAM_EXPECT, ROPE_SWITCHES, _cli, DefaultSection, dotted, _norm,
+                       pick_section, Section)
 from .model import Problem, as_problem
 from .rules.layers import LAYER_SEMANTICS_UNKNOWN
 from .rules.value_rules import IGNORED_KEY, INVALID_TYPE, NOT_INTEGER
@@ -110,7 +111,7 @@ class _TableLoad:
                             target=self.target_v, tune_len=self.tune_v, dtype=self.dtype_v, inputs=self.inputs,
                             problems=self.problems, notes=self.notes, semantics=f"transformers {self.semantics}",
                             refusals=self.refusals, query_scale=self.query_scale,
-                            considered=[_dotted(self.s.prefix + (k,)) for k in (self.switch, self.pe_key)
+                            considered=[dotted(self.s.prefix + (k,)) for k in (self.switch, self.pe_key)
                                         if k is not None])
 
     def default(self, name: str, note: str, expect: str = "number", at_type: bool = False) -> Value | None:
@@ -139,15 +140,15 @@ class _TableLoad:
         if self.dia.name == "hf" and self.root_mt and not self.remote:
             self.runtime_view(self.root_mt, text_why)
         data = self.data
-        self.root = _Section(data, (), positions, self.fmt, self.inputs, data, self.problems)
-        self.s = _pick_section(data, positions, self.fmt, self.inputs, self.dia, self.problems)
+        self.root = Section(data, (), positions, self.fmt, self.inputs, data, self.problems)
+        self.s = pick_section(data, positions, self.fmt, self.inputs, self.dia, self.problems)
         for path_keys, why in self.ignored:
             line, col = positions.get(path_keys, (1, 1))
             raw = self.source
             for p in path_keys:
                 raw = raw[p]
-            self.problems.append(Problem(IGNORED_KEY, Value(raw, _dotted(path_keys), line, col, "", "any"),
-                                         f"{_dotted(path_keys)} is ignored by transformers {self.semantics}: {why}",
+            self.problems.append(Problem(IGNORED_KEY, Value(raw, dotted(path_keys), line, col, "", "any"),
+                                         f"{dotted(path_keys)} is ignored by transformers {self.semantics}: {why}",
                                          severity="warning"))  # a whole block or text model unread
 
     def runtime_view(self, root_mt: str, text_why: dict) -> None:
@@ -178,7 +179,7 @@ class _TableLoad:
         model_type = s.raw("model_type") if isinstance(s.raw("model_type"), str) else root.raw("model_type")
         arch = model_type.strip().lower() if isinstance(model_type, str) else ""
         if s is not root and self.text_types.get(reading) and self.text_types[reading] != arch:
-            self.notes.append(f"{_dotted(s.prefix)}.model_type {s.raw('model_type')!r}: transformers {reading} "
+            self.notes.append(f"{dotted(s.prefix)}.model_type {s.raw('model_type')!r}: transformers {reading} "
                               f"builds it as {self.text_types[reading]!r} ({self.root_mt}'s config class)")
             arch = self.text_types[reading]
         archs = root.raw("architectures")
@@ -218,10 +219,10 @@ class _TableLoad:
             raise NotARopeConfig(f"{path}: position embedding {pe!r} is not RoPE")
         if any(s.raw(k) is True for k in K("alibi")):
             raise NotARopeConfig(f"{path}: alibi is true: this model uses ALiBi, not RoPE")
-        self.switch = next((s.keys[k] for k in _ROPE_SWITCHES if s.has(k)), None)  # OLMo-style rope: true / false
+        self.switch = next((s.keys[k] for k in ROPE_SWITCHES if s.has(k)), None)  # OLMo-style rope: true / false
         self.pe_key = next((s.keys[k] for k in K("pos_emb") if s.has(k)), None)  # position_embedding_type: rope
         if self.switch is not None and s.data[self.switch] is False:
-            raise NotARopeConfig(f"{path}: {_dotted(s.prefix + (self.switch,))} is false: this model does not use "
+            raise NotARopeConfig(f"{path}: {dotted(s.prefix + (self.switch,))} is false: this model does not use "
                                  f"RoPE")
         has_heads = any(s.has(k) for k in K("heads")) or "num_attention_heads" in defaults
         has_dims = any(s.has(k) for k in K("head_dim") + K("kv_channels") + K("rotary_dim"))
@@ -244,25 +245,26 @@ class _TableLoad:
             # (rope_theta, rope_local_base_freq) still win, as transformers' conversion lets them
             for k in ("rope_parameters", "rope_scaling"):
                 if isinstance(defaults.get(k), Mapping):
-                    block = _DefaultSection(defaults[k], (k,), self.positions, self.fmt, self.inputs, self.data,
+                    block = DefaultSection(defaults[k], (k,), self.positions, self.fmt, self.inputs, self.data,
                                             self.problems, note=f"{k} absent: {self.dclass} default",
                                             at=(self.dline, self.dcol))
                     self.from_defaults = True
                     break
-        self.per_type: dict[str, _Section] = {}
+        self.per_type: dict[str, Section] = {}
+        self.main_block: Section | None
         if block is not None and block.data and all(isinstance(v, Mapping) or v is None for v in block.data.values()) \
                 and any(isinstance(v, Mapping) for v in block.data.values()):
             for k in block.data:
                 if block.data[k] is None:
                     continue  # a layer type without RoPE (Beam's full_attention: null)
-                self.per_type[_norm(k)] = block.sub(_norm(k)) or _Section(
+                self.per_type[_norm(k)] = block.sub(_norm(k)) or Section(
                     block.data[k], block.prefix + (k,), self.positions, self.fmt, self.inputs, self.data, self.problems)
             self.main_block = self.per_type.get("full_attention") or next(iter(self.per_type.values()))
         else:
             self.main_block = block
         self.flag = self.scaling_flag(block)
 
-    def scaling_flag(self, block: _Section | None) -> tuple[Any, Value] | None:
+    def scaling_flag(self, block: Section | None) -> tuple[Any, Value] | None:
         """A ``rope_scaling`` that is no mapping: the row of a flag written true (``true_flag_scheme``) with its
         Value, else RV-invalid-type."""
         s = self.s
@@ -298,7 +300,7 @@ class _TableLoad:
 
     def head_from_hidden(self, hidden_v: Value | None, heads_v: Value | None) -> Value:
         """hidden_size / num_attention_heads (transformers truncates; RV-not-integer when it does)."""
-        h, n = _finite(hidden_v.raw) if hidden_v else None, _finite(heads_v.raw) if heads_v else None
+        h, n = finite(hidden_v.raw) if hidden_v else None, finite(heads_v.raw) if heads_v else None
         key = hidden_v or heads_v
         if h is not None and n is not None and n > 0 and hidden_v is not None and heads_v is not None:
             q = Fraction(h) / Fraction(n)
@@ -322,9 +324,9 @@ class _TableLoad:
         if frac_v is None:
             frac_v = (self.default("partial_rotary_factor", f"partial_rotary_factor default of {self.dclass}")
                       or self.default("rotary_pct", f"rotary_pct default of {self.dclass}"))
-        self.layer_arch = (_layer_arch(self.arch, self.root.raw("model_type"), self.reading)
+        self.layer_arch = (layer_arch(self.arch, self.root.raw("model_type"), self.reading)
                            if self.kind == "hf" and self.arch else None)
-        self.measured = _layers_entry(self.layer_arch, self.reading)
+        self.measured = layers_entry(self.layer_arch, self.reading)
         if frac_v is not None and frac_v.key and self.measured is not None and self.measured.get("partial") \
                 and frac_v.key.split(".")[-1] == "partial_rotary_factor":  # the key the table measured
             frac_v = self.measured_partial(frac_v, self.measured)
@@ -361,8 +363,8 @@ class _TableLoad:
         rot_v = next((v for v in (s.get(k, expect="int") for k in K("rotary_dim")) if v is not None), None)
         if rot_v is None and self.kind == "hf" and "qk_rope_head_dim" in self.defaults:  # MLA: only that part rotates
             rot_v = self.default("qk_rope_head_dim", f"qk_rope_head_dim absent: {self.dclass} default", "int")
-        hd = _finite(head_v.raw)
-        fr = _finite(frac_v.raw) if frac_v is not None else 1.0
+        hd = finite(head_v.raw)
+        fr = finite(frac_v.raw) if frac_v is not None else 1.0
         if rot_v is not None:
             self.d_v = rot_v
         elif hd is None or fr is None:
@@ -375,7 +377,7 @@ class _TableLoad:
         """head_dim ``hd`` x factor ``fr`` as the runtime rotates it (a row may halve it or round an odd count
         up), with RV-not-integer when it truncates or rounds."""
         head_v, frac_v = self.head_v, self.frac_v
-        dims, prod = _rotary_dims(hd, fr if frac_v is not None else None)
+        dims, prod = rotary_dims(hd, fr if frac_v is not None else None)
         parts = [head_v.where]
         if frac_v is not None:
             parts.append(f"{frac_v.where} {fr:g}")
@@ -403,7 +405,7 @@ class _TableLoad:
         return head_v if not note else Value(dims, None, anchor.line, anchor.column, note, "int")
 
     # -- base ------------------------------------------------------------------------------
-    def base_from(self, sec: _Section | None) -> Value | None:
+    def base_from(self, sec: Section | None) -> Value | None:
         return None if sec is None else sec.get(*self.K("block_base"))
 
     def base(self) -> None:
@@ -443,7 +445,7 @@ class _TableLoad:
         """A row's base x its ratio key (the row's base when the key is absent)."""
         base, model = rv["base"], rv["model"]
         ratio = self.s.get(*self.K(rv["key"]))
-        r = _finite(ratio.raw) if ratio else 1.0
+        r = finite(ratio.raw) if ratio else 1.0
         if ratio is None:
             return Value(base, None, 1, 1, f"{model} base {base:g}, no {rv['key']}")
         if r is None:
@@ -451,28 +453,28 @@ class _TableLoad:
         return Value(base * r, None, ratio.line, ratio.column, f"{base:g} * {ratio.key} {r:g} ({model})")
 
     # -- scheme and its parameters ---------------------------------------------------------
-    def scheme_of(self, sec: _Section | None) -> tuple[Value, dict, Value | None]:
+    def scheme_of(self, sec: Section | None) -> tuple[Value, dict, Value | None]:
         """A block's ``(rope_type Value, parameters by name, the block's Value)``."""
         if sec is None:
             return Value("default", None, 1, 1, "no rope_scaling", "str"), {}, None
         line, col = self.positions.get(sec.prefix, (1, 1))
-        if isinstance(sec, _DefaultSection):
-            blk = Value(_plain(sec.data), None, sec.at[0], sec.at[1], f"{_dotted(sec.prefix)}: {sec.note}", "mapping")
+        if isinstance(sec, DefaultSection):
+            blk = Value(plain(sec.data), None, sec.at[0], sec.at[1], f"{dotted(sec.prefix)}: {sec.note}", "mapping")
         else:
-            blk = Value(_plain(sec.data), _dotted(sec.prefix), line, col, "", "mapping")
+            blk = Value(plain(sec.data), dotted(sec.prefix), line, col, "", "mapping")
         sv = sec.get(*self.K("rope_type"), expect="str")
         if sv is None:
             sv = Value("default", blk.key, blk.line, blk.column, "no rope_type", "str")
         params = {}
         for k in sec.data:
             nk = _norm(k)
-            if nk in _NOT_PARAMS or nk in self.K("block_base") or nk in _MROPE_KEYS:
+            if nk in NOT_PARAMS or nk in self.K("block_base") or nk in MROPE_KEYS:
                 continue
-            v = sec.get(nk, expect=_PARAM_EXPECT.get(nk, "number"))
+            v = sec.get(nk, expect=PARAM_EXPECT.get(nk, "number"))
             if v is not None:
                 params[nk] = v
-        if any(_norm(k) in _MROPE_KEYS for k in sec.data):
-            sk = next(str(k) for k in sec.data if _norm(k) in _MROPE_KEYS)
+        if any(_norm(k) in MROPE_KEYS for k in sec.data):
+            sk = next(str(k) for k in sec.data if _norm(k) in MROPE_KEYS)
             self.notes.append(f"{sk}: multimodal RoPE splits the pairs over position / time / height / width; for "
                               f"text every axis has the same position, so each section rotates at the same "
                               f"frequencies as one rotary of the whole head")
@@ -500,7 +502,7 @@ class _TableLoad:
             self.base_v, self.scheme_v, self.scheme_name, self.params = _ntk_alpha(
                 self.base_v, self.d_v, self.scheme_v, self.params, self.reading, self.problems, self.notes)
 
-    def scheme_runs_as(self, main_block: _Section) -> None:
+    def scheme_runs_as(self, main_block: Section) -> None:
         """The rope_type each transformers version runs after its config class's rewrites (mrope, su, xdrope,
         Llama 4), and the versions that have no function for it (hf.scheme_runs_as)."""
         from ..schemes import SCHEMES
@@ -549,9 +551,10 @@ class _TableLoad:
         self.notes.extend(runtime.notes)
         self.orig_v = runtime.original
         self.train_v = self.train_length(train)
-        self.target_v = _cli(target, "--target") if target is not None else (max_v or self.train_v)
+        given = _cli(target, "--target")
+        self.target_v: Value = given if given is not None else (max_v or self.train_v)
         self.tune_v = _cli(tune, "--tune")
-        trained = _finite(self.train_v.raw)
+        trained = finite(self.train_v.raw)
         if tune is not None and trained is not None and tune < trained:
             raise OptionError(f"{self.path}: --tune {tune} is shorter than the training length "
                               f"{fmt_count(trained)} ({self.train_v.where}); a tuning run is at least as long")
@@ -567,8 +570,8 @@ class _TableLoad:
             return self.seq_v
         if self.scheme_name not in ("default", "?") and self.orig_v is not None:
             return self.orig_v
-        f = _finite(params["factor"].raw) if params.get("factor") is not None else None
-        m = _finite(max_v.raw) if max_v is not None else None
+        f = finite(params["factor"].raw) if params.get("factor") is not None else None
+        m = finite(max_v.raw) if max_v is not None else None
         if self.scheme_name == "linear" and max_v is not None and m and f is not None and f >= 1:
             return Value(int(m // f), None, max_v.line, max_v.column,
                          f"{max_v.key or 'max_position_embeddings'} / factor {f:g} (linear scaling; --train to set)",
@@ -610,11 +613,12 @@ class _TableLoad:
                 raw = s.raw(name)
                 sub = s.sub(name)
                 if raw is True:
-                    dtype_v = Value(name, _dotted(s.prefix + (s.keys[name],)),
-                                    *self.positions.get(s.prefix + (s.keys[name],), (1, 1)), "", "str")
+                    line, col = self.positions.get(s.prefix + (s.keys[name],), (1, 1))
+                    dtype_v = Value(name, dotted(s.prefix + (s.keys[name],)), line, col, "", "str")
                 elif sub is not None and sub.raw("enabled") is True:
                     p = sub.prefix + (sub.keys["enabled"],)
-                    dtype_v = Value(name, _dotted(p), *self.positions.get(p, (1, 1)), "", "str")
+                    line, col = self.positions.get(p, (1, 1))
+                    dtype_v = Value(name, dotted(p), line, col, "", "str")
                 if dtype_v is not None:
                     break
         self.dtype_v = dtype_v
@@ -639,18 +643,18 @@ class _TableLoad:
         sec = self.per_type.get(t)
         return sec.get(*self.K("partial")) if sec is not None else None
 
-    def measured_layers(self, layer_arch: str) -> LoadedConfig | None:
+    def measured_layers(self, table_type: str) -> LoadedConfig | None:
         """The config read with its layer groups from the measured table (None: the table does not know it)."""
         from . import layers as layer_table
 
-        if self.measured is None and not layer_table.not_covered(layer_arch, self.reading):
+        if self.measured is None and not layer_table.not_covered(table_type, self.reading):
             return None
         main = RopeLayer("all layers", self.d_v, self.base_v, self.scheme_v, self.params, self.block_v, None)
-        groups = _runtime_groups(layer_arch, self.s, self.defaults, self.dclass, self.reading, main, self.own_block,
+        groups = runtime_groups(table_type, self.s, self.defaults, self.dclass, self.reading, main, self.own_block,
                                  self.problems, self.notes, (self.dline, self.dcol), self.head_v, self.partial_of)
-        if row("temperature_tuning", layer_arch) is not None and self.query_scale is None:
+        if row("temperature_tuning", table_type) is not None and self.query_scale is None:
             self.query_scale = _temperature_tuning(self.s, self.default, self.dclass, self.notes)
-        self.problems.extend(_unread_rotary_keys(self.measured, layer_arch, self.s, self.inputs, self.reading))
+        self.problems.extend(unread_rotary_keys(self.measured, table_type, self.s, self.inputs, self.reading))
         if not any(g.rope for g in groups) and isinstance(self.base_v.raw, (int, float)):  # Jamba: nothing rotates,
             self.notes = [n for n in self.notes if not n.startswith(f"base {fmt_count(self.base_v.raw)} assumed")]
         return self.result(groups)
@@ -699,16 +703,17 @@ class _TableLoad:
 
 
 def _ntk_alpha(base_v: Value, d_v: Value, scheme_v: Value, params: dict, reading: str, problems: list,
-                   notes: list) -> tuple:
+               notes: list) -> tuple:
     """HunYuanDenseV1RotaryEmbedding: "dynamic" with an alpha is a fixed NTK-aware base rope_theta * alpha^(d/(d-2))
     (4.57.1: DynamicNTKAlphaRotary; 5.23.0: rope_type "ntk_alpha"); the other keys of the block are not read.
     ``(base, scheme value, scheme, params)``, unchanged without a usable alpha; the ignored keys and the note are
     appended to ``problems`` / ``notes``."""
     alpha_v = params.get("alpha")
-    if not (alpha_v is not None and _finite(alpha_v.raw) and _finite(base_v.raw) and _finite(d_v.raw)
-            and d_v.raw > 2):
+    a = finite(alpha_v.raw) if alpha_v is not None else None
+    b = finite(base_v.raw)
+    if not (alpha_v is not None and a and b and finite(d_v.raw) and d_v.raw > 2):
         return base_v, scheme_v, "dynamic", params
-    a, b, d = _finite(alpha_v.raw), _finite(base_v.raw), int(d_v.raw)
+    d = int(d_v.raw)
     new_base = Value(b * a ** (d / (d - 2)), None, alpha_v.line, alpha_v.column,
                      f"{base_v.where} {fmt_short(b)} x {alpha_v.key} {fmt_short(a)}^(d/(d-2)) (HunYuan's NTK alpha)")
     for name, v in params.items():
@@ -716,7 +721,7 @@ def _ntk_alpha(base_v: Value, d_v: Value, scheme_v: Value, params: dict, reading
             problems.append(Problem(IGNORED_KEY, v, f"{v.key} is ignored by transformers {reading}: HunYuan runs "
                                                     "rope_scaling type dynamic with an alpha as a fixed "
                                                     "NTK-aware base"))
-    notes.append(f"HunYuan's {alpha_v.key} {fmt_short(_finite(alpha_v.raw))}: plain RoPE at base "
+    notes.append(f"HunYuan's {alpha_v.key} {fmt_short(finite(alpha_v.raw))}: plain RoPE at base "
                  f"{fmt_short(new_base.raw)} = rope_theta x alpha^(d/(d-2))")
     scheme_v = Value("default", scheme_v.key, scheme_v.line, scheme_v.column,
                      "HunYuan: dynamic with alpha = plain RoPE at the NTK-aware base", "str")
@@ -730,7 +735,7 @@ def _temperature_tuning(s, default, dclass: str, notes: list) -> QueryScale | No
     defaults (True, 8192, 0.1: hf_defaults); None when it is off."""
     def read(name: str, expect: str = "number") -> Value | None:
         if s.keys.get(name) is not None and s.raw(name) is None:  # a null: unusable (5.23.0 refuses it)
-            return Value(None, _dotted(s.prefix + (s.keys[name],)), 1, 1, f"{name}: null", expect)
+            return Value(None, dotted(s.prefix + (s.keys[name],)), 1, 1, f"{name}: null", expect)
         return s.get(name, expect=expect) or default(name, f"{name} absent: {dclass} default", expect, at_type=True)
 
     on = read("attn_temperature_tuning", "any")

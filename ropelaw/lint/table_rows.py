@@ -10,7 +10,8 @@ it asks :func:`row` for an effect, and a new model with a known effect is one mo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
+from collections.abc import Mapping
 
 
 class HasKeys(Protocol):

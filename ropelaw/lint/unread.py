@@ -25,7 +25,8 @@ import re
 from collections.abc import Mapping  # typing.Mapping's isinstance is 2.5x slower, once per key of every file
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from .model import LoadedConfig, NotARopeConfig, UnreadConfig, Value
 
@@ -76,7 +77,7 @@ def rope_leaves(data: Mapping) -> Iterator[tuple[tuple, Any]]:
     yield from walk(data, (), False)
 
 
-def _dotted(path: tuple) -> str:
+def dotted(path: tuple) -> str:
     return ".".join(str(p) for p in path)
 
 
@@ -90,8 +91,8 @@ def unread_values(data: Mapping, positions: Mapping, cfg: LoadedConfig) -> list[
     blocks = {v.key for v in cfg.inputs if v.key and v.expect == "mapping"}
     out = []
     for path, raw in rope_leaves(data):
-        key = _dotted(path)
-        if key in read or any(_dotted(path[:i]) in blocks for i in range(1, len(path))):
+        key = dotted(path)
+        if key in read or any(dotted(path[:i]) in blocks for i in range(1, len(path))):
             continue
         line, col = positions.get(path, (1, 1))
         out.append(Value(raw, key, line, col, "base" if _is_base(path) else "", "any"))
@@ -130,7 +131,7 @@ def unread_file(data: Mapping, positions: Mapping, path: str, why: str) -> NotAR
     reason = why[len(path) + 2:] if why.startswith(path + ": ") else why
     if not leaves:
         return NotARopeConfig(why)
-    keys = [_dotted(p) for p, _ in leaves]
+    keys = [dotted(p) for p, _ in leaves]
     line, col = positions.get(leaves[0][0], (1, 1))
     from .sources import fit
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 __all__ = ["Role", "Plan", "entry", "text_type", "plan", "expand_rule", "covered"]
 

@@ -127,7 +127,8 @@ def _identity(x, outputs: set):
 
     if id(x) in outputs:
         if isinstance(x, (tuple, list)) and len(x) == 2 and all(torch.is_tensor(t) for t in x):
-            return type(x)((torch.ones_like(x[0]), torch.zeros_like(x[1])))
+            pair: Any = type(x)  # the tuple or list type the rotary returned
+            return pair((torch.ones_like(x[0]), torch.zeros_like(x[1])))
         if torch.is_tensor(x):
             return torch.ones_like(x) if x.is_complex() else None
     if isinstance(x, tuple) and any(id(t) in outputs for t in x):
@@ -173,7 +174,8 @@ def _observe_attention(model_type: str, cfg, model, length: int, offset: int = 0
     layers = _layer_list(model, n)
     if layers is None:
         return Probe(model_type, config, [], f"no list of {n} decoder layers in {type(model).__name__}")
-    state = {"layer": None, "outputs": {}, "received": {}, "replaced": {}, "inner": {}, "offset": offset,
+    state: dict[str, Any] = {"layer": None, "outputs": {}, "received": {}, "replaced": {}, "inner": {},
+                             "offset": offset,
              "rotaries": [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]}
 
     def rot_hook(m, args, kwargs, out):
@@ -214,7 +216,7 @@ def _observe_attention(model_type: str, cfg, model, length: int, offset: int = 0
             ids_ = set(state["outputs"])
             args2 = tuple(_identity(a, ids_) for a in args)
             kwargs2 = {k: _identity(v, ids_) for k, v in kwargs.items()}
-            got = [a for a, b in zip(args, args2) if a is not b] + \
+            got = [a for a, b in zip(args, args2, strict=True) if a is not b] + \
                   [v for k, v in kwargs.items() if kwargs2[k] is not v]
             i = state["layer"]
             if got:
@@ -303,6 +305,43 @@ def _observe_functions(model_type: str, class_name: str, overrides: dict, length
     return observe_functions(model_type, cfg, model, module, length, offset)
 
 
+def _rotary_functions(module) -> tuple[list[str], list[str]]:
+    """The modeling module's ``apply_rotary*`` functions: ``(those taking (q, k, cos, sin), those taking
+    (tensor, sin, cos): GPT-J / CodeGen)``."""
+    names = [n_ for n_, f in vars(module).items() if n_.startswith("apply_rotary") and callable(f)
+             and list(inspect.signature(f).parameters)[:4] == ["q", "k", "cos", "sin"]]
+    ones = [n_ for n_, f in vars(module).items() if n_.startswith("apply_rotary") and callable(f)
+            and list(inspect.signature(f).parameters)[:3] == ["tensor", "sin", "cos"]]
+    return names, ones
+
+
+def _observations(calls: list, n: int, state: dict, length: int) -> list:
+    """Each of the ``n`` decoder layers as a LayerObs, from the attention and rotary calls recorded in the forward
+    (:func:`observe_functions`)."""
+    out = []
+    for i in range(n):
+        attn = next((c for c in calls if c["layer"] == i and c["kind"] == "attn"), None)
+        rope = next((c for c in calls if c["layer"] == i and c["kind"] == "rope"), None)
+        if attn is None and rope is None:
+            out.append(LayerObs(i, None, "none", None, "the layer calls no attention (not an attention layer)"))
+            continue
+        if attn is None:  # it rotates and attends by its own matmul (GPT-J's _attn): its span is not seen
+            span, size = "unobserved", None
+        else:
+            span, size = span_of(attn["mask"], attn["causal"] or None, length)
+        if attn is not None and attn["mask"] is None and not attn["causal"]:
+            span, size = "full", None  # sdpa with neither mask nor is_causal only for a 1-token query
+        if rope is None:
+            out.append(LayerObs(i, None, span, size))
+            continue
+        q, qp = rope["q"].double(), rope["qp"].double()
+        try:
+            out.append(read_rope(i, q, qp, rope["received"], state, length, span, size))
+        except (ValueError, TypeError, RuntimeError, AttributeError, IndexError) as exc:
+            out.append(LayerObs(i, None, span, size, f"rotary not read: {exc}"))
+    return out
+
+
 def observe_functions(model_type: str, cfg, model, module, length: int = LENGTH, offset: int = 0) -> Probe:
     """Every decoder layer of ``model`` (built with attn_implementation "sdpa" from ``cfg``; ``module``
     its modeling module) observed through the module's rotary functions (see :func:`_observe_functions`)."""
@@ -315,7 +354,7 @@ def observe_functions(model_type: str, cfg, model, module, length: int = LENGTH,
     if layers is None:
         return Probe(model_type, config, [], f"no list of {n} decoder layers in {type(model).__name__}")
     calls: list = []
-    state = {"layer": None, "outputs": {}, "offset": offset,
+    state: dict[str, Any] = {"layer": None, "outputs": {}, "offset": offset,
              "rotaries": [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]}
 
     def wrap(fn):
@@ -341,10 +380,7 @@ def observe_functions(model_type: str, cfg, model, module, length: int = LENGTH,
             attn_mask, is_causal = None, False
         return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
 
-    names = [n_ for n_, f in vars(module).items() if n_.startswith("apply_rotary") and callable(f)
-             and list(inspect.signature(f).parameters)[:4] == ["q", "k", "cos", "sin"]]
-    ones = [n_ for n_, f in vars(module).items() if n_.startswith("apply_rotary") and callable(f)
-            and list(inspect.signature(f).parameters)[:3] == ["tensor", "sin", "cos"]]
+    names, ones = _rotary_functions(module)
     if not names and not ones and _rotary_classes(module):
         return Probe(model_type, config, [], "attention not through ALL_ATTENTION_FUNCTIONS and no "
                                              "apply_rotary*(q, k, cos, sin) function to observe")
@@ -376,26 +412,5 @@ def observe_functions(model_type: str, cfg, model, module, length: int = LENGTH,
         F.scaled_dot_product_attention = _sdpa
         for h in handles:
             h.remove()
-    out = []
-    for i in range(n):
-        attn = next((c for c in calls if c["layer"] == i and c["kind"] == "attn"), None)
-        rope = next((c for c in calls if c["layer"] == i and c["kind"] == "rope"), None)
-        if attn is None and rope is None:
-            out.append(LayerObs(i, None, "none", None, "the layer calls no attention (not an attention layer)"))
-            continue
-        if attn is None:  # it rotates and attends by its own matmul (GPT-J's _attn): its span is not seen
-            span, size = "unobserved", None
-        else:
-            span, size = span_of(attn["mask"], attn["causal"] or None, length)
-        if attn is not None and attn["mask"] is None and not attn["causal"]:
-            span, size = "full", None  # sdpa with neither mask nor is_causal only for a 1-token query
-        if rope is None:
-            out.append(LayerObs(i, None, span, size))
-            continue
-        q, qp = rope["q"].double(), rope["qp"].double()
-        try:
-            out.append(read_rope(i, q, qp, rope["received"], state, length, span, size))
-        except (ValueError, TypeError, RuntimeError, AttributeError, IndexError) as exc:
-            out.append(LayerObs(i, None, span, size, f"rotary not read: {exc}"))
-    return Probe(model_type, config, out)
+    return Probe(model_type, config, _observations(calls, n, state, length))
 

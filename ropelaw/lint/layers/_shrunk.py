@@ -21,7 +21,8 @@ import pathlib
 import re
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from . import _probe
 from ._tiny import quiet, shrunk_value
@@ -68,7 +69,8 @@ def shrink_in_place(tc, keep_heads: bool = False) -> dict:
     attention heads of the file's head dim (hidden size 2 x head dim; ``keep_heads``: the file's heads, for a
     model that splits them in fixed groups such as CodeGen's 4), at most two KV heads, and every size-like
     attribute as :func:`._tiny.shrunk_value` has it. Returns the attributes set."""
-    heads, hidden = getattr(tc, "num_attention_heads", None), getattr(tc, "hidden_size", None)
+    heads: Any = getattr(tc, "num_attention_heads", None)  # a config's attributes: whatever the class holds
+    hidden: Any = getattr(tc, "hidden_size", None)
     hd = getattr(tc, "head_dim", None)
     if not (isinstance(hd, int) and hd > 0):
         hd = hidden // heads
@@ -181,12 +183,12 @@ def _run_file(mapping: Mapping, offset: int, length: int, keep_heads: bool) -> F
         out.problem = f"the shrunk model does not build ({why})"
         return out
     try:
-        out.probe = _observe(out.model_type, tc, model, how, length, offset)
+        out.probe = _observe(out.model_type or "", tc, model, how, length, offset)
         if offset and out.probe.error and out.probe.error.startswith("forward fails"):
             # 4.57.1's Phi-3.5-MoE sizes its cos / sin table by the last cache position: give it the positions too
             _probe._STATE["cache_position"] = True
             try:
-                out.probe = _observe(out.model_type, tc, model, how, length, offset)
+                out.probe = _observe(out.model_type or "", tc, model, how, length, offset)
             finally:
                 _probe._STATE["cache_position"] = False
     finally:
@@ -269,7 +271,7 @@ def with_small_spans(mapping: Mapping) -> tuple[dict, dict]:
     data = copy.deepcopy(dict(mapping))
     changed: dict = {}
     for path in ((), ("text_config",), ("language_config",), ("llm_config",)):
-        sec = data
+        sec: Any = data
         for p in path:
             sec = sec.get(p) if isinstance(sec, dict) else None
         if not isinstance(sec, dict):

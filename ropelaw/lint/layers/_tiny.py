@@ -154,7 +154,7 @@ def candidate_types() -> tuple[list[tuple[str, str]], dict[str, str], dict[str, 
                 name = name[0]
             if mt in PROBED_TEXT_MODELS:  # a candidate through its composite (above)
                 continue
-            if not name or not hasattr(module, name):
+            if not isinstance(name, str) or not name or not hasattr(module, name):
                 skipped[mt] = "no model class for this config in the auto mappings"
                 continue
             cands.append((mt, name))
@@ -179,7 +179,7 @@ def candidate(model_type: str) -> str | None:
             return None
     name = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type) or MODEL_MAPPING_NAMES.get(model_type)
     name = name[0] if isinstance(name, (tuple, list)) else name
-    return name if name and hasattr(module, name) else None
+    return name if isinstance(name, str) and name and hasattr(module, name) else None
 
 
 # -----------------------------------------------------------------------------------------

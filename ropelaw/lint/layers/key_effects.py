@@ -30,6 +30,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from . import _probe, _shrunk
@@ -108,7 +109,7 @@ def changed(data: dict, edits: list) -> dict:
     earlier edit removed is skipped."""
     out = copy.deepcopy(data)
     for path, value in edits:
-        node = out
+        node: Any = out
         for p in path[:-1]:
             node = node.get(p) if isinstance(node, dict) else None
         if not isinstance(node, dict) or (value is REMOVE and path[-1] not in node):
@@ -149,7 +150,7 @@ def far_part(data: dict, offset: int, near_run) -> tuple:
     first attention layer's query norms there over the near run's (``near_run``)."""
     run = _shrunk.run_file(data, offset=offset)
     if run.refused or run.problem:
-        return ("refused" if run.refused else "problem", (run.refused or run.problem)[:100])
+        return ("refused" if run.refused else "problem", (run.refused or run.problem or "")[:100])
     ratio = None
     i = _first_attention(near_run.probe.layers)
     if i is not None and i < len(run.probe.layers) and run.probe.layers[i].query_norm is not None:
@@ -166,16 +167,16 @@ def describe(old: tuple, new: tuple, where: str) -> str:
     if len(old) != len(new):
         return f"{len(new)} layers in the {where} forward, not {len(old)}"
     names = ("span", "span size", "unobserved", "rotary") if where == "near" else None
-    for i, (a, b) in enumerate(zip(old, new)):
+    for i, (a, b) in enumerate(zip(old, new, strict=True)):  # lengths compared above
         if a == b:
             continue
         if names is None:
             return f"{where} forward: layer {i}'s rotary" if i < len(old) - 1 else \
                 f"{where} forward: the queries' scale ({a[1]} -> {b[1]})"
-        part = next(n for n, x, y in zip(names, a, b) if x != y)
+        part = next(n for n, x, y in zip(names, a, b, strict=True) if x != y)  # near_part's 4 parts
         if part == "rotary" and a[3] is not None and b[3] is not None:
             part = next(n for n, x, y in zip(("frequencies", "attention factor", "unrotated pairs", "rotated dims",
-                                              "query scale"), a[3], b[3]) if x != y)
+                                              "query scale"), a[3], b[3], strict=True) if x != y)  # _rope's 5
         elif part == "rotary":
             part = "NoPE" if b[3] is None else "RoPE"
         return f"{where} forward: layer {i}'s {part}"
@@ -200,7 +201,7 @@ def difference(m: Measured, data: dict) -> str | None:
     near, run = near_part(data)
     if near != m.near:
         return describe(m.near, near, "near")
-    for offset, want in zip(m.offsets, m.far):
+    for offset, want in zip(m.offsets, m.far, strict=True):  # one far part per offset
         got = far_part(data, offset, run)
         if got != want:
             return describe(want, got, "far")
@@ -233,7 +234,7 @@ def rope_block_paths(data: dict) -> list[tuple]:
     return [p for p in key_paths(data) if any(b in p for b in ROPE_BLOCKS)]
 
 
-def measure_rope_blocks(data: dict, skip: set = frozenset()) -> Measured | None:
+def measure_rope_blocks(data: dict, skip: AbstractSet = frozenset()) -> Measured | None:
     """Each key of the rope blocks (:func:`rope_block_paths`) measured one by one, except the relative paths in
     ``skip`` (the keys RV009 is about: a rope-block key transformers does not read). None: transformers does not
     build the file, or it is not observed."""

@@ -262,7 +262,7 @@ def read_rope(i, q, qp, received, state, length, span, size) -> LayerObs:
     first = int(state.get("offset") or 0)
     for module in modules:  # the module that produced it first; else any rotary of the model
         best = None
-        for name, f in _inv_freq_candidates(module):
+        for _name, f in _inv_freq_candidates(module):
             if f.shape[0] != angles.shape[-1]:
                 continue
             err = _angle_error(angles, f, first)
@@ -272,7 +272,7 @@ def read_rope(i, q, qp, received, state, length, span, size) -> LayerObs:
             freq = best[1]
             break
     estimated = freq is None
-    if estimated:  # computed in forward, kept nowhere (Phi-3.5-MoE in 4.57.1): the slope of the angles
+    if freq is None:  # computed in forward, kept nowhere (Phi-3.5-MoE in 4.57.1): the slope of the angles
         import numpy as np
 
         a = np.unwrap(angles.numpy(), axis=0)  # (T, pairs): (offset + m) * f mod 2 pi, unwrapped along the positions

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
 
 from ...findings import Finding
 from ...limits import MAX_CONTEXT, MAX_D, MAX_FACTOR
@@ -168,10 +169,9 @@ def _check_value(cfg: LoadedConfig, v: Value) -> Iterator[Finding]:
         if not isinstance(x, bool) and not (isinstance(x, str) and x.lower() in ("true", "false")):
             yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be true or false, got {_type_name(x)} {show_value(x)}",
                       refused={})  # transformers tests its truth value: any value runs
-    elif v.expect == "mapping":
-        if not isinstance(x, dict):
-            yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be a mapping, got {_type_name(x)}",
-                      refused=value_refusals(cfg, v, "type"))
+    elif v.expect == "mapping" and not isinstance(x, dict):
+        yield _at(cfg, INVALID_TYPE, v, f"{v.key} must be a mapping, got {_type_name(x)}",
+                  refused=value_refusals(cfg, v, "type"))
 
 
 def check(lt: Linting) -> list[Finding]:
@@ -234,7 +234,8 @@ def check(lt: Linting) -> list[Finding]:
                            max_length=MAX_CONTEXT,
                            refused=value_refusals(cfg, v, "float") if isinstance(v.raw, float) else {}))
     mx, og = cfg.max_pos, cfg.original_max
-    if mx is not None and og is not None and mx.number() and og.number() and og.number() > mx.number() \
+    mxn, ogn = mx.number() if mx is not None else None, og.number() if og is not None else None
+    if mx is not None and og is not None and mxn and ogn and ogn > mxn \
             and cfg.layers[0].scheme.raw not in (None, "default") and _context_keys_matter(cfg):
         out.append(_at(cfg, ORIG_GT_MAX, og, f"{og.key or og.where} {fmt_count(og.number())} exceeds {mx.where} "
                                              f"{fmt_count(mx.number())}: the scheme shrinks the context", refused={}))
@@ -391,7 +392,7 @@ def _yarn_values(cfg: LoadedConfig, g, f: Value | None) -> Iterator[Finding]:
     if f is None or orig is None or mx is None or not _context_keys_matter(cfg):
         return
     fn, on, mn = f.number(), orig.number(), mx.number()
-    if None in (fn, on, mn) or on <= 0 or fn < 1:
+    if fn is None or on is None or mn is None or on <= 0 or fn < 1:
         return
     ratio = Fraction(mn) / Fraction(on)
     # transformers' own check (4.57.1 / 5.23.0 modeling_rope_utils: implicit_factor = max_position_embeddings /

@@ -24,7 +24,8 @@ from __future__ import annotations
 import importlib
 import os
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from ...errors import UsageError
 from .edit import DELETE, Edit, apply_to_mapping, leaf_changes, refuse  # noqa: F401  (DELETE: the marker writers use)

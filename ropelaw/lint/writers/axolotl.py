@@ -9,7 +9,8 @@ top-level ``rope_theta`` changes nothing (``dialects/axolotl.py`` ``set_override
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from .edit import DELETE, Edit, refuse
 

@@ -9,7 +9,8 @@ this module; it imports neither.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 DELETE = object()
 

@@ -25,7 +25,9 @@ way to run them (``ropelaw.methods.patch_model``).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Any
+from collections.abc import Mapping
 
 from .edit import Edit, refuse
 
@@ -52,32 +54,26 @@ def _node(data: Mapping, path: tuple) -> Mapping:
     return data if isinstance(data, Mapping) else {}
 
 
-def changes(data: Mapping, cfg: Any, option: Any, target: int, dialect: str = "hf", sec: tuple | None = None) -> Edit:
-    """The top-level (section) key changes of ``option``, as an :class:`Edit` on ``data``."""
-    name, spec = option.name, option.spec
-    e = Edit(dialect, name)
-    if name in ("rerope", "leaky_rerope"):
-        return refuse(dialect, name, f"transformers has no {name} rope_type (loading such a config fails); run it "
-                                     f"at inference: ropelaw.methods.patch_model(model, {name!r}, window="
-                                     f"{spec.param('window')}" + (f", leaky_k={spec.param('k')}" if name == "leaky_rerope"
-                                                                  else "") + ")")
-    if name in ("current", "longrope"):
-        return refuse(dialect, name, "the config already states it: nothing to write")
-    sec = section(cfg) if sec is None else sec
-    node = _node(data, sec)
-    rp = node.get("rope_parameters")
-    v5 = isinstance(rp, Mapping) or str(data.get("transformers_version", "")).startswith("5")
-    per_type = isinstance(rp, Mapping) and rp and all(isinstance(v, Mapping) for v in rp.values())
-    theta_key = next((k for k in ("rope_theta", "rotary_emb_base", "rotary_base") if k in node), "rope_theta")
-    t = spec.train_len
+@dataclass
+class _Form:
+    """Where a file keeps its RoPE keys (``sec`` of ``node``) and in which form (``v5``: rope_parameters, per layer
+    type or not; else rope_scaling and a top-level base ``theta_key``); ``stated``: the base the runtime reads."""
 
-    stated = cfg.layers[0].base.number()
+    e: Edit
+    node: Mapping
+    sec: tuple
+    v5: bool
+    per_type: bool
+    theta_key: str
+    stated: float | None
 
-    def block(b: dict | None, theta: float) -> None:
-        if v5:
+    def block(self, b: dict | None, theta: float) -> None:
+        """Write scaling block ``b`` (None: no scaling) and base ``theta`` in the file's form."""
+        e, node, sec, theta_key = self.e, self.node, self.sec, self.theta_key
+        if self.v5:
             entry = {"rope_type": "default"} if b is None else dict(b)
             entry["rope_theta"] = theta
-            path = sec + (("rope_parameters", "full_attention") if per_type else ("rope_parameters",))
+            path = sec + (("rope_parameters", "full_attention") if self.per_type else ("rope_parameters",))
             e.set(path, entry)
             if node.get("rope_scaling") is not None:  # null is no scaling already
                 e.delete(sec + ("rope_scaling",))
@@ -89,13 +85,35 @@ def changes(data: Mapping, cfg: Any, option: Any, target: int, dialect: str = "h
                     e.delete(sec + ("rope_scaling",))
             else:
                 e.set(sec + ("rope_scaling",), b)
-            if theta_key in node or theta != stated:  # the base the runtime reads already: no key added
+            if theta_key in node or theta != self.stated:  # the base the runtime reads already: no key added
                 e.set(sec + (theta_key,), theta)
 
-    def top_original(value: int) -> None:
-        if "original_max_position_embeddings" in node:  # 5.x lets it win over the block's
-            e.set(sec + ("original_max_position_embeddings",), value)
+    def top_original(self, value: int) -> None:
+        if "original_max_position_embeddings" in self.node:  # 5.x lets it win over the block's
+            self.e.set(self.sec + ("original_max_position_embeddings",), value)
 
+
+def changes(data: Mapping, cfg: Any, option: Any, target: int, dialect: str = "hf", sec: tuple | None = None) -> Edit:
+    """The top-level (section) key changes of ``option``, as an :class:`Edit` on ``data``."""
+    name, spec = option.name, option.spec
+    e = Edit(dialect, name)
+    if name in ("rerope", "leaky_rerope"):
+        leaky = f", leaky_k={spec.param('k')}" if name == "leaky_rerope" else ""
+        return refuse(dialect, name, f"transformers has no {name} rope_type (loading such a config fails); run it "
+                                     f"at inference: ropelaw.methods.patch_model(model, {name!r}, window="
+                                     f"{spec.param('window')}{leaky})")
+    if name in ("current", "longrope"):
+        return refuse(dialect, name, "the config already states it: nothing to write")
+    sec = section(cfg) if sec is None else sec
+    node = _node(data, sec)
+    rp = node.get("rope_parameters")
+    v5 = isinstance(rp, Mapping) or str(data.get("transformers_version", "")).startswith("5")
+    per_type = isinstance(rp, Mapping) and rp and all(isinstance(v, Mapping) for v in rp.values())
+    theta_key = next((k for k in ("rope_theta", "rotary_emb_base", "rotary_base") if k in node), "rope_theta")
+    t = spec.train_len
+
+    form = _Form(e, node, sec, v5, bool(per_type), theta_key, cfg.layers[0].base.number())
+    block, top_original = form.block, form.top_original
     if name == "base":
         block(None, spec.base)
         e.set(sec + ("max_position_embeddings",), target)

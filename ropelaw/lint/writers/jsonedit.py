@@ -30,7 +30,8 @@ class _Member:
 
 
 def _skip(text: str, i: int) -> int:
-    return _WS.match(text, i).end()
+    ws = _WS.match(text, i)  # matches, if only the empty string
+    return ws.end() if ws is not None else i
 
 
 def members(text: str, i: int) -> tuple[list[_Member], int]:
@@ -69,7 +70,8 @@ def _object_at(text: str, path: tuple) -> tuple[int, list[_Member], int] | None:
 
 def _line_indent(text: str, i: int) -> str:
     start = text.rfind("\n", 0, i) + 1
-    return re.match(r"[ \t]*", text[start:]).group(0)
+    indent = re.match(r"[ \t]*", text[start:])  # matches, if only the empty string
+    return indent.group(0) if indent is not None else ""
 
 
 def _render(value: Any, indent: str, unit: str, nl: str) -> str:

@@ -9,7 +9,8 @@ does not have: refused, except continued training at the target within that mode
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from .edit import Edit, refuse
 

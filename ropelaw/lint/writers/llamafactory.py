@@ -8,7 +8,8 @@ LLaMA-Factory trains at ``cutoff_len - 1``: the writer adds 1."""
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from .edit import Edit, refuse
 

@@ -10,7 +10,8 @@ the other options are refused with that reason."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from .edit import Edit, refuse
 

@@ -18,7 +18,8 @@ by ``writers.shell`` (the data is ``parse_shell``'s flags)."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Callable, Mapping
 
 from .edit import DELETE, Edit, refuse
 
@@ -99,7 +100,8 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     elif name == "linear":
         s = float(spec.param("factor"))
         if not s.is_integer():
-            return refuse("megatron", name, f"--rotary-seq-len-interpolation-factor is an int; factor {s:g} is not whole")
+            return refuse("megatron", name,
+                          f"--rotary-seq-len-interpolation-factor is an int; factor {s:g} is not whole")
         for n in SCHEME_FLAGS:
             drop(n)
         flag("rotary_seq_len_interpolation_factor", int(s))
@@ -116,8 +118,9 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     elif name == "llama3":
         lo, hi = float(spec.param("low_freq_factor", 1.0)), float(spec.param("high_freq_factor", 4.0))
         if (t, lo, hi) != (8192, 1.0, 4.0):
-            return refuse("megatron", name, "Megatron-Core's --use-rope-scaling fixes the Llama 3.1 bands (low 1, high 4, "
-                                            f"original 8,192); this plan needs original {t:,}, low {lo:g}, high {hi:g}")
+            return refuse("megatron", name,
+                          "Megatron-Core's --use-rope-scaling fixes the Llama 3.1 bands (low 1, high 4, "
+                          f"original 8,192); this plan needs original {t:,}, low {lo:g}, high {hi:g}")
         for n in SCHEME_FLAGS:
             drop(n)
         flag("use_rope_scaling", True)
@@ -125,7 +128,16 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     else:
         return refuse("megatron", name, f"Megatron-LM has no flag for {name!r}")
     if mla and name not in ("yarn", "base", "ntk", "train"):
-        return refuse("megatron", name, "multi-latent attention runs its own YaRN (rope_type): only yarn, base and train")
+        return refuse("megatron", name,
+                      "multi-latent attention runs its own YaRN (rope_type): only yarn, base and train")
+    return _lengths(e, name, node, existing, target, t, flag)
+
+
+def _lengths(e: Edit, name: str, node: Mapping, existing: dict, target: int, t: int,
+             flag: Callable[[str, Any], None]) -> Edit:
+    """Every option's lengths: max_position_embeddings at the target, seq_length at the target when the option is
+    tuned there (else at the training length ``t`` when the file has none); a flag dropped and set again is
+    changed where it is."""
     flag("max_position_embeddings", target)
     why = _tuning_length(name, node, existing, target, t) if name in ("yarn", "linear") else "not tuned at the target"
     if why is None:  # the option's cost: fine-tuning at the target

@@ -21,7 +21,8 @@ the edited flags.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from ...errors import UsageError
 from .edit import DELETE

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from .edit import DELETE, apply_to_mapping
 

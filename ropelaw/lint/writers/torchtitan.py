@@ -8,7 +8,8 @@ option that changes the RoPE is refused with that reason."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from .edit import Edit, refuse
 
@@ -20,7 +21,9 @@ def edit(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
                       "(torchtitan/models/<name>/__init__.py), "
                       "no TOML key sets them; define a flavor with them, or pick option 'train'")
     e = Edit("torchtitan", option.name).set(("training", "seq_len"), target)
-    ck = data.get("checkpoint") if isinstance(data.get("checkpoint"), Mapping) else {}
+    ck = data.get("checkpoint")
+    if not isinstance(ck, Mapping):
+        ck = {}
     if not (ck.get("enable") and (ck.get("initial_load_path") or ck.get("initial_load_in_hf"))):
         e.notes.append("[checkpoint] loads no initial weights: torchtitan trains from scratch at seq_len; set "
                        "enable = true and initial_load_path to continue from the pre-trained model")
