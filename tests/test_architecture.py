@@ -34,8 +34,6 @@ UNDERSCORE_IMPORTS = {
     'ropelaw.lint.layers._probe': 3,
     'ropelaw.lint.layers._shrunk': 1,
     'ropelaw.lint.layers.key_effects': 2,
-    'ropelaw.lint.loader': 2,
-    'ropelaw.lint.rules.values': 2,
 }
 
 

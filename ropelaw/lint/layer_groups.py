@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 
 from ..numfmt import count as fmt_count
 from .model import RopeLayer, Value, finite, plain, canonical_scheme
-from .sections import dotted, _norm, Section
+from .sections import dotted, norm_key, Section
 from .model import Problem
 from .rules.layers import LAYER_SEMANTICS_UNKNOWN, UNMODELLED_ROTARY_KEY
 from .rules.value_rules import IGNORED_KEY
@@ -97,7 +97,7 @@ def unread_rotary_keys(measured: dict | None, arch: str, s: Section, inputs: lis
             node: Any = s.data
             full = s.prefix
             for part in path:
-                k = next((x for x in node if _norm(x) == part), None) if isinstance(node, Mapping) else None
+                k = next((x for x in node if norm_key(x) == part), None) if isinstance(node, Mapping) else None
                 if k is None:
                     node = None
                     break

@@ -70,7 +70,7 @@ from .model import (LoadedConfig, ModelNeeded, NoRopeFound, NotARopeConfig, Opti
 from .parse import (CONFIG_SUFFIXES, MAX_BYTES, Path, Positions, config_files, json_positions,  # noqa: F401
                     format_of, parse_text, read_document, read_text, toml_positions,
                     yaml_positions)
-from .sections import INTERP, _cli  # noqa: F401  (INTERP re-exported)
+from .sections import INTERP, cli_value  # noqa: F401  (INTERP re-exported)
 from .table import ROPE_DEFAULT_BASE, load_table  # noqa: F401
 
 __all__ = [
@@ -235,16 +235,16 @@ def _fill_in(cfg: LoadedConfig, o: Overrides) -> LoadedConfig:
         return cfg
     layers = []
     head = cfg.head_dim
-    given = _cli(o.head_dim, "--head-dim", "int")  # None: no --head-dim
+    given = cli_value(o.head_dim, "--head-dim", "int")  # None: no --head-dim
     if given is not None and (head is None or head.raw is None):
         head = given
     for g in cfg.layers:
         d = head if (g.d.raw is None and head is not None and head.raw is not None) else g.d
         base = g.base
         if o.base is not None and base.key is None and base.note.startswith("no base key"):
-            base = _cli(float(o.base), "--base", "number")
+            base = cli_value(float(o.base), "--base", "number")
         layers.append(replace(g, d=d, base=base))
-    dtype = cfg.dtype if cfg.dtype is not None else _cli(o.dtype, "--dtype", "str")
+    dtype = cfg.dtype if cfg.dtype is not None else cli_value(o.dtype, "--dtype", "str")
     notes = [n for n in cfg.notes if not (o.base is not None and n.startswith("base ") and "no base key" in n)]
     return replace(cfg, head_dim=head, layers=layers, dtype=dtype, notes=notes)
 

@@ -15,7 +15,7 @@ from .model import Problem
 from .rules.value_rules import UNRESOLVED
 
 
-def _norm(key: Any) -> str:
+def norm_key(key: Any) -> str:
     return str(key).strip().lower().replace("-", "_")
 
 
@@ -50,7 +50,7 @@ class Section:
         self.problems = problems if problems is not None else []
         self.keys: dict[str, Any] = {}
         for k in data:
-            self.keys.setdefault(_norm(k), k)
+            self.keys.setdefault(norm_key(k), k)
 
     def has(self, name: str) -> bool:
         k = self.keys.get(name)
@@ -196,5 +196,5 @@ def pick_section(data: Mapping, positions: Positions, fmt: str, inputs: list, di
     return best
 
 
-def _cli(value: Any, flag: str, expect: str = "number") -> Value | None:
+def cli_value(value: Any, flag: str, expect: str = "number") -> Value | None:
     return None if value is None else Value(value, None, 1, 1, flag, expect)

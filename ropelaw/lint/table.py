@@ -20,7 +20,7 @@ from .model import (LoadedConfig, NoRopeFound, NotARopeConfig, OptionError, Quer
                     plain, canonical_scheme, show_value)
 from .dialects import hf_keys
 from .parse import Positions
-from .sections import (MROPE_KEYS, NOT_PARAMS, PARAM_EXPECT, ROPE_SWITCHES, _cli, DefaultSection, dotted, _norm,
+from .sections import (MROPE_KEYS, NOT_PARAMS, PARAM_EXPECT, ROPE_SWITCHES, cli_value, DefaultSection, dotted, norm_key,
                        pick_section, Section)
 from .model import Problem, as_problem
 from .rules.layers import LAYER_SEMANTICS_UNKNOWN
@@ -215,7 +215,7 @@ class _TableLoad:
         if self.arch in self.dia.non_rope:
             raise NotARopeConfig(f"{path}: model_type {self.arch!r} uses {self.dia.non_rope[self.arch]}, not RoPE")
         pe = next((s.raw(k) for k in K("pos_emb") if s.has(k)), None)
-        if isinstance(pe, str) and _norm(pe) not in ("rotary", "rope", "rotary_embedding"):
+        if isinstance(pe, str) and norm_key(pe) not in ("rotary", "rope", "rotary_embedding"):
             raise NotARopeConfig(f"{path}: position embedding {pe!r} is not RoPE")
         if any(s.raw(k) is True for k in K("alibi")):
             raise NotARopeConfig(f"{path}: alibi is true: this model uses ALiBi, not RoPE")
@@ -257,7 +257,7 @@ class _TableLoad:
             for k in block.data:
                 if block.data[k] is None:
                     continue  # a layer type without RoPE (Beam's full_attention: null)
-                self.per_type[_norm(k)] = block.sub(_norm(k)) or Section(
+                self.per_type[norm_key(k)] = block.sub(norm_key(k)) or Section(
                     block.data[k], block.prefix + (k,), self.positions, self.fmt, self.inputs, self.data, self.problems)
             self.main_block = self.per_type.get("full_attention") or next(iter(self.per_type.values()))
         else:
@@ -467,14 +467,14 @@ class _TableLoad:
             sv = Value("default", blk.key, blk.line, blk.column, "no rope_type", "str")
         params = {}
         for k in sec.data:
-            nk = _norm(k)
+            nk = norm_key(k)
             if nk in NOT_PARAMS or nk in self.K("block_base") or nk in MROPE_KEYS:
                 continue
             v = sec.get(nk, expect=PARAM_EXPECT.get(nk, "number"))
             if v is not None:
                 params[nk] = v
-        if any(_norm(k) in MROPE_KEYS for k in sec.data):
-            sk = next(str(k) for k in sec.data if _norm(k) in MROPE_KEYS)
+        if any(norm_key(k) in MROPE_KEYS for k in sec.data):
+            sk = next(str(k) for k in sec.data if norm_key(k) in MROPE_KEYS)
             self.notes.append(f"{sk}: multimodal RoPE splits the pairs over position / time / height / width; for "
                               f"text every axis has the same position, so each section rotates at the same "
                               f"frequencies as one rotary of the whole head")
@@ -551,9 +551,9 @@ class _TableLoad:
         self.notes.extend(runtime.notes)
         self.orig_v = runtime.original
         self.train_v = self.train_length(train)
-        given = _cli(target, "--target")
+        given = cli_value(target, "--target")
         self.target_v: Value = given if given is not None else (max_v or self.train_v)
-        self.tune_v = _cli(tune, "--tune")
+        self.tune_v = cli_value(tune, "--tune")
         trained = finite(self.train_v.raw)
         if tune is not None and trained is not None and tune < trained:
             raise OptionError(f"{self.path}: --tune {tune} is shorter than the training length "
@@ -563,7 +563,7 @@ class _TableLoad:
         """--train, else seq_length, else a scaled scheme's original length, else max / a linear factor, else
         max_position_embeddings."""
         max_v, params = self.max_v, self.params
-        given = _cli(train, "--train") if train is not None else None
+        given = cli_value(train, "--train") if train is not None else None
         if given is not None:
             return given
         if self.seq_v is not None:

@@ -10,8 +10,8 @@ from ...limits import MAX_CONTEXT, MAX_FACTOR
 
 # -- plausibility limits (values of the right type that no real model has): ropelaw.limits, each with its
 # reason: lengths MAX_CONTEXT = 2**31 - 1 tokens, rotary dims MAX_D = 2**16, scaling factors MAX_FACTOR = 2**20
-_LENGTH_LIMIT = f"2^31 - 1 = {MAX_CONTEXT:,} tokens, the int32 limit of sequence offsets"
-_FACTOR_LIMIT = f"2^20 = {MAX_FACTOR:,}"
+LENGTH_LIMIT = f"2^31 - 1 = {MAX_CONTEXT:,} tokens, the int32 limit of sequence offsets"
+FACTOR_LIMIT = f"2^20 = {MAX_FACTOR:,}"
 
 HF_ROPE = "transformers: src/transformers/modeling_rope_utils.py (ROPE_INIT_FUNCTIONS, rope_config_validation)"
 # each rule's "what": how its severity follows the runtime (rules/runtime.py)

@@ -25,8 +25,8 @@ from . import runtime
 # the RV rules, their limits and codes: value_rules.py
 from .value_rules import (BAD_LENGTH, BAD_SCHEME, BAND_ORDER, BASE_LE_ONE, FACTOR_LT_ONE, IGNORED_KEY, INVALID_TYPE,
                           LONGROPE_LEN, MISSING_PARAM, NON_FINITE, NOT_INTEGER, ODD_DIM, ORIG_GT_MAX,
-                          OUT_OF_RANGE, UNKNOWN_PARAM, UNKNOWN_SCHEME, YARN_BETAS, YARN_FACTOR, _FACTOR_LIMIT,
-                          _LENGTH_LIMIT)
+                          OUT_OF_RANGE, UNKNOWN_PARAM, UNKNOWN_SCHEME, YARN_BETAS, YARN_FACTOR, FACTOR_LIMIT,
+                          LENGTH_LIMIT)
 
 if TYPE_CHECKING:
     from ..check import Linting
@@ -47,7 +47,7 @@ def length_problem(v: Value | None, *, minimum: bool = True) -> str | None:
     if not whole:
         return f"{name} must be a whole number, got {show_value(x)}"
     if (x if isinstance(x, int) else n) > MAX_CONTEXT:
-        return f"{name} = {fmt_count(x)} is beyond any real context (> {_LENGTH_LIMIT})"
+        return f"{name} = {fmt_count(x)} is beyond any real context (> {LENGTH_LIMIT})"
     if minimum and n <= 2 * math.pi:
         return f"{name} = {fmt_count(n)} is not a context length (must exceed 2*pi)"
     return None
@@ -62,7 +62,7 @@ def factor_problem(cfg: LoadedConfig, g) -> tuple[Value, str] | None:
         return None
     s = f.number()
     if s > MAX_FACTOR:
-        return f, (f"{f.key or 'factor'} = {fmt_count(s)} is beyond any real scaling factor (> {_FACTOR_LIMIT}; "
+        return f, (f"{f.key or 'factor'} = {fmt_count(s)} is beyond any real scaling factor (> {FACTOR_LIMIT}; "
                    f"public configs use 2 .. 40)")
     orig = g.params.get("original_max_position_embeddings") or cfg.train_len
     on = orig.number() if orig is not None else None
@@ -71,7 +71,7 @@ def factor_problem(cfg: LoadedConfig, g) -> tuple[Value, str] | None:
     designed = Fraction(s) * Fraction(on)
     if designed > MAX_CONTEXT:
         return f, (f"{f.key or 'factor'} {fmt_count(s)} x original context {fmt_count(on)} [{orig.where}] = "
-                   f"{fmt_count(float(designed))} tokens is beyond any real context (> {_LENGTH_LIMIT})")
+                   f"{fmt_count(float(designed))} tokens is beyond any real context (> {LENGTH_LIMIT})")
     return None
 
 
