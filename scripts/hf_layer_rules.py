@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ropelaw.lint.layers import _tiny, expand_rule
+from ropelaw.lint.layers import tiny, expand_rule
 
 RULE_LAYERS = tuple(range(1, 14)) + (24, 37)  # depths at which a default-list rule is fitted
 
@@ -17,11 +17,11 @@ RULE_LAYERS = tuple(range(1, 14)) + (24, 37)  # depths at which a default-list r
 # default per-layer lists: a rule fitted to the config class
 # -----------------------------------------------------------------------------------------
 def class_list(cls, base: dict, key: str, n: int, **change) -> list | None:
-    kw = {k: v for k, v in base.items() if k != key and not (isinstance(v, list) and len(v) == _tiny.LAYERS)}
+    kw = {k: v for k, v in base.items() if k != key and not (isinstance(v, list) and len(v) == tiny.LAYERS)}
     kw.update(change)
     kw[layers_key(cls)] = n
     try:
-        with _tiny.quiet():
+        with tiny.quiet():
             value = getattr(cls(**kw), key, None)
     except Exception:
         return None
@@ -130,7 +130,7 @@ def default_rule(cls, base: dict, key: str) -> dict:
             return {"rule": "unknown", "why": f"the config class gives no {key} of {n} entries for {n} layers"}
         lists[n] = lst
     keyed: dict[str, dict] = {}
-    with _tiny.quiet():
+    with tiny.quiet():
         d = cls(**{k: v for k, v in base.items() if k != key}).to_dict()
     ref = lists[24]
     flags: dict[str, Any] = {}

@@ -9,7 +9,7 @@ Each run rewrites the table of its own transformers version and keeps the other 
 ``tests/test_hf_layers.py`` checks the table of the installed version against transformers.
 
 Nothing here reads modeling code: every entry is what tiny models of the type do when they run
-(``_probe.observe``), under probe configurations that differ in one thing at a time:
+(``probes.observe``), under probe configurations that differ in one thing at a time:
 
 - ``kinds``: the per-layer list that names each layer's kind (``layer_types``), and how the config
   class fills it when a file has none (a rule fitted to the class's own output for 1..40 layers and
@@ -36,7 +36,7 @@ from typing import Any
 
 from hf_layer_rules import class_list, default_rule, fit_rule, layers_key  # noqa: F401  (fit_rule: documented here)
 
-from ropelaw.lint.layers import _probe, expand_rule, sig_value
+from ropelaw.lint.layers import probes, expand_rule, sig_value
 
 MAIN_BASE = 13_000.0  # probe bases: far apart, so a layer's base says whose it is
 OWN_BASES = (3_100.0, 71_000.0, 530_000.0)
@@ -123,7 +123,7 @@ def marked_bases(d: dict) -> tuple[dict, dict[str, float]]:
         rs = d.get("rope_scaling")
         over["rope_scaling"] = _plain_block(rs, MAIN_BASE) if isinstance(rs, dict) and (
             rs.get("type") == "mrope" or rs.get("rope_type") in ("mrope", "default") or "mrope_section" in rs) \
-            else None  # "default": a class that indexes rope_scaling["rope_type"] (4.57.1's Mllama, _tiny)
+            else None  # "default": a class that indexes rope_scaling["rope_type"] (4.57.1's Mllama, tiny)
         if over["rope_scaling"] is not None:
             over["rope_scaling"].pop("rope_theta", None)
     for k, v in d.items():  # nested settings that hold the base (DBRX attn_config.rope_theta)
@@ -147,9 +147,9 @@ def _behaviour(obs, named: dict[str, float]) -> tuple:
     rot = "none" if obs.rope is None else (_which(_bases_of(obs), named) or "?")
     offset = None
     if obs.span == "window":
-        offset = obs.size - _probe.WINDOW
+        offset = obs.size - probes.WINDOW
     elif obs.span == "chunk":
-        offset = obs.size - _probe.CHUNK
+        offset = obs.size - probes.CHUNK
     return (True, rot, obs.span, offset)
 
 
@@ -173,8 +173,8 @@ def _base_list(model_type, class_name, base, marks, d, n, kinds_key, nope_key, e
         values = [0 if i == 1 else OWN_BASES[i % len(OWN_BASES)] for i in range(n)]
         over = dict(base, **marks, **{key: values})
         if "sliding_window" in d:
-            over["sliding_window"] = _probe.WINDOW
-        probe = _probe.observe(model_type, class_name, over)
+            over["sliding_window"] = probes.WINDOW
+        probe = probes.observe(model_type, class_name, over)
         if probe.error:
             entry["problems"].append(f"{key} (one base per layer): {probe.error}")
             continue
@@ -207,11 +207,11 @@ def _head_dims(model_type, class_name, base, d, kinds_key) -> dict:
     """Layer kinds whose rotary spans a head dim of their own (proportional RoPE appends zero
     frequencies up to the layer's head dim: Gemma 4's full-attention layers use ``global_head_dim``):
     kind -> {"default": head dim at the class defaults, "key": the argument that sets it or None}."""
-    window = {"sliding_window": _probe.WINDOW} if "sliding_window" in d else {}
-    probe = _probe.observe(model_type, class_name, dict(base, **window))
+    window = {"sliding_window": probes.WINDOW} if "sliding_window" in d else {}
+    probe = probes.observe(model_type, class_name, dict(base, **window))
     if probe.error:
         return {}
-    kinds = _probe.layer_kinds(probe.config, kinds_key, len(probe.layers)) if kinds_key else None
+    kinds = probes.layer_kinds(probe.config, kinds_key, len(probe.layers)) if kinds_key else None
     out: dict[str, dict] = {}
     for obs in probe.layers:
         if obs.rope is None or not obs.rope.zero_pairs:
@@ -221,7 +221,7 @@ def _head_dims(model_type, class_name, base, d, kinds_key) -> dict:
             out[kind] = {"default": obs.rope.channels, "key": None}
     for kind, spec in out.items():
         for key in HEAD_DIM_KEYS:
-            other = _probe.observe(model_type, class_name, dict(base, **window, **{key: 2 * spec["default"]}))
+            other = probes.observe(model_type, class_name, dict(base, **window, **{key: 2 * spec["default"]}))
             if other.error:
                 continue
             got = {o.rope.channels for o in other.layers if o.rope is not None and
@@ -235,7 +235,7 @@ def _partial_reading(model_type, class_name, base, d) -> dict:
     """Whether ``partial_rotary_factor`` is read, written at the top level (``"top"``) or inside a
     flat ``rope_parameters`` (``"block"``, 5.x): the rotated dims at 0.5 over those at 1.0 (0.5: read;
     1.0: ignored), None when the model does not run with one of them."""
-    window = {"sliding_window": _probe.WINDOW} if "sliding_window" in d else {}
+    window = {"sliding_window": probes.WINDOW} if "sliding_window" in d else {}
     out: dict[str, Any] = {}
     rp = d.get("rope_parameters")
 
@@ -247,7 +247,7 @@ def _partial_reading(model_type, class_name, base, d) -> dict:
     for where in ("top", "block") if isinstance(rp, dict) and "rope_type" in rp else ("top",):
         got = []
         for f in (1.0, 0.5):
-            probe = _probe.observe(model_type, class_name, dict(base, **window, **place(where, f)))
+            probe = probes.observe(model_type, class_name, dict(base, **window, **place(where, f)))
             got.append(None if probe.error else _channels(probe))
         out[where] = None if None in got or not got[0] else round(got[1] / got[0], 4)
     return out
@@ -281,12 +281,12 @@ def _rotary_keys(model_type, class_name, base, d) -> list[str]:
     layer's rotary (frequencies, attention factor, rotated dims, NoPE) or span when changed alone,
     measured against the tiny model at its defaults (with a short window / chunk and its per-layer
     lists written out, so that a setting that only derives a default list is not counted)."""
-    extra = {k: v for k, v in (("sliding_window", _probe.WINDOW), ("attention_chunk_size", _probe.CHUNK))
+    extra = {k: v for k, v in (("sliding_window", probes.WINDOW), ("attention_chunk_size", probes.CHUNK))
              if d.get(k) is not None}
     # the per-layer lists written out: a setting that only changes their defaults is read through them
-    extra.update({k: v for k, v in _per_layer_lists(d, _probe.LAYERS).items()
-                  if k in ("layer_types",) or k == _nope_key(d, _probe.LAYERS)})
-    ref = _probe.observe(model_type, class_name, dict(base, **extra))
+    extra.update({k: v for k, v in _per_layer_lists(d, probes.LAYERS).items()
+                  if k in ("layer_types",) or k == _nope_key(d, probes.LAYERS)})
+    ref = probes.observe(model_type, class_name, dict(base, **extra))
     if ref.error:
         return []
     ref_print = _fingerprint(ref)
@@ -302,7 +302,7 @@ def _rotary_keys(model_type, class_name, base, d) -> list[str]:
         if new is None:
             continue
         change = {parent: {**rp, key: new}} if parent else {key: new}
-        probe = _probe.observe(model_type, class_name, {**base, **extra, **change})
+        probe = probes.observe(model_type, class_name, {**base, **extra, **change})
         if not probe.error and _fingerprint(probe) != ref_print:
             out.append(f"{parent}.{key}" if parent else key)
     return sorted(out)
@@ -339,19 +339,19 @@ def _mark_unscaled(model_type, class_name, base, marks, d, kinds_key, nope_key, 
         window, chunk = not cond.startswith("no window"), "no chunk" not in cond
         over = dict(base, **lin)
         if "sliding_window" in d:
-            over["sliding_window"] = _probe.WINDOW if window else None
+            over["sliding_window"] = probes.WINDOW if window else None
         if "attention_chunk_size" in d:
-            over["attention_chunk_size"] = _probe.CHUNK if chunk else None
-        ref = _probe.observe(model_type, class_name, dict(base, **marks, **{k: over[k] for k in
+            over["attention_chunk_size"] = probes.CHUNK if chunk else None
+        ref = probes.observe(model_type, class_name, dict(base, **marks, **{k: over[k] for k in
                                                                            ("sliding_window", "attention_chunk_size")
                                                                            if k in over}))
-        probe = _probe.observe(model_type, class_name, over)
+        probe = probes.observe(model_type, class_name, over)
         if probe.error or ref.error:
             continue
         for obs, r in zip(probe.layers, ref.layers, strict=True):  # the same model: one entry per layer
             if obs.rope is None or r.rope is None or obs.problem:
                 continue
-            sig = "|".join(sig_value(_probe.layer_kinds(probe.config, k, len(probe.layers))[obs.index]) if k else "-"
+            sig = "|".join(sig_value(probes.layer_kinds(probe.config, k, len(probe.layers))[obs.index]) if k else "-"
                            for k in (kinds_key, nope_key))
             b = table.get(sig)
             if b is None or b[1] != "main":
@@ -364,10 +364,10 @@ def _mark_unscaled(model_type, class_name, base, marks, d, kinds_key, nope_key, 
 def _computed_kinds(cls, base: dict, d: dict, n: int) -> tuple:
     """``(attribute, config dict with it)`` of the per-layer kinds a config class computes from other keys
     (Jamba's ``layers_block_type`` from ``attn_layer_period`` / ``attn_layer_offset``), ``(None, d)`` without one."""
-    computed = _probe.computed_kinds(cls)
+    computed = probes.computed_kinds(cls)
     if computed is None:
         return None, d
-    with _probe.quiet():
+    with probes.quiet():
         value = getattr(cls(**base), computed, None)
     if isinstance(value, list) and len(value) == n:
         return computed, {**d, computed: value}
@@ -380,22 +380,22 @@ def _kinds_key(cls, base: dict, d: dict, n: int) -> tuple:
     kind's layers (Mllama's cross_attention_layers: ``indexed``); None for each it is not."""
     if isinstance(d.get("layer_types"), list) and len(d["layer_types"]) == n:
         return "layer_types", None, None, d
-    if not _probe._rotary_classes(_probe._modeling_module(cls)):
+    if not probes.rotary_classes(probes.modeling_module(cls)):
         computed, d = _computed_kinds(cls, base, d, n)
         if computed is not None:
             return computed, computed, None, d
-    indexed = next((k for k in _probe.INDEX_KINDS if isinstance(d.get(k), list)), None)
+    indexed = next((k for k in probes.INDEX_KINDS if isinstance(d.get(k), list)), None)
     return indexed, None, indexed, d
 
 
 def index_rule(cls, base: dict, key: str) -> dict:
-    """The kinds rule of a list of layer indices (:data:`._tiny.INDEX_KINDS`): ``{"rule": "indices", "at": kind
+    """The kinds rule of a list of layer indices (:data:`.tiny.INDEX_KINDS`): ``{"rule": "indices", "at": kind
     of the listed layers, "value": kind of the others, "default": the list the config class holds when a file
     has none}``, the default measured at every depth of :data:`._rules.RULE_LAYERS` (``"unknown"`` when it
     changes with the depth)."""
     from hf_layer_rules import RULE_LAYERS
 
-    at, other = _probe.INDEX_KINDS[key]
+    at, other = probes.INDEX_KINDS[key]
     lists = [class_list(cls, base, key, n) for n in RULE_LAYERS]
     if any(lst is None or lst != lists[0] for lst in lists):
         return {"rule": "unknown", "why": f"the config class's default {key} changes with the depth"}
@@ -404,14 +404,14 @@ def index_rule(cls, base: dict, key: str) -> dict:
 
 def derive(model_type: str, class_name: str) -> dict:
     """The table entry of ``model_type`` (see the module docstring), or ``{"error": why}``."""
-    cls = _probe.config_class(model_type)
+    cls = probes.config_class(model_type)
     try:
-        base = _probe.tiny_overrides(cls)
-        with _probe.quiet():
+        base = probes.tiny_overrides(cls)
+        with probes.quiet():
             d = cls(**base).to_dict()
     except Exception as exc:
         return {"error": f"config: {type(exc).__name__}: {str(exc)[:120]}"}
-    n = _probe.LAYERS
+    n = probes.LAYERS
     kinds_key, computed, indexed, d = _kinds_key(cls, base, d, n)
     nope_key = _nope_key(d, n)
     marks, named = marked_bases(d)
@@ -433,9 +433,9 @@ def derive(model_type: str, class_name: str) -> dict:
         cond = cond_name(window, chunk)
         over = dict(base, **marks)
         if "sliding_window" in d:
-            over["sliding_window"] = _probe.WINDOW if window else None
+            over["sliding_window"] = probes.WINDOW if window else None
         if "attention_chunk_size" in d:
-            over["attention_chunk_size"] = _probe.CHUNK if chunk else None
+            over["attention_chunk_size"] = probes.CHUNK if chunk else None
         variants = [over]
         lists = {k: d[k] for k in (kinds_key, nope_key) if k is not None and k not in (computed, indexed)}
         if lists:  # the same lists shifted by one layer: the behaviour must follow the lists
@@ -450,7 +450,7 @@ def derive(model_type: str, class_name: str) -> dict:
         if kinds_key not in (None, computed, indexed) and len(set(d[kinds_key])) > 1:  # every layer of one kind
             variants += [dict(over, **{kinds_key: [t] * n}) for t in sorted(set(d[kinds_key]))]
         for ov in variants:
-            probe = _probe.observe(model_type, class_name, ov)
+            probe = probes.observe(model_type, class_name, ov)
             if probe.error:
                 if ov is over:
                     entry["problems"].append(f"{cond}: {probe.error}")
@@ -460,7 +460,7 @@ def derive(model_type: str, class_name: str) -> dict:
                 if obs.problem and obs.span != "none":
                     entry["problems"].append(f"{cond}: layer {obs.index}: {obs.problem}")
                     continue
-                sig = "|".join(sig_value(_probe.layer_kinds(probe.config, k, n)[obs.index]) if k else "-"
+                sig = "|".join(sig_value(probes.layer_kinds(probe.config, k, n)[obs.index]) if k else "-"
                                for k in (kinds_key, nope_key))
                 b = _behaviour(obs, named)
                 old = seen.setdefault(cond, {}).setdefault(sig, b)
@@ -487,7 +487,7 @@ def table(only: tuple[str, ...] = ()) -> dict:
     import torch
 
     torch.set_num_threads(1)  # tiny models: one thread is faster than contending for the machine's
-    cands, wrappers, skipped = _probe.candidate_types()
+    cands, wrappers, skipped = probes.candidate_types()
     types, not_covered = {}, dict(skipped)
     todo = [(mt, name) for mt, name in cands if not only or mt in only]
     try:

@@ -1,4 +1,4 @@
-"""ropelaw's layer groups against the layers a transformers forward showed (``ropelaw.lint.layers._probe``).
+"""ropelaw's layer groups against the layers a transformers forward showed (``ropelaw.lint.layers.probes``).
 
 Used by the per-type differential (``tests/test_hf_layers.py``: tiny models of each type's defaults) and the
 differential over real files (``tests/test_hf_files.py``: published config.json files shrunk in place).
@@ -149,7 +149,7 @@ def cached_query_scales(mapping, offset: int, length: int = 24) -> dict:
     (4.57.1: ``cache_position``; 5.23.0: ``past_key_values.get_seq_length()`` + arange), not ``position_ids``, so
     the probe's far forward (``position_ids`` only, no cache) does not reach it.
 
-    The file is loaded as users load it and shrunk in place (``_shrunk``), built with eager attention, and run on
+    The file is loaded as users load it and shrunk in place (``shrunk``), built with eager attention, and run on
     ``length`` tokens after a real ``DynamicCache`` already holding ``offset`` zero keys and values per layer. A
     forward pre-hook takes each attention module's hidden states, a wrapper of the modeling module's
     ``eager_attention_forward`` the queries attention gets; the factor is the norm of those queries over the
@@ -161,15 +161,15 @@ def cached_query_scales(mapping, offset: int, length: int = 24) -> dict:
     import torch
     from transformers import DynamicCache
 
-    from ropelaw.lint.layers import _probe, _shrunk
+    from ropelaw.lint.layers import probes, shrunk
 
-    config = _shrunk.load_as_users_do(dict(mapping))
-    tc = _shrunk.text_config(config)
-    _shrunk.shrink_in_place(tc)
-    cls = _shrunk.model_class(tc, config)
+    config = shrunk.load_as_users_do(dict(mapping))
+    tc = shrunk.text_config(config)
+    shrunk.shrink_in_place(tc)
+    cls = shrunk.model_class(tc, config)
     tc._attn_implementation = "eager"
     torch.manual_seed(0)
-    with _shrunk.quiet():
+    with shrunk.quiet():
         model = cls(tc).eval()
     module = importlib.import_module(type(model).__module__)
     attn = {m: i for i, m in enumerate(m for m in model.modules() if hasattr(m, "q_proj") and hasattr(m, "layer_idx"))}
@@ -192,8 +192,8 @@ def cached_query_scales(mapping, offset: int, length: int = 24) -> dict:
         kv, hd = tc.num_key_value_heads, tc.head_dim
         for i in range(tc.num_hidden_layers):
             cache.update(torch.zeros(2, kv, offset, hd), torch.zeros(2, kv, offset, hd), i)
-        with torch.no_grad(), _shrunk.quiet():
-            model(input_ids=_probe._input_ids(length), past_key_values=cache, use_cache=True)
+        with torch.no_grad(), shrunk.quiet():
+            model(input_ids=probes._input_ids(length), past_key_values=cache, use_cache=True)
             out = {}
             for m, i in attn.items():
                 h = hidden[m]

@@ -187,7 +187,7 @@ def run_config(mapping: dict, *, forward: bool = True, build: bool = False, posi
                 try:
                     model = AutoModel.from_config(cfg).eval()
                 except ValueError:  # 4.57.1 Mllama: its text config is the composite's causal LM's own class
-                    from ropelaw.lint.layers._shrunk import model_class
+                    from ropelaw.lint.layers.shrunk import model_class
 
                     model = model_class(cfg, out.config)(cfg).eval()
         except Exception as exc:  # noqa: BLE001

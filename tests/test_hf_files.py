@@ -7,7 +7,7 @@ not in the corpus yet skips, naming it (``$ROPELAW_CORPUS_EXTRA``: more corpus r
 
 Each file is loaded as users load it and its language model shrunk in place (two heads of its own head dim,
 small vocabulary, MLPs and expert counts; every layer, per-layer list and RoPE key kept:
-``ropelaw.lint.layers._shrunk``), built, and run on CPU with hooks recording what every layer applies:
+``ropelaw.lint.layers.shrunk``), built, and run on CPU with hooks recording what every layer applies:
 no attention (Mamba, convolution, linear attention), NoPE, or RoPE with its frequencies and attention factor,
 and the span it attends. Three forwards: 24 tokens at positions 0-23 with every window and chunk
 longer than that made 5 and 8 (so the spans show; ropelaw reads the same change), then at the far positions
@@ -104,11 +104,11 @@ def differential(path: pathlib.Path) -> tuple[str, str]:
     """``(verdict, detail)`` of one file under the installed transformers (see the module docstring)."""
     import hf_compare
 
-    from ropelaw.lint.layers import _probe, _shrunk
+    from ropelaw.lint.layers import probes, shrunk
 
     data = json.loads(path.read_text())
     real = ropelaw_reading(data, str(path))
-    near = _shrunk.run_file(data)
+    near = shrunk.run_file(data)
     if real["not_rope"] is not None:  # ropelaw reads no RoPE (a skip): the model must have none either
         rotates = near.probe is not None and any(o.rope is not None for o in near.probe.layers)
         if near.rotaries or rotates:
@@ -124,27 +124,27 @@ def differential(path: pathlib.Path) -> tuple[str, str]:
         return "false", f"transformers builds it ({near.model_type}); ropelaw: {said} ({real['findings'][:2]})"
     if near.problem:
         return "unobserved", near.problem
-    small, changed = _shrunk.with_small_spans(data)
+    small, changed = shrunk.with_small_spans(data)
     runs = []  # (run, ropelaw's reading of the same mapping, sequence length, compare spans)
     if changed:
-        spans = _shrunk.run_file(small)
+        spans = shrunk.run_file(small)
         if spans.problem or spans.refused:
             return "unobserved", f"with small windows: {spans.problem or spans.refused}"
-        runs.append((spans, ropelaw_reading(small, str(path)), _probe.LENGTH, True))
+        runs.append((spans, ropelaw_reading(small, str(path)), probes.LENGTH, True))
     else:
-        runs.append((near, real, _probe.LENGTH, True))
-    end = _shrunk.far_end(near)
-    if end and end > _probe.LENGTH:
-        far = _shrunk.run_file(data, offset=end - _probe.LENGTH)
+        runs.append((near, real, probes.LENGTH, True))
+    end = shrunk.far_end(near)
+    if end and end > probes.LENGTH:
+        far = shrunk.run_file(data, offset=end - probes.LENGTH)
         if far.problem or far.refused:
-            return "unobserved", f"at positions {end - _probe.LENGTH:,}-{end - 1:,}: {far.problem or far.refused}"
+            return "unobserved", f"at positions {end - probes.LENGTH:,}-{end - 1:,}: {far.problem or far.refused}"
         runs.append((far, real, end, False))
     diffs = query_scale_differences(near, runs, real, data)
     for run, reading, seq_len, spans in runs:
         if reading["result"] is None:
             diffs.append(f"ropelaw analyses nothing ({reading['findings'][:1]})")
             continue
-        diffs += hf_compare.compare(run.probe.layers, reading["result"], seq_len=seq_len, length=_probe.LENGTH,
+        diffs += hf_compare.compare(run.probe.layers, reading["result"], seq_len=seq_len, length=probes.LENGTH,
                                     span=spans)
     if not diffs:
         return "right", ""

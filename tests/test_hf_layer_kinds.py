@@ -246,12 +246,12 @@ def test_ministral3_query_scale_is_the_forward_s(offset):
     pytest.importorskip("torch")
     import torch
 
-    from ropelaw.lint.layers import _shrunk
+    from ropelaw.lint.layers import shrunk
     from ropelaw.lint.rules.layers import llama4_query_scale
 
     torch.set_num_threads(1)
     data = ministral3()
-    near, far = _shrunk.run_file(data), _shrunk.run_file(data, offset=offset)
+    near, far = shrunk.run_file(data), shrunk.run_file(data, offset=offset)
     assert near.problem is None and far.problem is None, (near.problem, far.problem)
     i = next(o.index for o in near.probe.layers if o.query_norm is not None and o.span != "none")
     a, b = near.probe.layers[i].query_norm, far.probe.layers[i].query_norm

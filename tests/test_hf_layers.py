@@ -2,12 +2,12 @@
 
 For every RoPE decoder model_type of the installed transformers (4.57.1 in the main run, 5.23.0 in
 CI's second step) a tiny model is built from the config class's defaults (two heads of the default
-head_dim, 8 layers, small MLPs: ``_probe.tiny_overrides``) and from variants with each scaling scheme
+head_dim, 8 layers, small MLPs: ``probes.tiny_overrides``) and from variants with each scaling scheme
 (linear, dynamic, yarn, llama3, longrope), a partial rotary factor, sliding windows and chunk sizes
 shorter than the input, and shifted per-layer lists (``layer_types``, ``no_rope_layers``). Each runs
 a forward on CPU; hooks record, per decoder layer, the rotary its attention really applies (the
 ``inv_freq`` of the rotary that produced its cos/sin, checked against its rotated queries; none for a
-NoPE layer) and the keys its mask lets each query see (``_probe.observe``).
+NoPE layer) and the keys its mask lets each query see (``probes.observe``).
 
 The same config, as a config.json would hold it (the constructor arguments, the rest left to the
 class's defaults), goes through ``ropelaw lint --format json`` (``lint_config(...).setup()``); for
@@ -41,7 +41,7 @@ import hf_compare  # noqa: E402
 from ropelaw.lint import layers as layer_table  # noqa: E402
 from ropelaw.lint.check import lint_config  # noqa: E402
 from ropelaw.lint.dialects.hf import semantics_version  # noqa: E402
-from ropelaw.lint.layers import _probe  # noqa: E402
+from ropelaw.lint.layers import probes  # noqa: E402
 from ropelaw.lint.loader import load_mapping  # noqa: E402
 
 RTOL, RTOL_ESTIMATED = hf_compare.RTOL, hf_compare.RTOL_ESTIMATED  # tolerances: tests/hf_compare.py
@@ -97,12 +97,12 @@ def variants(d: dict, dims: int) -> dict[str, dict]:
         out["partial"] = {"rope_parameters": {**d["rope_parameters"], "partial_rotary_factor": 0.5}}
     else:
         out["partial"] = {"partial_rotary_factor": 0.5}
-    n = _probe.LAYERS
+    n = probes.LAYERS
     lists = {k: v for k, v in d.items() if k in ("layer_types", "no_rope_layers") and isinstance(v, list)
              and len(v) == n and len(set(map(str, v))) > 1}
     if lists:
         out["shifted lists"] = {k: v[1:] + v[:1] for k, v in lists.items()}
-    for k in _probe.INDEX_KINDS:  # a list of layer indices (Mllama's cross_attention_layers): one layer later
+    for k in probes.INDEX_KINDS:  # a list of layer indices (Mllama's cross_attention_layers): one layer later
         if isinstance(d.get(k), list) and d[k]:
             out["shifted lists"] = {k: [i + 1 for i in d[k]]}
     return out
@@ -111,21 +111,21 @@ def variants(d: dict, dims: int) -> dict[str, dict]:
 def ropelaw_layers(config: dict, model_type: str) -> tuple[dict, list]:
     """``ropelaw lint --format json`` of ``config`` (a config.json holding ``config``), at a target of
     the forward's length; and its findings."""
-    wrapper = None if model_type not in _probe.PROBED_TEXT_MODELS else next(
+    wrapper = None if model_type not in probes.PROBED_TEXT_MODELS else next(
         (w for w in transformers.CONFIG_MAPPING if layer_table.text_type(w, SEMANTICS) == model_type), None)
     if wrapper is not None:  # Mllama's text model: inside its composite, as the published files write it (4.57.1
         # registers no mllama_text_model type; the composite's defaults are the text config's)
         mapping = {"model_type": wrapper, "text_config": {"model_type": model_type, **config}}
     else:
         mapping = {"model_type": model_type, **config}
-    cfg = load_mapping(mapping, target=_probe.LENGTH)
+    cfg = load_mapping(mapping, target=probes.LENGTH)
     result = lint_config(cfg).setup()
     return result, result["findings"]
 
 
 def compare(obs_layers: list, result: dict) -> list[str]:
     """The differences between the runtime's layers and ropelaw's groups (empty: they agree)."""
-    return hf_compare.compare(obs_layers, result, seq_len=_probe.LENGTH, length=_probe.LENGTH)
+    return hf_compare.compare(obs_layers, result, seq_len=probes.LENGTH, length=probes.LENGTH)
 
 
 COUNTS = hf_compare.COUNTS  # largest deviation over agreeing variants / this variant
@@ -134,7 +134,7 @@ COUNTS = hf_compare.COUNTS  # largest deviation over agreeing variants / this va
 @pytest.fixture(scope="module")
 def candidates():
     torch.set_num_threads(1)
-    cands, _, _ = _probe.candidate_types()
+    cands, _, _ = probes.candidate_types()
     return dict(cands)
 
 
@@ -154,18 +154,18 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
     for mt in selected:
         name = candidates.get(mt)
         assert name is not None, f"{mt}: in the table, not a candidate of transformers {installed}"
-        cls = _probe.config_class(mt)
-        base = _probe.tiny_overrides(cls)
-        with _probe.quiet():
+        cls = probes.config_class(mt)
+        base = probes.tiny_overrides(cls)
+        with probes.quiet():
             d = cls(**base).to_dict()
-        for key, value in (("sliding_window", _probe.WINDOW), ("attention_chunk_size", _probe.CHUNK)):
+        for key, value in (("sliding_window", probes.WINDOW), ("attention_chunk_size", probes.CHUNK)):
             if d.get(key) is not None:
                 base[key] = value
-        probe0 = _probe.observe(mt, name, base)
+        probe0 = probes.observe(mt, name, base)
         dims = next((2 * len(o.rope.inv_freq) for o in probe0.layers if o.rope is not None), 64)
         for vname, extra in variants(d, dims).items():
             over = {**base, **extra}
-            probe = probe0 if vname == "default" else _probe.observe(mt, name, over)
+            probe = probe0 if vname == "default" else probes.observe(mt, name, over)
             if probe.error:
                 refused.append(f"{mt} {vname}: {probe.error[:100]}")
                 continue
@@ -233,7 +233,7 @@ def test_table_entry_is_what_transformers_does(model_type):
     types, not_covered = layer_table.covered(SEMANTICS)
     if transformers.__version__ != SEMANTICS:
         pytest.skip(f"the table is for {SEMANTICS}; transformers {transformers.__version__} is installed")
-    name = _probe.candidate(model_type)
+    name = probes.candidate(model_type)
     if name is None:
         assert model_type not in types
         pytest.skip(f"{model_type} is not in transformers {SEMANTICS}")

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from ropelaw.errors import UsageError
 from ropelaw.lint import parse as P
-from ropelaw.lint.loader import INTERP, _NUMERIC_STR, load_config, parse_text
+from ropelaw.lint.loader import INTERP, NUMERIC_STR, load_config, parse_text
 
 HERE = pathlib.Path(__file__).resolve().parent
 CORPUS = pathlib.Path(__import__("os").environ.get("ROPELAW_CORPUS") or HERE.parent.parent / "shared" / "corpus")
@@ -190,7 +190,7 @@ def test_toml_header_matches_the_old_expression_on_valid_headers():
 
 def test_numeric_string_matches_the_old_expression():
     for s in _strings("0123456789_.eE+- x", 60_000, 2):
-        assert bool(_NUMERIC_STR.match(s)) == bool(_OLD_NUMERIC.match(s)), repr(s)
+        assert bool(NUMERIC_STR.match(s)) == bool(_OLD_NUMERIC.match(s)), repr(s)
 
 
 def test_interpolation_matches_the_old_expression():

@@ -65,7 +65,7 @@ from ..numfmt import count as fmt_count, short as fmt_short  # noqa: F401  (re-e
 # the shared types (values with provenance, layer groups, the loaded config) live in model.py, the
 # document's sections in sections.py, the table engine in table.py; re-exported here
 from .model import (LoadedConfig, ModelNeeded, NoRopeFound, NotARopeConfig, OptionError, Overrides,  # noqa: F401
-                    RopeLayer, UnreadConfig, Value, _NUMERIC_STR, canonical_scheme, show_value)
+                    RopeLayer, UnreadConfig, Value, NUMERIC_STR, canonical_scheme, show_value)
 # the parse layer (files -> mapping + positions, with limits) lives in parse.py; re-exported here
 from .parse import (CONFIG_SUFFIXES, MAX_BYTES, Path, Positions, config_files, json_positions,  # noqa: F401
                     format_of, parse_text, read_document, read_text, toml_positions,

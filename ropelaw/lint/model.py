@@ -277,7 +277,7 @@ def canonical_scheme(raw: Any) -> str:
 
 # linear-time: `\d[\d_]*(?:\.\d*)?` matches what `\d[\d_]*\.?\d*` did without its two adjacent
 # digit loops (which backtracked quadratically: 22 s on 20,000 digits followed by a letter)
-_NUMERIC_STR = re.compile(r"^\s*[-+]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*$")
+NUMERIC_STR = re.compile(r"^\s*[-+]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 
 
 @dataclass(frozen=True)

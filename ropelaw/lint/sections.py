@@ -9,7 +9,7 @@ import re
 from typing import Any
 from collections.abc import Mapping
 
-from .model import _NUMERIC_STR, Value, plain
+from .model import NUMERIC_STR, Value, plain
 from .parse import Positions
 from .model import Problem
 from .rules.value_rules import UNRESOLVED
@@ -79,7 +79,7 @@ class Section:
                     return v
                 raw, note = resolved, f"{raw.strip()} resolved"
             if (self.fmt in ("yaml", "toml") and expect in ("number", "int") and isinstance(raw, str)
-                    and _NUMERIC_STR.match(raw)):
+                    and NUMERIC_STR.match(raw)):
                 raw = float(raw.replace("_", ""))
                 note = (note + ", " if note else "") + "a string in the file, read as a number"
             v = Value(raw, dotted(path), line, col, note, expect)

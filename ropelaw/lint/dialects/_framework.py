@@ -121,7 +121,7 @@ class Doc:
     def get(self, *dotted: str, expect: str = "number", note: str = "") -> Value | None:
         """The first of ``dotted`` present with a non-null value (YAML/TOML numeric strings such
         as ``"1e6"`` read as numbers, said in the note)."""
-        from ..model import _NUMERIC_STR
+        from ..model import NUMERIC_STR
 
         for name in dotted:
             hit = self._find(name)
@@ -129,7 +129,7 @@ class Doc:
                 continue
             path, raw = hit
             n = note
-            if expect in ("number", "int") and isinstance(raw, str) and _NUMERIC_STR.match(raw):
+            if expect in ("number", "int") and isinstance(raw, str) and NUMERIC_STR.match(raw):
                 text = raw.strip().replace("_", "")
                 raw = int(text) if text.lstrip("+-").isdigit() else float(text)
                 if self.fmt != "shell":  # every word of a launch script is a string

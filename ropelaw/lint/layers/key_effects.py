@@ -2,7 +2,7 @@
 
 Needs torch and transformers (``scripts/hf_key_perturbation.py`` writes ``ropelaw/data/hf_keys.json`` with it,
 ``tests/test_hf_keys.py`` derives a sample again; the linter reads only the data file). The file is run as
-the differential over real files runs it (:mod:`._shrunk`: loaded as users load it, its language model shrunk in
+the differential over real files runs it (:mod:`.shrunk`: loaded as users load it, its language model shrunk in
 place, every layer and RoPE key kept): a forward over 24 tokens with every window and chunk made short, and one at
 the far positions (just past the original length, else up to max_position_embeddings). What the two show of the
 rotary is the file's *signature*: per layer, attention or none, NoPE or RoPE, the frequencies (7 significant
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from . import _probe, _shrunk
+from . import probes, shrunk
 
 SECTIONS = ("text_config", "language_config", "llm_config")
 ROPE_BLOCKS = ("rope_scaling", "rope_parameters")
@@ -49,7 +49,7 @@ class Measured:
     offsets: tuple
     near: tuple
     far: tuple
-    run: Any  # the near _shrunk.FileRun (model type, shrunk attributes)
+    run: Any  # the near shrunk.FileRun (model type, shrunk attributes)
     entries: dict = field(default_factory=dict)  # dotted relative path -> entry
 
 
@@ -136,8 +136,8 @@ def _first_attention(layers) -> int | None:
 
 def near_part(data: dict) -> tuple[tuple, Any]:
     """``(signature, run)`` of the forward at positions 0-23 with short windows and chunks."""
-    small, _ = _shrunk.with_small_spans(data)
-    run = _shrunk.run_file(small)
+    small, _ = shrunk.with_small_spans(data)
+    run = shrunk.run_file(small)
     if run.refused:
         return ("refused", ":".join(run.refused.split(":")[:2])), run
     if run.problem:
@@ -148,7 +148,7 @@ def near_part(data: dict) -> tuple[tuple, Any]:
 def far_part(data: dict, offset: int, near_run) -> tuple:
     """The signature of the forward at positions ``offset`` .. ``offset`` + 23: every layer's rotary, and the
     first attention layer's query norms there over the near run's (``near_run``)."""
-    run = _shrunk.run_file(data, offset=offset)
+    run = shrunk.run_file(data, offset=offset)
     if run.refused or run.problem:
         return ("refused" if run.refused else "problem", (run.refused or run.problem or "")[:100])
     ratio = None
@@ -188,8 +188,8 @@ def measure_base(data: dict) -> Measured | None:
     near, run = near_part(data)
     if near and near[0] in ("refused", "problem"):
         return None
-    end = _shrunk.far_end(run)
-    offsets = (end - _probe.LENGTH,) if end and end > _probe.LENGTH else ()
+    end = shrunk.far_end(run)
+    offsets = (end - probes.LENGTH,) if end and end > probes.LENGTH else ()
     far = tuple(far_part(data, o, run) for o in offsets)
     if any(f and f[0] in ("refused", "problem") for f in far):
         return None

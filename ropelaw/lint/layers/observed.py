@@ -1,4 +1,4 @@
-"""What a decoder layer applied, read from what the probe recorded (:mod:`._probe`): its span from the mask it
+"""What a decoder layer applied, read from what the probe recorded (:mod:`.probes`): its span from the mask it
 attended with, and its rotary from the queries and keys it handed to attention against those of the identity
 re-run (the pair tables it received, the frequencies of its rotary module, the attention factor, the rotated
 channels, a scale on the queries that survives the norms).

@@ -26,9 +26,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._tiny import (CHUNK, FILL_INS, LAYERS, LENGTH, MAX_PARAMS, MROPE, PROBE, WINDOW,  # noqa: F401
-                    COMPUTED_KINDS, INDEX_KINDS, PROBED_TEXT_MODELS, _modeling_module, _rotary_classes,
-                    _text_sub_config, candidate, candidate_types, computed_kinds, config_class, layer_kinds, quiet,
+from .tiny import (CHUNK, FILL_INS, LAYERS, LENGTH, MAX_PARAMS, MROPE, PROBE, WINDOW,  # noqa: F401
+                    COMPUTED_KINDS, INDEX_KINDS, PROBED_TEXT_MODELS, modeling_module, rotary_classes,
+                    text_sub_config, candidate, candidate_types, computed_kinds, config_class, layer_kinds, quiet,
                     tiny_overrides)
 from .observed import LayerObs, RopeObs, read_layers, read_rope, span_of  # noqa: F401
 
@@ -98,7 +98,7 @@ def build(model_type: str, class_name: str, overrides: dict):
     with quiet():
         cfg = cls(**overrides)
         cfg._attn_implementation = PROBE
-        module = _modeling_module(cls)
+        module = modeling_module(cls)
         if "input_ids" not in inspect.signature(getattr(module, class_name).forward).parameters:
             raise TypeError(f"{class_name}.forward takes no input_ids: not a text decoder")
         with torch.device("meta"):
@@ -293,7 +293,7 @@ def _observe_functions(model_type: str, class_name: str, overrides: dict, length
     import torch
 
     cls = config_class(model_type)
-    module = _modeling_module(cls)
+    module = modeling_module(cls)
     try:
         with quiet():
             cfg = cls(**overrides)
@@ -381,7 +381,7 @@ def observe_functions(model_type: str, cfg, model, module, length: int = LENGTH,
         return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
 
     names, ones = _rotary_functions(module)
-    if not names and not ones and _rotary_classes(module):
+    if not names and not ones and rotary_classes(module):
         return Probe(model_type, config, [], "attention not through ALL_ATTENTION_FUNCTIONS and no "
                                              "apply_rotary*(q, k, cos, sin) function to observe")
     # (no rotary class and no rotary function at all, 4.57.1's Jamba: every attention layer is NoPE)

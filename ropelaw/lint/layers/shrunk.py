@@ -7,7 +7,7 @@ The file is loaded as users load it (``AutoConfig.from_pretrained`` on a folder 
 remote code); its language model's config is shrunk in place (:func:`shrink_in_place`: two heads of the
 file's own head dim, the vocabulary, MLP widths and expert counts made small; every layer, every per-layer
 list and every RoPE key kept), its model built with the probe attention and run on CPU with hooks
-(:mod:`._probe`): per layer, no attention (Mamba, convolution, linear attention) / NoPE / RoPE with its
+(:mod:`.probes`): per layer, no attention (Mamba, convolution, linear attention) / NoPE / RoPE with its
 frequencies and attention factor, its query scale, and the span it attends.
 """
 
@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Mapping
 
-from . import _probe
-from ._tiny import quiet, shrunk_value
+from . import probes
+from .tiny import quiet, shrunk_value
 from ...safeio import write_atomic
 
-SPAN_KEYS = {"sliding_window": _probe.WINDOW, "attention_chunk_size": _probe.CHUNK}  # windows the forward can see
+SPAN_KEYS = {"sliding_window": probes.WINDOW, "attention_chunk_size": probes.CHUNK}  # windows the forward can see
 
 
 @dataclass
@@ -39,7 +39,7 @@ class FileRun:
     model_type: str | None = None  # the language model's config type, as transformers built it
     refused: str | None = None  # "config: ValueError: ..." (AutoConfig) / "model: ..." (building it at full size)
     problem: str | None = None  # the shrunk model does not build or run, or its layers are not observed
-    probe: Any = None  # _probe.Probe
+    probe: Any = None  # probes.Probe
     shrunk: dict = field(default_factory=dict)  # attribute -> the small value set
     max_positions: int | None = None  # the runtime's max_position_embeddings
     original: int | None = None  # the runtime's original_max_position_embeddings (rope block, else top level)
@@ -68,7 +68,7 @@ def shrink_in_place(tc, keep_heads: bool = False) -> dict:
     """Make ``tc`` (a loaded text config) tiny without touching what RoPE or the layer layout reads: two
     attention heads of the file's head dim (hidden size 2 x head dim; ``keep_heads``: the file's heads, for a
     model that splits them in fixed groups such as CodeGen's 4), at most two KV heads, and every size-like
-    attribute as :func:`._tiny.shrunk_value` has it. Returns the attributes set."""
+    attribute as :func:`.tiny.shrunk_value` has it. Returns the attributes set."""
     heads: Any = getattr(tc, "num_attention_heads", None)  # a config's attributes: whatever the class holds
     hidden: Any = getattr(tc, "hidden_size", None)
     hd = getattr(tc, "head_dim", None)
@@ -137,7 +137,7 @@ def parameters_on_meta(cls, tc) -> tuple[int, list]:
             sorted({type(m).__name__ for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")}))
 
 
-def run_file(mapping: Mapping, *, offset: int = 0, length: int = _probe.LENGTH) -> FileRun:
+def run_file(mapping: Mapping, *, offset: int = 0, length: int = probes.LENGTH) -> FileRun:
     """Load ``mapping`` as users do, shrink its language model in place, build it and observe every layer in
     one forward over positions ``offset`` .. ``offset + length - 1`` (see the module docstring); when the
     forward of two heads fails, once more with the file's own number of heads."""
@@ -170,8 +170,8 @@ def _run_file(mapping: Mapping, offset: int, length: int, keep_heads: bool) -> F
     out.shrunk = shrink_in_place(tc, keep_heads)
     try:
         size, out.rotaries = parameters_on_meta(cls, tc)
-        if size > _probe.MAX_PARAMS:
-            raise MemoryError(f"{size / 1e6:.0f}M parameters after shrinking (> {_probe.MAX_PARAMS / 1e6:.0f}M)")
+        if size > probes.MAX_PARAMS:
+            raise MemoryError(f"{size / 1e6:.0f}M parameters after shrinking (> {probes.MAX_PARAMS / 1e6:.0f}M)")
         model, how = _build(cls, tc)
     except Exception as exc:  # noqa: BLE001
         why = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
@@ -186,11 +186,11 @@ def _run_file(mapping: Mapping, offset: int, length: int, keep_heads: bool) -> F
         out.probe = _observe(out.model_type or "", tc, model, how, length, offset)
         if offset and out.probe.error and out.probe.error.startswith("forward fails"):
             # 4.57.1's Phi-3.5-MoE sizes its cos / sin table by the last cache position: give it the positions too
-            _probe._STATE["cache_position"] = True
+            probes._STATE["cache_position"] = True
             try:
                 out.probe = _observe(out.model_type or "", tc, model, how, length, offset)
             finally:
-                _probe._STATE["cache_position"] = False
+                probes._STATE["cache_position"] = False
     finally:
         del model
         gc.collect()
@@ -217,14 +217,14 @@ def far_end(run: FileRun) -> int | None:
     max_position_embeddings (LongRoPE's long factors, Phi-3.5-MoE's long_mscale, the first step of a
     position-dependent query scale), else max_position_embeddings (the target the bounds are computed at)."""
     if run.original and run.max_positions and run.original < run.max_positions:
-        return run.original + _probe.LENGTH
+        return run.original + probes.LENGTH
     return run.max_positions
 
 
 def _observe(model_type: str, tc, model, how: str, length: int, offset: int):
-    if how == _probe.PROBE:
-        return _probe._observe_attention(model_type, tc, model, length, offset)
-    return _probe.observe_functions(model_type, tc, model, importlib.import_module(type(model).__module__),
+    if how == probes.PROBE:
+        return probes._observe_attention(model_type, tc, model, length, offset)
+    return probes.observe_functions(model_type, tc, model, importlib.import_module(type(model).__module__),
                                     length, offset)
 
 
@@ -234,22 +234,22 @@ def _build(cls, tc):
     on an implementation they do not list; Falcon) with sdpa, observed through its rotary functions."""
     import torch
 
-    _probe.register()
-    for how in (_probe.PROBE, "sdpa", "eager"):
+    probes.register()
+    for how in (probes.PROBE, "sdpa", "eager"):
         tc._attn_implementation = how
         try:
             with quiet():
                 torch.manual_seed(0)
                 model = cls(tc).eval()
         except KeyError as exc:
-            if how == _probe.PROBE and _probe.PROBE in str(exc):
+            if how == probes.PROBE and probes.PROBE in str(exc):
                 continue
             raise
         except ValueError as exc:  # BLOOM and a few others: no sdpa
             if how == "sdpa" and "scaled_dot_product_attention" in str(exc):
                 continue
             raise
-        if how == _probe.PROBE and not _calls_attention_functions(model):
+        if how == probes.PROBE and not _calls_attention_functions(model):
             continue
         return model, how
     raise TypeError("unreachable")
@@ -278,7 +278,7 @@ def with_small_spans(mapping: Mapping) -> tuple[dict, dict]:
             continue
         for key, small in SPAN_KEYS.items():
             v = sec.get(key)
-            if isinstance(v, int) and not isinstance(v, bool) and v > _probe.LENGTH:
+            if isinstance(v, int) and not isinstance(v, bool) and v > probes.LENGTH:
                 sec[key] = small
                 changed[".".join(path + (key,))] = (v, small)
     return data, changed

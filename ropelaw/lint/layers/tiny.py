@@ -1,6 +1,6 @@
 """Which transformers model types the probe runs, and the tiny configuration of each (the config
 class's defaults, shrunk). Needs transformers (the generator of ``hf_layers.json`` and the ``hf`` tests
-use it; the linter never imports it). :mod:`._probe` runs the models and observes their layers.
+use it; the linter never imports it). :mod:`.probes` runs the models and observes their layers.
 """
 
 from __future__ import annotations
@@ -36,17 +36,17 @@ def quiet():
 # -----------------------------------------------------------------------------------------
 # which model types: a decoder with a RotaryEmbedding class in its modeling module
 # -----------------------------------------------------------------------------------------
-def _modeling_module(config_class):
+def modeling_module(config_class):
     name = config_class.__module__.replace(".configuration_", ".modeling_")
     return importlib.import_module(name)
 
 
-def _rotary_classes(module) -> list[str]:
+def rotary_classes(module) -> list[str]:
     return sorted(n for n, o in vars(module).items()
                   if inspect.isclass(o) and n.endswith("RotaryEmbedding") and o.__module__ == module.__name__)
 
 
-def _text_sub_config(config_class) -> str | None:
+def text_sub_config(config_class) -> str | None:
     """The model_type of a composite config's text part (``text_config``), if it has one."""
     subs = getattr(config_class, "sub_configs", None) or {}
     for key in ("text_config", "language_config", "llm_config"):
@@ -84,7 +84,7 @@ def text_model_class(config_class) -> str | None:
     MllamaForCausalLM), for a type of :data:`PROBED_TEXT_MODELS`."""
     if getattr(config_class, "model_type", None) not in PROBED_TEXT_MODELS:
         return None
-    module = _modeling_module(config_class)
+    module = modeling_module(config_class)
     found = sorted(n for n, c in vars(module).items() if isinstance(c, type) and n.endswith("ForCausalLM")
                    and getattr(c, "config_class", None) is config_class)
     return found[0] if found else None
@@ -130,18 +130,19 @@ def candidate_types() -> tuple[list[tuple[str, str]], dict[str, str], dict[str, 
         for mt in sorted(CONFIG_MAPPING.keys()):
             try:
                 cls = CONFIG_MAPPING[mt]
-                module = _modeling_module(cls)
+                module = modeling_module(cls)
             except Exception as exc:  # optional dependency missing (torchaudio ...), or no modeling file
                 skipped[mt] = f"modeling module not importable: {type(exc).__name__}: {str(exc)[:80]}"
                 continue
-            if not _rotary_classes(module) and not computed_kinds(cls):
+            if not rotary_classes(module) and not computed_kinds(cls):
                 continue
-            text = _text_sub_config(cls)
+            text = text_sub_config(cls)
             if text is not None and text != mt:
                 wrappers[mt] = text
                 sub = cls.sub_configs["text_config"] if text in PROBED_TEXT_MODELS else None
-                if sub is not None and text_model_class(sub):
-                    cands.append((text, text_model_class(sub)))
+                text_class = text_model_class(sub) if sub is not None else None
+                if text_class:
+                    cands.append((text, text_class))
                     skipped.pop(text, None)
                     continue
                 if text not in CONFIG_MAPPING:  # 4.57.1's mllama_text_model: its class is not registered, so
@@ -169,13 +170,13 @@ def candidate(model_type: str) -> str | None:
     with quiet():
         try:
             cls = config_class(model_type)
-            module = _modeling_module(cls)
+            module = modeling_module(cls)
         except Exception:
             return None
         if model_type in PROBED_TEXT_MODELS:
             return text_model_class(cls)
-        text = _text_sub_config(cls)
-        if not (_rotary_classes(module) or computed_kinds(cls)) or (text is not None and text != model_type):
+        text = text_sub_config(cls)
+        if not (rotary_classes(module) or computed_kinds(cls)) or (text is not None and text != model_type):
             return None
     name = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type) or MODEL_MAPPING_NAMES.get(model_type)
     name = name[0] if isinstance(name, (tuple, list)) else name
