@@ -17,7 +17,8 @@ import importlib
 import os
 import sys
 import traceback
-from typing import NoReturn, Sequence
+from typing import NoReturn
+from collections.abc import Sequence
 
 from .errors import UsageError, internal_error_line
 from .streams import guard_streams

@@ -11,7 +11,8 @@ painted: the only escape sequences in a report are the palette's own.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 __all__ = ["wanted", "Palette"]
 

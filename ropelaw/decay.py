@@ -17,7 +17,8 @@ every ``|S_j| = j`` and the curve starts at ``(d/2 + 1)/2``.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from .errors import UsageError
 from .schemes import default_inv_freq

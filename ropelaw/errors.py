@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from types import ModuleType
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class UsageError(ValueError):

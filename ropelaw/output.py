@@ -20,7 +20,8 @@ import argparse
 import contextlib
 import sys
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from .errors import UsageError
 

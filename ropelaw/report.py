@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator
 
 from .errors import UsageError
 from .escape import clean  # the one escaping function (ropelaw/escape.py), re-exported here

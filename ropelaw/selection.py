@@ -16,7 +16,7 @@ shown"), and reads a config in full only when some code is explicit (``lint_conf
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 __all__ = ["Layer", "Selection", "select"]
 

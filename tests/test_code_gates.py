@@ -54,7 +54,7 @@ def test_mypy_at_zero_outside_the_stated_debt(tmp_path):
     ``mypy`` with the overrides passes), and every debt module still has one (the list is the real debt)."""
     pytest.importorskip("mypy", reason="mypy is in the test extra: pip install -e '.[test]'")
     mypy = CONFIG["tool"]["mypy"]
-    (debt,) = [o["module"] for o in mypy["overrides"] if o.get("ignore_errors")]
+    debt = [m for o in mypy.get("overrides", []) if o.get("ignore_errors") for m in o["module"]]
     lines = [f"{k} = {v!r}".replace("'", '"').replace("True", "true") for k, v in mypy.items() if k != "overrides"]
     (tmp_path / "mypy.toml").write_text("[tool.mypy]\n" + "\n".join(lines) + "\n", encoding="utf-8")
     done = _tool("mypy", "--config-file", str(tmp_path / "mypy.toml"), "--cache-dir", str(ROOT / ".mypy_cache"))

@@ -9,7 +9,8 @@ import json
 import math
 import os
 import struct
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 

@@ -15,7 +15,8 @@ layout of :data:`LAYOUTS` and, unless known, common head dims:
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 
 def parameters_of(fn: Callable) -> list[inspect.Parameter]:

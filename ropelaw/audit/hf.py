@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 from ..errors import UsageError
 from .conventions import convention_of, parameters_of

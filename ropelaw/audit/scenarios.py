@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 

@@ -20,7 +20,8 @@ import importlib.util
 import inspect
 import os
 import sys
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 

@@ -23,7 +23,7 @@ jumps (the break rule then fires on the creep, as it was written to).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F

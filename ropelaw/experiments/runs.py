@@ -29,7 +29,8 @@ experiment on 2 cores), ``full`` (the longer runs, by hand).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import torch
 

@@ -19,7 +19,7 @@ cast back to the input dtype once.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 import torch
 

@@ -3,7 +3,8 @@ refusals of setups a figure cannot show, and the sources named in titles."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
 
 from ..errors import UsageError
 from ..numfmt import count, number

@@ -3,7 +3,8 @@ long-term decay, and the per-pair frequency ratios of the scaling schemes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
 
 from ..errors import UsageError
 from ..numfmt import short as _num

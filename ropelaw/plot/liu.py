@@ -4,7 +4,8 @@ the per-pair periods against the training length."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
 
 from ..errors import UsageError
 from ..numfmt import number, short as _num

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from ..errors import UsageError
 from ._common import BAICHUAN, check_length, require_matplotlib, new_axes
