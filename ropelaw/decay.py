@@ -57,7 +57,7 @@ def decay_curve(d: int, base: float, distances: Sequence[float] | Any) -> list[f
 def rope_score(h: Sequence[complex], m: float, base: float = 10000.0) -> complex:
     """``sum_{i=0}^{d/2-1} h_i e^{i m theta_i}`` with ``d = 2*len(h)`` (the score before Re[])."""
     theta = _theta(2 * len(h), base)
-    return sum(complex(hi) * complex(math.cos(m * t), math.sin(m * t)) for hi, t in zip(h, theta))
+    return sum(complex(hi) * complex(math.cos(m * t), math.sin(m * t)) for hi, t in zip(h, theta, strict=True))
 
 
 def decay_bound(h: Sequence[complex], m: float, base: float = 10000.0) -> float:

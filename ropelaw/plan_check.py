@@ -40,9 +40,8 @@ def _reads_as(option: Any, spec: Any) -> str | None:
     wrong = []
     if spec.scheme != scheme:
         wrong.append(f"scheme {spec.scheme} (the option's: {scheme})")
-    if option.name in ("base", "ntk") or option.parameters.get("base") is not None:
-        if spec.base != want.base:
-            wrong.append(f"base {spec.base:g} (the option's: {want.base:g})")
+    if (option.name in ("base", "ntk") or option.parameters.get("base") is not None) and spec.base != want.base:
+        wrong.append(f"base {spec.base:g} (the option's: {want.base:g})")
     factor = want.param("factor")
     if option.name not in ("base", "ntk", "train") and factor is not None and spec.param("factor") != factor:
         wrong.append(f"factor {spec.param('factor')} (the option's: {factor:g})")

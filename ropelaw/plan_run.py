@@ -62,7 +62,7 @@ def evaluated(args: argparse.Namespace):
         from .plan_check import check_edits
 
         edits, why = edits_for(dialect, data, cfg, p.options, p.target)
-        for o, e in zip(p.options, edits):
+        for o, e in zip(p.options, edits, strict=True):
             o.edit = e
         if why:
             p.notes.append(f"no edit is written: {why}")

@@ -182,7 +182,8 @@ class JsonStream:
         import tempfile
 
         self._target = target
-        self._out = tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8", newline="\n")
+        self._out = tempfile.SpooledTemporaryFile(  # noqa: SIM115 (lives as long as the stream: close() or discard() closes it)
+            max_size=1 << 20, mode="w+", encoding="utf-8", newline="\n")
         self._keys = 0
         self._items: int | None = None
         self._out.write("{")

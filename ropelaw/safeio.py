@@ -13,6 +13,7 @@ it was, whatever happens (a full disk, a file-size limit, a signal, a concurrent
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 
@@ -338,7 +339,5 @@ def _umask() -> int:
 
 
 def _remove(path: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Any
@@ -60,7 +61,8 @@ def guard_streams() -> Callable[[], None]:
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is None:  # closed before start: the output goes nowhere, the exit code still counts
-            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+            # no with block: this is the command's stream until restore() puts the saved None back
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
             continue
         errors = getattr(stream, "errors", None)
         try:
@@ -72,11 +74,9 @@ def guard_streams() -> Callable[[], None]:
 
     def restore() -> None:
         for stream, errors in handlers:
-            try:
+            with contextlib.suppress(AttributeError, ValueError, OSError):
                 stream.reconfigure(errors=errors)
-            except (AttributeError, ValueError, OSError):
-                pass
-        for name, stream in zip(("stdout", "stderr"), saved):
+        for name, stream in zip(("stdout", "stderr"), saved, strict=True):
             current = getattr(sys, name)
             if stream is None and current is not None and not isinstance(current, StdoutGuard):
                 current.close()

@@ -199,7 +199,7 @@ def _torch_array(t: Any) -> tuple[Callable[[], np.ndarray] | None, str | None]:
         storage = t.untyped_storage().nbytes() - t.storage_offset() * t.element_size()
     except Exception:  # a tensor subclass without a plain storage
         return None, "no plain storage"
-    expanded = any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
+    expanded = any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape, strict=True))
     if t.numel() and (expanded or t.numel() * t.element_size() > storage):
         return None, "an expanded view (stride 0: more elements than its storage holds)"
 

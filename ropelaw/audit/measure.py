@@ -112,7 +112,7 @@ def effective_frequencies(positions: Sequence[int], cos: np.ndarray, sin: np.nda
         raise UsageError("effective_frequencies needs the encoding at position 1 first")
     phi = np.arctan2(np.asarray(sin, np.float64), np.asarray(cos, np.float64))  # (k, d/2)
     omega = phi[0].copy()
-    for row, p in zip(phi[1:], positions[1:]):
+    for row, p in zip(phi[1:], positions[1:], strict=True):
         ok = np.isfinite(row) & np.isfinite(omega)
         pred = p * omega
         new = (pred + _wrap(row - pred)) / p

@@ -65,7 +65,7 @@ def _list(fmt: str) -> int:
         return 0
     titles = [i.name + (f" ({', '.join(i.aliases)})" if i.aliases else "") for i in infos]
     w = max(map(len, titles)) + 2
-    for title, i in zip(titles, infos):
+    for title, i in zip(titles, infos, strict=True):
         print(f"{title:<{w}}{i.summary}")
         if i.required:
             print(f"{'':<{w}}required: {', '.join(i.required)}")
@@ -89,7 +89,7 @@ def _show(args: argparse.Namespace, info) -> int:
     per_pair = {k: v for k, v in result.details if isinstance(v, tuple) and len(v) == spec.pairs}
     scalars = {k: v for k, v in result.details if k not in per_pair}
     rows = []
-    for i, (t, t0) in enumerate(zip(result.inv_freq, plain)):
+    for i, (t, t0) in enumerate(zip(result.inv_freq, plain, strict=True)):
         # a frequency can underflow to 0 (huge factor or base): its period is infinite (null in JSON)
         row: dict[str, Any] = {"pair": i, "inv_freq": t, "default_inv_freq": t0,
                                "ratio": t / t0 if t0 > 0 else math.nan,

@@ -6,6 +6,7 @@ continue training at several bases, and set each base's measured break point
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from typing import Any
 
 from ..errors import UsageError
@@ -74,9 +75,9 @@ def _bound_claims(rows: list[dict], test_len: int) -> list[dict]:
     below = [r for r in rows if r["regime"] != "above_critical_base"]
     breaks = [math.inf if r["measured_break"] is None else r["measured_break"] for r in above]
     # the bound must grow: never decreasing with the base, and later at the largest base than at the smallest
-    c1 = (all(a <= b for a, b in zip(breaks, breaks[1:])) and breaks[-1] > breaks[0]) if len(above) > 1 else None
+    c1 = (all(a <= b for a, b in pairwise(breaks)) and breaks[-1] > breaks[0]) if len(above) > 1 else None
     rises = [r["loss_rise_at_end"] for r in below]  # bases ascending: the rise should grow with the base
-    c2 = all(a <= b for a, b in zip(rises, rises[1:])) if len(below) > 1 else None
+    c2 = all(a <= b for a, b in pairwise(rises)) if len(below) > 1 else None
     return [
         {"claim": seeds.SEED_001_CLAIMS[0], "check": "measured breaks of the bases above the critical base "
          "never decrease and end later than they start as the base grows", "bases": [r["base"] for r in above],

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from ..errors import UsageError
 from .data import random_windows
 from .metrics import token_metrics
-from .model import ModelConfig, PositionMethod, TinyLM
+from .model import DEFAULT_METHOD, ModelConfig, PositionMethod, TinyLM
 
 Progress = Callable[[int], None]
 
@@ -97,7 +97,7 @@ def model_config(size: Size, **overrides: Any) -> ModelConfig:
 # -- training and evaluation -------------------------------------------------------------------
 def train(model: TinyLM, stream: torch.Tensor, *, steps: int, batch: int, lr: float, seed: int,
           warmup: int | None = None, progress: Progress | None = None,
-          method: PositionMethod = PositionMethod()) -> list[float]:
+          method: PositionMethod = DEFAULT_METHOD) -> list[float]:
     """AdamW on random windows of ``model.cfg.train_len`` tokens; returns the loss of each step.
 
     ``method``: the positions the model trains with (default plain RoPE at its base; a scheme for
@@ -135,7 +135,7 @@ def train(model: TinyLM, stream: torch.Tensor, *, steps: int, batch: int, lr: fl
 
 
 @torch.no_grad()
-def evaluate(model: TinyLM, samples: torch.Tensor, method: PositionMethod = PositionMethod(),
+def evaluate(model: TinyLM, samples: torch.Tensor, method: PositionMethod = DEFAULT_METHOD,
              batch: int = 8) -> tuple[list[float], list[float]]:
     """Mean loss (nats) and accuracy per position over ``samples`` (N, L+1): two lists of L."""
     model.eval()

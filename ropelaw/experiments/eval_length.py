@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from collections.abc import Sequence
@@ -168,7 +169,7 @@ def eval_length(model_dir: str | Path, text: bytes, lengths: Sequence[int], *, m
             loss, acc = (loss_sum / n).tolist(), (acc_sum / n).tolist()
             curves[str(length)] = {"loss": [round(x, 5) for x in loss], "accuracy": [round(x, 5) for x in acc]}
             edges = band_edges(length, bands)
-            for lo, hi in zip(edges[:-1], edges[1:]):
+            for lo, hi in pairwise(edges):
                 rows.append({"length": length, "band_start": lo, "band_end": hi,
                              "loss": sum(loss[lo:hi]) / (hi - lo), "accuracy": sum(acc[lo:hi]) / (hi - lo),
                              "samples": n})

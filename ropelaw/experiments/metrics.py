@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import pairwise
 
 import torch
 import torch.nn.functional as F
@@ -124,7 +125,7 @@ def agreement(predicted: float, measured: int | None, tested: int) -> tuple[str,
 def band_means(values: Sequence[float], edges: Sequence[int]) -> list[float]:
     """Means of ``values`` over [edges[i], edges[i+1])."""
     out = []
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in pairwise(edges):
         if not 0 <= lo < hi <= len(values):
             raise UsageError(f"band [{lo}, {hi}) outside 0..{len(values)}")
         out.append(sum(values[lo:hi]) / (hi - lo))

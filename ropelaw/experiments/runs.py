@@ -263,7 +263,7 @@ def plot_result(r: dict[str, Any]):
         fig = Figure(figsize=(8.5, 5.0), layout="constrained")
         ax = fig.subplots()
         t = r["train_len"]
-        colors = ["C%d" % i for i in range(10)]
+        colors = [f"C{i}" for i in range(10)]
         for i, row in enumerate(r["rows"]):
             key = f"{row['base']:g}"
             curve = smoothed(r["curves"][key]["loss"], max(1, t // 4))

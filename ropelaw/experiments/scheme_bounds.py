@@ -261,7 +261,7 @@ def plot_schemes(r: dict[str, Any]):
     axes = fig.subplots(2, 3, sharex=True, sharey=True).ravel()
     factors = r["factors"]
     colors = {None: "0.3", **{f: f"C{i}" for i, f in enumerate(factors)}}
-    for ax, scheme in zip(axes, SCHEMES_TESTED):
+    for ax, scheme in zip(axes, SCHEMES_TESTED, strict=True):  # 2 x 3 panels, 6 schemes
         for row in (x for x in r["rows"] if x["scheme"] == scheme):
             c = colors.get(row["factor"], "k")
             curve = smoothed(r["curves"][row["curve"]], max(1, t // 4))

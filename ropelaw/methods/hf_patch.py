@@ -35,6 +35,7 @@ rotary embedding and checked against the cos/sin the model passes in every call.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import inspect
 import math
@@ -199,9 +200,8 @@ def _sliding_window(m: Any) -> int | None:
     if hasattr(m, "sliding_window"):
         return m.sliding_window or None
     types = getattr(m.config, "layer_types", None)
-    if types is not None and 0 <= m.layer_idx < len(types):
-        if types[m.layer_idx] != "sliding_attention":
-            return None
+    if types is not None and 0 <= m.layer_idx < len(types) and types[m.layer_idx] != "sliding_attention":
+        return None
     return getattr(m.config, "sliding_window", None) or None
 
 
@@ -461,10 +461,8 @@ def _watch(patch: RopePatch, cache: Any) -> None:
             return _method(*args, **kwargs)
 
         edited._ropelaw = True  # type: ignore[attr-defined]  # a marker on the wrapper: never wrapped twice
-        try:
+        with contextlib.suppress(AttributeError):
             setattr(cache, name, edited)
-        except AttributeError:
-            pass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -473,7 +471,7 @@ def _watch(patch: RopePatch, cache: Any) -> None:
 
 def _wrapped_forward(patch: RopePatch, names: list[str]):
     def forward(self, *args: Any, **kwargs: Any):
-        bound = dict(zip(names, args))
+        bound = dict(zip(names, args, strict=False))  # the positional arguments fill the leading parameters
         bound.update(kwargs)
         pe = bound.get("position_embeddings")
         call = {"cache": bound.get("past_key_values", bound.get("past_key_value")),

@@ -20,7 +20,7 @@ def _exact_theta(mp: Any, d: int, base: Any) -> list:
 def _exact_blend(mp: Any, theta: list, factor: float, weight: list) -> list:
     """:func:`blend` exactly: (1 - w_i)*theta_i + w_i*theta_i/s."""
     s = mp.mpf(factor)
-    return [(1 - w) * t + w * t / s for t, w in zip(theta, weight)]
+    return [(1 - w) * t + w * t / s for t, w in zip(theta, weight, strict=True)]
 
 
 def _exact_ntk_theta(mp: Any, spec: RopeSpec, factor: Any) -> list:
@@ -93,7 +93,7 @@ def _llama3_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
     low, high = mp.mpf(res.detail("low_freq_factor")), mp.mpf(res.detail("high_freq_factor"))
     theta = _exact_theta(mp, spec.d, spec.base)
     weight = []
-    for t, band in zip(theta, res.detail("band")):  # bands as the runtime decided them (float)
+    for t, band in zip(theta, res.detail("band"), strict=True):  # bands as the runtime decided them (float)
         if band == "high":
             weight.append(mp.mpf(0))
         elif band == "low":
@@ -106,4 +106,4 @@ def _llama3_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
 @exact_frequencies("longrope")
 def _longrope_exact(spec: RopeSpec, seq_len: int | None, mp: Any) -> list:
     ext = longrope_scheme(spec, seq_len).detail("ext_factors")  # short or long, as the runtime chose
-    return [t / mp.mpf(f) for t, f in zip(_exact_theta(mp, spec.d, spec.base), ext)]
+    return [t / mp.mpf(f) for t, f in zip(_exact_theta(mp, spec.d, spec.base), ext, strict=True)]

@@ -323,7 +323,7 @@ def longrope_scheme(spec: RopeSpec, seq_len: int | None = None) -> SchemeResult:
     ext = long if used == "long" else short
     theta = default_inv_freq(spec.d, spec.base)
     return SchemeResult(
-        tuple(t / f for t, f in zip(theta, ext)),
+        tuple(t / f for t, f in zip(theta, ext, strict=True)),
         attention_factor=explicit if explicit is not None else longrope_attention_factor(factor, orig),
         details=(("factors_used", used), ("seq_len", length), ("original_max_position_embeddings", orig),
                  ("factor", factor), ("ext_factors", ext)),

@@ -120,4 +120,4 @@ def pair_factors_param(spec: RopeSpec, name: str) -> tuple[float, ...]:
 def blend(inv_freq: tuple[float, ...], factor: float, weight: list[float]) -> tuple[float, ...]:
     """theta'_i = (1 - w_i)*theta_i + w_i*theta_i/s: w = 0 keeps the pair, w = 1 interpolates it."""
     return tuple(t if w == 0 else t / factor if w == 1 else (1 - w) * t + w * t / factor
-                 for t, w in zip(inv_freq, weight))
+                 for t, w in zip(inv_freq, weight, strict=True))
