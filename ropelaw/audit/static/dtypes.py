@@ -9,7 +9,7 @@ import ast
 from .names import (ARRAY_CTORS, CLEAN_DTYPES, FLOAT32_DEFAULTS, INT_DTYPES, INT_TENSOR, LOW_DTYPES, MODEL_DTYPE_ATTR,
                     POS_NAME)
 from .structure import Structure
-from .syntax import Function, dotted_name, keyword_value
+from .syntax import Function, dotted_name, keyword_value, passed_argument, unpacks
 from .values import DtypeSource, Scope
 
 
@@ -70,15 +70,10 @@ class Dtypes(Structure):
         d = self._dtype(default, Scope())
         if d.source is not None or not d.known or d.what not in FLOAT32_DEFAULTS:
             return False
-        names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
-        method = bool(names) and names[0] in ("self", "cls")
         for call in self._calls_to(fn.name):
-            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            if unpacks(call):
                 return False
-            arg = keyword_value(call, param)
-            if arg is None and param in names:
-                i = names.index(param) - (1 if method and isinstance(call.func, ast.Attribute) else 0)
-                arg = call.args[i] if 0 <= i < len(call.args) else None
+            arg = passed_argument(call, param, fn)
             if arg is None:
                 continue
             d = self._dtype(arg, Scope())

@@ -9,7 +9,8 @@ from collections.abc import Iterable
 
 from .names import AUTOCAST_OFF_DECORATOR, INT_DTYPES, INT_TENSOR, POS_NAME
 from .state import CheckerState, Registration
-from .syntax import Function, call_leaf, const_false, dotted_name, float_argument, keyword_value, self_method_calls
+from .syntax import (Function, call_leaf, const_false, dotted_name, float_argument, keyword_value, passed_argument,
+                     self_method_calls, unpacks)
 
 
 class Structure(CheckerState):
@@ -252,12 +253,9 @@ class Structure(CheckerState):
         if not calls:
             return False
         for call in calls:
-            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            if unpacks(call):
                 return False
-            arg = keyword_value(call, param)
-            if arg is None and param in names:
-                i = names.index(param) - (1 if method and isinstance(call.func, ast.Attribute) else 0)
-                arg = call.args[i] if 0 <= i < len(call.args) else None
+            arg = passed_argument(call, param, fn)
             if arg is None:
                 return False
             if isinstance(arg, ast.Attribute) and arg.attr == "dtype" and isinstance(arg.value, ast.Name) \

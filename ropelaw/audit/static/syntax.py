@@ -36,6 +36,24 @@ def keyword_value(call: ast.Call, name: str) -> ast.AST | None:
     return None
 
 
+def passed_argument(call: ast.Call, param: str, fn: Function) -> ast.AST | None:
+    """What ``call`` passes for ``fn``'s parameter ``param``: by keyword, else by position (a method called as
+    ``obj.m(...)`` does not pass ``self`` / ``cls``); None when it passes nothing there. A caller that passes
+    ``*args`` / ``**kwargs`` cannot be matched: check :func:`unpacks` first."""
+    arg = keyword_value(call, param)
+    names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+    if arg is None and param in names:
+        method = bool(names) and names[0] in ("self", "cls")
+        i = names.index(param) - (1 if method and isinstance(call.func, ast.Attribute) else 0)
+        arg = call.args[i] if 0 <= i < len(call.args) else None
+    return arg
+
+
+def unpacks(call: ast.Call) -> bool:
+    """``call`` passes ``*args`` or ``**kwargs``: which parameter gets what cannot be read."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+
+
 def table_constructor(value: ast.AST | None) -> bool:
     """``torch.empty((L, d), ...)`` / ``torch.zeros(L, d)``: a tensor of two or more dimensions made to be
     filled with a table (cos/sin, angles), not a vector of frequencies."""
