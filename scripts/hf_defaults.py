@@ -116,27 +116,15 @@ ABOUT = ("The defaults of transformers' config classes, per transformers version
          "regenerates the installed version's table and compares.")
 
 
-def document(versions: dict) -> dict:
-    """The whole file: every version's table (``versions``: transformers version -> :func:`table`)."""
-    return {"about": ABOUT,
-            "generated_by": "python scripts/hf_defaults.py (under each transformers version; it keeps the other "
-                            "version's)",
-            "source": "transformers.AutoConfig.for_model(model_type) of each version ("
-                      + ", ".join("transformers==" + v for v in sorted(versions)) + ")",
-            "versions": dict(sorted(versions.items()))}
-
-
 def main() -> None:
     import transformers
 
     from ropelaw import data
 
-    try:
-        versions = dict(data.hf_defaults())
-    except FileNotFoundError:
-        versions = {}
-    versions[transformers.__version__] = table()
-    print(data.write("hf_defaults", document(versions), sort_keys=True))
+    print(data.write_versions("hf_defaults", transformers.__version__, table(), about=ABOUT,
+                              generated_by="python scripts/hf_defaults.py (under each transformers version; it keeps "
+                                           "the other version's)",
+                              source="transformers.AutoConfig.for_model(model_type) of each version ({versions})"))
 
 
 if __name__ == "__main__":

@@ -519,35 +519,26 @@ ABOUT = ("Per-layer semantics of every RoPE decoder in transformers, per version
          "installed transformers and compares.")
 
 
-def document(versions: dict) -> dict:
-    """The whole file: every version's table (``versions``: transformers version -> :func:`table`)."""
-    return {"about": ABOUT,
-            "generated_by": "python scripts/hf_layers.py [model_type ...] (under each transformers version; it keeps "
-                            "the other version's)",
-            "source": "tiny models of each model_type run on CPU by "
-                      + ", ".join("transformers==" + v for v in sorted(versions)) + " (PyPI), torch 2.13.0",
-            "versions": dict(sorted(versions.items()))}
-
-
 def main(argv: list[str] | None = None) -> None:
     import transformers
 
     from ropelaw import data
 
     only = tuple(argv if argv is not None else sys.argv[1:])
-    try:
-        tables = {v: dict(t) for v, t in data.hf_layers().items()}
-    except FileNotFoundError:
-        tables = {}
     new = table(only)
     if only:  # refresh some types of an existing table
-        old = tables.get(transformers.__version__, {"types": {}, "wrappers": {}, "not_covered": {}})
+        try:
+            old = dict(data.hf_layers()[transformers.__version__])
+        except (FileNotFoundError, KeyError):
+            old = {"types": {}, "wrappers": {}, "not_covered": {}}
         for part in ("types", "not_covered"):
             old[part] = {k: v for k, v in old[part].items() if k not in only}
             old[part].update(new[part])
         new = {**old, "wrappers": new["wrappers"]}
-    tables[transformers.__version__] = new
-    print(data.write("hf_layers", document(tables), sort_keys=True))
+    print(data.write_versions("hf_layers", transformers.__version__, new, about=ABOUT,
+                              generated_by="python scripts/hf_layers.py [model_type ...] (under each transformers "
+                                           "version; it keeps the other version's)",
+                              source="tiny models of each model_type run on CPU by {versions} (PyPI), torch 2.13.0"))
 
 
 if __name__ == "__main__":

@@ -181,27 +181,16 @@ ABOUT = ("Model types known to each transformers version, and the RoPE keys its 
          "[\"mapping\", default, renames]: how it builds its text_config)")
 
 
-def table(versions: dict) -> dict:
-    """The whole file: every version's tables (``versions``: version -> :func:`version_json`)."""
-    return {"about": ABOUT,
-            "generated_by": "python scripts/hf_types.py (under each transformers version; it keeps the other "
-                            "version's)",
-            "source": "transformers.models.auto.configuration_auto.CONFIG_MAPPING and the type hints of each config "
-                      "class (" + ", ".join("transformers==" + v for v in sorted(versions)) + ")",
-            "versions": dict(sorted(versions.items()))}
-
-
 def main() -> None:
     import transformers
 
     from ropelaw import data
 
-    try:
-        versions = dict(data.read("hf_types")["versions"])
-    except FileNotFoundError:
-        versions = {}
-    versions[transformers.__version__] = version_json(tables())
-    print(data.write("hf_types", table(versions), sort_keys=True))
+    print(data.write_versions("hf_types", transformers.__version__, version_json(tables()), about=ABOUT,
+                              generated_by="python scripts/hf_types.py (under each transformers version; it keeps the "
+                                           "other version's)",
+                              source="transformers.models.auto.configuration_auto.CONFIG_MAPPING and the type hints "
+                                     "of each config class ({versions})"))
 
 
 if __name__ == "__main__":

@@ -65,6 +65,20 @@ def write(name: str, table: Any, *, sort_keys: bool = False) -> str:
     return target
 
 
+def write_versions(name: str, version: str, table: Any, *, about: str, generated_by: str, source: str) -> str:
+    """Write a file of one table per transformers version (hf_types, hf_defaults, hf_layers) with ``table`` as
+    ``version``'s, keeping the other versions': ``{about, generated_by, source, versions}``, keys sorted. ``{versions}``
+    in ``source`` names every version the file then holds ("transformers==4.57.1, transformers==5.23.0")."""
+    try:
+        versions = dict(read(name)["versions"])
+    except FileNotFoundError:
+        versions = {}
+    versions[version] = table
+    held = ", ".join("transformers==" + v for v in sorted(versions))
+    return write(name, {"about": about, "generated_by": generated_by, "source": source.format(versions=held),
+                        "versions": versions}, sort_keys=True)
+
+
 class LayerTable(TypedDict):
     """One transformers version's part of ``hf_layers.json`` (``scripts/hf_layers.py`` says what an entry's
     fields mean and how each is measured)."""
