@@ -249,6 +249,13 @@ def test_the_selection_is_what_lint_applies(capsys):
 # versions ropelaw follows (ropelaw/data/hf_keys.json, read again here), rope_scaling.factor by 4.57.1 only.
 
 FIXABLE = "tests/fixtures/lint/fixable-rv019.json"
+@pytest.fixture(autouse=True)
+def _semantics_of_the_messages(monkeypatch):
+    """The messages name the transformers version whose behaviour is followed (the installed one): these tests are
+    about the output's form, so they follow 4.57.1 under either installed version."""
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", "4.57.1")
+
+
 _WHY = ("is ignored by transformers 4.57.1: HunYuan runs rope_scaling type dynamic with an alpha as a fixed "
         "NTK-aware base")
 _AT = {"beta_fast": (10, 37), "beta_slow": (10, 54), "factor": (10, 70), "mscale": (10, 85), "mscale_all_dim": (11, 20)}
