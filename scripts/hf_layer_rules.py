@@ -119,10 +119,16 @@ def _fit_periodic(lists: dict[int, list]) -> dict | None:
     return {"rule": "pattern", "values": list(pat)}
 
 
-def default_rule(cls, base: dict, key: str) -> dict:
+def default_rule(cls, base: dict, key: str, truth: bool = False) -> dict:
+    """The rule of ``key``'s default list (:func:`fit_rule`); ``truth``: of its entries' truth, 0 / 1 (a list the
+    layers follow only by whether an entry is 0: Muse's ``layer_rope_theta``)."""
+    def listed(*args, **kw) -> list | None:
+        lst = class_list(*args, **kw)
+        return [int(bool(x)) for x in lst] if truth and lst is not None else lst
+
     lists, refused = {}, []
     for n in RULE_LAYERS:
-        lst = class_list(cls, base, key, n)
+        lst = listed(cls, base, key, n)
         if lst is None and n == 1:  # the class refuses one layer (OLMo Hybrid needs a linear-attention layer)
             refused.append(n)
             continue
@@ -137,7 +143,7 @@ def default_rule(cls, base: dict, key: str) -> dict:
     params = {k: v for k, v in _signature_params(cls).items() if k not in d}  # 4.x: read in __init__, not kept
     for k, v in list(d.items()) + list(params.items()):
         if isinstance(v, bool) and k not in (key,):
-            lst = class_list(cls, base, key, 24, **{k: not v})
+            lst = listed(cls, base, key, 24, **{k: not v})
             if lst is not None and lst != ref:
                 flags[k] = not v
             continue
@@ -145,7 +151,7 @@ def default_rule(cls, base: dict, key: str) -> dict:
             continue
         variants = {}
         for new in (v + 1, v + 2):
-            lst = class_list(cls, base, key, 24, **{k: new})
+            lst = listed(cls, base, key, 24, **{k: new})
             if lst is not None and lst != ref:
                 variants[new] = lst
         if variants:
@@ -154,7 +160,7 @@ def default_rule(cls, base: dict, key: str) -> dict:
     rule = fit_rule(lists, keyed, flags)
     if refused and rule.get("rule") != "unknown":
         rule["refused_depths"] = refused
-    found = _index_list(cls, base, key, d)
+    found = None if truth else _index_list(cls, base, key, d)
     if found is not None and rule.get("rule") != "unknown":
         rule["indices"] = found
     return rule

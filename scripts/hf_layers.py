@@ -14,14 +14,19 @@ Nothing here reads modeling code: every entry is what tiny models of the type do
 - ``kinds``: the per-layer list that names each layer's kind (``layer_types``), and how the config
   class fills it when a file has none (a rule fitted to the class's own output for 1..40 layers and
   for each scalar setting changed alone; ``"unknown"`` when no rule of :func:`fit_rule` explains it);
-- ``nope``: a per-layer 0/1 list that switches RoPE off (``no_rope_layers``), the same way;
+- ``nope``: a per-layer 0/1 list that switches RoPE off (``no_rope_layers``), the same way; or a per-layer
+  list of bases whose entries the layers follow only by their truth (``"truth": true``: Muse's
+  ``layer_rope_theta``, 0 no RoPE, any other number the main rotary), with the lengths other than one per
+  layer that transformers runs (``"longer"``: ``"first"``, its first entries; else the error) or refuses;
 - ``behaviour``: for each kind (and NoPE value), under each condition (a sliding window set or not,
   a chunk size set or not): attention or not, which rotary (``main``: the config's main RoPE
   settings; ``own``: the layer type's own settings; ``none``), and the span (``full``, ``window``
   with the offset between the keys a query sees and ``sliding_window``, ``chunk``);
 - ``own``: where a layer type's own rotary comes from (``block``: ``rope_parameters[<kind>]``;
   ``key``: plain RoPE at the base in a config key such as ``rope_local_base_freq``);
-- ``problems``: what the probes showed that these fields cannot express (the linter reports it).
+- ``problems``: what the probes showed that these fields cannot express (the linter reports it);
+- ``window_key`` (only where it is not ``sliding_window``): the name the config class stores the window under
+  (its ``attribute_map``: Inkling 2's ``sliding_window_size``, the name its files write).
 
 The behaviour is read with the rotary made distinguishable: the probe gives the main settings and
 each layer type's own settings different bases, so a layer that runs the shared rotary cannot be
@@ -36,7 +41,7 @@ from typing import Any
 
 from hf_layer_rules import class_list, default_rule, fit_rule, layers_key  # noqa: F401  (fit_rule: documented here)
 
-from ropelaw.lint.layers import probes, expand_rule, sig_value
+from ropelaw.lint.layers import probes, expand_rule, list_sig, sig_value
 
 MAIN_BASE = 13_000.0  # probe bases: far apart, so a layer's base says whose it is
 OWN_BASES = (3_100.0, 71_000.0, 530_000.0)
@@ -163,14 +168,52 @@ def cond_name(window: bool, chunk: bool) -> str:
     return ("window" if window else "no window") + ", " + ("chunk" if chunk else "no chunk")
 
 
+def _layer_sig(probe, i: int, kinds_key, nope_key, nope_spec) -> str:
+    """Layer ``i``'s signature in the behaviour table: its kind and NoPE entries (:func:`list_sig`), "-" without."""
+    n = len(probe.layers)
+    return "|".join(list_sig(spec, probes.layer_kinds(probe.config, k, n)[i]) if k else "-"
+                    for k, spec in ((kinds_key, None), (nope_key, nope_spec)))
+
+
+def _base_keys(d: dict, n: int, skip: tuple) -> list[str]:
+    """Per-layer lists of numbers whose name speaks of RoPE or a base: candidate lists of per-layer bases."""
+    return [k for k, v in _per_layer_lists(d, n).items() if k not in skip
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+            and ("theta" in k.lower() or "rope" in k.lower())]
+
+
+def _probe_bases(n: int) -> list:
+    """Each layer its own base, layer 1 a 0 (one the class's defaults do not make 0)."""
+    return [0 if i == 1 else OWN_BASES[i % len(OWN_BASES)] for i in range(n)]
+
+
+def _truth_key(model_type, class_name, base, marks, d, n, kinds_key) -> tuple[str | None, dict]:
+    """A per-layer list of bases that the layers follow only by its truth (Muse's ``layer_rope_theta``: 0 no RoPE,
+    any other entry the main rotary, its value unread): ``(key, {"longer": ..., "shorter": ...})``, the lengths
+    other than one per layer as transformers takes them (``"first"``: it runs the first ``n`` entries, the same
+    layers; else its error); ``(None, {})`` without one. Measured with each layer given its own base and one a 0."""
+    window = {"sliding_window": probes.WINDOW} if "sliding_window" in d else {}
+    for key in _base_keys(d, n, (kinds_key,)):
+        values = _probe_bases(n)
+        probe = probes.observe(model_type, class_name, dict(base, **marks, **window, **{key: values}))
+        if probe.error or not probe.layers:
+            continue
+        named = {"main": MAIN_BASE}
+        if all(o.span == "none" or ((values[o.index] == 0) == (o.rope is None) and (
+                o.rope is None or _which(_bases_of(o), named) == "main")) for o in probe.layers):
+            lengths = {}
+            for name, other in (("longer", values + [values[0]]), ("shorter", values[:-1])):
+                p = probes.observe(model_type, class_name, dict(base, **marks, **window, **{key: other}))
+                lengths[name] = p.error or ("first" if _fingerprint(p) == _fingerprint(probe) else "ran otherwise")
+            return key, lengths
+    return None, {}
+
+
 def _base_list(model_type, class_name, base, marks, d, n, kinds_key, nope_key, entry) -> dict | None:
     """A per-layer list of bases (Granite SWA's ``layer_rope_theta``: 0 means NoPE): found by giving
     each layer its own base and 0 to one, and checking that every layer runs exactly its entry."""
-    keys = [k for k, v in _per_layer_lists(d, n).items() if k not in (kinds_key, nope_key)
-            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
-            and ("theta" in k.lower() or "rope" in k.lower())]
-    for key in keys:
-        values = [0 if i == 1 else OWN_BASES[i % len(OWN_BASES)] for i in range(n)]
+    for key in _base_keys(d, n, (kinds_key, nope_key)):
+        values = _probe_bases(n)
         over = dict(base, **marks, **{key: values})
         if "sliding_window" in d:
             over["sliding_window"] = probes.WINDOW
@@ -276,7 +319,7 @@ def _perturbed(v: Any) -> Any:
     return None
 
 
-def _rotary_keys(model_type, class_name, base, d) -> list[str]:
+def _rotary_keys(model_type, class_name, base, d, nope_key=None) -> list[str]:
     """The scalar settings (top level and inside a flat ``rope_parameters``) that change some
     layer's rotary (frequencies, attention factor, rotated dims, NoPE) or span when changed alone,
     measured against the tiny model at its defaults (with a short window / chunk and its per-layer
@@ -285,7 +328,7 @@ def _rotary_keys(model_type, class_name, base, d) -> list[str]:
              if d.get(k) is not None}
     # the per-layer lists written out: a setting that only changes their defaults is read through them
     extra.update({k: v for k, v in _per_layer_lists(d, probes.LAYERS).items()
-                  if k in ("layer_types",) or k == _nope_key(d, probes.LAYERS)})
+                  if k in ("layer_types",) or k == (nope_key or _nope_key(d, probes.LAYERS))})
     ref = probes.observe(model_type, class_name, dict(base, **extra))
     if ref.error:
         return []
@@ -327,7 +370,7 @@ def _scaled_marks(marks: dict) -> dict:
     return out
 
 
-def _mark_unscaled(model_type, class_name, base, marks, d, kinds_key, nope_key, seen) -> None:
+def _mark_unscaled(model_type, class_name, base, marks, d, kinds_key, nope_key, seen, nope_spec=None) -> None:
     """Layers that run the main base but not the main scaling (Nemotron in 4.57.1 hard-codes plain
     RoPE; OLMo 3's sliding layers in 4.57.1): their rotary becomes ``"main-plain"``. Measured with
     the main settings under linear scaling by 4: a "main" layer whose slowest pair is not divided
@@ -351,8 +394,7 @@ def _mark_unscaled(model_type, class_name, base, marks, d, kinds_key, nope_key, 
         for obs, r in zip(probe.layers, ref.layers, strict=True):  # the same model: one entry per layer
             if obs.rope is None or r.rope is None or obs.problem:
                 continue
-            sig = "|".join(sig_value(probes.layer_kinds(probe.config, k, len(probe.layers))[obs.index]) if k else "-"
-                           for k in (kinds_key, nope_key))
+            sig = _layer_sig(probe, obs.index, kinds_key, nope_key, nope_spec)
             b = table.get(sig)
             if b is None or b[1] != "main":
                 continue
@@ -412,21 +454,29 @@ def derive(model_type: str, class_name: str) -> dict:
     except Exception as exc:
         return {"error": f"config: {type(exc).__name__}: {str(exc)[:120]}"}
     n = probes.LAYERS
+    entry: dict[str, Any] = {"class": cls.__name__, "layers_key": layers_key(cls), "kinds": None, "nope": None,
+                             "bases": None, "behaviour": {}, "problems": []}
+    alias = probes.window_key(cls)
+    if alias != "sliding_window" and alias in d and "sliding_window" not in d:  # Inkling 2: sliding_window_size
+        d = {**d, "sliding_window": d[alias]}  # the probes set it as sliding_window (the class's attribute_map)
+        entry["window_key"] = alias
     kinds_key, computed, indexed, d = _kinds_key(cls, base, d, n)
     nope_key = _nope_key(d, n)
     marks, named = marked_bases(d)
-    entry: dict[str, Any] = {"class": cls.__name__, "layers_key": layers_key(cls), "kinds": None, "nope": None,
-                             "bases": None, "behaviour": {}, "problems": []}
+    truth: dict[str, Any] = {}
+    if nope_key is None:
+        nope_key, lengths = _truth_key(model_type, class_name, base, marks, d, n, kinds_key)
+        truth = {"truth": True, **lengths} if nope_key else {}
     lists_off = {k: v for k, v in base.items() if not (isinstance(v, list) and len(v) == n)}
     for key, slot in ((kinds_key, "kinds"), (nope_key, "nope")):
         if key is not None and key == indexed:
             entry[slot] = {"key": key, "default": index_rule(cls, lists_off, key)}
         elif key is not None:
-            rule = default_rule(cls, lists_off, key)
+            rule = default_rule(cls, lists_off, key, truth=slot == "nope" and bool(truth))
             empty = class_list(cls, lists_off, key, 24, **{key: []}) if key != computed else None
             if empty is not None and empty == expand_rule(rule, 24):
                 rule["empty"] = "default"  # an empty list means the default (Llama 4's no_rope_layers: [])
-            entry[slot] = {"key": key, "default": rule}
+            entry[slot] = {"key": key, "default": rule, **(truth if slot == "nope" else {})}
     seen: dict[str, dict[str, tuple]] = {}
     built = 0
     for window, chunk in _conditions(d):
@@ -460,8 +510,7 @@ def derive(model_type: str, class_name: str) -> dict:
                 if obs.problem and obs.span != "none":
                     entry["problems"].append(f"{cond}: layer {obs.index}: {obs.problem}")
                     continue
-                sig = "|".join(sig_value(probes.layer_kinds(probe.config, k, n)[obs.index]) if k else "-"
-                               for k in (kinds_key, nope_key))
+                sig = _layer_sig(probe, obs.index, kinds_key, nope_key, entry["nope"])
                 b = _behaviour(obs, named)
                 old = seen.setdefault(cond, {}).setdefault(sig, b)
                 if old != b:
@@ -470,11 +519,11 @@ def derive(model_type: str, class_name: str) -> dict:
                                              f"{nope_key or 'nothing'}")
     if not built:
         return {"error": entry["problems"][0] if entry["problems"] else "no probe built"}
-    _mark_unscaled(model_type, class_name, base, marks, d, kinds_key, nope_key, seen)
+    _mark_unscaled(model_type, class_name, base, marks, d, kinds_key, nope_key, seen, entry["nope"])
     entry["bases"] = _base_list(model_type, class_name, base, marks, d, n, kinds_key, nope_key, entry)
     entry["partial"] = _partial_reading(model_type, class_name, base, d)
     entry["head_dims"] = _head_dims(model_type, class_name, base, d, kinds_key)
-    entry["rotary_keys"] = _rotary_keys(model_type, class_name, base, d)
+    entry["rotary_keys"] = _rotary_keys(model_type, class_name, base, d, nope_key)
     entry["behaviour"] = {c: {sig: list(b) for sig, b in sorted(m.items())} for c, m in seen.items()}
     entry["problems"] = sorted(set(entry["problems"]))
     return entry

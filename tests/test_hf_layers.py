@@ -77,9 +77,10 @@ def _rope_block(d: dict, rope_type: str, params: dict) -> dict:
     return {"rope_scaling": {"type": rope_type, **block}}  # 4.x: some classes validate the older "type"
 
 
-def variants(d: dict, dims: int) -> dict[str, dict]:
+def variants(d: dict, dims: int, entry: dict | None = None) -> dict[str, dict]:
     """name -> constructor arguments (added to the tiny model's) for a type whose default config
-    (tiny) is ``d`` and whose main rotary has ``dims`` rotated dims."""
+    (tiny) is ``d`` and whose main rotary has ``dims`` rotated dims (``entry``: its table entry, for the keys of
+    its per-layer lists)."""
     pairs = max(dims // 2, 1)
     out: dict[str, dict] = {"default": {}}
     mx = d.get("max_position_embeddings") or 4096
@@ -98,10 +99,14 @@ def variants(d: dict, dims: int) -> dict[str, dict]:
     else:
         out["partial"] = {"partial_rotary_factor": 0.5}
     n = probes.LAYERS
-    lists = {k: v for k, v in d.items() if k in ("layer_types", "no_rope_layers") and isinstance(v, list)
-             and len(v) == n and len(set(map(str, v))) > 1}
+    nope = (entry or {}).get("nope") or {}
+    lists = {k: v for k, v in d.items() if k in ("layer_types", "no_rope_layers", nope.get("key"))
+             and isinstance(v, list) and len(v) == n and len(set(map(str, v))) > 1}
     if lists:
         out["shifted lists"] = {k: v[1:] + v[:1] for k, v in lists.items()}
+    bases = ((entry or {}).get("bases") or {}).get("key") or (nope.get("key") if nope.get("truth") else None)
+    if bases is not None:  # a list of per-layer bases (Granite SWA, Muse): each layer its own, layer 1 a 0
+        out["per-layer bases"] = {bases: [0 if i == 1 else (3_100.0, 71_000.0, 530_000.0)[i % 3] for i in range(n)]}
     for k in probes.INDEX_KINDS:  # a list of layer indices (Mllama's cross_attention_layers): one layer later
         if isinstance(d.get(k), list) and d[k]:
             out["shifted lists"] = {k: [i + 1 for i in d[k]]}
@@ -138,6 +143,44 @@ def candidates():
     return dict(cands)
 
 
+# Configs the per-type differential does not write (it varies one setting at a time from the defaults), each run by
+# transformers and read by ropelaw: a list of per-layer bases that Muse's layers follow only by whether an entry is 0
+# (the others run the main base: RV019), longer than the layers (the first ones are read); Inkling 2's window under
+# the name its config class stores it (sliding_window_size), which its files write
+ODD_CONFIGS = {
+    "muse_spark_text bases": ("muse_spark_text", {"sliding_window": probes.WINDOW, "layer_rope_theta": [
+        0, 3_100.0, 500_000.0, 71_000.0, 0, 0, 500_000.0, 1, 9_999.0]}, {"RV019"}),
+    "muse_glimmer_text bases": ("muse_glimmer_text", {"sliding_window": probes.WINDOW, "layer_rope_theta": [
+        500_000.0, 0, 0, 2.5, 500_000.0, 500_000.0, 500_000.0, 500_000.0]}, {"RV019"}),
+    "muse_spark_text default bases": ("muse_spark_text", {"sliding_window": probes.WINDOW,
+                                                          "layer_types": ["sliding_attention"] * 8}, set()),
+    "inkling2_text window": ("inkling2_text", {"sliding_window_size": probes.WINDOW}, set()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_CONFIGS))
+def test_odd_config_as_transformers_runs_it(name):
+    """Every layer of these configs as the runtime runs it (``hf_compare``: rotary or none, frequencies, span),
+    with no finding that says ropelaw does not model it, and the informational findings named."""
+    model_type, extra, want = ODD_CONFIGS[name]
+    class_name = probes.candidate(model_type) if transformers.__version__ == SEMANTICS else None
+    if class_name is None:
+        pytest.skip(f"{model_type} is not a type of transformers {transformers.__version__}'s table")
+    torch.set_num_threads(1)
+    over = {**probes.tiny_overrides(probes.config_class(model_type)), **extra}
+    probe = probes.observe(model_type, class_name, over)
+    assert probe.error is None and probe.layers, probe.error
+    result, findings = ropelaw_layers(over, model_type)
+    codes = {f["code"] for f in findings}
+    unmodelled = {"RV024", "RV025"}  # RV022: transformers 4.57.1 has no such type (not this runtime)
+    assert not codes & unmodelled, [f["message"] for f in findings if f["code"] in unmodelled]
+    assert compare(probe.layers, result) == []
+    assert want <= codes
+    nope = {o.index for o in probe.layers if o.rope is None}
+    assert nope == {i for g in result["layers"] if not g.get("rope", True) for i in g["indices"]}
+    assert nope  # the configs have NoPE layers (Muse's 0 entries; Inkling 2 runs no RoPE at all)
+
+
 @pytest.mark.skipif(not FULL, reason="the per-layer differential is its own CI step (ROPELAW_LAYERS=1)")
 def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
     types, not_covered = layer_table.covered(SEMANTICS)
@@ -158,12 +201,12 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
         base = probes.tiny_overrides(cls)
         with probes.quiet():
             d = cls(**base).to_dict()
-        for key, value in (("sliding_window", probes.WINDOW), ("attention_chunk_size", probes.CHUNK)):
-            if d.get(key) is not None:
+        for key, value in ((probes.window_key(cls), probes.WINDOW), ("attention_chunk_size", probes.CHUNK)):
+            if d.get(key) is not None:  # under the name the class stores it (Inkling 2: sliding_window_size)
                 base[key] = value
         probe0 = probes.observe(mt, name, base)
         dims = next((2 * len(o.rope.inv_freq) for o in probe0.layers if o.rope is not None), 64)
-        for vname, extra in variants(d, dims).items():
+        for vname, extra in variants(d, dims, types[mt]).items():
             over = {**base, **extra}
             probe = probe0 if vname == "default" else probes.observe(mt, name, over)
             if probe.error:
@@ -219,8 +262,9 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
 # whose layers differ from each other) are derived again and must equal the committed ones. The
 # differential above checks the consequences of every entry; this checks the entries themselves.
 SAMPLE = ("gpt_oss", "gemma3_text", "llama4_text", "smollm3", "cohere2", "exaone4", "mistral", "granite_swa",
-          "jamba", "lfm2", "mllama_text_model", "muse_spark_text")  # jamba: kinds from attn_layer_period / _offset;
-# lfm2: full_attn_idxs; mllama_text_model: cross_attention_layers (indices); muse_spark_text: counted from the end
+          "jamba", "lfm2", "mllama_text_model", "muse_spark_text", "inkling2_text")  # jamba: kinds from
+# attn_layer_period / _offset; lfm2: full_attn_idxs; mllama_text_model: cross_attention_layers (indices);
+# muse_spark_text: counted from the end, layer_rope_theta read by its truth; inkling2_text: sliding_window_size
 
 
 @pytest.mark.parametrize("model_type", SAMPLE if FULL else SAMPLE[:1])

@@ -170,6 +170,8 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
         return None if key in s.keys else defaults.get(key)
 
     n = n_v.raw if n_v is not None else None
+    if e is not None and e.get("window_key"):  # the name the config class stores sliding_window under (attribute_map)
+        get, default = _window_alias(e["window_key"], get, default, s)
     plan = layer_table.plan(arch, n, get, default, semantics)
     if plan.problem is not None or not plan.roles:
         anchor = next((v for v, _ in plan.sources.values() if v is not None), None) or n_v or main.base
@@ -181,7 +183,10 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
     for name, (v, how) in plan.sources.items():
         if how and v is None or (v is not None and how and how != v.key):
             notes.append(f"{'layer kinds' if name == 'kinds' else 'NoPE layers'}: {how}")
-    window_v = s.get("sliding_window", expect="int")
+    if e is not None and e["nope"] is not None and e["nope"].get("truth"):
+        problems.extend(_bases_not_read(e["nope"]["key"], plan.sources["nope"][0], len(plan.roles), main, arch,
+                                        f"transformers {semantics}"))
+    window_v = get("sliding_window")
     if window_v is None and default("sliding_window") is not None:
         window_v = Value(defaults["sliding_window"], None, at[0], at[1], f"sliding_window absent: {dclass} default",
                          "int")
@@ -194,6 +199,35 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
     ctx = _Groups(arch, s, defaults, dclass, f"transformers {semantics}", main, own_block, problems, notes, at,
                   head_v, partial_of, e, base_list, window_v, chunk_v)
     return _ordered([_group(ctx, key, g) for key, g in _role_groups(plan.roles, base_list).items()], main)
+
+
+def _bases_not_read(key: str, v: Value | None, n: int, main: RopeLayer, arch: str, tf: str) -> list:
+    """RV019 when a list the runtime reads by its truth (the table's ``"truth"``: Muse's ``layer_rope_theta``)
+    holds, for one of the ``n`` layers, a non-zero entry other than the main base: the layer runs the main rotary,
+    not that base (measured)."""
+    if v is None or not isinstance(v.raw, list):
+        return []
+    b = finite(main.base.raw) if main.base is not None else None
+    odd = [j for j, x in enumerate(v.raw[:n]) if x and finite(x) != b]
+    if not odd:
+        return []
+    j = odd[0]
+    more = f" (and {fmt_count(len(odd) - 1)} more)" if len(odd) > 1 else ""
+    return [Problem(IGNORED_KEY, v, f"{key}[{j}] is {v.raw[j]!r}{more}: {tf} reads only whether an entry is 0 "
+                                    f"(no RoPE) for {arch}; the layer runs the main rotary, base "
+                                    f"{main.base.raw!r} [{main.base.where}] (measured)")]
+
+
+def _window_alias(alias: str, get: Callable, default: Callable, s: Section) -> tuple[Callable, Callable]:
+    """``get`` / ``default`` that read ``sliding_window`` under ``alias`` too (Inkling 2's attribute_map: the config
+    class stores it as ``sliding_window_size``, the name its files write)."""
+    def get_w(key: str) -> Value | None:
+        return s.get(key, alias, expect="int") if key == "sliding_window" else get(key)
+
+    def default_w(key: str) -> Any:
+        return None if key == "sliding_window" and alias in s.keys else default(key)
+
+    return get_w, default_w
 
 
 def _span_value(v: Value | None, offset: int | None, what: str, tf: str) -> Value | None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable
 
-__all__ = ["Role", "Plan", "entry", "text_type", "plan", "expand_rule", "covered"]
+__all__ = ["Role", "Plan", "entry", "text_type", "plan", "expand_rule", "covered", "list_sig"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,16 @@ def sig_value(v: Any) -> str:
     if isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)):
         return str(int(v))
     return str(v)
+
+
+def list_sig(spec: dict | None, v: Any) -> str:
+    """A per-layer list entry as the table keys it under ``spec`` (the entry's ``kinds`` / ``nope``): with
+    ``"truth": true`` by its truth, "0" / "1" (Muse's ``layer_rope_theta``: the modeling code gives a layer the
+    main rotary ``if layer_rope_theta[i]``, none when it is 0, and reads the entry no further; measured by
+    scripts/hf_layers.py), else :func:`sig_value`."""
+    if spec is not None and spec.get("truth"):
+        return "1" if v else "0"
+    return sig_value(v)
 
 
 def expand_rule(rule: dict, n: int, period: Any = None, offset: Any = None) -> list | None:
@@ -149,6 +159,8 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
     if rule.get("rule") == "indices":
         return _index_kinds(rule, key, v, n)
     if isinstance(raw, list) and not (raw == [] and rule.get("empty") == "default"):
+        if spec.get("truth"):
+            return _truth_list(spec, v, raw, n, semantics)
         if len(raw) != n:
             return None, v, (f"{key} has {len(raw)} entries for {n} layers: transformers {semantics} "
                              f"refuses the config (one entry per layer)")
@@ -193,6 +205,26 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
         return expanded, None, _describe(rule, key, period, period_from, offset, offset_from)
     how = ("empty, so " if raw == [] else "absent: ") + _describe(rule, key, period, period_from)
     return expanded, v, how
+
+
+def _truth_list(spec: dict, v: Any, raw: list, n: int, semantics: str) -> tuple:
+    """``(values, value_read, how)`` of a list whose entries count by their truth (:func:`list_sig`): numbers (the
+    config class refuses strings, booleans and nulls: measured), one per layer; another length as the table
+    measured it (``"longer"``: ``"first"`` when transformers runs the first ``n`` entries, else its error;
+    ``"shorter"``: its error)."""
+    key = spec["key"]
+    bad = next((j for j, x in enumerate(raw) if isinstance(x, bool) or not isinstance(x, (int, float))), None)
+    if bad is not None:
+        return None, v, f"{key}[{bad}] {raw[bad]!r} is not a number: transformers {semantics} refuses the config"
+    if len(raw) > n and spec.get("longer") == "first":
+        return list(raw[:n]), v, f"{key}: its first {n} entries (transformers {semantics} reads one per layer)"
+    if len(raw) != n:
+        seen = spec.get("longer" if len(raw) > n else "shorter")
+        failed = seen and seen not in ("first", "ran otherwise")
+        what = (f"transformers {semantics} fails on such a list (measured: {seen})" if failed
+                else "ropelaw does not model a list of another length")
+        return None, v, f"{key} has {len(raw)} entries for {n} layers: {what}"
+    return list(raw), v, f"{key}"
 
 
 def _index_kinds(rule: dict, key: str, v: Any, n: int) -> tuple:
@@ -241,8 +273,8 @@ def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: s
                        + (f" ({failed[0][len(cond) + 2:]})" if failed else ""))
         return out
     for i in range(n):
-        sig = (f"{'-' if e['kinds'] is None else sig_value(kinds[i])}|"
-               f"{'-' if e['nope'] is None else sig_value(nope[i])}")
+        sig = (f"{'-' if e['kinds'] is None else list_sig(e['kinds'], kinds[i])}|"
+               f"{'-' if e['nope'] is None else list_sig(e['nope'], nope[i])}")
         b = table.get(sig)
         if b is None:
             out.problem = (f"layer {i}: {model_type} layers of kind {sig.replace('|-', '').replace('-|', '')} with "

@@ -44,6 +44,12 @@ class Probe:
 _STATE: dict[str, Any] = {"calls": [], "identity": False}
 
 
+def window_key(config_class) -> str:
+    """The name ``config_class`` stores ``sliding_window`` under: its ``attribute_map``'s (Inkling 2's
+    ``sliding_window_size``), else ``sliding_window``."""
+    return dict(getattr(config_class, "attribute_map", None) or {}).get("sliding_window", "sliding_window")
+
+
 def config_dict(cfg) -> dict:
     """``cfg.to_dict()`` with the per-layer kinds the class computes (:data:`COMPUTED_KINDS`: Jamba's
     ``layers_block_type``, a property to_dict leaves out)."""
