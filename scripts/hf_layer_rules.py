@@ -17,7 +17,8 @@ RULE_LAYERS = tuple(range(1, 14)) + (24, 37)  # depths at which a default-list r
 # default per-layer lists: a rule fitted to the config class
 # -----------------------------------------------------------------------------------------
 def class_list(cls, base: dict, key: str, n: int, **change) -> list | None:
-    kw = {k: v for k, v in base.items() if k != key and not (isinstance(v, list) and len(v) == tiny.LAYERS)}
+    kw = {k: v for k, v in base.items() if k != key and not (isinstance(v, list) and len(v) == tiny.LAYERS)
+          and not tiny.per_layer_mapping(v)}  # per-layer lists and overrides of the tiny depth: the class's own
     kw.update(change)
     kw[layers_key(cls)] = n
     try:

@@ -489,7 +489,8 @@ def derive(model_type: str, class_name: str) -> dict:
         variants = [over]
         lists = {k: d[k] for k in (kinds_key, nope_key) if k is not None and k not in (computed, indexed)}
         if lists:  # the same lists shifted by one layer: the behaviour must follow the lists
-            variants.append(dict(over, **{k: v[1:] + v[:1] for k, v in lists.items()}))
+            variants.append(dict(over, **{k: v[1:] + v[:1] for k, v in lists.items()},
+                                 **probes.shifted_per_layer(over, n)))  # per-layer overrides stay with their layer
         if computed is not None and entry["kinds"]["default"].get("offset_key"):
             # the kinds move with the offset: the behaviour must follow them
             ok_ = entry["kinds"]["default"]["offset_key"]

@@ -103,7 +103,7 @@ def variants(d: dict, dims: int, entry: dict | None = None) -> dict[str, dict]:
     lists = {k: v for k, v in d.items() if k in ("layer_types", "no_rope_layers", nope.get("key"))
              and isinstance(v, list) and len(v) == n and len(set(map(str, v))) > 1}
     if lists:
-        out["shifted lists"] = {k: v[1:] + v[:1] for k, v in lists.items()}
+        out["shifted lists"] = {**{k: v[1:] + v[:1] for k, v in lists.items()}, **probes.shifted_per_layer(d, n)}
     bases = ((entry or {}).get("bases") or {}).get("key") or (nope.get("key") if nope.get("truth") else None)
     if bases is not None:  # a list of per-layer bases (Granite SWA, Muse): each layer its own, layer 1 a 0
         out["per-layer bases"] = {bases: [0 if i == 1 else (3_100.0, 71_000.0, 530_000.0)[i % 3] for i in range(n)]}

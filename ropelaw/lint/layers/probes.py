@@ -29,7 +29,7 @@ from typing import Any
 from .tiny import (CHUNK, FILL_INS, LAYERS, LENGTH, MAX_PARAMS, MROPE, PROBE, WINDOW,  # noqa: F401
                     COMPUTED_KINDS, INDEX_KINDS, PROBED_TEXT_MODELS, modeling_module, rotary_classes,
                     text_sub_config, candidate, candidate_types, computed_kinds, config_class, layer_kinds, quiet,
-                    tiny_overrides)
+                    shifted_per_layer, tiny_overrides)
 from .observed import LayerObs, RopeObs, read_layers, read_rope, span_of  # noqa: F401
 
 

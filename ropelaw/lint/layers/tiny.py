@@ -191,7 +191,8 @@ _KEEP = ("position", "window", "chunk", "rope", "theta", "rotary", "partial", "s
 
 
 # Constructor arguments a config class's defaults lack for its model to build at all (a None the
-# modeling code divides by or indexes); each value is the one the published checkpoints use.
+# modeling code divides by or indexes); each value is the one the published checkpoints use, except where a
+# tiny model's shape needs its own (said there).
 FILL_INS: dict[str, dict] = {
     "dbrx": {"attn_config": {"rope_theta": 500000.0, "kv_n_heads": 2, "clip_qkv": 8.0}},  # DbrxAttentionConfig
     # declares no rope_theta but DbrxAttention reads attn_config.rope_theta, and 5.x clamps by clip_qkv
@@ -202,6 +203,10 @@ FILL_INS: dict[str, dict] = {
     # position in it; 5.23.0 falls back to the slow path itself)
     "lfm2": {"layer_types": ["conv", "full_attention"] * (LAYERS // 2)},  # default: every layer attends; the
     # published files (LiquidAI/LFM2-1.2B: full_attn_idxs [2, 5, 8, 10, 12, 14]) mostly convolve
+    "mimo_v2_flash": {"num_key_value_heads": 1},  # the tiny model's 2 heads: its sliding layers have twice
+    # num_key_value_heads (MiMoV2FlashAttention), and 2 heads // (2 x 2) KV heads = 0 KV groups (repeat_kv then
+    # gives 0 heads, a size mismatch in the forward); 1 KV head keeps the published file's grouping, 64 heads over
+    # 4 KV heads (8 on sliding layers): XiaomiMiMo/MiMo-V2-Flash, the config class's defaults
 }
 
 
@@ -265,6 +270,7 @@ def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
             raise KeyError(f"no {name} in {config_class.__name__} (not a text decoder config)")
     hd = d.get("head_dim") if isinstance(d.get("head_dim"), int) and d.get("head_dim") > 0 else \
         d[real("hidden_size")] // d[real("num_attention_heads")]
+    hd = even_rotary_head_dim(hd, rotary_factors(d))
     out: dict[str, Any] = {real("num_hidden_layers"): layers, real("num_attention_heads"): 2,
                            real("hidden_size"): 2 * hd, real("vocab_size"): 128}
     if real("num_key_value_heads") in d:
@@ -308,4 +314,61 @@ def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
             config_class(**out)
     except Exception:  # lists of the default depth that it does not refill (Zamba 2): their first layers
         out.update({k: v for k, v in lists.items() if k not in out})
+    out.update(shrunk_per_layer(config_class, out, layers))
     return out
+
+
+def rotary_factors(d: dict) -> list[float]:
+    """The partial rotary factors a config's ``to_dict()`` holds: top-level ``partial_rotary_factor`` /
+    ``rotary_pct``, a flat ``rope_parameters``' and each layer type's block's."""
+    rp = d.get("rope_parameters")
+    blocks = [d] + ([rp] + [b for b in rp.values() if isinstance(b, dict)] if isinstance(rp, dict) else [])
+    return [b[k] for b in blocks for k in ("partial_rotary_factor", "rotary_pct")
+            if isinstance(b.get(k), float) and 0 < b[k] <= 1]
+
+
+def even_rotary_head_dim(hd: int, factors: list[float]) -> int:
+    """The tiny model's head dim: the smallest even one >= ``hd`` whose rotated dims int(head dim x factor) are
+    even for every factor (transformers computes int(head_dim * partial_rotary_factor)), so that the probe measures
+    the rotary rather than an odd count (RV003's case, which a real file decides). GLM-4.5's class defaults,
+    4,096 / 96 heads = 42 x 0.5 = 21, give 44 (22 dims); the published GLM-4.5 files have head_dim 128 (64 dims).
+    ``hd`` itself when no such one lies within 64 above it."""
+    for h in range(hd, hd + 65):
+        if h % 2 == 0 and all(int(h * f) % 2 == 0 for f in factors):
+            return h
+    return hd
+
+
+def shrunk_per_layer(config_class, out: dict, layers: int) -> dict:
+    """Per-layer attribute overrides (5.x ``per_layer_config``: layer index -> the attributes that differ from the
+    global ones) as the config class fills them for the tiny depth, each attribute made small as
+    :func:`shrunk_value` has it and the layers past ``layers`` left out: {key: the mapping} for every such mapping
+    that shrinking changes (Dots 3 Note's sliding layers: 64 heads and LoRA ranks of 1,024, 220M parameters at
+    8 layers), else {}."""
+    try:
+        with quiet():
+            d = config_class(**out).to_dict()
+    except Exception:  # the class does not build from these arguments: the probe says why
+        return {}
+    found = {}
+    for key, value in d.items():
+        if not per_layer_mapping(value):
+            continue
+        small = {i: {k: v if shrunk_value(k, v) is None else shrunk_value(k, v) for k, v in attrs.items()}
+                 for i, attrs in value.items() if int(i) < layers}
+        if small != value:
+            found[key] = small
+    return found
+
+
+def per_layer_mapping(value: Any) -> bool:
+    """Whether ``value`` maps layer indices to attribute overrides (5.x ``per_layer_config``)."""
+    return isinstance(value, dict) and bool(value) and all(str(i).isdigit() and isinstance(a, dict)
+                                                           for i, a in value.items())
+
+
+def shifted_per_layer(over: dict, n: int) -> dict:
+    """The per-layer mappings of ``over`` (:func:`per_layer_mapping`) moved as a per-layer list shifted by one layer
+    (``v[1:] + v[:1]``) moves: layer i's overrides to layer (i - 1) mod ``n``, so that they stay with their layer's
+    kind (Dots 3 Note validates its sliding layers' head dims by them)."""
+    return {k: {str((int(i) - 1) % n): a for i, a in v.items()} for k, v in over.items() if per_layer_mapping(v)}
