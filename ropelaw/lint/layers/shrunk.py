@@ -25,7 +25,7 @@ from typing import Any
 from collections.abc import Mapping
 
 from . import probes
-from .tiny import quiet, shrunk_value
+from .tiny import per_layer_mapping, quiet, shrunk_attributes, shrunk_value
 from ...safeio import write_atomic
 
 SPAN_KEYS = {"sliding_window": probes.WINDOW, "attention_chunk_size": probes.CHUNK}  # windows the forward can see
@@ -64,11 +64,33 @@ def text_config(config):
     return text if hasattr(text, "model_type") else config
 
 
-def shrink_in_place(tc, keep_heads: bool = False) -> dict:
+def shrink_in_place(tc, keep_heads: bool = False, kv_heads: int = 2) -> dict:
     """Make ``tc`` (a loaded text config) tiny without touching what RoPE or the layer layout reads: two
     attention heads of the file's head dim (hidden size 2 x head dim; ``keep_heads``: the file's heads, for a
-    model that splits them in fixed groups such as CodeGen's 4), at most two KV heads, and every size-like
-    attribute as :func:`.tiny.shrunk_value` has it. Returns the attributes set."""
+    model that splits them in fixed groups such as CodeGen's 4), at most ``kv_heads`` KV heads, and every size-like
+    attribute as :func:`.tiny.shrunk_value` has it, in each layer's overrides too (5.x ``per_layer_config``: Dots 3
+    Note's sliding layers). Returns the attributes set."""
+    if not getattr(tc, "is_heterogeneous", False):
+        return _shrink(tc, keep_heads, kv_heads)
+    tc.allow_global_per_layer_attribute_access = True  # 5.x raises on a global read of a per-layer attribute
+    try:
+        with quiet():
+            per_layer = tc.to_dict().get("per_layer_config")
+            sets = _shrink(tc, keep_heads, kv_heads)
+    finally:
+        tc.allow_global_per_layer_attribute_access = False
+    if per_layer_mapping(per_layer):
+        keep = ("num_attention_heads", "num_key_value_heads") if keep_heads else ()
+        sets["per_layer_config"] = {i: shrunk_attributes(a, keep) for i, a in per_layer.items()}
+        for a in sets["per_layer_config"].values() if not keep_heads else ():
+            if isinstance(a.get("num_key_value_heads"), int):
+                a["num_key_value_heads"] = min(a["num_key_value_heads"], kv_heads)
+        with quiet():
+            tc.per_layer_config = sets["per_layer_config"]  # the overrides again, over the shrunk globals
+    return sets
+
+
+def _shrink(tc, keep_heads: bool, kv_heads: int) -> dict:
     heads: Any = getattr(tc, "num_attention_heads", None)  # a config's attributes: whatever the class holds
     hidden: Any = getattr(tc, "hidden_size", None)
     hd = getattr(tc, "head_dim", None)
@@ -78,10 +100,10 @@ def shrink_in_place(tc, keep_heads: bool = False) -> dict:
     sets: dict[str, Any] = {"num_attention_heads": n, "hidden_size": n * hd}
     kv = getattr(tc, "num_key_value_heads", None)
     if isinstance(kv, int) and kv > 0 and not keep_heads:
-        sets["num_key_value_heads"] = 2 if kv >= 2 else 1
+        sets["num_key_value_heads"] = min(kv, kv_heads)
     token = 3
     for key, value in tc.to_dict().items():
-        if key in sets or key.startswith("_"):
+        if key in sets or key.startswith("_") or key == "per_layer_config":
             continue
         small = shrunk_value(key, value, token)
         if small is not None and small != value:
@@ -140,16 +162,31 @@ def parameters_on_meta(cls, tc) -> tuple[int, list]:
 def run_file(mapping: Mapping, *, offset: int = 0, length: int = probes.LENGTH) -> FileRun:
     """Load ``mapping`` as users do, shrink its language model in place, build it and observe every layer in
     one forward over positions ``offset`` .. ``offset + length - 1`` (see the module docstring); when the
-    forward of two heads fails, once more with the file's own number of heads."""
+    forward of two heads fails, once more with one KV head where the file has two or more (a layer with twice the
+    KV heads, MiMo-V2-Flash's sliding layers, leaves 2 heads // 4 KV heads = 0 query heads per KV head), then with
+    the file's own number of heads (fixed groups: CodeGen)."""
     out = _run_file(mapping, offset, length, keep_heads=False)
-    if out.problem and out.problem.startswith("forward fails"):
-        again = _run_file(mapping, offset, length, keep_heads=True)
+    kv = mapping_kv_heads(mapping)
+    retries: list[dict[str, Any]] = ([{"kv_heads": 1}] if kv is not None and kv >= 2 else []) + [{"keep_heads": True}]
+    for retry in retries:
+        if not (out.problem and out.problem.startswith("forward fails")):
+            break
+        again = _run_file(mapping, offset, length, **retry)
         if not again.problem:
             return again
     return out
 
 
-def _run_file(mapping: Mapping, offset: int, length: int, keep_heads: bool) -> FileRun:
+def mapping_kv_heads(mapping: Mapping) -> int | None:
+    """The file's ``num_key_value_heads`` (its language model section's), None when it writes none."""
+    for sec in (mapping, *(mapping.get(k) for k in ("text_config", "language_config", "llm_config"))):
+        kv = sec.get("num_key_value_heads") if isinstance(sec, Mapping) else None
+        if _int(kv):
+            return kv
+    return None
+
+
+def _run_file(mapping: Mapping, offset: int, length: int, keep_heads: bool = False, kv_heads: int = 2) -> FileRun:
 
     out = FileRun()
     try:
@@ -167,7 +204,7 @@ def _run_file(mapping: Mapping, offset: int, length: int, keep_heads: bool) -> F
         out.problem = str(exc)
         return out
     full = copy.deepcopy(tc)
-    out.shrunk = shrink_in_place(tc, keep_heads)
+    out.shrunk = shrink_in_place(tc, keep_heads, kv_heads)
     try:
         size, out.rotaries = parameters_on_meta(cls, tc)
         if size > probes.MAX_PARAMS:

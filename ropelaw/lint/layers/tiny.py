@@ -354,11 +354,16 @@ def shrunk_per_layer(config_class, out: dict, layers: int) -> dict:
     for key, value in d.items():
         if not per_layer_mapping(value):
             continue
-        small = {i: {k: v if shrunk_value(k, v) is None else shrunk_value(k, v) for k, v in attrs.items()}
-                 for i, attrs in value.items() if int(i) < layers}
+        small = {i: shrunk_attributes(attrs) for i, attrs in value.items() if int(i) < layers}
         if small != value:
             found[key] = small
     return found
+
+
+def shrunk_attributes(attrs: dict, keep: tuple[str, ...] = ()) -> dict:
+    """One layer's attribute overrides with every size-like one made small as :func:`shrunk_value` has it (the
+    names in ``keep`` and everything RoPE reads kept)."""
+    return {k: v if k in keep or shrunk_value(k, v) is None else shrunk_value(k, v) for k, v in attrs.items()}
 
 
 def per_layer_mapping(value: Any) -> bool:
