@@ -77,8 +77,8 @@ def _rope_block(d: dict, rope_type: str, params: dict) -> dict:
     return {"rope_scaling": {"type": rope_type, **block}}  # 4.x: some classes validate the older "type"
 
 
-def variants(d: dict, dims: int, entry: dict | None = None) -> dict[str, dict]:
-    """name -> constructor arguments (added to the tiny model's) for a type whose default config
+def variants(d: dict, dims: int, entry: dict | None = None, base: dict | None = None) -> dict[str, dict]:
+    """name -> constructor arguments (added to the tiny model's, ``base``) for a type whose default config
     (tiny) is ``d`` and whose main rotary has ``dims`` rotated dims (``entry``: its table entry, for the keys of
     its per-layer lists)."""
     pairs = max(dims // 2, 1)
@@ -103,7 +103,10 @@ def variants(d: dict, dims: int, entry: dict | None = None) -> dict[str, dict]:
     lists = {k: v for k, v in d.items() if k in ("layer_types", "no_rope_layers", nope.get("key"))
              and isinstance(v, list) and len(v) == n and len(set(map(str, v))) > 1}
     if lists:
-        out["shifted lists"] = {**{k: v[1:] + v[:1] for k, v in lists.items()}, **probes.shifted_per_layer(d, n)}
+        # per-layer overrides the probe writes (Dots 3 Note's, shrunk) move with their layer; those the class derives
+        # (Gemma 4's) it derives again
+        out["shifted lists"] = {**{k: v[1:] + v[:1] for k, v in lists.items()},
+                                **probes.shifted_per_layer(base or {}, n)}
     bases = ((entry or {}).get("bases") or {}).get("key") or (nope.get("key") if nope.get("truth") else None)
     if bases is not None:  # a list of per-layer bases (Granite SWA, Muse): each layer its own, layer 1 a 0
         out["per-layer bases"] = {bases: [0 if i == 1 else (3_100.0, 71_000.0, 530_000.0)[i % 3] for i in range(n)]}
@@ -206,7 +209,7 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
                 base[key] = value
         probe0 = probes.observe(mt, name, base)
         dims = next((2 * len(o.rope.inv_freq) for o in probe0.layers if o.rope is not None), 64)
-        for vname, extra in variants(d, dims, types[mt]).items():
+        for vname, extra in variants(d, dims, types[mt], base).items():
             over = {**base, **extra}
             probe = probe0 if vname == "default" else probes.observe(mt, name, over)
             if probe.error:
