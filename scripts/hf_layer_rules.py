@@ -53,6 +53,8 @@ def fit_rule(lists: dict[int, list], keyed: dict[str, dict[Any, list]], flags: d
       ``offset_key`` when the rule has one: Jamba's attn_layer_offset; ``"from_end"``: where (n - 1 - i) % P
       == 0, counted back from the last layer: Muse Spark), else a; P is the config's K (its
       default P; no key: always P);
+    - any of these with ``"head": [v0, ...]``: the first layers are v0, ... (what holds from layer k on is
+      periodic: LFM3, DeepSeek-V4, Flint; :func:`_fit_head`);
     - any of these with ``"last": v``: the last layer is always v (Gemma 4); ``"ensure_one": true``: the last
       layer is ``at`` when the rule gives no layer ``at`` (OLMo Hybrid below 4 layers); ``"refused_depths"``:
       depths the config class refuses (OLMo Hybrid: 1);
@@ -78,9 +80,12 @@ def fit_rule(lists: dict[int, list], keyed: dict[str, dict[Any, list]], flags: d
         lasts = {lst[-1] for lst in lists.values() if lst}
         body = {n: lst[:-1] for n, lst in lists.items() if len(lst) > 1}
         rule = _fit_periodic(body) if len(lasts) == 1 else None
-        if rule is None:
-            return {"rule": "unknown", "why": "the default list is not periodic in the layer index"}
-        rule["last"] = lasts.pop()
+        if rule is not None:
+            rule["last"] = lasts.pop()
+    if rule is None:  # periodic after its first few layers (LFM3, DeepSeek-V4; Flint with its last layer too)
+        rule = _fit_head(lists)
+    if rule is None:
+        return {"rule": "unknown", "why": "the default list is not periodic in the layer index"}
     for key, variants in keyed.items():
         ok = rule["rule"] == "every" and "key" not in rule and all(
             isinstance(k, int) and k > 0 and lst == expand_rule({**rule, "key": key}, len(lst), k)
@@ -97,6 +102,44 @@ def fit_rule(lists: dict[int, list], keyed: dict[str, dict[Any, list]], flags: d
     if flags:
         rule["unless"] = dict(flags)
     return rule
+
+
+HEAD_MAX = 4  # the most first layers a rule fixes (``head``)
+
+
+def _fit_head(lists: dict[int, list]) -> dict | None:
+    """A periodic rule in the layer index that holds from layer k on (k <= :data:`HEAD_MAX`, the fewest that
+    fit), the first k layers fixed (``"head"``), optionally the last layer fixed too (``"last"``): the class's
+    own lists at every depth must be what the rule expands to (:func:`ropelaw.lint.layers.expand_rule`).
+    Lfm3Config (5.23.0): "full_attention" if i % 4 == 2, "sliding_attention" if i % 4 == 0 and i > 0, else
+    "conv"; Flint: full if i < 2 or i % 4 == 1 or i == n - 1; DeepSeek-V4: two HCA layers, then HCA / CSA."""
+    longest = lists[max(lists)]
+    for k in range(1, HEAD_MAX + 1):
+        for trim in (0, 1):  # 1: the last layer is fixed too
+            pat = _pattern_from(lists, k, trim)
+            if pat is None:
+                continue
+            rule = _fit_periodic({len(longest): [pat[i % len(pat)] for i in range(len(longest))]})
+            if rule is None:
+                continue
+            rule["head"] = list(longest[:k])
+            if trim:
+                rule["last"] = longest[-1]
+            if all(expand_rule(rule, n) == lst for n, lst in lists.items()):
+                return rule
+    return None
+
+
+def _pattern_from(lists: dict[int, list], k: int, trim: int) -> tuple | None:
+    """The shortest p with lst[i] == p[i % len(p)] for every list and every i from k to its last layer (but
+    ``trim`` layers), seen at least twice over in the longest list."""
+    span = max(lists) - k - trim
+    for p in range(1, span // 2 + 1):
+        pat: dict[int, Any] = {}
+        fits = all(pat.setdefault(i % p, lst[i]) == lst[i] for lst in lists.values() for i in range(k, len(lst) - trim))
+        if fits and len(pat) == p:
+            return tuple(pat[j] for j in range(p))
+    return None
 
 
 def _fit_periodic(lists: dict[int, list]) -> dict | None:

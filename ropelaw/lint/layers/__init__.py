@@ -119,6 +119,8 @@ def expand_rule(rule: dict, n: int, period: Any = None, offset: Any = None) -> l
         out = [rule["at"] if m else rule["value"] for m in marked]
     else:
         return None
+    if "head" in rule:  # the first layers fixed (LFM3: layer 0 a convolution; DeepSeek-V4: two HCA; Flint: full)
+        out[:len(rule["head"])] = rule["head"][:n]
     if "last" in rule and out:
         out[-1] = rule["last"]
     if rule.get("ensure_one") and out and rule["at"] not in out:  # OLMo Hybrid: at least one full-attention layer
@@ -129,24 +131,33 @@ def expand_rule(rule: dict, n: int, period: Any = None, offset: Any = None) -> l
 def _describe(rule: dict, key: str, period: Any, period_from: str, offset: Any = None, offset_from: str = "") -> str:
     kind = rule.get("rule")
     if kind == "constant":
-        return f"every layer {rule['value']!r} (the config class's default {key})"
+        return f"every layer {rule['value']!r} (the config class's default {key})" + _ends(rule)
     if kind == "pattern":
-        return f"the config class's default {key}: {rule['values']!r} repeated"
+        return f"the config class's default {key}: {rule['values']!r} repeated" + _ends(rule)
     if kind == "every":
         p = period if period is not None else rule["default"]
         if isinstance(rule["phase"], int):
             o = offset if offset is not None else rule["phase"]
             return (f"{rule['at']!r} where the layer index modulo {p} ({period_from}) is {o} "
                     f"({offset_from or 'fixed'}), "
-                    f"{rule['value']!r} elsewhere (the config class's {key})")
+                    f"{rule['value']!r} elsewhere (the config class's {key})" + _ends(rule))
         if rule["phase"] == "from_end":
             return (f"the config class's default {key}: {rule['at']!r} at every {p}th layer counted back from the "
-                    f"last ({period_from}), {rule['value']!r} elsewhere")
+                    f"last ({period_from}), {rule['value']!r} elsewhere" + _ends(rule))
         where = "last" if rule["phase"] == "last" else "first"
         return (f"the config class's default {key}: {rule['at']!r} at the {where} of every {p} layers "
-                f"({period_from}), {rule['value']!r} elsewhere" + (f", the last layer {rule['last']!r}"
-                                                                    if "last" in rule else ""))
+                f"({period_from}), {rule['value']!r} elsewhere" + _ends(rule))
     return f"the config class's default {key}"
+
+
+def _ends(rule: dict) -> str:
+    """What a rule's fixed first layers (``head``) and last layer add to its description."""
+    out = ""
+    if "head" in rule:
+        out += f", the first layer{'s' if len(rule['head']) > 1 else ''} {', '.join(map(repr, rule['head']))}"
+    if "last" in rule:
+        out += f", the last layer {rule['last']!r}"
+    return out
 
 
 def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, model_type: str, semantics: str):
