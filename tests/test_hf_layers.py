@@ -265,9 +265,10 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
 # whose layers differ from each other) are derived again and must equal the committed ones. The
 # differential above checks the consequences of every entry; this checks the entries themselves.
 SAMPLE = ("gpt_oss", "gemma3_text", "llama4_text", "smollm3", "cohere2", "exaone4", "mistral", "granite_swa",
-          "jamba", "lfm2", "mllama_text_model", "muse_spark_text", "inkling2_text")  # jamba: kinds from
-# attn_layer_period / _offset; lfm2: full_attn_idxs; mllama_text_model: cross_attention_layers (indices);
-# muse_spark_text: counted from the end, layer_rope_theta read by its truth; inkling2_text: sliding_window_size
+          "jamba", "lfm2", "mllama_text_model", "muse_spark_text", "inkling2_text", "lfm3", "flint",
+          "deepseek_v4")  # jamba: kinds from attn_layer_period / _offset; lfm2: full_attn_idxs; mllama_text_model:
+# cross_attention_layers (indices); muse_spark_text: counted from the end, layer_rope_theta read by its truth;
+# inkling2_text: sliding_window_size; lfm3, flint, deepseek_v4 (5.23.0 only): periodic after their first layers
 
 
 @pytest.mark.parametrize("model_type", SAMPLE if FULL else SAMPLE[:1])

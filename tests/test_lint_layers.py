@@ -185,6 +185,49 @@ def test_expand_rule_every_nth_layer():
         assert [i for i, t in enumerate(layer_table.expand_rule(one, n)) if t == "full_attention"] == full
 
 
+# The default layer_types of three transformers 5.23.0 config classes, written out from their __post_init__
+# (configuration_lfm3.py, configuration_flint.py, configuration_deepseek_v4.py): periodic only after their first
+# layers (and Flint's last), so the table's rules carry a "head" (scripts/hf_layer_rules.py _fit_head)
+CLASS_LAYER_TYPES = {
+    "lfm3": lambda n: ["full_attention" if i % 4 == 2 else "sliding_attention" if i % 4 == 0 and i > 0 else "conv"
+                       for i in range(n)],
+    "flint": lambda n: ["full_attention" if i < 2 or i % 4 == 1 or i == n - 1 else "sliding_attention"
+                        for i in range(n)],
+    "deepseek_v4": lambda n: ["heavily_compressed_attention"] * min(n, 2) + [
+        "compressed_sparse_attention" if i % 2 else "heavily_compressed_attention" for i in range(max(n - 2, 0))],
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(CLASS_LAYER_TYPES))
+def test_rule_with_fixed_first_layers_is_the_config_class(model_type):
+    rule = layer_table.entry(model_type, "5.23.0")["kinds"]["default"]
+    assert "head" in rule
+    for n in range(1, 65):
+        assert layer_table.expand_rule(rule, n) == CLASS_LAYER_TYPES[model_type](n), n
+
+
+def test_flint_and_lfm3_default_layers(monkeypatch):
+    """FlintConfig's defaults (49 layers, sliding_window 513): its full-attention layers run no rotary (NoPE, measured
+    by tests/test_hf_layers.py), the others a window of 513 keys; Lfm3Config's (24 layers, sliding_window 256): conv
+    layers run no attention. A layer_types written out is read as written."""
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", "5.23.0")
+    flint = CLASS_LAYER_TYPES["flint"](49)
+    got, _ = groups({"model_type": "flint"})
+    assert got["NoPE (14 layers)"]["indices"] == [i for i, t in enumerate(flint) if t == "full_attention"]
+    assert got["local (35 layers)"]["indices"] == [i for i, t in enumerate(flint) if t == "sliding_attention"]
+    assert got["local (35 layers)"]["window"] == 513 and got["NoPE (14 layers)"]["window"] is None
+    lfm3 = CLASS_LAYER_TYPES["lfm3"](24)
+    got, result = groups({"model_type": "lfm3"})
+    assert got["without attention (13 layers)"]["indices"] == [i for i, t in enumerate(lfm3) if t == "conv"]
+    assert got["local (5 layers)"]["indices"] == [4, 8, 12, 16, 20] and got["local (5 layers)"]["window"] == 256
+    assert got["global (6 layers)"]["indices"] == [2, 6, 10, 14, 18, 22]
+    assert not {"RV024", "RV025"} & {f["code"] for f in result["findings"]}
+    written = ["conv", "full_attention", "conv", "sliding_attention", "conv", "conv"]
+    got, _ = groups({"model_type": "lfm3", "num_hidden_layers": 6, "layer_types": written, "sliding_window": 64})
+    assert got["global (1 layer)"]["indices"] == [1] and got["local (1 layer)"]["indices"] == [3]
+    assert got["local (1 layer)"]["window"] == 64 and got["without attention (4 layers)"]["indices"] == [0, 2, 4, 5]
+
+
 def test_olmo_hybrid_of_one_layer_is_rv024(monkeypatch):
     """OlmoHybridConfig refuses a single layer (it requires a linear-attention layer): no default list is read."""
     monkeypatch.setenv("ROPELAW_HF_SEMANTICS", "5.23.0")
