@@ -61,6 +61,9 @@ def fit_rule(lists: dict[int, list], keyed: dict[str, dict[Any, list]], flags: d
     - any of these with ``"indices": {"key": K, "at": a, "value": b}``: when the config writes K (a list of
       layer indices), a at those layers and b elsewhere instead (LFM2's ``full_attn_idxs``; found by
       :func:`_index_list`, not by this function);
+    - any of these with ``"mapped": {"key": K, "map": [[entry, kind], ...], "longer": ...}``: when the config
+      writes K and not the list, each layer's kind is its entry's (DeepSeek-V4's ``compress_ratios``; found by
+      :func:`_mapped_list`, not by this function);
     - ``"unless": {flag: value}``: the rule holds only while the boolean ``flag`` is not ``value``
       (``flags``: the flags whose change alters the list, with the value that alters it);
     - ``{"rule": "unknown", "why": ...}``.
@@ -207,7 +210,41 @@ def default_rule(cls, base: dict, key: str, truth: bool = False) -> dict:
     found = None if truth else _index_list(cls, base, key, d)
     if found is not None and rule.get("rule") != "unknown":
         rule["indices"] = found
+    mapped = _mapped_list(cls, base, key)
+    if mapped is not None:
+        rule["mapped"] = mapped
     return rule
+
+
+# per-layer lists some config classes turn into ``layer_types`` when a file has none, one entry per layer
+# (DeepseekV4Config's compress_ratios, which the published DeepSeek-V4 files write); what each entry becomes is
+# measured for the entries of MAPPED_VALUES (0 and the powers of two to 256)
+MAPPED_LISTS = ("compress_ratios",)
+MAPPED_VALUES = (0,) + tuple(2 ** k for k in range(9))
+
+
+def _mapped_list(cls, base: dict, key: str) -> dict | None:
+    """``{"key": K, "map": [[entry, kind], ...], "longer": "first" | "refused"}`` for a list K of
+    :data:`MAPPED_LISTS` whose entries the class maps to ``key``'s kinds one layer each (the entries of
+    :data:`MAPPED_VALUES` it accepts; at least two kinds, else it is not read), checked on a mixed list of 5
+    layers; ``longer``: a list longer than the layers is cut to its first entries (DeepSeek-V4's files add the
+    MTP layer's) or refused."""
+    for name in MAPPED_LISTS:
+        pairs = []
+        for v in MAPPED_VALUES:
+            lst = class_list(cls, base, key, 2, **{name: [v, v]})
+            if lst is not None and len(lst) == 2 and lst[0] == lst[1]:
+                pairs.append([v, lst[0]])
+        if len({kind for _, kind in pairs}) < 2:
+            continue
+        kinds = dict((v, kind) for v, kind in pairs)
+        mixed = [pairs[i % len(pairs)][0] for i in range(5)]
+        want = [kinds[v] for v in mixed]
+        if class_list(cls, base, key, 5, **{name: mixed}) != want:
+            continue
+        longer = class_list(cls, base, key, 4, **{name: mixed}) == want[:4]
+        return {"key": name, "map": pairs, "longer": "first" if longer else "refused"}
+    return None
 
 
 INDEX_PROBES = ([1, 3], [0, 2, 5])  # lists of layer indices tried for a key that marks layers by index

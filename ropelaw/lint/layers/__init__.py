@@ -187,6 +187,9 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
                               f"elsewhere (the config class's {key})")
     if iv is not None and iv.raw is not None:
         return None, iv, f"{idx['key']} is not a list of layer indices"
+    mv = get(rule["mapped"]["key"]) if "mapped" in rule else None
+    if mv is not None and mv.raw is not None:  # DeepSeek-V4's compress_ratios: one entry per layer, mapped
+        return _mapped_kinds(rule["mapped"], key, mv, n, semantics)
     for flag, value in (rule.get("unless") or {}).items():
         fv = get(flag)
         fraw = fv.raw if fv is not None else default(flag)
@@ -236,6 +239,27 @@ def _truth_list(spec: dict, v: Any, raw: list, n: int, semantics: str) -> tuple:
                 else "ropelaw does not model a list of another length")
         return None, v, f"{key} has {len(raw)} entries for {n} layers: {what}"
     return list(raw), v, f"{key}"
+
+
+def _mapped_kinds(mapped: dict, key: str, v: Any, n: int, semantics: str) -> tuple:
+    """``(values, value_read, how)`` of the kinds a config class derives from a list of one entry per layer
+    (``mapped``: the rule's ``mapped``, measured), or ``(None, v, why)``."""
+    name, raw = mapped["key"], v.raw
+    if not isinstance(raw, list):
+        return None, v, f"{name} is not a list"
+    if len(raw) < n or (len(raw) > n and mapped.get("longer") != "first"):
+        return None, v, (f"{name} has {len(raw)} entries for {n} layers: transformers {semantics} refuses the "
+                         f"config (measured)")
+    out = []
+    for x in raw[:n]:
+        kind = next((k for e, k in mapped["map"] if not isinstance(x, bool) and x == e), None)
+        if kind is None:
+            return None, v, (f"{name} entry {x!r} is none of those transformers {semantics} was seen to map "
+                             f"({', '.join(str(e) for e, _ in mapped['map'])}); write {key} out")
+        out.append(kind)
+    how = (f"{key} absent: from {name} ({', '.join(f'{e} -> {k}' for e, k in mapped['map'])})"
+           + (f", its first {n} of {len(raw)} entries" if len(raw) > n else ""))
+    return out, v, how
 
 
 def _index_kinds(rule: dict, key: str, v: Any, n: int) -> tuple:
@@ -293,8 +317,10 @@ def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: s
             out.roles = []
             return out
         if b[2] not in ("full", "window", "chunk", "none", "cross") or b[1] == "?":
-            what = (f"attends keys in a pattern that is not full, a window or a chunk ({b[2]})"
-                    if b[1] != "?" else "runs a rotary whose base none of the config's RoPE settings gives")
+            what = ("runs a rotary whose base none of the config's RoPE settings gives" if b[1] == "?" else
+                    "attends keys appended to the tokens' keys (compressed or memory entries, measured), which "
+                    "ropelaw does not model" if b[2] == "extra" else
+                    f"attends keys in a pattern that is not full, a window or a chunk ({b[2]})")
             out.problem = f"layer {i} ({kinds[i] or model_type}) {what} in transformers {semantics}"
             out.roles = []
             return out

@@ -38,8 +38,9 @@ class RopeObs:
 class LayerObs:
     index: int
     rope: RopeObs | None  # None: the layer applies no rotary (NoPE)
-    span: str  # "full", "window", "chunk", "bidirectional", "other", "cross" (keys from other states: images)
-    size: int | None  # W (keys a query sees, itself included) or C (chunk length)
+    span: str  # "full", "window", "chunk", "bidirectional", "other", "cross" (keys from other states: images),
+    # "extra" (keys appended to the tokens': DeepSeek-V4's compressed keys)
+    size: int | None  # W (keys a query sees, itself included) or C (chunk length); "extra": (query, key) pairs
     problem: str | None = None  # why the layer could not be read (then rope/span are not meaningful)
     # per position, the mean norm of the queries its attention gets with the rotary replaced by the identity (a
     # NoPE layer: its queries): a factor applied to the queries whatever the rotary (Ministral 3's
@@ -62,7 +63,9 @@ def _table(t, length: int, offset: int = 0):
 
 def span_of(mask, causal, length: int) -> tuple[str, int | None]:
     """(kind, size) of the keys each query may attend: "full" (causal, every earlier key), "window"
-    (the last W keys, itself included), "chunk" (earlier keys of its chunk of C), "bidirectional", "other"."""
+    (the last W keys, itself included), "chunk" (earlier keys of its chunk of C), "bidirectional", "other";
+    "extra" where the mask lets queries see keys past the input's (entries appended to the tokens' keys:
+    DeepSeek-V4's compressed keys) and the tokens' part is none of the others."""
     import torch
 
     if mask is None:
@@ -72,8 +75,18 @@ def span_of(mask, causal, length: int) -> tuple[str, int | None]:
         m = m[0]
     allowed = m if m.dtype == torch.bool else (m > torch.finfo(m.dtype).min / 2)
     allowed = allowed[-length:].cpu()
+    extra = allowed.shape[1] > length and bool(allowed[:, length:].any())
+    pairs = int(allowed.sum())  # an "extra" span's size: the (query, key) pairs it allows (what changes it shows)
     if allowed.shape[1] > length:  # a mask padded past the input (4.57.1 static shapes): extra keys unused
-        allowed = allowed[:, :length] if not bool(allowed[:, length:].any()) else allowed[:, -length:]
+        allowed = allowed[:, :length] if not extra else allowed[:, -length:]
+    kind = _token_span(allowed, length)
+    return ("extra", pairs) if extra and kind[0] not in ("full", "window", "chunk") else kind
+
+
+def _token_span(allowed, length: int) -> tuple[str, int | None]:
+    """:func:`span_of` of a (length, length) boolean mask."""
+    import torch
+
     i = torch.arange(length)
     causal_m = i[None, :] <= i[:, None]
     if bool((allowed & ~causal_m).any()):

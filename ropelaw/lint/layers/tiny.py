@@ -210,6 +210,15 @@ FILL_INS: dict[str, dict] = {
 }
 
 
+# Settings a tiny model makes small so that the probe's LENGTH tokens reach what they govern (a default longer
+# than LENGTH would leave it unseen and the layer would look like something it is not at real lengths).
+REACH: dict[str, dict] = {
+    # DeepseekV4Config's compress_rates default {CSA: 4, HCA: 128}: an HCA layer adds one compressed key per 128
+    # tokens, none in 24, so its attention looked like a plain window; at 8 its compressed keys are seen (3 in 24)
+    "deepseek_v4": {"compress_rates": {"compressed_sparse_attention": 4, "heavily_compressed_attention": 8}},
+}
+
+
 MROPE = ("qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl")
 
 
@@ -292,6 +301,7 @@ def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
             out[key] = small
             next_id += small == next_id
     out.update(FILL_INS.get(getattr(config_class, "model_type", ""), {}))
+    out.update(REACH.get(getattr(config_class, "model_type", ""), {}))
     if getattr(config_class, "model_type", "") in MROPE and d.get("rope_scaling") is None \
             and not isinstance(d.get("rope_parameters"), dict):
         # 4.x Qwen2-VL text configs default to rope_scaling None and index rope_scaling["mrope_section"]
