@@ -228,6 +228,36 @@ def test_flint_and_lfm3_default_layers(monkeypatch):
     assert got["local (1 layer)"]["window"] == 64 and got["without attention (4 layers)"]["indices"] == [0, 2, 4, 5]
 
 
+DSV4_RATIOS = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
+# transformers 5.23.0 configuration_deepseek_v4.py _COMPRESS_RATIO_TO_LAYER_TYPE: what DeepseekV4Config makes of the
+# compress_ratios the published DeepSeek-V4 files write (one per layer, the MTP layer's last, cut off)
+
+
+def test_deepseek_v4_compress_ratios_and_compressed_keys(monkeypatch):
+    """DeepSeek-V4's layers attend the tokens' keys in a window plus compressed keys appended to them (measured:
+    span "extra"): RV024, never a window or full attention; the layer it names is the file's compress_ratios' (read
+    as the class maps them), not the default layer_types'."""
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", "5.23.0")
+    rule = layer_table.entry("deepseek_v4", "5.23.0")["kinds"]["default"]
+    assert {e: k for e, k in rule["mapped"]["map"]} == DSV4_RATIOS and rule["mapped"]["longer"] == "first"
+    base = {"model_type": "deepseek_v4", "num_hidden_layers": 8, "sliding_window": 128, "rope_theta": 10000}
+    ratios = [4, 128, 4, 128, 0, 0, 4, 128, 4]  # 8 layers and the MTP layer's; the default's layer 0 is HCA
+    _, result = groups({**base, "compress_ratios": ratios})
+    msg = next(f["message"] for f in result["findings"] if f["code"] == "RV024")
+    assert f"layer 0 ({DSV4_RATIOS[ratios[0]]}) attends keys appended to the tokens' keys" in msg
+    # its sliding-only layers (ratio 0) were never run alone by the table's probes: said, not guessed
+    _, result = groups({**base, "compress_ratios": [0, 0, 4, 128, 4, 128, 0, 0, 4]})
+    assert any(f["code"] == "RV024" and "layer 0: deepseek_v4 layers of kind sliding_attention" in f["message"]
+               and "not observed running" in f["message"] for f in result["findings"])
+    _, result = groups(base)  # the default layer_types: two HCA layers first
+    msg = next(f["message"] for f in result["findings"] if f["code"] == "RV024")
+    assert "layer 0 (heavily_compressed_attention) attends keys appended" in msg
+    _, result = groups({**base, "compress_ratios": [0, 3] * 4})
+    assert any(f["code"] == "RV024" and "entry 3 is none of" in f["message"] for f in result["findings"])
+    _, result = groups({**base, "compress_ratios": [0] * 7})
+    assert any(f["code"] == "RV024" and "7 entries for 8 layers" in f["message"] for f in result["findings"])
+
+
 def test_olmo_hybrid_of_one_layer_is_rv024(monkeypatch):
     """OlmoHybridConfig refuses a single layer (it requires a linear-attention layer): no default list is read."""
     monkeypatch.setenv("ROPELAW_HF_SEMANTICS", "5.23.0")
