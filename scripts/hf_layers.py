@@ -21,7 +21,8 @@ Nothing here reads modeling code: every entry is what tiny models of the type do
 - ``behaviour``: for each kind (and NoPE value), under each condition (a sliding window set or not,
   a chunk size set or not): attention or not, which rotary (``main``: the config's main RoPE
   settings; ``own``: the layer type's own settings; ``none``), and the span (``full``, ``window``
-  with the offset between the keys a query sees and ``sliding_window``, ``chunk``);
+  with the offset between the keys a query sees and ``sliding_window``, ``chunk``; ``extra``: keys appended
+  to the tokens', DeepSeek-V4's compressed keys, which the linter reports as not modelled);
 - ``own``: where a layer type's own rotary comes from (``block``: ``rope_parameters[<kind>]``;
   ``key``: plain RoPE at the base in a config key such as ``rope_local_base_freq``);
 - ``problems``: what the probes showed that these fields cannot express (the linter reports it);
