@@ -477,6 +477,9 @@ def derive(model_type: str, class_name: str) -> dict:
             empty = class_list(cls, lists_off, key, 24, **{key: []}) if key != computed else None
             if empty is not None and empty == expand_rule(rule, 24):
                 rule["empty"] = "default"  # an empty list means the default (Llama 4's no_rope_layers: [])
+            ref = class_list(cls, lists_off, key, 3) if key != computed else None
+            if ref and class_list(cls, lists_off, key, 3, **{key: ref + ref[:1]}) == ref:
+                rule["longer"] = "first"  # a longer list is cut to its first entries (DeepSeek-V4: the MTP layer's)
             entry[slot] = {"key": key, "default": rule, **(truth if slot == "nope" else {})}
     seen: dict[str, dict[str, tuple]] = {}
     built = 0
