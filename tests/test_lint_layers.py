@@ -256,6 +256,12 @@ def test_deepseek_v4_compress_ratios_and_compressed_keys(monkeypatch):
     assert any(f["code"] == "RV024" and "entry 3 is none of" in f["message"] for f in result["findings"])
     _, result = groups({**base, "compress_ratios": [0] * 7})
     assert any(f["code"] == "RV024" and "7 entries for 8 layers" in f["message"] for f in result["findings"])
+    # a layer_types one longer than the layers is cut to its first 8 by DeepseekV4Config (layer_types[:n]), as
+    # compress_ratios is: read so, not "refused" (gpt-oss's class refuses one: test_layer_list_of_the_wrong_length)
+    cut = ["compressed_sparse_attention"] + ["heavily_compressed_attention"] * 8
+    _, result = groups({**base, "layer_types": cut})
+    msg = next(f["message"] for f in result["findings"] if f["code"] == "RV024")
+    assert "layer 0 (compressed_sparse_attention) attends keys appended" in msg
 
 
 def test_olmo_hybrid_of_one_layer_is_rv024(monkeypatch):
