@@ -217,7 +217,7 @@ def default_rule(cls, base: dict, key: str, truth: bool = False) -> dict:
 
 
 # per-layer lists some config classes turn into ``layer_types`` when a file has none, one entry per layer
-# (DeepseekV4Config's compress_ratios, which the published DeepSeek-V4 files write); what each entry becomes is
+# (DeepseekV4Config's compress_ratios: "legacy V4 kwargs ... that older checkpoints still ship", its source says); what each entry becomes is
 # measured for the entries of MAPPED_VALUES (0 and the powers of two to 256)
 MAPPED_LISTS = ("compress_ratios",)
 MAPPED_VALUES = (0,) + tuple(2 ** k for k in range(9))
@@ -227,8 +227,7 @@ def _mapped_list(cls, base: dict, key: str) -> dict | None:
     """``{"key": K, "map": [[entry, kind], ...], "longer": "first" | "refused"}`` for a list K of
     :data:`MAPPED_LISTS` whose entries the class maps to ``key``'s kinds one layer each (the entries of
     :data:`MAPPED_VALUES` it accepts; at least two kinds, else it is not read), checked on a mixed list of 5
-    layers; ``longer``: a list longer than the layers is cut to its first entries (DeepSeek-V4's files add the
-    MTP layer's) or refused."""
+    layers; ``longer``: a list longer than the layers is cut to its first entries (DeepSeek-V4) or refused."""
     for name in MAPPED_LISTS:
         pairs = []
         for v in MAPPED_VALUES:

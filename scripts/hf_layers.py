@@ -479,7 +479,7 @@ def derive(model_type: str, class_name: str) -> dict:
                 rule["empty"] = "default"  # an empty list means the default (Llama 4's no_rope_layers: [])
             ref = class_list(cls, lists_off, key, 3) if key != computed else None
             if ref and class_list(cls, lists_off, key, 3, **{key: ref + ref[:1]}) == ref:
-                rule["longer"] = "first"  # a longer list is cut to its first entries (DeepSeek-V4: the MTP layer's)
+                rule["longer"] = "first"  # a longer list is cut to its first entries (DeepSeek-V4)
             entry[slot] = {"key": key, "default": rule, **(truth if slot == "nope" else {})}
     seen: dict[str, dict[str, tuple]] = {}
     built = 0

@@ -230,7 +230,7 @@ def test_flint_and_lfm3_default_layers(monkeypatch):
 
 DSV4_RATIOS = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
 # transformers 5.23.0 configuration_deepseek_v4.py _COMPRESS_RATIO_TO_LAYER_TYPE: what DeepseekV4Config makes of the
-# compress_ratios the published DeepSeek-V4 files write (one per layer, the MTP layer's last, cut off)
+# compress_ratios ("legacy V4 kwargs ... that older checkpoints still ship"; one per layer, a longer list cut off)
 
 
 def test_deepseek_v4_compress_ratios_and_compressed_keys(monkeypatch):
@@ -241,7 +241,7 @@ def test_deepseek_v4_compress_ratios_and_compressed_keys(monkeypatch):
     rule = layer_table.entry("deepseek_v4", "5.23.0")["kinds"]["default"]
     assert {e: k for e, k in rule["mapped"]["map"]} == DSV4_RATIOS and rule["mapped"]["longer"] == "first"
     base = {"model_type": "deepseek_v4", "num_hidden_layers": 8, "sliding_window": 128, "rope_theta": 10000}
-    ratios = [4, 128, 4, 128, 0, 0, 4, 128, 4]  # 8 layers and the MTP layer's; the default's layer 0 is HCA
+    ratios = [4, 128, 4, 128, 0, 0, 4, 128, 4]  # one more than the 8 layers; the default's layer 0 is HCA
     _, result = groups({**base, "compress_ratios": ratios})
     msg = next(f["message"] for f in result["findings"] if f["code"] == "RV024")
     assert f"layer 0 ({DSV4_RATIOS[ratios[0]]}) attends keys appended to the tokens' keys" in msg

@@ -172,7 +172,7 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
     if isinstance(raw, list) and not (raw == [] and rule.get("empty") == "default"):
         if spec.get("truth"):
             return _truth_list(spec, v, raw, n, semantics)
-        if len(raw) > n and rule.get("longer") == "first":  # the class cuts it (DeepSeek-V4: the MTP layer's entry)
+        if len(raw) > n and rule.get("longer") == "first":  # the class cuts it (DeepSeek-V4: layer_types[:n])
             return list(raw[:n]), v, f"{key}, its first {n} of {len(raw)} entries (the config class cuts the rest)"
         if len(raw) != n:
             return None, v, (f"{key} has {len(raw)} entries for {n} layers: transformers {semantics} "
