@@ -217,8 +217,8 @@ def default_rule(cls, base: dict, key: str, truth: bool = False) -> dict:
 
 
 # per-layer lists some config classes turn into ``layer_types`` when a file has none, one entry per layer
-# (DeepseekV4Config's compress_ratios: "legacy V4 kwargs ... that older checkpoints still ship", its source says); what each entry becomes is
-# measured for the entries of MAPPED_VALUES (0 and the powers of two to 256)
+# (DeepseekV4Config's compress_ratios: "legacy V4 kwargs ... that older checkpoints still ship", its source
+# says); what each entry becomes is measured for the entries of MAPPED_VALUES (0 and the powers of two to 256)
 MAPPED_LISTS = ("compress_ratios",)
 MAPPED_VALUES = (0,) + tuple(2 ** k for k in range(9))
 
