@@ -310,14 +310,23 @@ def _fingerprint(probe) -> tuple:
                  for o in probe.layers)
 
 
-def _perturbed(v: Any) -> Any:
+# the values a setting naming the position encoding is tried at when it holds a string or None (Granite 4.0's
+# position_embedding_type: None / "nope" in the hybrid files, "rope" in granite-4.0-micro)
+_ENCODINGS = ("rope", "nope")
+
+
+def _perturbed(key: str, v: Any) -> list:
+    """The values the setting ``key`` of value ``v`` is changed to, one at a time (a string or None: only for a
+    setting of the position encoding)."""
     if isinstance(v, bool):
-        return not v
+        return [not v]
     if isinstance(v, int):
-        return v * 2 if v > 0 else 1
+        return [v * 2 if v > 0 else 1]
     if isinstance(v, float):
-        return v * 1.5 if v else 0.5
-    return None
+        return [v * 1.5 if v else 0.5]
+    if (v is None or isinstance(v, str)) and "position" in key:
+        return [e for e in _ENCODINGS if e != v]
+    return []
 
 
 def _rotary_keys(model_type, class_name, base, d, nope_key=None) -> list[str]:
@@ -342,13 +351,12 @@ def _rotary_keys(model_type, class_name, base, d, nope_key=None) -> list[str]:
     for key, value, parent in items:
         if key in ("num_hidden_layers", "vocab_size") or not any(c in key.lower() for c in _CANDIDATE):
             continue
-        new = _perturbed(value)
-        if new is None:
-            continue
-        change = {parent: {**rp, key: new}} if parent else {key: new}
-        probe = probes.observe(model_type, class_name, {**base, **extra, **change})
-        if not probe.error and _fingerprint(probe) != ref_print:
-            out.append(f"{parent}.{key}" if parent else key)
+        for new in _perturbed(key, value):
+            change = {parent: {**rp, key: new}} if parent else {key: new}
+            probe = probes.observe(model_type, class_name, {**base, **extra, **change})
+            if not probe.error and _fingerprint(probe) != ref_print:
+                out.append(f"{parent}.{key}" if parent else key)
+                break
     return sorted(out)
 
 
@@ -423,10 +431,13 @@ def _kinds_key(cls, base: dict, d: dict, n: int) -> tuple:
     kind's layers (Mllama's cross_attention_layers: ``indexed``); None for each it is not."""
     if isinstance(d.get("layer_types"), list) and len(d["layer_types"]) == n:
         return "layer_types", None, None, d
-    if not probes.rotary_classes(probes.modeling_module(cls)):
-        computed, d = _computed_kinds(cls, base, d, n)
-        if computed is not None:
-            return computed, computed, None, d
+    for k in probes.COMPUTED_KINDS:  # the kinds list under that name, a constructor argument (Zamba 2)
+        if isinstance(d.get(k), list) and len(d[k]) == n and len(set(map(str, d[k]))) > 1:
+            return k, None, None, d
+    computed, dc = _computed_kinds(cls, base, d, n)
+    if computed is not None and (not probes.rotary_classes(probes.modeling_module(cls))
+                                 or len(set(map(str, dc[computed]))) > 1):  # Jamba; RecurrentGemma's block_types
+        return computed, computed, None, dc
     indexed = next((k for k in probes.INDEX_KINDS if isinstance(d.get(k), list)), None)
     return indexed, None, indexed, d
 

@@ -107,14 +107,24 @@ def build(model_type: str, class_name: str, overrides: dict):
         module = modeling_module(cls)
         if "input_ids" not in inspect.signature(getattr(module, class_name).forward).parameters:
             raise TypeError(f"{class_name}.forward takes no input_ids: not a text decoder")
-        with torch.device("meta"):
-            size = sum(p.numel() for p in getattr(module, class_name)(cfg).parameters())
-        if size > MAX_PARAMS:
-            raise MemoryError(f"{size / 1e6:.0f}M parameters after shrinking (> {MAX_PARAMS / 1e6:.0f}M): a "
-                              f"sub-model the probe does not shrink")
+        try:
+            with torch.device("meta"):
+                size = sum(p.numel() for p in getattr(module, class_name)(cfg).parameters())
+        except NotImplementedError:  # a module that reads a tensor's value at init (4.57.1's XIELU activation,
+            size = None  # Apertus: .item()) cannot be built on meta: counted once built
+        if size is not None:
+            _check_size(size)
         torch.manual_seed(0)
         model = getattr(module, class_name)(cfg).eval()
+        if size is None:
+            _check_size(sum(p.numel() for p in model.parameters()))
     return cfg, model
+
+
+def _check_size(size: int) -> None:
+    if size > MAX_PARAMS:
+        raise MemoryError(f"{size / 1e6:.0f}M parameters after shrinking (> {MAX_PARAMS / 1e6:.0f}M): a "
+                          f"sub-model the probe does not shrink")
 
 
 def _layer_list(model, n: int):
@@ -300,14 +310,21 @@ def _observe_functions(model_type: str, class_name: str, overrides: dict, length
 
     cls = config_class(model_type)
     module = modeling_module(cls)
-    try:
-        with quiet():
-            cfg = cls(**overrides)
-            cfg._attn_implementation = "sdpa"
-            torch.manual_seed(0)
-            model = getattr(module, class_name)(cfg).eval()
-    except Exception as exc:
-        return Probe(model_type, {}, [], f"cannot build: {type(exc).__name__}: {str(exc)[:160]}")
+    model = None
+    for how in ("sdpa", "eager"):  # eager: a model that refuses sdpa (4.57.1's RecurrentGemma, GPT-NeoX-Japanese)
+        try:
+            with quiet():
+                cfg = cls(**overrides)
+                cfg._attn_implementation = how
+                torch.manual_seed(0)
+                model = getattr(module, class_name)(cfg).eval()
+            break
+        except ValueError as exc:
+            if how == "sdpa" and "scaled_dot_product_attention" in str(exc):
+                continue
+            return Probe(model_type, {}, [], f"cannot build: {type(exc).__name__}: {str(exc)[:160]}")
+        except Exception as exc:
+            return Probe(model_type, {}, [], f"cannot build: {type(exc).__name__}: {str(exc)[:160]}")
     return observe_functions(model_type, cfg, model, module, length, offset)
 
 

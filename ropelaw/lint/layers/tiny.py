@@ -203,6 +203,16 @@ FILL_INS: dict[str, dict] = {
     # position in it; 5.23.0 falls back to the slow path itself)
     "lfm2": {"layer_types": ["conv", "full_attention"] * (LAYERS // 2)},  # default: every layer attends; the
     # published files (LiquidAI/LFM2-1.2B: full_attn_idxs [2, 5, 8, 10, 12, 14]) mostly convolve
+    "dots1": {"n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1},  # defaults None (the
+    # experts' count is a size); rednote-hilab/dots.llm1.base: 128, 6, 2, shrunk as shrunk_value shrinks them
+    "chameleon": {"vocabulary_map": {"<image>": 8}},  # default None, indexed at init (.get("<image>")); the
+    # published map (facebook/chameleon-7b: 65,536 entries, "<image>": 8711) is read by image inputs only
+    "gemma3n_text": {"layer_types": ["sliding_attention", "full_attention"] * (LAYERS // 2),
+                     "num_kv_shared_layers": LAYERS // 2},  # the default 15 shared of 35 layers leaves no full
+    # layer among the first 8 - 15 < 0 (google/gemma-3n-E2B: 30 layers, 10 shared, full at every 5th): the last half
+    # shares the first half's keys and values, each kind producing for itself
+    "granitemoehybrid": {"layer_types": ["mamba", "mamba", "mamba", "attention"] * (LAYERS // 4)},  # default
+    # None: every layer Mamba (ibm-granite/granite-4.0-h-tiny: attention at a few of 40 layers)
     "mimo_v2_flash": {"num_key_value_heads": 1},  # the tiny model's 2 heads: its sliding layers have twice
     # num_key_value_heads (MiMoV2FlashAttention), and 2 heads // (2 x 2) KV heads = 0 KV groups (repeat_kv then
     # gives 0 heads, a size mismatch in the forward); 1 KV head keeps the published file's grouping, 64 heads over
@@ -220,6 +230,10 @@ REACH: dict[str, dict] = {
 
 
 MROPE = ("qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl")
+# 4.57.1's Qwen3-VL text configs default to rope_scaling None and their rotary reads
+# rope_scaling.get("mrope_section"): the published block (Qwen/Qwen3-VL-8B-Instruct: {"rope_type": "default",
+# "mrope_section": [24, 20, 20], "mrope_interleaved": true} for 64 pairs)
+MROPE_INTERLEAVED = ("qwen3_vl_text", "qwen3_vl_moe_text")
 
 
 def shrunk_value(key: str, value: Any, token_id: int = 3) -> Any:
@@ -293,6 +307,9 @@ def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
     for key, value in d.items():
         if isinstance(value, list) and n_default and len(value) == n_default:
             lists[key] = value[:layers]  # a per-layer list of the default depth: its first layers
+            small_list = [v if shrunk_value(key, v) is None else shrunk_value(key, v) for v in value[:layers]]
+            if small_list != lists[key]:  # a per-layer size (Gemma 3n's intermediate_size): shrunk, always set
+                out[key] = small_list
             continue
         if key in out or isinstance(value, bool):
             continue
@@ -308,6 +325,10 @@ def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
         # (the published files: {"type": "mrope", "mrope_section": [16, 24, 24]} for 64 pairs)
         q = hd // 2 // 8
         out["rope_scaling"] = {"type": "mrope", "mrope_section": [2 * q, 3 * q, hd // 2 - 5 * q]}
+    if getattr(config_class, "model_type", "") in MROPE_INTERLEAVED and d.get("rope_scaling", 0) is None:
+        q = hd // 2 // 16
+        out["rope_scaling"] = {"rope_type": "default", "mrope_section": [6 * q, 5 * q, hd // 2 - 11 * q],
+                               "mrope_interleaved": True}
     if getattr(config_class, "model_type", "") in PROBED_TEXT_MODELS and d.get("rope_scaling") is None \
             and not isinstance(d.get("rope_parameters"), dict):
         # 4.57.1's MllamaRotaryEmbedding indexes rope_scaling["rope_type"] (the class default is None; the
@@ -321,9 +342,12 @@ def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
         out["rope_parameters"] = {**d["rope_parameters"], "mrope_section": [q, q, q, hd // 2 - 3 * q]}
     try:  # the class fills its per-layer lists for the new depth itself: leave them to it
         with quiet():
-            config_class(**out)
-    except Exception:  # lists of the default depth that it does not refill (Zamba 2): their first layers
-        out.update({k: v for k, v in lists.items() if k not in out})
+            kept = config_class(**out).to_dict()
+    except Exception:  # lists of the default depth that it does not refill: their first layers
+        kept = None
+    # a list the class keeps at the default depth (4.57.1's Zamba 2: layers_block_type of 54) is cut too
+    out.update({k: v for k, v in lists.items() if k not in out and (
+        kept is None or (isinstance(kept.get(k), list) and len(kept[k]) == n_default != layers))})
     out.update(shrunk_per_layer(config_class, out, layers))
     return out
 
