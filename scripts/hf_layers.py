@@ -320,6 +320,9 @@ def _perturbed(key: str, v: Any) -> list:
     setting of the position encoding)."""
     if isinstance(v, bool):
         return [not v]
+    if isinstance(v, int) and ("window" in key or "chunk" in key) and v > probes.LENGTH:
+        return [v * 2, probes.WINDOW]  # a span longer than the forward shows only when made shorter than it
+        # (RecurrentGemma's attention_window_size 2048)
     if isinstance(v, int):
         return [v * 2 if v > 0 else 1]
     if isinstance(v, float):
@@ -357,7 +360,9 @@ def _rotary_keys(model_type, class_name, base, d, nope_key=None) -> list[str]:
             if not probe.error and _fingerprint(probe) != ref_print:
                 out.append(f"{parent}.{key}" if parent else key)
                 break
-    return sorted(out)
+    amap = dict(getattr(probes.config_class(model_type), "attribute_map", None) or {})
+    out += [amap[k] for k in out if amap.get(k) in d]  # the name a file writes it under (attention_window_size)
+    return sorted(set(out))
 
 
 def _scaled_marks(marks: dict) -> dict:
@@ -456,6 +461,21 @@ def index_rule(cls, base: dict, key: str) -> dict:
     return {"rule": "indices", "at": at, "value": other, "default": lists[0]}
 
 
+def kind_aliases(cls, base: dict, key: str) -> dict:
+    """The names a file may write in the per-layer list ``key`` that the config class stores under another name
+    (5.x renames legacy layer kinds: Granite 4.0's "mamba" -> "linear_attention", "attention" -> "full_attention"):
+    written -> stored, measured by building the class with every layer of each name transformers lists as legacy
+    (``configuration_utils._LEGACY_LAYER_TYPE_REMAP``, absent in 4.57.1)."""
+    import transformers.configuration_utils as cu
+
+    out = {}
+    for name in sorted(getattr(cu, "_LEGACY_LAYER_TYPE_REMAP", {})):
+        stored = class_list(cls, base, key, probes.LAYERS, **{key: [name] * probes.LAYERS})
+        if stored and len(set(stored)) == 1 and stored[0] != name:
+            out[name] = stored[0]
+    return out
+
+
 def derive(model_type: str, class_name: str) -> dict:
     """The table entry of ``model_type`` (see the module docstring), or ``{"error": why}``."""
     cls = probes.config_class(model_type)
@@ -472,6 +492,11 @@ def derive(model_type: str, class_name: str) -> dict:
     if alias != "sliding_window" and alias in d and "sliding_window" not in d:  # Inkling 2: sliding_window_size
         d = {**d, "sliding_window": d[alias]}  # the probes set it as sliding_window (the class's attribute_map)
         entry["window_key"] = alias
+    amap = dict(getattr(cls, "attribute_map", None) or {})
+    for span_key in ("sliding_window", "attention_chunk_size"):  # a span under another name (5.x RecurrentGemma:
+        # sliding_window -> attention_window_size): the conditions set it by the name transformers reads it as
+        if span_key not in d and amap.get(span_key) in d:
+            d = {**d, span_key: d[amap[span_key]]}
     kinds_key, computed, indexed, d = _kinds_key(cls, base, d, n)
     nope_key = _nope_key(d, n)
     marks, named = marked_bases(d)
@@ -492,6 +517,10 @@ def derive(model_type: str, class_name: str) -> dict:
             if ref and class_list(cls, lists_off, key, 3, **{key: ref + ref[:1]}) == ref:
                 rule["longer"] = "first"  # a longer list is cut to its first entries (DeepSeek-V4)
             entry[slot] = {"key": key, "default": rule, **(truth if slot == "nope" else {})}
+            # the probe's list stored renamed (Granite 4.0's published "mamba" / "attention" under 5.x): the aliases
+            aliases = kind_aliases(cls, lists_off, key) if key in base and base[key] != d.get(key) else {}
+            if aliases:
+                entry[slot]["aliases"] = aliases
     seen: dict[str, dict[str, tuple]] = {}
     built = 0
     for window, chunk in _conditions(d):
@@ -567,6 +596,11 @@ def table(only: tuple[str, ...] = ()) -> dict:
             not_covered[mt] = entry["error"]
             continue
         spans = {b[2] for m in entry["behaviour"].values() for b in m.values()}
+        if "unobserved" in spans:  # 4.x GPT-NeoX-Japanese, Open-Llama: rotary seen, span not
+            not_covered[mt] = ("its layers attend by their own matmul (neither ALL_ATTENTION_FUNCTIONS nor torch's "
+                               "scaled_dot_product_attention): the span each layer attends is not observed, so its "
+                               "layers are not compared")
+            continue
         if not spans & {"full", "window", "chunk", "extra"}:  # extra: a decoder whose keys go past the tokens
             not_covered[mt] = f"not a decoder: its attention is {', '.join(sorted(spans - {'none'})) or 'absent'}"
             continue

@@ -177,7 +177,8 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
         if len(raw) != n:
             return None, v, (f"{key} has {len(raw)} entries for {n} layers: transformers {semantics} "
                              f"refuses the config (one entry per layer)")
-        return list(raw), v, f"{key}"
+        aliases = spec.get("aliases") or {}  # legacy names the config class stores renamed (measured)
+        return [aliases.get(x, x) if isinstance(x, str) else x for x in raw], v, f"{key}"
     if raw is not None and not isinstance(raw, list):
         return None, v, f"{key} is not a list"
     idx = rule.get("indices")

@@ -26,6 +26,9 @@ _KINDS = (
      lambda why: "is not a model_type of CONFIG_MAPPING" in why),
     ("not a decoder: bidirectional attention, or no attention layer that applies a rotary",
      lambda why: why.startswith("not a decoder")),
+    ("a decoder whose layers attend by their own matmul (neither ALL_ATTENTION_FUNCTIONS nor torch's sdpa: "
+     "the probe sees their rotary, not the span they attend)",
+     lambda why: "attend by their own matmul" in why),
     ("modeling module not importable (an optional dependency such as torchaudio, or no modeling file)",
      lambda why: "not importable" in why),
 )
