@@ -19,6 +19,8 @@ END = "<!-- /layers-coverage -->"
 _KINDS = (
     ("not a text decoder (a vision / audio / codec part, or a composite config without a text decoder of its own)",
      lambda why: "takes no input_ids" in why or "not a text decoder config" in why),
+    ("a speech model whose input_ids carry audio codebook tokens (a text-only forward is not what it runs)",
+     lambda why: "audio codebook tokens" in why),
     ("no model class for the config in transformers' auto mappings (a sub-config of a composite model)",
      lambda why: "no model class" in why),
     ("the text model of a composite whose config class this version does not register (4.57.1's "

@@ -28,8 +28,8 @@ from typing import Any
 
 from .tiny import (CHUNK, FILL_INS, LAYERS, LENGTH, MAX_PARAMS, MROPE, PROBE, WINDOW,  # noqa: F401
                     COMPUTED_KINDS, INDEX_KINDS, PROBED_TEXT_MODELS, modeling_module, rotary_classes,
-                    text_sub_config, candidate, candidate_types, computed_kinds, config_class, layer_kinds, quiet,
-                    shifted_per_layer, tiny_overrides)
+                    sub_config_overrides, text_sub_config, candidate, candidate_types, computed_kinds, config_class,
+                    layer_kinds, quiet, shifted_per_layer, tiny_overrides)
 from .observed import LayerObs, RopeObs, read_layers, read_rope, span_of  # noqa: F401
 
 
@@ -108,10 +108,15 @@ def build(model_type: str, class_name: str, overrides: dict):
         if "input_ids" not in inspect.signature(getattr(module, class_name).forward).parameters:
             raise TypeError(f"{class_name}.forward takes no input_ids: not a text decoder")
         try:
-            with torch.device("meta"):
-                size = sum(p.numel() for p in getattr(module, class_name)(cfg).parameters())
+            size = _meta_size(getattr(module, class_name), cfg)
         except NotImplementedError:  # a module that reads a tensor's value at init (4.57.1's XIELU activation,
             size = None  # Apertus: .item()) cannot be built on meta: counted once built
+        except (AttributeError, TypeError):  # a sub-config the class needs written (4.57.1's Phi-4-multimodal)
+            size = MAX_PARAMS + 1
+        if size is not None and size > MAX_PARAMS and sub_config_overrides(cls):  # its encoders written small
+            cfg = cls(**{**sub_config_overrides(cls), **overrides})
+            cfg._attn_implementation = PROBE
+            size = _meta_size(getattr(module, class_name), cfg)
         if size is not None:
             _check_size(size)
         torch.manual_seed(0)
@@ -119,6 +124,13 @@ def build(model_type: str, class_name: str, overrides: dict):
         if size is None:
             _check_size(sum(p.numel() for p in model.parameters()))
     return cfg, model
+
+
+def _meta_size(model_class, cfg) -> int:
+    import torch
+
+    with torch.device("meta"):
+        return sum(p.numel() for p in model_class(cfg).parameters())
 
 
 def _check_size(size: int) -> None:

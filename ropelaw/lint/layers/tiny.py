@@ -276,6 +276,33 @@ def shrunk_value(key: str, value: Any, token_id: int = 3) -> Any:
     return None
 
 
+def sub_config_overrides(config_class) -> dict:
+    """The non-text sub-configs of a composite (a vision / audio / protein encoder: ``sub_configs`` other than
+    ``text_config``) written out small: one layer (or block), two heads of the default head size, MLP widths 64;
+    their other settings the class defaults. For a model that stays over :data:`MAX_PARAMS` or does not build
+    without them (Phi-4-multimodal, Evolla): the probe reads the text decoder, which these do not change."""
+    with quiet():
+        d = config_class().to_dict()
+    out = {}
+    for key, sub_class in (getattr(config_class, "sub_configs", None) or {}).items():
+        sub = d.get(key)
+        if sub is None and key != "text_config" and isinstance(sub_class, type):  # left None by the class (4.57.1's
+            with quiet():  # Phi-4-multimodal): its own class's defaults
+                sub = sub_class().to_dict()
+        if key == "text_config" or not isinstance(sub, dict):
+            continue
+        small = {k: 1 for k, v in sub.items() if k in ("num_hidden_layers", "num_blocks", "num_layers")
+                 and isinstance(v, int) and not isinstance(v, bool)}
+        small.update({k: min(v, 64) for k, v in sub.items() if "intermediate" in k
+                      and isinstance(v, int) and not isinstance(v, bool)})
+        heads, hidden = sub.get("num_attention_heads"), sub.get("hidden_size")
+        if isinstance(heads, int) and isinstance(hidden, int) and heads > 0 and hidden % heads == 0:
+            small.update({"num_attention_heads": 2, "hidden_size": 2 * (hidden // heads)})
+        if small:
+            out[key] = {**sub, **small}
+    return out
+
+
 def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
     """Constructor arguments that make ``config_class``'s default model tiny while keeping
     everything RoPE reads (head_dim, rotary settings, lengths, windows, per-layer patterns): two
