@@ -112,6 +112,8 @@ def build(model_type: str, class_name: str, overrides: dict):
         except NotImplementedError:  # a module that reads a tensor's value at init (4.57.1's XIELU activation,
             size = None  # Apertus: .item()) cannot be built on meta: counted once built
         except (AttributeError, TypeError):  # a sub-config the class needs written (4.57.1's Phi-4-multimodal)
+            if not sub_config_overrides(cls):
+                raise
             size = MAX_PARAMS + 1
         if size is not None and size > MAX_PARAMS and sub_config_overrides(cls):  # its encoders written small
             cfg = cls(**{**sub_config_overrides(cls), **overrides})
