@@ -116,7 +116,9 @@ def build(model_type: str, class_name: str, overrides: dict):
                 raise
             size = MAX_PARAMS + 1
         if size is not None and size > MAX_PARAMS and sub_config_overrides(cls):  # its encoders written small
-            cfg = cls(**{**sub_config_overrides(cls), **overrides})
+            subs = sub_config_overrides(cls)  # the probe's own settings of a sub-config (a base) kept over them
+            cfg = cls(**{**subs, **{k: {**subs[k], **v} if isinstance(v, dict) and k in subs else v
+                                    for k, v in overrides.items()}})
             cfg._attn_implementation = PROBE
             size = _meta_size(getattr(module, class_name), cfg)
         if size is not None:
