@@ -203,16 +203,16 @@ FILL_INS: dict[str, dict] = {
     # position in it; 5.23.0 falls back to the slow path itself)
     "lfm2": {"layer_types": ["conv", "full_attention"] * (LAYERS // 2)},  # default: every layer attends; the
     # published files (LiquidAI/LFM2-1.2B: full_attn_idxs [2, 5, 8, 10, 12, 14]) mostly convolve
-    "dots1": {"n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1},  # defaults None (the
-    # experts' count is a size); rednote-hilab/dots.llm1.base: 128, 6, 2, shrunk as shrunk_value shrinks them
-    "chameleon": {"vocabulary_map": {"<image>": 8}},  # default None, indexed at init (.get("<image>")); the
-    # published map (facebook/chameleon-7b: 65,536 entries, "<image>": 8711) is read by image inputs only
+    "dots1": {"n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1},  # defaults None, passed to
+    # range() / torch.empty at init; the values shrunk_value gives expert counts (sizes: no position in them)
+    "chameleon": {"vocabulary_map": {"<image>": 8}},  # default None, read at init (.get("<image>")); the map is
+    # used by image inputs only (a text forward never reads it)
     "gemma3n_text": {"layer_types": ["sliding_attention", "full_attention"] * (LAYERS // 2),
-                     "num_kv_shared_layers": LAYERS // 2},  # the default 15 shared of 35 layers leaves no full
-    # layer among the first 8 - 15 < 0 (google/gemma-3n-E2B: 30 layers, 10 shared, full at every 5th): the last half
-    # shares the first half's keys and values, each kind producing for itself
+                     "num_kv_shared_layers": LAYERS // 2},  # the class defaults (35 layers, 15 of them sharing
+    # keys and values, full attention at every 5th) leave 8 - 15 < 0 layers of their own at 8 layers: here the last
+    # half shares the first half's keys and values, each kind producing its own
     "granitemoehybrid": {"layer_types": ["mamba", "mamba", "mamba", "attention"] * (LAYERS // 4)},  # default
-    # None: every layer Mamba (ibm-granite/granite-4.0-h-tiny: attention at a few of 40 layers)
+    # None: every layer Mamba, no attention to observe (the hybrid files write layer_types out)
     "mimo_v2_flash": {"num_key_value_heads": 1},  # the tiny model's 2 heads: its sliding layers have twice
     # num_key_value_heads (MiMoV2FlashAttention), and 2 heads // (2 x 2) KV heads = 0 KV groups (repeat_kv then
     # gives 0 heads, a size mismatch in the forward); 1 KV head keeps the published file's grouping, 64 heads over
