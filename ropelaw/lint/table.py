@@ -10,6 +10,7 @@ Gemma's head_dim, Megatron's ``rope_scaling: true``, HunYuan's alpha, Qwen v1's 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 from collections.abc import Callable, Mapping
@@ -24,7 +25,7 @@ from .sections import (MROPE_KEYS, NOT_PARAMS, PARAM_EXPECT, ROPE_SWITCHES, cli_
                        pick_section, Section)
 from .model import Problem, as_problem
 from .rules.layers import LAYER_SEMANTICS_UNKNOWN
-from .rules.value_rules import IGNORED_KEY, INVALID_TYPE, NOT_INTEGER
+from .rules.value_rules import IGNORED_KEY, INVALID_TYPE, NOT_INTEGER, ODD_DIM
 from .table_rows import row, rows
 
 
@@ -85,6 +86,7 @@ class _TableLoad:
         self.data = data
         self.ignored: list = []
         self.query_scale: QueryScale | None = None
+        self.odd: tuple[Any, int] | None = None  # (odd_dims_round_up row, the odd rotary dims) when rounded up
 
     def load(self, train: int | None, target: int | None, tune: int | None) -> LoadedConfig:
         self.versions()
@@ -106,6 +108,7 @@ class _TableLoad:
         return self.result(self.window_layers())
 
     def result(self, layers: list[RopeLayer]) -> LoadedConfig:
+        layers = [self.odd_dims(g) for g in layers]
         return LoadedConfig(path=self.path, fmt=self.fmt, arch=self.arch, kind=self.kind, head_dim=self.head_v,
                             layers=layers, max_pos=self.max_v, original_max=self.orig_v, train_len=self.train_v,
                             target=self.target_v, tune_len=self.tune_v, dtype=self.dtype_v, inputs=self.inputs,
@@ -398,11 +401,43 @@ class _TableLoad:
                                          f"rotary dims {' x '.join(parts)} = {prod:g} -> int {fmt_count(dims)} is "
                                          f"odd: transformers' {self.arch} rotates {fmt_count(dims + 1)} (cos/sin of "
                                          f"2 x ceil({fmt_count(dims)} / 2) dims; the head is sliced by their size)"))
+            self.odd = (row("odd_dims_round_up", self.arch), dims)
             dims += 1
             parts.append("rounded up to even as the model slices by cos")
         anchor = frac_v if (frac_v is not None and frac_v.key) else head_v
         note = " x ".join(parts) if (frac_v is not None or self.rotates_half is not None) else ""
         return head_v if not note else Value(dims, None, anchor.line, anchor.column, note, "int")
+
+    def odd_dims(self, g: RopeLayer) -> RopeLayer:
+        """Group ``g`` rotating an odd count r rounded up (row ``odd_dims_round_up``): its runtime makes ceil(r/2)
+        frequencies base^(-2k/r) = (base^((r+1)/r))^(-2k/(r+1)), so a scheme whose frequencies are a function of
+        the unscaled ones only (the row's ``schemes``) is read as r + 1 dims at the effective base
+        base^((r+1)/r); another scheme uses the dim itself (dynamic: ^(dim/(dim-2)); yarn's ramp): RV003, the
+        group is not analysed."""
+        if self.odd is None or not g.rope or g.d is not self.d_v:
+            return g
+        odd_row, r = self.odd
+        scheme = canonical_scheme(g.scheme.raw) if isinstance(g.scheme.raw, str) else "?"
+        b = finite(g.base.raw)
+        if scheme in odd_row.values["schemes"]:
+            if b is None or b <= 0:
+                return g  # RV002 / RV005: no real power to take
+            eff = b ** ((r + 1) / r)
+            why = f"effective base {fmt_short(b)}^({r + 1}/{r}) = {fmt_short(eff)} for {r} odd rotary dims"
+            self.notes.append(f"{g.label}: {r} rotary dims rotate as {r + 1} at the {why} (transformers' "
+                              f"{self.arch} makes base^(-2k/{r}) = (base^({r + 1}/{r}))^(-2k/{r + 1}))")
+            return replace(g, base=Value(eff, g.base.key, g.base.line, g.base.column,
+                                         f"{g.base.note}; {why}" if g.base.note else why, g.base.expect))
+        crash = odd_row.values["crashes"].get(scheme)
+        msg = (f"rotary dims {fmt_count(r)} are odd: transformers' {self.arch} makes the {g.scheme.raw} frequencies "
+               f"from dim = {fmt_count(r)} and rotates {fmt_count(r + 1)} dims; {g.scheme.raw} uses dim itself, not "
+               f"only the unscaled frequencies, so no effective base over {fmt_count(r + 1)} dims is exact: "
+               f"{g.label} not analysed")
+        anchor = self.frac_v if self.frac_v is not None and self.frac_v.key else self.d_v
+        self.problems.append(Problem(ODD_DIM, anchor, msg + (f" (transformers {crash})" if crash else ""),
+                                     severity="error" if crash else "warning"))
+        return replace(g, d=Value(None, None, self.d_v.line, self.d_v.column,
+                                  f"{fmt_count(r)} odd rotary dims under {g.scheme.raw}: not modelled", "int"))
 
     # -- base ------------------------------------------------------------------------------
     def base_from(self, sec: Section | None) -> Value | None:

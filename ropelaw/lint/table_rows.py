@@ -115,10 +115,19 @@ ROWS: tuple[Row, ...] = (
                               "layers alternate (Gemma2: every other layer; Gemma 3: sliding_window_pattern)",
         model_types=("gemma2", "gemma3_text", "gemma3")),
     Row("odd_dims_round_up", "transformers modeling_gpt_neox.py / modeling_nemotron.py / modeling_phi3.py: the "
-                             "RotaryEmbedding makes ceil(d / 2) frequencies (arange(0, d, 2)) and "
-                             "apply_rotary_pos_emb slices the head by cos.shape[-1], so 2 * ceil(d / 2) dims rotate "
-                             "(run in tests/test_severity_parity.py under both versions)",
-        model_types=("gpt_neox", "nemotron", "phi3")),
+                             "RotaryEmbedding makes ceil(d / 2) frequencies base^(-2k/d) with d odd "
+                             "(arange(0, d, 2) / d) and apply_rotary_pos_emb slices the head by cos.shape[-1], so "
+                             "2 * ceil(d / 2) dims rotate (run in tests/test_severity_parity.py under both "
+                             "versions); read as d + 1 dims at the effective base base^((d + 1)/d), exact for the "
+                             "schemes of modeling_rope_utils (4.57.1 and 5.23.0) whose frequencies are a function "
+                             "of the unscaled inv_freq / wavelengths only (default, linear: inv_freq / factor; "
+                             "llama3: bands of 2 pi / inv_freq; longrope: inv_freq / ext_factors), checked against "
+                             "each version's inv_freq in tests/test_odd_rotary.py; dynamic's base * (...)^(dim / "
+                             "(dim - 2)) and yarn's ramp of dim // 2 entries use dim itself: not analysed",
+        model_types=("gpt_neox", "nemotron", "phi3"),
+        values={"schemes": ("default", "linear", "llama3", "longrope"),
+                "crashes": {"yarn": "builds a ramp of d // 2 entries against ceil(d / 2) frequencies: a size "
+                                    "mismatch when the rotary is built (measured, both versions)"}}),
 )
 assert {r.effect for r in ROWS} <= set(EFFECTS)
 

@@ -1,0 +1,137 @@
+"""An odd rotary count rounded up (ropelaw/lint/table_rows.py row ``odd_dims_round_up``: GPT-NeoX, Nemotron, Phi-3).
+
+transformers' RotaryEmbedding of these models makes ceil(r / 2) frequencies base^(-2k / r) with r = int(head_dim x
+partial factor) odd (``arange(0, r, 2) / r``) and rotates r + 1 dims. ropelaw reads r + 1 dims at the effective base
+base^((r + 1) / r), exact for the schemes whose frequencies are a function of the unscaled ones (default, linear,
+llama3, longrope); dynamic and yarn use dim itself and are not analysed (RV003).
+
+- ``test_reading_is_the_formula`` (no transformers): every frequency ropelaw reads equals base^(-2k / r) / factor,
+  computed here from the formula of modeling_rope_utils (4.57.1 and 5.23.0).
+- ``test_reading_is_the_runtime`` (``-m hf``): equals the installed transformers' inv_freq (relative 1e-6: float32).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from ropelaw.lint.check import lint_config
+from ropelaw.lint.dialects import hf
+from ropelaw.lint.loader import load_mapping, parse_text
+
+V4, V5 = hf.SEMANTICS
+BASE = 10000.0
+R = 19  # int(76 * 0.25): head_dim 304 / 4 = 76
+HEAD = {"hidden_size": 304, "num_attention_heads": 4, "num_key_value_heads": 4, "max_position_embeddings": 8192,
+        "rope_theta": BASE}
+TYPES = {"gpt_neox": {**HEAD, "model_type": "gpt_neox", "rotary_pct": 0.25, "rotary_emb_base": BASE},
+         "nemotron": {**HEAD, "model_type": "nemotron", "partial_rotary_factor": 0.25},
+         "phi3": {**HEAD, "model_type": "phi3", "partial_rotary_factor": 0.25}}
+LINEAR = {"rope_type": "linear", "factor": 4.0}
+LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 2048}
+DYNAMIC = {"rope_type": "dynamic", "factor": 4.0}
+YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}
+
+
+def config(mt: str, scaling: dict | None) -> dict:
+    return {**TYPES[mt], **({"rope_scaling": scaling} if scaling else {})}
+
+
+def lint(cfg: dict, semantics: str, monkeypatch):
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", semantics)
+    data, pos = parse_text(json.dumps(cfg, indent=1), "json")
+    return lint_config(load_mapping(data, pos, path="config.json"))
+
+
+def read_inv_freq(result) -> list[float]:
+    """ropelaw's frequencies of the (one) analysed layer group."""
+    [a] = [a for a in result.layers if a.spec is not None]
+    return [float(t) for t in a.scheme_result.inv_freq]
+
+
+def close(ours, theirs, rel: float) -> bool:
+    return len(ours) == len(theirs) and all(math.isclose(a, b, rel_tol=rel) for a, b in zip(ours, theirs))
+
+
+@pytest.mark.parametrize("semantics", hf.SEMANTICS)
+@pytest.mark.parametrize("mt", sorted(TYPES))
+def test_reading_is_the_formula(mt, semantics, monkeypatch):
+    """Plain RoPE: base^(-2k/19), k = 0..9 (modeling_rope_utils' inv_freq; 10 frequencies, 20 dims)."""
+    res = lint(config(mt, None), semantics, monkeypatch)
+    want = [BASE ** (-2 * k / R) for k in range((R + 1) // 2)]
+    got = read_inv_freq(res)
+    assert close(got, want, 1e-12), (got, want)
+    assert got[9] < 1.7e-4  # the 10th pair: 1.62e-4 (the reading as 20 dims at base 10,000 gave 2.51e-4)
+    [a] = [a for a in res.layers if a.spec is not None]
+    assert a.spec.d == R + 1 and "effective base 10,000^(20/19)" in dict(a.spec.source)["base"]
+
+
+@pytest.mark.parametrize("semantics", hf.SEMANTICS)
+@pytest.mark.parametrize("mt", ["gpt_neox", "nemotron"])
+def test_linear_is_the_formula(mt, semantics, monkeypatch):
+    """Linear: base^(-2k/19) / 4, as transformers 5.23.0 (and 4.57.1 for GPT-NeoX) runs it; 4.57.1's Nemotron runs
+    plain RoPE whatever rope_scaling says (measured, tests/test_hf_layers.py)."""
+    res = lint(config(mt, LINEAR), semantics, monkeypatch)
+    plain = mt == "nemotron" and semantics == V4
+    want = [BASE ** (-2 * k / R) / (1 if plain else 4) for k in range((R + 1) // 2)]
+    assert close(read_inv_freq(res), want, 1e-12)
+
+
+@pytest.mark.parametrize("semantics", hf.SEMANTICS)
+@pytest.mark.parametrize("scaling", [DYNAMIC, YARN], ids=["dynamic", "yarn"])
+def test_dim_dependent_schemes_are_not_analysed(scaling, semantics, monkeypatch):
+    """dynamic (base x (...)^(dim/(dim-2))) and yarn (a ramp of dim // 2 entries) use dim itself: RV003, no spec;
+    an error for yarn, which fails to build the rotary for an odd dim (measured in both versions), a warning for
+    dynamic, which runs."""
+    res = lint(config("gpt_neox", scaling), semantics, monkeypatch)
+    assert all(a.spec is None for a in res.layers)
+    [f] = [f for f in res.findings if f.code == "RV003"]
+    assert "19 are odd" in f.message and "not analysed" in f.message
+    assert f.severity == ("error" if scaling is YARN else "warning")
+    assert "RV016" not in {g.code for g in res.findings}
+
+
+RUNTIME_CASES = [("gpt_neox", None), ("gpt_neox", LINEAR), ("gpt_neox", LLAMA3),
+                 ("nemotron", None), ("nemotron", LINEAR), ("nemotron", LLAMA3), ("phi3", None)]
+
+
+@pytest.mark.hf
+@pytest.mark.torch
+@pytest.mark.parametrize("mt,scaling", RUNTIME_CASES,
+                         ids=[f"{m}-{(s or {}).get('rope_type', 'default')}" for m, s in RUNTIME_CASES])
+def test_reading_is_the_runtime(mt, scaling, monkeypatch):
+    """Every frequency of ropelaw's reading is the installed transformers' inv_freq (its RotaryEmbedding built from
+    the config as AutoConfig loads it; the forward runs). Phi-3 takes longrope only (its config class refuses the
+    other types), and longrope with an odd dim is refused there too (4.57.1 wants dim // 2 factors, the forward
+    ceil(dim / 2))."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import hf_runtime as hr
+
+    installed = V4 if hr.transformers_version().startswith("4.") else V5
+    o = hr.run_config(config(mt, scaling))
+    assert not o.raised, (o.stage, o.error)
+    inv, _ = hr.rotary_tables(o.rotary)["all"]
+    theirs = [float(x) for x in inv]
+    assert len(theirs) == (R + 1) // 2
+    ours = read_inv_freq(lint(config(mt, scaling), installed, monkeypatch))
+    assert close(ours, theirs, 1e-6), (ours, theirs)
+
+
+@pytest.mark.hf
+@pytest.mark.torch
+@pytest.mark.parametrize("scaling", [DYNAMIC, YARN], ids=["dynamic", "yarn"])
+def test_refusals_are_the_runtime(scaling):
+    """What the RV003 of :func:`test_dim_dependent_schemes_are_not_analysed` says the runtime does: yarn fails to
+    build the rotary (a size mismatch), dynamic runs."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import hf_runtime as hr
+
+    o = hr.run_config(config("gpt_neox", scaling))
+    assert o.raised == (scaling is YARN), (o.stage, o.error)
+    if scaling is YARN:
+        assert o.stage == "rotary" and "size of tensor" in o.error
