@@ -114,6 +114,13 @@ CASES = [
     # RV003 odd rotary dims
     llama("RV003", "odd head_dim", {"hidden_size": 252}, "raises", "raises"),
     Case("RV003", "phi odd partial", {**B, "model_type": "phi", "partial_rotary_factor": 0.3}, "raises", "raises"),
+    # GPT-NeoX's odd partial count under a scheme that uses dim itself (yarn's ramp of dim // 2 entries against
+    # ceil(dim / 2) frequencies fails to build; dynamic runs): RV003, not analysed (tests/test_odd_rotary.py)
+    Case("RV003", "gpt_neox odd partial, yarn", {**B, "model_type": "gpt_neox", "rotary_pct": 0.3,
+                                                 **rs(rope_type="yarn", factor=4.0,
+                                                      original_max_position_embeddings=2048)}, "raises", "raises"),
+    Case("RV003", "gpt_neox odd partial, dynamic", {**B, "model_type": "gpt_neox", "rotary_pct": 0.3,
+                                                    **rs(rope_type="dynamic", factor=4.0)}, "runs", "runs"),
     Case("RV003", "gptj odd rotary_dim", {"model_type": "gptj", "n_embd": 256, "n_head": 4, "rotary_dim": 63,
                                          "n_positions": 2048}, "raises", "raises"),
     # RV004 truncation: GPT-NeoX rounds an odd int(64 * 0.3) = 19 up to 20 dims and runs (no RV003)

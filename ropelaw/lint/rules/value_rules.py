@@ -56,7 +56,10 @@ ODD_DIM = define_rule(
         "the cos/sin concatenation at load time: an odd head_dim or rotary_dim fails in transformers' forward "
         "(5.23.0 refuses an odd head_dim at load), as does an odd int(head_dim * partial_rotary_factor) in "
         "Phi, StableLM and Persimmon. GPT-NeoX, Nemotron and Phi-3 rotate that count rounded up to even "
-        "(their rotary slices the head by cos.shape): read that way, RV004 (warning), no RV003.",
+        "(their rotary slices the head by cos.shape): read that way, RV004 (warning), no RV003, at the effective "
+        "base base^((r+1)/r) (their ceil(r/2) frequencies are base^(-2k/r) with r odd) for default, linear, "
+        "llama3 and longrope; dynamic and yarn use dim itself: RV003 (an error for yarn, which fails to build "
+        "the rotary; a warning for dynamic, which runs) and the group is not analysed.",
     example='{"hidden_size": 4096, "num_attention_heads": 32, "rotary_dim": 63}',
     fix="Choose a partial factor or rotary_dim giving an even number of dims.",
     references=("Su et al. 2021, RoFormer, arXiv 2104.09864, eq. 14-15",),
