@@ -32,6 +32,10 @@ TYPES = {"gpt_neox": {**HEAD, "model_type": "gpt_neox", "rotary_pct": 0.25, "rot
 LINEAR = {"rope_type": "linear", "factor": 4.0}
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 2048}
+# one list for short and long (the rotary's inv_freq at build is the short one; ropelaw reads at the target)
+PAIRS = [1.0 + 0.25 * k for k in range((R + 1) // 2)]
+LONGROPE = {"rope_type": "longrope", "short_factor": PAIRS, "long_factor": PAIRS, "factor": 4.0,
+            "original_max_position_embeddings": 2048}
 DYNAMIC = {"rope_type": "dynamic", "factor": 4.0}
 YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}
 
@@ -94,8 +98,9 @@ def test_dim_dependent_schemes_are_not_analysed(scaling, semantics, monkeypatch)
     assert "RV016" not in {g.code for g in res.findings}
 
 
-RUNTIME_CASES = [("gpt_neox", None), ("gpt_neox", LINEAR), ("gpt_neox", LLAMA3),
-                 ("nemotron", None), ("nemotron", LINEAR), ("nemotron", LLAMA3), ("phi3", None)]
+RUNTIME_CASES = [("gpt_neox", None), ("gpt_neox", LINEAR), ("gpt_neox", LLAMA3), ("gpt_neox", LONGROPE),
+                 ("nemotron", None), ("nemotron", LINEAR), ("nemotron", LLAMA3), ("nemotron", LONGROPE),
+                 ("phi3", None)]
 
 
 @pytest.mark.hf
