@@ -57,7 +57,7 @@ def read_inv_freq(result) -> list[float]:
 
 
 def close(ours, theirs, rel: float) -> bool:
-    return len(ours) == len(theirs) and all(math.isclose(a, b, rel_tol=rel) for a, b in zip(ours, theirs))
+    return len(ours) == len(theirs) and all(math.isclose(a, b, rel_tol=rel) for a, b in zip(ours, theirs, strict=True))
 
 
 @pytest.mark.parametrize("semantics", hf.SEMANTICS)
