@@ -422,7 +422,10 @@ class _TableLoad:
         if scheme in odd_row.values["schemes"]:
             if b is None or b <= 0:
                 return g  # RV002 / RV005: no real power to take
-            eff = b ** ((r + 1) / r)
+            try:
+                eff = b ** ((r + 1) / r)
+            except OverflowError:  # beyond float64: not analysed (RV016 says the base is unusable)
+                eff = math.inf
             why = f"effective base {fmt_short(b)}^({r + 1}/{r}) = {fmt_short(eff)} for {r} odd rotary dims"
             self.notes.append(f"{g.label}: {r} rotary dims rotate as {r + 1} at the {why} (transformers' "
                               f"{self.arch} makes base^(-2k/{r}) = (base^({r + 1}/{r}))^(-2k/{r + 1}))")
