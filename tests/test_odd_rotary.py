@@ -20,6 +20,7 @@ import pytest
 from ropelaw.lint.check import lint_config
 from ropelaw.lint.dialects import hf
 from ropelaw.lint.loader import load_mapping, parse_text
+from ropelaw.numfmt import short as fmt_short
 
 V4, V5 = hf.SEMANTICS
 BASE = 10000.0
@@ -149,3 +150,22 @@ def test_effective_base_beyond_float64_is_not_analysed(monkeypatch):
     assert all(a.spec is None for a in res.layers)
     [f] = [f for f in res.findings if f.code == "RV016"]
     assert "effective base 1e300^(20/19) = inf" in f.message
+
+
+@pytest.mark.parametrize("semantics", hf.SEMANTICS)
+def test_advised_base_is_the_written_one(semantics, monkeypatch):
+    """RL101's advice for an odd count names the effective base and the base to write, x^(19/20) rounded up to 2
+    figures: 1.48e6 effective is 1.48e6^0.95 = 7.27e5 -> 7.3e5 written. Read back, writing 7.3e5 gives an effective
+    base 7.3e5^(20/19) = 1.486e6 >= 1.48e6, and 7.2e5 (one step lower) gives 1.464e6 < 1.48e6."""
+    def read(base: float):
+        cfg = {**TYPES["gpt_neox"], "rope_theta": base, "rotary_emb_base": base, "max_position_embeddings": 131072}
+        monkeypatch.setenv("ROPELAW_HF_SEMANTICS", semantics)
+        data, pos = parse_text(json.dumps(cfg, indent=1), "json")
+        return lint_config(load_mapping(data, pos, path="config.json", train=4096))
+
+    [f] = [f for f in read(BASE).findings if f.code == "RL101"]
+    written = float(f.fix.split("written base ")[1].split(")")[0])
+    effective = f.data["base_for_target"]
+    assert f"raise the base to >= {fmt_short(effective)} (effective; written base" in f.fix
+    assert written == pytest.approx(math.ceil(effective ** (R / (R + 1)) / 1e4) * 1e4)
+    assert read(written).layers[0].spec.base >= effective > read(written - 1e4).layers[0].spec.base

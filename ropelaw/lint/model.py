@@ -115,6 +115,9 @@ class RopeLayer:
     cross_attention: bool = False
     indices: tuple | None = None  # the decoder layers (0-based) of the group, None: not known (all)
     kinds: tuple = ()  # the layer kinds of the group as the config names them (layer_types values)
+    # the written base is the analysed one ** written_power: 1, or r / (r + 1) for an odd rotary count r read as
+    # r + 1 dims at the effective base base^((r + 1) / r) (lint/table.py odd_dims)
+    written_power: float = 1.0
 
 
 class Problem(NamedTuple):

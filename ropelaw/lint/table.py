@@ -430,7 +430,8 @@ class _TableLoad:
             self.notes.append(f"{g.label}: {r} rotary dims rotate as {r + 1} at the {why} (transformers' "
                               f"{self.arch} makes base^(-2k/{r}) = (base^({r + 1}/{r}))^(-2k/{r + 1}))")
             return replace(g, base=Value(eff, g.base.key, g.base.line, g.base.column,
-                                         f"{g.base.note}; {why}" if g.base.note else why, g.base.expect))
+                                         f"{g.base.note}; {why}" if g.base.note else why, g.base.expect),
+                           written_power=r / (r + 1))
         crash = odd_row.values["crashes"].get(scheme)
         msg = (f"rotary dims {fmt_count(r)} are odd: transformers' {self.arch} makes the {g.scheme.raw} frequencies "
                f"from dim = {fmt_count(r)} and rotates {fmt_count(r + 1)} dims; {g.scheme.raw} uses dim itself, not "

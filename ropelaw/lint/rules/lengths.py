@@ -256,7 +256,7 @@ def _group(cfg: LoadedConfig, i: int, a, shown_only: bool = False) -> list[Findi
     if spec.scheme == "default" and beyond:
         try:
             need = base_for_context(spec.d, spec.train_len, length, pretrain_base=spec.pretrain_base)
-            need_txt = f"; a base of {fmt_short(need)} reaches it"
+            need_txt = f"; a base of {_written(g, need)} reaches it"
         except ValueError:
             need, need_txt = None, ""
         out.append(Finding.of(
@@ -265,7 +265,7 @@ def _group(cfg: LoadedConfig, i: int, a, shown_only: bool = False) -> list[Findi
             f"{fmt_count(round(b))} of d={spec.d}, base {fmt_num(spec.base)} [{src(g.base.where)}], {trained()}{tuned} "
             f"(critical dimension {bound.critical_dimension})" + need_txt,
             path=cfg.path, line=line, column=col, sources=src.full,
-            fix=(f"raise the base to >= {fmt_short(need)} and continue training (Liu et al.: even at "
+            fix=(f"raise the base to >= {_written(g, need)} and continue training (Liu et al.: even at "
                  f"{fmt_count(spec.train_len)} tokens), or use a scaling scheme for "
                  f"{fmt_count(length)}" if need else None),
             length=length, extrapolation_bound=b, base_for_target=need, critical_dimension=bound.critical_dimension,
@@ -345,11 +345,11 @@ def _men(cfg: LoadedConfig, i: int, a, what: str, line: int, col: int, shown_onl
     lb_up = lb  # a grid value: already 2 significant figures, and it passes (no rounding needed)
     if spec.scheme == "default" or base == spec.base:
         who_base = f"base {fmt_num(base)} [{src(g.base.where)}]"
-        need = f"the base to >= {fmt_short(lb_up)}"
+        need = f"the base to >= {_written(g, lb_up)}"
     else:
         who_base = (f"scheme {spec.scheme!r} scaled base {fmt_num(base)} (rope_theta {fmt_num(spec.base)} "
                     f"[{src(g.base.where)}])")
-        need = (f"the base to >= {fmt_short(_up2(lb_up * spec.base / base))} (scaled base >= {fmt_short(lb_up)})"
+        need = (f"the base to >= {_written(g, _up2(lb_up * spec.base / base))} (scaled base >= {fmt_short(lb_up)})"
                 if lb_up is not None else "")
     if lb_up is not None:
         # what the lower bound is (the smallest 2-significant-figure base keeping B_(m,theta) >= 0 up to the length)
@@ -397,6 +397,15 @@ def _factor(spec) -> str:
     every parameter."""
     f = spec.param_dict().get("factor")
     return f"factor {fmt_short(f)}; " if isinstance(f, (int, float)) and not isinstance(f, bool) else ""
+
+
+def _written(g, x: float | None) -> str:
+    """A base ``x`` of the analysis as the config would write it: ``x``, or for an odd rotary count read at an
+    effective base (``RopeLayer.written_power`` r / (r + 1)) "x (effective; written base y)", y = x^(r/(r+1)) rounded
+    up to 2 significant figures (safe: the frequencies fall as the written base grows)."""
+    if x is None or g.written_power == 1.0:
+        return fmt_short(x)
+    return f"{fmt_short(x)} (effective; written base {fmt_short(_up2(x ** g.written_power))})"
 
 
 def _up2(x: float) -> float:
