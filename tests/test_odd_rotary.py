@@ -169,3 +169,27 @@ def test_advised_base_is_the_written_one(semantics, monkeypatch):
     assert f"raise the base to >= {fmt_short(effective)} (effective; written base" in f.fix
     assert written == pytest.approx(math.ceil(effective ** (R / (R + 1)) / 1e4) * 1e4)
     assert read(written).layers[0].spec.base >= effective > read(written - 1e4).layers[0].spec.base
+
+
+@pytest.mark.parametrize("option,written", [("base", 2.7e10 ** (R / (R + 1))), ("yarn", None), ("dynamic", None)])
+def test_plan_writes_the_written_base(option, written, tmp_path):
+    """`ropelaw plan --apply`: the plan's base 2.7e10 (Men et al.'s bound for 131,072 tokens at d = 20, in the
+    analysed, effective space) is written as rope_theta = 2.7e10^(19/20) = 8.12e9, which reads back as 2.7e10;
+    yarn and dynamic, which use the odd dim itself, are refused (exit 2)."""
+    import subprocess
+    import sys
+
+    cfg = {**TYPES["gpt_neox"], "max_position_embeddings": 131072}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg) + "\n")
+    done = subprocess.run([sys.executable, "-m", "ropelaw", "plan", str(path), "--train", "4096", "--target", "131072",
+                           "--apply", option, "--dry-run"], capture_output=True, text=True,
+                          env={**__import__("os").environ, "ROPELAW_HF_SEMANTICS": V5})
+    if written is None:
+        assert done.returncode == 2 and "odd count of dims" in done.stderr, done.stderr
+        return
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in (done.stdout + done.stderr).splitlines() if x.startswith("+{"))
+    theta = json.loads(line[1:])["rope_theta"]
+    assert theta == pytest.approx(written, rel=5e-12)
+    assert theta ** ((R + 1) / R) == pytest.approx(2.7e10, rel=1e-9)

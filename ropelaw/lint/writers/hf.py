@@ -66,10 +66,17 @@ class _Form:
     per_type: bool
     theta_key: str
     stated: float | None
+    power: float = 1.0  # the written base is the analysed one ** power (RopeLayer.written_power: odd rotary dims)
+
+    def written(self, theta: float) -> float:
+        """The base to write for the analysed base ``theta``: theta ** power to 12 significant figures (the file's
+        own 10,000 comes back as 10000.0, not 9999.99999999999; at most 5e-13 relative from the exact power)."""
+        return theta if self.power == 1.0 else float(f"{theta ** self.power:.12g}")
 
     def block(self, b: dict | None, theta: float) -> None:
         """Write scaling block ``b`` (None: no scaling) and base ``theta`` in the file's form."""
         e, node, sec, theta_key = self.e, self.node, self.sec, self.theta_key
+        stated, theta = theta == self.stated, self.written(theta)
         if self.v5:
             entry = {"rope_type": "default"} if b is None else dict(b)
             entry["rope_theta"] = theta
@@ -85,7 +92,7 @@ class _Form:
                     e.delete(sec + ("rope_scaling",))
             else:
                 e.set(sec + ("rope_scaling",), b)
-            if theta_key in node or theta != self.stated:  # the base the runtime reads already: no key added
+            if theta_key in node or not stated:  # the base the runtime reads already: no key added
                 e.set(sec + (theta_key,), theta)
 
     def top_original(self, value: int) -> None:
@@ -112,7 +119,12 @@ def changes(data: Mapping, cfg: Any, option: Any, target: int, dialect: str = "h
     theta_key = next((k for k in ("rope_theta", "rotary_emb_base", "rotary_base") if k in node), "rope_theta")
     t = spec.train_len
 
-    form = _Form(e, node, sec, v5, bool(per_type), theta_key, cfg.layers[0].base.number())
+    power = cfg.layers[0].written_power
+    if power != 1.0 and name in ("yarn", "dynamic"):  # lint/table.py odd_dims: they use dim itself
+        return refuse(dialect, name, f"the model rotates an odd count of dims rounded up, and transformers' {name} "
+                                     "uses that odd dim itself (yarn's ramp fails to build; dynamic's base power): "
+                                     "not modelled")
+    form = _Form(e, node, sec, v5, bool(per_type), theta_key, cfg.layers[0].base.number(), power)
     block, top_original = form.block, form.top_original
     if name == "base":
         block(None, spec.base)
@@ -126,9 +138,9 @@ def changes(data: Mapping, cfg: Any, option: Any, target: int, dialect: str = "h
     elif name == "train":
         if spec.base != cfg.layers[0].base.number():  # raised to Men et al.'s lower bound
             if v5 and isinstance(rp, Mapping) and not per_type:
-                e.set(sec + ("rope_parameters", "rope_theta"), spec.base)
+                e.set(sec + ("rope_parameters", "rope_theta"), form.written(spec.base))
             if not v5 or theta_key in node:
-                e.set(sec + (theta_key,), spec.base)
+                e.set(sec + (theta_key,), form.written(spec.base))
         e.set(sec + ("max_position_embeddings",), target)
     elif name == "linear":
         s = spec.param("factor")
