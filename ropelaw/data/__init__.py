@@ -5,6 +5,8 @@ and what it was derived from; each table has a test against its source. The file
 
 - ``hf_keys.json``: which rope-block keys transformers reads, proven by perturbation
   (``scripts/hf_key_perturbation.py``)
+- ``hf_top_keys.json``: the keys outside the rope blocks, each changed and removed, transformers' forward against
+  ropelaw's reading of the changed file (``scripts/hf_top_keys.py``, under each version)
 - ``plan_evidence.json``: the toy-model evidence ``ropelaw plan`` cites (``scripts/plan_evidence.py``)
 - ``hf_types.json``: the model types each transformers version knows, the keys its config classes declare
   strict ``int``, how composites build their text config (``scripts/hf_types.py``, under each version)

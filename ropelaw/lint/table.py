@@ -586,6 +586,7 @@ class _TableLoad:
         if self.kind == "hf" and self.dia.name == "hf" and not self.remote:  # rope-block keys the runtime reads
             self.params, read_keys = hf_keys.split_read_keys(self.reading, self.arch, self.scheme_name, self.params)
             self.query_scale = _query_scale(read_keys, self.main_block, self.problems)
+            self.problems.extend(hf_keys.unfollowed_top_keys(self.reading, self.arch, s.root, s.prefix, s.positions))
         self.problems.extend(runtime.problems)
         self.notes.extend(runtime.notes)
         self.orig_v = runtime.original

@@ -11,6 +11,12 @@ refused every change). ``tests/test_hf_keys.py`` checks the table against its so
 
 The linter asks it about a rope-block key that is not a parameter of the block's scheme: one the runtime reads
 is never "not a parameter" (RV009) but read and not modelled (RV025); RV009 names the measurement.
+
+The keys outside the rope blocks are measured as a differential (``ropelaw/data/hf_top_keys.json``,
+``scripts/hf_top_keys.py``): each changed and removed, the changed file through transformers' forward and through
+ropelaw's reading. A key the runtime is measured to read and whose change ropelaw's reading was measured not to
+follow (``ropelaw: defect``) is RV025 on every file of that model type that has it (:func:`unfollowed_top_keys`),
+never a silent "ok".
 """
 
 from __future__ import annotations
@@ -18,11 +24,16 @@ from __future__ import annotations
 import functools
 import json
 import os
-from ..model import Problem
+from collections.abc import Mapping
+from typing import Any
+
+from ..model import Problem, Value, plain
 from ..rules.layers import UNMODELLED_ROTARY_KEY
+from ..sections import dotted
 
 ROPE_BLOCKS = ("rope_scaling", "rope_parameters")
 TABLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "data", "hf_keys.json")
+ROOT = "(root)"  # a top-level key of a composite file, outside its language model's section (key_effects.ROOT)
 
 
 @functools.lru_cache(maxsize=1)
@@ -86,3 +97,45 @@ def split_read_keys(version: str, model_type: str | None, scheme: str, params: d
         else:
             kept[name] = v
     return kept, problems
+
+
+def top_key_entries(version: str, model_type: str | None) -> dict:
+    """The measured keys outside the rope blocks of ``model_type`` under ``version`` (``hf_top_keys.json``: key
+    path relative to the language model's section, ``(root).`` outside it -> entry); {} when not measured."""
+    from ... import data
+
+    try:
+        versions = data.read("hf_top_keys")["versions"]
+    except FileNotFoundError:
+        return {}
+    found: dict = versions.get(version, {}).get("keys", {}).get(model_type or "", {})
+    return found
+
+
+def unfollowed_top_keys(version: str, model_type: str | None, root: Mapping, prefix: tuple,
+                        positions: Mapping) -> list:
+    """RV025 for each key of the file (``root``; the language model's section at ``prefix``) outside the rope
+    blocks that ``version`` is measured to read for ``model_type`` and whose change ropelaw's reading was measured
+    not to follow (``ropelaw: defect``), unless the file's value is one ropelaw's reading was measured right at (the
+    measured file's own, or a change it followed): the file and the change are said beside the message."""
+    out = []
+    for rel, entry in top_key_entries(version, model_type).items():
+        if entry["runtime"] != "reads" or entry["ropelaw"] != "defect":
+            continue
+        path = tuple(rel.split(".")[1:]) if rel.startswith(ROOT + ".") else tuple(prefix) + (rel,)
+        node: Any = root
+        for part in path:
+            node = node.get(part) if isinstance(node, Mapping) else None
+        # ropelaw's reading was measured right at the file's own value and at the changes it followed
+        right = {entry.get("value")} | {t.split(": ", 1)[0] for t in entry["trials"] if "; ropelaw right" in t}
+        if json.dumps(node)[:40] in right or (node is None and "removed" in right):
+            continue
+        line, col = positions.get(path, (1, 1))
+        v = Value(plain(node), dotted(path), line, col, "", "any")
+        said = next((t for t in entry["trials"] if "ropelaw silent" in t), entry["trials"][0])
+        out.append(Problem(UNMODELLED_ROTARY_KEY, v,
+                           f"{v.key}: transformers {version} reads it for {model_type}; a change of it was measured to "
+                           f"change the forward where ropelaw's reading does not follow, and ropelaw is proven only at "
+                           f"{' / '.join(sorted(str(r) for r in right))}: the analysis may not hold",
+                           notes=(f"measured on {entry['file']}: {said}"[:400],)))
+    return out

@@ -22,7 +22,9 @@ time, and the signature taken again. Verdicts:
 - ``unproven``: no conclusion: only the removal could be tried (a string, a null) and changed nothing, or
   transformers refused a change.
 
-The keys outside the rope blocks (sizes, dropouts, norms, the layer layout) are not measured here yet.
+The keys outside the rope blocks (the top-level keys and the language model section's: sizes, dropouts, norms,
+the layer layout) are changed by :func:`top_changes` and listed by :func:`top_key_paths`; their differential
+(the perturbed forward against ropelaw's reading of the perturbed file) is ``scripts/hf_top_keys.py``.
 """
 
 from __future__ import annotations
@@ -148,7 +150,11 @@ def near_part(data: dict) -> tuple[tuple, Any]:
 def far_part(data: dict, offset: int, near_run) -> tuple:
     """The signature of the forward at positions ``offset`` .. ``offset`` + 23: every layer's rotary, and the
     first attention layer's query norms there over the near run's (``near_run``)."""
-    run = shrunk.run_file(data, offset=offset)
+    return far_signature(shrunk.run_file(data, offset=offset), near_run)
+
+
+def far_signature(run, near_run) -> tuple:
+    """:func:`far_part` of a far forward already run (``run``)."""
     if run.refused or run.problem:
         return ("refused" if run.refused else "problem", (run.refused or run.problem or "")[:100])
     ratio = None
@@ -244,3 +250,55 @@ def measure_rope_blocks(data: dict, skip: AbstractSet = frozenset()) -> Measured
         m.entries = {relative(p, m.section): single(m, p) for p in paths}
     return m
 
+
+
+# -----------------------------------------------------------------------------------------
+# the keys outside the rope blocks (scripts/hf_top_keys.py)
+# -----------------------------------------------------------------------------------------
+def top_key_paths(data: dict) -> list[tuple]:
+    """Every top-level key of the file, then every key of its language model's section (not walked), except
+    the rope blocks (:data:`ROPE_BLOCKS`, measured by :func:`measure_rope_blocks`)."""
+    sec = section_path(data)
+    out = [(k,) for k in data if k not in ROPE_BLOCKS]
+    if sec:
+        out += [sec + (k,) for k in data[sec[0]] if k not in ROPE_BLOCKS]
+    return out
+
+
+def top_relative(path: tuple, sec: tuple) -> str:
+    """:func:`relative`, with the section's own key named as a top-level key (``(root).text_config``)."""
+    return f"{ROOT}.{path[0]}" if sec and path == sec else relative(path, sec)
+
+
+# keys that are not about the model's layers (names, versions, dtypes, token ids, the vocabulary, caching, tying,
+# initialisation): scripts/hf_top_keys.py measures them in its second pass
+NOT_ABOUT_THE_MODEL = ("transformers_version", "architectures", "_name_or_path", "torch_dtype", "dtype", "vocab_size",
+                       "use_cache", "tie_word_embeddings", "initializer_range", "auto_map")
+NOT_ABOUT_THE_MODEL_SUFFIXES = ("_token_id", "_token_ids", "_token_index")
+
+
+def about_the_model(path: tuple) -> bool:
+    """Whether the key is measured in the first pass (not one of :data:`NOT_ABOUT_THE_MODEL` and its suffixes)."""
+    leaf = str(path[-1])
+    return leaf not in NOT_ABOUT_THE_MODEL and not leaf.endswith(NOT_ABOUT_THE_MODEL_SUFFIXES)
+
+
+# string keys with another value the config classes accept (transformers' ACT2FN names, torch dtypes)
+STRING_CHANGES = {"hidden_act": ("silu", "gelu"), "hidden_activation": ("gelu_pytorch_tanh", "silu"),
+                  "activation_function": ("gelu_new", "silu"), "torch_dtype": ("bfloat16", "float16"),
+                  "dtype": ("bfloat16", "float16")}
+
+
+def top_changes(path: tuple, value) -> list:
+    """The candidate changes of a key outside the rope blocks, in order; the measurement makes the first and
+    the next only when transformers refuses it: an integer + 2 if even else + 1 (then + 1 / + 2), a float x 1.25
+    (then x 0.5), a bool flipped, a list as :func:`changes`, a string of :data:`STRING_CHANGES` the other
+    value; other strings, nulls and mappings: none (the removal only)."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):
+        return [value + 2, value + 1] if value % 2 == 0 else [value + 1, value + 2]
+    if isinstance(value, str):
+        pair = STRING_CHANGES.get(path[-1])
+        return [pair[1] if value == pair[0] else pair[0]] if pair else []
+    return changes(path, value)

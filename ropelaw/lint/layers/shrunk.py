@@ -29,6 +29,10 @@ from .tiny import per_layer_mapping, quiet, shrunk_attributes, shrunk_value
 from ...safeio import write_atomic
 
 SPAN_KEYS = {"sliding_window": probes.WINDOW, "attention_chunk_size": probes.CHUNK}  # windows the forward can see
+# scripts/hf_top_keys.py's thousands of forwards: no full garbage collection after each (the caller collects now
+# and then) and the parameters counted on the meta device without initialising them (what it counts is the same;
+# a file whose initialisation alone fails at full size is then "not observed" rather than "refused")
+LEAN = {"on": False}
 
 
 @dataclass
@@ -151,9 +155,18 @@ def model_class(tc, config=None):
 
 def parameters_on_meta(cls, tc) -> tuple[int, list]:
     """``(parameters, rotary module classes)`` of ``cls(tc)``, built on the meta device (no memory, no init)."""
+    import contextlib
+
     import torch
 
-    with quiet(), torch.device("meta"):
+    skip: Any = contextlib.nullcontext()
+    if LEAN["on"]:
+        try:
+            from transformers.modeling_utils import no_init_weights  # 4.57.1
+        except ImportError:
+            from transformers.initialization import no_init_weights  # 5.x
+        skip = no_init_weights()
+    with quiet(), torch.device("meta"), skip:
         model = cls(tc)
     return (sum(p.numel() for p in model.parameters()),
             sorted({type(m).__name__ for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")}))
@@ -230,7 +243,8 @@ def _run_file(mapping: Mapping, offset: int, length: int, keep_heads: bool = Fal
                 probes._STATE["cache_position"] = False
     finally:
         del model
-        gc.collect()
+        if not LEAN["on"]:
+            gc.collect()
     if out.probe.error:
         out.problem = out.probe.error
     return out
