@@ -274,6 +274,7 @@ def test_sample_derived_again_under_the_runtime(row, monkeypatch):
     pytest.importorskip("torch")
     import hf_top_keys
 
+    from ropelaw.lint.dialects import hf_keys
     from ropelaw.lint.layers import key_effects, shrunk
 
     label, path, _, runtime, ropelaw = row
@@ -282,6 +283,7 @@ def test_sample_derived_again_under_the_runtime(row, monkeypatch):
         pytest.skip(f"{label} not in the corpus yet")
     monkeypatch.setenv("ROPELAW_HF_SEMANTICS", installed())
     monkeypatch.setitem(shrunk.LEAN, "on", True)
+    monkeypatch.setitem(hf_keys.TOP_TABLE, "on", False)  # as the generator measures: ropelaw's own reading
     base = hf_top_keys.observe(data)
     verdict, _ = hf_top_keys.agreement(data, label, base)
     sec = key_effects.section_path(data)

@@ -161,11 +161,10 @@ def parameters_on_meta(cls, tc) -> tuple[int, list]:
 
     skip: Any = contextlib.nullcontext()
     if LEAN["on"]:
-        try:
-            from transformers.modeling_utils import no_init_weights  # 4.57.1
-        except ImportError:
-            from transformers.initialization import no_init_weights  # 5.x
-        skip = no_init_weights()
+        where = importlib.import_module("transformers.modeling_utils")  # 4.57.1's; 5.x's is in initialization
+        if not hasattr(where, "no_init_weights"):
+            where = importlib.import_module("transformers.initialization")
+        skip = where.no_init_weights()
     with quiet(), torch.device("meta"), skip:
         model = cls(tc)
     return (sum(p.numel() for p in model.parameters()),
