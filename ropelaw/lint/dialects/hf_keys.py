@@ -140,6 +140,6 @@ def unfollowed_top_keys(version: str, model_type: str | None, root: Mapping, pre
         out.append(Problem(UNMODELLED_ROTARY_KEY, v,
                            f"{v.key}: transformers {version} reads it for {model_type}; a change of it was measured to "
                            f"change the forward where ropelaw's reading does not follow, and ropelaw is proven only at "
-                           f"{' / '.join(sorted(str(r) for r in right))}: the analysis may not hold",
+                           f"{' / '.join(sorted(str(r) for r in right))[:60]}: the analysis may not hold",
                            notes=(f"measured on {entry['file']}: {said}"[:400],)))
     return out
