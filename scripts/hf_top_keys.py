@@ -210,8 +210,8 @@ def measured_again(part: dict) -> dict:
 
 
 def with_values(part: dict) -> dict:
-    """``part`` with each entry's ``value`` (the key's value in its file) set from the corpus: for a part saved
-    before entries carried it (``--from``)."""
+    """``part`` with each entry's ``value`` (the key's value in its file) set from the corpus, and without the keys
+    ``key_effects.NOT_MEASURED``: for a part saved by an earlier run (``--from``)."""
     import hf_key_perturbation
 
     from ropelaw.lint.layers import key_effects
@@ -219,6 +219,8 @@ def with_values(part: dict) -> dict:
     paths = {f"{e['set']}/{e['file']}": hf_key_perturbation.find(e) for e in
              json.loads(hf_key_perturbation.FILES.read_text())["files"]}
     for keys in part["keys"].values():
+        for rel in [r for r in keys if r.split(".")[-1] in key_effects.NOT_MEASURED]:  # measured by an earlier run
+            del keys[rel]
         for rel, entry in keys.items():
             if "value" not in entry and paths.get(entry["file"]) is not None:
                 data = json.loads(paths[entry["file"]].read_text())

@@ -257,12 +257,17 @@ def measure_rope_blocks(data: dict, skip: AbstractSet = frozenset()) -> Measured
 # -----------------------------------------------------------------------------------------
 def top_key_paths(data: dict) -> list[tuple]:
     """Every top-level key of the file, then every key of its language model's section (not walked), except
-    the rope blocks (:data:`ROPE_BLOCKS`, measured by :func:`measure_rope_blocks`)."""
+    the rope blocks (:data:`ROPE_BLOCKS`, measured by :func:`measure_rope_blocks`) and :data:`NOT_MEASURED`."""
     sec = section_path(data)
-    out = [(k,) for k in data if k not in ROPE_BLOCKS]
+    out = [(k,) for k in data if k not in ROPE_BLOCKS + NOT_MEASURED]
     if sec:
-        out += [sec + (k,) for k in data[sec[0]] if k not in ROPE_BLOCKS]
+        out += [sec + (k,) for k in data[sec[0]] if k not in ROPE_BLOCKS + NOT_MEASURED]
     return out
+
+
+# model_type is not measured: a string with no other value to set, and without it AutoConfig matches model-type
+# names in the loading folder's path, whose random part (a temporary folder) makes the outcome vary from run to run
+NOT_MEASURED = ("model_type",)
 
 
 def top_relative(path: tuple, sec: tuple) -> str:
