@@ -47,6 +47,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ropelaw.safeio import write_atomic
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 sys.path.insert(0, str(REPO / "tests"))
@@ -345,7 +347,7 @@ def main() -> None:
                   reached.items()}
         part = {"keys": {t: dict(sorted(k.items())) for t, k in sorted(keys.items()) if k}, "files": files,
                 "subset": subset, "cpu_seconds": round(time.process_time() - start)}
-        side.write_text(json.dumps(part))
+        write_atomic(str(side), json.dumps(part))  # the partial result, for --from after an interrupted run
         write(part)
 
     measure_all(limit, save)
