@@ -58,6 +58,9 @@ EFFECTS = {
     "temperature_tuning": "the layers without RoPE scale their queries (attention temperature tuning)",
     "local_base_default": "no local base key: the config class's rope_local_base_freq default for the local layers",
     "alternating_layers": "global and local (sliding-window) layers alternate",
+    "window_after_layers": "the flag values['flag'] written true keeps sliding_window and makes the layers from "
+                           "values['key'] on (class default values['default']) sliding-window layers when the "
+                           "config writes no layer_types; false drops sliding_window (no layer slides)",
     "odd_dims_round_up": "an odd number of rotary dims int(head_dim * partial_rotary_factor) rotates one more",
 }
 
@@ -114,6 +117,16 @@ ROWS: tuple[Row, ...] = (
     Row("alternating_layers", "transformers modeling_gemma2.py / modeling_gemma3.py: sliding-window and global "
                               "layers alternate (Gemma2: every other layer; Gemma 3: sliding_window_pattern)",
         model_types=("gemma2", "gemma3_text", "gemma3")),
+    Row("window_after_layers", "transformers Qwen2Config / Qwen3Config (4.57.1 __init__, 5.23.0 __post_init__): "
+                               "sliding_window = sliding_window if use_sliding_window else None; layer_types "
+                               "default ['sliding_attention' if sliding_window is not None and i >= "
+                               "max_window_layers else 'full_attention']; modeling_qwen2.py / modeling_qwen3.py: a "
+                               "sliding_attention layer attends the last sliding_window keys with the main rotary "
+                               "(run in tests/test_qwen_window.py under both versions)",
+        model_types=("qwen2", "qwen3"),
+        values={"flag": "use_sliding_window", "flag_default": False, "key": "max_window_layers", "default": 28,
+                "kinds_key": "layer_types", "at": "sliding_attention", "value": "full_attention",
+                "role": (True, "main", "window", 0)}),
     Row("odd_dims_round_up", "transformers modeling_gpt_neox.py / modeling_nemotron.py / modeling_phi3.py: the "
                              "RotaryEmbedding makes ceil(d / 2) frequencies base^(-2k/d) with d odd "
                              "(arange(0, d, 2) / d) and apply_rotary_pos_emb slices the head by cos.shape[-1], so "

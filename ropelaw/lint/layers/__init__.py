@@ -276,6 +276,43 @@ def _index_kinds(rule: dict, key: str, v: Any, n: int) -> tuple:
     return [rule["at"] if i in raw else rule["value"] for i in range(n)], v, how
 
 
+def _window_gate(model_type: str, n: int, kinds: list, kv: Any, get: Callable) -> tuple | None:
+    """``(kinds, how, window, (kind, role) or None)`` for a type whose config class keeps ``sliding_window`` only
+    under a flag and slides the layers from a key's index on (the ``window_after_layers`` row of
+    :mod:`ropelaw.lint.table_rows`: Qwen2 / Qwen3), ``(None, why)`` when ropelaw does not model the config, None for
+    other types. ``kv``: the layer_types the file writes (None: the default rule's list)."""
+    from ..table_rows import row
+
+    r = row("window_after_layers", model_type)
+    if r is None:
+        return None
+    val = r.values
+    fv, wv = get(val["flag"]), get("sliding_window")
+    on = bool(fv.raw) if fv is not None else bool(val["flag_default"])  # the config class tests its truth
+    if on and wv is None:
+        return None, (f"{val['flag']} is true and sliding_window is absent: the config class's default window is "
+                      f"not in ropelaw's defaults; write sliding_window out")
+    window = on and wv.raw is not None
+    role = (val["at"], val["role"]) if window else None
+    if kv is not None and kv.raw is not None:  # the file's layer_types: the class keeps them as written
+        if not window and val["at"] in kinds:
+            return None, (f"{val['kinds_key']} names {val['at']!r} while the config class drops sliding_window "
+                          f"({val['flag']} {fv.raw if fv is not None else val['flag_default']!r}, sliding_window "
+                          f"{wv.raw if wv is not None else None!r}): ropelaw does not model those layers")
+        return kinds, "", window, role
+    if not window:
+        why = f"{val['flag']} is not true" if not on else "sliding_window is null"
+        return kinds, f"{val['kinds_key']} absent: every layer {val['value']!r} ({why}: no layer slides)", False, None
+    mv = get(val["key"])
+    m = mv.raw if mv is not None else val["default"]
+    if isinstance(m, bool) or not isinstance(m, int):
+        return None, f"{val['key']} {m!r} is not a number of layers"
+    where = mv.where if mv is not None else f"{val['key']} default {val['default']}"
+    return ([val["at"] if i >= m else val["value"] for i in range(n)],
+            f"{val['kinds_key']} absent: {val['at']!r} from layer {m} on ({where}; {val['flag']} true), "
+            f"{val['value']!r} before", True, role)
+
+
 def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: str) -> Plan:
     """The role of each of the ``n`` layers of a ``model_type`` config (``get(key)``: the config's
     :class:`~ropelaw.lint.loader.Value` for a key, or None; ``default(key)``: the config class's default)."""
@@ -295,8 +332,14 @@ def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: s
     if kinds is None or nope is None:
         out.problem = khow if kinds is None else nhow
         return out
+    gate = _window_gate(model_type, n, kinds, kv, get)
+    if gate is not None and gate[0] is None:
+        out.problem = gate[1]
+        return out
+    if gate is not None:
+        kinds, out.sources["kinds"] = gate[0], (kv, gate[1] or khow)
     wv, cv = get("sliding_window"), get("attention_chunk_size")
-    window = (wv.raw if wv is not None else default("sliding_window")) is not None
+    window = (wv.raw if wv is not None else default("sliding_window")) is not None if gate is None else gate[2]
     chunk = (cv.raw if cv is not None else default("attention_chunk_size")) is not None
     cond = ("window" if window else "no window") + ", " + ("chunk" if chunk else "no chunk")
     unexplained = [p for p in e["problems"] if "behave differently" in p or "do not follow" in p]
@@ -305,6 +348,8 @@ def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: s
                       f"{unexplained[0]}"
         return out
     table = e["behaviour"].get(cond)
+    if table is not None and gate is not None and gate[3] is not None and e["nope"] is None:
+        table = {**table, f"{gate[3][0]}|-": list(gate[3][1])}  # the row's sliding layers (measured: its source)
     if table is None:
         failed = [p for p in e["problems"] if p.startswith(cond + ":")]
         out.problem = (f"transformers {semantics} did not run {model_type} with {cond}"
