@@ -19,14 +19,19 @@ MODEL_TYPES = (
     "phi", "phi3", "gpt_neox", "stablelm", "falcon", "deepseek_v2", "deepseek_v3", "qwen2_vl", "qwen2_5_vl",
     "llama4_text", "olmo", "olmo2", "starcoder2", "cohere", "granite", "glm", "glm4", "smollm3", "gpt_oss",
     "persimmon", "nemotron", "internlm2", "minicpm3", "exaone4", "ernie4_5",
+    "gptj", "codegen",  # rotary_dim (GPT-J / CodeGen: only that part rotates; its class default when absent)
     # multimodal: the defaults of their text model (text_config)
     "llava", "llava_next", "gemma3", "llama4", "mistral3", "qwen3_vl", "internvl",
 )
 KEYS = ("rope_theta", "max_position_embeddings", "partial_rotary_factor", "head_dim", "sliding_window",
         "rope_local_base_freq", "original_max_position_embeddings", "num_attention_heads", "hidden_size",
-        "num_hidden_layers", "attention_chunk_size", "qk_rope_head_dim", "kv_channels",
+        "num_hidden_layers", "attention_chunk_size", "qk_rope_head_dim", "kv_channels", "rotary_dim",
         # Llama 4's query temperature of its NoPE layers (RL106: rules/layers.py)
         "attn_temperature_tuning", "floor_scale", "attn_scale")
+# the types whose attention rotates config.rotary_dim dims (modeling_gptj.py / modeling_codegen.py, 4.57.1 and
+# 5.23.0: self.rotary_dim = config.rotary_dim, the whole head when None); rotary_dim is kept for them only (MiniMax
+# M3's class declares one too, read otherwise)
+ROTARY_DIM_TYPES = ("gptj", "codegen")
 # the default RoPE block, kept when it is more than a base (a scheme, per-layer-type blocks: gpt-oss's
 # YaRN, Gemma 3's per-type blocks in 5.x)
 BLOCKS = ("rope_parameters", "rope_scaling")
@@ -58,6 +63,8 @@ def class_defaults(model_type: str) -> dict | None:
     rp = _attr(cfg, "rope_parameters")
     out: dict = {"_class": type(cfg).__name__}
     for key in KEYS:
+        if key == "rotary_dim" and model_type not in ROTARY_DIM_TYPES:
+            continue
         try:
             value = getattr(cfg, key)
         except Exception:

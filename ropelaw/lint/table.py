@@ -366,6 +366,9 @@ class _TableLoad:
         rot_v = next((v for v in (s.get(k, expect="int") for k in K("rotary_dim")) if v is not None), None)
         if rot_v is None and self.kind == "hf" and "qk_rope_head_dim" in self.defaults:  # MLA: only that part rotates
             rot_v = self.default("qk_rope_head_dim", f"qk_rope_head_dim absent: {self.dclass} default", "int")
+        if rot_v is None and self.kind == "hf" and "rotary_dim" in self.defaults and not any(
+                k in s.keys for k in K("rotary_dim")):  # GPT-J / CodeGen: the class's rotary_dim (a null: the head)
+            rot_v = self.default("rotary_dim", f"rotary_dim absent: {self.dclass} default", "int")
         hd = finite(head_v.raw)
         fr = finite(frac_v.raw) if frac_v is not None else 1.0
         if rot_v is not None:
