@@ -10,13 +10,15 @@ import pathlib
 from ropelaw.lint.dialects import hf
 from ropelaw.lint.table_rows import EFFECTS, ROWS, row
 
-ENGINE = pathlib.Path(__file__).resolve().parents[1] / "ropelaw" / "lint" / "table.py"
+# the modules that read the rows: the engine and the per-layer kinds it takes from the layer table
+ENGINE = tuple(pathlib.Path(__file__).resolve().parents[1] / "ropelaw" / "lint" / f
+               for f in ("table.py", "layers/__init__.py"))
 
 
 def asked_effects() -> set[str]:
-    """The effects table.py asks for: the first argument of its ``row(...)`` / ``rows(...)`` calls."""
-    tree = ast.parse(ENGINE.read_text(encoding="utf-8"))
-    return {node.args[0].value for node in ast.walk(tree)
+    """The effects the engine asks for: the first argument of its ``row(...)`` / ``rows(...)`` calls."""
+    trees = [ast.parse(f.read_text(encoding="utf-8")) for f in ENGINE]
+    return {node.args[0].value for tree in trees for node in ast.walk(tree)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("row", "rows")
             and node.args and isinstance(node.args[0], ast.Constant)}
 
