@@ -166,6 +166,31 @@ def _fit_periodic(lists: dict[int, list]) -> dict | None:
     return {"rule": "pattern", "values": list(pat)}
 
 
+# Keys a config class reads only from its ``**kwargs`` (neither a parameter nor an attribute, so the probes of
+# :func:`default_rule` never see them) that real files write: Gemma 3's and Cohere 2's ``sliding_window_pattern``
+# (found by scripts/hf_top_keys.py on a real gemma3_text file: transformers derives layer_types from it).
+LEGACY_KWARGS = ("sliding_window_pattern",)
+
+
+def _legacy_keyed(cls, base: dict, key: str, ref: list, seen: set) -> dict[str, dict]:
+    """``{legacy key: {value: list}}`` for each of :data:`LEGACY_KWARGS` the class is not seen to take otherwise
+    and whose value changes its default ``key`` list of 24 layers (probed at the list's period + 1 and + 2)."""
+    pat = _periodic(ref)
+    period = len(pat) if pat is not None else 1
+    out: dict[str, dict] = {}
+    for k in LEGACY_KWARGS:
+        if k in seen or k == key:
+            continue
+        variants = {}
+        for new in (period + 1, period + 2):
+            lst = class_list(cls, base, key, 24, **{k: new})
+            if lst is not None and lst != ref:
+                variants[new] = lst
+        if variants:
+            out[k] = variants
+    return out
+
+
 def default_rule(cls, base: dict, key: str, truth: bool = False) -> dict:
     """The rule of ``key``'s default list (:func:`fit_rule`); ``truth``: of its entries' truth, 0 / 1 (a list the
     layers follow only by whether an entry is 0: Muse's ``layer_rope_theta``)."""
@@ -204,6 +229,7 @@ def default_rule(cls, base: dict, key: str, truth: bool = False) -> dict:
         if variants:
             variants[v] = ref
             keyed[k] = variants
+    keyed.update(_legacy_keyed(cls, base, key, ref, set(d) | set(params)))
     rule = fit_rule(lists, keyed, flags)
     if refused and rule.get("rule") != "unknown":
         rule["refused_depths"] = refused

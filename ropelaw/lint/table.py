@@ -677,7 +677,19 @@ class _TableLoad:
         rt = self.hf.runtime_params(sch, sp, top_orig=self.top_orig, max_pos=self.max_v, semantics=self.reading,
                                     block_key=blk.key if blk is not None else None, block_raw=sec.data)
         self.problems.extend(rt.problems)
-        return self.base_from(sec), sv, rt.params, blk
+        return self.own_base(t, sec), sv, rt.params, blk
+
+    def own_base(self, t: str, sec: Section) -> Value | None:
+        """Layer type ``t``'s base: its block's, unless the block (the class's default one included) has none of the
+        file's and a row names a key that fills it (5.23.0 Gemma 3: rope_local_base_freq)."""
+        own = self.base_from(sec) if not self.from_defaults else None
+        fill = row("local_base_into_block", self.arch)
+        if own is None and fill is not None and fill.values["type"] == t:
+            v = self.s.get(fill.values["key"])
+            if v is not None:
+                return Value(v.raw, v.key, v.line, v.column,
+                             f"{v.key} fills rope_parameters[{t!r}].rope_theta ({fill.source})", v.expect)
+        return self.base_from(sec)
 
     def partial_of(self, t: str | None) -> Value | None:
         """The partial rotary factor of a layer type's block (None: the main one)."""

@@ -57,6 +57,8 @@ EFFECTS = {
     "seq_length_default": "no seq_length: the config class's seq_length default is the training length",
     "temperature_tuning": "the layers without RoPE scale their queries (attention temperature tuning)",
     "local_base_default": "no local base key: the config class's rope_local_base_freq default for the local layers",
+    "local_base_into_block": "the key values['key'] fills the rope_theta of the layer type values['type']'s block "
+                             "when that block has none (the class's default block included)",
     "alternating_layers": "global and local (sliding-window) layers alternate",
     "window_after_layers": "the flag values['flag'] written true keeps sliding_window and makes the layers from "
                            "values['key'] on (class default values['default']) sliding-window layers when the "
@@ -114,6 +116,10 @@ ROWS: tuple[Row, ...] = (
     Row("local_base_default", "transformers Gemma3TextConfig rope_local_base_freq (default 10,000): the sliding "
                               "layers' base (modeling_gemma3.py rotary_emb_local)",
         model_types=("gemma3_text",)),
+    Row("local_base_into_block", "transformers 5.23.0 configuration_gemma3.py Gemma3TextConfig."
+                                 "convert_rope_params_to_dict: rope_parameters['sliding_attention'].setdefault("
+                                 "'rope_theta', rope_local_base_freq)",
+        model_types=("gemma3_text",), values={"key": "rope_local_base_freq", "type": "sliding_attention"}),
     Row("alternating_layers", "transformers modeling_gemma2.py / modeling_gemma3.py: sliding-window and global "
                               "layers alternate (Gemma2: every other layer; Gemma 3: sliding_window_pattern)",
         model_types=("gemma2", "gemma3_text", "gemma3")),
