@@ -172,9 +172,12 @@ def _fit_periodic(lists: dict[int, list]) -> dict | None:
 LEGACY_KWARGS = ("sliding_window_pattern",)
 
 
-def _legacy_keyed(cls, base: dict, key: str, ref: list, seen: set) -> dict[str, dict]:
+def _legacy_keyed(cls, base: dict, key: str, ref: list, seen: set, listed=None) -> dict[str, dict]:
     """``{legacy key: {value: list}}`` for each of :data:`LEGACY_KWARGS` the class is not seen to take otherwise
-    and whose value changes its default ``key`` list of 24 layers (probed at the list's period + 1 and + 2)."""
+    and whose value changes its default ``key`` list of 24 layers (probed at the list's period + 1 and + 2);
+    ``listed``: how the list is read (:func:`default_rule`'s: by its entries' truth for Muse's ``layer_rope_theta``,
+    which ``ref`` is too)."""
+    listed = listed or class_list
     pat = _periodic(ref)
     period = len(pat) if pat is not None else 1
     out: dict[str, dict] = {}
@@ -183,7 +186,7 @@ def _legacy_keyed(cls, base: dict, key: str, ref: list, seen: set) -> dict[str, 
             continue
         variants = {}
         for new in (period + 1, period + 2):
-            lst = class_list(cls, base, key, 24, **{k: new})
+            lst = listed(cls, base, key, 24, **{k: new})
             if lst is not None and lst != ref:
                 variants[new] = lst
         if variants:
@@ -229,7 +232,7 @@ def default_rule(cls, base: dict, key: str, truth: bool = False) -> dict:
         if variants:
             variants[v] = ref
             keyed[k] = variants
-    keyed.update(_legacy_keyed(cls, base, key, ref, set(d) | set(params)))
+    keyed.update(_legacy_keyed(cls, base, key, ref, set(d) | set(params), listed))
     rule = fit_rule(lists, keyed, flags)
     if refused and rule.get("rule") != "unknown":
         rule["refused_depths"] = refused
