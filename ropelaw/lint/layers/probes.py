@@ -21,6 +21,7 @@ linter never imports it). How a layer is observed (no reading of the modeling co
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import sys
 from dataclasses import dataclass, field
@@ -133,8 +134,18 @@ def build(model_type: str, class_name: str, overrides: dict):
 def _meta_size(model_class, cfg) -> int:
     import torch
 
-    with torch.device("meta"):
+    with torch.device("meta"), no_init_weights():
         return sum(p.numel() for p in model_class(cfg).parameters())
+
+
+def no_init_weights():
+    """transformers' own context that skips weight initialisation (4.x: ``modeling_utils``, 5.x:
+    ``initialization``): for models built on the meta device, where there is nothing to initialise and torch's
+    reference kernels would do it one parameter at a time."""
+    where = importlib.import_module("transformers.modeling_utils")
+    if not hasattr(where, "no_init_weights"):
+        where = importlib.import_module("transformers.initialization")
+    return where.no_init_weights()
 
 
 def _check_size(size: int) -> None:

@@ -29,10 +29,17 @@ from .tiny import per_layer_mapping, quiet, shrunk_attributes, shrunk_value
 from ...safeio import write_atomic
 
 SPAN_KEYS = {"sliding_window": probes.WINDOW, "attention_chunk_size": probes.CHUNK}  # windows the forward can see
-# scripts/hf_top_keys.py's thousands of forwards: no full garbage collection after each (the caller collects now
-# and then) and the parameters counted on the meta device without initialising them (what it counts is the same;
-# a file whose initialisation alone fails at full size is then "not observed" rather than "refused")
+# scripts/hf_top_keys.py's thousands of forwards: no garbage collection after each (the caller collects now and then)
 LEAN = {"on": False}
+
+
+def collect() -> None:
+    """A full garbage collection, then everything that survives it frozen (``gc.freeze``): the next collection
+    traverses only the objects made since, not torch's, transformers' and the imported model modules' millions
+    (a full collection over them took about 2 s per forward on the shared machine). Frozen objects are still
+    freed by reference counting."""
+    gc.collect()
+    gc.freeze()
 
 
 @dataclass
@@ -153,19 +160,15 @@ def model_class(tc, config=None):
     raise TypeError(f"no model class for {type(tc).__name__} in transformers' auto mappings")
 
 
-def parameters_on_meta(cls, tc) -> tuple[int, list]:
-    """``(parameters, rotary module classes)`` of ``cls(tc)``, built on the meta device (no memory, no init)."""
+def parameters_on_meta(cls, tc, init: bool = False) -> tuple[int, list]:
+    """``(parameters, rotary module classes)`` of ``cls(tc)``, built on the meta device (no memory), its weights
+    not initialised unless ``init`` (what is counted is the same; initialising on meta runs torch's reference
+    kernels one parameter at a time, about a third of a file's time in the real-file differential)."""
     import contextlib
 
     import torch
 
-    skip: Any = contextlib.nullcontext()
-    if LEAN["on"]:
-        where = importlib.import_module("transformers.modeling_utils")  # 4.57.1's; 5.x's is in initialization
-        if not hasattr(where, "no_init_weights"):
-            where = importlib.import_module("transformers.initialization")
-        skip = where.no_init_weights()
-    with quiet(), torch.device("meta"), skip:
+    with quiet(), torch.device("meta"), (contextlib.nullcontext() if init else probes.no_init_weights()):
         model = cls(tc)
     return (sum(p.numel() for p in model.parameters()),
             sorted({type(m).__name__ for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")}))
@@ -224,8 +227,8 @@ def _run_file(mapping: Mapping, offset: int, length: int, keep_heads: bool = Fal
         model, how = _build(cls, tc)
     except Exception as exc:  # noqa: BLE001
         why = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
-        try:  # does it build at its own size? then the shrinking broke it, not the file
-            parameters_on_meta(cls, full)
+        try:  # does it build (and initialise) at its own size? then the shrinking broke it, not the file
+            parameters_on_meta(cls, full, init=True)
         except Exception as exc_full:  # noqa: BLE001
             out.refused = f"model: {type(exc_full).__name__}: {str(exc_full).splitlines()[0][:200]}"
             return out
@@ -243,7 +246,7 @@ def _run_file(mapping: Mapping, offset: int, length: int, keep_heads: bool = Fal
     finally:
         del model
         if not LEAN["on"]:
-            gc.collect()
+            collect()
     if out.probe.error:
         out.problem = out.probe.error
     return out
