@@ -189,8 +189,8 @@ def package_map() -> tuple[dict[str, str], dict[str, set[str]]]:
 
 
 def _named(rel: str, own: dict[str, str], entries: dict[str, set[str]]) -> bool:
-    """Whether module ``rel`` (``lint/layers/_coverage.py``) is named: an entry of its directory; its name in its
-    directory's text (``_coverage.py``, or bare as a list of them writes it: ``one reader each for torchtitan,
+    """Whether module ``rel`` (``lint/layers/observed.py``) is named: an entry of its directory; its name in its
+    directory's text (``observed.py``, or bare as a list of them writes it: ``one reader each for torchtitan,
     litgpt``); its path from ropelaw/ anywhere in the tree; or a stated glob (``audit/rules/static_*.py``, or
     ``static_*.py`` in its directory's text). A package's ``__init__.py`` is its directory's entry."""
     folder, _, name = rel.rpartition("/")
@@ -213,7 +213,7 @@ def _named(rel: str, own: dict[str, str], entries: dict[str, set[str]]) -> bool:
 def test_the_package_map_names_every_module():
     own, entries = package_map()
     modules = sorted(p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py"))
-    assert len(modules) > 150 and "lint/layers/_coverage.py" in modules  # the walk sees the package
+    assert len(modules) > 150 and "lint/layers/observed.py" in modules  # the walk sees the package
     unnamed = [m for m in modules if not _named(m, own, entries)]
     assert not unnamed, f"modules docs/development.md's package map does not name (one line each): {unnamed}"
 
@@ -234,12 +234,13 @@ def test_the_package_map_names_only_what_exists():
 
 
 def test_the_package_map_reader_sees_a_missing_module():
-    """The reader itself: a map without _coverage.py's mention leaves exactly that module unnamed, and one that names
+    """The reader itself: a map without observed.py's mention leaves exactly that module unnamed, and one that names
     a deleted module is refused (so the tests above cannot pass by reading nothing)."""
     own, entries = package_map()
-    assert _named("lint/layers/_coverage.py", own, entries)
+    assert _named("lint/layers/observed.py", own, entries)
     assert _named("audit/rules/static_io.py", own, entries)  # through the stated glob audit/rules/static_*.py
-    cut = dict(own, **{"lint/layers/": own["lint/layers/"].replace("_coverage.py", "")})
-    assert not _named("lint/layers/_coverage.py", cut, entries)
+    cut = dict(own, **{"lint/layers/": own["lint/layers/"].replace("observed.py", "")})
+    assert not _named("lint/layers/observed.py", cut, entries)
     assert not _named("lint/layers/_generate.py", own, entries)  # moved to scripts/hf_layers.py
+    assert not _named("lint/layers/_coverage.py", own, entries)  # moved to scripts/hf_coverage.py
     assert not _named("lint/nothing_here.py", own, entries)
