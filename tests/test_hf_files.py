@@ -102,8 +102,6 @@ def _errors(reading: dict, *codes: str) -> list[str]:
 # -----------------------------------------------------------------------------------------
 def differential(path: pathlib.Path) -> tuple[str, str]:
     """``(verdict, detail)`` of one file under the installed transformers (see the module docstring)."""
-    import hf_compare
-
     from ropelaw.lint.layers import probes, shrunk
 
     data = json.loads(path.read_text())
@@ -139,6 +137,24 @@ def differential(path: pathlib.Path) -> tuple[str, str]:
         if far.problem or far.refused:
             return "unobserved", f"at positions {end - probes.LENGTH:,}-{end - 1:,}: {far.problem or far.refused}"
         runs.append((far, real, end, False))
+    verdict, codes, diffs = runs_verdict(near, runs, real, data)
+    if verdict == "differs":
+        return "differs", f"{codes}: {diffs[0]}"
+    return verdict, "; ".join(diffs[:3])
+
+
+def runs_verdict(near, runs: list, real: dict, data: dict) -> tuple[str, list[str], list[str]]:
+    """``(verdict, codes, differences)`` of the forwards ``runs`` (each ``(run, ropelaw's reading of the mapping it
+    ran, sequence length, compare spans)``) against ropelaw's readings, ``real`` its reading of the file itself and
+    ``near`` the file's forward at positions 0-23: every run's probe layers against its reading
+    (``hf_compare.compare``; a reading with no result: "ropelaw analyses nothing") and the query scale
+    (:func:`query_scale_differences`). ``right`` (no difference), ``differs`` (``codes``, sorted: the findings of
+    :data:`ACKNOWLEDGED` ``real`` holds, and "error, not analysed" where an error finding left a RoPE group without
+    a spec) or ``silent`` (nothing says so). The one verdict of this differential and of scripts/hf_top_keys.py."""
+    import hf_compare
+
+    from ropelaw.lint.layers import probes
+
     diffs = query_scale_differences(near, runs, real, data)
     for run, reading, seq_len, spans in runs:
         if reading["result"] is None:
@@ -147,15 +163,13 @@ def differential(path: pathlib.Path) -> tuple[str, str]:
         diffs += hf_compare.compare(run.probe.layers, reading["result"], seq_len=seq_len, length=probes.LENGTH,
                                     span=spans)
     if not diffs:
-        return "right", ""
+        return "right", [], []
     codes = set(real["codes"]) & ACKNOWLEDGED
     groups = real["result"]["layers"] if real["result"] else []
     if any(g.get("spec") is None and g.get("rope", True) for g in groups) and \
             any(s == "error" and c.startswith("RV") for c, s in real["codes"].items()):
         codes.add("error, not analysed")
-    if codes:
-        return "differs", f"{sorted(codes)}: {diffs[0]}"
-    return "silent", "; ".join(diffs[:3])
+    return ("differs" if codes else "silent"), sorted(codes), diffs
 
 
 def query_scale_differences(near, runs: list, real: dict, data: dict | None = None) -> list[str]:
