@@ -184,13 +184,20 @@ def _legacy_keyed(cls, base: dict, key: str, ref: list, seen: set, listed=None) 
     for k in LEGACY_KWARGS:
         if k in seen or k == key:
             continue
-        variants = {}
-        for new in (period + 1, period + 2):
-            lst = listed(cls, base, key, 24, **{k: new})
-            if lst is not None and lst != ref:
-                variants[new] = lst
+        variants = _variants(cls, base, key, listed, k, (period + 1, period + 2), ref)
         if variants:
             out[k] = variants
+    return out
+
+
+def _variants(cls, base: dict, key: str, listed, k: str, values: tuple, ref: list) -> dict:
+    """``{value: list}``: ``key``'s list of 24 layers (read by ``listed``: :func:`class_list`, or
+    :func:`default_rule`'s reading) with setting ``k`` at each of ``values``, where it differs from ``ref``."""
+    out = {}
+    for new in values:
+        lst = listed(cls, base, key, 24, **{k: new})
+        if lst is not None and lst != ref:
+            out[new] = lst
     return out
 
 
@@ -224,11 +231,7 @@ def default_rule(cls, base: dict, key: str, truth: bool = False) -> dict:
             continue
         if k in (key, layers_key(cls)) or not isinstance(v, int) or not 0 < v <= 64:
             continue
-        variants = {}
-        for new in (v + 1, v + 2):
-            lst = listed(cls, base, key, 24, **{k: new})
-            if lst is not None and lst != ref:
-                variants[new] = lst
+        variants = _variants(cls, base, key, listed, k, (v + 1, v + 2), ref)
         if variants:
             variants[v] = ref
             keyed[k] = variants
