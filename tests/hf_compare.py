@@ -25,6 +25,7 @@ from ropelaw.spec import RopeSpec
 # and of the power give a relative error up to about (1 + x ln base) 2^-24, below 2^-19 (1.9e-6) for
 # any base <= 1e12; YaRN / Llama 3 blends add a few float32 operations. 2^-16 (1.5e-5) is noise; a
 # semantic difference (another base, factor, original length, scheme) is 1e-3 or more.
+ACKNOWLEDGED = {"RV021", "RV022", "RV024", "RV025", "RV008"}  # findings that say "not modelled" / "refused"
 RTOL = 2.0 ** -16
 ATOL_FACTOR = 1e-6  # attention factor: sqrt(cos^2 + sin^2) of float32 values, relative
 # a rotary that keeps no inv_freq (computes it in forward): its frequencies are read as the slope of the

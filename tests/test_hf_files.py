@@ -41,13 +41,15 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+import hf_compare  # noqa: E402
+
 MANIFEST_PATH = REPO / "tests" / "corpus" / "hf_files.json"
 MANIFEST = json.loads(MANIFEST_PATH.read_text())
 ENTRIES = MANIFEST["files"]
 CORPUS = pathlib.Path(os.environ.get("ROPELAW_CORPUS", REPO.parent / "shared" / "corpus"))
 EXTRA = [pathlib.Path(p) for p in os.environ.get("ROPELAW_CORPUS_EXTRA", "").split(os.pathsep) if p]
 FULL = os.environ.get("ROPELAW_HF_FILES") == "1"
-ACKNOWLEDGED = {"RV021", "RV022", "RV024", "RV025", "RV008"}  # say "not modelled" / "refused"
+ACKNOWLEDGED = hf_compare.ACKNOWLEDGED  # say "not modelled" / "refused"
 VERDICTS = ("right", "differs", "silent", "false", "refused", "not-rope")
 RESULTS: dict = {}  # "<set>/<file>" -> (verdict, detail), for the summary
 
