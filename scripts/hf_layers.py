@@ -86,7 +86,16 @@ _SCHEME_KEYS = {"type", "factor", "original_max_position_embeddings", "beta_fast
                 "long_factor", "truncate", "alpha"}
 
 
-def _plain_block(block: dict, base: float) -> dict:
+# schemes that are plain RoPE at factor 1 (YaRN: interpolation and extrapolation equal, mscale 1; linear, dynamic and
+# Llama 3 divide by 1): a class whose own default rotary does not run is marked with its scheme at factor 1
+UNIT_SCHEMES = ("yarn", "linear", "dynamic", "llama3")
+
+
+def _plain_block(block: dict, base: float, keep_scheme: bool = False) -> dict:
+    scheme = block.get("rope_type") or block.get("type")
+    if keep_scheme and scheme in UNIT_SCHEMES:  # Mistral 4: its default rotary ignores partial_rotary_factor
+        return {**{k: v for k, v in block.items() if k != "type"}, "rope_type": scheme, "factor": 1.0,
+                "rope_theta": base}
     out = {k: v for k, v in block.items() if k not in _SCHEME_KEYS}
     if "llama_4_scaling_beta" in block:  # Ministral 3's query scale reads the original length: keep it
         out["original_max_position_embeddings"] = block.get("original_max_position_embeddings", 16384)
@@ -98,10 +107,11 @@ def _plain_block(block: dict, base: float) -> dict:
 _NESTED_KEEP = ("kv_n_heads", "clip_qkv", "attn_pdrop", "rope_theta")  # DBRX attn_config: its own settings only
 
 
-def marked_bases(d: dict) -> tuple[dict, dict[str, float]]:
+def marked_bases(d: dict, keep_scheme: bool = False) -> tuple[dict, dict[str, float]]:
     """Constructor arguments giving the main RoPE settings base :data:`MAIN_BASE` and each layer
     type's own settings (``rope_parameters`` per type, a local-base key) a base of its own, all plain
-    RoPE; and the name -> base map to recognise them."""
+    RoPE (``keep_scheme``: a scheme of :data:`UNIT_SCHEMES` kept at factor 1); and the name -> base map to
+    recognise them."""
     over: dict[str, Any] = {}
     named = {"main": MAIN_BASE}
     rp = d.get("rope_parameters")
@@ -116,12 +126,12 @@ def marked_bases(d: dict) -> tuple[dict, dict[str, float]]:
             b = MAIN_BASE if t == "full_attention" else next(others, None)
             if b is None:
                 break
-            blocks[t] = _plain_block(blk, b)
+            blocks[t] = _plain_block(blk, b, keep_scheme)
             if t != "full_attention":
                 named[f"own:{t}"] = b
         over["rope_parameters"] = blocks
     elif isinstance(rp, dict):
-        over["rope_parameters"] = _plain_block(rp, MAIN_BASE)
+        over["rope_parameters"] = _plain_block(rp, MAIN_BASE, keep_scheme)
     else:
         for k in ("rope_theta", "rotary_emb_base", "rotary_base"):  # GPT-NeoX 4.x: rotary_emb_base
             if k in d:
@@ -143,6 +153,17 @@ def marked_bases(d: dict) -> tuple[dict, dict[str, float]]:
             named[f"key:{k}"] = b
     return over, named
 
+
+
+def runnable_marks(model_type: str, class_name: str, base: dict, d: dict) -> tuple[dict, dict[str, float]]:
+    """:func:`marked_bases` of ``d``; for a class whose forward fails with them and runs with its scheme kept at factor
+    1 (Mistral 4: its own default rotary makes head_dim / 2 frequencies, ignoring partial_rotary_factor, and the
+    rotated half of the head does not match them; YaRN, its default, reads the factor), those."""
+    marks, named = marked_bases(d)
+    kept = marked_bases(d, keep_scheme=True)
+    if kept[0] == marks or not probes.observe(model_type, class_name, dict(base, **marks)).error:
+        return marks, named
+    return kept if not probes.observe(model_type, class_name, dict(base, **kept[0])).error else (marks, named)
 
 
 def _behaviour(obs, named: dict[str, float]) -> tuple:
@@ -499,7 +520,7 @@ def derive(model_type: str, class_name: str) -> dict:
             d = {**d, span_key: d[amap[span_key]]}
     kinds_key, computed, indexed, d = _kinds_key(cls, base, d, n)
     nope_key = _nope_key(d, n)
-    marks, named = marked_bases(d)
+    marks, named = runnable_marks(model_type, class_name, base, d)
     truth: dict[str, Any] = {}
     if nope_key is None:
         nope_key, lengths = _truth_key(model_type, class_name, base, marks, d, n, kinds_key)

@@ -204,7 +204,8 @@ def observe(model_type: str, class_name: str, overrides: dict, length: int = LEN
     except Exception as exc:
         return Probe(model_type, {}, [], f"cannot build: {type(exc).__name__}: {str(exc)[:160]}")
     found = _observe_attention(model_type, cfg, model, length, offset)
-    if found.error and found.error.startswith("no layer calls attention"):
+    if found.error and (found.error.startswith("no layer calls attention") or found.error.startswith(
+            f"forward fails: KeyError: '{PROBE}'")):  # a forward that picks its attention by name (4.57.1's ModernBERT)
         return _observe_functions(model_type, class_name, overrides, length, offset)
     return found
 
@@ -243,12 +244,10 @@ def _observe_attention(model_type: str, cfg, model, length: int, offset: int = 0
             handles.append(m.register_forward_hook(rot_hook, with_kwargs=True))
         for i, layer in enumerate(layers):
             handles.append(layer.register_forward_pre_hook(layer_pre(i)))
-        ids, where = _input_ids(length), {**_positions(length, offset), **cross_inputs(model, cfg)}
+        ids, where = _input_ids(length), {**_positions(length, offset), **cross_inputs(model, cfg), **no_cache(model)}
         state["cross"] = CROSS if "cross_attention_states" in where else None
         # pass 1: which modules call attention
-        _STATE["calls"] = []
-        with torch.no_grad(), quiet():
-            model(input_ids=ids, use_cache=False, **where)
+        where = first_pass(model, ids, where)
         attn = {c["module"] for c in _STATE["calls"]}
         if not attn:
             return Probe(model_type, config, [], "no layer calls attention through ALL_ATTENTION_FUNCTIONS")
@@ -279,7 +278,7 @@ def _observe_attention(model_type: str, cfg, model, length: int, offset: int = 0
         _STATE["calls"] = []
         calls = _STATE["calls"]
         with torch.no_grad(), quiet():
-            model(input_ids=ids, use_cache=False, **where)
+            model(input_ids=ids, **where)
     except Exception as exc:
         return Probe(model_type, config, [], f"forward fails: {type(exc).__name__}: {str(exc)[:160]}")
     finally:
@@ -288,6 +287,35 @@ def _observe_attention(model_type: str, cfg, model, length: int, offset: int = 0
         _STATE["layer"] = None
         _STATE["unmasked"] = False
     return Probe(model_type, config, read_layers(calls, state, n, length, layers))
+
+
+def first_pass(model, ids, where: dict) -> dict:
+    """Run ``model`` once on ``ids`` with the keywords ``where``; the keywords the forward ran with: ``where``, or
+    ``where`` and an all-ones ``attention_mask`` (what a tokenizer hands it) for a forward that fails without one
+    (4.57.1's GLM-4V text models: their 3-row position ids reach the mask builder, which reads only 2 rows from them
+    when no attention mask is given)."""
+    import torch
+
+    _STATE["calls"] = []
+    try:
+        with torch.no_grad(), quiet():
+            model(input_ids=ids, **where)
+        return where
+    except Exception:
+        if "attention_mask" in where or "attention_mask" not in inspect.signature(model.forward).parameters:
+            raise
+    where = {**where, "attention_mask": torch.ones_like(ids)}
+    _STATE["calls"] = []
+    with torch.no_grad(), quiet():
+        model(input_ids=ids, **where)
+    return where
+
+
+def no_cache(model) -> dict:
+    """``{"use_cache": False}`` for a forward that takes it (an encoder's does not: 4.57.1's ModernBERT raises on it)."""
+    params = inspect.signature(model.forward).parameters
+    takes = "use_cache" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return {"use_cache": False} if takes else {}
 
 
 CROSS = 7  # image tokens given to a model whose forward takes cross_attention_states (!= LENGTH)
@@ -453,7 +481,7 @@ def observe_functions(model_type: str, cfg, model, module, length: int = LENGTH,
         for i, layer in enumerate(layers):
             handles.append(layer.register_forward_pre_hook(layer_pre(i)))
         with torch.no_grad(), quiet():
-            model(input_ids=_input_ids(length), use_cache=False, **_positions(length, offset))
+            model(input_ids=_input_ids(length), **_positions(length, offset), **no_cache(model))
     except Exception as exc:
         return Probe(model_type, config, [], f"forward fails: {type(exc).__name__}: {str(exc)[:160]}")
     finally:

@@ -193,6 +193,7 @@ _KEEP = ("position", "window", "chunk", "rope", "theta", "rotary", "partial", "s
 # Constructor arguments a config class's defaults lack for its model to build at all (a None the
 # modeling code divides by or indexes); each value is the one the published checkpoints use, except where a
 # tiny model's shape needs its own (said there).
+_GLM4V = {"partial_rotary_factor": 0.5, "rope_scaling": {"rope_type": "default", "mrope_section": [8, 12, 12]}}
 FILL_INS: dict[str, dict] = {
     "dbrx": {"attn_config": {"rope_theta": 500000.0, "kv_n_heads": 2, "clip_qkv": 8.0}},  # DbrxAttentionConfig
     # declares no rope_theta but DbrxAttention reads attn_config.rope_theta, and 5.x clamps by clip_qkv
@@ -213,6 +214,21 @@ FILL_INS: dict[str, dict] = {
     # half shares the first half's keys and values, each kind producing its own
     "granitemoehybrid": {"layer_types": ["mamba", "mamba", "mamba", "attention"] * (LAYERS // 4)},  # default
     # None: every layer Mamba, no attention to observe (the hybrid files write layer_types out)
+    # GLM-4V text models: the rotary splits its pairs into mrope_section (class default [8, 12, 12]: 32 pairs) and
+    # rotates int(head_dim x partial_rotary_factor) dims; the class defaults (4.57.1 also no rope_scaling block, which
+    # its attention indexes) rotate 64 (Glm4v: 128-dim heads, no factor) or 11 pairs (Glm4vMoe: 4,096 / 96 heads = 42,
+    # factor 0.5), neither the 32 the sections split, so no default model runs. Half of 128-dim heads rotated, the
+    # sections written out: the 32 pairs they split (the GLM-4.5V file: head_dim 128, partial_rotary_factor 0.5)
+    "glm4v_text": _GLM4V,
+    "glm_image_text": _GLM4V,
+    "glm4v_moe_text": {"head_dim": 128, "hidden_size": 256, **_GLM4V},
+    "Glm4vMoe_text": {"head_dim": 128, "hidden_size": 256, **_GLM4V},  # 4.57.1's class of glm4v_moe_text
+    "jetmoe": {"num_key_value_heads": 1},  # 4.57.1's JetMoe has num_key_value_heads x num_experts_per_tok query
+    # heads (its mixture of attention heads: each of the 2 experts per token gives num_key_value_heads heads); the
+    # probe's 2 query heads over 2 KV heads left queries of 4 heads viewed as 2; 1 KV head x 2 experts = 2 heads
+    "esm": {"pad_token_id": 1, "position_embedding_type": "rotary"},  # defaults None and "absolute": the embedding
+    # numbers positions from the input_ids by pad_token_id (None: fails) and only "rotary" has a RoPE; ESM-2's files
+    # (facebook/esm2_t6_8M_UR50D: pad_token_id 1, position_embedding_type "rotary")
     "mimo_v2_flash": {"num_key_value_heads": 1},  # the tiny model's 2 heads: its sliding layers have twice
     # num_key_value_heads (MiMoV2FlashAttention), and 2 heads // (2 x 2) KV heads = 0 KV groups (repeat_kv then
     # gives 0 heads, a size mismatch in the forward); 1 KV head keeps the published file's grouping, 64 heads over
