@@ -161,6 +161,13 @@ def _layer_list(model, n: int):
     for _, m in model.named_modules():
         if isinstance(m, torch.nn.ModuleList) and len(m) == n:
             return m
+        # decoder layers that hold k attention sublayers each, numbered as layers (LongCat-Flash: 2, layer indices
+        # 2 i and 2 i + 1): the sublayers, in order
+        if isinstance(m, torch.nn.ModuleList) and len(m) and n % len(m) == 0 and n > len(m):
+            subs = [[s for s in layer.children() if isinstance(s, torch.nn.ModuleList) and len(s) == n // len(m)
+                     and all(hasattr(a, "layer_idx") for a in s)] for layer in m]
+            if all(len(x) == 1 for x in subs):
+                return [a for x in subs for a in x[0]]
     return None
 
 

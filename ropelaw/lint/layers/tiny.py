@@ -229,6 +229,13 @@ FILL_INS: dict[str, dict] = {
     "esm": {"pad_token_id": 1, "position_embedding_type": "rotary"},  # defaults None and "absolute": the embedding
     # numbers positions from the input_ids by pad_token_id (None: fails) and only "rotary" has a RoPE; ESM-2's files
     # (facebook/esm2_t6_8M_UR50D: pad_token_id 1, position_embedding_type "rotary")
+    "longcat_flash": {"num_layers": LAYERS // 2},  # each of its num_layers decoder layers holds 2 attention
+    # sublayers (layer indices 2 i and 2 i + 1), num_hidden_layers = 2 x num_layers (4.57.1 stores both, its default
+    # 56 and 28, and builds num_layers; 5.x derives num_hidden_layers): LAYERS sublayers
+    "cohere_compass_text": {"rope_parameters": {t: {"rope_type": "default", "rope_theta": 10000.0}
+                                                for t in ("full_attention", "sliding_attention")}},  # default {}: its
+    # rotary indexes rope_parameters[<layer type>] for every type in layer_types (a None block: that type has no
+    # RoPE); no published file seen: plain RoPE at transformers' usual 10,000 per type (the probe gives each its own)
     "mimo_v2_flash": {"num_key_value_heads": 1},  # the tiny model's 2 heads: its sliding layers have twice
     # num_key_value_heads (MiMoV2FlashAttention), and 2 heads // (2 x 2) KV heads = 0 KV groups (repeat_kv then
     # gives 0 heads, a size mismatch in the forward); 1 KV head keeps the published file's grouping, 64 heads over
@@ -332,6 +339,8 @@ def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
         return amap.get(name, name)
 
     for name in ("hidden_size", "num_attention_heads", "num_hidden_layers"):
+        if real(name) not in d and isinstance(getattr(config_class, real(name), None), property):
+            d[real(name)] = getattr(default, real(name))  # 5.x LongCat-Flash: num_hidden_layers = 2 x num_layers
         if real(name) not in d:
             raise KeyError(f"no {name} in {config_class.__name__} (not a text decoder config)")
     hd = d.get("head_dim") if isinstance(d.get("head_dim"), int) and d.get("head_dim") > 0 else \
@@ -360,7 +369,14 @@ def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
         if small is not None:
             out[key] = small
             next_id += small == next_id
-    out.update(FILL_INS.get(getattr(config_class, "model_type", ""), {}))
+    fill = dict(FILL_INS.get(getattr(config_class, "model_type", ""), {}))
+    if isinstance(d.get("rope_parameters"), dict) and isinstance(fill.get("rope_scaling"), dict):
+        # a block written as 4.x's rope_scaling goes where 5.x keeps it (rope_parameters, the class's base kept): 5.x
+        # reads a rope_scaling argument over rope_parameters, so the probe's marked bases would not reach the rotary
+        fill["rope_parameters"] = {**d["rope_parameters"], **fill.pop("rope_scaling"),
+                                   **({"partial_rotary_factor": fill.pop("partial_rotary_factor")}
+                                      if "partial_rotary_factor" in fill else {})}
+    out.update(fill)
     out.update(REACH.get(getattr(config_class, "model_type", ""), {}))
     if getattr(config_class, "model_type", "") in MROPE and d.get("rope_scaling") is None \
             and not isinstance(d.get("rope_parameters"), dict):
