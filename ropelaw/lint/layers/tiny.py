@@ -236,6 +236,11 @@ FILL_INS: dict[str, dict] = {
                                                 for t in ("full_attention", "sliding_attention")}},  # default {}: its
     # rotary indexes rope_parameters[<layer type>] for every type in layer_types (a None block: that type has no
     # RoPE); no published file seen: plain RoPE at transformers' usual 10,000 per type (the probe gives each its own)
+    # the TTS backbones' flow head is conditioned on the backbone's hidden state: the config validates
+    # flow_head_config.condition_dim == hidden_size (default 1,024 / 768); the tiny backbone's hidden size is 2 heads x
+    # the class's 64-dim heads = 128. Their input_ids are text tokens (audio latents come as their own inputs)
+    "pocket_tts": {"flow_head_config": {"condition_dim": 128}},
+    "gradium_phonon_tts": {"flow_head_config": {"condition_dim": 128}},
     "mimo_v2_flash": {"num_key_value_heads": 1},  # the tiny model's 2 heads: its sliding layers have twice
     # num_key_value_heads (MiMoV2FlashAttention), and 2 heads // (2 x 2) KV heads = 0 KV groups (repeat_kv then
     # gives 0 heads, a size mismatch in the forward); 1 KV head keeps the published file's grouping, 64 heads over
