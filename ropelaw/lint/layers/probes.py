@@ -319,7 +319,7 @@ def first_pass(model, ids, where: dict) -> dict:
 
 
 def no_cache(model) -> dict:
-    """``{"use_cache": False}`` for a forward that takes it (an encoder's does not: 4.57.1's ModernBERT raises on it)."""
+    """``{"use_cache": False}`` for a forward that takes it (an encoder's may not: 4.57.1's ModernBERT raises on it)."""
     params = inspect.signature(model.forward).parameters
     takes = "use_cache" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     return {"use_cache": False} if takes else {}
