@@ -374,14 +374,7 @@ def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
         if small is not None:
             out[key] = small
             next_id += small == next_id
-    fill = dict(FILL_INS.get(getattr(config_class, "model_type", ""), {}))
-    if isinstance(d.get("rope_parameters"), dict) and isinstance(fill.get("rope_scaling"), dict):
-        # a block written as 4.x's rope_scaling goes where 5.x keeps it (rope_parameters, the class's base kept): 5.x
-        # reads a rope_scaling argument over rope_parameters, so the probe's marked bases would not reach the rotary
-        fill["rope_parameters"] = {**d["rope_parameters"], **fill.pop("rope_scaling"),
-                                   **({"partial_rotary_factor": fill.pop("partial_rotary_factor")}
-                                      if "partial_rotary_factor" in fill else {})}
-    out.update(fill)
+    out.update(fill_in(config_class, d))
     out.update(REACH.get(getattr(config_class, "model_type", ""), {}))
     if getattr(config_class, "model_type", "") in MROPE and d.get("rope_scaling") is None \
             and not isinstance(d.get("rope_parameters"), dict):
@@ -414,6 +407,19 @@ def tiny_overrides(config_class, layers: int = LAYERS) -> dict:
         kept is None or (isinstance(kept.get(k), list) and len(kept[k]) == n_default != layers))})
     out.update(shrunk_per_layer(config_class, out, layers))
     return out
+
+
+def fill_in(config_class, d: dict) -> dict:
+    """The :data:`FILL_INS` row of ``config_class`` (``d``: its defaults' ``to_dict()``), a block written as 4.x's
+    ``rope_scaling`` moved where 5.x keeps it (``rope_parameters``, the class's base kept, with the row's
+    ``partial_rotary_factor``): 5.x reads a ``rope_scaling`` argument over ``rope_parameters``, so the probe's marked
+    bases would not reach the rotary."""
+    fill = dict(FILL_INS.get(getattr(config_class, "model_type", ""), {}))
+    if isinstance(d.get("rope_parameters"), dict) and isinstance(fill.get("rope_scaling"), dict):
+        fill["rope_parameters"] = {**d["rope_parameters"], **fill.pop("rope_scaling"),
+                                   **({"partial_rotary_factor": fill.pop("partial_rotary_factor")}
+                                      if "partial_rotary_factor" in fill else {})}
+    return fill
 
 
 def rotary_factors(d: dict) -> list[float]:
