@@ -608,6 +608,10 @@ NOT_TEXT_FORWARD = {
                 "1) times in one forward and num_hidden_layers counts those runs (num_layers_per_stack x H_cycles x "
                 "(L_cycles + 1): 8 x 2 x 4 = 64 at the class defaults), so one layer module attends at several of "
                 "them; the probe reads one module as one layer and does not tell the runs apart",
+    "idefics": "IDEFICS (the first): its forward raises unless exactly one of pixel_values, image_encoder_embeddings "
+               "or perceiver_embeddings is given, and its gated cross-attention layers attend those image states; the "
+               "probe's forward gives token ids only (the one image input it supplies is Mllama's "
+               "cross_attention_states)",
     "voxtral_realtime_text": "the text decoder of Voxtral Realtime: each layer scales its input by 1 + "
                              "ada_rms_norm(t_cond), t_cond the delay-time embedding that VoxtralRealtimeModel computes "
                              "from num_delay_tokens and passes in; run alone (the probe's forward) it gets none and "
