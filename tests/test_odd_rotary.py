@@ -1,4 +1,5 @@
-"""An odd rotary count rounded up (ropelaw/lint/table_rows.py row ``odd_dims_round_up``: GPT-NeoX, Nemotron, Phi-3).
+"""An odd rotary count rounded up (ropelaw/lint/table_rows.py row ``odd_dims_round_up``: GPT-NeoX, Nemotron, Phi-3,
+and the GLM family: glm, glm4, glm4_moe, glm4v_text, glm4v_moe_text).
 
 transformers' RotaryEmbedding of these models makes ceil(r / 2) frequencies base^(-2k / r) with r = int(head_dim x
 partial factor) odd (``arange(0, r, 2) / r``) and rotates r + 1 dims. ropelaw reads r + 1 dims at the effective base
@@ -8,6 +9,8 @@ llama3, longrope); dynamic and yarn use dim itself and are not analysed (RV003).
 - ``test_reading_is_the_formula`` (no transformers): every frequency ropelaw reads equals base^(-2k / r) / factor,
   computed here from the formula of modeling_rope_utils (4.57.1 and 5.23.0).
 - ``test_reading_is_the_runtime`` (``-m hf``): equals the installed transformers' inv_freq (relative 1e-6: float32).
+- ``test_changed_real_glm4_moe_file_as_transformers_runs_it`` (``-m hf``): a real GLM-4.5 file made odd, every
+  layer's forward cos/sin against ropelaw's reading.
 """
 
 from __future__ import annotations
@@ -30,6 +33,12 @@ HEAD = {"hidden_size": 304, "num_attention_heads": 4, "num_key_value_heads": 4, 
 TYPES = {"gpt_neox": {**HEAD, "model_type": "gpt_neox", "rotary_pct": 0.25, "rotary_emb_base": BASE},
          "nemotron": {**HEAD, "model_type": "nemotron", "partial_rotary_factor": 0.25},
          "phi3": {**HEAD, "model_type": "phi3", "partial_rotary_factor": 0.25}}
+# the GLM family (head_dim written: GLM and GLM-4 default it to 128); GLM-4V's text models rotate by mrope_section
+# (its 3 sections sum to the ceil(19 / 2) = 10 frequencies; text positions are equal in all three, so the sections
+# pick the same table)
+GLM_TYPES = ("glm", "glm4", "glm4_moe", "glm4v_text", "glm4v_moe_text")
+MROPE = {"mrope_section": [2, 4, 4]}
+TYPES.update({mt: {**HEAD, "model_type": mt, "head_dim": 76, "partial_rotary_factor": 0.25} for mt in GLM_TYPES})
 LINEAR = {"rope_type": "linear", "factor": 4.0}
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 2048}
@@ -42,6 +51,8 @@ YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 
 
 
 def config(mt: str, scaling: dict | None) -> dict:
+    if mt.startswith("glm4v"):  # GLM-4V's text attention reads rope_scaling["mrope_section"]
+        scaling = {"rope_type": "default", **(scaling or {}), **MROPE}
     return {**TYPES[mt], **({"rope_scaling": scaling} if scaling else {})}
 
 
@@ -86,12 +97,13 @@ def test_linear_is_the_formula(mt, semantics, monkeypatch):
 
 
 @pytest.mark.parametrize("semantics", hf.SEMANTICS)
+@pytest.mark.parametrize("mt", ["gpt_neox", "glm4_moe"])
 @pytest.mark.parametrize("scaling", [DYNAMIC, YARN], ids=["dynamic", "yarn"])
-def test_dim_dependent_schemes_are_not_analysed(scaling, semantics, monkeypatch):
+def test_dim_dependent_schemes_are_not_analysed(scaling, mt, semantics, monkeypatch):
     """dynamic (base x (...)^(dim/(dim-2))) and yarn (a ramp of dim // 2 entries) use dim itself: RV003, no spec;
     an error for yarn, which fails to build the rotary for an odd dim (measured in both versions), a warning for
     dynamic, which runs."""
-    res = lint(config("gpt_neox", scaling), semantics, monkeypatch)
+    res = lint(config(mt, scaling), semantics, monkeypatch)
     assert all(a.spec is None for a in res.layers)
     [f] = [f for f in res.findings if f.code == "RV003"]
     assert "19 are odd" in f.message and "not analysed" in f.message
@@ -101,7 +113,7 @@ def test_dim_dependent_schemes_are_not_analysed(scaling, semantics, monkeypatch)
 
 RUNTIME_CASES = [("gpt_neox", None), ("gpt_neox", LINEAR), ("gpt_neox", LLAMA3), ("gpt_neox", LONGROPE),
                  ("nemotron", None), ("nemotron", LINEAR), ("nemotron", LLAMA3), ("nemotron", LONGROPE),
-                 ("phi3", None)]
+                 ("phi3", None)] + [(mt, s) for mt in GLM_TYPES for s in (None, LINEAR, LLAMA3, LONGROPE)]
 
 
 @pytest.mark.hf
@@ -129,15 +141,16 @@ def test_reading_is_the_runtime(mt, scaling, monkeypatch):
 
 @pytest.mark.hf
 @pytest.mark.torch
+@pytest.mark.parametrize("mt", ["gpt_neox", "glm4_moe"])
 @pytest.mark.parametrize("scaling", [DYNAMIC, YARN], ids=["dynamic", "yarn"])
-def test_refusals_are_the_runtime(scaling):
+def test_refusals_are_the_runtime(scaling, mt):
     """What the RV003 of :func:`test_dim_dependent_schemes_are_not_analysed` says the runtime does: yarn fails to
     build the rotary (a size mismatch), dynamic runs."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     import hf_runtime as hr
 
-    o = hr.run_config(config("gpt_neox", scaling))
+    o = hr.run_config(config(mt, scaling))
     assert o.raised == (scaling is YARN), (o.stage, o.error)
     if scaling is YARN:
         assert o.stage == "rotary" and "size of tensor" in o.error
@@ -193,3 +206,34 @@ def test_plan_writes_the_written_base(option, written, tmp_path):
     theta = json.loads(line[1:])["rope_theta"]
     assert theta == pytest.approx(written, rel=5e-12)
     assert theta ** ((R + 1) / R) == pytest.approx(2.7e10, rel=1e-9)
+
+
+GLM45 = "hf/alibaba__rtp-llm__rtp_llm__test__model_test__fake_test__testdata__glm45__tokenizer__config.json"
+
+
+@pytest.mark.hf
+@pytest.mark.torch
+def test_changed_real_glm4_moe_file_as_transformers_runs_it(tmp_path, monkeypatch):
+    """A real GLM-4.5 config.json (head_dim 128, 92 layers, rope_theta 1e6) with partial_rotary_factor 19/128
+    (0.1484375: int(128 x 0.1484375) = 19, odd), shrunk in place and run through the installed transformers'
+    forward with hooks (tests/test_hf_files.py ``differential``: every layer's cos/sin frequencies and span against
+    ropelaw's reading): right on every layer, and ropelaw reads 20 dims at 1e6^(20/19) = 2.069e6 with RV004 (the
+    rounding), no RV003."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import test_hf_files
+    import test_hf_top_keys
+
+    data = test_hf_top_keys.corpus_file(GLM45)  # sha256 checked against tests/corpus/hf_files.json
+    if data is None:
+        pytest.skip(f"{GLM45} is not in the corpus yet")
+    changed = {**data, "partial_rotary_factor": R / 128}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(changed))
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", test_hf_files.installed())
+    verdict, detail = test_hf_files.differential(path)
+    assert verdict == "right", detail
+    reading = test_hf_files.ropelaw_reading(changed, str(path))
+    assert "RV004" in reading["codes"] and "RV003" not in reading["codes"], reading["codes"]
+    [g] = reading["result"]["layers"]
+    assert g["spec"]["d"] == R + 1 and g["spec"]["base"] == pytest.approx(1e6 ** ((R + 1) / R), rel=1e-12)

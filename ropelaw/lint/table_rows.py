@@ -133,17 +133,21 @@ ROWS: tuple[Row, ...] = (
         values={"flag": "use_sliding_window", "flag_default": False, "key": "max_window_layers", "default": 28,
                 "kinds_key": "layer_types", "at": "sliding_attention", "value": "full_attention",
                 "role": (True, "main", "window", 0)}),
-    Row("odd_dims_round_up", "transformers modeling_gpt_neox.py / modeling_nemotron.py / modeling_phi3.py: the "
-                             "RotaryEmbedding makes ceil(d / 2) frequencies base^(-2k/d) with d odd "
-                             "(arange(0, d, 2) / d) and apply_rotary_pos_emb slices the head by cos.shape[-1], so "
-                             "2 * ceil(d / 2) dims rotate (run in tests/test_severity_parity.py under both "
-                             "versions); read as d + 1 dims at the effective base base^((d + 1)/d), exact for the "
+    Row("odd_dims_round_up", "transformers modeling_gpt_neox.py / modeling_nemotron.py / modeling_phi3.py and the "
+                             "GLM family's modeling_glm.py / modeling_glm4.py / modeling_glm4_moe.py / "
+                             "modeling_glm4v.py / modeling_glm4v_moe.py (4.57.1 and 5.23.0): the RotaryEmbedding "
+                             "makes ceil(d / 2) frequencies base^(-2k/d) with d odd (arange(0, d, 2) / d) and "
+                             "apply_rotary_pos_emb slices the head by cos.shape[-1] (GLM, GLM-4, GLM-4V first take "
+                             "cos[..., :ceil(d / 2)] and repeat_interleave it by 2: the same pairs, interleaved), so "
+                             "2 * ceil(d / 2) dims rotate (run in tests/test_severity_parity.py (GPT-NeoX) and "
+                             "tests/test_odd_rotary.py under both versions); read as d + 1 dims at the effective base "
+                             "base^((d + 1)/d), exact for the "
                              "schemes of modeling_rope_utils (4.57.1 and 5.23.0) whose frequencies are a function "
                              "of the unscaled inv_freq / wavelengths only (default, linear: inv_freq / factor; "
                              "llama3: bands of 2 pi / inv_freq; longrope: inv_freq / ext_factors), checked against "
                              "each version's inv_freq in tests/test_odd_rotary.py; dynamic's base * (...)^(dim / "
                              "(dim - 2)) and yarn's ramp of dim // 2 entries use dim itself: not analysed",
-        model_types=("gpt_neox", "nemotron", "phi3"),
+        model_types=("gpt_neox", "nemotron", "phi3", "glm", "glm4", "glm4_moe", "glm4v_text", "glm4v_moe_text"),
         values={"schemes": ("default", "linear", "llama3", "longrope"),
                 "crashes": {"yarn": "builds a ramp of d // 2 entries against ceil(d / 2) frequencies: a size "
                                     "mismatch when the rotary is built (measured, both versions)"}}),

@@ -245,8 +245,8 @@ def check(lt: Linting) -> list[Finding]:
 # partial_rotary_factor giving an odd int(head_dim * factor): what the model's attention does with it
 # (tests/test_severity_parity.py runs each under both versions). Phi, StableLM and Persimmon slice the
 # query to int(head_dim * factor) dims and rotate it with cos/sin of 2 * ceil(dims / 2): a size mismatch
-# in the forward. GPT-NeoX, Nemotron and Phi-3 slice by cos.shape[-1] and so rotate the rounded-up even
-# count (the loader reads that: no RV003 there).
+# in the forward. GPT-NeoX, Nemotron, Phi-3 and the GLM family slice by cos.shape[-1] and so rotate the
+# rounded-up even count (the loader reads that, row odd_dims_round_up: no RV003 there).
 ODD_PARTIAL_CRASHES = ("phi", "stablelm", "persimmon")
 
 
