@@ -60,9 +60,12 @@ EFFECTS = {
     "local_base_into_block": "the key values['key'] fills the rope_theta of the layer type values['type']'s block "
                              "when that block has none (the class's default block included)",
     "alternating_layers": "global and local (sliding-window) layers alternate",
-    "window_after_layers": "the flag values['flag'] written true keeps sliding_window and makes the layers from "
-                           "values['key'] on (class default values['default']) sliding-window layers when the "
-                           "config writes no layer_types; false drops sliding_window (no layer slides)",
+    "window_after_layers": "the flag values['flag'] written true keeps sliding_window and makes sliding-window "
+                           "layers when the config writes no layer_types (values['layers']: 'from', the layers "
+                           "from values['key'] on, class default values['default']; 'even_below', the even "
+                           "layers below it; 'all', every layer, layer_types and the key unread); false drops "
+                           "sliding_window (no layer slides); values['versions']: the transformers versions "
+                           "(prefixes) it holds for, all when absent",
     "odd_dims_round_up": "an odd number of rotary dims int(head_dim * partial_rotary_factor) rotates one more",
 }
 
@@ -132,7 +135,35 @@ ROWS: tuple[Row, ...] = (
         model_types=("qwen2", "qwen3"),
         values={"flag": "use_sliding_window", "flag_default": False, "key": "max_window_layers", "default": 28,
                 "kinds_key": "layer_types", "at": "sliding_attention", "value": "full_attention",
-                "role": (True, "main", "window", 0)}),
+                "role": (True, "main", "window", 0), "layers": "from"}),
+    Row("window_after_layers", "transformers 4.57.1 Qwen2MoeConfig / Qwen3MoeConfig __init__ and 5.23.0 "
+                               "Qwen3MoeConfig __post_init__: sliding_window = sliding_window if use_sliding_window "
+                               "else None, no layer_types; modeling_qwen2_moe.py (4.57.1) _update_causal_mask and "
+                               "modeling_qwen3_moe.py (both) create_sliding_window_causal_mask give every layer the "
+                               "window under eager / sdpa attention, whatever max_window_layers says (4.57.1 "
+                               "Qwen2Moe's flash-attention path passes the window only from max_window_layers on: "
+                               "not modelled) (run in tests/test_qwen_moe_window.py under both versions)",
+        model_types=("qwen2_moe", "qwen3_moe"),
+        values={"flag": "use_sliding_window", "flag_default": False, "at": "-", "value": "-",
+                "kinds_key": "layer_types", "role": (True, "main", "window", 0), "layers": "all",
+                "versions": ("4.",)}),
+    Row("window_after_layers", "transformers 5.23.0 Qwen3MoeConfig __post_init__ (as 4.57.1): sliding_window = "
+                               "sliding_window if use_sliding_window else None, no layer_types; modeling_qwen3_moe.py "
+                               "create_sliding_window_causal_mask for every layer when sliding_window is set (run in "
+                               "tests/test_qwen_moe_window.py)",
+        model_types=("qwen3_moe",),
+        values={"flag": "use_sliding_window", "flag_default": False, "at": "-", "value": "-",
+                "kinds_key": "layer_types", "role": (True, "main", "window", 0), "layers": "all",
+                "versions": ("5.",)}),
+    Row("window_after_layers", "transformers 5.23.0 Qwen2MoeConfig __post_init__: sliding_window = sliding_window if "
+                               "use_sliding_window else 0; layer_types default ['sliding_attention' if bool((i + 1) "
+                               "% 2) and i < max_window_layers and use_sliding_window else 'full_attention']; "
+                               "modeling_qwen2_moe.py: a sliding_attention layer attends the last sliding_window "
+                               "keys with the main rotary (run in tests/test_qwen_moe_window.py)",
+        model_types=("qwen2_moe",),
+        values={"flag": "use_sliding_window", "flag_default": False, "key": "max_window_layers", "default": 28,
+                "kinds_key": "layer_types", "at": "sliding_attention", "value": "full_attention",
+                "role": (True, "main", "window", 0), "layers": "even_below", "versions": ("5.",)}),
     Row("odd_dims_round_up", "transformers modeling_gpt_neox.py / modeling_nemotron.py / modeling_phi3.py and the "
                              "GLM family's modeling_glm.py / modeling_glm4.py / modeling_glm4_moe.py / "
                              "modeling_glm4v.py / modeling_glm4v_moe.py (4.57.1 and 5.23.0): the RotaryEmbedding "
@@ -160,6 +191,9 @@ def rows(effect: str) -> tuple[Row, ...]:
     return tuple(r for r in ROWS if r.effect == effect)
 
 
-def row(effect: str, model_type: str, architectures: str = "", section: HasKeys | None = None) -> Row | None:
-    """The first row of ``effect`` that applies (:meth:`Row.applies`), or None."""
-    return next((r for r in rows(effect) if r.applies(model_type, architectures, section)), None)
+def row(effect: str, model_type: str, architectures: str = "", section: HasKeys | None = None,
+        version: str = "") -> Row | None:
+    """The first row of ``effect`` that applies (:meth:`Row.applies`) and holds for transformers ``version`` (a
+    row's ``values['versions']``: prefixes; none: every version), or None."""
+    return next((r for r in rows(effect) if r.applies(model_type, architectures, section)
+                 and any(version.startswith(v) for v in r.values.get("versions", ("",)))), None)

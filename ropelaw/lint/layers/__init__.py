@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 __all__ = ["Role", "Plan", "entry", "text_type", "plan", "expand_rule", "covered", "list_sig"]
 
@@ -276,14 +276,40 @@ def _index_kinds(rule: dict, key: str, v: Any, n: int) -> tuple:
     return [rule["at"] if i in raw else rule["value"] for i in range(n)], v, how
 
 
-def _window_gate(model_type: str, n: int, kinds: list, kv: Any, get: Callable) -> tuple | None:
-    """``(kinds, how, window, (kind, role) or None)`` for a type whose config class keeps ``sliding_window`` only
-    under a flag and slides the layers from a key's index on (the ``window_after_layers`` row of
-    :mod:`ropelaw.lint.table_rows`: Qwen2 / Qwen3), ``(None, why)`` when ropelaw does not model the config, None for
-    other types. ``kv``: the layer_types the file writes (None: the default rule's list)."""
+def _window_row(model_type: str, semantics: str) -> Any:
+    """The ``window_after_layers`` row of :mod:`ropelaw.lint.table_rows` for ``model_type`` under ``semantics``."""
     from ..table_rows import row
 
-    r = row("window_after_layers", model_type)
+    return row("window_after_layers", model_type, version=semantics)
+
+
+def _window_kinds(val: Mapping[str, Any], n: int, kinds: list, get: Callable) -> tuple:
+    """``(kinds, how)`` of the sliding layers a ``window_after_layers`` row derives when its flag is true and the
+    file writes no layer_types (``'all'``: every layer, the kinds unchanged), or ``(None, why)``."""
+    if val["layers"] == "all":
+        return kinds, (f"every layer attends the last sliding_window keys ({val['flag']} true; the model ignores "
+                       f"max_window_layers and layer_types)")
+    mv = get(val["key"])
+    m = mv.raw if mv is not None else val["default"]
+    if isinstance(m, bool) or not isinstance(m, int):
+        return None, f"{val['key']} {m!r} is not a number of layers"
+    where = mv.where if mv is not None else f"{val['key']} default {val['default']}"
+    if val["layers"] == "even_below":
+        return ([val["at"] if i < m and i % 2 == 0 else val["value"] for i in range(n)],
+                f"{val['kinds_key']} absent: {val['at']!r} at the even layers below {m} ({where}; {val['flag']} "
+                f"true), {val['value']!r} elsewhere")
+    return ([val["at"] if i >= m else val["value"] for i in range(n)],
+            f"{val['kinds_key']} absent: {val['at']!r} from layer {m} on ({where}; {val['flag']} true), "
+            f"{val['value']!r} before")
+
+
+def _window_gate(model_type: str, n: int, kinds: list, kv: Any, get: Callable, semantics: str) -> tuple | None:
+    """``(kinds, how, window, (kind, role) or None)`` for a type whose config class keeps ``sliding_window`` only
+    under a flag and derives its sliding layers from it (the ``window_after_layers`` rows of
+    :mod:`ropelaw.lint.table_rows`: Qwen2 / Qwen3 from max_window_layers on, Qwen2-MoE / Qwen3-MoE as each
+    version runs them), ``(None, why)`` when ropelaw does not model the config, None for other types. ``kv``: the
+    layer_types the file writes (None: the default rule's list)."""
+    r = _window_row(model_type, semantics)
     if r is None:
         return None
     val = r.values
@@ -292,6 +318,9 @@ def _window_gate(model_type: str, n: int, kinds: list, kv: Any, get: Callable) -
     if on and wv is None:
         return None, (f"{val['flag']} is true and sliding_window is absent: the config class's default window is "
                       f"not in ropelaw's defaults; write sliding_window out")
+    if on and wv.raw is None and val["layers"] == "even_below":
+        return None, (f"{val['flag']} is true and sliding_window is null: {model_type}'s sliding layers then run "
+                      f"without a window, which ropelaw does not model; write sliding_window out")
     window = on and wv.raw is not None
     role = (val["at"], val["role"]) if window else None
     if kv is not None and kv.raw is not None:  # the file's layer_types: the class keeps them as written
@@ -302,15 +331,11 @@ def _window_gate(model_type: str, n: int, kinds: list, kv: Any, get: Callable) -
         return kinds, "", window, role
     if not window:
         why = f"{val['flag']} is not true" if not on else "sliding_window is null"
+        if val["layers"] == "all":
+            return kinds, f"no layer slides ({why})", False, None
         return kinds, f"{val['kinds_key']} absent: every layer {val['value']!r} ({why}: no layer slides)", False, None
-    mv = get(val["key"])
-    m = mv.raw if mv is not None else val["default"]
-    if isinstance(m, bool) or not isinstance(m, int):
-        return None, f"{val['key']} {m!r} is not a number of layers"
-    where = mv.where if mv is not None else f"{val['key']} default {val['default']}"
-    return ([val["at"] if i >= m else val["value"] for i in range(n)],
-            f"{val['kinds_key']} absent: {val['at']!r} from layer {m} on ({where}; {val['flag']} true), "
-            f"{val['value']!r} before", True, role)
+    derived, how = _window_kinds(val, n, kinds, get)
+    return (derived, how) if derived is None else (derived, how, True, role)
 
 
 def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: str) -> Plan:
@@ -327,12 +352,15 @@ def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: s
         out.problem = f"{e['layers_key']} {n!r} is not a number of layers"
         return out
     kinds, kv, khow = _per_layer(e["kinds"], get, default, n, model_type, semantics)
+    wrow = _window_row(model_type, semantics)
+    if kinds is None and wrow is not None and e["kinds"] is not None and get(e["kinds"]["key"]) is None:
+        kinds, kv, khow = [wrow.values["value"]] * n, None, ""  # the row derives the file's default list (below)
     nope, nv, nhow = _per_layer(e["nope"], get, default, n, model_type, semantics)
     out.sources = {"kinds": (kv, khow), "nope": (nv, nhow)}
     if kinds is None or nope is None:
         out.problem = khow if kinds is None else nhow
         return out
-    gate = _window_gate(model_type, n, kinds, kv, get)
+    gate = _window_gate(model_type, n, kinds, kv, get, semantics)
     if gate is not None and gate[0] is None:
         out.problem = gate[1]
         return out
