@@ -102,9 +102,33 @@ def test_moe_window_layers_from_the_flag(version):
             given = {"use_sliding_window": V(flag), "max_window_layers": V(m), "sliding_window": V(w)}
             p = plan(mt, 24, given.get, lambda k: None, version)
             if even_below and flag and w is None:  # the class keeps the sliding layers without a window
-                assert "does not model" in p.problem
+                assert "forward fails" in p.problem
                 continue
             assert p.problem is None, p.problem
             slides = [r.span == "window" for r in p.roles]
             on = bool(flag) and w is not None
             assert slides == [on and ((i < m and (i + 1) % 2 == 1) if even_below else True) for i in range(24)]
+
+
+@pytest.mark.hf
+@pytest.mark.torch
+def test_qwen2_moe_null_window_as_transformers_runs_it(tmp_path, monkeypatch):
+    """use_sliding_window true with sliding_window null: 4.57.1 slides no layer (the config drops the window; right
+    on every layer); 5.23.0's Qwen2MoeConfig still makes the even layers sliding and its forward fails for want of a
+    window; ropelaw does not model it and says so (RV024). The reading takes a null window for an absent one (the
+    section's get), so RV024 names the absent-window case under both versions (a warning, no layer read as
+    sliding)."""
+    import test_hf_files
+
+    mapping = {**real_file(QWEN2_MOE), "use_sliding_window": True, "sliding_window": None}
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", test_hf_files.installed())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(mapping))
+    verdict, detail = test_hf_files.differential(path)
+    reading = test_hf_files.ropelaw_reading(mapping, str(path))
+    assert reading["codes"].get("RV024") == "warning", reading["findings"]
+    assert all(g["window"] is None for g in reading["result"]["layers"])
+    if transformers.__version__.startswith("4."):
+        assert verdict == "right", detail
+    else:
+        assert verdict == "unobserved" and "sliding_window" in detail, (verdict, detail)

@@ -319,8 +319,9 @@ def _window_gate(model_type: str, n: int, kinds: list, kv: Any, get: Callable, s
         return None, (f"{val['flag']} is true and sliding_window is absent: the config class's default window is "
                       f"not in ropelaw's defaults; write sliding_window out")
     if on and wv.raw is None and val["layers"] == "even_below":
-        return None, (f"{val['flag']} is true and sliding_window is null: {model_type}'s sliding layers then run "
-                      f"without a window, which ropelaw does not model; write sliding_window out")
+        return None, (f"{val['flag']} is true and sliding_window is null: {model_type}'s config class still makes "
+                      f"sliding layers, whose mask then has no window (transformers 5.23.0's forward fails: "
+                      f"measured); write sliding_window out")
     window = on and wv.raw is not None
     role = (val["at"], val["role"]) if window else None
     if kv is not None and kv.raw is not None:  # the file's layer_types: the class keeps them as written
