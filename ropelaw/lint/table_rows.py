@@ -178,7 +178,8 @@ ROWS: tuple[Row, ...] = (
                              "llama3: bands of 2 pi / inv_freq; longrope: inv_freq / ext_factors), checked against "
                              "each version's inv_freq in tests/test_odd_rotary.py; dynamic's base * (...)^(dim / "
                              "(dim - 2)) and yarn's ramp of dim // 2 entries use dim itself: not analysed",
-        model_types=("gpt_neox", "nemotron", "phi3", "glm", "glm4", "glm4_moe", "glm4v_text", "glm4v_moe_text"),
+        model_types=("gpt_neox", "nemotron", "phi3", "glm", "glm4", "glm4_moe", "glm4v_text", "glm4v_moe_text",
+                     "glm4v", "glm4v_moe"),  # the GLM-4V composites: their text model's rotary
         values={"schemes": ("default", "linear", "llama3", "longrope"),
                 "crashes": {"yarn": "builds a ramp of d // 2 entries against ceil(d / 2) frequencies: a size "
                                     "mismatch when the rotary is built (measured, both versions)"}}),
