@@ -299,23 +299,38 @@ def _head_dims(model_type, class_name, base, d, kinds_key) -> dict:
 def _partial_reading(model_type, class_name, base, d) -> dict:
     """Whether ``partial_rotary_factor`` is read, written at the top level (``"top"``) or inside a
     flat ``rope_parameters`` (``"block"``, 5.x): the rotated dims at 0.5 over those at 1.0 (0.5: read;
-    1.0: ignored), None when the model does not run with one of them."""
+    1.0: ignored), None when the model does not run with one of them. The same dims with other frequencies
+    count as read (0.5): GLM-4V's mrope_section fixes how many pairs rotate, the factor their spacing
+    base^(-2k / (head_dim * factor))."""
     window = {"sliding_window": probes.WINDOW} if "sliding_window" in d else {}
     out: dict[str, Any] = {}
     rp = d.get("rope_parameters")
 
     def place(where: str, f: float) -> dict:
-        if where == "top":
-            return {"partial_rotary_factor": f}
+        if where == "top":  # the only factor written: a block's own (GLM-4V's fill-in writes one) is taken out
+            return {"partial_rotary_factor": f, **{k: {n: v for n, v in base[k].items() if n != "partial_rotary_factor"}
+                                                   for k in ("rope_parameters", "rope_scaling")
+                                                   if isinstance(base.get(k), dict)}}
         return {"rope_parameters": {**rp, "partial_rotary_factor": f}}
 
     for where in ("top", "block") if isinstance(rp, dict) and "rope_type" in rp else ("top",):
-        got = []
+        got, freqs = [], []
         for f in (1.0, 0.5):
             probe = probes.observe(model_type, class_name, dict(base, **window, **place(where, f)))
             got.append(None if probe.error else _channels(probe))
+            freqs.append(None if probe.error else _frequencies(probe))
         out[where] = None if None in got or not got[0] else round(got[1] / got[0], 4)
+        if out[where] == 1.0 and freqs[0] != freqs[1]:
+            out[where] = 0.5
     return out
+
+
+def _frequencies(probe) -> list | None:
+    """The frequencies of the first layer that applies RoPE (to 6 significant digits)."""
+    for obs in probe.layers:
+        if obs.rope is not None:
+            return [float(f"{float(x):.6g}") for x in obs.rope.inv_freq]
+    return None
 
 
 # names of the settings whose effect on each layer's rotary and span is measured: anything that
