@@ -8,7 +8,9 @@ has one), each changed and removed, as a differential: the perturbed file throug
     ... --files N     stop each pass after the first N files that have a key not measured yet (a deterministic subset)
     ... --from PATH   write a part saved by an earlier run (each save also goes to $TMPDIR/hf_top_keys-VERSION.json,
                       so two runs, one per version, never lose each other's part) without measuring
-    ... --from PATH --again   the same, its entries whose reading differs (defect / says so) measured again
+    ... --from PATH --again   the same, its entries whose reading differs (defect / says so / refused-silent)
+                              measured again
+    ... --from PATH --again --keys K1,K2   and every entry whose key is named K1 or K2 (a reading changed there)
 
 Two passes over the files: first the keys about the model's layers, then the others (names, versions, dtypes, token
 ids, vocabulary, caching, tying, initialisation: ``key_effects.about_the_model``); a run cut short (a time limit)
@@ -91,10 +93,6 @@ def observe(data: dict) -> Observed:
     return out
 
 
-def _said_errors(reading: dict, *codes: str) -> list[str]:
-    return [c for c in codes if reading["codes"].get(c) == "error"]
-
-
 def agreement(data: dict, label: str, obs: Observed) -> tuple[str, str]:
     """``(verdict, detail)`` of ropelaw's reading of ``data`` against its forwards ``obs``: the verdicts of
     ``tests/test_hf_files.py`` (``differential``: the same ``runs_verdict``), over the same two forwards the signature
@@ -109,7 +107,7 @@ def agreement(data: dict, label: str, obs: Observed) -> tuple[str, str]:
         rotates = near.probe is not None and any(o.rope is not None for o in near.probe.layers)
         return ("silent", f"ropelaw reads no RoPE; the model has {near.rotaries}") if near.rotaries or rotates \
             else ("not-rope", real["not_rope"][:100])
-    said = _said_errors(real, "RV021", "RV023", "RV030")
+    said = test_hf_files.said_refused(real)
     if near.refused:
         return ("refused", f"{said}") if said else ("silent", f"transformers refuses it ({near.refused[:120]}); "
                                                               f"ropelaw: {sorted(real['codes']) or 'ok'}")
@@ -172,8 +170,12 @@ def label_of(value: Any) -> str:
     return json.dumps(value)[:40]
 
 
-def measured_again(part: dict) -> dict:
-    """``part`` with its entries whose reading differs (``defect`` / ``says so``) measured again by this script's
+AGAIN = ("defect", "says so", "refused-silent")  # the verdicts --again measures again
+
+
+def measured_again(part: dict, keys_again: tuple = ()) -> dict:
+    """``part`` with its entries whose reading differs (:data:`AGAIN`), and those of the keys ``keys_again`` (their
+    last part), measured again by this script's
     code (``--from``: a run cut short may have measured them with an earlier one); their files' base forwards
     again, the rest kept."""
     import hf_key_perturbation
@@ -185,7 +187,7 @@ def measured_again(part: dict) -> dict:
     by_file: dict = {}
     for keys in part["keys"].values():
         for rel, entry in keys.items():
-            if entry["ropelaw"] in ("defect", "says so") and paths.get(entry["file"]) is not None:
+            if (entry["ropelaw"] in AGAIN or rel.split(".")[-1] in keys_again) and paths.get(entry["file"]) is not None:
                 by_file.setdefault(entry["file"], []).append((keys, rel))
     for label, todo in sorted(by_file.items()):
         data = json.loads(paths[label].read_text())
@@ -326,7 +328,8 @@ def main() -> None:
 
     if "--from" in sys.argv:
         part = json.loads(pathlib.Path(sys.argv[sys.argv.index("--from") + 1]).read_text())
-        write(with_values(measured_again(part)) if "--again" in sys.argv else with_values(part))
+        again = tuple(sys.argv[sys.argv.index("--keys") + 1].split(",")) if "--keys" in sys.argv else ()
+        write(with_values(measured_again(part, again)) if "--again" in sys.argv else with_values(part))
         return
 
     def save(keys: dict, files: dict) -> None:

@@ -91,12 +91,24 @@ def ropelaw_reading(data: dict, path: str) -> dict:
     for f in result["findings"]:
         if codes.get(f["code"]) != "error":
             codes[f["code"]] = f["severity"]
+    followed = (result.get("semantics") or "").removeprefix("transformers ")
+    refused = sorted({f["code"] for f in result["findings"] if f["severity"] == "error"
+                      and followed in (f.get("data") or {}).get("refused_by", {})})
     return {"result": result, "codes": codes, "findings": [f"{f['code']} {f['severity']}: {f['message'][:160]}"
-                                                            for f in result["findings"]], "not_rope": None}
+                                                            for f in result["findings"]], "not_rope": None,
+            "refused": refused}
 
 
 def _errors(reading: dict, *codes: str) -> list[str]:
     return [c for c in codes if reading["codes"].get(c) == "error"]
+
+
+def said_refused(reading: dict) -> list[str]:
+    """The error findings of ``reading`` that say the followed transformers does not build the config: RV021 /
+    RV023 / RV030 (ropelaw read nothing of it, and says so), and a value rule's error whose ``data.refused_by``
+    names the followed version (rules/runtime.py: RV021 is for the refusals no value rule reports)."""
+    return _errors(reading, "RV021", "RV023", "RV030") + [c for c in reading.get("refused", ()) if
+                                                          c not in ("RV021", "RV023", "RV030")]
 
 
 # -----------------------------------------------------------------------------------------
@@ -115,7 +127,7 @@ def differential(path: pathlib.Path) -> tuple[str, str]:
             return "silent", f"ropelaw reads no RoPE ({real['not_rope']}); the model has {near.rotaries}"
         return "not-rope", real["not_rope"].split(": ", 1)[-1] + (f" (transformers: {near.refused[:80]})"
                                                                    if near.refused else "")
-    said = _errors(real, "RV021", "RV023", "RV030")  # RV030: ropelaw read nothing of it, and says so
+    said = said_refused(real)
     if near.refused:
         if said:
             return "refused", f"{said}; transformers: {near.refused[:140]}"

@@ -146,12 +146,13 @@ class _Groups:
 
 def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics: str, main: RopeLayer,
                    own_block: Callable[[str], Any], problems: list, notes: list, at: tuple[int, int],
-                   head_v: Value | None = None, partial_of: Callable[[str | None], Value | None] | None = None
-                   ) -> list[RopeLayer]:
+                   head_v: Value | None = None, partial_of: Callable[[str | None], Value | None] | None = None,
+                   refusals: list | None = None) -> list[RopeLayer]:
     """The layer groups of a Hugging Face config as transformers ``semantics`` runs them: each layer's
     role from :func:`ropelaw.lint.layers.plan` (measured on the runtime), layers with the same rotary and
     span grouped. A config the table cannot answer for gets RV024 and one group of every layer with the
-    main rotary and full attention (said in the finding)."""
+    main rotary and full attention (said in the finding); one the runtime was measured to refuse (a per-layer list
+    of another length: ``plan.refused``) also adds ``(semantics, value, why)`` to ``refusals`` (RV021)."""
     from . import layers as layer_table
 
     e = layer_table.entry(arch, semantics)
@@ -175,6 +176,8 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
     plan = layer_table.plan(arch, n, get, default, semantics)
     if plan.problem is not None or not plan.roles:
         anchor = next((v for v, _ in plan.sources.values() if v is not None), None) or n_v or main.base
+        if plan.refused is not None and refusals is not None:
+            refusals.append((semantics, anchor, plan.refused))
         problems.append(Problem(LAYER_SEMANTICS_UNKNOWN, anchor,
                          f"per-layer semantics unknown: {plan.problem or 'no layers'}; every layer is analysed as "
                          f"running the main rotary over the full context"))

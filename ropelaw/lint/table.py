@@ -299,7 +299,35 @@ class _TableLoad:
         if head_v is None and "head_dim" in defaults and (hidden_v is None or hidden_v.key is None
                                                           or row("class_head_dim", self.arch) is not None):
             head_v = self.default("head_dim", f"default of {dclass}", "int")
+        if head_v is None and self.kind == "hf":
+            head_v = self.class_head_dim(hidden_v or heads_v)
         self.head_v: Value = head_v if head_v is not None else self.head_from_hidden(hidden_v, heads_v)
+
+    def class_head_dim(self, anchor: Value | None) -> Value | None:
+        """The head_dim of a Hugging Face file without one where the config class does not derive it from
+        hidden_size / num_attention_heads (``hf_types.json``'s ``head_dim_absent``, measured by scripts/hf_types.py):
+        the class's fixed default (GPT-OSS's 64) or the key it copies (DeepSeek-V2's qk_rope_head_dim) under the
+        followed version, else None. A version whose class leaves head_dim None and whose tiny model then does not
+        build refuses the config (RV021 / RV022)."""
+        for version in self.hf.SEMANTICS:
+            why = self.hf.head_dim_absent(self.arch, version).get("refused")
+            if why and self.known[version]:
+                self.refusals.append((version, anchor, f"refuses a {self.arch} config without head_dim: its config "
+                                                       f"class leaves head_dim None and the model does not build "
+                                                       f"(measured on a tiny model: {why})"))
+        got = self.hf.head_dim_absent(self.arch, self.reading)
+        if "from" in got:  # DeepSeek-V2: the class sets head_dim to qk_rope_head_dim
+            src = self.s.get(got["from"], expect="int") or self.default(got["from"], f"default of {self.dclass}",
+                                                                          "int")
+            return None if src is None else Value(src.raw, src.key, src.line, src.column,
+                                                  f"head_dim absent: {self.dclass} takes {src.where} (measured)",
+                                                  "int")
+        fixed = got.get("fixed")
+        if fixed is None:
+            return None
+        return Value(fixed, None, self.dline, self.dcol, f"head_dim absent: {self.dclass} keeps its default "
+                                                         f"{fixed} (measured: not hidden_size / num_attention_heads)",
+                     "int")
 
     def head_from_hidden(self, hidden_v: Value | None, heads_v: Value | None) -> Value:
         """hidden_size / num_attention_heads (transformers truncates; RV-not-integer when it does)."""
@@ -706,7 +734,8 @@ class _TableLoad:
             return None
         main = RopeLayer("all layers", self.d_v, self.base_v, self.scheme_v, self.params, self.block_v, None)
         groups = runtime_groups(table_type, self.s, self.defaults, self.dclass, self.reading, main, self.own_block,
-                                 self.problems, self.notes, (self.dline, self.dcol), self.head_v, self.partial_of)
+                                 self.problems, self.notes, (self.dline, self.dcol), self.head_v, self.partial_of,
+                                 self.refusals)
         if row("temperature_tuning", table_type) is not None and self.query_scale is None:
             self.query_scale = _temperature_tuning(self.s, self.default, self.dclass, self.notes)
         self.problems.extend(unread_rotary_keys(self.measured, table_type, self.s, self.inputs, self.reading))

@@ -408,7 +408,8 @@ def types_table(version: str) -> dict:
             "strict_int": {tuple(e["keys"]): frozenset(e["model_types"]) for e in raw["strict_int"]},
             "heads_divide_hidden": frozenset(raw["heads_divide_hidden"]),
             "takes_text_config": frozenset(raw["takes_text_config"]),
-            "text_types": {mt: tuple(rule) for mt, rule in raw["text_types"].items()}}
+            "text_types": {mt: tuple(rule) for mt, rule in raw["text_types"].items()},
+            "head_dim_absent": dict(raw.get("head_dim_absent", {}))}
 
 
 def text_type(root_type: str, written: Any, version: str) -> tuple[str | None, str | None]:
@@ -475,6 +476,15 @@ def strict_int_keys(model_type: str, version: str) -> frozenset:
         if model_type in types:
             return frozenset(keys)
     return frozenset()
+
+
+def head_dim_absent(model_type: str, version: str) -> dict:
+    """What ``model_type``'s config class makes of a file without head_dim where it is not hidden_size /
+    num_attention_heads: ``{"fixed": N}`` (it keeps its default N), ``{"from": K}`` (it copies key K),
+    ``{"refused": error}`` (it leaves None and the
+    model does not build), ``{}`` otherwise (measured by scripts/hf_types.py)."""
+    got: dict = types_table(version)["head_dim_absent"].get(model_type, {})
+    return got
 
 
 def heads_divide_hidden(model_type: str, version: str) -> bool:

@@ -39,6 +39,7 @@ class Plan:
     roles: list = field(default_factory=list)  # list[Role], one per layer
     sources: dict = field(default_factory=dict)  # "kinds" / "nope" -> (Value or None, how the list was obtained)
     problem: str | None = None  # why the runtime's layers could not be told (roles is then empty)
+    refused: str | None = None  # why the runtime refuses the config (measured; RV021), with ``problem`` set
     version: str = ""
 
 
@@ -175,8 +176,7 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
         if len(raw) > n and rule.get("longer") == "first":  # the class cuts it (DeepSeek-V4: layer_types[:n])
             return list(raw[:n]), v, f"{key}, its first {n} of {len(raw)} entries (the config class cuts the rest)"
         if len(raw) != n:
-            return None, v, (f"{key} has {len(raw)} entries for {n} layers: transformers {semantics} "
-                             f"refuses the config (one entry per layer)")
+            return _other_length(key, v, raw, n, model_type, semantics)
         aliases = spec.get("aliases") or {}  # legacy names the config class stores renamed (measured)
         return [aliases.get(x, x) if isinstance(x, str) else x for x in raw], v, f"{key}"
     if raw is not None and not isinstance(raw, list):
@@ -222,6 +222,46 @@ def _per_layer(spec: dict | None, get: Callable, default: Callable, n: int, mode
         return expanded, None, _describe(rule, key, period, period_from, offset, offset_from)
     how = ("empty, so " if raw == [] else "absent: ") + _describe(rule, key, period, period_from)
     return expanded, v, how
+
+
+@functools.lru_cache(maxsize=1)
+def _lengths() -> dict:
+    from ...data import read
+
+    return read("hf_layer_lengths")["versions"]
+
+
+def length_verdict(model_type: str, key: str, longer: bool, semantics: str) -> str | None:
+    """What transformers ``semantics`` does with ``model_type``'s per-layer list ``key`` one entry longer
+    (``longer``) or shorter than the layers, as ``ropelaw/data/hf_layer_lengths.json`` measured it on tiny models
+    (``scripts/hf_layer_lengths.py``): ``"first"`` (it runs the first entries), ``"refused: <error>"``, ``"ran
+    otherwise: ..."``; None: not measured."""
+    got = _lengths().get(semantics, {}).get(model_type, {}).get(key)
+    return got.get("longer" if longer else "shorter") if got else None
+
+
+def length_refusal(model_type: str, key: str, length: int, n: int, semantics: str) -> str | None:
+    """Why transformers ``semantics`` refuses ``model_type``'s list ``key`` of ``length`` entries for ``n`` layers
+    (measured: :func:`length_verdict`), as RV021 says it; None when it was not seen to refuse it."""
+    seen = length_verdict(model_type, key, length > n, semantics) if length != n else None
+    if not seen or not seen.startswith("refused: "):
+        return None
+    return (f"refuses {key} with {length} entries for {n} layers (measured on a tiny {model_type} model with one "
+            f"entry {'more' if length > n else 'fewer'} than its layers: {seen[len('refused: '):]})")
+
+
+def _other_length(key: str, v: Any, raw: list, n: int, model_type: str, semantics: str) -> tuple:
+    """``(values, value_read, how)`` of a per-layer list of another length than the ``n`` layers, as the runtime
+    was measured to take it (:func:`length_verdict`): its first ``n`` entries, or ``(None, v, why)``."""
+    seen = length_verdict(model_type, key, len(raw) > n, semantics)
+    if seen == "first":
+        return list(raw[:n]), v, (f"{key}, its first {n} of {len(raw)} entries (transformers {semantics} runs one "
+                                  f"per layer and no more: measured)")
+    what = (f"transformers {semantics} refuses the config (measured: {seen[len('refused: '):]})"
+            if seen and seen.startswith("refused: ") else
+            f"transformers {semantics} runs such a list otherwise (measured: {seen})" if seen else
+            f"what transformers {semantics} does with it was not measured")
+    return None, v, f"{key} has {len(raw)} entries for {n} layers: {what}"
 
 
 def _truth_list(spec: dict, v: Any, raw: list, n: int, semantics: str) -> tuple:
@@ -360,6 +400,9 @@ def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: s
     out.sources = {"kinds": (kv, khow), "nope": (nv, nhow)}
     if kinds is None or nope is None:
         out.problem = khow if kinds is None else nhow
+        spec, lv = (e["kinds"], kv) if kinds is None else (e["nope"], nv)
+        if lv is not None and isinstance(lv.raw, list) and not spec.get("truth"):
+            out.refused = length_refusal(model_type, spec["key"], len(lv.raw), n, semantics)
         return out
     gate = _window_gate(model_type, n, kinds, kv, get, semantics)
     if gate is not None and gate[0] is None:
