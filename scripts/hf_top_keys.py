@@ -8,7 +8,7 @@ has one), each changed and removed, as a differential: the perturbed file throug
     ... --files N     stop each pass after the first N files that have a key not measured yet (a deterministic subset)
     ... --from PATH   write a part saved by an earlier run (each save also goes to $TMPDIR/hf_top_keys-VERSION.json,
                       so two runs, one per version, never lose each other's part) without measuring
-    ... --from PATH --again   the same, its entries whose reading differs (defect / says so / refused-silent)
+    ... --from PATH --again   the same, its entries whose reading differs (defect / says so / refused-silent / false)
                               measured again
     ... --from PATH --again --keys K1,K2   and every entry whose key is named K1 or K2 (a reading changed there)
 
@@ -108,9 +108,10 @@ def agreement(data: dict, label: str, obs: Observed) -> tuple[str, str]:
         return ("silent", f"ropelaw reads no RoPE; the model has {near.rotaries}") if near.rotaries or rotates \
             else ("not-rope", real["not_rope"][:100])
     said = test_hf_files.said_refused(real)
+    if said and test_hf_files.runtime_fails(near):
+        return "refused", f"{said}"
     if near.refused:
-        return ("refused", f"{said}") if said else ("silent", f"transformers refuses it ({near.refused[:120]}); "
-                                                              f"ropelaw: {sorted(real['codes']) or 'ok'}")
+        return "silent", f"transformers refuses it ({near.refused[:120]}); ropelaw: {sorted(real['codes']) or 'ok'}"
     if said:
         return "false", f"transformers builds it; ropelaw: {said}"
     if near.problem or (obs.far is not None and (obs.far.problem or obs.far.refused)):
@@ -170,7 +171,7 @@ def label_of(value: Any) -> str:
     return json.dumps(value)[:40]
 
 
-AGAIN = ("defect", "says so", "refused-silent")  # the verdicts --again measures again
+AGAIN = ("defect", "says so", "refused-silent", "false")  # the verdicts --again measures again
 
 
 def measured_again(part: dict, keys_again: tuple = ()) -> dict:

@@ -163,6 +163,110 @@ def refuses_indivisible_heads(cls) -> bool:
     return False
 
 
+def head_dim_table() -> dict:
+    """``{model_type: head_dim_absent(model_type)}`` of the installed transformers, the types it says nothing of left
+    out (tiny models built: about 3.5 CPU-minutes under 5.23.0, so ``tables()`` leaves it to ``main``; the test
+    derives a sample again)."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    disabled = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return {mt: got for mt in sorted(CONFIG_MAPPING_NAMES) if (got := head_dim_absent(mt))}
+    finally:
+        logging.disable(disabled)
+
+
+def head_dim_absent(mt: str) -> dict | None:
+    """What ``mt``'s config class makes of a file without ``head_dim``, where it is not hidden_size /
+    num_attention_heads (run here): ``{"fixed": N}`` / ``{"from": K}`` (the class keeps its own default N whatever
+    the two say, or takes the value of another key K: :func:`_head_dim_source`;
+    built with (hidden_size, num_attention_heads) = (192, 3) and (320, 4), quotients 64 and 80, head_dim N both
+    times; a fixed N only where the tiny model runs it: :func:`_model_keeps_head_dim`),
+    ``{"refused": error}`` (the class leaves head_dim None and the tiny model of ``probes.observe`` does not build
+    with it: the runtime's error), else None (derived from the two, or the model derives it itself)."""
+    import contextlib
+    import io
+
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    try:
+        cls = CONFIG_MAPPING[mt]
+        with contextlib.redirect_stdout(io.StringIO()):
+            got = [getattr(cls(hidden_size=h, num_attention_heads=n, num_key_value_heads=n), "head_dim", 0)
+                   for h, n in ((192, 3), (320, 4))]
+    except Exception:  # noqa: BLE001 - a class that does not take these (no attention heads, a sub-config)
+        return None
+    if got[0] == got[1] and isinstance(got[0], int) and not isinstance(got[0], bool) and got[0] > 0:
+        source = _head_dim_source(cls, got[0])
+        return source if "from" in source or _model_keeps_head_dim(mt, cls) else None
+    if got != [None, None]:
+        return None
+    return _head_dim_none(mt, cls)
+
+
+def _head_dim_source(cls, n: int) -> dict | None:
+    """``{"from": K}`` when head_dim ``n`` follows another key K of the class holding the same default (DeepSeek-V2:
+    ``qk_rope_head_dim``; K set to 2n alone, head_dim 2n), else ``{"fixed": n}``."""
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        same = sorted(k for k, v in cls().to_dict().items() if k not in ("head_dim", "hidden_size",
+                      "num_attention_heads", "num_key_value_heads") and v == n and type(v) is int)
+        for k in same:
+            try:
+                if getattr(cls(**{k: 2 * n}), "head_dim", None) == 2 * n:
+                    return {"from": k}
+            except Exception:  # noqa: BLE001 - a value the class refuses there: not the source
+                continue
+    return {"fixed": n}
+
+
+def _model_keeps_head_dim(mt: str, cls) -> bool:
+    """The tiny model of ``mt`` without head_dim (``probes.tiny_overrides`` less it) rotates the same channels with
+    hidden_size doubled: its modeling code runs the class's head_dim, not hidden_size / num_attention_heads. False
+    when it does not build or rotates nothing (the entry is then left out: not proven)."""
+    from ropelaw.lint.layers import probes
+
+    name = probes.candidate(mt)
+    if name is None:
+        return False
+    try:
+        base = {k: v for k, v in probes.tiny_overrides(cls).items() if k != "head_dim"}
+    except KeyError:  # not a text decoder's config (tiny_overrides names what it lacks)
+        return False
+    if not isinstance(base.get("hidden_size"), int):
+        return False
+    seen = []
+    for h in (base["hidden_size"], 2 * base["hidden_size"]):
+        p = probes.observe(mt, name, dict(base, hidden_size=h))
+        rotated = [o.rope.channels for o in p.layers if o.rope is not None]
+        if p.error or not rotated:
+            return False
+        seen.append(rotated)
+    return seen[0] == seen[1]
+
+
+def _head_dim_none(mt: str, cls) -> dict | None:
+    """``{"refused": error}`` when the tiny model of ``mt`` builds and runs with its head_dim but not with None."""
+    from ropelaw.lint.layers import probes
+
+    name = probes.candidate(mt)
+    if name is None:
+        return None
+    try:
+        base = probes.tiny_overrides(cls)
+    except KeyError:  # not a text decoder's config
+        return None
+    if probes.observe(mt, name, base).error:
+        return None
+    err = probes.observe(mt, name, dict(base, head_dim=None)).error
+    return {"refused": err.removeprefix("cannot build: ")[:160]} if err else None
+
+
 def version_json(t: dict) -> dict:
     """One version's :func:`tables` as the JSON file holds it: sorted lists, ``strict_int`` as a list of
     ``{"keys": [...], "model_types": [...]}``, each text rule a list."""
@@ -170,7 +274,8 @@ def version_json(t: dict) -> dict:
             "strict_int": [{"keys": list(k), "model_types": sorted(v)} for k, v in sorted(t["strict_int"].items())],
             "heads_divide_hidden": sorted(t.get("heads_divide_hidden", ())),
             "takes_text_config": sorted(t.get("takes_text_config", ())),
-            "text_types": {mt: list(rule) for mt, rule in sorted(t.get("text_types", {}).items())}}
+            "text_types": {mt: list(rule) for mt, rule in sorted(t.get("text_types", {}).items())},
+            "head_dim_absent": dict(sorted(t.get("head_dim_absent", {}).items()))}
 
 
 ABOUT = ("Model types known to each transformers version, and the RoPE keys its config classes declare as strict "
@@ -178,7 +283,9 @@ ABOUT = ("Model types known to each transformers version, and the RoPE keys its 
          "transformers version -> model_types (CONFIG_MAPPING), strict_int (keys -> the types declaring them int), "
          "heads_divide_hidden (classes refusing hidden_size not a multiple of the heads), takes_text_config "
          "(classes with a text_config sub-config), text_types (composite -> [\"fixed\", type] or "
-         "[\"mapping\", default, renames]: how it builds its text_config)")
+         "[\"mapping\", default, renames]: how it builds its text_config), head_dim_absent (type -> {fixed: N}, the "
+         "class keeps head_dim N when a file has none, or {refused: error}, the class leaves it None and the model "
+         "does not build)")
 
 
 def main() -> None:
@@ -186,7 +293,8 @@ def main() -> None:
 
     from ropelaw import data
 
-    print(data.write_versions("hf_types", transformers.__version__, version_json(tables()), about=ABOUT,
+    print(data.write_versions("hf_types", transformers.__version__,
+                              version_json(tables() | {"head_dim_absent": head_dim_table()}), about=ABOUT,
                               generated_by="python scripts/hf_types.py (under each transformers version; it keeps the "
                                            "other version's)",
                               source="transformers.models.auto.configuration_auto.CONFIG_MAPPING and the type hints "

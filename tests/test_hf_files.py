@@ -20,8 +20,9 @@ docs/lint/huggingface.md): ``right`` (every layer agrees), ``differs`` (a layer 
 does not model it or the runtime refuses: RV021 / RV022 / RV024 / RV025 / RV008, or an error finding left the
 group unanalysed), ``silent`` (a layer differs, nothing says so: a defect; kept as a strict xfail naming the
 issue until fixed), ``false`` (ropelaw's finding says the runtime refuses a file it builds), ``refused``
-(transformers does not load or build it: an unknown type, remote code, a refused value; ropelaw must say so
-with an error, RV021 or RV023), ``not-rope`` (ropelaw reads no RoPE, and the model has no rotary).
+(transformers does not load or build it: an unknown type, remote code, a refused value; or its forward raises;
+ropelaw must say so with an error: RV021 or RV023, or a value rule's error naming the followed version in
+``data.refused_by``), ``not-rope`` (ropelaw reads no RoPE, and the model has no rotary).
 
 Runs in its own CI step under both transformers versions (``.ci/run``, ``ROPELAW_HF_FILES=1``); about
 two CPU-minutes each. ``python tests/test_hf_files.py --record`` rewrites the installed version's verdicts;
@@ -103,6 +104,12 @@ def _errors(reading: dict, *codes: str) -> list[str]:
     return [c for c in codes if reading["codes"].get(c) == "error"]
 
 
+def runtime_fails(near) -> bool:
+    """transformers refuses the config, cannot build the model, or its forward raises (a size mismatch: what RV003
+    says of odd rotary dims), as ``shrunk.run_file`` saw it."""
+    return bool(near.refused) or (near.problem or "").startswith("forward fails")
+
+
 def said_refused(reading: dict) -> list[str]:
     """The error findings of ``reading`` that say the followed transformers does not build the config: RV021 /
     RV023 / RV030 (ropelaw read nothing of it, and says so), and a value rule's error whose ``data.refused_by``
@@ -128,9 +135,9 @@ def differential(path: pathlib.Path) -> tuple[str, str]:
         return "not-rope", real["not_rope"].split(": ", 1)[-1] + (f" (transformers: {near.refused[:80]})"
                                                                    if near.refused else "")
     said = said_refused(real)
+    if said and runtime_fails(near):
+        return "refused", f"{said}; transformers: {(near.refused or near.problem)[:140]}"
     if near.refused:
-        if said:
-            return "refused", f"{said}; transformers: {near.refused[:140]}"
         return "silent", f"transformers refuses it ({near.refused[:140]}); ropelaw: {sorted(real['codes']) or 'ok'}"
     if said:
         return "false", f"transformers builds it ({near.model_type}); ropelaw: {said} ({real['findings'][:2]})"

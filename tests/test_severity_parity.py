@@ -338,9 +338,38 @@ def test_types_table_is_the_installed_transformers():
     installed = transformers.__version__
     assert installed in data.read("hf_types")["versions"], "regenerate: python scripts/hf_types.py"
     now, table = gen.tables(), types_table(installed)
-    assert gen.version_json(now) == data.read("hf_types")["versions"][installed]
+    stored = dict(data.read("hf_types")["versions"][installed])
+    head_dim = stored.pop("head_dim_absent")  # tiny models: a sample derived again below
+    assert {k: v for k, v in gen.version_json(now).items() if k != "head_dim_absent"} == stored
+    assert table["head_dim_absent"] == head_dim
     assert set(now["model_types"]) == table["model_types"]
     assert {k: set(v) for k, v in now["strict_int"].items()} == {k: set(v) for k, v in table["strict_int"].items()}
     assert set(now["heads_divide_hidden"]) == table["heads_divide_hidden"]
     assert set(now["takes_text_config"]) == table["takes_text_config"]
     assert now["text_types"] == table["text_types"]
+
+
+HEAD_DIM_SAMPLE = ("gpt_oss", "qwen3", "deepseek_v2", "hunyuan_v1_dense", "ministral", "mistral", "llama")
+
+
+@pytest.mark.hf
+@pytest.mark.torch
+def test_head_dim_absent_sample_is_the_installed_transformers():
+    """``hf_types.json``'s ``head_dim_absent`` (scripts/hf_types.py): a sample of types measured again on the installed
+    transformers (config classes, and tiny models for a fixed default or a None): each type's entry is what the
+    generator derives now (absent where it derives nothing), and the sample holds each kind of entry."""
+    pytest.importorskip("torch")
+    import pathlib
+    import sys
+
+    import transformers
+
+    from ropelaw import data
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "scripts"))
+    import hf_types as gen
+
+    stored = data.read("hf_types")["versions"][transformers.__version__]["head_dim_absent"]
+    got = {mt: gen.head_dim_absent(mt) for mt in HEAD_DIM_SAMPLE}
+    assert got == {mt: stored.get(mt) for mt in HEAD_DIM_SAMPLE}
+    assert {next(iter(v)) for v in got.values() if v} == {"fixed", "from", "refused"}
