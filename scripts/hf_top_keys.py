@@ -11,6 +11,10 @@ has one), each changed and removed, as a differential: the perturbed file throug
     ... --from PATH --again   the same, its entries whose reading differs (defect / says so / refused-silent / false)
                               measured again
     ... --from PATH --again --keys K1,K2   and every entry whose key is named K1 or K2 (a reading changed there)
+    ... --resume      start from the table's part for the installed version: its entries and the files it reached
+                      kept as they are (byte-identical), only the files not reached yet measured, in order (so the
+                      keys not measured yet); written after every file, cpu_seconds adding up over the runs
+    ... --pass NAME   only that pass (model / other), e.g. to finish the first pass in chunks with --files
 
 Two passes over the files: first the keys about the model's layers, then the others (names, versions, dtypes, token
 ids, vocabulary, caching, tying, initialisation: ``key_effects.about_the_model``); a run cut short (a time limit)
@@ -264,20 +268,26 @@ def measure_file(data: dict, label: str, todo: list, done: dict) -> str:
 PASSES = ("model", "other")  # the keys about the model's layers first, then the others (key_effects.about_the_model)
 
 
-def measure_all(limit: int | None, save) -> None:
-    """Every file in order, twice (:data:`PASSES`; at most ``limit`` files a pass with keys to measure);
-    ``save(keys, files, subset)`` after each file measured."""
+def measure_all(limit: int | None, save, prior: dict | None = None, passes: tuple = PASSES) -> None:
+    """Every file in order, twice (:data:`PASSES`, or ``passes``; at most ``limit`` files a pass with keys to
+    measure); ``save(keys, files)`` after each file measured. ``prior`` (``--resume``): a part written before, its
+    entries and the statuses of the files it reached kept; only the files it did not reach are measured."""
     import hf_key_perturbation
 
     from ropelaw.lint.layers import key_effects
 
     manifest = json.loads(hf_key_perturbation.FILES.read_text())["files"]
-    keys: dict = {}
+    keys: dict = dict((prior or {}).get("keys", {}))
     files: dict = {f"{e['set']}/{e['file']}": {p: "not reached" for p in PASSES} for e in manifest}
-    for which in PASSES:
+    for label, status in (prior or {}).get("files", {}).items():
+        if label in files:
+            files[label].update(status)
+    for which in passes:
         ran = 0
         for e in manifest:
             label = f"{e['set']}/{e['file']}"
+            if files[label][which] != "not reached":  # reached by an earlier run (--resume): kept as it is
+                continue
             path = hf_key_perturbation.find(e)
             data = json.loads(path.read_text()) if path is not None else None
             reading = hf_key_perturbation.ropelaw_reading(data, path) if path is not None and data is not None else None
@@ -320,7 +330,12 @@ def main() -> None:
         raise SystemExit(f"transformers {transformers.__version__} is installed; the table is for {hf.SEMANTICS}")
     os.environ["ROPELAW_HF_SEMANTICS"] = version
     limit = int(sys.argv[sys.argv.index("--files") + 1]) if "--files" in sys.argv else None
-    start = time.process_time()
+    passes = (sys.argv[sys.argv.index("--pass") + 1],) if "--pass" in sys.argv else PASSES
+    if not set(passes) <= set(PASSES):
+        raise SystemExit(f"--pass: one of {PASSES}")
+    prior = json.loads(pathlib.Path(data.path(NAME)).read_text())["versions"].get(version) \
+        if "--resume" in sys.argv else None
+    start = time.process_time() - (prior or {}).get("cpu_seconds", 0)
     side = pathlib.Path(tempfile.gettempdir(), f"{NAME}-{version}.json")
 
     def write(part: dict) -> None:
@@ -342,7 +357,7 @@ def main() -> None:
         write_atomic(str(side), json.dumps(part))  # the partial result, for --from after an interrupted run
         write(part)
 
-    measure_all(limit, save)
+    measure_all(limit, save, prior, passes)
     print(f"{time.process_time() - start:.0f} CPU-s (transformers {version}) -> {data.path(NAME)}")
 
 
