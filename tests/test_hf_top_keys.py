@@ -167,6 +167,50 @@ def test_every_reached_file_is_accounted_for(version, monkeypatch):
             assert not missing, f"{label} ({which}): keys {sorted(missing)} have no entry"
 
 
+def test_resume_measures_only_what_is_left_and_keeps_the_rest(monkeypatch, tmp_path):
+    """``--resume`` (``measure_all`` with ``prior``), with a stand-in for the measurement (an entry naming its file
+    and the run) over the manifest's first 12 files in the corpus: a run cut after its 5th file measured, then
+    resumed, ends as the run not cut (the same keys, entries, every file's status per pass); the resumed run
+    measures no (file, pass) the cut run had reached, and keeps the cut run's entries as they were."""
+    import copy
+
+    import hf_key_perturbation
+    import hf_top_keys
+
+    from ropelaw.lint.layers import key_effects
+
+    present = [e for e in MANIFEST if hf_key_perturbation.find(e) is not None][:12]
+    if len(present) < 6:
+        pytest.skip("fewer than 6 of the manifest's files in the corpus")
+    small = tmp_path / "hf_files.json"
+    small.write_text(json.dumps({"files": present}))
+    monkeypatch.setattr(hf_key_perturbation, "FILES", small)
+    run, calls, saves = [1], [], []
+
+    def fake(data, label, todo, done):
+        sec = key_effects.section_path(data)
+        for path in todo:
+            done[key_effects.top_relative(path, sec)] = {"file": label, "run": run[0]}
+        calls.append((label, _pass(todo[0])))
+        return f"measured: {len(todo)} keys"
+
+    monkeypatch.setattr(hf_top_keys, "measure_file", fake)
+    hf_top_keys.measure_all(None, lambda keys, files: saves.append(copy.deepcopy((keys, files))))
+    full, n = saves[-1], len(calls)
+    assert n > 5, calls
+    keys, files = saves[4]  # the state written after the 5th file measured: a run cut there
+    run[0], calls[:], saves[:] = 2, [], []
+    hf_top_keys.measure_all(None, lambda keys, files: saves.append(copy.deepcopy((keys, files))),
+                            copy.deepcopy({"keys": keys, "files": files, "cpu_seconds": 7}))
+    got_keys, got_files = saves[-1]
+    assert got_files == full[1] and len(calls) == n - 5
+    assert not [c for c in calls if files[c[0]][c[1]] != "not reached"], calls
+    for mt, entries_ in full[0].items():
+        assert sorted(got_keys[mt]) == sorted(entries_), mt
+        for rel, entry in got_keys[mt].items():
+            assert entry == (keys[mt][rel] if rel in keys.get(mt, {}) else dict(entries_[rel], run=2)), (mt, rel)
+
+
 # -----------------------------------------------------------------------------------------
 # the linter's use of it
 # -----------------------------------------------------------------------------------------
