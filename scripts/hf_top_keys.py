@@ -283,7 +283,7 @@ def measure_all(limit: int | None, save, prior: dict | None = None, passes: tupl
         if label in files:
             files[label].update(status)
     for which in passes:
-        ran = 0
+        ran, unsaved = 0, False
         for e in manifest:
             label = f"{e['set']}/{e['file']}"
             if files[label][which] != "not reached":  # reached by an earlier run (--resume): kept as it is
@@ -292,14 +292,14 @@ def measure_all(limit: int | None, save, prior: dict | None = None, passes: tupl
             data = json.loads(path.read_text()) if path is not None else None
             reading = hf_key_perturbation.ropelaw_reading(data, path) if path is not None and data is not None else None
             if reading is None:
-                files[label][which] = "not in the corpus" if data is None else "ropelaw reads no RoPE"
+                files[label][which], unsaved = "not in the corpus" if data is None else "ropelaw reads no RoPE", True
                 continue
             done = keys.setdefault(reading[0], {})
             sec = key_effects.section_path(data)
             todo = [p for p in key_effects.top_key_paths(data) if key_effects.top_relative(p, sec) not in done
                     and key_effects.about_the_model(p) == (which == "model")]
             if not todo:
-                files[label][which] = "no key left to measure"
+                files[label][which], unsaved = "no key left to measure", True
                 continue
             if limit is not None and ran >= limit:
                 break
@@ -309,7 +309,10 @@ def measure_all(limit: int | None, save, prior: dict | None = None, passes: tupl
             print(f"{time.process_time() - t:6.1f}s {which} {reading[0]}: {files[label][which][:90]}  [{label[:60]}]",
                   flush=True)
             save(keys, files)
+            unsaved = False
             gc.collect()
+        if unsaved:  # the files reached after the last one measured (nothing to measure in them)
+            save(keys, files)
 
 
 def main() -> None:

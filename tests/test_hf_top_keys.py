@@ -170,7 +170,8 @@ def test_every_reached_file_is_accounted_for(version, monkeypatch):
 def test_resume_measures_only_what_is_left_and_keeps_the_rest(monkeypatch, tmp_path):
     """``--resume`` (``measure_all`` with ``prior``), with a stand-in for the measurement (an entry naming its file
     and the run) over the manifest's first 12 files in the corpus: a run cut after its 5th file measured, then
-    resumed, ends as the run not cut (the same keys, entries, every file's status per pass); the resumed run
+    resumed, ends as the run not cut (the same keys, entries, every file's status per pass, every file reached and
+    saved, those after the last one measured included); the resumed run
     measures no (file, pass) the cut run had reached, and keeps the cut run's entries as they were."""
     import copy
 
@@ -198,6 +199,7 @@ def test_resume_measures_only_what_is_left_and_keeps_the_rest(monkeypatch, tmp_p
     hf_top_keys.measure_all(None, lambda keys, files: saves.append(copy.deepcopy((keys, files))))
     full, n = saves[-1], len(calls)
     assert n > 5, calls
+    assert all(st[p] != "not reached" for st in full[1].values() for p in st), full[1]  # the last files saved too
     keys, files = saves[4]  # the state written after the 5th file measured: a run cut there
     run[0], calls[:], saves[:] = 2, [], []
     hf_top_keys.measure_all(None, lambda keys, files: saves.append(copy.deepcopy((keys, files))),
