@@ -15,7 +15,10 @@ states the probe gives a model whose forward takes ``cross_attention_states``: M
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+import pytest
 
 from ropelaw.schemes import apply_scheme
 from ropelaw.spec import RopeSpec
@@ -25,6 +28,12 @@ from ropelaw.spec import RopeSpec
 # and of the power give a relative error up to about (1 + x ln base) 2^-24, below 2^-19 (1.9e-6) for
 # any base <= 1e12; YaRN / Llama 3 blends add a few float32 operations. 2^-16 (1.5e-5) is noise; a
 # semantic difference (another base, factor, original length, scheme) is 1e-3 or more.
+# A test that runs a real file (changed or not) through transformers' shrunk forward runs in CI's real-files step under
+# both versions (.ci/run's real_files: ROPELAW_HF_FILES=1), beside the differential over every real file; README's
+# suite skips it (a few CPU-seconds to a minute each: the suite's time is for the rest)
+REAL_FILES_STEP = pytest.mark.skipif(os.environ.get("ROPELAW_HF_FILES") != "1",
+                                     reason="a real file through transformers' forward: CI's real-files step "
+                                            "(ROPELAW_HF_FILES=1, both versions)")
 ACKNOWLEDGED = {"RV021", "RV022", "RV024", "RV025", "RV008"}  # findings that say "not modelled" / "refused"
 RTOL = 2.0 ** -16
 ATOL_FACTOR = 1e-6  # attention factor: sqrt(cos^2 + sin^2) of float32 values, relative

@@ -20,6 +20,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+import hf_compare  # noqa: E402
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 CORPUS = pathlib.Path(os.environ.get("ROPELAW_CORPUS", REPO.parent / "shared" / "corpus"))
@@ -76,6 +77,7 @@ def check(mapping: dict, tmp_path: pathlib.Path) -> None:
             assert g["spec"]["base"] == local_base
 
 
+@hf_compare.REAL_FILES_STEP
 @pytest.mark.parametrize("name", CHANGES)
 def test_changed_real_file_as_transformers_runs_it(name, tmp_path):
     changed = dict(real_file(), **CHANGES[name])
@@ -90,6 +92,7 @@ def test_changed_real_file_as_transformers_runs_it(name, tmp_path):
         assert local_base == 10002
 
 
+@hf_compare.REAL_FILES_STEP
 def test_cohere2_pattern_as_transformers_runs_it(tmp_path):
     """Cohere2Config reads sliding_window_pattern the same way (a tiny config, 8 layers, pattern 3)."""
     mapping = {"model_type": "cohere2", "architectures": ["Cohere2ForCausalLM"], "hidden_size": 64,

@@ -28,7 +28,8 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-pytestmark = [pytest.mark.hf, pytest.mark.torch]  # CI runs it under both versions (the tf5 step runs -m hf)
+import hf_compare  # noqa: E402
+pytestmark = [pytest.mark.hf, pytest.mark.torch]  # the forwards: CI's real-files step, both versions
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
@@ -76,6 +77,7 @@ def changed(name: str) -> dict:
     return data
 
 
+@hf_compare.REAL_FILES_STEP
 @pytest.mark.parametrize("name", CASES)
 def test_changed_real_file_right_or_refused_as_the_runtime(name, tmp_path):
     import test_hf_files

@@ -24,6 +24,7 @@ from ropelaw.lint.check import lint_config
 from ropelaw.lint.dialects import hf
 from ropelaw.lint.loader import load_mapping, parse_text
 from ropelaw.numfmt import short as fmt_short
+import hf_compare  # noqa: E402
 
 V4, V5 = hf.SEMANTICS
 BASE = 10000.0
@@ -211,6 +212,7 @@ def test_plan_writes_the_written_base(option, written, tmp_path):
 GLM45 = "hf/alibaba__rtp-llm__rtp_llm__test__model_test__fake_test__testdata__glm45__tokenizer__config.json"
 
 
+@hf_compare.REAL_FILES_STEP
 @pytest.mark.hf
 @pytest.mark.torch
 def test_changed_real_glm4_moe_file_as_transformers_runs_it(tmp_path, monkeypatch):

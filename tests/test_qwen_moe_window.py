@@ -21,6 +21,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+import hf_compare  # noqa: E402
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 QWEN2_MOE = "heldout-r2/hub/mlc_qwen2moe.json"
@@ -61,6 +62,7 @@ def runtime_sliding(mapping: dict) -> list[int]:
     return list(range(n)) if getattr(tc, "sliding_window", None) else []
 
 
+@hf_compare.REAL_FILES_STEP
 @pytest.mark.hf
 @pytest.mark.torch
 @pytest.mark.parametrize("name", list(VARIANTS))
@@ -110,6 +112,7 @@ def test_moe_window_layers_from_the_flag(version):
             assert slides == [on and ((i < m and (i + 1) % 2 == 1) if even_below else True) for i in range(24)]
 
 
+@hf_compare.REAL_FILES_STEP
 @pytest.mark.hf
 @pytest.mark.torch
 def test_qwen2_moe_null_window_as_transformers_runs_it(tmp_path, monkeypatch):
