@@ -257,12 +257,15 @@ def _base_list(model_type, class_name, base, marks, d, n, kinds_key, nope_key, e
     return None
 
 
+def _first_rope(probe):
+    """The rotary of the first layer that applies RoPE (None: no layer does)."""
+    return next((obs.rope for obs in probe.layers if obs.rope is not None), None)
+
+
 def _channels(probe) -> int | None:
     """Rotated channels of the first layer that applies RoPE (zero-frequency pairs excluded)."""
-    for obs in probe.layers:
-        if obs.rope is not None:
-            return 2 * len(obs.rope.inv_freq)
-    return None
+    rope = _first_rope(probe)
+    return None if rope is None else 2 * len(rope.inv_freq)
 
 
 HEAD_DIM_KEYS = ("global_head_dim",)  # constructor arguments tried for a layer kind's own head dim
@@ -327,10 +330,8 @@ def _partial_reading(model_type, class_name, base, d) -> dict:
 
 def _frequencies(probe) -> list | None:
     """The frequencies of the first layer that applies RoPE (to 6 significant digits)."""
-    for obs in probe.layers:
-        if obs.rope is not None:
-            return [float(f"{float(x):.6g}") for x in obs.rope.inv_freq]
-    return None
+    rope = _first_rope(probe)
+    return None if rope is None else [float(f"{float(x):.6g}") for x in rope.inv_freq]
 
 
 # names of the settings whose effect on each layer's rotary and span is measured: anything that
