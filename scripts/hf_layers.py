@@ -620,18 +620,6 @@ NOT_TEXT_FORWARD = {
     "kyutai_speech_to_text": "a speech-to-text model: each step of its input_ids holds one text token and "
                              "num_codebooks (32) audio codebook tokens, shape (batch, length, 33); a text-only "
                              "forward does not fit its embedding",
-    "hrm_text": "a recurrent-depth model (HRM): its 2 stacks of num_layers_per_stack layers run H_cycles x (L_cycles + "
-                "1) times in one forward and num_hidden_layers counts those runs (num_layers_per_stack x H_cycles x "
-                "(L_cycles + 1): 8 x 2 x 4 = 64 at the class defaults), so one layer module attends at several of "
-                "them; the probe reads one module as one layer and does not tell the runs apart",
-    "idefics": "IDEFICS (the first): its forward raises unless exactly one of pixel_values, image_encoder_embeddings "
-               "or perceiver_embeddings is given, and its gated cross-attention layers attend those image states; the "
-               "probe's forward gives token ids only (the one image input it supplies is Mllama's "
-               "cross_attention_states)",
-    "voxtral_realtime_text": "the text decoder of Voxtral Realtime: each layer scales its input by 1 + "
-                             "ada_rms_norm(t_cond), t_cond the delay-time embedding that VoxtralRealtimeModel computes "
-                             "from num_delay_tokens and passes in; run alone (the probe's forward) it gets none and "
-                             "fails, so its layers are not measured",
 }
 
 

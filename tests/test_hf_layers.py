@@ -187,6 +187,27 @@ def test_odd_config_as_transformers_runs_it(name):
     assert nope  # the configs have NoPE layers (Muse's 0 entries; Inkling 2 runs no RoPE at all)
 
 
+# HRM's layer runs (table_rows' "layer_runs" row): the count the file writes is per stack unless it writes
+# num_layers_per_stack; the cycles the file's or the class defaults (H 2, L 3)
+HRM_RUNS = ({"num_hidden_layers": 2}, {"num_hidden_layers": 1, "H_cycles": 1, "L_cycles": 1},
+            {"num_hidden_layers": 8, "num_layers_per_stack": 1}, {"num_hidden_layers": 3, "L_cycles": 0})
+
+
+@pytest.mark.parametrize("layers", HRM_RUNS, ids=lambda m: ",".join(f"{k}={v}" for k, v in m.items()))
+def test_layers_that_run_several_times_as_the_forward_runs_them(layers):
+    """Every run of HRM's layers is a layer (the probe numbers them by call order): ropelaw's groups cover as many
+    layers as the forward runs, each as it runs it."""
+    if probes.candidate("hrm_text") is None or transformers.__version__ != SEMANTICS:
+        pytest.skip(f"hrm_text is not a type of transformers {transformers.__version__}'s table")
+    torch.set_num_threads(1)
+    over = {**probes.tiny_overrides(probes.config_class("hrm_text")), **layers}
+    probe = probes.observe("hrm_text", probes.candidate("hrm_text"), over)
+    assert probe.error is None, probe.error
+    result, _ = ropelaw_layers(over, "hrm_text")
+    assert sorted(i for g in result["layers"] for i in g["indices"]) == [o.index for o in probe.layers]
+    assert compare(probe.layers, result) == []
+
+
 @pytest.mark.skipif(not FULL, reason="the per-layer differential is its own CI step (ROPELAW_LAYERS=1)")
 def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
     types, not_covered = layer_table.covered(SEMANTICS)
@@ -269,9 +290,11 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
 # differential above checks the consequences of every entry; this checks the entries themselves.
 SAMPLE = ("gpt_oss", "gemma3_text", "llama4_text", "smollm3", "cohere2", "exaone4", "mistral", "granite_swa",
           "jamba", "lfm2", "mllama_text_model", "muse_spark_text", "inkling2_text", "lfm3", "flint",
-          "deepseek_v4")  # jamba: kinds from attn_layer_period / _offset; lfm2: full_attn_idxs; mllama_text_model:
+          "deepseek_v4", "hrm_text", "idefics", "voxtral_realtime_text")  # jamba: kinds from attn_layer_period / _offset; lfm2: full_attn_idxs; mllama_text_model:
 # cross_attention_layers (indices); muse_spark_text: counted from the end, layer_rope_theta read by its truth;
-# inkling2_text: sliding_window_size; lfm3, flint, deepseek_v4 (5.23.0 only): periodic after their first layers
+# inkling2_text: sliding_window_size; lfm3, flint, deepseek_v4 (5.23.0 only): periodic after their first layers;
+# hrm_text, idefics, voxtral_realtime_text (5.23.0 only): layers numbered by call order, image encoder states given,
+# a layer keyword (t_cond) given
 
 
 @pytest.mark.parametrize("model_type", SAMPLE if FULL else SAMPLE[:1])

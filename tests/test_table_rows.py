@@ -10,9 +10,10 @@ import pathlib
 from ropelaw.lint.dialects import hf
 from ropelaw.lint.table_rows import EFFECTS, ROWS, row
 
-# the modules that read the rows: the engine and the per-layer kinds it takes from the layer table
+# the modules that read the rows: the engine, the per-layer kinds it takes from the layer table and the layer groups
+# it builds from them (the layer count of layers that run several times: HRM)
 ENGINE = tuple(pathlib.Path(__file__).resolve().parents[1] / "ropelaw" / "lint" / f
-               for f in ("table.py", "layers/__init__.py"))
+               for f in ("table.py", "layers/__init__.py", "layer_groups.py"))
 
 
 def asked_effects() -> set[str]:

@@ -16,6 +16,7 @@ from ..numfmt import count as fmt_count
 from .model import RopeLayer, Value, finite, plain, canonical_scheme
 from .sections import dotted, norm_key, Section
 from .model import Problem
+from .table_rows import row
 from .rules.layers import LAYER_SEMANTICS_UNKNOWN, UNMODELLED_ROTARY_KEY
 from .rules.value_rules import IGNORED_KEY
 
@@ -160,6 +161,9 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
     n_v = s.get(n_key, expect="int")
     if n_v is None and defaults.get("num_hidden_layers") is not None:
         n_v = Value(defaults["num_hidden_layers"], None, at[0], at[1], f"{n_key} absent: {dclass} default", "int")
+    runs = row("layer_runs", arch, version=semantics)
+    if runs is not None:  # layers that run several times in one forward, each run a layer (HRM)
+        n_v = layer_runs(runs.values, s, n_v)
 
     def get(key: str) -> Value | None:
         if key in ("sliding_window", "attention_chunk_size"):
@@ -202,6 +206,30 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
     ctx = _Groups(arch, s, defaults, dclass, f"transformers {semantics}", main, own_block, problems, notes, at,
                   head_v, partial_of, e, base_list, window_v, chunk_v)
     return _ordered([_group(ctx, key, g) for key, g in _role_groups(plan.roles, base_list).items()], main)
+
+
+def layer_runs(values: Mapping[str, Any], s: Section, n_v: Value | None) -> Value | None:
+    """The layer count of a config whose decoder layers run several times in one forward (a row of effect
+    ``layer_runs``, :mod:`.table_rows`: HRM's stacks run H_cycles x (L_cycles + 1) times): the per-stack count
+    (``values['per_stack']`` when the file writes it, else the count ``n_v`` the file writes) times the product of
+    (key + add) over ``values['cycles']``, each key the file's or its class default; ``n_v`` unchanged when the file
+    writes neither count (the class's default counts the runs already) or a count that is not an int."""
+    per = s.get(norm_key(values["per_stack"]), expect="int")
+    if per is None and (n_v is None or n_v.key is None):
+        return n_v
+    per = per if per is not None else n_v
+    if per is None or not isinstance(per.raw, int) or isinstance(per.raw, bool):
+        return n_v
+    total, parts = per.raw, []
+    for key, add, default in values["cycles"]:
+        v = s.get(norm_key(key), expect="int")
+        x = v.raw if v is not None else default
+        if not isinstance(x, int) or isinstance(x, bool):
+            return n_v
+        total *= x + add
+        parts.append(f"({key} {x}{f' + {add}' if add else ''})")
+    return Value(total, per.key, per.line, per.column, f"{per.raw} x {' x '.join(parts)}: the runs of the layers",
+                 "int")
 
 
 def _bases_not_read(key: str, v: Value | None, n: int, main: RopeLayer, arch: str, tf: str) -> list:

@@ -67,6 +67,10 @@ EFFECTS = {
                            "sliding_window (no layer slides); values['versions']: the transformers versions "
                            "(prefixes) it holds for, all when absent",
     "odd_dims_round_up": "an odd number of rotary dims int(head_dim * partial_rotary_factor) rotates one more",
+    "layer_runs": "the decoder layers run several times in one forward, each run a layer: the layers are the key "
+                  "values['per_stack'] (when written, else the layer count the file writes) times the product of "
+                  "(key + add) over values['cycles'] ((key, add, the class default) each); a file that writes "
+                  "neither count has the class's default count, which counts the runs already",
 }
 
 CHATGLM_SOURCE = ("THUDM/chatglm3-6b and THUDM/glm-4-9b-chat modeling_chatglm.py (remote code): "
@@ -183,6 +187,16 @@ ROWS: tuple[Row, ...] = (
         values={"schemes": ("default", "linear", "llama3", "longrope"),
                 "crashes": {"yarn": "builds a ramp of d // 2 entries against ceil(d / 2) frequencies: a size "
                                     "mismatch when the rotary is built (measured, both versions)"}}),
+    Row("layer_runs", "transformers 5.23.0 configuration_hrm_text.py HrmTextConfig.__post_init__: when "
+                      "num_layers_per_stack is None it takes num_hidden_layers, which becomes num_layers_per_stack * "
+                      "H_cycles * (L_cycles + 1) (defaults H_cycles 2, L_cycles 3); modeling_hrm_text.py "
+                      "HrmTextModel.forward runs its L stack L_cycles times and its H stack once per H cycle, each "
+                      "stack num_layers_per_stack layers and each run its own cache slot (layer_idx + cycle_offset) "
+                      "(measured by the per-layer differential, tests/test_hf_layers.py: the runs numbered by call "
+                      "order)",
+        model_types=("hrm_text",),
+        values={"per_stack": "num_layers_per_stack", "cycles": (("H_cycles", 0, 2), ("L_cycles", 1, 3)),
+                "versions": ("5.",)}),
 )
 assert {r.effect for r in ROWS} <= set(EFFECTS)
 

@@ -223,10 +223,11 @@ def _observe_attention(model_type: str, cfg, model, length: int, offset: int = 0
     config = config_dict(cfg)
     n = cfg.num_hidden_layers
     layers = _layer_list(model, n)
-    if layers is None:
+    runs = repeated_layers(model, n) if layers is None else None
+    if layers is None and runs is None:
         return Probe(model_type, config, [], f"no list of {n} decoder layers in {type(model).__name__}")
     state: dict[str, Any] = {"layer": None, "outputs": {}, "received": {}, "replaced": {}, "inner": {},
-                             "offset": offset,
+                             "offset": offset, "runs": 0,
              "rotaries": [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]}
 
     def rot_hook(m, args, kwargs, out):
@@ -239,19 +240,14 @@ def _observe_attention(model_type: str, cfg, model, length: int, offset: int = 0
                 state["outputs"][id(t)] = (m, out, state["layer"])
         return None
 
-    def layer_pre(i):
-        def hook(m, args):
-            state["layer"] = _STATE["layer"] = i
-        return hook
-
     handles = []
     _STATE["unmasked"] = bool(offset)
     try:
         for m in state["rotaries"]:
             handles.append(m.register_forward_hook(rot_hook, with_kwargs=True))
-        for i, layer in enumerate(layers):
-            handles.append(layer.register_forward_pre_hook(layer_pre(i)))
-        ids, where = _input_ids(length), {**_positions(length, offset), **cross_inputs(model, cfg), **no_cache(model)}
+        handles += layer_hooks(model, layers or runs, state, by_call=runs is not None)
+        ids, where = _input_ids(length), {**_positions(length, offset), **cross_inputs(model, cfg, length),
+                                          **no_cache(model), **layer_keywords(layers or runs, cfg)}
         state["cross"] = CROSS if "cross_attention_states" in where else None
         # pass 1: which modules call attention
         where = first_pass(model, ids, where)
@@ -293,7 +289,61 @@ def _observe_attention(model_type: str, cfg, model, length: int, offset: int = 0
             h.remove()
         _STATE["layer"] = None
         _STATE["unmasked"] = False
-    return Probe(model_type, config, read_layers(calls, state, n, length, layers))
+    if runs is not None and state["runs"] != n:
+        return Probe(model_type, config, [], f"no list of {n} decoder layers in {type(model).__name__}, and its "
+                                             f"{len(runs)} decoder layers run {state['runs']} times in one forward")
+    return Probe(model_type, config, read_layers(calls, state, n, length, layers or runs))
+
+
+def layer_hooks(model, layers, state: dict, by_call: bool = False) -> list:
+    """Forward hooks that number the layer running: each of ``layers`` its index (``by_call``: the runs of
+    :func:`repeated_layers` in call order, counted in ``state["runs"]``); the model's forward starts with no layer
+    running (a call before the first layer's, IDEFICS's gated cross-attention ahead of layer 0, belongs to none)."""
+    def start(m, args):
+        state["layer"] = _STATE["layer"] = None
+        state["runs"] = 0
+
+    def layer_pre(i):
+        def hook(m, args):
+            state["layer"] = _STATE["layer"] = state["runs"] if by_call else i
+            state["runs"] += 1
+        return hook
+
+    return [model.register_forward_pre_hook(start)] + [layer.register_forward_pre_hook(layer_pre(i))
+                                                       for i, layer in enumerate(layers)]
+
+
+def repeated_layers(model, n: int) -> list | None:
+    """Decoder layers that run more than once in one forward, each run a layer (recurrent depth: HRM's two stacks
+    of ``num_layers_per_stack`` layers run ``H_cycles x (L_cycles + 1)`` times and ``num_hidden_layers`` counts the
+    runs, each run its own cache slot, slot = run order): the layers of the outermost lists of modules that each
+    hold an attention (a module with ``layer_idx``), when their number divides ``n``; None else. The caller numbers
+    the runs by call order and checks that there are ``n`` (HRM with L_cycles 0: its H stack alone runs, twice)."""
+    import torch
+
+    lists: list[tuple[str, Any]] = []
+    for name, m in model.named_modules():
+        if isinstance(m, torch.nn.ModuleList) and len(m) and not any(name.startswith(p + ".") for p, _ in lists) \
+                and all(any(hasattr(s, "layer_idx") for s in layer.modules()) for layer in m):
+            lists.append((name, m))
+    found = [layer for _, m in lists for layer in m]
+    return found if found and n % len(found) == 0 else None
+
+
+# keywords the decoder layers read that a composite model computes and hands its text model through ``**kwargs``
+# (the text model's forward does not name them), with the shape the composite gives: Voxtral Realtime's ``t_cond``,
+# the delay-time embedding (time_embedding of num_delay_tokens, one hidden_size vector, [None] for the batch) each
+# layer scales its MLP input by (1 + ada_rms_norm(t_cond)); its value reaches no attention of that layer
+LAYER_KEYWORDS = {"t_cond": lambda cfg: (1, cfg.hidden_size)}
+
+
+def layer_keywords(layers, cfg) -> dict:
+    """``{keyword: random tensor}`` for each of :data:`LAYER_KEYWORDS` the decoder layers' forward takes."""
+    import torch
+
+    params = inspect.signature(type(layers[0]).forward).parameters
+    g = torch.Generator().manual_seed(2)
+    return {k: torch.randn(*shape(cfg), generator=g) for k, shape in LAYER_KEYWORDS.items() if k in params}
 
 
 def first_pass(model, ids, where: dict) -> dict:
@@ -328,16 +378,24 @@ def no_cache(model) -> dict:
 CROSS = 7  # image tokens given to a model whose forward takes cross_attention_states (!= LENGTH)
 
 
-def cross_inputs(model, cfg) -> dict:
+def cross_inputs(model, cfg, length: int = LENGTH) -> dict:
     """``{"cross_attention_states": (2, CROSS, hidden_size)}`` for a model whose forward takes them (Mllama's
     text model: its cross-attention layers run only with image states; a text-only forward skips them), so
-    that every layer runs and the probe sees what it attends; else ``{}``."""
+    that every layer runs and the probe sees what it attends; for a forward that takes ``image_encoder_embeddings``
+    and ``image_attention_mask`` (IDEFICS: it raises unless exactly one of pixel_values, image_encoder_embeddings or
+    perceiver_embeddings is given, and indexes the mask), one image of CROSS encoder states of the vision config's
+    hidden size, (2, 1, CROSS, hidden), that every token sees (a mask of ones, (2, ``length``, 1)); else ``{}``."""
     import torch
 
-    if "cross_attention_states" not in inspect.signature(model.forward).parameters:
-        return {}
+    params = inspect.signature(model.forward).parameters
     g = torch.Generator().manual_seed(1)
-    return {"cross_attention_states": torch.randn(2, CROSS, cfg.hidden_size, generator=g)}
+    if "cross_attention_states" in params:
+        return {"cross_attention_states": torch.randn(2, CROSS, cfg.hidden_size, generator=g)}
+    vision = getattr(cfg, "vision_config", None)
+    if "image_encoder_embeddings" in params and "image_attention_mask" in params and vision is not None:
+        return {"image_encoder_embeddings": torch.randn(2, 1, CROSS, vision.hidden_size, generator=g),
+                "image_attention_mask": torch.ones(2, length, 1, dtype=torch.long)}
+    return {}
 
 
 def _input_ids(length: int):
