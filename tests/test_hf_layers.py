@@ -290,7 +290,8 @@ def test_every_layer_of_every_type_as_transformers_runs_it(candidates, capsys):
 # differential above checks the consequences of every entry; this checks the entries themselves.
 SAMPLE = ("gpt_oss", "gemma3_text", "llama4_text", "smollm3", "cohere2", "exaone4", "mistral", "granite_swa",
           "jamba", "lfm2", "mllama_text_model", "muse_spark_text", "inkling2_text", "lfm3", "flint",
-          "deepseek_v4", "hrm_text", "idefics", "voxtral_realtime_text")  # jamba: kinds from attn_layer_period / _offset; lfm2: full_attn_idxs; mllama_text_model:
+          "deepseek_v4", "hrm_text", "idefics", "voxtral_realtime_text")
+# jamba: kinds from attn_layer_period / _offset; lfm2: full_attn_idxs; mllama_text_model:
 # cross_attention_layers (indices); muse_spark_text: counted from the end, layer_rope_theta read by its truth;
 # inkling2_text: sliding_window_size; lfm3, flint, deepseek_v4 (5.23.0 only): periodic after their first layers;
 # hrm_text, idefics, voxtral_realtime_text (5.23.0 only): layers numbered by call order, image encoder states given,
