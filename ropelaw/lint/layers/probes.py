@@ -17,6 +17,10 @@ linter never imports it). How a layer is observed (no reading of the modeling co
   interleaved pairs, over the first or last channels); the frequencies are the ``inv_freq`` buffer
   of the rotary module that produced that cos/sin, the attention factor the magnitude
   ``sqrt(cos^2 + sin^2)``.
+- layers: the list of ``num_hidden_layers`` decoder layers (or the attention sublayers they hold, numbered as
+  layers: LongCat-Flash); where none exists, layers that run several times in one forward, each run a layer in call
+  order (:func:`repeated_layers`: HRM). The forward gets the inputs without which its layers do not all run
+  (:func:`cross_inputs`: image states; :func:`layer_keywords`: what a composite hands its text model).
 """
 
 from __future__ import annotations
