@@ -1,5 +1,7 @@
 """An odd rotary count rounded up (ropelaw/lint/table_rows.py row ``odd_dims_round_up``: GPT-NeoX, Nemotron, Phi-3,
-and the GLM family: glm, glm4, glm4_moe, glm4v_text, glm4v_moe_text).
+and the GLM family: glm, glm4, glm4_moe, glm4v_text, glm4v_moe_text; 5.23.0's glm_image_text, glm_ocr_text and the
+composites GLM-4.6V / GLMGA (text model glm4v_text)). Measured and left out of the row: 5.23.0's glm4_moe_lite and
+glm_moe_dsa (an odd qk_rope_head_dim is refused by validate_rope when the config loads), glm5_next_text (NoPE).
 
 transformers' RotaryEmbedding of these models makes ceil(r / 2) frequencies base^(-2k / r) with r = int(head_dim x
 partial factor) odd (``arange(0, r, 2) / r``) and rotates r + 1 dims. ropelaw reads r + 1 dims at the effective base
@@ -38,8 +40,11 @@ TYPES = {"gpt_neox": {**HEAD, "model_type": "gpt_neox", "rotary_pct": 0.25, "rot
 # (its 3 sections sum to the ceil(19 / 2) = 10 frequencies; text positions are equal in all three, so the sections
 # pick the same table)
 GLM_TYPES = ("glm", "glm4", "glm4_moe", "glm4v_text", "glm4v_moe_text")
+# 5.23.0's newer GLM text models (multimodal rotary by mrope_section as GLM-4V; not types of 4.57.1)
+GLM5_TYPES = ("glm_image_text", "glm_ocr_text")
 MROPE = {"mrope_section": [2, 4, 4]}
-TYPES.update({mt: {**HEAD, "model_type": mt, "head_dim": 76, "partial_rotary_factor": 0.25} for mt in GLM_TYPES})
+TYPES.update({mt: {**HEAD, "model_type": mt, "head_dim": 76, "partial_rotary_factor": 0.25}
+              for mt in GLM_TYPES + GLM5_TYPES})
 LINEAR = {"rope_type": "linear", "factor": 4.0}
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 2048}
@@ -52,7 +57,7 @@ YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 
 
 
 def config(mt: str, scaling: dict | None) -> dict:
-    if mt.startswith("glm4v"):  # GLM-4V's text attention reads rope_scaling["mrope_section"]
+    if mt.startswith("glm4v") or mt in GLM5_TYPES:  # their text attention reads rope_scaling["mrope_section"]
         scaling = {"rope_type": "default", **(scaling or {}), **MROPE}
     return {**TYPES[mt], **({"rope_scaling": scaling} if scaling else {})}
 
@@ -73,8 +78,12 @@ def close(ours, theirs, rel: float) -> bool:
     return len(ours) == len(theirs) and all(math.isclose(a, b, rel_tol=rel) for a, b in zip(ours, theirs, strict=True))
 
 
-@pytest.mark.parametrize("semantics", hf.SEMANTICS)
-@pytest.mark.parametrize("mt", sorted(TYPES))
+def semantics_of(mt: str) -> tuple[str, ...]:
+    """The transformers versions that have type ``mt``."""
+    return (V5,) if mt in GLM5_TYPES else hf.SEMANTICS
+
+
+@pytest.mark.parametrize("mt,semantics", [(mt, s) for mt in sorted(TYPES) for s in semantics_of(mt)])
 def test_reading_is_the_formula(mt, semantics, monkeypatch):
     """Plain RoPE: base^(-2k/19), k = 0..9 (modeling_rope_utils' inv_freq; 10 frequencies, 20 dims)."""
     res = lint(config(mt, None), semantics, monkeypatch)
@@ -114,7 +123,7 @@ def test_dim_dependent_schemes_are_not_analysed(scaling, mt, semantics, monkeypa
 
 RUNTIME_CASES = [("gpt_neox", None), ("gpt_neox", LINEAR), ("gpt_neox", LLAMA3), ("gpt_neox", LONGROPE),
                  ("nemotron", None), ("nemotron", LINEAR), ("nemotron", LLAMA3), ("nemotron", LONGROPE),
-                 ("phi3", None)] + [(mt, s) for mt in GLM_TYPES for s in (None, LINEAR, LLAMA3, LONGROPE)]
+                 ("phi3", None)] + [(mt, s) for mt in GLM_TYPES + GLM5_TYPES for s in (None, LINEAR, LLAMA3, LONGROPE)]
 
 
 @pytest.mark.hf
@@ -131,6 +140,8 @@ def test_reading_is_the_runtime(mt, scaling, monkeypatch):
     import hf_runtime as hr
 
     installed = V4 if hr.transformers_version().startswith("4.") else V5
+    if installed not in semantics_of(mt):
+        pytest.skip(f"{mt} is not a type of transformers {installed}")
     o = hr.run_config(config(mt, scaling))
     assert not o.raised, (o.stage, o.error)
     inv, _ = hr.rotary_tables(o.rotary)["all"]
@@ -138,6 +149,11 @@ def test_reading_is_the_runtime(mt, scaling, monkeypatch):
     assert len(theirs) == (R + 1) // 2
     ours = read_inv_freq(lint(config(mt, scaling), installed, monkeypatch))
     assert close(ours, theirs, 1e-6), (ours, theirs)
+    if mt in GLM5_TYPES:  # the width its apply_rotary_pos_emb slices the head by: cos.shape[-1] = 20 dims rotate
+        import torch
+
+        cos, _ = o.rotary(torch.zeros(1, 4, 8), torch.arange(4)[None])
+        assert cos.shape[-1] == R + 1, cos.shape
 
 
 @pytest.mark.hf
@@ -241,9 +257,13 @@ def test_changed_real_glm4_moe_file_as_transformers_runs_it(tmp_path, monkeypatc
     assert g["spec"]["d"] == R + 1 and g["spec"]["base"] == pytest.approx(1e6 ** ((R + 1) / R), rel=1e-12)
 
 
+COMPOSITES = {"glm4v": "glm4v_text", "glm4v_moe": "glm4v_moe_text", "glm46v": "glm4v_text", "glmga": "glm4v_text",
+              "glm_image": "glm_image_text", "glm_ocr": "glm_ocr_text"}
+
+
 @pytest.mark.hf
 @pytest.mark.torch
-@pytest.mark.parametrize("mt", ["glm4v", "glm4v_moe"])
+@pytest.mark.parametrize("mt", sorted(COMPOSITES))
 def test_composite_reading_is_the_runtime(mt, monkeypatch):
     """A GLM-4V composite (its text_config the odd text model above): ropelaw reads the text model's 10 frequencies
     as the installed transformers builds them. Not yet under 4.57.1 for glm4v_moe: its text config's model_type is
@@ -254,7 +274,9 @@ def test_composite_reading_is_the_runtime(mt, monkeypatch):
     import hf_runtime as hr
 
     installed = V4 if hr.transformers_version().startswith("4.") else V5
-    cfg = {"model_type": mt, "text_config": config(mt + "_text", None)}
+    if installed == V4 and mt not in ("glm4v", "glm4v_moe"):
+        pytest.skip(f"{mt} is not a type of transformers {installed}")
+    cfg = {"model_type": mt, "text_config": config(COMPOSITES[mt], None)}
     o = hr.run_config(cfg, forward=False)
     assert not o.raised, (o.stage, o.error)
     inv, _ = hr.rotary_tables(o.rotary)["all"]
@@ -265,3 +287,32 @@ def test_composite_reading_is_the_runtime(mt, monkeypatch):
         return
     assert "RV003" not in {f.code for f in res.findings}
     assert close(read_inv_freq(res), theirs, 1e-6), (read_inv_freq(res), theirs)
+
+
+MLA = {**HEAD, "qk_rope_head_dim": R, "qk_nope_head_dim": 64, "v_head_dim": 64, "kv_lora_rank": 32, "q_lora_rank": 32}
+
+
+@pytest.mark.parametrize("mt", ["glm4_moe_lite", "glm_moe_dsa"])
+def test_odd_mla_rope_dims_are_not_read_as_rounded_up(mt, monkeypatch):
+    """5.23.0's GLM MLA types rotate qk_rope_head_dim dims (their head_dim): an odd count is RV003, not analysed
+    (the row does not name them; :func:`test_odd_mla_rope_dims_are_refused_by_the_runtime` measures why)."""
+    res = lint({**MLA, "model_type": mt}, V5, monkeypatch)
+    assert all(a.spec is None for a in res.layers)
+    [f] = [f for f in res.findings if f.code == "RV003"]
+    assert "rotary dimension 19 from qk_rope_head_dim is odd" in f.message
+
+
+@pytest.mark.hf
+@pytest.mark.torch
+@pytest.mark.parametrize("mt", ["glm4_moe_lite", "glm_moe_dsa"])
+def test_odd_mla_rope_dims_are_refused_by_the_runtime(mt):
+    """transformers 5.23.0 refuses an odd qk_rope_head_dim when the config loads (modeling_rope_utils validate_rope:
+    "RoPE requires an even rotary dimension"): nothing rotates an odd count rounded up."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import hf_runtime as hr
+
+    if hr.transformers_version().startswith("4."):
+        pytest.skip(f"{mt} is not a type of transformers 4.57.1")
+    o = hr.run_config({**MLA, "model_type": mt})
+    assert o.raised and o.stage == "config" and "RoPE requires an even rotary dimension" in o.error, o.error
