@@ -482,8 +482,9 @@ class _TableLoad:
         """The base: the block's or the top level's (the file's own wins over a class default block), a base in
         a sub-mapping (a row), a base from a ratio (a row), else the class default, else RoFormer's 10000."""
         s, K = self.s, self.K
-        base_v = (s.get(*K("base")) or self.base_from(self.main_block)) if self.from_defaults else \
-            (self.base_from(self.main_block) or s.get(*K("base")))
+        top = self.top_base()
+        base_v = (top or self.base_from(self.main_block)) if self.from_defaults else \
+            (self.base_from(self.main_block) or top)
         for nested in rows("nested_base"):
             rv = nested.values
             sub = s.sub(rv["section"]) if self.kind == "hf" else None
@@ -510,6 +511,30 @@ class _TableLoad:
                 base_v = Value(ROPE_DEFAULT_BASE, None, 1, 1, "no base key: RoPE's default 10000 (RoFormer)")
             self.notes.append(f"base {fmt_count(base_v.raw)} assumed ({base_v.note})")
         self.base_v: Value = base_v
+
+    def top_base(self) -> Value | None:
+        """The top level's base: the first base key written, or (row ``base_key``: GPT-NeoX) the one key the
+        runtime reads, else its class default; a key it does not read whose value differs from the one that runs is
+        RV019, a warning (the ignored key is never trusted)."""
+        kr = row("base_key", self.arch) if self.kind == "hf" else None
+        if kr is None:
+            return self.s.get(*self.K("base"))
+        key, default = kr.values["key"], kr.values["default"]
+        read = self.s.get(key)
+        runs = read if read is not None else Value(default, None, self.dline, self.dcol,
+                                                  f"{key} absent: {kr.values['config_class']} default")
+        for other in (v for v in map(self.s.get, kr.values["ignored"]) if v is not None):
+            if finite(other.raw) is not None and finite(other.raw) == finite(runs.raw):
+                continue  # the value that runs: nothing is lost by its key being unread
+            self.problems.append(Problem(
+                IGNORED_KEY, other,
+                f"{other.key} {fmt_short(other.raw)} is ignored by transformers {self.reading}: "
+                f"{kr.values['config_class']} runs {key} {fmt_short(runs.raw)}"
+                + ("" if read is not None else f" (its default; the file has no {key})"),
+                fix=f"write the base as {key} (now {fmt_short(runs.raw)}) and drop {other.key}", severity="warning"))
+        if read is None:
+            self.notes.append(f"base {fmt_count(default)} assumed ({runs.note})")
+        return runs
 
     def base_times_ratio(self, rv: Mapping[str, Any]) -> Value:
         """A row's base x its ratio key (the row's base when the key is absent)."""

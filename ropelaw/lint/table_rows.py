@@ -47,6 +47,8 @@ EFFECTS = {
     "rotates_half": "the rotary embedding is built for half the rotary dims: the rotated dims are halved",
     "base_times_ratio": "no base key: the base is values['base'] times the key values['key'] (1 when absent)",
     "class_head_dim": "the config class's head_dim default wins over hidden_size / num_attention_heads",
+    "base_key": "the top-level base is values['key'] only (the class default when absent); the keys "
+                "values['ignored'] are not read (RV019, a warning, where the value differs from the one that runs)",
     "nested_base": "the base written in the sub-mapping values['section'], read by transformers "
                    "values['read_by'] and ignored by the other",
     "true_flag_scheme": "the key written as true runs scheme values['scheme'] with fixed parameters",
@@ -95,6 +97,16 @@ ROWS: tuple[Row, ...] = (
         keys=("attn_config",),
         values={"section": "attn_config", "key": "rope_theta", "read_by": "4.", "reads": "4.57.1",
                 "config_class": "DbrxConfig"}),
+    Row("base_key", "transformers 4.57.1 configuration_gpt_neox.py GPTNeoXConfig.__init__: self.rope_theta = "
+                    "rotary_emb_base (default 10000; a rope_theta in the file is overwritten); 5.23.0 "
+                    "convert_rope_params_to_dict: rope_parameters.setdefault('rope_theta', "
+                    "kwargs.pop('rotary_emb_base', default_theta)) (a top-level rope_theta is not read; a "
+                    "rope_parameters / rope_scaling block's rope_theta is); measured with rope_theta 1e6 and "
+                    "rotary_emb_base 1e4 (and the reverse, and each alone) under both versions: inv_freq is "
+                    "rotary_emb_base's (tests/test_neox_base.py)",
+        model_types=("gpt_neox",),
+        values={"key": "rotary_emb_base", "ignored": ("rope_theta",), "config_class": "GPTNeoXConfig",
+                "default": 10000}),
     Row("true_flag_scheme", "Megatron-Core --use-rope-scaling: megatron/core/models/common/embeddings/"
                             "rotary_pos_embedding.py RotaryEmbedding._apply_scaling(factor=8, low_freq_factor=1, "
                             "high_freq_factor=4, original_max_position_embeddings=8192), Llama 3.1's scaling",

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Mapping
 
+from ..table_rows import row
 from .edit import Edit, refuse
 
 _LEAVES = {"rope_scaling", "rope_parameters", "rope_theta", "rotary_emb_base", "rotary_base",
@@ -67,6 +68,12 @@ class _Form:
     theta_key: str
     stated: float | None
     power: float = 1.0  # the written base is the analysed one ** power (RopeLayer.written_power: odd rotary dims)
+    unread: tuple = ()  # base keys of the file the runtime ignores (row base_key): set with theta_key
+
+    def set_theta(self, theta: float) -> None:
+        """``theta_key`` = ``theta``, and the unread base keys the file has the same (it states one base)."""
+        for k in (self.theta_key,) + self.unread:
+            self.e.set(self.sec + (k,), theta)
 
     def written(self, theta: float) -> float:
         """The base to write for the analysed base ``theta``: theta ** power to 12 significant figures (the file's
@@ -85,7 +92,7 @@ class _Form:
             if node.get("rope_scaling") is not None:  # null is no scaling already
                 e.delete(sec + ("rope_scaling",))
             if theta_key in node:
-                e.set(sec + (theta_key,), theta)
+                self.set_theta(theta)
         else:
             if b is None:
                 if node.get("rope_scaling") is not None:  # null is no scaling already
@@ -93,11 +100,21 @@ class _Form:
             else:
                 e.set(sec + ("rope_scaling",), b)
             if theta_key in node or not stated:  # the base the runtime reads already: no key added
-                e.set(sec + (theta_key,), theta)
+                self.set_theta(theta)
 
     def top_original(self, value: int) -> None:
         if "original_max_position_embeddings" in self.node:  # 5.x lets it win over the block's
             self.e.set(self.sec + ("original_max_position_embeddings",), value)
+
+
+def theta_keys(node: Mapping, cfg: Any) -> tuple[str, tuple]:
+    """The top-level base key the runtime reads (row ``base_key`` of lint/table_rows.py: GPT-NeoX runs
+    rotary_emb_base and ignores rope_theta, both transformers versions; else the first base key written) and the
+    ignored base keys ``node`` has."""
+    kr = row("base_key", cfg.arch) if cfg.kind == "hf" else None
+    if kr is not None:
+        return kr.values["key"], tuple(k for k in kr.values["ignored"] if k in node)
+    return next((k for k in ("rope_theta", "rotary_emb_base", "rotary_base") if k in node), "rope_theta"), ()
 
 
 def changes(data: Mapping, cfg: Any, option: Any, target: int, dialect: str = "hf", sec: tuple | None = None) -> Edit:
@@ -116,7 +133,7 @@ def changes(data: Mapping, cfg: Any, option: Any, target: int, dialect: str = "h
     rp = node.get("rope_parameters")
     v5 = isinstance(rp, Mapping) or str(data.get("transformers_version", "")).startswith("5")
     per_type = isinstance(rp, Mapping) and rp and all(isinstance(v, Mapping) for v in rp.values())
-    theta_key = next((k for k in ("rope_theta", "rotary_emb_base", "rotary_base") if k in node), "rope_theta")
+    theta_key, unread = theta_keys(node, cfg)
     t = spec.train_len
 
     power = cfg.layers[0].written_power
@@ -124,7 +141,7 @@ def changes(data: Mapping, cfg: Any, option: Any, target: int, dialect: str = "h
         return refuse(dialect, name, f"the model rotates an odd count of dims rounded up, and transformers' {name} "
                                      "uses that odd dim itself (yarn's ramp fails to build; dynamic's base power): "
                                      "not modelled")
-    form = _Form(e, node, sec, v5, bool(per_type), theta_key, cfg.layers[0].base.number(), power)
+    form = _Form(e, node, sec, v5, bool(per_type), theta_key, cfg.layers[0].base.number(), power, unread)
     block, top_original = form.block, form.top_original
     if name == "base":
         block(None, spec.base)
@@ -140,7 +157,7 @@ def changes(data: Mapping, cfg: Any, option: Any, target: int, dialect: str = "h
             if v5 and isinstance(rp, Mapping) and not per_type:
                 e.set(sec + ("rope_parameters", "rope_theta"), form.written(spec.base))
             if not v5 or theta_key in node:
-                e.set(sec + (theta_key,), form.written(spec.base))
+                form.set_theta(form.written(spec.base))
         e.set(sec + ("max_position_embeddings",), target)
     elif name == "linear":
         s = spec.param("factor")

@@ -1,0 +1,114 @@
+"""GPT-NeoX's base key (ropelaw/lint/table_rows.py row ``base_key``): transformers runs ``rotary_emb_base`` and
+ignores a top-level ``rope_theta``, in both versions ropelaw follows.
+
+4.57.1 configuration_gpt_neox.py: ``self.rope_theta = rotary_emb_base`` (default 10000) after the kwargs, so a
+``rope_theta`` of the file is overwritten; 5.23.0 ``convert_rope_params_to_dict``:
+``rope_parameters.setdefault("rope_theta", kwargs.pop("rotary_emb_base", default_theta))``, the top-level
+``rope_theta`` not read.
+
+- ``test_reading_is_the_runtime`` (``-m hf``): each case's inv_freq as the installed transformers builds
+  GPTNeoXConfig and its rotary, against ropelaw's reading (relative 1e-6: float32).
+- ``test_the_ignored_key_is_said``: RV019, a warning, names the ignored key and the base that runs, when the two
+  differ (and only then).
+- ``test_plan_writes_the_key_that_runs``: ``plan --apply base`` writes ``rotary_emb_base`` (and the ignored
+  ``rope_theta`` the same, so the file states one base), and the edited file reads back as the plan's base.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ropelaw.lint.check import lint_config
+from ropelaw.lint.dialects import hf
+from ropelaw.lint.loader import load_mapping, parse_text
+
+V4, V5 = hf.SEMANTICS
+D = 64  # hidden_size 256 / 4 heads, rotary_pct 1
+NEOX = {"model_type": "gpt_neox", "hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 2,
+        "intermediate_size": 64, "vocab_size": 64, "max_position_embeddings": 2048, "rotary_pct": 1.0}
+# (keys written, the base that runs: the file's rotary_emb_base, else GPTNeoXConfig's default 10,000)
+CASES = [({"rope_theta": 1e6, "rotary_emb_base": 1e4}, 1e4), ({"rope_theta": 1e4, "rotary_emb_base": 1e6}, 1e6),
+         ({"rope_theta": 1e6}, 1e4), ({"rotary_emb_base": 1e6}, 1e6), ({"rope_theta": 5e5, "rotary_emb_base": 5e5}, 5e5)]
+IDS = ["theta1e6-base1e4", "theta1e4-base1e6", "theta1e6-only", "base1e6-only", "equal5e5"]
+
+
+def lint(cfg: dict, semantics: str, monkeypatch):
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", semantics)
+    data, pos = parse_text(json.dumps(cfg, indent=1), "json")
+    return lint_config(load_mapping(data, pos, path="config.json"))
+
+
+def ropelaw_inv_freq(res) -> list[float]:
+    [a] = [a for a in res.layers if a.spec is not None]
+    return [float(t) for t in a.scheme_result.inv_freq]
+
+
+@pytest.mark.hf
+@pytest.mark.torch
+@pytest.mark.parametrize("keys,runs", CASES, ids=IDS)
+def test_reading_is_the_runtime(keys, runs, monkeypatch):
+    """The installed transformers' inv_freq is rotary_emb_base's (its default 10,000 when absent), never
+    rope_theta's: ropelaw reads the same frequencies."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import hf_runtime as hr
+
+    installed = V4 if hr.transformers_version().startswith("4.") else V5
+    o = hr.run_config({**NEOX, **keys})
+    assert not o.raised, (o.stage, o.error)
+    inv, _ = hr.rotary_tables(o.rotary)["all"]
+    theirs = [float(x) for x in inv]
+    assert len(theirs) == D // 2
+    # the runtime's base, from its second frequency base^(-2/64): the one the CASES table names
+    assert math.isclose(theirs[1] ** (-D / 2), runs, rel_tol=1e-4), theirs[1] ** (-D / 2)
+    ours = ropelaw_inv_freq(lint({**NEOX, **keys}, installed, monkeypatch))
+    assert all(math.isclose(a, b, rel_tol=1e-6) for a, b in zip(ours, theirs, strict=True)), (ours, theirs)
+
+
+@pytest.mark.parametrize("semantics", hf.SEMANTICS)
+@pytest.mark.parametrize("keys,runs", CASES, ids=IDS)
+def test_the_ignored_key_is_said(keys, runs, semantics, monkeypatch):
+    """RV019 (a warning) at rope_theta when it differs from the base that runs; none when they agree or it is
+    absent. ropelaw's base is the one that runs, and its source is rotary_emb_base or the class default."""
+    res = lint({**NEOX, **keys}, semantics, monkeypatch)
+    [g] = [a for a in res.layers if a.spec is not None]
+    assert g.spec.base == runs
+    ignored = [f for f in res.findings if f.code == "RV019"]
+    if "rope_theta" in keys and keys["rope_theta"] != runs:
+        [f] = ignored
+        assert f.severity == "warning" and f.data.get("key", "rope_theta") == "rope_theta"
+        assert f.message.startswith(f"rope_theta {'1e6' if keys['rope_theta'] == 1e6 else '10,000'} is ignored by "
+                                    f"transformers {semantics}: GPTNeoXConfig runs rotary_emb_base"), f.message
+        assert ("its default" in f.message) == ("rotary_emb_base" not in keys)
+    else:
+        assert not ignored, [f.message for f in ignored]
+    assert "RV025" not in {f.code for f in res.findings}  # rotary_emb_base is read: not "unread"
+
+
+@pytest.mark.parametrize("keys", [{"rope_theta": 1e6}, {"rope_theta": 1e6, "rotary_emb_base": 1e4}],
+                         ids=["theta-only", "both"])
+def test_plan_writes_the_key_that_runs(keys, tmp_path):
+    """`ropelaw plan --apply base`: the new base goes to rotary_emb_base (what transformers reads) and the file's
+    rope_theta the same; the read-back (plan_check) finds the plan's base, 2.7e10 ... as the edited file's."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**NEOX, "max_position_embeddings": 131072, **keys}, indent=1) + "\n")
+    done = subprocess.run([sys.executable, "-m", "ropelaw", "plan", str(path), "--train", "4096", "--target",
+                           "131072", "--apply", "base", "-o", str(tmp_path / "out.json")], capture_output=True, text=True,
+                          env={**os.environ, "ROPELAW_HF_SEMANTICS": V5})
+    assert done.returncode == 0, done.stderr
+    edited = json.loads((tmp_path / "out.json").read_text())
+    assert edited["rotary_emb_base"] == edited["rope_theta"] > 1e6
+    monkey = pytest.MonkeyPatch()
+    try:
+        res = lint(edited, V5, monkey)
+    finally:
+        monkey.undo()
+    [g] = [a for a in res.layers if a.spec is not None]
+    assert g.spec.base == edited["rotary_emb_base"]
+    assert "RV019" not in {f.code for f in res.findings}
