@@ -33,8 +33,12 @@ D = 64  # hidden_size 256 / 4 heads, rotary_pct 1
 NEOX = {"model_type": "gpt_neox", "hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 2,
         "intermediate_size": 64, "vocab_size": 64, "max_position_embeddings": 2048, "rotary_pct": 1.0}
 # (keys written, the base that runs: the file's rotary_emb_base, else GPTNeoXConfig's default 10,000)
-CASES = [({"rope_theta": 1e6, "rotary_emb_base": 1e4}, 1e4), ({"rope_theta": 1e4, "rotary_emb_base": 1e6}, 1e6),
-         ({"rope_theta": 1e6}, 1e4), ({"rotary_emb_base": 1e6}, 1e6), ({"rope_theta": 5e5, "rotary_emb_base": 5e5}, 5e5)]
+CASES = [({"rope_theta": 1e6, "rotary_emb_base": 1e4}, 1e4),
+         ({"rope_theta": 1e4, "rotary_emb_base": 1e6}, 1e6), ({"rope_theta": 1e6}, 1e4),
+         ({"rotary_emb_base": 1e6}, 1e6), ({"rope_theta": 5e5, "rotary_emb_base": 5e5}, 5e5)]
+# 5.23.0 only (4.57.1 reads no rope_parameters): the block's rope_theta runs, setdefault keeps it over
+# rotary_emb_base, and neither top-level key is then said to run
+BLOCK = {"rope_parameters": {"rope_type": "default", "rope_theta": 1e6}, "rotary_emb_base": 1e4, "rope_theta": 1e4}
 IDS = ["theta1e6-base1e4", "theta1e4-base1e6", "theta1e6-only", "base1e6-only", "equal5e5"]
 
 
@@ -91,6 +95,27 @@ def test_the_ignored_key_is_said(keys, runs, semantics, monkeypatch):
     assert "RV025" not in {f.code for f in res.findings}  # rotary_emb_base is read: not "unread"
 
 
+@pytest.mark.hf
+@pytest.mark.torch
+def test_a_block_base_wins_under_5(monkeypatch):
+    """5.23.0: rope_parameters' rope_theta 1e6 runs over rotary_emb_base 1e4 (measured here), ropelaw reads 1e6 and
+    says nothing about the top-level keys (RV019 would name rotary_emb_base as the base that runs)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import hf_runtime as hr
+
+    if hr.transformers_version().startswith("4."):
+        pytest.skip("4.57.1 has no rope_parameters")
+    o = hr.run_config({**NEOX, **BLOCK}, forward=False)
+    assert not o.raised, (o.stage, o.error)
+    inv, _ = hr.rotary_tables(o.rotary)["all"]
+    assert math.isclose(float(inv[1]) ** (-D / 2), 1e6, rel_tol=1e-4)
+    res = lint({**NEOX, **BLOCK}, V5, monkeypatch)
+    [g] = [a for a in res.layers if a.spec is not None]
+    assert g.spec.base == 1e6
+    assert "RV019" not in {f.code for f in res.findings}, [f.message for f in res.findings]
+
+
 @pytest.mark.parametrize("keys", [{"rope_theta": 1e6}, {"rope_theta": 1e6, "rotary_emb_base": 1e4}],
                          ids=["theta-only", "both"])
 def test_plan_writes_the_key_that_runs(keys, tmp_path):
@@ -99,8 +124,8 @@ def test_plan_writes_the_key_that_runs(keys, tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({**NEOX, "max_position_embeddings": 131072, **keys}, indent=1) + "\n")
     done = subprocess.run([sys.executable, "-m", "ropelaw", "plan", str(path), "--train", "4096", "--target",
-                           "131072", "--apply", "base", "-o", str(tmp_path / "out.json")], capture_output=True, text=True,
-                          env={**os.environ, "ROPELAW_HF_SEMANTICS": V5})
+                           "131072", "--apply", "base", "-o", str(tmp_path / "out.json")],
+                          capture_output=True, text=True, env={**os.environ, "ROPELAW_HF_SEMANTICS": V5})
     assert done.returncode == 0, done.stderr
     edited = json.loads((tmp_path / "out.json").read_text())
     assert edited["rotary_emb_base"] == edited["rope_theta"] > 1e6

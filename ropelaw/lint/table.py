@@ -481,10 +481,9 @@ class _TableLoad:
     def base(self) -> None:
         """The base: the block's or the top level's (the file's own wins over a class default block), a base in
         a sub-mapping (a row), a base from a ratio (a row), else the class default, else RoFormer's 10000."""
-        s, K = self.s, self.K
-        top = self.top_base()
-        base_v = (top or self.base_from(self.main_block)) if self.from_defaults else \
-            (self.base_from(self.main_block) or top)
+        s = self.s
+        block = self.base_from(self.main_block)  # a block's base wins over a top-level key the runtime ignores
+        base_v = (self.top_base() or block) if self.from_defaults else (block or self.top_base())
         for nested in rows("nested_base"):
             rv = nested.values
             sub = s.sub(rv["section"]) if self.kind == "hf" else None
