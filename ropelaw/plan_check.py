@@ -43,9 +43,10 @@ def _reads_as(option: Any, spec: Any) -> str | None:
     if spec.scheme != scheme:
         wrong.append(f"scheme {spec.scheme} (the option's: {scheme})")
     # equal to 1e-9 relative, not bit for bit: a base written for an odd rotary count is read back through
-    # base^((r+1)/r) (lint/table.py odd_dims; the writer writes the power to 12 significant figures)
-    if (option.name in ("base", "ntk") or option.parameters.get("base") is not None) \
-            and not math.isclose(spec.base, want.base, rel_tol=1e-9):
+    # base^((r+1)/r) (lint/table.py odd_dims; the writer writes the power to 12 significant figures). Every option:
+    # one that keeps the base (linear, yarn, ...) must read back at it too (an axolotl override that wrote the
+    # effective base as the model's read back at base^((r+1)/r) twice over, unchecked)
+    if not math.isclose(spec.base, want.base, rel_tol=1e-9):
         wrong.append(f"base {spec.base:g} (the option's: {want.base:g})")
     factor = want.param("factor")
     if option.name not in ("base", "ntk", "train") and factor is not None and spec.param("factor") != factor:

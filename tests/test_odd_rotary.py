@@ -316,3 +316,54 @@ def test_odd_mla_rope_dims_are_refused_by_the_runtime(mt):
         pytest.skip(f"{mt} is not a type of transformers 4.57.1")
     o = hr.run_config({**MLA, "model_type": mt})
     assert o.raised and o.stage == "config" and "RoPE requires an even rotary dimension" in o.error, o.error
+
+
+# GLM-4.5 with 65 rotary dims (head_dim 130 x 0.5): read as 66 at base^(66/65); with and without the file's base
+ODD_GLM = {"model_type": "glm4_moe", "hidden_size": 512, "num_attention_heads": 4, "num_key_value_heads": 4,
+           "head_dim": 130, "partial_rotary_factor": 0.5, "max_position_embeddings": 8192, "num_hidden_layers": 1,
+           "intermediate_size": 64, "moe_intermediate_size": 32, "vocab_size": 64}
+
+
+def plan_apply(path, out, option: str = "linear"):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "ropelaw", "plan", str(path), "--train", "8192", "--target", "65536",
+                           "--apply", option, "-o", str(out)], capture_output=True, text=True,
+                          env={**os.environ, "ROPELAW_HF_SEMANTICS": V5})
+
+
+@pytest.mark.parametrize("theta", [1e6, None], ids=["rope_theta-1e6", "class-default"])
+def test_axolotl_writes_the_model_base_not_the_effective_one(theta, tmp_path):
+    """`plan --apply linear` on an axolotl file whose base model rotates 65 dims: the override's rope_scaling carries
+    the model's own base (1e6; the class default 10,000 when the model has none), as the Hugging Face writer writes
+    it for the model's config.json, never the analysed effective base^(66/65) (11,522.3 for 10,000, which was
+    written); the edited file reads back at the same effective base, 10,000^(66/65) or 1e6^(66/65)."""
+    import yaml
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({**ODD_GLM, **({"rope_theta": theta} if theta else {})}))
+    ax = tmp_path / "ax.yml"
+    ax.write_text(f"base_model: {model}\nsequence_len: 8192\n")
+    done = plan_apply(ax, tmp_path / "out.yml")
+    assert done.returncode == 0, done.stderr
+    written = yaml.safe_load((tmp_path / "out.yml").read_text())["overrides_of_model_config"]["rope_scaling"]
+    want = theta or 10000.0  # Glm4MoeConfig's rope_theta default (ropelaw/data/hf_defaults.json, both versions)
+    # with the model's partial factor: the override replaces rope_parameters whole under transformers 5
+    assert written == {"rope_type": "linear", "factor": 8.0, "rope_theta": want, "partial_rotary_factor": 0.5}
+    # the Hugging Face writer, on the model's own config.json
+    hf_out = tmp_path / "hf_out.json"
+    assert plan_apply(model / "config.json", hf_out).returncode == 0
+    hf_written = json.loads(hf_out.read_text())
+    assert hf_written.get("rope_theta", want) == want and hf_written["rope_scaling"]["factor"] == 8.0
+    monkey = pytest.MonkeyPatch()
+    try:
+        monkey.setenv("ROPELAW_HF_SEMANTICS", V5)
+        from ropelaw.lint.loader import load_config
+
+        [g] = [a for a in lint_config(load_config(str(tmp_path / "out.yml"))).layers if a.spec is not None]
+    finally:
+        monkey.undo()
+    assert g.spec.d == 66 and g.spec.base == pytest.approx(want ** (66 / 65), rel=1e-12)

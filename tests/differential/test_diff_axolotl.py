@@ -20,6 +20,7 @@ that does the same stands in for it.
 from __future__ import annotations
 
 import ast
+import json
 
 import pytest
 import yaml
@@ -130,3 +131,43 @@ def test_axolotl_overrides_as_transformers_5_runs_them(load_model_config, hub, m
     same_frequencies(theirs, ours.inv_freq)
     assert ours.attention == pytest.approx(attention, rel=1e-12)
     assert ("RV019" in codes) == (case == "rope_theta"), codes  # an override that changes nothing is said
+
+
+@pytest.mark.parametrize("theta", [1e6, None], ids=["rope_theta-1e6", "class-default"])
+def test_plan_apply_for_odd_rotary_dims_as_axolotl_runs_it(load_model_config, tmp_path, monkeypatch, theta):
+    """`ropelaw plan --apply linear` on an axolotl file whose base model (a local GLM-4.5 config.json) rotates 65
+    dims, read as 66 at base^(66/65): axolotl's load_model_config on the edited file builds, under transformers 5,
+    the model's own frequencies base^(-2k/65) / 8 (its rotary built from the unedited config.json, divided by the
+    linear factor 8), and ropelaw reads the edited file as that. Before 2026-12-07 the writer put the effective
+    10,000^(66/65) = 11,522.3 in the override for a model without rope_theta: 11,522.3^(-2k/65) / 8 ran."""
+    import os
+    import subprocess
+    import sys
+
+    import transformers
+
+    if int(transformers.__version__.split(".")[0]) < 5:
+        pytest.skip(f"transformers {transformers.__version__}: axolotl 0.18.0 runs transformers 5 (.venv-tf5 runs "
+                    "this)")
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({
+        "model_type": "glm4_moe", "hidden_size": 512, "num_attention_heads": 4, "num_key_value_heads": 4,
+        "head_dim": 130, "partial_rotary_factor": 0.5, "max_position_embeddings": 8192, "num_hidden_layers": 1,
+        **({"rope_theta": theta} if theta else {})}))
+    path, out = tmp_path / "ax.yml", tmp_path / "out.yml"
+    path.write_text(f"base_model: {model}\nsequence_len: 8192\n")
+    done = subprocess.run([sys.executable, "-m", "ropelaw", "plan", str(path), "--train", "8192", "--target", "65536",
+                           "--apply", "linear", "-o", str(out)], capture_output=True, text=True,
+                          env={**os.environ, "ROPELAW_HF_SEMANTICS": "5.23.0"})
+    assert done.returncode == 0, done.stderr
+    original, _ = transformers_rotary(transformers.AutoConfig.from_pretrained(str(model)))
+    assert len(original) == 33  # ceil(65 / 2)
+    import warnings
+
+    with warnings.catch_warnings():  # transformers 5: "`rope_scaling` is deprecated ..."
+        warnings.simplefilter("ignore", FutureWarning)
+        theirs, _ = transformers_rotary(load_model_config(DictDefault(yaml.safe_load(out.read_text()))))
+    same_frequencies(theirs, [x / 8 for x in original])
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", "5.23.0")
+    same_frequencies(theirs, ropelaw_rotary(lint_config(load_config(str(out)))).inv_freq)

@@ -9,6 +9,7 @@ top-level ``rope_theta`` changes nothing (``dialects/axolotl.py`` ``set_override
 
 from __future__ import annotations
 
+import math
 from typing import Any
 from collections.abc import Mapping
 
@@ -52,9 +53,12 @@ def _overrides(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     if inner.refused:
         return inner
     e = Edit("axolotl", option.name, notes=list(inner.notes))
-    changes = _base_in_mapping(dict(inner.changes), base_cfg, cfg)
+    changes = _base_in_mapping(dict(inner.changes), data, base_cfg, cfg)
     if changes is None:
         return refuse("axolotl", option.name, "the base model's rope_theta is not known")
+    why = _partial_in_mapping(changes, base_cfg, cfg)
+    if why is not None:
+        return refuse("axolotl", option.name, why)
     for path, value in changes.items():
         key = path[-1] if len(path) == 1 else None
         if key is None:  # a nested key (rope_parameters.*): axolotl replaces top-level keys only
@@ -66,14 +70,38 @@ def _overrides(data: Mapping, cfg: Any, option: Any, target: int) -> Edit:
     return e
 
 
-def _base_in_mapping(changes: dict, base_cfg: Mapping, cfg: Any) -> dict | None:
+def model_base(data: Mapping, base_cfg: Mapping, cfg: Any) -> float | None:
+    """The base the model runs, to write into the mapping: the value the loader read (at its key in the axolotl
+    file ``data``, else the base model's key the runtime reads, ``hf.theta_keys``) when it reads back as the analysed
+    base, else the analysed base as written (``hf.written_base``, as the Hugging Face writer writes it). For an odd
+    rotary count r read as r + 1 dims the analysed base is the effective base^((r + 1)/r), never the model's own."""
+    from .hf import theta_keys, written_base
+
+    g = cfg.layers[0] if getattr(cfg, "layers", None) else None
+    analysed = g.base.number() if g is not None else None
+    if g is None or analysed is None:
+        return None
+    if g.base.key:
+        stated: Any = data
+        for part in g.base.key.split("."):
+            stated = stated.get(part) if isinstance(stated, Mapping) else None
+    else:
+        stated = base_cfg.get(theta_keys(base_cfg, cfg)[0])
+    written = written_base(analysed, g.written_power)
+    if isinstance(stated, (int, float)) and not isinstance(stated, bool) and stated > 0 \
+            and math.isclose(float(stated) ** (1 / g.written_power), analysed, rel_tol=1e-9):
+        return float(stated)  # the model's own bytes: they read back as the analysed base
+    return written
+
+
+def _base_in_mapping(changes: dict, data: Mapping, base_cfg: Mapping, cfg: Any) -> dict | None:
     """``changes`` with the base inside the RoPE mapping they write (a new ``rope_theta``, else the model's), and
     no top-level ``rope_theta``: a changed base alone is written as the model's own mapping with it. None when the
     base is needed and not known."""
     theta = changes.pop(("rope_theta",), None)
     changed = theta is not None and theta is not DELETE and base_cfg.get("rope_theta") != theta
     if theta is None or theta is DELETE:
-        theta = cfg.layers[0].base.number() if getattr(cfg, "layers", None) else None
+        theta = model_base(data, base_cfg, cfg)
     keys = [k for k in changes if k[-1] in ("rope_scaling", "rope_parameters")]
     if changed and not keys:
         own = base_cfg.get("rope_scaling") or base_cfg.get("rope_parameters")
@@ -86,3 +114,28 @@ def _base_in_mapping(changes: dict, base_cfg: Mapping, cfg: Any) -> dict | None:
                 return None
             changes[k] = {**value, "rope_theta": theta}
     return changes
+
+
+def _partial_in_mapping(changes: dict, base_cfg: Mapping, cfg: Any) -> str | None:
+    """The model's partial rotary factor inside each RoPE mapping ``changes`` writes: transformers 5 keeps it in
+    ``rope_parameters``, which axolotl's override replaces whole (measured under 5.23.0: GLM-4.5 with head_dim 130 x
+    0.5 and a ``rope_scaling`` override without it builds 65 frequencies over the whole head, not 33 over 66 dims).
+    Why the mapping cannot be written (a factor the model takes from its class default, not stated), or None."""
+    keys = [k for k in changes if k[-1] in ("rope_scaling", "rope_parameters") and isinstance(changes[k], Mapping)
+            and "partial_rotary_factor" not in changes[k]]
+    if not keys:
+        return None
+    rp = base_cfg.get("rope_parameters")
+    stated = next((v for v in (base_cfg.get("partial_rotary_factor"), base_cfg.get("rotary_pct"),
+                               rp.get("partial_rotary_factor") if isinstance(rp, Mapping) else None)
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)), None)
+    g = cfg.layers[0] if getattr(cfg, "layers", None) else None
+    head = cfg.head_dim.number() if getattr(cfg, "head_dim", None) is not None else None
+    if stated is None:
+        if g is not None and head is not None and g.d.number() is not None and g.d.number() < head:
+            return (f"the model rotates {g.d.number():g} of {head:g} dims by its class's partial rotary factor, "
+                    "which an override mapping replaces under transformers 5 and the base model does not state")
+        return None
+    for k in keys:
+        changes[k] = {**changes[k], "partial_rotary_factor": float(stated)}
+    return None

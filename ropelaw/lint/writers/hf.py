@@ -55,6 +55,13 @@ def _node(data: Mapping, path: tuple) -> Mapping:
     return data if isinstance(data, Mapping) else {}
 
 
+def written_base(theta: float, power: float) -> float:
+    """The base to write for the analysed base ``theta`` (``RopeLayer.written_power``: r / (r + 1) for an odd
+    rotary count r read as r + 1 dims at the effective base): theta ** power to 12 significant figures (the file's
+    own 10,000 comes back as 10000.0, not 9999.99999999999; at most 5e-13 relative from the exact power)."""
+    return theta if power == 1.0 else float(f"{theta ** power:.12g}")
+
+
 @dataclass
 class _Form:
     """Where a file keeps its RoPE keys (``sec`` of ``node``) and in which form (``v5``: rope_parameters, per layer
@@ -76,9 +83,7 @@ class _Form:
             self.e.set(self.sec + (k,), theta)
 
     def written(self, theta: float) -> float:
-        """The base to write for the analysed base ``theta``: theta ** power to 12 significant figures (the file's
-        own 10,000 comes back as 10000.0, not 9999.99999999999; at most 5e-13 relative from the exact power)."""
-        return theta if self.power == 1.0 else float(f"{theta ** self.power:.12g}")
+        return written_base(theta, self.power)
 
     def block(self, b: dict | None, theta: float) -> None:
         """Write scaling block ``b`` (None: no scaling) and base ``theta`` in the file's form."""
