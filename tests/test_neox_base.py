@@ -137,3 +137,39 @@ def test_plan_writes_the_key_that_runs(keys, tmp_path):
     [g] = [a for a in res.layers if a.spec is not None]
     assert g.spec.base == edited["rotary_emb_base"]
     assert "RV019" not in {f.code for f in res.findings}
+
+
+@pytest.mark.hf
+@pytest.mark.torch
+def test_axolotl_block_override_base_is_read(tmp_path, monkeypatch):
+    """axolotl 0.18.0 sets an ``overrides_of_model_config.rope_scaling`` with its own rope_theta on the GPT-NeoX
+    config transformers 5 built (``setattr``, loaders/utils.py load_model_config, as tests/differential/
+    test_diff_axolotl.py runs it): the mapping's rope_theta 1e6 runs (measured here: setattr on the installed
+    GPTNeoXConfig), and ropelaw reads 1e6 (the override feeds rotary_emb_base too, the key the engine reads)."""
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import hf_runtime as hr
+
+    if hr.transformers_version().startswith("4."):
+        pytest.skip("axolotl 0.18.0 runs transformers 5")
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({**NEOX, "rotary_emb_base": 1e4}))
+    block = {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e6}
+    import warnings
+
+    config = transformers.AutoConfig.from_pretrained(str(model))
+    with warnings.catch_warnings():  # transformers 5: "`rope_scaling` is deprecated ..." (axolotl still sets it)
+        warnings.simplefilter("ignore", FutureWarning)
+        config.rope_scaling = block
+    rotary = hr.rotary_class(config)(config=config)
+    theirs = [float(x) for x in hr.rotary_tables(rotary)["all"][0]]
+    assert math.isclose(theirs[1] * 2 ** 1, 1e6 ** (-2 / D), rel_tol=1e-6)  # linear: base^(-2/64) / 2
+    ax = tmp_path / "ax.yml"
+    ax.write_text(f"base_model: {model}\nsequence_len: 2048\noverrides_of_model_config:\n  rope_scaling:\n"
+                  "    rope_type: linear\n    factor: 2.0\n    rope_theta: 1000000.0\n")
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", V5)
+    from ropelaw.lint.loader import load_config
+
+    ours = ropelaw_inv_freq(lint_config(load_config(str(ax))))
+    assert all(math.isclose(a, b, rel_tol=1e-6) for a, b in zip(ours, theirs, strict=True)), (ours, theirs)

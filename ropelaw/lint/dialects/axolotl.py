@@ -30,6 +30,7 @@ from ..resolve import ModelConfig, find, read_model, resolve
 from ._framework import Doc, dialect
 from ..model import Problem
 from ..rules.value_rules import FRAMEWORK_REFUSES, IGNORED_KEY
+from ..table_rows import row
 
 NAME = "axolotl"
 PKG = "axolotl==0.18.0"
@@ -91,6 +92,13 @@ def load(doc: Doc, o: Overrides) -> LoadedConfig:
 TF5 = "transformers 5 (axolotl==0.18.0 pins 5.14.1; measured on 5.23.0)"
 
 
+def _top_base_keys(hf: Mapping) -> tuple[str, ...]:
+    """The top-level keys the HF engine reads a base from for this model: rope_theta, and the row ``base_key``'s
+    key where one applies (GPT-NeoX's rotary_emb_base: the engine ignores its rope_theta)."""
+    kr = row("base_key", str(hf.get("model_type", "")))
+    return ("rope_theta",) if kr is None else ("rope_theta", kr.values["key"])
+
+
 def set_overrides(doc: Doc, hf: dict) -> tuple[dict, dict, list]:
     """``(config, {key: the override's dotted key}, problems)`` of ``overrides_of_model_config`` (alias
     ``model_config``) as axolotl 0.18.0 applies it: ``setattr`` on the config object after
@@ -119,8 +127,9 @@ def set_overrides(doc: Doc, hf: dict) -> tuple[dict, dict, list]:
                                  "TypeError (base None); read without it (add rope_theta to it)"))
                 continue
             if isinstance(v, Mapping) and "rope_theta" in v:  # the base of the parameters it replaces
-                hf["rope_theta"] = v["rope_theta"]
-                overrides["rope_theta"] = f"{at}.rope_theta"
+                for key in _top_base_keys(hf):
+                    hf[key] = v["rope_theta"]
+                    overrides[key] = f"{at}.rope_theta"
                 doc.consider(f"{at}.rope_theta")
                 v = {x: y for x, y in v.items() if x != "rope_theta"}
             hf[k] = v
