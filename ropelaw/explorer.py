@@ -129,10 +129,9 @@ def view(state: ExploreState) -> View:
 
 
 def _diff(old: str, new: str, path: str) -> str:
-    import difflib
+    from .lint.writers import unified_diff
 
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=path,
-                                        tofile=path, n=1))
+    return unified_diff(old, new, path, path, n=1)
 
 
 def _png(v: View, last: View | None) -> bytes:

@@ -14,10 +14,8 @@ from typing import Any
 def applied(args: argparse.Namespace, p: Any, dialect: str, text: str, checked: dict) -> dict[str, Any]:
     """Apply ``args.apply`` of plan ``p`` (already verified: ``checked``); write unless ``--dry-run``.
     Returns the JSON ``applied`` object. ``UsageError`` (exit 2) for a refused edit or an unknown option."""
-    import difflib
-
     from ..errors import UsageError, did_you_mean
-    from ..lint.writers import WRITERS
+    from ..lint.writers import WRITERS, unified_diff
 
     names = [o.name for o in p.options]
     if args.apply not in names:
@@ -33,8 +31,7 @@ def applied(args: argparse.Namespace, p: Any, dialect: str, text: str, checked: 
     out = args.output or args.config
     from ..escape import clean  # a newline in a file name would break the diff header into a forged line
 
-    diff = "".join(difflib.unified_diff(text.splitlines(keepends=True), result.text.splitlines(keepends=True),
-                                        fromfile=clean(args.config), tofile=clean(out), n=1))
+    diff = unified_diff(text, result.text, clean(args.config), clean(out), n=1)
     if not args.dry_run:
         from ..safeio import write_atomic
 

@@ -77,8 +77,6 @@ def apply_edit(text: str, fmt: str, edit: Edit, path: str = "-") -> Applied:
 
     The new text must parse to exactly the edited mapping, else :class:`UsageError` and nothing is
     returned. ``UsageError`` also when the edit was refused."""
-    import difflib
-
     from ..parse import parse_text
     from . import text as textedit
 
@@ -102,16 +100,35 @@ def apply_edit(text: str, fmt: str, edit: Edit, path: str = "-") -> Applied:
         notes.append("the JSON could not be edited in place: the file is re-dumped with its key order and indentation")
     if parse_text(new, fmt, path)[0] != expected:  # pragma: no cover - dump is the mapping itself
         raise UsageError(f"{path}: the edited file would not read back as the edit (nothing written)")
-    diff = "".join(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=path, tofile=path))
+    diff = unified_diff(text, new, path, path)
     return Applied(new, diff, tuple(notes))
+
+
+def unified_diff(old: str, new: str, fromfile: str, tofile: str, n: int = 3) -> str:
+    """The unified diff of two texts as GNU ``diff -u`` writes it and ``patch`` reads it: lines end at ``\n`` only
+    (not at the other separators ``str.splitlines`` breaks at: ``\r`` alone, ``\x0b``, ``\u2028`` ...), and a last
+    line without one is followed by ``\\ No newline at end of file`` (difflib leaves it unterminated, so the next
+    line of the diff ran into it)."""
+    import difflib
+
+    out = []
+    for line in difflib.unified_diff(_lines(old), _lines(new), fromfile=fromfile, tofile=tofile, n=n):
+        out.append(line)
+        if not line.endswith("\n"):
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _lines(text: str) -> list[str]:
+    """``text``'s lines, each with its ``\n`` (the last one without, where the text does not end in one)."""
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    return lines + [parts[-1]] if parts[-1] else lines
 
 
 def _shell_edit(text: str, edit: Edit, path: str) -> Applied:
     """A Megatron launch script edited in place (``shell.edited``) and read again: it must hold exactly
     the edited flags (values as words), else ``UsageError`` naming the hand edit."""
-    import difflib
-
     from ..dialects.megatron import parse_shell
     from . import shell
 
@@ -130,8 +147,7 @@ def _shell_edit(text: str, edit: Edit, path: str) -> Applied:
         raise UsageError(f"--apply {edit.option}: {path}: the edited script would not read as the edit; edit it by "
                          f"hand: {shell.hand_edit(changes)}")
     new = new.replace("\n", "\r\n") if crlf else new
-    diff = "".join(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=path, tofile=path))
+    diff = unified_diff(text, new, path, path)
     return Applied(new, diff, tuple(edit.notes))
 
 
