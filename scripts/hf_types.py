@@ -121,7 +121,7 @@ def text_type_rule(CONFIG_MAPPING, CONFIG_MAPPING_NAMES, mt: str) -> tuple | Non
     def built(tc: dict):
         with contextlib.redirect_stdout(io.StringIO()):
             t = getattr(cls(text_config=tc), "text_config", None)
-        return None if t is None or isinstance(t, dict) else getattr(type(t), "model_type", None)
+        return None if t is None or isinstance(t, dict) else registered_type(CONFIG_MAPPING_NAMES, type(t))
 
     try:
         fixed = built({"model_type": UNKNOWN})
@@ -143,6 +143,17 @@ def text_type_rule(CONFIG_MAPPING, CONFIG_MAPPING_NAMES, mt: str) -> tuple | Non
         if isinstance(got, str) and got != cand:
             renames[cand] = got
     return ("mapping", default, renames)
+
+
+def registered_type(CONFIG_MAPPING_NAMES, cls) -> str | None:  # noqa: N803 - transformers' name
+    """The model type under which ``cls`` is registered in CONFIG_MAPPING (its ``model_type`` when that is the key of
+    its class), else its ``model_type`` attribute. 4.57.1's Glm4vMoeTextConfig says ``model_type = "Glm4vMoe_text"``
+    but is registered as ``glm4v_moe_text``, the type its per-layer entry and its files name."""
+    own = getattr(cls, "model_type", None)
+    if CONFIG_MAPPING_NAMES.get(own) == cls.__name__:
+        return own
+    keys = sorted(k for k, name in CONFIG_MAPPING_NAMES.items() if name == cls.__name__)
+    return keys[0] if keys else own
 
 
 def refuses_indivisible_heads(cls) -> bool:

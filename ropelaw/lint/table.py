@@ -173,6 +173,9 @@ class _TableLoad:
             why = refused_here if version == self.reading else hf.runtime_view(self.source, version)[2]
             if why:
                 self.refusals.append((version, mt_value, why))
+        default_text = None if refused_here else hf.default_text_model(self.source, self.reading)
+        if default_text:  # a composite without text_config: the class's default text model runs
+            self.problems.append(Problem(IGNORED_KEY, mt_value, default_text, severity="warning"))
 
     # -- architecture and kind ------------------------------------------------------------
     def architecture(self) -> None:

@@ -556,6 +556,73 @@ def _legacy_validation(model_type: str, block: Mapping, name: str) -> str | None
 FIXED_BASE = {"gptj": 10000.0, "codegen": 10000.0}
 
 
+@functools.cache
+def composites_table(version: str) -> dict:
+    """``ropelaw/data/hf_composites.json``'s table of transformers ``version`` (scripts/hf_composites.py): composite
+    model type -> what its config class does with a file without ``text_config`` (empty for a version it lacks)."""
+    from ...data import read as read_table
+
+    got: dict = read_table("hf_composites")["versions"].get(version, {})
+    return got
+
+
+def text_config_absent(data: Mapping, version: str) -> dict | None:
+    """The measured entry of ``data``'s composite ``model_type`` when the file has no ``text_config`` mapping (None:
+    it has one, or the type is no composite of that version): ``{"reads": "top"}``, ``{"default": text type, ...}``
+    or ``{"refused": error}`` (scripts/hf_composites.py)."""
+    mt = data.get("model_type")
+    if not isinstance(mt, str) or isinstance(data.get("text_config"), Mapping):
+        return None
+    return composites_table(version).get(mt)
+
+
+def default_text_model(data: Mapping, version: str) -> str | None:
+    """What RV019 says of a composite file without ``text_config`` that transformers ``version`` builds with its text
+    config class's defaults (:func:`text_config_absent`'s ``default``), or None."""
+    entry = text_config_absent(data, version)
+    if not entry or "default" not in entry:
+        return None
+    cls = defaults(entry["default"], version).get("_class") or f"the {entry['default']} config class"
+    return (f"text_config is absent: transformers {version} builds {data['model_type']}'s text model "
+            f"({entry['default']}) from {cls}'s defaults, whatever the top level says (measured: "
+            f"ropelaw/data/hf_composites.json); the numbers reported are those defaults")
+
+
+# the top-level keys of a composite file that are not its text model's (kept when the text model is the default)
+NOT_TEXT_KEYS = ("model_type", "architectures", "vision_config", "auto_map", "transformers_version", "torch_dtype",
+                 "dtype")
+ROPE_KEYS = frozenset({k for keys in ALIASES.values() for k in keys} | {"rope_scaling", "rope_parameters",
+                                                                      "no_rope_layers", "attention_chunk_size"})
+
+
+def _without_text_config(data: Mapping, entry: Mapping, ignored: list) -> tuple[dict, str | None]:
+    """``(view, refusal)`` of a composite file without ``text_config`` whose measured ``entry`` is
+    :func:`text_config_absent`'s: a ``default`` text model drops the top-level text keys (each RoPE key into
+    ``ignored``: the class's defaults run), unless the top-level ``rope_scaling`` is one the class refuses
+    (5.23.0's ``PreTrainedConfig.__post_init__`` standardises a truthy ``rope_scaling`` given with a truthy
+    ``rope_theta``, configuration_utils.py; the rope types measured refused are ``top_rope_refused``)."""
+    mt = data["model_type"]
+    if "refused" in entry:
+        return dict(data), (f"cannot build a {mt} config without text_config (measured with the class's default text "
+                            f"model: {entry['refused']})")
+    if "default" not in entry:
+        return dict(data), None  # the class reads its text model from the top-level keys
+    block = data.get("rope_scaling")
+    if isinstance(block, Mapping) and block and data.get("rope_theta"):
+        name = block.get("rope_type", block.get("type", "default"))
+        why = entry.get("top_rope_refused", {}).get(name) if isinstance(name, str) else None
+        if why:
+            return dict(data), (f"refuses a {mt} config without text_config whose top-level rope_scaling is "
+                                f"{name!r} ({why})")
+    cls = defaults(entry["default"]).get("_class") or f"the {entry['default']} config class"
+    text_keys = [k for k in data if k not in NOT_TEXT_KEYS and not str(k).startswith("_")]
+    for k in text_keys:
+        if k in ROPE_KEYS:  # one finding per RoPE key it does not read
+            ignored.append(((k,), f"a {mt} config's language model is its text_config; without one, the class builds "
+                                  f"{cls}() from its defaults (the numbers reported are those defaults)"))
+    return {k: v for k, v in data.items() if k not in text_keys}, None
+
+
 def runtime_view(data: Mapping, version: str) -> tuple[Mapping, list[tuple[tuple, str]], str | None]:
     """``(data as transformers ``version`` reads it, [(key path it does not read, why)], refusal)``.
 
@@ -565,10 +632,12 @@ def runtime_view(data: Mapping, version: str) -> tuple[Mapping, list[tuple[tuple
     - GPT-J and CodeGen hard-code base 10,000 and read neither rope_theta nor a rope block (FIXED_BASE).
     - A ``text_config`` under a model_type whose config class has none (a text model's type at the root of
       a multimodal file): the class keeps it as a dict and building the model fails (both versions).
-    - A ``llama4`` config without ``text_config`` (the text model's keys at the top level): 4.57.1's
-      Llama4Config builds ``Llama4TextConfig()`` from its defaults and keeps the top-level keys as unused
-      attributes; 5.23.0's refuses the file (AttributeError: 'Llama4Config' object has no attribute
-      'max_position_embeddings', raised by standardize_rope_params)."""
+    - A composite config without ``text_config`` (:func:`text_config_absent`, measured per class:
+      ``ropelaw/data/hf_composites.json``): a class that builds its text config's defaults whatever the top level says
+      (Llama 4, LLaVA) is read as those defaults, each top-level RoPE key reported unread; a class that reads the
+      top-level keys (the older flat layout: Qwen2-VL) is read from them; a class whose default text model does not
+      build, or that refuses the top-level ``rope_scaling`` (5.23.0: a llama3 / yarn / longrope block with a
+      ``rope_theta`` beside it), is refused with the runtime's error."""
     v4 = version.startswith("4.")
     ignored: list[tuple[tuple, str]] = []
     refusal = None
@@ -586,22 +655,9 @@ def runtime_view(data: Mapping, version: str) -> tuple[Mapping, list[tuple[tuple
                 ignored.append(((k,), f"its {mt} code rotates with base {FIXED_BASE[mt]:g} fixed and reads no rope "
                                       f"settings (create_sinusoidal_positions)"))
                 view.pop(k)
-    if data.get("model_type") == "llama4" and not isinstance(data.get("text_config"), Mapping):
-        text_keys = [k for k in data if k not in ("model_type", "architectures", "vision_config", "auto_map",
-                                                  "transformers_version", "torch_dtype", "dtype")
-                     and not str(k).startswith("_")]
-        if v4:
-            rope_keys = {k for keys in ALIASES.values() for k in keys} | {"rope_scaling", "rope_parameters",
-                                                                          "no_rope_layers", "attention_chunk_size"}
-            for k in text_keys:
-                view.pop(k)
-                if k in rope_keys and k != "model_type":  # one finding per RoPE key it does not read
-                    ignored.append(((k,), "a llama4 config's language model is its text_config; without one, "
-                                          "Llama4Config builds Llama4TextConfig() from its defaults (the numbers "
-                                          "reported are those defaults)"))
-        elif any(k in data for k in ("rope_theta", "rope_scaling", "rope_parameters", "max_position_embeddings")):
-            refusal = ("refuses a llama4 config without text_config: the text model's keys are at the top level "
-                       "(AttributeError: 'Llama4Config' object has no attribute 'max_position_embeddings')")
+    absent = text_config_absent(data, version)
+    if absent is not None and refusal is None:
+        view, refusal = _without_text_config(view, absent, ignored)
     if v4:
         for sec_path in ((), ("text_config",), ("language_config",), ("llm_config",)):
             sec: Any = view
