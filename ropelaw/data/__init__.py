@@ -20,6 +20,9 @@ and what it was derived from; each table has a test against its source. The file
   (``scripts/hf_defaults.py``, under each version; read through :func:`hf_defaults`)
 - ``hf_layers.json``: per-layer semantics of every RoPE decoder, measured by running tiny models of each type
   under each version (``scripts/hf_layers.py``; read through :func:`hf_layers`)
+- ``hf_composites.json``: what each composite (multimodal) config class does with a config.json without
+  ``text_config``: reads the top level, builds its text config's defaults, or refuses (``scripts/hf_composites.py``,
+  under each version)
 
 :func:`read` is the one reader (cached: the tables are never changed at run time, so callers must not
 mutate what it returns), :func:`dump` the one serialisation and :func:`write` the one writer (through
