@@ -124,7 +124,8 @@ def test_ropelaw_reads_each_entry_as_the_table_says(version, monkeypatch):
 # real files changed, through transformers' forward (CI's real-files step, both versions)
 # -----------------------------------------------------------------------------------------
 MAVERICK = "heldout-r3/hub/kvcache-ai__ktransformers__doc__en__maverick_config.json"
-MLLAMA = "heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp32__models__mllama__config_4layer.json"
+MLLAMA = ("heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp32__models__mllama__"
+          "config_4layer.json")
 QWEN3_VL = "heldout-r3/hub/nikolay-grudanov__Team_5_AI_Tutor__models__Qwen3-VL-4B-Instruct__config.json"
 GLM45 = "hf/alibaba__rtp-llm__rtp_llm__test__model_test__fake_test__testdata__glm45__tokenizer__config.json"
 
