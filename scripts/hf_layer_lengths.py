@@ -14,7 +14,10 @@ ran exactly as with the list of one entry per layer: transformers runs the first
 cuts the list or keeps it whole), ``"refused: <stage>: <error>"`` (the config class or the model raised: the
 runtime's own message), or ``"ran otherwise: ..."`` (it ran, some layer differently). The linter reads the table
 (``ropelaw.lint.layers``): ``first`` -> the first entries, ``refused`` -> RV021 with the runtime's reason, else
-RV024. ``tests/test_hf_layer_lengths.py`` checks the table against its source and derives a sample again.
+RV024. A type the layer table does not cover (``not_covered``: no model class in the auto mappings, 5.23.0's
+Qwen2.5-Omni text model) is measured by its config class alone (:func:`config_lengths`): ``"refused: <error>"``
+where it raises, else ``"config accepts it: ..."`` (not run further). ``tests/test_hf_layer_lengths.py`` checks
+the table against its source and derives a sample again.
 """
 
 from __future__ import annotations
@@ -83,6 +86,47 @@ def lengths(model_type: str, key: str) -> dict | None:
     return out
 
 
+UNCOVERED_KEYS = ("layer_types", "no_rope_layers", "layers_block_type")  # the kinds / nope keys of hf_layers.json
+ACCEPTS = "config accepts it: no model class runs it here"
+
+
+def config_lengths(model_type: str) -> dict:
+    """``{key: {"longer": ..., "shorter": ...}}`` of a type hf_layers.json does not cover (no model class in the
+    auto mappings: ``not_covered``) whose config class builds its tiny overrides with a per-layer list of one entry
+    per layer (:data:`UNCOVERED_KEYS`): the config class alone, given that list one entry longer (each kind in turn)
+    and one shorter; ``"refused: <error>"`` where it raises, else :data:`ACCEPTS` (no model to run: not measured
+    further). Only keys with at least one refusal are kept."""
+    from ropelaw.lint.layers import probes
+
+    try:
+        cls = probes.config_class(model_type)
+        base = probes.tiny_overrides(cls)
+        with probes.quiet():
+            d = cls(**base).to_dict()
+    except Exception:  # noqa: BLE001 - a class that does not build from its tiny overrides: nothing to measure
+        return {}
+    out = {}
+    for key in UNCOVERED_KEYS:
+        values = base.get(key, d.get(key))
+        if not isinstance(values, list) or len(values) != probes.LAYERS:
+            continue
+        got = {}
+        for name, tries in (("longer", [values + [json.loads(x)] for x in sorted(set(map(json.dumps, values)))]),
+                            ("shorter", [values[:-1]])):
+            seen = ACCEPTS
+            for v in tries:
+                try:
+                    with probes.quiet():
+                        cls(**dict(base, **{key: v}))
+                except Exception as exc:  # noqa: BLE001 - the config class's refusal, whatever it raises
+                    seen = refused(f"{type(exc).__name__}: {exc}")
+                    break
+            got[name] = seen
+        if any(v != ACCEPTS for v in got.values()):
+            out[key] = got
+    return out
+
+
 def measure(version: str, only: list[str]) -> dict:
     """The version's table: model type -> key -> lengths, over the types of hf_layers.json with a per-layer list."""
     from ropelaw import data
@@ -103,6 +147,14 @@ def measure(version: str, only: list[str]) -> dict:
             print(f"{time.process_time() - t:5.1f}s {mt} {spec['key']}: {got}", flush=True)
             if got is not None:
                 table.setdefault(mt, {})[spec["key"]] = got
+    for mt in sorted(data.hf_layers()[version]["not_covered"]):  # the config class alone (config_lengths)
+        if only and mt not in only:
+            continue
+        table.pop(mt, None)
+        got = config_lengths(mt)
+        print(f"{mt} (config only): {got}", flush=True)
+        if got:
+            table[mt] = got
     return table
 
 
