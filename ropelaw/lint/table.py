@@ -98,6 +98,7 @@ class _TableLoad:
         self.rotary_dims()
         self.base()
         self.scheme()
+        self.mrope_sections()
         self.lengths(train, target, tune)
         self.flags()
         self.dtype()
@@ -293,7 +294,7 @@ class _TableLoad:
         heads_v = s.get(*K("heads"), expect="int") or self.default("num_attention_heads", f"default of {dclass}",
                                                                    "int")
         hidden_v = s.get(*K("hidden"), expect="int") or self.default("hidden_size", f"default of {dclass}", "int")
-        head_v = s.get(*K("head_dim"), expect="int")
+        head_v = self.kept_alias() or s.get(*K("head_dim"), expect="int")
         kv_v = s.get(*K("kv_channels"), expect="int")
         if kv_v is None and self.kind == "hf" and "kv_channels" in defaults and not s.has("head_dim"):
             kv_v = self.default("kv_channels", f"kv_channels absent: {dclass} default (the head dim)", "int")  # JetMoE
@@ -305,6 +306,22 @@ class _TableLoad:
         if head_v is None and self.kind == "hf":
             head_v = self.class_head_dim(hidden_v or heads_v)
         self.head_v: Value = head_v if head_v is not None else self.head_from_hidden(hidden_v, heads_v)
+
+    def kept_alias(self) -> Value | None:
+        """The value of a name the followed version's config class maps onto head_dim and keeps over a head_dim the
+        file also writes (5.23.0's HunYuanVLTextConfig: ``attention_head_dim``; measured: ``hf_mrope_sections.json``
+        ``head_dim_aliases``), or None."""
+        from .layers import mrope_entry
+
+        if self.kind != "hf":
+            return None
+        e = mrope_entry(layer_arch(self.arch, self.root.raw("model_type"), self.reading), self.reading) or {}
+        for alias, kept in e.get("head_dim_aliases", {}).items():
+            v = self.s.get(alias, expect="int") if kept == "alias" else None
+            if v is not None:
+                return Value(v.raw, v.key, v.line, v.column, f"{v.key} (its config class keeps it over head_dim: "
+                                                             f"measured)", "int")
+        return None
 
     def class_head_dim(self, anchor: Value | None) -> Value | None:
         """The head_dim of a Hugging Face file without one where the config class does not derive it from
@@ -576,6 +593,41 @@ class _TableLoad:
                               f"text every axis has the same position, so each section rotates at the same "
                               f"frequencies as one rotary of the whole head")
         return sv, params, blk
+
+    def mrope_sections(self) -> None:
+        """RV021 / RV022 where a version refuses the rope block's multimodal sections (``mrope_section`` /
+        ``xdrope_section``) because they do not sum to half the dims it rotates: the rotary dims, of the head the
+        config class keeps (head_dim, or a name it maps onto head_dim and keeps over it: HunYuan-VL's
+        ``attention_head_dim``), measured per type and version (``hf_mrope_sections.json``)."""
+        from .layers import mrope_entry, section_refusal
+
+        sec = self.main_block
+        if self.kind != "hf" or sec is None or isinstance(sec, DefaultSection):
+            return
+        key = next((norm_key(k) for k in sec.data if norm_key(k) in ("mrope_section", "xdrope_section")), None)
+        v = sec.get(key, expect="list") if key else None
+        if v is None or not isinstance(v.raw, list) or not v.raw or \
+                any(isinstance(x, bool) or not isinstance(x, int) for x in v.raw):
+            return
+        d, hd = finite(self.d_v.raw), finite(self.head_v.raw)
+        if d is None or hd is None or hd <= 0:
+            return
+        for version in self.hf.SEMANTICS:
+            mt = layer_arch(self.arch, self.root.raw("model_type"), version)
+            e = mrope_entry(mt, version) if self.known[version] else None
+            if e is None:
+                continue
+            head, head_from = hd, self.head_v.key or "head_dim"
+            for alias, kept in e.get("head_dim_aliases", {}).items():
+                av = self.s.get(alias, expect="int") if kept == "alias" else None
+                if av is not None and isinstance(av.raw, int) and not isinstance(av.raw, bool) and av.raw > 0:
+                    head, head_from = av.raw, f"{av.key}, which its config class keeps over head_dim"
+            rot = d * head / hd
+            half, total = int(rot) // 2, sum(v.raw)
+            why = section_refusal(mt, total, half, version) if rot == int(rot) and int(rot) % 2 == 0 else None
+            if why:
+                self.refusals.append((version, v, f"refuses {v.key} {v.raw} (sum {total}) for {half} rotated pairs "
+                                                  f"(a head of {fmt_count(head)}: {head_from}): {why}"))
 
     def scheme(self) -> None:
         """The scheme and its parameters: the main block's, a flag's (a row), each version's rewrite of it, an

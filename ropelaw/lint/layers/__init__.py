@@ -250,6 +250,83 @@ def length_refusal(model_type: str, key: str, length: int, n: int, semantics: st
             f"entry {'more' if length > n else 'fewer'} than its layers: {seen[len('refused: '):]})")
 
 
+@functools.lru_cache(maxsize=1)
+def _head_splits() -> dict:
+    from ...data import read
+
+    return read("hf_head_split")["versions"]
+
+
+SPLIT_STAGES = {"config": "its config class raises", "model": "the model does not build",
+                "forward": "the forward raises"}
+
+
+def head_split_verdict(model_type: str, explicit: bool, semantics: str) -> str | None:
+    """What transformers ``semantics`` does with ``model_type``'s hidden_size not a multiple of num_attention_heads,
+    head_dim given (``explicit``) or not, as ``ropelaw/data/hf_head_split.json`` measured it on tiny models
+    (``scripts/hf_head_split.py``): ``"runs"``, ``"refused: <stage>: <error>"``, ``"ran otherwise: ..."``; None:
+    not measured (a type without an entry, the layer table's types only)."""
+    got = _head_splits().get(semantics, {}).get(model_type, {})
+    return got.get("explicit" if explicit else "absent")
+
+
+def head_split_refusal(model_type: str, explicit: bool, semantics: str) -> str | None:
+    """Why transformers ``semantics`` refuses ``model_type``'s hidden_size not a multiple of num_attention_heads
+    (measured: :func:`head_split_verdict`), as the error says it; None when it was not seen to refuse it."""
+    seen = head_split_verdict(model_type, explicit, semantics)
+    if not seen or not seen.startswith("refused: "):
+        return None
+    stage, _, error = seen[len("refused: "):].partition(": ")
+    given = ", even with head_dim given" if explicit else ""
+    return (f"refuses hidden_size not a multiple of num_attention_heads{given}: {SPLIT_STAGES.get(stage, stage)} "
+            f"(measured on a tiny {model_type} model with 6 heads: {error})")
+
+
+@functools.lru_cache(maxsize=1)
+def _mrope() -> dict:
+    from ...data import read
+
+    return read("hf_mrope_sections")["versions"]
+
+
+def mrope_entry(model_type: str, semantics: str) -> dict | None:
+    """``model_type``'s entry of ``ropelaw/data/hf_mrope_sections.json`` under transformers ``semantics``
+    (scripts/hf_mrope_sections.py: what it does with multimodal sections not summing to half the rotated dims, and
+    the names its config class keeps over head_dim), or None: not measured."""
+    got: dict | None = _mrope().get(semantics, {}).get(model_type)
+    return got
+
+
+def section_refusal(model_type: str, total: int, half: int, semantics: str) -> str | None:
+    """How transformers ``semantics`` refuses ``model_type``'s multimodal sections summing to ``total`` for ``half``
+    rotated pairs (measured: :func:`mrope_entry`): the stage and the runtime's error; None when it was not seen to
+    refuse it."""
+    e = mrope_entry(model_type, semantics)
+    if e is None or total == half:
+        return None
+    seen = e["longer" if total > half else "shorter"]
+    if not seen.startswith("refused: "):
+        return None
+    stage, _, error = seen[len("refused: "):].partition(": ")
+    return (f"{SPLIT_STAGES.get(stage, stage)} (measured on a tiny {model_type} model with its last section one "
+            f"{'more' if total > half else 'fewer'}: {error})")
+
+
+def uncovered_length_refusal(model_type: str, n: Any, get: Callable, semantics: str) -> str | None:
+    """Why transformers ``semantics`` refuses a per-layer list of another length than the ``n`` layers for a type the
+    layer table does not cover (no model class to run: 5.23.0's Qwen2.5-Omni text model), its config class measured
+    alone (``hf_layer_lengths.json``, scripts/hf_layer_lengths.py ``config_lengths``); None when not seen to."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        return None
+    for key in _lengths().get(semantics, {}).get(model_type, {}):
+        lv = get(key)
+        why = length_refusal(model_type, key, len(lv.raw), n, semantics) \
+            if lv is not None and isinstance(lv.raw, list) else None
+        if why:
+            return why
+    return None
+
+
 def _other_length(key: str, v: Any, raw: list, n: int, model_type: str, semantics: str) -> tuple:
     """``(values, value_read, how)`` of a per-layer list of another length than the ``n`` layers, as the runtime
     was measured to take it (:func:`length_verdict`): its first ``n`` entries, or ``(None, v, why)``."""
@@ -388,6 +465,7 @@ def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: s
         why = not_covered(model_type, semantics)
         out.problem = (f"transformers {semantics}: {why}" if why else
                        f"model_type {model_type!r} is not a RoPE decoder of transformers {semantics}")
+        out.refused = uncovered_length_refusal(model_type, n, get, semantics)
         return out
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         out.problem = f"{e['layers_key']} {n!r} is not a number of layers"
