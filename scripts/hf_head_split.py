@@ -157,7 +157,8 @@ def main() -> None:
     table = merged(version, measure(version, sys.argv[1:]), sys.argv[1:])
     data.write_versions(NAME, version, table, about=ABOUT, generated_by="scripts/hf_head_split.py",
                         source="tiny models of hf_layers.json's types run by {versions} (probes.observe)")
-    print(f"{len(table)} types in the table, {time.process_time() - start:.0f} CPU-s (transformers {version}) -> {data.path(NAME)}")
+    print(f"{len(table)} types in the table, {time.process_time() - start:.0f} CPU-s (transformers {version}) -> "
+          f"{data.path(NAME)}")
 
 
 if __name__ == "__main__":
