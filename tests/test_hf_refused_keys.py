@@ -12,6 +12,15 @@ followed version in ``data.refused_by``), never ``silent`` nor ``false``. Which 
   the longer list and the model runs its first entries; 5.23.0 refuses it;
 - DeepSeek-V2 ``hidden_size`` / ``num_attention_heads`` not dividing (5.23.0's ``validate_architecture``), Phi-4's
   ``partial_rotary_factor`` 0.9375 (5.23.0's longrope validation: 48 factors for 60 frequencies);
+- hidden_size not a multiple of num_attention_heads (GPT-NeoX's ``hidden_size`` / ``num_attention_heads`` + 2: its
+  4.57.1 config class refuses it, 5.23.0's ``validate_architecture``; Qwen2-VL's and Qwen2.5-VL's ``hidden_size``
+  removed: the class default 8192 for 28 heads, which the attention refuses at model build): RV004's error (or
+  RV021 where head_dim is given) with the runtime's reason from ``ropelaw/data/hf_head_split.json``
+  (scripts/hf_head_split.py);
+- HunyuanOCR's ``attention_head_dim`` + 2 (5.23.0's HunYuanVLTextConfig keeps it over head_dim and refuses
+  sections no longer summing to half of it: ``hf_mrope_sections.json``; 4.57.1 does not know the type);
+- Qwen2.5-Omni's ``num_hidden_layers`` + 2 under a written ``layer_types`` (5.23.0's strict validator; no model
+  class runs the type, so ``hf_layer_lengths.json`` measured its config class alone; 4.57.1 does not know the type);
 - ``head_dim`` removed: HunYuan's class leaves it None and the model does not build (both versions); GPT-OSS's
   class keeps its default 64 and runs (``hf_types.json`` ``head_dim_absent``, scripts/hf_types.py).
 
@@ -41,14 +50,23 @@ PHI4 = "heldout-r2/hub/mlc_phi-4.json"
 HUNYUAN = ("hf/swayam8624__nanoquant-private__nanoquants__tencent_Hunyuan-MT-7B__tencent_Hunyuan-MT-7B_medium__"
            "config.json")
 LFM2_VL = "heldout-r3/hub/varun00391__local-finetuned-model__LiquidAI:LFM2-VL-450M__lfm2-450m__config.json"
+REDPAJAMA = "heldout-r2/hub/mlc_redpajama_3b_v1.json"
+QWEN2_VL = ("heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp64__models__qwen2_vl__"
+            "config_4layer.json")
+OLMOCR = "heldout-r3/hub/nikolay-grudanov__Team_5_AI_Tutor__models__olmOCR-2-7B-1025__config.json"
+QWEN25_OMNI = ("heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp64__models__qwen25_omni__"
+               "config_4layer.json")
+HUNYUAN_OCR = "heldout-r3/hub/nikolay-grudanov__Team_5_AI_Tutor__models__HunyuanOCR__config.json"
 REMOVE = object()
+IN = "in "  # a section written "in text_config": the key changed there, the rest of the file kept
 
 
 def plus(n: int):
     return lambda v: v + n
 
 
-CASES = {  # name -> (file, the section (None: the file; "text_config": that mapping alone), key, change)
+CASES = {  # name -> (file, the section (None: the file; "text_config": that mapping alone; IN + "text_config":
+    # the key changed there, the file kept), key, change)
     "gpt_oss num_hidden_layers +2": (GPT_OSS, None, "num_hidden_layers", plus(2)),
     "gpt_oss num_hidden_layers removed": (GPT_OSS, None, "num_hidden_layers", REMOVE),
     "qwen3 num_hidden_layers +2": (QWEN3, None, "num_hidden_layers", plus(2)),
@@ -59,6 +77,16 @@ CASES = {  # name -> (file, the section (None: the file; "text_config": that map
     "phi3 partial_rotary_factor 0.9375": (PHI4, None, "partial_rotary_factor", lambda v: 0.9375),
     "hunyuan_v1_dense head_dim removed": (HUNYUAN, None, "head_dim", REMOVE),
     "gpt_oss head_dim removed": (GPT_OSS, None, "head_dim", REMOVE),
+    # hidden_size not a multiple of the heads: ropelaw/data/hf_head_split.json (scripts/hf_head_split.py)
+    "gpt_neox hidden_size +2": (REDPAJAMA, None, "hidden_size", plus(2)),
+    "gpt_neox num_attention_heads +2": (REDPAJAMA, None, "num_attention_heads", plus(2)),
+    "qwen2_vl hidden_size removed": (QWEN2_VL, None, "hidden_size", REMOVE),
+    "qwen2_5_vl_text hidden_size removed": (OLMOCR, IN + "text_config", "hidden_size", REMOVE),
+    # mrope sections no longer half the head (attention_head_dim, which 5.23.0's class keeps over head_dim):
+    # ropelaw/data/hf_mrope_sections.json (scripts/hf_mrope_sections.py); 4.57.1 does not know the type
+    "hunyuan_vl attention_head_dim +2": (HUNYUAN_OCR, None, "attention_head_dim", plus(2)),
+    # a layer_types of the old length, a type no model class runs (its config class alone: hf_layer_lengths.json)
+    "qwen2_5_omni_text num_hidden_layers +2": (QWEN25_OMNI, IN + "text_config", "num_hidden_layers", plus(2)),
 }
 
 
@@ -69,11 +97,15 @@ def changed(name: str) -> dict:
     data = test_hf_top_keys.corpus_file(label)  # sha256 checked against tests/corpus/hf_files.json
     if data is None:
         pytest.skip(f"{label} is not in the corpus yet")
-    data = dict(data[section]) if section else dict(data)
-    if change is REMOVE:
-        del data[key]
+    if section and section.startswith(IN):
+        data = dict(data)
+        data[section[len(IN):]] = where = dict(data[section[len(IN):]])
     else:
-        data[key] = change(data[key])
+        data = where = dict(data[section]) if section else dict(data)
+    if change is REMOVE:
+        del where[key]
+    else:
+        where[key] = change(where[key])
     return data
 
 
@@ -94,7 +126,7 @@ def test_changed_real_file_right_or_refused_as_the_runtime(name, tmp_path):
         reading = test_hf_files.ropelaw_reading(data, str(path))
         said = [f for f in reading["result"]["findings"] if f["severity"] == "error"]
         key = CASES[name][2]
-        named = {key, "layer_types", "hidden_size", "head_dim", "long_factor", "short_factor"}
+        named = {key, "layer_types", "hidden_size", "head_dim", "long_factor", "short_factor", "model_type"}
         assert any(any(k in f["message"] for k in named) for f in said), said
 
 

@@ -130,6 +130,13 @@ CASES = [
          "runs", "runs"),
     llama("RV004", "hidden not a multiple of heads", {"num_attention_heads": 6, "num_key_value_heads": 6},
           "runs", "raises"),
+    # ... per type as measured (hf_head_split.json): GPT-NeoX's 4.57.1 config class refuses it too; with head_dim
+    # given, 4.57.1's Llama runs it and 5.23.0's validate_architecture still refuses it (RV021: no RV004 then)
+    Case("RV004", "gpt_neox hidden not a multiple of heads", {**B, "model_type": "gpt_neox", "num_attention_heads": 6,
+                                                              "num_key_value_heads": 6}, "raises", "raises"),
+    llama("RV021", "hidden not a multiple of heads, head_dim given", {"num_attention_heads": 6,
+                                                                      "num_key_value_heads": 6, "head_dim": 32},
+          "runs", "raises"),
     # RV005 base <= 1: the frequencies are 1, inf or NaN, and the model runs
     llama("RV005", "rope_theta 1", {"rope_theta": 1.0}, "runs", "runs"),
     llama("RV005", "rope_theta 0", {"rope_theta": 0}, "runs", "runs"),

@@ -43,8 +43,12 @@ REFUSED = define_rule(
          "4.57.1; ropelaw's own 'ntk', 'rerope', 'leaky_rerope'), a config class's own validation "
          "(4.57.1 OLMo / Chameleon / Fuyu want exactly {type, factor > 1.0 as a float}; Phi-3 exactly {type, "
          "short_factor, long_factor}; 5.23.0 Phi-3 refuses type 'su'), 5.23.0's strict integer fields "
-         "holding a float (`\"max_position_embeddings\": 8192.0`) or hidden_size not a multiple of "
-         "num_attention_heads where the class checks it, and a Llama 4 file with the text model's keys at "
+         "holding a float (`\"max_position_embeddings\": 8192.0`), hidden_size not a multiple of "
+         "num_attention_heads with head_dim given where the runtime was measured to refuse it "
+         "(`hf_head_split.json`: config class, model build or forward), a per-layer list of another length than "
+         "the layers (`hf_layer_lengths.json`), multimodal RoPE sections (`mrope_section` / `xdrope_section`) not "
+         "summing to half the rotated dims where the version was measured to refuse them "
+         "(`hf_mrope_sections.json`), and a Llama 4 file with the text model's keys at "
          "the top level (no text_config), which 5.23.0 refuses. The numbers ropelaw reports are its reading "
          "of the file as the other version (or the file's own values) would run it; the message says which.",
     why="A config the runtime refuses never becomes a model: the frequencies and bounds of a file nobody can "
@@ -130,6 +134,29 @@ def _field(v) -> str | None:
     return parts[-1]
 
 
+def split_refusals(cfg: LoadedConfig, explicit: bool) -> dict:
+    """{version: why it refuses} for ``cfg``'s hidden_size not a multiple of num_attention_heads, head_dim given
+    (``explicit``) or not: measured per decoder type on tiny models (``hf_head_split.json``, scripts/hf_head_split.py:
+    the config class, the model build or the forward raises), else the config class's own check
+    (``hf_types.json``'s ``heads_divide_hidden``, 5.x ``validate_architecture``) for a type that table has not."""
+    from ..layer_groups import layer_arch
+    from ..layers import head_split_refusal, head_split_verdict
+
+    out = {}
+    for version in hf.SEMANTICS:
+        arch = layer_arch(cfg.arch, None, version)
+        if head_split_verdict(arch, explicit, version) is not None:
+            why = head_split_refusal(arch, explicit, version)
+        elif hf.heads_divide_hidden(cfg.arch, version):
+            why = (f"refuses hidden_size not a multiple of num_attention_heads (its config class's "
+                   f"validate_architecture{', even with head_dim given' if explicit else ''})")
+        else:
+            why = None
+        if why:
+            out[version] = why
+    return out
+
+
 # top-level keys by what a non-integer does there in 4.57.1 (no strict fields): sizes of weights crash
 # at model build (torch.empty wants ints), a window crashes the mask (slice indices), lengths run
 DIM_FIELDS = {"hidden_size", "n_embd", "d_model", "num_attention_heads", "n_head", "num_heads", "head_dim",
@@ -190,11 +217,10 @@ def check(lt: Linting) -> list[Finding]:
     if hidden is not None and heads is not None and (hidden.line, hidden.column) not in reported \
             and all(isinstance(x.raw, int) and not isinstance(x.raw, bool) and x.raw > 0 for x in (hidden, heads)) \
             and hidden.raw % heads.raw:
-        for version in hf.SEMANTICS:  # an explicit head_dim does not spare it (validate_architecture)
-            if hf.heads_divide_hidden(cfg.arch, version):
-                refusals.append((version, hidden, f"refuses {hidden.key} = {fmt_count(hidden.raw)}: not a multiple "
-                                                  f"of {heads.key} = {fmt_count(heads.raw)} (its config class's "
-                                                  f"validate_architecture, even with head_dim given)"))
+        explicit = any(_field(v) in ("head_dim", "kv_channels") for v in cfg.inputs)
+        for version, why in split_refusals(cfg, explicit).items():  # measured: a head_dim may not spare it
+            refusals.append((version, hidden, f"{why} ({hidden.key} = {fmt_count(hidden.raw)}, {heads.key} = "
+                                              f"{fmt_count(heads.raw)})"))
     for v in cfg.inputs:  # 8192.0 where the class wants an int: no value rule objects to a whole float
         if isinstance(v.raw, float) and v.raw.is_integer() and (v.line, v.column) not in reported \
                 and v.expect in ("int", "number"):

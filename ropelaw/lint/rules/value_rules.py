@@ -69,7 +69,10 @@ NOT_INTEGER = define_rule(
     "RV004", "rotary-dimension-not-integer", "warning",
     "head_dim or the rotary dims are not a whole number and get truncated",
     what="Flags hidden_size not divisible by num_attention_heads, and head_dim x partial_rotary_factor "
-         "(or rotary_pct) that is not a whole number.",
+         "(or rotary_pct) that is not a whole number. For a Hugging Face config the first is an error where the "
+         "transformers version ropelaw follows was measured to refuse it, per model type "
+         "(`ropelaw/data/hf_head_split.json`, scripts/hf_head_split.py: the config class, the model build or the "
+         "forward raises; the message quotes the runtime's error), a warning where that version runs it.",
     why="transformers truncates (`int(head_dim * partial_rotary_factor)`), so the model rotates fewer dims "
         "than the config suggests, and a reimplementation that rounds will disagree with the checkpoint.",
     example='{"hidden_size": 4096, "num_attention_heads": 48}',

@@ -18,7 +18,7 @@ from ...findings import Finding
 from ...limits import MAX_CONTEXT, MAX_D, MAX_FACTOR
 from ...numfmt import count as fmt_count
 from ..dialects import hf_keys
-from ..dialects.hf import REQUIRED, SEMANTICS, TRANSFORMERS_SCHEMES, heads_divide_hidden
+from ..dialects.hf import REQUIRED, SEMANTICS, TRANSFORMERS_SCHEMES
 from ..model import LoadedConfig, Value, as_problem, show_value, canonical_scheme
 from .runtime import hf_version, value_refusals, with_runtime
 from . import runtime
@@ -194,7 +194,7 @@ def check(lt: Linting) -> list[Finding]:
             continue
         if rule is INVALID_TYPE and (v.line, v.column) in bad_keys:
             continue
-        f = _at(cfg, rule, v, p.message, p.fix, refused=_problem_refusals(cfg, rule, v), notes=p.notes)
+        f = _at(cfg, rule, v, p.message, p.fix, refused=_problem_refusals(cfg, rule, v, p.message), notes=p.notes)
         if p.severity is not None:
             f = replace(f, severity=p.severity)
         out.append(f)
@@ -263,15 +263,13 @@ def _odd_dim_refusals(cfg: LoadedConfig, g, d: float) -> dict | None:
                  f"dims (a size mismatch)")
 
 
-def _problem_refusals(cfg: LoadedConfig, rule, v: Value) -> dict | None:
+def _problem_refusals(cfg: LoadedConfig, rule, v: Value, message: str = "") -> dict | None:
     """The runtime verdict of a problem the loader noticed (see check, step 2)."""
     if rule is INVALID_TYPE and v.expect == "bool":
         return {}  # yarn truncate "false": transformers tests the string's truth value and runs
-    if rule is NOT_INTEGER and (v.key or "").split(".")[-1] in ("hidden_size", "n_embd", "d_model"):
-        if heads_divide_hidden(cfg.arch, SEMANTICS[1]):
-            return {SEMANTICS[1]: f"refuses {v.key}: hidden_size not a multiple of num_attention_heads "
-                                  f"(its config class's validate_architecture)"}
-        return {}
+    if rule is NOT_INTEGER and ((v.key or "").split(".")[-1] in ("hidden_size", "n_embd", "d_model")
+                                or (v.key is None and message.startswith("hidden_size "))):
+        return runtime.split_refusals(cfg, explicit=False)  # RV004 of hidden_size / heads: no head_dim given
     if rule is NOT_INTEGER:
         return None
     return {} if rule is IGNORED_KEY else None
