@@ -6,7 +6,8 @@ differential over real files (``tests/test_hf_files.py``: published config.json 
 For each layer the probe observed, the group of ``ropelaw lint --format json`` whose ``indices`` hold it must
 say the same: attention or none (Mamba, convolution, linear attention), cross-attention (keys from the image
 states the probe gives a model whose forward takes ``cross_attention_states``: Mllama), RoPE or NoPE, the span
-(a window or chunk shorter than the forward's input is seen as such; a longer one as full attention), the frequencies
+(a window or chunk shorter than the forward's input is seen as such; a longer one as full attention; causal or
+bidirectional, the group's ``bidirectional``: every key, or a window |q - k| < W both ways), the frequencies
 (``apply_scheme`` of the group's spec at the forward's sequence length against the runtime's float32
 ``inv_freq``, :data:`RTOL`), the attention factor (:data:`ATOL_FACTOR`). A position-dependent query scale
 (Ministral 3's ``llama_4_scaling_beta``) is not seen here: the probe's identity re-run carries it too. Llama 4's
@@ -57,6 +58,17 @@ def spec_of(group: dict) -> RopeSpec:
 
 
 def _span_differences(obs, g: dict, where: str, length: int) -> list[str]:
+    both = bool(g.get("bidirectional"))
+    if obs.span == "bidirectional":  # later keys too: every key (size None) or |q - k| < W (size W)
+        if not both:
+            return [f"{where}: bidirectional attention ({'every key' if obs.size is None else f'|q - k| < {obs.size}'}"
+                    f"), ropelaw says causal"]
+        w = g.get("window")
+        if obs.size is None:
+            return [] if w is None or w >= length else [f"{where}: every key both ways, ropelaw says window {w}"]
+        return [] if w == obs.size else [f"{where}: |q - k| < {obs.size} both ways, ropelaw says window {w}"]
+    if both and obs.span in ("window", "chunk", "full"):
+        return [f"{where}: causal {obs.span} attention, ropelaw says bidirectional"]
     if obs.span in ("window", "chunk"):
         if g.get(obs.span) != obs.size:
             return [f"{where}: {obs.span} of {obs.size} keys, ropelaw says window {g.get('window')}, chunk "

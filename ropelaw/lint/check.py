@@ -69,6 +69,8 @@ class LayerAnalysis:
             out["kinds"] = list(g.kinds)
             out["rope"] = bool(g.rope)
             out["attention"] = bool(g.attention)
+            # attends later keys too (|m - n| < window, or every key): the length is the largest |m - n| + 1 alike
+            out["bidirectional"] = bool(g.bidirectional)
             if g.cross_attention:  # only where true: attention over other states (Mllama's images), no rotary
                 out["cross_attention"] = True
             if not g.rope:
@@ -156,7 +158,7 @@ class LintResult(Result):
             if g is not None and not g.rope:
                 span = (f"window {fmt_count(a.window)}" if a.window else f"chunk {fmt_count(a.chunk)}" if a.chunk
                         else "full attention")
-                parts.append(prefix + f"no RoPE, {span}")
+                parts.append(prefix + f"no RoPE, {span}" + (", bidirectional" if g.bidirectional else ""))
                 continue
             if a.spec is None:
                 continue
@@ -177,7 +179,7 @@ class LintResult(Result):
                     bits.append(f"tuned {fmt_count(tune)}")
             what = ("window" if a.window and a.length == a.window else "chunk" if a.chunk and a.length == a.chunk
                     else "target")
-            bits.append(f"{what} {fmt_count(a.length)}")
+            bits.append(f"{what} {fmt_count(a.length)}" + (" both ways" if g is not None and g.bidirectional else ""))
             if a.bound is not None:
                 b = a.bound.extrapolation_bound
                 bits.append(f"bound {'unbounded' if math.isinf(b) else fmt_count(round(b))}")

@@ -197,6 +197,9 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
     if window_v is None and default("sliding_window") is not None:
         window_v = Value(defaults["sliding_window"], None, at[0], at[1], f"sliding_window absent: {dclass} default",
                          "int")
+    both = _bidirectional(arch, s, semantics, window_v, notes)
+    if both is not None:
+        window_v = both[1]
     chunk_v = s.get("attention_chunk_size", expect="int")
     if chunk_v is None and default("attention_chunk_size") is not None:
         chunk_v = Value(defaults["attention_chunk_size"], None, at[0], at[1],
@@ -205,7 +208,33 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
     base_list = s.get(bases["key"], expect="layers") if bases else None
     ctx = _Groups(arch, s, defaults, dclass, f"transformers {semantics}", main, own_block, problems, notes, at,
                   head_v, partial_of, e, base_list, window_v, chunk_v)
-    return _ordered([_group(ctx, key, g) for key, g in _role_groups(plan.roles, base_list).items()], main)
+    out = [_group(ctx, key, g) for key, g in _role_groups(plan.roles, base_list).items()]
+    if both is not None:
+        out = [replace(g, bidirectional=True) if g.attention else g for g in out]
+    return _ordered(out, main)
+
+
+def _bidirectional(arch: str, s: Section, semantics: str, window_v: Value | None,
+                   notes: list) -> tuple[Value, Value | None] | None:
+    """``(the flag, the window the layers attend)`` where a ``bidirectional_flag`` row of
+    :mod:`ropelaw.lint.table_rows` applies and the file writes its key true (Python truth, as the config class and
+    the model test it: Gemma 3's ``use_bidirectional_attention``), else None. The window is the config class's
+    ``sliding_window // 2 + 1`` (its mask: ``|q - k| <`` that), with a note saying so."""
+    from .table_rows import row
+
+    r = row("bidirectional_flag", arch, version=semantics)
+    flag = s.get(r.values["key"], expect="any") if r is not None else None
+    if r is None or flag is None or not flag.raw:
+        return None
+    w = window_v
+    if r.values.get("halves") and w is not None and isinstance(w.raw, int) and not isinstance(w.raw, bool):
+        half = w.raw // 2 + 1
+        note = (f"{flag.key} true: transformers {semantics} sets sliding_window to {fmt_count(w.raw)} // 2 + 1 = "
+                f"{fmt_count(half)}; the local layers attend |m - n| < {fmt_count(half)}, both ways")
+        w = Value(half, w.key, w.line, w.column, note if not w.note else f"{w.note}; {note}", "int")
+    notes.append(f"{flag.key} true: every attention layer attends later keys too (bidirectional); the largest |m - n| "
+                 f"is that of the causal span of the same size")
+    return flag, w
 
 
 def layer_runs(values: Mapping[str, Any], s: Section, n_v: Value | None) -> Value | None:

@@ -113,6 +113,10 @@ class RopeLayer:
     # True (with attention False): cross-attention layers, whose keys are other states (Mllama's image states),
     # not the sequence's tokens: no rotary, no position of the sequence in their attention
     cross_attention: bool = False
+    # True: the layers attend both ways, later keys too (Gemma 3's use_bidirectional_attention: a window is then
+    # |m - n| < window, full attention every key): the largest |m - n| is that of the causal span (window - 1,
+    # target - 1), so the bounds are unchanged
+    bidirectional: bool = False
     indices: tuple | None = None  # the decoder layers (0-based) of the group, None: not known (all)
     kinds: tuple = ()  # the layer kinds of the group as the config names them (layer_types values)
     # the written base is the analysed one ** written_power: 1, or r / (r + 1) for an odd rotary count r read as

@@ -68,6 +68,10 @@ EFFECTS = {
                            "layers below it; 'all', every layer, layer_types and the key unread); false drops "
                            "sliding_window (no layer slides); values['versions']: the transformers versions "
                            "(prefixes) it holds for, all when absent",
+    "bidirectional_flag": "the key values['key'] written true (Python truth) makes every attention layer attend "
+                          "both ways: full layers every key, sliding layers the keys with |q - k| < the window, "
+                          "which the config class first sets to sliding_window // 2 + 1 (values['halves']); "
+                          "values['versions'] as for window_after_layers",
     "odd_dims_round_up": "an odd number of rotary dims int(head_dim * partial_rotary_factor) rotates one more",
     "layer_runs": "the decoder layers run several times in one forward, each run a layer: the layers are the key "
                   "values['per_stack'] (when written, else the layer count the file writes) times the product of "
@@ -180,6 +184,13 @@ ROWS: tuple[Row, ...] = (
         values={"flag": "use_sliding_window", "flag_default": False, "key": "max_window_layers", "default": 28,
                 "kinds_key": "layer_types", "at": "sliding_attention", "value": "full_attention",
                 "role": (True, "main", "window", 0), "layers": "even_below", "versions": ("5.",)}),
+    Row("bidirectional_flag", "transformers Gemma3TextConfig (4.57.1 __init__, 5.23.0 __post_init__): if "
+                              "use_bidirectional_attention: sliding_window = (sliding_window // 2) + 1; "
+                              "modeling_gemma3.py Gemma3TextModel.forward: if config.use_bidirectional_attention, "
+                              "the full_attention mask ORs True (every key) and the sliding_attention mask ORs "
+                              "_bidirectional_window_overlay(sliding_window): abs(q_idx - kv_idx) < sliding_window "
+                              "(run in tests/test_hf_bidirectional.py under both versions)",
+        model_types=("gemma3_text",), values={"key": "use_bidirectional_attention", "halves": True}),
     Row("odd_dims_round_up", "transformers modeling_gpt_neox.py / modeling_nemotron.py / modeling_phi3.py and the "
                              "GLM family's modeling_glm.py / modeling_glm4.py / modeling_glm4_moe.py / "
                              "modeling_glm4v.py / modeling_glm4v_moe.py (4.57.1 and 5.23.0), 5.23.0's "

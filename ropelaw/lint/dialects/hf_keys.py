@@ -114,6 +114,16 @@ def top_key_entries(version: str, model_type: str | None) -> dict:
     return found
 
 
+def modelled_by_row(rel: str, model_type: str | None, version: str) -> bool:
+    """Whether a data row of :mod:`ropelaw.lint.table_rows` now models the key ``rel`` for ``model_type`` under
+    ``version`` (a ``bidirectional_flag`` row's key: Gemma 3's ``use_bidirectional_attention``, read since the table
+    measured it a defect): no RV025 for it; the table's next measurement says whether ropelaw follows."""
+    from ..table_rows import row
+
+    r = row("bidirectional_flag", model_type or "", version=version)
+    return r is not None and r.values.get("key") == rel
+
+
 def unfollowed_top_keys(version: str, model_type: str | None, root: Mapping, prefix: tuple,
                         positions: Mapping) -> list:
     """RV025 for each key of the file (``root``; the language model's section at ``prefix``) outside the rope
@@ -124,7 +134,7 @@ def unfollowed_top_keys(version: str, model_type: str | None, root: Mapping, pre
     if not TOP_TABLE["on"]:
         return out
     for rel, entry in top_key_entries(version, model_type).items():
-        if entry["runtime"] != "reads" or entry["ropelaw"] != "defect":
+        if entry["runtime"] != "reads" or entry["ropelaw"] != "defect" or modelled_by_row(rel, model_type, version):
             continue
         path = tuple(rel.split(".")[1:]) if rel.startswith(ROOT + ".") else tuple(prefix) + (rel,)
         node: Any = root

@@ -40,7 +40,8 @@ class LayerObs:
     rope: RopeObs | None  # None: the layer applies no rotary (NoPE)
     span: str  # "full", "window", "chunk", "bidirectional", "other", "cross" (keys from other states: images),
     # "extra" (keys appended to the tokens': DeepSeek-V4's compressed keys)
-    size: int | None  # W (keys a query sees, itself included) or C (chunk length); "extra": (query, key) pairs
+    size: int | None  # W (keys a query sees, itself included; "bidirectional": |q - k| < W) or C (chunk length);
+    # "extra": (query, key) pairs
     problem: str | None = None  # why the layer could not be read (then rope/span are not meaningful)
     # per position, the mean norm of the queries its attention gets with the rotary replaced by the identity (a
     # NoPE layer: its queries): a factor applied to the queries whatever the rotary (Ministral 3's
@@ -63,7 +64,8 @@ def _table(t, length: int, offset: int = 0):
 
 def span_of(mask, causal, length: int) -> tuple[str, int | None]:
     """(kind, size) of the keys each query may attend: "full" (causal, every earlier key), "window"
-    (the last W keys, itself included), "chunk" (earlier keys of its chunk of C), "bidirectional", "other";
+    (the last W keys, itself included), "chunk" (earlier keys of its chunk of C), "bidirectional" (every key, size
+    None, or the keys within W - 1 positions either side, |q - k| < W, size W), "other";
     "extra" where the mask lets queries see keys past the input's (entries appended to the tokens' keys:
     DeepSeek-V4's compressed keys) and the tokens' part is none of the others."""
     import torch
@@ -89,8 +91,12 @@ def _token_span(allowed, length: int) -> tuple[str, int | None]:
 
     i = torch.arange(length)
     causal_m = i[None, :] <= i[:, None]
-    if bool((allowed & ~causal_m).any()):
-        return ("bidirectional", None) if bool(allowed.all()) else ("other", None)
+    if bool((allowed & ~causal_m).any()):  # later keys too: every key, or a window both sides (|q - k| < W)
+        if bool(allowed.all()):
+            return "bidirectional", None
+        dist = (i[:, None] - i[None, :]).abs()
+        w = int(dist[allowed].max()) + 1
+        return ("bidirectional", w) if bool((allowed == (dist < w)).all()) else ("other", None)
     counts = allowed.sum(-1)
     if bool((allowed == causal_m).all()):
         return "full", None
