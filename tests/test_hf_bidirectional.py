@@ -157,3 +157,48 @@ def test_changed_real_file_as_transformers_runs_it(name, composite, tmp_path):
     reading = lint_json(small, tmp_path)["result"]
     sliding = next(g for g in reading["layers"] if g["kinds"] == ["sliding_attention"])
     assert sliding["window"] == window and sliding["bidirectional"] is both
+
+
+def sees_later(model_type: str, impl: str, flag: bool) -> bool | None:
+    """Whether a tiny model's first position's output changes with the last token (it attends later keys), under
+    attention implementation ``impl``; None where the model refuses ``impl`` (Gemma 2 and sdpa under 5.23.0)."""
+    torch = pytest.importorskip("torch")
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    cfg = AutoConfig.for_model(model_type, hidden_size=64, intermediate_size=128, num_attention_heads=2,
+                               num_key_value_heads=1, head_dim=32, num_hidden_layers=2, vocab_size=128,
+                               use_bidirectional_attention=flag)
+    torch.manual_seed(0)
+    try:
+        model = AutoModelForCausalLM.from_config(cfg, attn_implementation=impl).eval()
+    except ValueError:
+        return None
+    a = torch.arange(10)[None] + 3
+    b = a.clone()
+    b[0, -1] = 100
+    with torch.no_grad():
+        return not torch.equal(model(a).logits[0, 0], model(b).logits[0, 0])
+
+
+@pytest.mark.parametrize("model_type", ["gemma", "gemma2"])
+def test_gemma_flag_depends_on_the_implementation(model_type, tmp_path):
+    """Gemma / Gemma 2 read the flag as the attention modules' is_causal only: under 5.23.0 Gemma's sdpa attends later
+    keys, eager does not (RV025 says so, spans read causal); under 4.57.1 the flag changes nothing (no finding)."""
+    pytest.importorskip("transformers")
+    from ropelaw.lint.layers import shrunk  # noqa: F401  (transformers importable)
+
+    eager = sees_later(model_type, "eager", True)
+    sdpa = sees_later(model_type, "sdpa", True)
+    assert eager is False and sees_later(model_type, "eager", False) is False
+    mapping = {"model_type": model_type, "hidden_size": 64, "num_attention_heads": 2, "head_dim": 32,
+               "num_hidden_layers": 2, "max_position_embeddings": 8192, "rope_theta": 10000.0,
+               "use_bidirectional_attention": True}
+    reading = lint_json(mapping, tmp_path)
+    installed = reading["result"]["semantics"].removeprefix("transformers ")
+    if installed.startswith("5."):
+        assert sdpa is (True if model_type == "gemma" else None)  # Gemma 2 refuses sdpa
+        assert reading["codes"].get("RV025") == "warning", reading["findings"]
+    else:
+        assert sdpa is False  # 4.57.1: the flag is not read
+        assert "RV025" not in reading["codes"], reading["findings"]
+    assert all(g["bidirectional"] is False for g in reading["result"]["layers"])

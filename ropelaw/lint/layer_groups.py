@@ -197,7 +197,7 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
     if window_v is None and default("sliding_window") is not None:
         window_v = Value(defaults["sliding_window"], None, at[0], at[1], f"sliding_window absent: {dclass} default",
                          "int")
-    both = _bidirectional(arch, s, semantics, window_v, notes)
+    both = _bidirectional(arch, s, semantics, window_v, notes, problems)
     if both is not None:
         window_v = both[1]
     chunk_v = s.get("attention_chunk_size", expect="int")
@@ -215,16 +215,21 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
 
 
 def _bidirectional(arch: str, s: Section, semantics: str, window_v: Value | None,
-                   notes: list) -> tuple[Value, Value | None] | None:
+                   notes: list, problems: list) -> tuple[Value, Value | None] | None:
     """``(the flag, the window the layers attend)`` where a ``bidirectional_flag`` row of
     :mod:`ropelaw.lint.table_rows` applies and the file writes its key true (Python truth, as the config class and
-    the model test it: Gemma 3's ``use_bidirectional_attention``), else None. The window is the config class's
+    the model test it: Gemma 3's ``use_bidirectional_attention``), else None (RV025 in ``problems`` where the row
+    says the runtime's span depends on the attention implementation: 5.23.0's Gemma / Gemma 2). The window is the config class's
     ``sliding_window // 2 + 1`` (its mask: ``|q - k| <`` that), with a note saying so."""
     from .table_rows import row
 
     r = row("bidirectional_flag", arch, version=semantics)
     flag = s.get(r.values["key"], expect="any") if r is not None else None
     if r is None or flag is None or not flag.raw:
+        return None
+    if r.values.get("unmodelled"):  # the runtime's span depends on the attention implementation: said, not read
+        problems.append(Problem(UNMODELLED_ROTARY_KEY, flag, f"{flag.key} true: transformers {semantics} "
+                                                              f"{r.values['unmodelled']}"))
         return None
     w = window_v
     if r.values.get("halves") and w is not None and isinstance(w.raw, int) and not isinstance(w.raw, bool):

@@ -71,7 +71,8 @@ EFFECTS = {
     "bidirectional_flag": "the key values['key'] written true (Python truth) makes every attention layer attend "
                           "both ways: full layers every key, sliding layers the keys with |q - k| < the window, "
                           "which the config class first sets to sliding_window // 2 + 1 (values['halves']); "
-                          "values['versions'] as for window_after_layers",
+                          "values['versions'] as for window_after_layers; values['unmodelled']: the runtime's "
+                          "behaviour depends on the attention implementation, RV025 saying it (spans read causal)",
     "odd_dims_round_up": "an odd number of rotary dims int(head_dim * partial_rotary_factor) rotates one more",
     "layer_runs": "the decoder layers run several times in one forward, each run a layer: the layers are the key "
                   "values['per_stack'] (when written, else the layer count the file writes) times the product of "
@@ -191,6 +192,16 @@ ROWS: tuple[Row, ...] = (
                               "_bidirectional_window_overlay(sliding_window): abs(q_idx - kv_idx) < sliding_window "
                               "(run in tests/test_hf_bidirectional.py under both versions)",
         model_types=("gemma3_text",), values={"key": "use_bidirectional_attention", "halves": True}),
+    Row("bidirectional_flag", "transformers 5.23.0 modeling_gemma.py / modeling_gemma2.py GemmaAttention / "
+                              "Gemma2Attention: is_causal = not getattr(config, 'use_bidirectional_attention', False), "
+                              "the mask unchanged (create_causal_mask): measured on tiny models, Gemma under sdpa (no "
+                              "padding: no mask, sdpa's is_causal) attends later keys on every layer, under eager "
+                              "causal; Gemma 2 refuses sdpa and runs causal under eager",
+        model_types=("gemma", "gemma2"),
+        values={"key": "use_bidirectional_attention", "versions": ("5.",),
+                "unmodelled": "sets only the attention modules' is_causal, not the mask: under sdpa without a "
+                              "padding mask (Gemma) every layer attends later keys too, under eager causal "
+                              "(measured); ropelaw reads causal spans"}),
     Row("odd_dims_round_up", "transformers modeling_gpt_neox.py / modeling_nemotron.py / modeling_phi3.py and the "
                              "GLM family's modeling_glm.py / modeling_glm4.py / modeling_glm4_moe.py / "
                              "modeling_glm4v.py / modeling_glm4v_moe.py (4.57.1 and 5.23.0), 5.23.0's "
