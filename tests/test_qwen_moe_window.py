@@ -104,7 +104,7 @@ def test_moe_window_layers_from_the_flag(version):
             given = {"use_sliding_window": V(flag), "max_window_layers": V(m), "sliding_window": V(w)}
             p = plan(mt, 24, given.get, lambda k: None, version)
             if even_below and flag and w is None:  # the class keeps the sliding layers without a window
-                assert "forward fails" in p.problem
+                assert "forward fails" in p.refused and p.refused_at == "sliding_window"  # RV021
                 continue
             assert p.problem is None, p.problem
             slides = [r.span == "window" for r in p.roles]
@@ -117,10 +117,9 @@ def test_moe_window_layers_from_the_flag(version):
 @pytest.mark.torch
 def test_qwen2_moe_null_window_as_transformers_runs_it(tmp_path, monkeypatch):
     """use_sliding_window true with sliding_window null: 4.57.1 slides no layer (the config drops the window; right
-    on every layer); 5.23.0's Qwen2MoeConfig still makes the even layers sliding and its forward fails for want of a
-    window; ropelaw does not model it and says so (RV024). The reading takes a null window for an absent one (the
-    section's get), so RV024 names the absent-window case under both versions (a warning, no layer read as
-    sliding)."""
+    on every layer, ropelaw reads no window and says nothing); 5.23.0's Qwen2MoeConfig still makes the even layers
+    sliding and its forward fails for want of a window, which ropelaw says as RV021 (an error, at sliding_window)
+    with the runtime's error."""
     import test_hf_files
 
     mapping = {**real_file(QWEN2_MOE), "use_sliding_window": True, "sliding_window": None}
@@ -129,9 +128,55 @@ def test_qwen2_moe_null_window_as_transformers_runs_it(tmp_path, monkeypatch):
     path.write_text(json.dumps(mapping))
     verdict, detail = test_hf_files.differential(path)
     reading = test_hf_files.ropelaw_reading(mapping, str(path))
-    assert reading["codes"].get("RV024") == "warning", reading["findings"]
     assert all(g["window"] is None for g in reading["result"]["layers"])
     if transformers.__version__.startswith("4."):
         assert verdict == "right", detail
+        assert not {"RV021", "RV024"} & set(reading["codes"]), reading["findings"]
     else:
-        assert verdict == "unobserved" and "sliding_window" in detail, (verdict, detail)
+        assert verdict == "refused" and "Could not find a `sliding_window`" in detail, (verdict, detail)
+        assert reading["codes"].get("RV021") == "error", reading["findings"]
+        said = [f["message"] for f in reading["result"]["findings"] if f["code"] == "RV021"]
+        assert any("Could not find a `sliding_window`" in m for m in said), said
+
+
+@hf_compare.REAL_FILES_STEP
+@pytest.mark.hf
+@pytest.mark.torch
+def test_qwen2_moe_window_zero_as_transformers_runs_it(tmp_path, monkeypatch):
+    """use_sliding_window false with a written layer_types naming sliding layers: 5.23.0's Qwen2MoeConfig sets
+    sliding_window to 0 and keeps the layer types; the sliding layers' mask (the probe's, no cache) lets no query
+    attend any key, and the forward as users run it (the default cache) raises: ropelaw says RV021 (degenerate).
+    4.57.1 reads no layer_types for Qwen2-MoE: no layer slides, right on every layer."""
+    import hf_runtime
+    import test_hf_files
+
+    from ropelaw.lint.layers import shrunk
+
+    n = real_file(QWEN2_MOE)["num_hidden_layers"]
+    kinds = ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(n)]
+    mapping = {**real_file(QWEN2_MOE), "use_sliding_window": False, "layer_types": kinds}
+    monkeypatch.setenv("ROPELAW_HF_SEMANTICS", test_hf_files.installed())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(mapping))
+    reading = test_hf_files.ropelaw_reading(mapping, str(path))
+    if transformers.__version__.startswith("4."):
+        verdict, detail = test_hf_files.differential(path)
+        assert verdict == "right", detail
+        assert all(g["window"] is None for g in reading["result"]["layers"])
+        return
+    tc = hf_runtime.text_config(hf_runtime.load_config(mapping))
+    assert tc.sliding_window == 0 and list(tc.layer_types) == kinds
+    run = shrunk.run_file(mapping)  # no cache: the masks as the layers get them
+    assert run.problem is None, run.problem
+    for o in run.probe.layers:  # window 0: no key at all for the sliding layers; causal for the others
+        assert (o.span, o.size) == (("window", 0) if kinds[o.index] == "sliding_attention" else ("full", None))
+    small = dict(mapping, hidden_size=64, intermediate_size=64, moe_intermediate_size=32, num_experts=4,
+                 num_experts_per_tok=2, shared_expert_intermediate_size=32, num_attention_heads=2,
+                 num_key_value_heads=1, num_hidden_layers=2, layer_types=kinds[:2], vocab_size=128,
+                 bos_token_id=None, eos_token_id=None)
+    model = transformers.AutoModelForCausalLM.from_config(hf_runtime.load_config(small)).eval()
+    with torch.no_grad(), pytest.raises(RuntimeError, match="must match the size"):
+        model(torch.arange(10)[None] + 3)  # the default cache: the sliding layer's mask is one key short
+    assert reading["codes"].get("RV021") == "error", reading["findings"]
+    said = [f["message"] for f in reading["result"]["findings"] if f["code"] == "RV021"]
+    assert any("sliding_window to 0" in m for m in said), said

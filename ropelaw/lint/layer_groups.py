@@ -13,7 +13,7 @@ from typing import Any
 from collections.abc import Callable, Mapping
 
 from ..numfmt import count as fmt_count
-from .model import RopeLayer, Value, finite, plain, canonical_scheme
+from .model import RopeLayer, Value, finite, plain, canonical_scheme, show_value
 from .sections import dotted, norm_key, Section
 from .model import Problem
 from .table_rows import row
@@ -166,6 +166,9 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
         n_v = layer_runs(runs.values, s, n_v)
 
     def get(key: str) -> Value | None:
+        if key == "sliding_window" and s.raw(key) is None and key in s.keys:  # written null: not absent (the plan
+            line, col = s.positions.get(s.prefix + (s.keys[key],), at)       # tells them apart)
+            return Value(None, dotted(s.prefix + (s.keys[key],)), line, col, "null in the file", "int")
         if key in ("sliding_window", "attention_chunk_size"):
             return s.get(key, expect="int")
         return s.get(key, expect="layers" if e and any(e.get(f) and e[f]["key"] == key
@@ -180,6 +183,7 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
     plan = layer_table.plan(arch, n, get, default, semantics)
     if plan.problem is not None or not plan.roles:
         anchor = next((v for v, _ in plan.sources.values() if v is not None), None) or n_v or main.base
+        anchor = (get(plan.refused_at) if plan.refused_at else None) or anchor
         if plan.refused is not None and refusals is not None:
             refusals.append((semantics, anchor, plan.refused))
         problems.append(Problem(LAYER_SEMANTICS_UNKNOWN, anchor,
@@ -194,10 +198,11 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
         problems.extend(_bases_not_read(e["nope"]["key"], plan.sources["nope"][0], len(plan.roles), main, arch,
                                         f"transformers {semantics}"))
     window_v = get("sliding_window")
+    window_v = None if window_v is not None and window_v.raw is None else window_v  # null: no window
     if window_v is None and default("sliding_window") is not None:
         window_v = Value(defaults["sliding_window"], None, at[0], at[1], f"sliding_window absent: {dclass} default",
                          "int")
-    both = _bidirectional(arch, s, semantics, window_v, notes, problems)
+    both = _bidirectional(arch, s, semantics, window_v, notes, problems, refusals)
     if both is not None:
         window_v = both[1]
     chunk_v = s.get("attention_chunk_size", expect="int")
@@ -215,17 +220,24 @@ def runtime_groups(arch: str, s: Section, defaults: dict, dclass: str, semantics
 
 
 def _bidirectional(arch: str, s: Section, semantics: str, window_v: Value | None,
-                   notes: list, problems: list) -> tuple[Value, Value | None] | None:
+                   notes: list, problems: list, refusals: list | None = None) -> tuple[Value, Value | None] | None:
     """``(the flag, the window the layers attend)`` where a ``bidirectional_flag`` row of
     :mod:`ropelaw.lint.table_rows` applies and the file writes its key true (Python truth, as the config class and
     the model test it: Gemma 3's ``use_bidirectional_attention``), else None (RV025 in ``problems`` where the row
-    says the runtime's span depends on the attention implementation: 5.23.0's Gemma / Gemma 2). The window is the config class's
+    says the runtime's span depends on the attention implementation: 5.23.0's Gemma / Gemma 2; RV021 in
+    ``refusals`` for a value the version's strict field refuses). The window is the config class's
     ``sliding_window // 2 + 1`` (its mask: ``|q - k| <`` that), with a note saying so."""
     from .table_rows import row
 
     r = row("bidirectional_flag", arch, version=semantics)
     flag = s.get(r.values["key"], expect="any") if r is not None else None
-    if r is None or flag is None or not flag.raw:
+    if r is None or flag is None:
+        return None
+    if not isinstance(flag.raw, bool) and any(semantics.startswith(v) for v in r.values.get("strict_bool", ())) \
+            and refusals is not None:
+        refusals.append((semantics, flag, f"refuses {flag.key} = {show_value(flag.raw)}: the config class declares it "
+                                          f"bool | None (strict dataclass, StrictDataclassFieldValidationError)"))
+    if not flag.raw:
         return None
     if r.values.get("unmodelled"):  # the runtime's span depends on the attention implementation: said, not read
         problems.append(Problem(UNMODELLED_ROTARY_KEY, flag, f"{flag.key} true: transformers {semantics} "

@@ -72,7 +72,8 @@ EFFECTS = {
                           "both ways: full layers every key, sliding layers the keys with |q - k| < the window, "
                           "which the config class first sets to sliding_window // 2 + 1 (values['halves']); "
                           "values['versions'] as for window_after_layers; values['unmodelled']: the runtime's "
-                          "behaviour depends on the attention implementation, RV025 saying it (spans read causal)",
+                          "behaviour depends on the attention implementation, RV025 saying it (spans read causal); "
+                          "values['strict_bool']: the versions whose config class refuses a value not bool / null",
     "odd_dims_round_up": "an odd number of rotary dims int(head_dim * partial_rotary_factor) rotates one more",
     "layer_runs": "the decoder layers run several times in one forward, each run a layer: the layers are the key "
                   "values['per_stack'] (when written, else the layer count the file writes) times the product of "
@@ -184,14 +185,23 @@ ROWS: tuple[Row, ...] = (
         model_types=("qwen2_moe",),
         values={"flag": "use_sliding_window", "flag_default": False, "key": "max_window_layers", "default": 28,
                 "kinds_key": "layer_types", "at": "sliding_attention", "value": "full_attention",
-                "role": (True, "main", "window", 0), "layers": "even_below", "versions": ("5.",)}),
+                "role": (True, "main", "window", 0), "layers": "even_below", "versions": ("5.",),
+                # measured on mlc_qwen2moe.json changed (tests/test_qwen_moe_window.py): what the runtime does
+                "null_window": "its sliding layers' mask finds no window: the forward fails (ValueError: Could not "
+                               "find a `sliding_window` argument in the config, or it is not set)",
+                "zero_window": "the config class sets sliding_window to 0 and the written sliding layers' mask lets "
+                               "no query attend any key: the forward with the default cache fails (RuntimeError: "
+                               "the mask is one key short of the scores), without a cache eager attention averages "
+                               "every key, later ones too"}),
     Row("bidirectional_flag", "transformers Gemma3TextConfig (4.57.1 __init__, 5.23.0 __post_init__): if "
                               "use_bidirectional_attention: sliding_window = (sliding_window // 2) + 1; "
                               "modeling_gemma3.py Gemma3TextModel.forward: if config.use_bidirectional_attention, "
                               "the full_attention mask ORs True (every key) and the sliding_attention mask ORs "
                               "_bidirectional_window_overlay(sliding_window): abs(q_idx - kv_idx) < sliding_window "
                               "(run in tests/test_hf_bidirectional.py under both versions)",
-        model_types=("gemma3_text",), values={"key": "use_bidirectional_attention", "halves": True}),
+        model_types=("gemma3_text",), values={"key": "use_bidirectional_attention", "halves": True,
+                                              # 5.23.0's dataclass field is bool | None: 1 is refused (measured)
+                                              "strict_bool": ("5.",)}),
     Row("bidirectional_flag", "transformers 5.23.0 modeling_gemma.py / modeling_gemma2.py GemmaAttention / "
                               "Gemma2Attention: is_causal = not getattr(config, 'use_bidirectional_attention', False), "
                               "the mask unchanged (create_causal_mask): measured on tiny models, Gemma under sdpa (no "

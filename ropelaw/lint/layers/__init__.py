@@ -40,6 +40,7 @@ class Plan:
     sources: dict = field(default_factory=dict)  # "kinds" / "nope" -> (Value or None, how the list was obtained)
     problem: str | None = None  # why the runtime's layers could not be told (roles is then empty)
     refused: str | None = None  # why the runtime refuses the config (measured; RV021), with ``problem`` set
+    refused_at: str | None = None  # the key the refusal points at (None: the per-layer list's)
     version: str = ""
 
 
@@ -424,7 +425,8 @@ def _window_gate(model_type: str, n: int, kinds: list, kv: Any, get: Callable, s
     """``(kinds, how, window, (kind, role) or None)`` for a type whose config class keeps ``sliding_window`` only
     under a flag and derives its sliding layers from it (the ``window_after_layers`` rows of
     :mod:`ropelaw.lint.table_rows`: Qwen2 / Qwen3 from max_window_layers on, Qwen2-MoE / Qwen3-MoE as each
-    version runs them), ``(None, why)`` when ropelaw does not model the config, None for other types. ``kv``: the
+    version runs them), ``(None, why)`` when ropelaw does not model the config (``(None, why, (refusal, key))`` where
+    the runtime was measured to fail or run degenerate: RV021 at ``key``), None for other types. ``kv``: the
     layer_types the file writes (None: the default rule's list)."""
     r = _window_row(model_type, semantics)
     if r is None:
@@ -436,16 +438,19 @@ def _window_gate(model_type: str, n: int, kinds: list, kv: Any, get: Callable, s
         return None, (f"{val['flag']} is true and sliding_window is absent: the config class's default window is "
                       f"not in ropelaw's defaults; write sliding_window out")
     if on and wv.raw is None and val["layers"] == "even_below":
-        return None, (f"{val['flag']} is true and sliding_window is null: {model_type}'s config class still makes "
-                      f"sliding layers, whose mask then has no window (transformers 5.23.0's forward fails: "
-                      f"measured); write sliding_window out")
+        why = (f"{val['flag']} is true and sliding_window is null: {model_type}'s config class still makes sliding "
+               f"layers")
+        return None, why, (why + f", and {val['null_window']} (measured)", "sliding_window")
     window = on and wv.raw is not None
     role = (val["at"], val["role"]) if window else None
     if kv is not None and kv.raw is not None:  # the file's layer_types: the class keeps them as written
         if not window and val["at"] in kinds:
-            return None, (f"{val['kinds_key']} names {val['at']!r} while the config class drops sliding_window "
-                          f"({val['flag']} {fv.raw if fv is not None else val['flag_default']!r}, sliding_window "
-                          f"{wv.raw if wv is not None else None!r}): ropelaw does not model those layers")
+            why = (f"{val['kinds_key']} names {val['at']!r} while the config class drops sliding_window "
+                   f"({val['flag']} {fv.raw if fv is not None else val['flag_default']!r}, sliding_window "
+                   f"{wv.raw if wv is not None else None!r})")
+            if on or "zero_window" not in val:
+                return None, why + ": ropelaw does not model those layers"
+            return None, why, (why + f": {val['zero_window']} (measured)", val["kinds_key"])
         return kinds, "", window, role
     if not window:
         why = f"{val['flag']} is not true" if not on else "sliding_window is null"
@@ -485,6 +490,8 @@ def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: s
     gate = _window_gate(model_type, n, kinds, kv, get, semantics)
     if gate is not None and gate[0] is None:
         out.problem = gate[1]
+        if len(gate) > 2:  # measured degenerate or failing: the runtime refuses it (RV021)
+            out.refused, out.refused_at = gate[2]
         return out
     if gate is not None:
         kinds, out.sources["kinds"] = gate[0], (kv, gate[1] or khow)
@@ -504,6 +511,10 @@ def plan(model_type: str, n: Any, get: Callable, default: Callable, semantics: s
         failed = [p for p in e["problems"] if p.startswith(cond + ":")]
         out.problem = (f"transformers {semantics} did not run {model_type} with {cond}"
                        + (f" ({failed[0][len(cond) + 2:]})" if failed else ""))
+        if failed and "forward fails" in failed[0] and wv is not None and wv.raw is None:  # the file's null window
+            out.refused = (f"sliding_window null: {model_type}'s layers still slide and its "
+                           f"forward fails without a window (measured: {failed[0][len(cond) + 2:]})")
+            out.refused_at = "sliding_window"
         return out
     for i in range(n):
         sig = (f"{'-' if e['kinds'] is None else list_sig(e['kinds'], kinds[i])}|"
