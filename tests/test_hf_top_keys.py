@@ -257,8 +257,13 @@ def test_every_measured_defect_is_said_on_its_file(version, monkeypatch):
     from ropelaw.lint.layers import key_effects
     from ropelaw.lint.loader import load_mapping
 
+    from ropelaw.lint.dialects.hf_keys import modelled_by_row
+
     monkeypatch.setenv("ROPELAW_HF_SEMANTICS", version)
     defects = [(mt, p, e) for mt, p, e in entries(version) if e["runtime"] == "reads" and e["ropelaw"] == "defect"]
+    # a defect a data row now models (Gemma 3's use_bidirectional_attention: tests/test_hf_bidirectional.py runs it
+    # through the forward) gets no RV025 until the table is measured again
+    defects = [(mt, p, e) for mt, p, e in defects if not modelled_by_row(p, mt, version)]
     for _mt, path, entry in defects:
         data = corpus_file(entry["file"])
         if data is None:
