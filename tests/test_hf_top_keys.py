@@ -340,4 +340,6 @@ def test_sample_derived_again_under_the_runtime(row, monkeypatch):
     sec = key_effects.section_path(data)
     key = next(p for p in key_effects.top_key_paths(data) if key_effects.top_relative(p, sec) == path)
     got = hf_top_keys.measure_key(base, data, key, label, verdict)
+    if ropelaw == "defect" and hf_keys.modelled_by_row(path, row[2], installed()):
+        ropelaw = "follows"  # fixed since the table was measured (a data row models it): the lead re-measures
     assert (got["runtime"], got["ropelaw"]) == (runtime, ropelaw), (label, path, got)
