@@ -51,6 +51,8 @@ HUNYUAN = ("hf/swayam8624__nanoquant-private__nanoquants__tencent_Hunyuan-MT-7B_
            "config.json")
 LFM2_VL = "heldout-r3/hub/varun00391__local-finetuned-model__LiquidAI:LFM2-VL-450M__lfm2-450m__config.json"
 REDPAJAMA = "heldout-r2/hub/mlc_redpajama_3b_v1.json"
+QWEN2_MOE = "heldout-r2/hub/mlc_qwen2moe.json"
+STABLELM = "heldout-r2/hub/mlc_stablelm-2-zephyr-1_6b.json"
 QWEN2_VL = ("heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp64__models__qwen2_vl__"
             "config_4layer.json")
 OLMOCR = "heldout-r3/hub/nikolay-grudanov__Team_5_AI_Tutor__models__olmOCR-2-7B-1025__config.json"
@@ -81,6 +83,11 @@ CASES = {  # name -> (file, the section (None: the file; "text_config": that map
     "gpt_neox hidden_size +2": (REDPAJAMA, None, "hidden_size", plus(2)),
     "gpt_neox num_attention_heads +2": (REDPAJAMA, None, "num_attention_heads", plus(2)),
     "qwen2_vl hidden_size removed": (QWEN2_VL, None, "hidden_size", REMOVE),
+    # refused at model build at the file's own size (the shrunk model's hidden_size is a multiple of its heads:
+    # shrunk._heads_split_hidden builds the file's size first): 4.57.1 Qwen2-MoE, StableLM both versions
+    "qwen2_moe hidden_size +2": (QWEN2_MOE, None, "hidden_size", plus(2)),
+    "qwen2_moe num_attention_heads +2": (QWEN2_MOE, None, "num_attention_heads", plus(2)),
+    "stablelm hidden_size +2": (STABLELM, None, "hidden_size", plus(2)),
     "qwen2_5_vl_text hidden_size removed": (OLMOCR, IN + "text_config", "hidden_size", REMOVE),
     # mrope sections no longer half the head (attention_head_dim, which 5.23.0's class keeps over head_dim):
     # ropelaw/data/hf_mrope_sections.json (scripts/hf_mrope_sections.py); 4.57.1 does not know the type

@@ -219,6 +219,12 @@ def _run_file(mapping: Mapping, offset: int, length: int, keep_heads: bool = Fal
         out.problem = str(exc)
         return out
     full = copy.deepcopy(tc)
+    if not _heads_split_hidden(full):  # the shrinking makes hidden_size a multiple of the heads: build it as it is
+        try:
+            parameters_on_meta(cls, full)
+        except Exception as exc:  # noqa: BLE001 - what transformers raised is the outcome
+            out.refused = f"model: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+            return out
     out.shrunk = shrink_in_place(tc, keep_heads, kv_heads)
     try:
         size, out.rotaries = parameters_on_meta(cls, tc)
@@ -250,6 +256,15 @@ def _run_file(mapping: Mapping, offset: int, length: int, keep_heads: bool = Fal
     if out.probe.error:
         out.problem = out.probe.error
     return out
+
+
+def _heads_split_hidden(tc) -> bool:
+    """Whether the runtime config's hidden_size is a multiple of its num_attention_heads (True where either is not a
+    positive int). The shrunk model always is one, so a file where it is not is first built at its own size, on
+    meta: a model build that refuses it (4.57.1's Qwen2-MoE, StableLM, Qwen2.5-VL attention: ``hf_head_split.json``)
+    is the file's refusal, not a shrunk model that builds. A refusal in the forward is not seen this way."""
+    hidden, heads = _int(getattr(tc, "hidden_size", None)), _int(getattr(tc, "num_attention_heads", None))
+    return hidden is None or heads is None or hidden % heads == 0
 
 
 def _int(v) -> int | None:
