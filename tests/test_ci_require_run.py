@@ -43,3 +43,17 @@ def test_a_run_that_passes_nothing_fails_in_ci(tmp_path, require, tests, code):
     done = _pytest(tmp_path, tests, require)
     assert done.returncode == code, done.stdout + done.stderr
     assert ("this step checked nothing" in done.stdout) == (code == 1)
+
+
+def test_every_real_files_test_is_run_by_a_ci_step():
+    """Each test file that gates a test on the real-files step (the ``hf_compare`` decorator, or the variable
+    itself; README's suite skips them) is named by ``.ci/run``'s real_files or changed_files step, which runs it
+    under both versions; else nothing would run it."""
+    repo = CONFTEST.parents[1]
+    marks = ("@hf_compare.REAL_FILES_STEP", '"ROPELAW_HF_FILES"')
+    gated = sorted(p.relative_to(repo).as_posix() for p in (repo / "tests").rglob("test_*.py")
+                   if p.name != pathlib.Path(__file__).name and any(m in p.read_text() for m in marks))
+    run = (repo / ".ci" / "run").read_text()
+    steps = run[run.index("real_files() {"):run.index("}", run.index("changed_files() {"))]
+    assert len(gated) >= 10, gated
+    assert [p for p in gated if p not in steps] == []
