@@ -116,7 +116,7 @@ def agreement(data: dict, label: str, obs: Observed) -> tuple[str, str]:
         return "refused", f"{said}"
     if near.refused:
         return "silent", f"transformers refuses it ({near.refused[:120]}); ropelaw: {sorted(real['codes']) or 'ok'}"
-    if said:
+    if said and not near.problem:  # a shrunk model that did not build or run is not "transformers builds it"
         return "false", f"transformers builds it; ropelaw: {said}"
     if near.problem or (obs.far is not None and (obs.far.problem or obs.far.refused)):
         return "unobserved", (near.problem or obs.far.problem or obs.far.refused)[:120]

@@ -139,7 +139,7 @@ def differential(path: pathlib.Path) -> tuple[str, str]:
         return "refused", f"{said}; transformers: {(near.refused or near.problem)[:140]}"
     if near.refused:
         return "silent", f"transformers refuses it ({near.refused[:140]}); ropelaw: {sorted(real['codes']) or 'ok'}"
-    if said:
+    if said and not near.problem:  # a shrunk model that did not build or run is not "transformers builds it"
         return "false", f"transformers builds it ({near.model_type}); ropelaw: {said} ({real['findings'][:2]})"
     if near.problem:
         return "unobserved", near.problem
