@@ -53,6 +53,8 @@ LFM2_VL = "heldout-r3/hub/varun00391__local-finetuned-model__LiquidAI:LFM2-VL-45
 REDPAJAMA = "heldout-r2/hub/mlc_redpajama_3b_v1.json"
 QWEN2_MOE = "heldout-r2/hub/mlc_qwen2moe.json"
 STABLELM = "heldout-r2/hub/mlc_stablelm-2-zephyr-1_6b.json"
+PHI2 = "hf/henryhmko__VLM_interpretability__phi-2__config.json"
+GLM45 = "hf/alibaba__rtp-llm__rtp_llm__test__model_test__fake_test__testdata__glm45__tokenizer__config.json"
 QWEN2_VL = ("heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp64__models__qwen2_vl__"
             "config_4layer.json")
 OLMOCR = "heldout-r3/hub/nikolay-grudanov__Team_5_AI_Tutor__models__olmOCR-2-7B-1025__config.json"
@@ -89,6 +91,12 @@ CASES = {  # name -> (file, the section (None: the file; "text_config": that map
     "qwen2_moe num_attention_heads +2": (QWEN2_MOE, None, "num_attention_heads", plus(2)),
     "stablelm hidden_size +2": (STABLELM, None, "hidden_size", plus(2)),
     "qwen2_5_vl_text hidden_size removed": (OLMOCR, IN + "text_config", "hidden_size", REMOVE),
+    # a partial factor above 1, a rotary wider than the head (RV046): the forward fails, or Phi-3's config is refused
+    "gpt_neox rotary_pct 1.25": (REDPAJAMA, None, "rotary_pct", lambda v: 1.25),
+    "stablelm partial_rotary_factor 1.25": (STABLELM, None, "partial_rotary_factor", lambda v: 1.25),
+    "phi partial_rotary_factor 1.25": (PHI2, None, "partial_rotary_factor", lambda v: 1.25),
+    "glm4_moe partial_rotary_factor 1.25": (GLM45, None, "partial_rotary_factor", lambda v: 1.25),
+    "phi3 partial_rotary_factor 1.25": (PHI4, None, "partial_rotary_factor", lambda v: 1.25),
     # mrope sections no longer half the head (attention_head_dim, which 5.23.0's class keeps over head_dim):
     # ropelaw/data/hf_mrope_sections.json (scripts/hf_mrope_sections.py); 4.57.1 does not know the type
     "hunyuan_vl attention_head_dim +2": (HUNYUAN_OCR, None, "attention_head_dim", plus(2)),

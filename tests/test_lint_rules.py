@@ -447,3 +447,31 @@ def test_pre_commit_hook_file():
     rx = re.compile(hook["files"])
     assert rx.search("models/llama/config.json") and rx.search("train/llama.yaml")
     assert not rx.search("src/model.py")
+
+
+@pytest.mark.parametrize("model_type, key, factor, want", [
+    ("gpt_neox", "rotary_pct", 1.25, "error"),            # measured: the forward fails (tests/test_hf_refused_keys.py)
+    ("phi", "partial_rotary_factor", 1.5, "error"),
+    ("llama", "partial_rotary_factor", 1.25, "error"),    # not measured: the rule's own severity, said so
+    ("gpt_neox", "rotary_pct", 1.0, None),
+    ("phi", "partial_rotary_factor", 0.5, None),
+])
+def test_rv046_a_rotary_wider_than_the_head(model_type, key, factor, want):
+    """RV046 where head_dim x factor exceeds head_dim (a factor above 1): the rotated dims and head_dim in the
+    message (4096 / 32 = 128 per head), the measured runtime verdict for the types measured, "not measured"
+    elsewhere; nothing at a factor of at most 1."""
+    found = [f for f in lint(dict(BASE, model_type=model_type, **{key: factor})) if f.code == "RV046"]
+    if want is None:
+        assert found == []
+        return
+    (f,) = found
+    assert f.severity == want
+    assert f"rotary dimension {128 * factor:g} " in f.message and "head_dim 128" in f.message
+    assert ("not measured" in f.message) == (model_type == "llama")
+
+
+def test_rv046_not_for_an_mla_rope_head():
+    """DeepSeek-V3's layout: qk_rope_head_dim 64 is not a partial factor, though hidden_size / heads is 56 there."""
+    data = dict(BASE, model_type="deepseek_v3", hidden_size=7168, num_attention_heads=128, qk_rope_head_dim=64,
+                qk_nope_head_dim=128, v_head_dim=128, kv_lora_rank=512)
+    assert "RV046" not in codes(lint(data))

@@ -26,7 +26,7 @@ from . import runtime
 from .value_rules import (BAD_LENGTH, BAD_SCHEME, BAND_ORDER, BASE_LE_ONE, FACTOR_LT_ONE, IGNORED_KEY, INVALID_TYPE,
                           LONGROPE_LEN, MISSING_PARAM, NON_FINITE, NOT_INTEGER, ODD_DIM, ORIG_GT_MAX,
                           OUT_OF_RANGE, UNKNOWN_PARAM, UNKNOWN_SCHEME, YARN_BETAS, YARN_FACTOR, FACTOR_LIMIT,
-                          LENGTH_LIMIT)
+                          LENGTH_LIMIT, WIDE_ROTARY)
 
 if TYPE_CHECKING:
     from ..check import Linting
@@ -217,6 +217,9 @@ def check(lt: Linting) -> list[Finding]:
             out.append(_at(cfg, ODD_DIM, g.d, f"rotary dimension {fmt_count(d)} from {g.d.where}{label} is "
                                               f"{'below 2' if d < 2 else 'odd'}: RoPE rotates pairs of dims",
                            refused=_odd_dim_refusals(cfg, g, d)))
+        wide = _wider_than_head(cfg, g, d)
+        if wide is not None:
+            out.append(wide)
         b = g.base.number() if id(g.base) not in shared else None
         shared.add(id(g.base))
         if b is not None and b <= 1:  # base ** arange: 1 -> every frequency 1, <= 0 -> inf / NaN; both run
@@ -248,6 +251,27 @@ def check(lt: Linting) -> list[Finding]:
 # in the forward. GPT-NeoX, Nemotron, Phi-3 and the GLM family slice by cos.shape[-1] and so rotate the
 # rounded-up even count (the loader reads that, row odd_dims_round_up: no RV003 there).
 ODD_PARTIAL_CRASHES = ("phi", "stablelm", "persimmon")
+
+
+# partial factor above 1, measured (RV046): the model types whose forward fails or whose config is refused
+WIDE_PARTIAL_REFUSED = {"gpt_neox": "fails in the forward (a size mismatch: cos/sin wider than the head)",
+                        "stablelm": "fails in the forward (a size mismatch: cos/sin wider than the head)",
+                        "phi": "fails in the forward (a size mismatch: cos/sin wider than the head)",
+                        "glm4_moe": "fails in the forward (a size mismatch: cos/sin wider than the head)",
+                        "phi3": "refuses it when the config loads (the rope validation)"}
+
+
+def _wider_than_head(cfg: LoadedConfig, g, d: float | None) -> Finding | None:
+    """RV046 for a group whose rotated dims come from a partial factor above 1 (d > head_dim), with the runtime's
+    measured verdict for the types of :data:`WIDE_PARTIAL_REFUSED` (None elsewhere: the rule's own severity)."""
+    head = cfg.head_dim.number() if cfg.head_dim is not None else None
+    partial = any(k in g.d.note for k in ("partial_rotary_factor", "rotary_pct", "rotary_percent"))
+    if not partial or d is None or head is None or d <= head:
+        return None
+    why = WIDE_PARTIAL_REFUSED.get(cfg.arch)
+    return _at(cfg, WIDE_ROTARY, g.d, f"rotary dimension {fmt_count(d)} from {g.d.where} exceeds head_dim "
+                                      f"{fmt_count(head)}: a factor above 1" +
+               ("" if why else " (not measured for this model type)"), refused=_both(why) if why else None)
 
 
 def _odd_dim_refusals(cfg: LoadedConfig, g, d: float) -> dict | None:
