@@ -54,7 +54,6 @@ REDPAJAMA = "heldout-r2/hub/mlc_redpajama_3b_v1.json"
 QWEN2_MOE = "heldout-r2/hub/mlc_qwen2moe.json"
 STABLELM = "heldout-r2/hub/mlc_stablelm-2-zephyr-1_6b.json"
 PHI2 = "hf/henryhmko__VLM_interpretability__phi-2__config.json"
-GLM45 = "hf/alibaba__rtp-llm__rtp_llm__test__model_test__fake_test__testdata__glm45__tokenizer__config.json"
 QWEN2_VL = ("heldout-r3/hub/whn09__neuronx-distributed-inference__test__integration__tp64__models__qwen2_vl__"
             "config_4layer.json")
 OLMOCR = "heldout-r3/hub/nikolay-grudanov__Team_5_AI_Tutor__models__olmOCR-2-7B-1025__config.json"
@@ -95,7 +94,6 @@ CASES = {  # name -> (file, the section (None: the file; "text_config": that map
     "gpt_neox rotary_pct 1.25": (REDPAJAMA, None, "rotary_pct", lambda v: 1.25),
     "stablelm partial_rotary_factor 1.25": (STABLELM, None, "partial_rotary_factor", lambda v: 1.25),
     "phi partial_rotary_factor 1.25": (PHI2, None, "partial_rotary_factor", lambda v: 1.25),
-    "glm4_moe partial_rotary_factor 1.25": (GLM45, None, "partial_rotary_factor", lambda v: 1.25),
     "phi3 partial_rotary_factor 1.25": (PHI4, None, "partial_rotary_factor", lambda v: 1.25),
     # mrope sections no longer half the head (attention_head_dim, which 5.23.0's class keeps over head_dim):
     # ropelaw/data/hf_mrope_sections.json (scripts/hf_mrope_sections.py); 4.57.1 does not know the type

@@ -452,7 +452,7 @@ def test_pre_commit_hook_file():
 @pytest.mark.parametrize("model_type, key, factor, want", [
     ("gpt_neox", "rotary_pct", 1.25, "error"),            # measured: the forward fails (tests/test_hf_refused_keys.py)
     ("phi", "partial_rotary_factor", 1.5, "error"),
-    ("llama", "partial_rotary_factor", 1.25, "error"),    # not measured: the rule's own severity, said so
+    ("persimmon", "partial_rotary_factor", 1.25, "error"),  # not measured: the rule's own severity, said so
     ("gpt_neox", "rotary_pct", 1.0, None),
     ("phi", "partial_rotary_factor", 0.5, None),
 ])
@@ -467,7 +467,7 @@ def test_rv046_a_rotary_wider_than_the_head(model_type, key, factor, want):
     (f,) = found
     assert f.severity == want
     assert f"rotary dimension {128 * factor:g} " in f.message and "head_dim 128" in f.message
-    assert ("not measured" in f.message) == (model_type == "llama")
+    assert ("not measured" in f.message) == (model_type == "persimmon")
 
 
 def test_rv046_not_for_an_mla_rope_head():

@@ -257,7 +257,6 @@ ODD_PARTIAL_CRASHES = ("phi", "stablelm", "persimmon")
 WIDE_PARTIAL_REFUSED = {"gpt_neox": "fails in the forward (a size mismatch: cos/sin wider than the head)",
                         "stablelm": "fails in the forward (a size mismatch: cos/sin wider than the head)",
                         "phi": "fails in the forward (a size mismatch: cos/sin wider than the head)",
-                        "glm4_moe": "fails in the forward (a size mismatch: cos/sin wider than the head)",
                         "phi3": "refuses it when the config loads (the rope validation)"}
 
 
