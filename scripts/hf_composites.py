@@ -31,7 +31,6 @@ sample again.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 NAME = "hf_composites"
@@ -131,22 +130,10 @@ def measure(version: str, only: list[str]) -> dict:
 
 
 def main() -> None:
-    import torch
-    import transformers
+    from hf_layer_lengths import write_measured
 
-    from ropelaw import data
-    from ropelaw.lint.dialects import hf
-
-    torch.set_num_threads(1)
-    version = transformers.__version__
-    if version not in hf.SEMANTICS:
-        raise SystemExit(f"transformers {version} is installed; the table is for {hf.SEMANTICS}")
-    start = time.process_time()
-    table = measure(version, sys.argv[1:])
-    data.write_versions(NAME, version, table, about=ABOUT, generated_by="scripts/hf_composites.py",
-                        source="the composite config classes of {versions}, each loaded without text_config and its "
-                               "text model run (shrunk.run_file)")
-    print(f"{len(table)} types, {time.process_time() - start:.0f} CPU-s (transformers {version}) -> {data.path(NAME)}")
+    write_measured(NAME, ABOUT, "scripts/hf_composites.py", "the composite config classes of {versions}, each loaded "
+                   "without text_config and its text model run (shrunk.run_file)", measure)
 
 
 if __name__ == "__main__":

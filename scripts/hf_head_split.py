@@ -25,7 +25,6 @@ and derives a sample again.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 NAME = "hf_head_split"
@@ -143,22 +142,10 @@ def merged(version: str, measured: dict, only: list[str]) -> dict:
 
 
 def main() -> None:
-    import torch
-    import transformers
+    from hf_layer_lengths import TINY_SOURCE, write_measured
 
-    from ropelaw import data
-    from ropelaw.lint.dialects import hf
-
-    torch.set_num_threads(1)
-    version = transformers.__version__
-    if version not in hf.SEMANTICS:
-        raise SystemExit(f"transformers {version} is installed; the table is for {hf.SEMANTICS}")
-    start = time.process_time()
-    table = merged(version, measure(version, sys.argv[1:]), sys.argv[1:])
-    data.write_versions(NAME, version, table, about=ABOUT, generated_by="scripts/hf_head_split.py",
-                        source="tiny models of hf_layers.json's types run by {versions} (probes.observe)")
-    print(f"{len(table)} types in the table, {time.process_time() - start:.0f} CPU-s (transformers {version}) -> "
-          f"{data.path(NAME)}")
+    write_measured(NAME, ABOUT, "scripts/hf_head_split.py", TINY_SOURCE,
+                   lambda version, only: merged(version, measure(version, only), only))
 
 
 if __name__ == "__main__":

@@ -158,7 +158,14 @@ def measure(version: str, only: list[str]) -> dict:
     return table
 
 
-def main() -> None:
+TINY_SOURCE = "tiny models of hf_layers.json's types run by {versions} (probes.observe)"
+
+
+def write_measured(name: str, about: str, script: str, source: str, build) -> None:
+    """The installed transformers' part of ``ropelaw/data/<name>.json``: ``build(version, only)`` (``only``: the model
+    types named on the command line, [] for all) on one CPU thread, written through ``data.write_versions``. The one
+    main of the per-version tables measured on tiny models (this script, hf_head_split.py, hf_mrope_sections.py,
+    hf_composites.py)."""
     import torch
     import transformers
 
@@ -170,10 +177,13 @@ def main() -> None:
     if version not in hf.SEMANTICS:
         raise SystemExit(f"transformers {version} is installed; the table is for {hf.SEMANTICS}")
     start = time.process_time()
-    table = measure(version, sys.argv[1:])
-    data.write_versions(NAME, version, table, about=ABOUT, generated_by="scripts/hf_layer_lengths.py",
-                        source="tiny models of hf_layers.json's types run by {versions} (probes.observe)")
-    print(f"{len(table)} types, {time.process_time() - start:.0f} CPU-s (transformers {version}) -> {data.path(NAME)}")
+    table = build(version, sys.argv[1:])
+    data.write_versions(name, version, table, about=about, generated_by=script, source=source)
+    print(f"{len(table)} types, {time.process_time() - start:.0f} CPU-s (transformers {version}) -> {data.path(name)}")
+
+
+def main() -> None:
+    write_measured(NAME, ABOUT, "scripts/hf_layer_lengths.py", TINY_SOURCE, measure)
 
 
 if __name__ == "__main__":

@@ -111,18 +111,11 @@ def sections(model_type: str) -> dict | None:
     return out
 
 
-def main() -> None:
-    import torch
-    import transformers
-
+def measure(version: str, only: list[str]) -> dict:
+    """The version's table: every type of hf_layers.json whose tiny config carries sections (``only`` unused: the
+    whole table is measured each time, a few CPU-seconds)."""
     from ropelaw import data
-    from ropelaw.lint.dialects import hf
 
-    torch.set_num_threads(1)
-    version = transformers.__version__
-    if version not in hf.SEMANTICS:
-        raise SystemExit(f"transformers {version} is installed; the table is for {hf.SEMANTICS}")
-    start = time.process_time()
     table = {}
     for mt in sorted(data.hf_layers()[version]["types"]):
         t = time.process_time()
@@ -130,9 +123,13 @@ def main() -> None:
         if got is not None:
             print(f"{time.process_time() - t:5.1f}s {mt}: {got}", flush=True)
             table[mt] = got
-    data.write_versions(NAME, version, table, about=ABOUT, generated_by="scripts/hf_mrope_sections.py",
-                        source="tiny models of hf_layers.json's types run by {versions} (probes.observe)")
-    print(f"{len(table)} types, {time.process_time() - start:.0f} CPU-s (transformers {version}) -> {data.path(NAME)}")
+    return table
+
+
+def main() -> None:
+    from hf_layer_lengths import TINY_SOURCE, write_measured
+
+    write_measured(NAME, ABOUT, "scripts/hf_mrope_sections.py", TINY_SOURCE, measure)
 
 
 if __name__ == "__main__":
